@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's test line runs this: install what the suite needs from Debian when it is
+# missing (browser tests, ACME, SMTP tools), then run the whole suite with bun test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v pebble >/dev/null 2>&1 || need+=(pebble)
+command -v swaks >/dev/null 2>&1 || need+=(swaks)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing missing Debian packages: ${need[*]}" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}") >&2 \
+      || echo "test.sh: could not install ${need[*]}; tests that need them will fail" >&2
+  else
+    echo "test.sh: missing ${need[*]} and cannot apt-get install (not root); tests that need them will fail" >&2
+  fi
+fi
+
+echo "test.sh: type-checking" >&2
+./node_modules/.bin/tsc --noEmit -p . || exit 1
+
+exec ./node_modules/.bin/bun test "$@"

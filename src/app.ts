@@ -1,0 +1,43 @@
+// buildApp(deps): the API/dashboard application. It never listens; the listener in
+// src/http/server.ts routes by Host and calls app.handle (tests call it too).
+import { Elysia } from "elysia";
+import type { Deps } from "./core/context";
+import { ApiError } from "./core/errors";
+import { authPlugin, type BearerResolver } from "./http/auth";
+import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
+import { docsRoutes, openapiPlugin } from "./http/openapi";
+import { RateLimiter } from "./http/rate-limit";
+import { requestId } from "./http/request-info";
+import { actorFromApiKey } from "./features/accounts/keys";
+import { statusRoutes } from "./features/status/routes";
+import { featureRoutes } from "./features";
+
+export interface AppOptions {
+  /** Extra bearer credential kinds (OAuth access tokens) tried after API keys. */
+  resolvers?: BearerResolver[];
+}
+
+export function buildApp(deps: Deps, opts: AppOptions = {}) {
+  const auth = authPlugin(deps, {
+    resolvers: [actorFromApiKey, ...(opts.resolvers ?? [])],
+    accountLimiter: new RateLimiter(deps.config.rateLimitPerMinute),
+    anonLimiter: new RateLimiter(deps.config.rateLimitAnonPerMinute),
+  });
+
+  return new Elysia({ name: "pier" })
+    .onRequest(({ request, set }) => {
+      Object.assign(set.headers, baseHeaders(requestId(request)));
+    })
+    .onError(({ request, error, code }) => {
+      const id = requestId(request);
+      const apiError = toApiError(error, code as string);
+      if (apiError.code === "INTERNAL" && !(error instanceof ApiError)) logUnexpected(deps.log, error, id);
+      return errorResponse(apiError, id, deps.urls.baseUrl);
+    })
+    .use(openapiPlugin())
+    .use(docsRoutes(deps))
+    .use(statusRoutes(deps, auth))
+    .use(featureRoutes(deps, auth));
+}
+
+export type App = ReturnType<typeof buildApp>;

@@ -1,0 +1,125 @@
+// Local disk backend: data/blobs/sha256/ab/cd/<hex>. Every write goes to a temp file, is
+// fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
+// whole blob or nothing under its name.
+import { mkdir, open, opendir, rename, rm, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { randomToken } from "../core/ids";
+import { BlobMismatchError, isSha256, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
+
+export class DiskBlobStore implements BlobStore {
+  private readonly root: string;
+  private readonly tmp: string;
+
+  constructor(dir: string) {
+    this.root = join(dir, "sha256");
+    this.tmp = join(dir, "tmp");
+  }
+
+  async init(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    // Leftovers from a crash mid-upload are never referenced: clear them.
+    await rm(this.tmp, { recursive: true, force: true });
+    await mkdir(this.tmp, { recursive: true });
+  }
+
+  pathOf(sha256: string): string {
+    if (!isSha256(sha256)) throw new Error(`not a sha256: ${sha256}`);
+    return join(this.root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  }
+
+  async put(body: AsyncIterable<Uint8Array>, expect: BlobExpectation = {}): Promise<BlobInfo> {
+    const tmpPath = join(this.tmp, `${Date.now()}-${randomToken(12)}`);
+    const fh = await open(tmpPath, "wx", 0o600);
+    const sha = new Bun.CryptoHasher("sha256");
+    const md5 = new Bun.CryptoHasher("md5");
+    const limit = expect.size ?? expect.maxBytes;
+    let size = 0;
+    let done = false;
+    try {
+      for await (const chunk of body) {
+        size += chunk.byteLength;
+        if (limit !== undefined && size > limit) {
+          throw expect.size !== undefined
+            ? new BlobMismatchError("size", expect.size, `more than ${expect.size}`)
+            : new BlobMismatchError("too_large", limit, size);
+        }
+        sha.update(chunk);
+        md5.update(chunk);
+        let off = 0;
+        while (off < chunk.byteLength) off += (await fh.write(chunk, off, chunk.byteLength - off)).bytesWritten;
+      }
+      const info: BlobInfo = { sha256: sha.digest("hex"), md5: md5.digest("base64"), size };
+      if (expect.size !== undefined && size !== expect.size) throw new BlobMismatchError("size", expect.size, size);
+      if (expect.md5 !== undefined && info.md5 !== expect.md5) throw new BlobMismatchError("md5", expect.md5, info.md5);
+      if (expect.sha256 !== undefined && info.sha256 !== expect.sha256.toLowerCase())
+        throw new BlobMismatchError("sha256", expect.sha256, info.sha256);
+      await fh.sync();
+      await fh.close();
+      done = true;
+      const final = this.pathOf(info.sha256);
+      if (await this.has(info.sha256)) {
+        await unlink(tmpPath); // deduplicated: the same bytes are already stored
+      } else {
+        const dir = final.slice(0, final.lastIndexOf("/"));
+        await mkdir(dir, { recursive: true });
+        await rename(tmpPath, final);
+        await fsyncDir(dir);
+      }
+      return info;
+    } catch (err) {
+      if (!done) await fh.close().catch(() => {});
+      await unlink(tmpPath).catch(() => {});
+      throw err;
+    }
+  }
+
+  async putBytes(bytes: Uint8Array | string): Promise<BlobInfo> {
+    const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
+    return this.put((async function* () { yield data; })());
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    return (await this.size(sha256)) !== null;
+  }
+
+  async size(sha256: string): Promise<number | null> {
+    try {
+      return (await stat(this.pathOf(sha256))).size;
+    } catch {
+      return null;
+    }
+  }
+
+  file(sha256: string): Bun.BunFile {
+    return Bun.file(this.pathOf(sha256));
+  }
+
+  async delete(sha256: string): Promise<void> {
+    await unlink(this.pathOf(sha256)).catch((e) => {
+      if (e.code !== "ENOENT") throw e;
+    });
+  }
+
+  async *list(): AsyncIterable<{ sha256: string; mtimeMs: number }> {
+    for await (const a of await opendir(this.root)) {
+      if (!a.isDirectory()) continue;
+      for await (const b of await opendir(join(this.root, a.name))) {
+        if (!b.isDirectory()) continue;
+        for await (const f of await opendir(join(this.root, a.name, b.name))) {
+          if (!f.isFile() || !isSha256(f.name)) continue;
+          const s = await stat(join(this.root, a.name, b.name, f.name));
+          yield { sha256: f.name, mtimeMs: s.mtimeMs };
+        }
+      }
+    }
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,37 @@
+// Mark-and-sweep garbage collection of unreferenced blobs, run as a periodic job. Mark: every
+// sha256 any table still references. Sweep: stored blobs outside that set and older than the
+// grace period (so a blob uploaded a moment ago, not yet attached to a file, survives).
+import type { Database } from "bun:sqlite";
+import type { Deps } from "../core/context";
+
+/**
+ * One SQL query per table column that references blobs. Features that store blob references
+ * add their query here, so the collector can never miss a reference.
+ */
+export const blobReferenceQueries: string[] = [];
+
+export const GC_GRACE_MS = 24 * 3600_000;
+
+export function referencedBlobs(sqlite: Database, queries = blobReferenceQueries): Set<string> {
+  const set = new Set<string>();
+  for (const q of queries) for (const row of sqlite.query<{ sha256: string }, []>(q).iterate()) set.add(row.sha256);
+  return set;
+}
+
+export async function collectGarbage(deps: Deps, graceMs = GC_GRACE_MS): Promise<{ scanned: number; deleted: number; bytes_freed: number }> {
+  const cutoff = deps.clock.now().getTime() - graceMs;
+  // Snapshot the references first: blobs written after this point are younger than the cutoff.
+  const live = referencedBlobs(deps.sqlite);
+  let scanned = 0;
+  let deleted = 0;
+  let bytes = 0;
+  for await (const blob of deps.blobs.list()) {
+    scanned++;
+    if (live.has(blob.sha256) || blob.mtimeMs > cutoff) continue;
+    bytes += (await deps.blobs.size(blob.sha256)) ?? 0;
+    await deps.blobs.delete(blob.sha256);
+    deleted++;
+  }
+  if (deleted) deps.log.info("blob gc", { scanned, deleted, bytes_freed: bytes });
+  return { scanned, deleted, bytes_freed: bytes };
+}

@@ -1,0 +1,39 @@
+// The content-addressed blob store, behind a small interface so an S3-compatible backend can
+// follow (PocketBase tools/filesystem/blob/driver.go). Blobs are immutable and keyed by sha256.
+
+export interface BlobInfo {
+  sha256: string; // hex
+  md5: string; // base64, as in Content-MD5
+  size: number;
+}
+
+export interface BlobExpectation {
+  size?: number;
+  sha256?: string;
+  md5?: string;
+  maxBytes?: number;
+}
+
+export type BlobMismatchKind = "size" | "sha256" | "md5" | "too_large";
+
+/** The body did not match what the upload promised; nothing was stored. */
+export class BlobMismatchError extends Error {
+  constructor(readonly kind: BlobMismatchKind, readonly expected: string | number, readonly actual: string | number) {
+    super(`blob ${kind} mismatch: expected ${expected}, got ${actual}`);
+  }
+}
+
+export interface BlobStore {
+  /** Stream a body in, hashing as it goes; refuses (and stores nothing) when it misses `expect`. */
+  put(body: AsyncIterable<Uint8Array>, expect?: BlobExpectation): Promise<BlobInfo>;
+  putBytes(bytes: Uint8Array | string): Promise<BlobInfo>;
+  has(sha256: string): Promise<boolean>;
+  size(sha256: string): Promise<number | null>;
+  /** A Bun file for serving (sendfile, Range) or reading. */
+  file(sha256: string): Bun.BunFile;
+  delete(sha256: string): Promise<void>;
+  /** Every stored blob with its last-modified time (for garbage collection). */
+  list(): AsyncIterable<{ sha256: string; mtimeMs: number }>;
+}
+
+export const isSha256 = (v: string): boolean => /^[0-9a-f]{64}$/.test(v);

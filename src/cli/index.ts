@@ -1,0 +1,40 @@
+// The `pier` command: server and client side in one binary.
+import { serverVersion } from "../core/version";
+import { serve } from "./serve";
+
+const usage = `Usage: pier <command> [options]
+
+Commands:
+  serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
+  admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
+  version            Print the version
+
+Run "pier serve --help" for the configuration options.
+`;
+
+export async function runCli(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      return serve(rest);
+    case "admin": {
+      const { admin } = await import("./admin");
+      const code = await admin(rest);
+      process.exit(code);
+    }
+    case "version":
+    case "--version":
+    case "-v":
+      console.log(serverVersion);
+      return;
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(usage);
+      return;
+    default:
+      console.error(`pier: unknown command "${command}"\n\n${usage}`);
+      process.exit(2);
+  }
+}

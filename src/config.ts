@@ -1,0 +1,189 @@
+// Typed configuration, validated once at start. Every option is an environment variable
+// PIER_<NAME> and a `pier serve --<name>` flag (flags win). README's config table mirrors
+// `configOptions` below.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { randomSecret } from "./core/crypto";
+import type { LogLevel } from "./core/log";
+
+export type SignupMode = "open" | "invite" | "closed";
+
+export interface Config {
+  dataDir: string;
+  /** Public URL of the API/dashboard host; when unset it is derived from the bound HTTP port. */
+  baseUrl: string | null;
+  sitesDomain: string;
+  mailDomain: string | null;
+  httpPort: number;
+  /** null = HTTPS listener off. */
+  httpsPort: number | null;
+  /** null = SMTP receiver off. */
+  smtpPort: number | null;
+  host: string;
+  secretKey: string | null;
+  signupMode: SignupMode;
+  defaultPlan: string;
+  plansFile: string | null;
+  rateLimitPerMinute: number;
+  rateLimitAnonPerMinute: number;
+  bucketDeleteSyncLimit: number;
+  trustProxy: boolean;
+  logLevel: LogLevel;
+}
+
+interface Option {
+  key: keyof Config;
+  name: string; // kebab-case; env is PIER_ + upper snake
+  default: string;
+  help: string;
+  parse: (raw: string, name: string) => unknown;
+}
+
+export class ConfigError extends Error {}
+
+const port = (allowOff: boolean) => (raw: string, name: string) => {
+  if (allowOff && ["off", "false", "none", ""].includes(raw.toLowerCase())) return null;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new ConfigError(`${name} must be a port number 0-65535${allowOff ? " or 'off'" : ""} (0 picks a free port), got "${raw}"`);
+  return n;
+};
+const positiveInt = (raw: string, name: string) => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+};
+const oneOf = <T extends string>(...values: T[]) => (raw: string, name: string) => {
+  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+  return raw as T;
+};
+const str = (raw: string) => raw;
+const optionalStr = (raw: string) => (raw === "" ? null : raw);
+const bool = (raw: string, name: string) => {
+  if (["1", "true", "yes", "on"].includes(raw.toLowerCase())) return true;
+  if (["0", "false", "no", "off", ""].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+const hostname = (raw: string, name: string) => {
+  const v = raw.toLowerCase().replace(/\.$/, "");
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(v))
+    throw new ConfigError(`${name} must be a DNS name such as sites.example.com, got "${raw}"`);
+  return v;
+};
+const optionalHostname = (raw: string, name: string) => (raw === "" ? null : hostname(raw, name));
+const url = (raw: string, name: string) => {
+  if (raw === "") return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL such as https://pier.example.com, got "${raw}"`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ConfigError(`${name} must use http or https`);
+  if (u.pathname !== "/" || u.search || u.hash) throw new ConfigError(`${name} must be an origin without a path, got "${raw}"`);
+  return u.origin;
+};
+const secret = (raw: string, name: string) => {
+  if (raw === "") return null;
+  if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters (generate one with: openssl rand -base64 48)`);
+  return raw;
+};
+
+export const configOptions: Option[] = [
+  { key: "dataDir", name: "data-dir", default: "./data", help: "Where the database, blobs and the generated secret key live.", parse: str },
+  { key: "baseUrl", name: "base-url", default: "", help: "Public origin of the API and dashboard, e.g. https://pier.example.com. Default: http://localhost:<http-port>.", parse: url },
+  { key: "sitesDomain", name: "sites-domain", default: "localhost", help: "Sites are served at <slug>.<sites-domain>.", parse: hostname },
+  { key: "mailDomain", name: "mail-domain", default: "", help: "Domain of bucket receiving addresses. Default: the base URL's host.", parse: optionalHostname },
+  { key: "host", name: "host", default: "0.0.0.0", help: "Address the HTTP, HTTPS and SMTP listeners bind to.", parse: str },
+  { key: "httpPort", name: "http-port", default: "8080", help: "HTTP port (0 = any free port; the banner prints the bound one).", parse: port(false) },
+  { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off.", parse: port(true) },
+  { key: "smtpPort", name: "smtp-port", default: "2525", help: "SMTP receiver port (25 in production), or off.", parse: port(true) },
+  { key: "secretKey", name: "secret-key", default: "", help: "Master key for encryption and signing (>= 32 chars). Generated into <data-dir>/secret.key when unset.", parse: secret },
+  { key: "signupMode", name: "signup-mode", default: "invite", help: "open, invite or closed. The very first user can always sign up and becomes instance admin.", parse: oneOf("open", "invite", "closed") },
+  { key: "defaultPlan", name: "default-plan", default: "free", help: "Plan given to new accounts.", parse: str },
+  { key: "plansFile", name: "plans-file", default: "", help: "JSON file defining extra plans or overriding built-in ones (see docs/plans.md).", parse: optionalStr },
+  { key: "rateLimitPerMinute", name: "rate-limit-per-minute", default: "600", help: "API requests per minute per account.", parse: positiveInt },
+  { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
+  { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
+  { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy.", parse: bool },
+  { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
+];
+
+export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;
+
+/** Parse `--name value` / `--name=value` flags; unknown flags are an error, not a silent no-op. */
+export function parseFlags(argv: string[]): Record<string, string> {
+  const known = new Set(configOptions.map((o) => o.name));
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (!known.has(name)) throw new ConfigError(`unknown option --${name} (see pier serve --help)`);
+    const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
+    if (value === undefined) throw new ConfigError(`--${name} needs a value`);
+    out[name] = value;
+  }
+  return out;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env, flags: Record<string, string> = {}): Config {
+  const cfg: Record<string, unknown> = {};
+  for (const o of configOptions) {
+    const raw = flags[o.name] ?? env[envName(o)] ?? o.default;
+    const label = flags[o.name] !== undefined ? `--${o.name}` : envName(o);
+    cfg[o.key] = o.parse(raw.trim(), label);
+  }
+  const config = cfg as unknown as Config;
+  config.dataDir = resolve(config.dataDir);
+  return config;
+}
+
+/** The secret key from config, or the one generated into the data dir on first run. */
+export function ensureSecretKey(config: Config): string {
+  if (config.secretKey) return config.secretKey;
+  const file = join(config.dataDir, "secret.key");
+  if (existsSync(file)) {
+    const key = readFileSync(file, "utf8").trim();
+    if (key.length < 32) throw new ConfigError(`${file} is corrupt (shorter than 32 characters)`);
+    return key;
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  const key = randomSecret(48);
+  writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
+  chmodSync(file, 0o600);
+  return key;
+}
+
+/** Derived public addresses once ports are bound. */
+export interface Urls {
+  baseUrl: string;
+  apiHost: string; // host[:port] as seen in Host headers
+  sitesDomain: string;
+  mailDomain: string;
+  /** Scheme + port suffix used for site URLs (same listener as the API). */
+  siteUrl(host: string): string;
+  docsUrl: string;
+  mcpUrl: string;
+}
+
+export function resolveUrls(config: Config, boundHttpPort: number): Urls {
+  const baseUrl = config.baseUrl ?? `http://localhost:${boundHttpPort}`;
+  const u = new URL(baseUrl);
+  const portSuffix = u.port ? `:${u.port}` : "";
+  return {
+    baseUrl,
+    apiHost: u.host,
+    sitesDomain: config.sitesDomain,
+    mailDomain: config.mailDomain ?? u.hostname,
+    siteUrl: (host) => `${u.protocol}//${host}${portSuffix}/`,
+    docsUrl: `${baseUrl}/docs`,
+    mcpUrl: `${baseUrl}/mcp`,
+  };
+}
+
+/** For the start-up banner: every option with secrets redacted. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return { ...config, secretKey: config.secretKey ? "[redacted]" : "(generated in data dir)" };
+}

@@ -1,0 +1,57 @@
+// One error family for all of Pier. Services throw ApiError; only src/http/ turns it into
+// an HTTP response (status comes from this catalogue, never from domain code).
+
+export const errorCatalogue = {
+  BAD_REQUEST: { status: 400, hint: "The request is malformed. Fix the JSON body or query and retry." },
+  VALIDATION_FAILED: { status: 422, hint: "A field has the wrong type or value; see error.details." },
+  PAYLOAD_TOO_LARGE: { status: 413, hint: "The request body is larger than Pier accepts." },
+  UNAUTHORIZED: { status: 401, hint: "Send a valid API key or access token as `Authorization: Bearer <key>`." },
+  FORBIDDEN: { status: 403, hint: "The credential is valid but does not allow this action." },
+  CSRF_FAILED: { status: 403, hint: "The form expired or came from another site. Reload the page and try again." },
+  NOT_FOUND: { status: 404, hint: "No such route or resource." },
+  METHOD_NOT_ALLOWED: { status: 405, hint: "This path does not accept that HTTP method." },
+  BUCKET_NOT_FOUND: { status: 404, hint: "The bucket does not exist or is not visible to this credential." },
+  ACCOUNT_NOT_FOUND: { status: 404, hint: "The account does not exist or this credential has no access to it." },
+  CONFLICT: { status: 409, hint: "The resource changed or already exists." },
+  CONFIRMATION_MISMATCH: { status: 422, hint: "Pass the bucket's `delete.confirmation` phrase exactly." },
+  UNPUBLISH_FIRST: { status: 409, hint: "Unpublish the bucket before archiving or deleting it." },
+  DATABASE_BUSY_RETRY: { status: 409, hint: "Related changes are still committing; retry after `Retry-After` seconds." },
+  BUCKET_DELETE_IN_PROGRESS: { status: 409, hint: "Another bucket is being deleted; wait for it to finish." },
+  BUCKET_LOCKED: { status: 423, hint: "Another credential holds a lock on this bucket; wait for it or ask its holder." },
+  VISIBILITY_LOCKED: { status: 423, hint: "Visibility changes are locked for this bucket; unlock it in the dashboard." },
+  BUCKET_ARCHIVED: { status: 409, hint: "The bucket is archived and read-only; unarchive it first." },
+  ACCOUNT_READ_ONLY: { status: 403, hint: "The account is read-only; reads work, writes do not. Do not retry." },
+  PLAN_LIMIT_REACHED: { status: 403, hint: "The account's plan does not allow more of this resource." },
+  UPGRADE_REQUIRED: { status: 402, hint: "This feature needs a paid plan." },
+  SIGNUP_CLOSED: { status: 403, hint: "This Pier instance does not accept new sign-ups." },
+  INVALID_CREDENTIALS: { status: 401, hint: "Email or password is wrong." },
+  TWO_FACTOR_REQUIRED: { status: 401, hint: "Enter the code from your authenticator app." },
+  RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many requests; wait `Retry-After` seconds." },
+  INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
+} as const satisfies Record<string, { status: number; hint: string }>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: Record<string, unknown>,
+    /** Seconds the client should wait before retrying (429, busy 409). */
+    readonly retryAfter?: number,
+  ) {
+    super(message ?? errorCatalogue[code].hint);
+    this.name = "ApiError";
+  }
+
+  get status(): number {
+    return errorCatalogue[this.code].status;
+  }
+}
+
+export const notFound = (what: "bucket" | "account" | string, id?: string): ApiError =>
+  what === "bucket"
+    ? new ApiError("BUCKET_NOT_FOUND", id ? `Bucket ${id} was not found.` : undefined)
+    : what === "account"
+      ? new ApiError("ACCOUNT_NOT_FOUND")
+      : new ApiError("NOT_FOUND", `${what}${id ? ` ${id}` : ""} was not found.`);

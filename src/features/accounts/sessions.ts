@@ -1,0 +1,83 @@
+// Browser sessions: a random token in a host-only, HttpOnly, SameSite=Lax cookie on the API
+// host (never a Domain attribute, so published sites under the sites domain never see it).
+// Only the token's SHA-256 is stored.
+import { eq } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
+import { newId } from "../../core/ids";
+import { memberships, sessions, users } from "../../db/schema";
+import { and } from "drizzle-orm";
+import { roleScope } from "./roles";
+import { defaultAccountOf } from "./service";
+
+export const SESSION_COOKIE = "pier_session";
+const SHORT_MS = 12 * 3600_000;
+const REMEMBER_MS = 30 * 24 * 3600_000;
+
+export type SessionRow = typeof sessions.$inferSelect;
+
+export function createSession(deps: Deps, userId: string, opts: { remember: boolean; userAgent?: string; ip?: string }): { token: string; session: SessionRow; maxAgeSeconds: number } {
+  const token = randomSecret(32);
+  const now = deps.clock.now();
+  const ttl = opts.remember ? REMEMBER_MS : SHORT_MS;
+  const session = deps.db.insert(sessions).values({
+    tokenHash: sha256Hex(token), id: newId("ses"), userId, accountId: defaultAccountOf(deps, userId), remember: opts.remember,
+    userAgent: (opts.userAgent ?? "").slice(0, 300), ip: opts.ip ?? "", createdAt: now.toISOString(), lastSeenAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + ttl).toISOString(),
+  }).returning().get();
+  return { token, session, maxAgeSeconds: Math.floor(ttl / 1000) };
+}
+
+export function findSession(deps: Deps, token: string | undefined): SessionRow | null {
+  if (!token || token.length > 200) return null;
+  const row = deps.db.select().from(sessions).where(eq(sessions.tokenHash, sha256Hex(token))).get();
+  if (!row) return null;
+  const now = deps.clock.now();
+  if (row.expiresAt <= now.toISOString()) {
+    deps.db.delete(sessions).where(eq(sessions.tokenHash, row.tokenHash)).run();
+    return null;
+  }
+  // Sliding expiry, written at most once a minute.
+  if (now.getTime() - Date.parse(row.lastSeenAt) > 60_000) {
+    const ttl = row.remember ? REMEMBER_MS : SHORT_MS;
+    deps.db.update(sessions).set({ lastSeenAt: now.toISOString(), expiresAt: new Date(now.getTime() + ttl).toISOString() })
+      .where(eq(sessions.tokenHash, row.tokenHash)).run();
+  }
+  return row;
+}
+
+export function actorFromSession(deps: Deps, session: SessionRow): Actor | null {
+  const accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
+  if (!accountId) return null;
+  const m = deps.db.select({ role: memberships.role, admin: users.isInstanceAdmin }).from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, session.userId))).get();
+  if (!m) return null;
+  return {
+    kind: "session", credentialId: session.id, userId: session.userId, accountId, scope: roleScope(m.role),
+    bucketAccess: "all", bucketPermissions: {}, isAccountOwner: m.role === "owner", isInstanceAdmin: m.admin,
+  };
+}
+
+export function destroySession(deps: Deps, token: string | undefined): void {
+  if (token) deps.db.delete(sessions).where(eq(sessions.tokenHash, sha256Hex(token))).run();
+}
+
+/** CSRF token bound to the session: forms and dashboard XHRs must echo it. */
+export function csrfToken(deps: Deps, sessionId: string): string {
+  return deps.secrets.sign("csrf", `session:${sessionId}`);
+}
+
+export function checkCsrf(deps: Deps, sessionId: string, presented: string | null | undefined): boolean {
+  return !!presented && safeEqual(csrfToken(deps, sessionId), presented);
+}
+
+export function sessionCookie(deps: Deps, token: string, maxAgeSeconds: number): string {
+  const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
+  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+export function clearSessionCookie(deps: Deps): string {
+  const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure}`;
+}

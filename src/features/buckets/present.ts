@@ -1,0 +1,53 @@
+// The Bucket resource as the spec shows it, with lifecycle action metadata.
+import type { Deps } from "../../core/context";
+import { activeLock, type BucketRow } from "./access";
+
+export function deleteConfirmation(bucket: BucketRow): string {
+  return `delete ${bucket.id}`;
+}
+
+export function presentBucket(deps: Deps, bucket: BucketRow) {
+  // Publishing lands with the publications feature; until then no bucket is published.
+  const published = false;
+  const lifecycleActive = false;
+  const lock = activeLock(deps, bucket.id);
+  return {
+    id: bucket.id,
+    title: bucket.title,
+    description: bucket.description,
+    tag_paths: bucket.tagPaths,
+    metadata: bucket.metadata,
+    archived: bucket.archivedAt !== null,
+    archived_at: bucket.archivedAt,
+    published,
+    dashboard_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}`,
+    website: null,
+    publication_lifecycle_active: lifecycleActive,
+    archive: {
+      allowed: !bucket.archivedAt && !lifecycleActive && !bucket.deletion,
+      ...(lifecycleActive ? { required_action: "unpublish_first" } : {}),
+    },
+    unarchive: { allowed: bucket.archivedAt !== null && !bucket.deletion },
+    delete: {
+      allowed: !lifecycleActive && !bucket.deletion,
+      ...(lifecycleActive ? { required_action: "unpublish_first" } : {}),
+      confirmation: deleteConfirmation(bucket),
+    },
+    github_sync: null,
+    github_sync_setup: {
+      eligible: false,
+      settings_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}/settings/github`,
+      blocked_reason: bucket.archivedAt ? "bucket_archived" : "feature_disabled",
+    },
+    visibility_change_lock: bucket.visibilityLockedAt ? { locked: true, locked_at: bucket.visibilityLockedAt } : { locked: false },
+    ...(bucket.deletion
+      ? { lock: { kind: "bucket_delete", phase: bucket.deletion.phase, total_files: bucket.deletion.total_files, total_versions: bucket.deletion.total_versions, total_items: bucket.deletion.total_items, deleted_items: bucket.deletion.deleted_items } }
+      : lock
+        ? { lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, created_at: lock.createdAt } }
+        : {}),
+    created_at: bucket.createdAt,
+    updated_at: bucket.updatedAt,
+  };
+}
+
+export type BucketView = ReturnType<typeof presentBucket>;

@@ -1,0 +1,56 @@
+// Bucket rules: (deps, actor, input) -> result. No HTTP here.
+import { and, count, desc, eq, isNotNull, isNull } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { buckets } from "../../db/schema";
+import { transaction } from "../../db/tx";
+import { entitlementsOf, getAccount } from "../accounts/service";
+import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
+import type { BucketInput, BucketPatch } from "./model";
+
+export function normalizeTags(tags: string[] | undefined): string[] {
+  return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
+}
+
+export function createBucket(deps: Deps, actor: Actor, input: BucketInput): BucketRow {
+  if (!hasAccountWideAdmin(actor)) {
+    throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access.", { required_scope: "bucket_admin", bucket_access: "all" });
+  }
+  return transaction(deps.db, (tx) => {
+    const account = getAccount(deps, actor.accountId, tx);
+    const max = entitlementsOf(deps, account).max_buckets;
+    const n = tx.select({ n: count() }).from(buckets).where(eq(buckets.accountId, account.id)).get()!.n;
+    if (n >= max) throw new ApiError("FORBIDDEN", `The account has no room for another bucket (its plan allows ${max}).`, { reason: "bucket_limit", max_buckets: max });
+    const now = deps.clock.now().toISOString();
+    return tx.insert(buckets).values({
+      id: newId("bkt"), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
+      tagPaths: normalizeTags(input.tag_paths), metadata: input.metadata ?? {}, createdAt: now, updatedAt: now,
+    }).returning().get();
+  });
+}
+
+export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean }): BucketRow[] {
+  const rows = deps.db.select().from(buckets)
+    .where(and(eq(buckets.accountId, actor.accountId), opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt)))
+    .orderBy(desc(buckets.createdAt)).all();
+  return rows.filter((b) => effectiveScope(actor, b.id) !== null);
+}
+
+export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
+  return loadBucket(deps, actor, id, "bucket_read");
+}
+
+export function updateBucket(deps: Deps, actor: Actor, id: string, patch: BucketPatch): BucketRow {
+  return transaction(deps.db, (tx) => {
+    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
+    assertMutable(deps, actor, bucket, {}, tx);
+    return tx.update(buckets).set({
+      ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      ...(patch.tag_paths !== undefined ? { tagPaths: normalizeTags(patch.tag_paths) } : {}),
+      ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
+      updatedAt: deps.clock.now().toISOString(),
+    }).where(eq(buckets.id, bucket.id)).returning().get()!;
+  });
+}

@@ -1,0 +1,9 @@
+// The feature route table: every feature's routes mounted in one place.
+import { Elysia } from "elysia";
+import type { Deps } from "../core/context";
+import type { authPlugin } from "../http/auth";
+import { bucketRoutes } from "./buckets/routes";
+
+export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
+  new Elysia({ name: "features" })
+    .use(bucketRoutes(deps, auth));

@@ -1,0 +1,50 @@
+// The only place that knows HTTP status codes: ApiError (and framework errors) become the
+// error envelope `{ error: { message, code, request_id, docs_url, details? } }`.
+import { ApiError, errorCatalogue } from "../core/errors";
+import { clientVersion } from "../core/version";
+import type { Logger } from "../core/log";
+
+export function baseHeaders(requestId: string): Record<string, string> {
+  return { "x-request-id": requestId, "x-pier-client-version": clientVersion };
+}
+
+/** Map anything thrown (ApiError, Elysia's validation/parse errors, bugs) to an ApiError. */
+export function toApiError(err: unknown, frameworkCode?: string | number): ApiError {
+  if (err instanceof ApiError) return err;
+  switch (frameworkCode) {
+    case "VALIDATION": {
+      const e = err as { all?: Array<{ path?: string; summary?: string; message?: string }>; type?: string };
+      const fields = (e.all ?? []).slice(0, 20).map((x) => ({ path: x.path ?? "", message: x.summary ?? x.message ?? "invalid" }));
+      const where = e.type ? ` in ${e.type}` : "";
+      return new ApiError("VALIDATION_FAILED", `Invalid request${where}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details"}`, { fields });
+    }
+    case "PARSE":
+      return new ApiError("BAD_REQUEST", "The request body could not be parsed. Send valid JSON with Content-Type: application/json.");
+    case "NOT_FOUND":
+      return new ApiError("NOT_FOUND", "No such route. See the API reference at /docs.");
+    case 413:
+      return new ApiError("PAYLOAD_TOO_LARGE");
+  }
+  const status = (err as { status?: number })?.status;
+  if (status === 413) return new ApiError("PAYLOAD_TOO_LARGE");
+  return new ApiError("INTERNAL");
+}
+
+export function errorResponse(err: ApiError, requestId: string, baseUrl: string): Response {
+  const body = {
+    error: {
+      message: err.message,
+      code: err.code,
+      request_id: requestId,
+      docs_url: `${baseUrl}/docs/errors#${err.code}`,
+      ...(err.details ? { details: err.details } : {}),
+    },
+  };
+  const headers: Record<string, string> = { ...baseHeaders(requestId), "content-type": "application/json; charset=utf-8" };
+  if (err.retryAfter !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(err.retryAfter)));
+  return new Response(JSON.stringify(body), { status: errorCatalogue[err.code].status, headers });
+}
+
+export function logUnexpected(log: Logger, err: unknown, requestId: string): void {
+  log.error("unhandled error", { request_id: requestId, error: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) });
+}

@@ -1,0 +1,35 @@
+// Host routing for the one HTTP listener: the API/dashboard host goes to the Elysia app, site
+// hosts (<slug>.<sites-domain>, preview-<slug>.<sites-domain>, later custom domains) to the
+// site server, ACME http-01 challenges are answered on any host.
+import type { Urls } from "../config";
+
+export type HostKind = { kind: "api" } | { kind: "site"; label: string } | { kind: "custom"; hostname: string } | { kind: "invalid" };
+
+const HOST_RE = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$|^\[[0-9a-f:.]+\]$/;
+
+/** Lower-cased hostname without port, or null when the header is hostile or malformed. */
+export function parseHost(raw: string | null): string | null {
+  if (!raw || raw.length > 260) return null;
+  const host = raw.trim().toLowerCase();
+  const m = /^(\[[0-9a-f:.]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(host);
+  if (!m) return null;
+  const name = m[1]!.replace(/\.$/, "");
+  return HOST_RE.test(name) ? name : null;
+}
+
+export function classifyHost(rawHost: string | null, urls: Urls, baseUrlConfigured: boolean): HostKind {
+  const host = parseHost(rawHost);
+  if (!host) return { kind: "invalid" };
+  const apiHost = new URL(urls.baseUrl).hostname;
+  if (host === apiHost) return { kind: "api" };
+  const suffix = `.${urls.sitesDomain}`;
+  if (host.endsWith(suffix)) {
+    const label = host.slice(0, -suffix.length);
+    if (label && !label.includes(".")) return { kind: "site", label };
+    return { kind: "invalid" };
+  }
+  // Without a configured base URL (the zero-config default), any other name or IP reaches the
+  // API, so http://127.0.0.1:8080 and http://<lan-ip>:8080 just work.
+  if (!baseUrlConfigured) return { kind: "api" };
+  return { kind: "custom", hostname: host };
+}

@@ -1,0 +1,53 @@
+// The API reference at /docs, generated from the route schemas, working with no internet:
+// Scalar's standalone script is embedded and served from /docs/assets, default web fonts off.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+// Not in the package's exports map, so it is imported by path (and embedded by bun build).
+import scalarScript from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+import type { Deps } from "../core/context";
+import { errorCatalogue } from "../core/errors";
+import { serverVersion } from "../core/version";
+
+export const openapiPlugin = () =>
+  openapi({
+    path: "/docs",
+    specPath: "/docs/json",
+    exclude: { paths: [/^\/docs/] },
+    scalar: { cdn: "/docs/assets/scalar.js", withDefaultFonts: false } as never,
+    documentation: {
+      info: {
+        title: "Pier API",
+        version: serverVersion,
+        description:
+          "Buckets, files, publishing, inbound email and agent access. Send `Authorization: Bearer pier_...`. " +
+          "Every response is `{ data }` or `{ error: { message, code, request_id, docs_url, details? } }`. " +
+          "Each operation's `x-pier-auth` names the scope it needs. Error codes: /docs/errors.",
+      },
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API key (pier_...) or OAuth access token" } },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export function errorsPage(): string {
+  const rows = Object.entries(errorCatalogue)
+    .map(([code, e]) => `<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.hint)}</td></tr>`)
+    .join("\n");
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Pier error codes</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}td,th{padding:.4rem .6rem;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}tr:target{background:#fff6c8}</style>
+</head><body><h1>Pier error codes</h1><p>Every error response is <code>{ "error": { "message", "code", "request_id", "docs_url", "details"? } }</code>. Use <code>code</code> for recovery logic; quote <code>request_id</code> when reporting a problem.</p>
+<table><thead><tr><th>Code</th><th>HTTP</th><th>What to do</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`;
+}
+
+export const docsRoutes = (_deps: Deps) =>
+  new Elysia({ name: "docs" })
+    .get("/docs/assets/scalar.js", () => new Response(Bun.file(scalarScript), {
+      headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+    }), { detail: { hide: true } })
+    .get("/docs/errors", () => new Response(errorsPage(), { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } });

@@ -1,0 +1,25 @@
+// Per-request facts captured by the outer listener (Elysia's context has no server when it is
+// called through app.fetch): the client IP and the request id.
+import { newId } from "../core/ids";
+
+const ips = new WeakMap<Request, string>();
+const ids = new WeakMap<Request, string>();
+
+export function setClientIp(req: Request, ip: string): void {
+  ips.set(req, ip);
+}
+
+export function clientIp(req: Request): string {
+  return ips.get(req) ?? "127.0.0.1";
+}
+
+export function requestId(req: Request): string {
+  let id = ids.get(req);
+  if (!id) {
+    id = newId("req");
+    ids.set(req, id);
+  }
+  return id;
+}
+
+export const isMutation = (method: string): boolean => !["GET", "HEAD", "OPTIONS"].includes(method.toUpperCase());

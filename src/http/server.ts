@@ -1,0 +1,42 @@
+// The HTTP listener: captures the client IP, classifies the Host and dispatches.
+import type { Server } from "bun";
+import type { Deps } from "../core/context";
+import { ApiError } from "../core/errors";
+import type { SiteHandler } from "../sites/server";
+import { errorResponse } from "./envelope";
+import { classifyHost } from "./host-router";
+import { requestId, setClientIp } from "./request-info";
+
+export interface Dispatch {
+  app: { fetch(req: Request): Response | Promise<Response> };
+  sites: SiteHandler;
+}
+
+/** Large enough for the storage endpoint's uploads; JSON routes enforce their own limits. */
+export const MAX_BODY_BYTES = 64 * 1024 ** 3;
+
+export function clientAddress(req: Request, server: Server<unknown>, trustProxy: boolean): string {
+  if (trustProxy) {
+    const fwd = req.headers.get("x-forwarded-for");
+    if (fwd) return fwd.split(",")[0]!.trim();
+  }
+  return server.requestIP(req)?.address ?? "unknown";
+}
+
+export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
+  return async (req: Request, server: Server<unknown>): Promise<Response> => {
+    setClientIp(req, clientAddress(req, server, deps.config.trustProxy));
+    const d = getDispatch();
+    if (!d) return new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
+    const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
+    switch (host.kind) {
+      case "api":
+        return d.app.fetch(req);
+      case "site":
+      case "custom":
+        return d.sites(req, host);
+      default:
+        return errorResponse(new ApiError("BAD_REQUEST", "The Host header is missing or malformed."), requestId(req), deps.urls.baseUrl);
+    }
+  };
+}

@@ -1,0 +1,14 @@
+// The table of background work: every job kind with its handler, and the periodic tasks
+// (GoatCounter cron/cron.go). Features export handlers; this file is the one place that lists them.
+import { collectGarbage } from "../blobs/gc";
+import { bucketJobs } from "../features/buckets/jobs";
+import type { JobHandler, PeriodicTask } from "./runner";
+
+export const jobHandlers: Record<string, JobHandler> = {
+  "blobs.gc": { run: async (deps) => collectGarbage(deps), maxAttempts: 1 },
+  ...bucketJobs,
+};
+
+export const periodicTasks: PeriodicTask[] = [
+  { kind: "blobs.gc", everyMs: 6 * 3600_000 },
+];

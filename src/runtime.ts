@@ -1,0 +1,89 @@
+// Start and stop a whole Pier: config -> db -> migrate -> listeners -> jobs. Used by
+// `pier serve` and by the tests (in-process, free ports, temp data dir).
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { buildApp, type App } from "./app";
+import { DiskBlobStore } from "./blobs/disk";
+import { ensureSecretKey, resolveUrls, type Config } from "./config";
+import { systemClock, type Clock } from "./core/clock";
+import type { Deps } from "./core/context";
+import { SecretBox } from "./core/crypto";
+import { createLogger, type Logger } from "./core/log";
+import { openDatabase } from "./db/client";
+import { migrate } from "./db/migrate";
+import { PlanCatalog } from "./features/accounts/plans";
+import { JobQueue } from "./jobs/queue";
+import { JobRunner } from "./jobs/runner";
+import { jobHandlers, periodicTasks } from "./jobs/tasks";
+import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
+import { createSiteHandler } from "./sites/server";
+
+export interface StartOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** Tests drive the worker themselves (runner.drain()) when false. */
+  startWorker?: boolean;
+}
+
+export interface Pier {
+  deps: Deps;
+  app: App;
+  runner: JobRunner;
+  http: Server<unknown>;
+  httpPort: number;
+  stop(): Promise<void>;
+}
+
+/** Open the data dir and database and apply migrations (also used by `pier admin`). */
+export function openData(config: Config) {
+  mkdirSync(config.dataDir, { recursive: true });
+  const handle = openDatabase(join(config.dataDir, "pier.db"));
+  const applied = migrate(handle.sqlite);
+  return { handle, applied };
+}
+
+/** Dependencies without listeners (CLI admin commands use these directly). */
+export async function createDeps(config: Config, httpPort: number, opts: StartOptions = {}): Promise<Deps & { close(): void }> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const plans = PlanCatalog.load(config.plansFile, config.defaultPlan);
+  const { handle, applied } = openData(config);
+  if (applied.length) log.info("migrations applied", { migrations: applied });
+  const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));
+  await blobs.init();
+  const clock = opts.clock ?? systemClock;
+  return {
+    config, urls: resolveUrls(config, httpPort), db: handle.db, sqlite: handle.sqlite, blobs,
+    jobs: new JobQueue(handle.db, clock), clock, log, secrets: new SecretBox(ensureSecretKey(config)), plans,
+    close: () => handle.close(),
+  };
+}
+
+export async function startPier(config: Config, opts: StartOptions = {}): Promise<Pier> {
+  let dispatch: Dispatch | null = null;
+  let deps!: Deps & { close(): void };
+  const fetch = (req: Request, server: Server<unknown>) => makeFetch(deps, () => dispatch)(req, server);
+  // Bind first so port 0 resolves to the real port before URLs are derived from it.
+  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });
+  try {
+    deps = await createDeps(config, http.port!, opts);
+  } catch (e) {
+    http.stop(true);
+    throw e;
+  }
+  const app = buildApp(deps);
+  dispatch = { app, sites: createSiteHandler(deps) };
+  const runner = new JobRunner(deps, jobHandlers, periodicTasks);
+  if (opts.startWorker !== false) runner.start();
+  let stopped = false;
+  return {
+    deps, app, runner, http, httpPort: http.port!,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await http.stop();
+      await runner.stop();
+      deps.close();
+    },
+  };
+}

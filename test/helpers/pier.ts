@@ -1,0 +1,99 @@
+// Start a real Pier in-process on free loopback ports with a temp data dir, and talk HTTP to it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type Config } from "../../src/config";
+import { ManualClock } from "../../src/core/clock";
+import type { Scope } from "../../src/core/context";
+import { silentLogger } from "../../src/core/log";
+import { createApiKey } from "../../src/features/accounts/keys";
+import { hashPassword, insertUserWithAccount } from "../../src/features/accounts/service";
+import { startPier, type Pier } from "../../src/runtime";
+
+export interface TestPier {
+  pier: Pier;
+  url: string;
+  clock: ManualClock;
+  dataDir: string;
+  api: (method: string, path: string, opts?: RequestOpts) => Promise<ApiResult>;
+  /** A user with its own account and an account-owner key of the given scope. */
+  user: (opts?: { email?: string; plan?: string; scope?: Scope }) => Promise<TestUser>;
+  key: (u: TestUser, opts: { scope: Scope; bucketAccess?: "all" | "selected"; bucketPermissions?: Record<string, "read" | "write" | "admin"> }) => string;
+  stop: () => Promise<void>;
+}
+
+export interface TestUser {
+  userId: string;
+  accountId: string;
+  email: string;
+  password: string;
+  key: string;
+}
+
+export interface RequestOpts {
+  key?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResult {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+let counter = 0;
+
+export async function startTestPier(overrides: Partial<Config> = {}, opts: { startWorker?: boolean } = {}): Promise<TestPier> {
+  const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
+  const config = {
+    ...loadConfig({}, {}),
+    dataDir, host: "127.0.0.1", httpPort: 0, smtpPort: null, httpsPort: null,
+    secretKey: "test-secret-key-test-secret-key-test-secret-key", ...overrides,
+  };
+  const clock = new ManualClock();
+  const pier = await startPier(config, { clock, log: silentLogger, startWorker: opts.startWorker ?? false });
+  const url = `http://127.0.0.1:${pier.httpPort}`;
+
+  const api = async (method: string, path: string, o: RequestOpts = {}): Promise<ApiResult> => {
+    const headers: Record<string, string> = { accept: "application/json", ...o.headers };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let body: string | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers["content-type"] = "application/json";
+    }
+    if (o.rawBody !== undefined && !headers["content-type"]) headers["content-type"] = "application/json";
+    const res = await fetch(url + path, { method, headers, body, redirect: "manual" });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+
+  const user = async (o: { email?: string; plan?: string; scope?: Scope } = {}): Promise<TestUser> => {
+    const email = o.email ?? `user${++counter}-${Date.now()}@example.com`;
+    const password = "correct horse battery staple";
+    const { user: u, account } = insertUserWithAccount(pier.deps, { email, passwordHash: await hashPassword(password), plan: o.plan });
+    const { key } = createApiKey(pier.deps, { accountId: account.id, userId: u.id, label: "test", kind: "owner", scope: o.scope ?? "bucket_admin" });
+    return { userId: u.id, accountId: account.id, email, password, key };
+  };
+
+  const key: TestPier["key"] = (u, k) =>
+    createApiKey(pier.deps, {
+      accountId: u.accountId, userId: u.userId, label: `test ${k.scope}`, kind: "named", scope: k.scope,
+      bucketAccess: k.bucketAccess, bucketPermissions: k.bucketPermissions,
+    }).key;
+
+  return {
+    pier, url, clock, dataDir, api, user, key,
+    stop: async () => {
+      await pier.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
