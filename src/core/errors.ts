@@ -16,6 +16,7 @@ export const errorCatalogue = {
   CONFIRMATION_MISMATCH: { status: 422, hint: "Pass the bucket's `delete.confirmation` phrase exactly." },
   UNPUBLISH_FIRST: { status: 409, hint: "Unpublish the bucket before archiving or deleting it." },
   DATABASE_BUSY_RETRY: { status: 409, hint: "Related changes are still committing; retry after `Retry-After` seconds." },
+  BULK_DELETE_NOT_SUPPORTED: { status: 422, hint: "Bulk supports archive and unarchive only; delete buckets one at a time with DELETE /api/v1/buckets/:id and its confirmation phrase." },
   BUCKET_DELETE_IN_PROGRESS: { status: 409, hint: "Another bucket is being deleted; wait for it to finish." },
   BUCKET_LOCKED: { status: 423, hint: "Another credential holds a lock on this bucket; wait for it or ask its holder." },
   VISIBILITY_LOCKED: { status: 423, hint: "Visibility changes are locked for this bucket; unlock it in the dashboard." },

@@ -61,4 +61,16 @@ export function activeLock(deps: Deps, bucketId: string, db: DbOrTx = deps.db) {
   return lock;
 }
 
+/**
+ * Refuse a visibility change (publish, unpublish, access mode, slug) while the bucket's
+ * visibility_change_lock is set. Unlocking is UI-only, so the hint points at the dashboard.
+ */
+export function assertVisibilityUnlocked(bucket: BucketRow): void {
+  if (!bucket.visibilityLockedAt) return;
+  throw new ApiError("VISIBILITY_LOCKED", `Visibility changes are locked for bucket ${bucket.id}; unlock them in the dashboard.`, {
+    locked_at: bucket.visibilityLockedAt,
+    ...(bucket.visibilityLockReason ? { reason: bucket.visibilityLockReason } : {}),
+  });
+}
+
 export const permissionAtLeast = (have: BucketPermission, need: BucketPermission) => permissionRank[have] >= permissionRank[need];
