@@ -47,10 +47,11 @@ export function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts:
   if (bucket.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucket.id} is archived and read-only; unarchive it first.`);
   const lock = activeLock(deps, bucket.id, db);
   if (lock && lock.holderId !== actor.credentialId) {
+    const retryAfter = Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000));
     throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is locked by another credential: ${lock.message}`, {
-      lock: { message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
-      retry_after: Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000)),
-    });
+      lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
+      retry_after: retryAfter,
+    }, retryAfter);
   }
 }
 

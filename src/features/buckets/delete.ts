@@ -101,16 +101,28 @@ function failDelete(deps: Deps, bucketId: string, error: string): void {
   });
 }
 
+function rootCause(e: unknown): string {
+  let err: unknown = e;
+  while (err instanceof Error && err.cause instanceof Error) err = err.cause;
+  return err instanceof Error ? err.message : String(err);
+}
+
 export const bucketDeleteJob: JobHandler = {
   maxAttempts: 3,
   async run(deps, payload) {
     const bucketId = String(payload.bucket_id);
     const deletedBy = String(payload.deleted_by ?? "job");
     let batches = 0;
-    while (deleteStep(deps, bucketId, deletedBy)) {
-      batches++;
-      // Yield between batches so requests are served while a big bucket empties.
-      await Bun.sleep(0);
+    try {
+      while (deleteStep(deps, bucketId, deletedBy)) {
+        batches++;
+        // Yield between batches so requests are served while a big bucket empties.
+        await Bun.sleep(0);
+      }
+    } catch (e) {
+      // The query builder wraps the database's reason ("disk I/O error") in a message quoting
+      // the SQL; keep the reason, which is what the failure notification should say.
+      throw new Error(rootCause(e));
     }
     return { bucket_id: bucketId, batches };
   },

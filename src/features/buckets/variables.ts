@@ -77,15 +77,16 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
     }
 
     const now = deps.clock.now().toISOString();
+    // Deletions first: a name freed by a deleted secret may become a public variable.
+    const deletions = Object.entries(secretPatch).filter(([, v]) => v === null).map(([n]) => n);
+    if (deletions.length) {
+      tx.delete(bucketVariables).where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, true), inArray(bucketVariables.name, deletions))).run();
+    }
     if (publicVars) {
       tx.delete(bucketVariables).where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, false))).run();
       for (const [name, value] of Object.entries(publicVars)) {
         tx.insert(bucketVariables).values({ bucketId: bucket.id, name, secret: false, value, sealed: null, updatedAt: now }).run();
       }
-    }
-    const deletions = Object.entries(secretPatch).filter(([, v]) => v === null).map(([n]) => n);
-    if (deletions.length) {
-      tx.delete(bucketVariables).where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, true), inArray(bucketVariables.name, deletions))).run();
     }
     for (const [name, value] of Object.entries(secretPatch)) {
       if (value === null) continue;
