@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 
 export const TagPath = t.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._/-]*$", description: "Reusable label such as `website` (not a filesystem path)." });
@@ -31,8 +32,11 @@ export type BucketPatch = Static<typeof BucketPatch>;
 // Every write body may name the account to act on (see "Account selection" in the spec).
 const AccountId = t.Optional(t.String({ maxLength: 64, description: "Act on another account the credential is a member of." }));
 
-/** Body of POST archive / unarchive / visibility_change_lock-less writes: nothing but account_id. */
-export const EmptyWriteBody = t.Optional(t.Object({ account_id: AccountId }, { additionalProperties: false }));
+// Bodies are never t.Optional: Elysia skips validating an optional body that is not a non-empty
+// object (so `[]` or `"x"` would pass). Routes without a body get `{}` instead (routes.ts).
+
+/** Body of archive, unarchive and lock release: nothing but account_id (or no body at all). */
+export const EmptyWriteBody = t.Object({ account_id: AccountId }, { additionalProperties: false });
 
 export const BulkBody = t.Object({
   operation: t.Union([t.Literal("archive"), t.Literal("unarchive"), t.Literal("delete")], {
@@ -52,14 +56,15 @@ export const LOCK_MAX_SECONDS = 3600;
 
 export const LockBody = t.Object({
   message: t.Optional(t.String({ maxLength: 500, description: "Shown to other credentials that hit the lock." })),
-  duration_seconds: t.Optional(t.Integer({ minimum: 1, maximum: LOCK_MAX_SECONDS, description: `Default ${LOCK_DEFAULT_SECONDS}, at most ${LOCK_MAX_SECONDS}; POST again to renew.` })),
+  // TypeBox's own Integer: Elysia's t.Integer also accepts numeric strings ("60").
+  duration_seconds: t.Optional(Type.Integer({ minimum: 1, maximum: LOCK_MAX_SECONDS, description: `Default ${LOCK_DEFAULT_SECONDS}, at most ${LOCK_MAX_SECONDS}; POST again to renew.` })),
   account_id: AccountId,
 }, { additionalProperties: false });
 
-export const VisibilityLockBody = t.Optional(t.Object({
+export const VisibilityLockBody = t.Object({
   reason: t.Optional(t.String({ maxLength: 500, description: "Why visibility is frozen; shown in the dashboard and in VISIBILITY_LOCKED errors." })),
   account_id: AccountId,
-}, { additionalProperties: false }));
+}, { additionalProperties: false });
 
 export const VARIABLE_NAME = "^[A-Z_][A-Z0-9_]{0,63}$";
 export const VARIABLE_VALUE_MAX = 4096;

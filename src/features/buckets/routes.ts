@@ -19,6 +19,11 @@ const tags = ["Buckets"];
 export const bucketRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "buckets" })
     .use(auth)
+    // A write sent without a body (archive, unarchive, unlock) is validated as `{}`, so its
+    // schema still refuses arrays, strings and unknown fields when a body is sent.
+    .onTransform((ctx) => {
+      if (ctx.body === undefined && ctx.request.method !== "GET") (ctx as { body: unknown }).body = {};
+    })
     .get("/api/v1/buckets", ({ actor, query }) => ({
       data: { buckets: listBuckets(deps, must(actor), { archived: query.archived === "true" }).map((b) => presentBucket(deps, b)) },
     }), { auth: "bucket_read", query: ListBucketsQuery, detail: { tags, summary: "List buckets (archived=true for archived ones)" } })
@@ -59,7 +64,7 @@ export const bucketRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
       data: { bucket_id: params.id, ...unlockBucket(deps, must(actor), params.id) },
     }), { auth: "bucket_write", params: BucketParams, body: EmptyWriteBody, detail: { tags, summary: "Release your bucket lock" } })
     .post("/api/v1/buckets/:id/visibility_change_lock", ({ actor, params, body }) => {
-      const r = lockVisibility(deps, must(actor), params.id, body ?? {});
+      const r = lockVisibility(deps, must(actor), params.id, body);
       return { data: { visibility_change_lock: presentVisibilityLock(deps, r.bucket), changed: r.changed, bucket: presentBucket(deps, r.bucket) } };
     }, { auth: "bucket_admin", params: BucketParams, body: VisibilityLockBody, detail: { tags, summary: "Block publish/unpublish/access/slug changes (unlock in the dashboard)" } })
     .get("/api/v1/buckets/:id/variables", ({ actor, params }) => ({
