@@ -24,7 +24,12 @@ describe("delete", () => {
     const r = await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ deleted: true, bucket: { id: b.id, deleted: true } });
-    expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).body.error.code).toBe("BUCKET_NOT_FOUND");
+    const gone = await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key });
+    expect([gone.status, gone.body.error.code, gone.body.error.details.deleted]).toEqual([404, "BUCKET_NOT_FOUND", true]);
+    // Another account learns nothing about it.
+    const stranger = await t.user();
+    const other = await t.api("GET", `/api/v1/buckets/${b.id}`, { key: stranger.key });
+    expect([other.status, other.body.error.details]).toEqual([404, undefined]);
     const db = t.pier.deps.sqlite;
     expect(db.query("select count(*) n from bucket_variables where bucket_id = ?").get(b.id)).toEqual({ n: 0 });
     expect(db.query("select id, account_id from deleted_buckets where id = ?").get(b.id)).toEqual({ id: b.id, account_id: u.accountId });
@@ -64,6 +69,7 @@ describe("delete", () => {
     expect([patch.status, patch.body.error.code]).toEqual([423, "BUCKET_LOCKED"]);
     const twice = await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } });
     expect([twice.status, twice.body.error.code]).toEqual([423, "BUCKET_LOCKED"]);
+    expect(twice.body.error.details.lock).toMatchObject({ kind: "bucket_delete", total_items: 6 });
 
     // One bucket at a time per account.
     const small = await createBucket(t, u);
