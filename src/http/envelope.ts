@@ -19,8 +19,6 @@ export function toApiError(err: unknown, frameworkCode?: string | number): ApiEr
       return new ApiError("VALIDATION_FAILED", `Invalid request${where}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details"}`, { fields });
     }
     case "PARSE":
-      // Body parsers (src/http/body-limit.ts) throw ApiErrors; the framework wraps them.
-      if ((err as { cause?: unknown })?.cause instanceof ApiError) return (err as { cause: ApiError }).cause;
       return new ApiError("BAD_REQUEST", "The request body could not be parsed. Send valid JSON with Content-Type: application/json.");
     case "NOT_FOUND":
       return new ApiError("NOT_FOUND", "No such route. See the API reference at /docs.");
