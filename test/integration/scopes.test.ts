@@ -197,3 +197,19 @@ describe("route table", () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe("API reference", () => {
+  test("/docs/json lists every API route with its scope and its JSON request body", async () => {
+    const spec = (await (await fetch(`${t.url}/docs/json`)).json()) as any;
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (!e || e.auth === "none") continue;
+      const op = spec.paths[r.path.replace(/:(\w+)/g, "{$1}")]?.[r.method.toLowerCase()];
+      if (!op) { problems.push(`${routeKey(r)}: missing from /docs/json`); continue; }
+      if (op["x-pier-auth"] !== e.auth) problems.push(`${routeKey(r)}: x-pier-auth ${op["x-pier-auth"]}`);
+      if (e.body && !op.requestBody?.content?.["application/json"]?.schema) problems.push(`${routeKey(r)}: no JSON request body schema`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
