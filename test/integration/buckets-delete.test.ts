@@ -107,6 +107,21 @@ describe("delete", () => {
     expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).status).toBe(404);
   });
 
+  test("a big bucket empties in bounded batches, one transaction each", async () => {
+    const b = await createBucket(t, u, { title: "Huge" });
+    // More rows than the API's variable cap: written straight to the table, as a bulk import would.
+    const insert = t.pier.deps.sqlite.prepare("insert into bucket_variables (bucket_id, name, secret, value, updated_at) values (?, ?, 0, 'v', '2026-01-01T00:00:00.000Z')");
+    t.pier.deps.sqlite.transaction(() => { for (let i = 0; i < 1200; i++) insert.run(b.id, `V_${i}`); })();
+    const r = await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } });
+    expect(r.body.data.delete_progress.total_items).toBe(1200);
+    expect(await t.pier.runner.drain()).toBe(1);
+    const job = t.pier.deps.sqlite.query("select status, result from jobs where kind = 'buckets.delete' order by rowid desc limit 1").get() as any;
+    expect(job.status).toBe("done");
+    expect(JSON.parse(job.result)).toEqual({ bucket_id: b.id, batches: 3 }); // 500 + 500 + 200
+    const n = notifications(u.accountId).find((x) => JSON.parse(x.data).bucket_id === b.id);
+    expect(JSON.parse(n.data).total_items).toBe(1200);
+  });
+
   test("a background delete that keeps failing unlocks the bucket and records a failed-delete notification", async () => {
     const b = await createBucket(t, u, { title: "Stubborn" });
     await t.api("PATCH", `/api/v1/buckets/${b.id}/variables`, { key: u.key, body: { variables: vars(5) } });
