@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createBucket, snapshot } from "../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 
@@ -101,5 +104,27 @@ describe("bulk", () => {
     const r = await t.api("POST", "/api/v1/buckets/bulk", { key: u.key, body: { operation: "archive", bucket_ids: [a.id, b.id] } });
     expect(r.body.data.results[0]).toMatchObject({ id: a.id, ok: false, error: { code: "BUCKET_LOCKED" } });
     expect(r.body.data.results[1]).toMatchObject({ id: b.id, ok: true, archived: true });
+  });
+});
+
+describe("create", () => {
+  test("needs account-wide bucket_admin and room in the plan: 403 FORBIDDEN otherwise, nothing created", async () => {
+    const plans = join(tmpdir(), `pier-plans-${Date.now()}.json`);
+    writeFileSync(plans, JSON.stringify([{ id: "tiny", entitlements: { max_buckets: 2 } }]));
+    const small = await startTestPier({ plansFile: plans });
+    try {
+      const v = await small.user({ plan: "tiny" });
+      await createBucket(small, v);
+      const first = await createBucket(small, v);
+      const before = snapshot(small);
+      const full = await small.api("POST", "/api/v1/buckets", { key: v.key, body: { bucket: { title: "one too many" } } });
+      expect([full.status, full.body.error.code, full.body.error.details]).toEqual([403, "FORBIDDEN", { reason: "bucket_limit", max_buckets: 2 }]);
+      const selected = small.key(v, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [first.id]: "admin" } });
+      const sel = await small.api("POST", "/api/v1/buckets", { key: selected, body: { bucket: { title: "not account-wide" } } });
+      expect([sel.status, sel.body.error.code]).toEqual([403, "FORBIDDEN"]);
+      expect(snapshot(small)).toBe(before);
+    } finally {
+      await small.stop();
+    }
   });
 });

@@ -3,9 +3,8 @@
 // mail, ...) adds its table here and large deletes, progress and the sync/background split
 // pick it up. Order matters: tables are emptied first to last, so list children before the
 // rows they reference.
-import { eq, sql } from "drizzle-orm";
+import { eq, getTableName, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { getTableName } from "drizzle-orm";
 import { bucketLocks, bucketVariables } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
