@@ -13,10 +13,13 @@ interface Bucket { id: string; title: string; delete: { confirmation: string } }
 interface Expectation {
   /** The declared auth; "none" only for the API reference pages under /docs. */
   auth: RouteAuth | "none";
-  /** A valid request body for the route (fresh bucket each call). */
-  body?: (b: Bucket) => unknown;
-  /** Values for path parameters other than a bucket `:id`. */
-  params?: (b: Bucket) => Record<string, string>;
+  /** A valid request body for the route (fresh bucket each call; `params` as resolved below). */
+  body?: (b: Bucket, params: Record<string, string>) => unknown;
+  /**
+   * Values for path parameters other than a bucket `:id`; may create what they name first
+   * (e.g. a version of the fresh bucket) through the owner's key.
+   */
+  params?: (b: Bucket, ctx: { t: TestPier; ownerKey: string }) => Record<string, string> | Promise<Record<string, string>>;
   /** Needs account-wide access (bucket creation): a selected-bucket key gets 403 even at bucket_admin. */
   accountWide?: boolean;
 }
@@ -81,12 +84,12 @@ const isBucketRoute = (path: string) => path.startsWith("/api/v1/buckets/:id");
 
 async function call(r: Route, key: string | undefined, b: Bucket): Promise<ApiResult> {
   const e = expectations[routeKey(r)]!;
-  const params: Record<string, string> = { ...(isBucketRoute(r.path) ? { id: b.id } : {}), ...e.params?.(b) };
+  const params: Record<string, string> = { ...(isBucketRoute(r.path) ? { id: b.id } : {}), ...(await e.params?.(b, { t, ownerKey: owner.key })) };
   const path = r.path.replace(/:(\w+)/g, (_, name: string) => {
     if (params[name] === undefined) throw new Error(`${routeKey(r)}: the expectation table must give a value for :${name}`);
     return encodeURIComponent(params[name]!);
   });
-  return t.api(r.method, path, { key, body: e.body?.(b) });
+  return t.api(r.method, path, { key, body: e.body?.(b, params) });
 }
 
 const show = (r: Route, who: string, res: ApiResult) => `${routeKey(r)} as ${who}: ${res.status} ${res.body?.error?.code ?? ""}`;
