@@ -12,8 +12,9 @@ import type { UserRow } from "./service";
 
 const PERIOD = 30;
 
+/** "Pier (host)": tells instances apart in the app. No colon: it separates issuer and label in URIs. */
 function issuer(deps: Deps): string {
-  return `Pier (${new URL(deps.urls.baseUrl).host})`;
+  return `Pier (${new URL(deps.urls.baseUrl).hostname.replace(/[:[\]]/g, "")})`;
 }
 
 function totpFor(deps: Deps, user: UserRow, secretBase32: string): OTPAuth.TOTP {
