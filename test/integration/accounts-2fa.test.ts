@@ -42,6 +42,7 @@ describe("two-factor authentication", () => {
     expect(parsed.label).toBe(email);
     secret = parsed.secret.base32;
     expect(enroll.text).toContain(secret);
+    expect(enroll.text).toMatch(/<div class="qr" role="img"[^>]*><svg[^>]*>/);
 
     // The seed is sealed at rest, never stored in the clear.
     const row = t.pier.deps.db.select().from(users).where(eq(users.email, email)).get()!;

@@ -54,7 +54,7 @@ describe("sign-in attempt limits", () => {
   });
 
   test("per-IP limit catches one address trying many emails; success clears only the email", () => {
-    const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000 });
+    const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000, signupsPerIpHour: 20 });
     g.fail("a@x", "1.1.1.1", 0);
     g.fail("b@x", "1.1.1.1", 0);
     g.fail("c@x", "1.1.1.1", 0);
@@ -84,5 +84,16 @@ describe("admin flags", () => {
     expect(() => parseArgs(["--email", "--off"], { values: ["email"], flags: ["off"] })).toThrow(/needs a value/);
     expect(() => parseArgs(["--off=1"], { flags: ["off"] })).toThrow(/takes no value/);
     expect(() => parseArgs(["stray"], {})).toThrow(/unexpected argument/);
+  });
+});
+
+describe("sign-up limit", () => {
+  test("one address can create a bounded number of accounts per hour", () => {
+    const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000, signupsPerIpHour: 2 });
+    g.recordSignup("1.1.1.1", 0);
+    g.recordSignup("1.1.1.1", 0);
+    expect(() => g.checkSignup("1.1.1.1", 1000)).toThrow(/Too many new accounts/);
+    expect(() => g.checkSignup("2.2.2.2", 1000)).not.toThrow();
+    expect(() => g.checkSignup("1.1.1.1", 3600_001)).not.toThrow();
   });
 });

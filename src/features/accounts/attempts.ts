@@ -10,9 +10,11 @@ export interface AttemptLimits {
   perEmail: number;
   perIp: number;
   windowMs: number;
+  /** Accounts one client IP may create per hour (open sign-up must not become a spam tap). */
+  signupsPerIpHour: number;
 }
 
-export const defaultAttemptLimits: AttemptLimits = { perEmail: 10, perIp: 50, windowMs: 15 * 60_000 };
+export const defaultAttemptLimits: AttemptLimits = { perEmail: 10, perIp: 50, windowMs: 15 * 60_000, signupsPerIpHour: 20 };
 
 /** Failure timestamps per key; pure (time is passed in) so it is unit-testable. */
 export class FailureWindow {
@@ -45,10 +47,21 @@ export class FailureWindow {
 export class SigninGuard {
   private readonly byEmail: FailureWindow;
   private readonly byIp: FailureWindow;
+  private readonly signups: FailureWindow;
 
   constructor(limits: AttemptLimits = defaultAttemptLimits) {
     this.byEmail = new FailureWindow(limits.perEmail, limits.windowMs);
     this.byIp = new FailureWindow(limits.perIp, limits.windowMs);
+    this.signups = new FailureWindow(limits.signupsPerIpHour, 3600_000);
+  }
+
+  checkSignup(ip: string, now: number): void {
+    const wait = this.signups.blockedFor(`s:${ip}`, now);
+    if (wait > 0) throw new ApiError("TOO_MANY_ATTEMPTS", `Too many new accounts from your network address. Try again in ${Math.ceil(wait / 60)} minutes.`, { retry_after: wait }, wait);
+  }
+
+  recordSignup(ip: string, now: number): void {
+    this.signups.fail(`s:${ip}`, now);
   }
 
   /** Throws TOO_MANY_ATTEMPTS before any password is checked when a limit is reached. */

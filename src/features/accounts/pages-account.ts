@@ -1,13 +1,14 @@
 // Signed-in pages: the minimal dashboard landing page (which records the dashboard visit),
 // Account access (API keys: list, create, revoke) and Sign-in security (two-factor).
 import { Elysia } from "elysia";
+import { renderSVG } from "uqr";
 import type { Deps, Scope } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 import { dashboardSummary, recordDashboardVisit } from "./dashboard";
 import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
-import { alertBox, html, renderView, type SafeHtml } from "./web/layout";
+import { alertBox, html, renderView, SafeHtml } from "./web/layout";
 import { browserSession, checkSessionCsrf, field, type BrowserSession } from "./web/browser";
 import type { ApiKeyRow } from "./keys";
 
@@ -65,6 +66,8 @@ export const accountPages = (deps: Deps) => {
     const enrolling = v.enrolling ?? (!enabled && s.user.totpSealed ? beginTotpEnrollment(deps, s.user) : undefined);
     const page = await renderView("auth/security.html", {
       csrf: s.csrf, enabled, enrolling: !!enrolling, off: !enabled && !enrolling, secret: enrolling?.secret, uri: enrolling?.uri,
+      // The QR code is an inline SVG made from the otpauth URI (uqr: no network, no script).
+      qr: enrolling ? new SafeHtml(renderSVG(enrolling.uri, { border: 2, pixelSize: 6 })) : undefined,
       notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
     }, { title: "Sign-in security", user: layoutUser(s), width: "wide" });
     return htmlResponse(page, { error: v.error });

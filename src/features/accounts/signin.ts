@@ -47,6 +47,8 @@ export async function signUp(
 ): Promise<CreatedUser & { session: NewSession }> {
   const email = normalizeEmail(input.email);
   checkPasswordStrength(input.password);
+  const guard = signinGuard(deps);
+  guard.checkSignup(meta.ip, deps.clock.now().getTime());
   const passwordHash = await hashPassword(input.password);
   const mode = deps.config.signupMode;
   // The mode is checked inside the write transaction, so two racing "first" sign-ups cannot
@@ -60,6 +62,7 @@ export async function signUp(
     if (!first && mode === "invite") consumeInvite(deps, inviteCode!, email, result.user.id, tx);
     return result;
   });
+  guard.recordSignup(meta.ip, deps.clock.now().getTime());
   return { ...created, session: startSession(deps, created.user, input.remember, meta) };
 }
 
