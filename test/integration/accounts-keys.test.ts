@@ -185,6 +185,11 @@ describe("read-only account", () => {
     expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).body.error.code).toBe("ACCOUNT_READ_ONLY");
     const b = await browserFor(u);
     expect((await b.get("/dashboard")).text).toContain("read-only (billing review)");
+    const before = keyCount(u.accountId);
+    const pageCreate = await b.submit("/account/access", "/account/access/keys", { label: "x", scope: "bucket_read" });
+    expect(pageCreate.status).toBe(403);
+    expect(pageCreate.text).toContain("read-only");
+    expect(keyCount(u.accountId)).toBe(before);
     setReadOnly(t.pier.deps, u.accountId, false);
     expect((await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "after" } } })).status).toBe(201);
   });

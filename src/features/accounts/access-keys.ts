@@ -31,6 +31,9 @@ export interface NamedKeyInput {
 export function createNamedKey(deps: Deps, actor: Actor, input: NamedKeyInput): { key: string; record: ApiKeyRow } {
   assertCanManageKeys(actor);
   const account = getAccount(deps, actor.accountId);
+  // Pages do not pass through the API's read-only guard; new credentials are a write. (Revoking
+  // stays possible from the page: it only ever reduces access.)
+  if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; new API keys cannot be created.", { read_only: true });
   const plan = deps.plans.get(account.plan);
   if (!entitlementsOf(deps, account).named_api_keys) {
     throw new ApiError("UPGRADE_REQUIRED", `Named API keys need a paid plan; this account is on ${plan.name}. AI connections (pier login, MCP) work on every plan.`, {
