@@ -92,6 +92,7 @@ export const accountPages = (deps: Deps) => {
     .get("/account/access", ({ request }) => {
       const s = browserSession(deps, request);
       if (!s) return toSignin(request);
+      recordDashboardVisit(deps, s.actor); // account pages are part of the dashboard
       return accessPage(s);
     }, { detail: hide })
     .post("/account/access/keys", action((s, body) => {
@@ -108,6 +109,7 @@ export const accountPages = (deps: Deps) => {
     .get("/account/security", ({ request }) => {
       const s = browserSession(deps, request);
       if (!s) return toSignin(request);
+      recordDashboardVisit(deps, s.actor);
       return securityPage(s);
     }, { detail: hide })
     .post("/account/security/totp/enroll", action((s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
