@@ -1,7 +1,7 @@
 // Sign-up modes, sign-in/out, attempt limits, CSRF and cookie attributes, over real HTTP.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { users } from "../../src/db/schema";
+import { invites, sessions, users } from "../../src/db/schema";
 import { createInvite } from "../../src/features/accounts/invites";
 import { countUsers } from "../../src/features/accounts/service";
 import { Browser } from "../helpers/browser";
@@ -258,5 +258,20 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(res.text).not.toMatch(/<script|https?:\/\/(?!localhost)/);
     expect(res.text).toContain('<label for="email">');
+  });
+
+  test("the cleanup job deletes sessions that expired without being seen again", async () => {
+    const b = new Browser(t.url);
+    await b.submit("/signin", "/signin", { email, password: PASSWORD });
+    const live = () => t.pier.deps.db.select().from(sessions).all().length;
+    const before = live();
+    expect(before).toBeGreaterThan(0);
+    createInvite(t.pier.deps, { days: 1 });
+    t.clock.advance(40 * 86400_000);
+    t.pier.runner.schedulePeriodic();
+    await t.pier.runner.drain();
+    expect(live()).toBe(0);
+    expect(t.pier.deps.db.select().from(invites).all()).toHaveLength(0);
+    expect((await b.get("/dashboard")).status).toBe(303);
   });
 });
