@@ -2,8 +2,10 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../core/context";
 import type { authPlugin } from "../http/auth";
+import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
-    .use(bucketRoutes(deps, auth));
+    .use(bucketRoutes(deps, auth))
+    .use(accountRoutes(deps, auth));

@@ -11,8 +11,13 @@ import { startTestPier, type ApiResult, type TestPier, type TestUser } from "../
 interface Bucket { id: string; title: string; delete: { confirmation: string } }
 
 interface Expectation {
-  /** The declared auth; "none" only for the API reference pages under /docs. */
-  auth: RouteAuth | "none";
+  /**
+   * The declared auth; "none" only for the API reference pages under /docs; "page" for
+   * server-rendered browser pages outside /api, which check the session themselves
+   * (`signedIn` ones send anonymous visitors to /signin).
+   */
+  auth: RouteAuth | "none" | "page";
+  signedIn?: boolean;
   /** A valid request body for the route (fresh bucket each call; `params` as resolved below). */
   body?: (b: Bucket, params: Record<string, string>) => unknown;
   /**
@@ -46,6 +51,31 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/buckets/:id/variables": { auth: "bucket_read" },
   "PATCH /api/v1/buckets/:id/variables": { auth: "bucket_admin", body: () => ({ variables: { A: "1" }, secrets: { S: "2" } }) },
   "GET /api/v1/tags": { auth: "bucket_read" },
+  "GET /api/v1/api_keys": { auth: "bucket_admin", accountWide: true },
+  "POST /api/v1/api_keys": { auth: "bucket_admin", accountWide: true, body: () => ({ label: "scope test", permission_scope: "bucket_read" }) },
+  "DELETE /api/v1/api_keys/:id": {
+    auth: "bucket_admin", accountWide: true,
+    params: async (_b, { t, ownerKey }) => {
+      const r = await t.api("POST", "/api/v1/api_keys", { key: ownerKey, body: { label: "to revoke" } });
+      return { id: r.body.data.key.id };
+    },
+  },
+  "GET /signin": { auth: "page" },
+  "POST /signin": { auth: "page" },
+  "GET /signin/two-factor": { auth: "page" },
+  "POST /signin/two-factor": { auth: "page" },
+  "GET /signup": { auth: "page" },
+  "POST /signup": { auth: "page" },
+  "POST /signout": { auth: "page" },
+  "GET /dashboard": { auth: "page", signedIn: true },
+  "GET /dashboard/*": { auth: "page", signedIn: true },
+  "GET /account/access": { auth: "page", signedIn: true },
+  "POST /account/access/keys": { auth: "page", signedIn: true },
+  "POST /account/access/keys/:id/revoke": { auth: "page", signedIn: true },
+  "GET /account/security": { auth: "page", signedIn: true },
+  "POST /account/security/totp/enroll": { auth: "page", signedIn: true },
+  "POST /account/security/totp/confirm": { auth: "page", signedIn: true },
+  "POST /account/security/totp/disable": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -104,10 +134,27 @@ describe("route table", () => {
       else if (e.auth === "none") {
         if (!r.path.startsWith("/docs")) problems.push(`${routeKey(r)}: only /docs pages may skip the auth macro`);
         if (r.declared !== undefined) problems.push(`${routeKey(r)}: declares ${String(r.declared)}, table says none`);
+      } else if (e.auth === "page") {
+        if (r.path.startsWith("/api/")) problems.push(`${routeKey(r)}: API routes must use the auth macro, not page auth`);
+        if (r.declared !== undefined) problems.push(`${routeKey(r)}: declares ${String(r.declared)}, table says page`);
       } else if (r.declared !== e.auth) problems.push(`${routeKey(r)}: declares ${String(r.declared)}, table says ${e.auth}`);
     }
     const served = new Set(routes.map(routeKey));
     for (const k of Object.keys(expectations)) if (!served.has(k)) problems.push(`${k}: in the table but not served (stale entry)`);
+    expect(problems).toEqual([]);
+  });
+
+  test("signed-in pages send anonymous visitors to sign in and never act for them", async () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (e?.auth !== "page" || !e.signedIn) continue;
+      const path = r.path.replace("*", "anything").replace(/:(\w+)/g, "x");
+      const res = await fetch(t.url + path, { method: r.method, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: r.method === "GET" ? undefined : "" });
+      const location = res.headers.get("location") ?? "";
+      if (r.method === "GET" ? !(res.status === 303 || res.status === 302) || !location.startsWith("/signin") : res.status < 300 || res.status === 200)
+        problems.push(`${routeKey(r)} anonymous: ${res.status} ${location}`);
+    }
     expect(problems).toEqual([]);
   });
 
@@ -116,7 +163,7 @@ describe("route table", () => {
     const problems: string[] = [];
     for (const r of routes) {
       const auth = expectations[routeKey(r)]?.auth;
-      if (!auth || auth === "none" || auth === "public") continue;
+      if (!auth || auth === "none" || auth === "public" || auth === "page") continue;
       const res = await call(r, undefined, b);
       if (res.status !== 401 || res.body?.error?.code !== "UNAUTHORIZED") problems.push(show(r, "anonymous", res));
     }
@@ -127,7 +174,7 @@ describe("route table", () => {
     const problems: string[] = [];
     for (const r of routes) {
       const auth = expectations[routeKey(r)]?.auth;
-      if (!auth || auth === "none" || auth === "public") continue;
+      if (!auth || auth === "none" || auth === "public" || auth === "page") continue;
       for (const s of scopes) {
         const res = await call(r, keys[s], await newBucket());
         const allowed = auth === "any" || (isScope(auth) && scopeRank[s] >= scopeRank[auth]);
@@ -207,7 +254,7 @@ describe("API reference", () => {
     const problems: string[] = [];
     for (const r of routes) {
       const e = expectations[routeKey(r)];
-      if (!e || e.auth === "none") continue;
+      if (!e || e.auth === "none" || e.auth === "page") continue; // browser pages are hidden from the API reference
       const op = spec.paths[r.path.replace(/:(\w+)/g, "{$1}")]?.[r.method.toLowerCase()];
       if (!op) { problems.push(`${routeKey(r)}: missing from /docs/json`); continue; }
       if (op["x-pier-auth"] !== e.auth) problems.push(`${routeKey(r)}: x-pier-auth ${op["x-pier-auth"]}`);
