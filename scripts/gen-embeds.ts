@@ -2,7 +2,7 @@
 // writes static import lists for the migration SQL files and the `sites/` assets so both are
 // embedded by `bun build --compile`. Run after adding a migration or a file under sites/
 // (npm run db:generate does it; a unit test fails when the lists are stale).
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const root = join(import.meta.dir, "..");
@@ -16,6 +16,7 @@ export function migrationsModule(): string {
 }
 
 function walk(dir: string): string[] {
+  if (!existsSync(dir)) return [];
   return readdirSync(dir).sort().flatMap((name) => {
     const p = join(dir, name);
     return statSync(p).isDirectory() ? walk(p) : [p];
@@ -34,7 +35,20 @@ export const outputs = {
   "src/sites-assets.gen.ts": sitesModule,
 };
 
+/** Write the generated files that changed (unchanged files keep their mtime); returns their names. */
+export function writeEmbeds(): string[] {
+  const changed: string[] = [];
+  for (const [file, make] of Object.entries(outputs)) {
+    const path = join(root, file);
+    const next = make();
+    if (existsSync(path) && readFileSync(path, "utf8") === next) continue;
+    writeFileSync(path, next);
+    changed.push(file);
+  }
+  return changed;
+}
+
 if (import.meta.main) {
-  for (const [file, make] of Object.entries(outputs)) writeFileSync(join(root, file), make());
-  console.log("embeds written");
+  const changed = writeEmbeds();
+  console.log(changed.length ? `embeds written: ${changed.join(", ")}` : "embeds up to date");
 }

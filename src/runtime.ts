@@ -32,6 +32,8 @@ export interface Pier {
   runner: JobRunner;
   http: Server<unknown>;
   httpPort: number;
+  /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
+  ports: { http: number; https: number | null; smtp: number | null };
   stop(): Promise<void>;
 }
 
@@ -78,6 +80,8 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let stopped = false;
   return {
     deps, app, runner, http, httpPort: http.port!,
+    // The HTTPS and SMTP listeners fill in their bound ports here when they start.
+    ports: { http: http.port!, https: null, smtp: null },
     async stop() {
       if (stopped) return;
       stopped = true;
