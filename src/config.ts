@@ -207,7 +207,7 @@ export function ensureSecretKey(config: Config): string {
     if (key.length < 32) throw new ConfigError(`${file} is corrupt (shorter than 32 characters)`);
     return key;
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const key = randomSecret(48);
   writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
   chmodSync(file, 0o600);

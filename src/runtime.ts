@@ -39,7 +39,8 @@ export interface Pier {
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
 export function openData(config: Config) {
-  mkdirSync(config.dataDir, { recursive: true });
+  // 0700: the database and secret.key are for Pier's user only (applies when Pier creates it).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const handle = openDatabase(join(config.dataDir, "pier.db"));
   const applied = migrate(handle.sqlite);
   return { handle, applied };

@@ -22,8 +22,8 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports">, warnings: stri
     `  Sites              ${urls.siteUrl(`<slug>.${urls.sitesDomain}`)}`,
     `  API reference      ${urls.docsUrl}`,
     `  HTTP               ${config.host}:${http}`,
-    `  HTTPS              ${https === null ? "off" : `${config.host}:${https}`}`,
-    `  SMTP               ${smtp === null ? "off" : `${config.host}:${smtp}  (mail for *@${urls.mailDomain})`}`,
+    `  HTTPS              ${https !== null ? `${config.host}:${https}` : config.httpsPort === null ? "off" : "not started"}`,
+    `  SMTP               ${smtp !== null ? `${config.host}:${smtp}  (mail for *@${urls.mailDomain})` : config.smtpPort === null ? "off" : "not started"}`,
     `  Data               ${config.dataDir}`,
     `  Secret key         ${config.secretKey ? "from PIER_SECRET_KEY / --secret-key" : `${config.dataDir}/secret.key`}`,
   ];

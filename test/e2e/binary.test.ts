@@ -158,6 +158,7 @@ describe("the compiled binary", () => {
     const key = await Bun.file(join(dir, "secret.key")).text();
     expect(key.trim().length).toBeGreaterThanOrEqual(32);
     expect(statSync(join(dir, "secret.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700); // a data dir Pier creates is private
     expect(a.output()).toContain(`Secret key         ${join(dir, "secret.key")}`);
     expect(await stop(a)).toBe(0);
     const b = await start(dir, {});
