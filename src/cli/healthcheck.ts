@@ -7,6 +7,12 @@ import { ConfigError, loadConfig, parseFlags, resolveUrls } from "../config";
 
 const TIMEOUT_MS = 5000;
 
+/** Where to reach a listener bound to `host`: loopback for the wildcard addresses. */
+export function connectHost(host: string): string {
+  if (["", "0.0.0.0", "::", "[::]", "*"].includes(host)) return "127.0.0.1";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
 export async function healthcheck(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write("Usage: pier healthcheck [pier serve options]\n\nExits 0 when the Pier on this machine answers GET /api/v1/status, 1 otherwise.\n");
@@ -17,7 +23,7 @@ export async function healthcheck(argv: string[], env: Record<string, string | u
   try {
     const config = loadConfig(env, parseFlags(argv));
     if (config.httpPort === 0) throw new ConfigError("cannot check a server whose HTTP port is 0 (any free port); pass --http-port");
-    url = `http://127.0.0.1:${config.httpPort}/api/v1/status`;
+    url = `http://${connectHost(config.host)}:${config.httpPort}/api/v1/status`;
     host = resolveUrls(config, config.httpPort).apiHost;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;

@@ -2,7 +2,7 @@
 // rate limits with Retry-After, the start-up banner and `pier healthcheck` against a live server.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import pkg from "../../package.json";
-import { healthcheck } from "../../src/cli/healthcheck";
+import { connectHost, healthcheck } from "../../src/cli/healthcheck";
 import { startupBanner } from "../../src/cli/serve";
 import { startTestPier, type TestPier } from "../helpers/pier";
 
@@ -145,6 +145,14 @@ describe("pier serve banner and pier healthcheck", () => {
     free.stop(true);
     expect(await healthcheck(["--http-port", String(unused)], {})).toBe(1);
     expect(await healthcheck(["--http-port", "0"], {})).toBe(1);
+  });
+
+  test("healthcheck connects to the bound address: loopback for wildcards, the address otherwise", () => {
+    expect(connectHost("0.0.0.0")).toBe("127.0.0.1");
+    expect(connectHost("::")).toBe("127.0.0.1");
+    expect(connectHost("127.0.0.1")).toBe("127.0.0.1");
+    expect(connectHost("::1")).toBe("[::1]");
+    expect(connectHost("10.0.0.5")).toBe("10.0.0.5");
   });
 
   test("healthcheck sends the API host, so it works when a base URL is configured", async () => {
