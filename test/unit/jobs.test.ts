@@ -150,6 +150,48 @@ describe("job runner", () => {
     expect(job(id)).toMatchObject({ status: "done", attempts: 2 });
   });
 
+  test("a job whose worker died during its last allowed attempt fails (onFailure called) instead of looping", async () => {
+    const failures: string[] = [];
+    const crashed = new JobRunner(t.deps, { "test.crashy": { run: () => new Promise(() => {}) } });
+    const id = t.deps.jobs.enqueue("test.crashy", { name: "y" }, { maxAttempts: 2 });
+    void crashed.drain(1);
+    await Bun.sleep(10);
+    t.clock.advance(6 * MINUTE);
+    const restarted = new JobRunner(t.deps, {
+      "test.crashy": { run: () => new Promise(() => {}), onFailure: (_d, p, e) => void failures.push(`${p.name}: ${e}`) },
+    });
+    expect(restarted.sweep()).toBe(1); // attempt 1 of 2 died: queued again
+    expect(job(id)).toMatchObject({ status: "queued", attempts: 1 });
+    void restarted.drain(1); // attempt 2 dies too
+    await Bun.sleep(10);
+    t.clock.advance(6 * MINUTE);
+    const third = new JobRunner(t.deps, {
+      "test.crashy": { run: async () => {}, onFailure: (_d, p, e) => void failures.push(`${p.name}: ${e}`) },
+    });
+    expect(third.sweep()).toBe(1);
+    await Bun.sleep(1);
+    expect(job(id)).toMatchObject({ status: "failed", attempts: 2, lastError: "its worker stopped during the last attempt" });
+    expect(job(id).finishedAt).not.toBeNull();
+    expect(failures).toEqual(["y: its worker stopped during the last attempt"]);
+    expect(await third.drain()).toBe(0);
+  });
+
+  test("a live worker renews its lease while the handler runs, so a slow job is not taken from it", async () => {
+    let release!: () => void;
+    const slow = new Promise<void>((r) => (release = r));
+    const runner = new JobRunner(t.deps, { "test.slow": { run: () => slow } }, [], 1000, 20);
+    const id = t.deps.jobs.enqueue("test.slow");
+    const p = runner.drain(1);
+    await Bun.sleep(10);
+    t.clock.advance(6 * MINUTE); // past the first lease
+    await Bun.sleep(60); // a heartbeat renews it from the (advanced) clock
+    expect(runner.sweep()).toBe(0);
+    expect(new Date(job(id).leaseUntil!).getTime()).toBeGreaterThan(t.clock.now().getTime());
+    release();
+    await p;
+    expect(job(id)).toMatchObject({ status: "done", attempts: 1 });
+  });
+
   test("a handler's own leaseMs lengthens the lease", async () => {
     let release!: () => void;
     const stuck = new Promise<void>((r) => (release = r));
