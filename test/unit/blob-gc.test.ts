@@ -56,6 +56,15 @@ describe("blob garbage collection", () => {
     expect(await t.deps.blobs.has(oldReferenced.sha256)).toBe(true);
   });
 
+  test("uploading bytes identical to an old orphan renews it, so GC cannot delete it before it is referenced", async () => {
+    const first = await t.deps.blobs.putBytes("same content");
+    age(first.sha256, GC_GRACE_MS * 2);
+    const again = await t.deps.blobs.putBytes("same content"); // deduplicated
+    expect(again.sha256).toBe(first.sha256);
+    expect(await collectGarbage(t.deps)).toMatchObject({ deleted: 0 });
+    expect(await t.deps.blobs.has(first.sha256)).toBe(true);
+  });
+
   test("GC runs as the blobs.gc job and records what it did", async () => {
     const orphan = await t.deps.blobs.putBytes("orphan for the job");
     age(orphan.sha256, GC_GRACE_MS * 2);
