@@ -47,11 +47,15 @@ export async function serve(argv: string[]): Promise<void> {
       console.error(`pier: configuration error: ${e.message}`);
       process.exit(2);
     }
-    if ((e as { code?: string }).code === "EADDRINUSE") {
-      console.error(`pier: ${(e as Error).message}. Another program uses the port; pick another with --http-port.`);
+    const err = e as Error & { code?: string; path?: string };
+    if (err.code === "EADDRINUSE") {
+      console.error(`pier: ${err.message}. Another program uses the port; pick another with --http-port, --https-port or --smtp-port.`);
       process.exit(1);
     }
-    throw e;
+    // System errors (data dir not writable, a file where the data dir should be, ...) get one
+    // clear line; anything else is a bug and keeps its stack.
+    console.error(`pier: could not start: ${err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : err.stack ?? String(e)}`);
+    process.exit(1);
   }
   console.log(startupBanner(pier, warnings));
   pier.deps.log.info("config", describeConfig(pier.deps.config));

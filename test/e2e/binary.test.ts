@@ -3,7 +3,7 @@
 // temp data dir and free ports, spoken to over HTTP, stopped with SIGTERM, started again.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -91,6 +91,12 @@ describe("the compiled binary", () => {
     const bad = run(["serve", "--data-dir", dataDir], { PIER_HTTP_PORT: "eighty" });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("configuration error: PIER_HTTP_PORT must be a port number");
+    const notADir = join(work, "a-file");
+    writeFileSync(notADir, "x");
+    const cannot = run(["serve", "--data-dir", notADir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"]);
+    expect(cannot.code).toBe(1);
+    expect(cannot.stderr).toContain("pier: could not start:");
+    expect(cannot.stderr).toContain(notADir);
     const unknown = run(["serve", "--htp-port", "1"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown option --htp-port");
