@@ -97,6 +97,14 @@ describe("the compiled binary", () => {
     expect(cannot.code).toBe(1);
     expect(cannot.stderr).toContain("pier: could not start:");
     expect(cannot.stderr).toContain(notADir);
+    const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("someone else") });
+    try {
+      const busy = run(["serve", "--data-dir", join(work, "data-busy"), "--http-port", String(taken.port), "--smtp-port", "off", "--host", "127.0.0.1"]);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain("Another program uses the port");
+    } finally {
+      taken.stop(true);
+    }
     const unknown = run(["serve", "--htp-port", "1"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown option --htp-port");
