@@ -18,7 +18,7 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports">, warnings: stri
   const { http, https, smtp } = pier.ports;
   const lines = [
     `Pier ${serverVersion} is running`,
-    `  API and dashboard  ${urls.baseUrl}`,
+    `  API and dashboard  ${urls.baseUrl}  (HTTP port ${http})`,
     `  Sites              ${urls.siteUrl(`<slug>.${urls.sitesDomain}`)}`,
     `  API reference      ${urls.docsUrl}`,
     `  HTTP               ${config.host}:${http}`,
