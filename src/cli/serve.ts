@@ -57,8 +57,6 @@ export async function serve(argv: string[]): Promise<void> {
     console.error(`pier: could not start: ${err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : err.stack ?? String(e)}`);
     process.exit(1);
   }
-  console.log(startupBanner(pier, warnings));
-  pier.deps.log.info("config", describeConfig(pier.deps.config));
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -74,4 +72,8 @@ export async function serve(argv: string[]): Promise<void> {
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  // The banner means "ready": signal handlers are in place before it appears, so a supervisor
+  // that stops Pier right after seeing it still gets a clean shutdown.
+  console.log(startupBanner(pier, warnings));
+  pier.deps.log.info("config", describeConfig(pier.deps.config));
 }
