@@ -3,8 +3,10 @@
 // src/main.ts. Everything Pier reads at run time is reached through an import, so the binary
 // needs nothing from the source tree: no node_modules, no src/db/migrations, no sites/.
 //
-//   bun run scripts/build.ts [--outfile dist/pier] [--target bun-linux-x64]
+//   bun run scripts/build.ts [--outfile dist/pier] [--target bun-linux-x64] [--no-gen]
 //
+// --no-gen skips regenerating the embed lists (the e2e test uses it, so a test run never edits
+// the source tree and a stale list is reported by the unit test instead of fixed silently).
 // --target cross-compiles (e.g. bun-linux-arm64, bun-linux-x64-baseline for CPUs without AVX2).
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -15,17 +17,23 @@ const root = join(import.meta.dir, "..");
 export interface BuildOptions {
   outfile?: string;
   target?: string;
+  /** Regenerate the embed lists first (default true). */
+  gen?: boolean;
 }
 
 export function parseBuildArgs(argv: string[]): BuildOptions {
   const opts: BuildOptions = {};
   for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--no-gen") {
+      opts.gen = false;
+      continue;
+    }
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined];
     const value = inline ?? argv[++i];
     if (value === undefined) throw new Error(`${flag} needs a value`);
     if (flag === "--outfile") opts.outfile = value;
     else if (flag === "--target") opts.target = value;
-    else throw new Error(`unknown option ${flag} (use --outfile PATH, --target bun-<os>-<arch>)`);
+    else throw new Error(`unknown option ${flag} (use --outfile PATH, --target bun-<os>-<arch>, --no-gen)`);
   }
   return opts;
 }
@@ -33,8 +41,10 @@ export function parseBuildArgs(argv: string[]): BuildOptions {
 /** Build the executable; returns its path. Throws with bun's output when the build fails. */
 export function buildBinary(opts: BuildOptions = {}): string {
   const outfile = resolve(opts.outfile ?? join(root, "dist/pier"));
-  const changed = writeEmbeds();
-  if (changed.length) console.error(`build: regenerated ${changed.join(", ")}`);
+  if (opts.gen !== false) {
+    const changed = writeEmbeds();
+    if (changed.length) console.error(`build: regenerated ${changed.join(", ")}`);
+  }
   mkdirSync(dirname(outfile), { recursive: true });
   // No --minify: Elysia reads handler source (Function.toString) to decide what each handler
   // needs, so identifiers are better left as written.

@@ -20,7 +20,7 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), "pier-e2e-"));
   bin = join(work, "bin", "pier");
   dataDir = join(work, "data");
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--outfile", bin], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--no-gen", "--outfile", bin], { cwd: root, stdout: "pipe", stderr: "pipe" });
   if (build.exitCode !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
 }, 180_000);
 
