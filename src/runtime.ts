@@ -32,12 +32,15 @@ export interface Pier {
   runner: JobRunner;
   http: Server<unknown>;
   httpPort: number;
+  /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
+  ports: { http: number; https: number | null; smtp: number | null };
   stop(): Promise<void>;
 }
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
 export function openData(config: Config) {
-  mkdirSync(config.dataDir, { recursive: true });
+  // 0700: the database and secret.key are for Pier's user only (applies when Pier creates it).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const handle = openDatabase(join(config.dataDir, "pier.db"));
   const applied = migrate(handle.sqlite);
   return { handle, applied };
@@ -78,6 +81,8 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let stopped = false;
   return {
     deps, app, runner, http, httpPort: http.port!,
+    // The HTTPS and SMTP listeners fill in their bound ports here when they start.
+    ports: { http: http.port!, https: null, smtp: null },
     async stop() {
       if (stopped) return;
       stopped = true;

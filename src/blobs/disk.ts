@@ -1,7 +1,7 @@
 // Local disk backend: data/blobs/sha256/ab/cd/<hex>. Every write goes to a temp file, is
 // fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
 // whole blob or nothing under its name.
-import { mkdir, open, opendir, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { randomToken } from "../core/ids";
 import { BlobMismatchError, isSha256, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
@@ -59,6 +59,10 @@ export class DiskBlobStore implements BlobStore {
       const final = this.pathOf(info.sha256);
       if (await this.has(info.sha256)) {
         await unlink(tmpPath); // deduplicated: the same bytes are already stored
+        // Refresh its mtime: an old unreferenced copy is about to be referenced again, and the
+        // GC's grace period (by mtime) must protect it until the caller's row commits.
+        const now = new Date();
+        await utimes(final, now, now).catch(() => {});
       } else {
         const dir = final.slice(0, final.lastIndexOf("/"));
         await mkdir(dir, { recursive: true });

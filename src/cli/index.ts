@@ -7,6 +7,7 @@ const usage = `Usage: pier <command> [options]
 Commands:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
   admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
+  healthcheck        Exit 0 if the local server answers /api/v1/status (for Docker, monitors)
   version            Print the version
 
 Run "pier serve --help" for the configuration options.
@@ -22,6 +23,8 @@ export async function runCli(argv: string[]): Promise<void> {
       const code = await admin(rest);
       process.exit(code);
     }
+    case "healthcheck":
+      process.exit(await (await import("./healthcheck")).healthcheck(rest));
     case "version":
     case "--version":
     case "-v":

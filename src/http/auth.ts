@@ -91,6 +91,7 @@ export function authPlugin(deps: Deps, opts: AuthOptions) {
       resolve({ request, query, body }: { request: Request; query: Record<string, unknown>; body: unknown }) {
         let actor = authenticate(deps, request, opts);
         if (!actor) {
+          opts.anonLimiter.take(`ip:${clientIp(request)}`); // anonymous callers are limited per client IP
           if (need === "public") return { actor: null as Actor | null };
           throw new ApiError("UNAUTHORIZED", "Send an API key as `Authorization: Bearer pier_...` (create one with `pier login` or in the dashboard).");
         }
