@@ -18,6 +18,7 @@ import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
+import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 
 export interface StartOptions {
   clock?: Clock;
@@ -32,6 +33,8 @@ export interface Pier {
   runner: JobRunner;
   http: Server<unknown>;
   httpPort: number;
+  /** The SMTP receiver, null when --smtp-port is off. */
+  smtp: MailReceiver | null;
   stop(): Promise<void>;
 }
 
@@ -73,15 +76,24 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   const app = buildApp(deps);
   dispatch = { app, sites: createSiteHandler(deps) };
+  let smtp: MailReceiver | null = null;
+  try {
+    if (config.smtpPort !== null) smtp = await startMailReceiver(deps);
+  } catch (e) {
+    http.stop(true);
+    deps.close();
+    throw e;
+  }
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
   let stopped = false;
   return {
-    deps, app, runner, http, httpPort: http.port!,
+    deps, app, runner, http, httpPort: http.port!, smtp,
     async stop() {
       if (stopped) return;
       stopped = true;
       await http.stop();
+      await smtp?.stop();
       await runner.stop();
       deps.close();
     },

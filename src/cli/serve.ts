@@ -22,7 +22,7 @@ export async function serve(argv: string[]): Promise<void> {
       process.exit(2);
     }
     if ((e as { code?: string }).code === "EADDRINUSE") {
-      console.error(`pier: ${(e as Error).message}. Another program uses the port; pick another with --http-port.`);
+      console.error(`pier: ${(e as Error).message}. Another program uses the port; pick another with --http-port or --smtp-port.`);
       process.exit(1);
     }
     throw e;
@@ -33,6 +33,7 @@ export async function serve(argv: string[]): Promise<void> {
     `  API and dashboard  ${deps.urls.baseUrl}  (HTTP port ${pier.httpPort})`,
     `  Sites              ${deps.urls.siteUrl(`<slug>.${deps.urls.sitesDomain}`)}`,
     `  API reference      ${deps.urls.docsUrl}`,
+    `  Inbound email      ${pier.smtp ? `SMTP port ${pier.smtp.port} for @${deps.urls.mailDomain} (STARTTLS: ${pier.smtp.tlsSource})` : "off"}`,
     `  Data               ${deps.config.dataDir}`,
   ];
   console.log(lines.join("\n"));
