@@ -111,8 +111,26 @@ function receivedHeader(s: SMTPServerSession, opts: SmtpOptions, id: string, rcp
   const proto = (s.envelope.smtpUtf8 ? "UTF8SMTP" : "ESMTP") + (s.secure ? "S" : "");
   const helo = (s.hostNameAppearsAs || "unknown").replace(/[^\x21-\x7e]/g, "").slice(0, 255);
   const date = at.toUTCString().replace("GMT", "+0000");
+  // Name the recipient only when there is one: with several, each bucket's copy would reveal
+  // the others (Bcc). Reverse DNS is off, so smtp-server's clientHostname is just "[ip]".
   const forClause = rcpts.length === 1 ? `\r\n\tfor <${rcpts[0]}>` : "";
-  return `Received: from ${helo} (${s.clientHostname || ""} [${s.remoteAddress}])\r\n\tby ${opts.serverName} (Pier) with ${proto} id ${id}${forClause};\r\n\t${date}\r\n`;
+  const rdns = s.clientHostname && s.clientHostname !== `[${s.remoteAddress}]` ? `${s.clientHostname} ` : "";
+  return `Received: from ${helo} (${rdns}[${s.remoteAddress}])\r\n\tby ${opts.serverName} (Pier) with ${proto} id ${id}${forClause};\r\n\t${date}\r\n`;
+}
+
+/**
+ * Rate-limit key for a sending address: IPv4 as is, IPv6 by its /64 (one host usually owns a
+ * whole /64, so per-address limits would be trivial to rotate around).
+ */
+export function senderKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(":")) return ip;
+  const [head = "", tail = ""] = ip.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const full = ip.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
+  return full.slice(0, 4).map((h) => h.replace(/^0+(?=.)/, "")).join(":") + "::/64";
 }
 
 export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions): Promise<RunningSmtp> {
@@ -165,7 +183,7 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     },
 
     onMailFrom(_address, session, cb) {
-      if (!perIp.take(session.remoteAddress)) return cb(errorWithCode(450, "Too many messages from your address, try again later"));
+      if (!perIp.take(senderKey(session.remoteAddress))) return cb(errorWithCode(450, "Too many messages from your address, try again later"));
       cb();
     },
 

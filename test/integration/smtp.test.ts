@@ -48,6 +48,23 @@ describe("SMTP receiver", () => {
     expect(pendingTempFiles(r.tempDir)).toEqual([]);
   });
 
+  test("SMTPUTF8 and 8BITMIME: internationalized addresses and 8-bit bodies are accepted", async () => {
+    const c = await RawSmtp.open(r.port);
+    await c.cmd("EHLO client.example.com");
+    expect((await c.cmd("MAIL FROM:<józef@sender.test> SMTPUTF8 BODY=8BITMIME")).code).toBe(250);
+    expect((await c.cmd("RCPT TO:<bøx@in.test>")).code).toBe(250);
+    expect((await c.cmd("DATA")).code).toBe(354);
+    c.write("From: józef@sender.test\r\nTo: bøx@in.test\r\nSubject: zażółć\r\n\r\ngęślą jaźń\r\n.\r\n");
+    expect((await c.reply()).code).toBe(250);
+    c.close();
+    const d = r.deliveries.at(-1)!;
+    expect(d.envelope.smtpUtf8).toBe(true);
+    expect(d.envelope.mailFrom).toBe("józef@sender.test");
+    expect(d.envelope.recipients[0]!.address).toBe("bøx@in.test");
+    expect(d.raw).toContain("with UTF8SMTP id");
+    expect(d.raw).toContain("gęślą jaźń");
+  });
+
   test("unknown recipient is refused at RCPT TO with 550; the known one still gets the message", async () => {
     const before = r.deliveries.length;
     const info = await transport(r.port).sendMail({ from: "a@sender.test", to: ["nobody@in.test", "box1@in.test"], subject: "x", text: "y" });

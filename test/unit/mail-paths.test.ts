@@ -51,3 +51,15 @@ describe("attachment names", () => {
     expect(["a.pdf", "A.pdf", "a.pdf", "b", "b"].map(unique)).toEqual(["a.pdf", "A (2).pdf", "a (3).pdf", "b", "b (2)"]);
   });
 });
+
+describe("SMTP sender rate-limit keys", () => {
+  test("IPv4 as is, IPv4-mapped unwrapped, IPv6 by /64", async () => {
+    const { senderKey } = await import("../../src/smtp/server");
+    expect(senderKey("203.0.113.7")).toBe("203.0.113.7");
+    expect(senderKey("::ffff:203.0.113.7")).toBe("203.0.113.7");
+    expect(senderKey("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
+    expect(senderKey("2001:db8:1:2:bbbb:cccc:dddd:eeee")).toBe("2001:db8:1:2::/64");
+    expect(senderKey("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(senderKey("::1")).toBe("0:0:0:0::/64");
+  });
+});
