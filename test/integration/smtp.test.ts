@@ -129,7 +129,7 @@ describe("SMTP receiver", () => {
     await c.cmd("RCPT TO:<box1@in.test>");
     expect((await c.cmd("DATA")).code).toBe(354);
     c.write("Subject: half\r\n\r\n" + "partial line\r\n".repeat(2000));
-    await sleep(100);
+    for (let i = 0; i < 100 && !pendingTempFiles(r.tempDir).length; i++) await sleep(20);
     expect(pendingTempFiles(r.tempDir).length).toBe(1); // it was being streamed to disk
     c.close();
     for (let i = 0; i < 50 && pendingTempFiles(r.tempDir).length; i++) await sleep(20);
