@@ -7,7 +7,7 @@ import { join } from "node:path";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { tableResolver } from "../../src/features/mail/auth";
-import { messageJsonFor, readInboundMessage, type MessageJson } from "../../src/features/mail/inbound";
+import { messageFilesFor, messageJsonFor, readInboundMessage, type MessageFile, type MessageJson } from "../../src/features/mail/inbound";
 import { pendingTempFiles } from "../../src/smtp/server";
 import { startTestPier } from "../helpers/pier";
 import { acceptingHandler, RawSmtp, startReceiver, type Delivery, type Receiver } from "./smtp-harness";
@@ -18,7 +18,7 @@ const send = (port: number, mail: Parameters<ReturnType<typeof nodemailer.create
 
 describe("inbound message reading over SMTP", () => {
   let r: Receiver;
-  const filed: { json: MessageJson; files: Buffer[] }[] = [];
+  const filed: { json: MessageJson; files: Buffer[]; plan: MessageFile[] }[] = [];
   const deliveries: Delivery[] = [];
   let rejectDmarcFail = false;
   beforeAll(async () => {
@@ -28,7 +28,7 @@ describe("inbound message reading over SMTP", () => {
         const msg = await readInboundMessage(envelope, rawPath, session, { tempDir: join(r.dir, "mail"), mta: "mx.pier.test", resolver: dns, rejectDmarcFail });
         try {
           for (const rcpt of envelope.recipients)
-            filed.push({ json: messageJsonFor(msg, [rcpt.address]), files: msg.attachmentFiles.map((f) => readFileSync(f)) });
+            filed.push({ json: messageJsonFor(msg, [rcpt.address]), files: msg.attachmentFiles.map((f) => readFileSync(f)), plan: messageFilesFor(msg, rawPath, [rcpt.address]).files });
         } finally {
           await msg.cleanup();
         }
@@ -61,6 +61,14 @@ describe("inbound message reading over SMTP", () => {
     }]);
     expect(a!.files[0]!.equals(csv)).toBe(true);
     expect(JSON.parse(JSON.stringify(j))).toEqual(j); // plain JSON, ready to write as message.json
+    // What the filer writes into the bucket, in one version:
+    expect(a!.plan.map((f) => [f.path, f.contentType])).toEqual([
+      [j.folder + "message.eml", "message/rfc822"],
+      [j.folder + "message.json", "application/json"],
+      [j.folder + "attachments/invoice.csv", "text/csv"],
+    ]);
+    const jsonFile = a!.plan[1]!.source as { bytes: Uint8Array };
+    expect(JSON.parse(new TextDecoder().decode(jsonFile.bytes))).toEqual(j);
     expect(pendingTempFiles(r.tempDir)).toEqual([]);
     expect(pendingTempFiles(join(r.dir, "mail"))).toEqual([]);
   });

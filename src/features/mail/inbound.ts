@@ -12,7 +12,7 @@ import type { Deps } from "../../core/context";
 import { SmtpReply, type InboundEnvelope, type InboundHandler, type SmtpSessionInfo } from "../../smtp/server";
 import { shouldRejectForDmarc, verifyAuthentication, type AuthenticationResults } from "./auth";
 import { parseMessageFile, type DecodedMessage } from "./parse";
-import { attachmentPath, messageFolder } from "./paths";
+import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
 
 export const MESSAGE_JSON_VERSION = 1;
 
@@ -95,6 +95,27 @@ export function messageJsonFor(msg: InboundMessage, recipients: string[]): Messa
     attachments: msg.decoded.attachments.map((a) => ({ ...a, path: attachmentPath(folder, a.filename) })),
     authentication: msg.auth,
   };
+}
+
+/** One file of a filed message: bytes come from a local file or from memory. */
+export interface MessageFile {
+  path: string;
+  contentType: string;
+  source: { file: string } | { bytes: Uint8Array };
+}
+
+/**
+ * Everything to write into one bucket for this message, in one version: message.eml (from the
+ * raw temp file), message.json, and each attachment. The filer feeds this to the files service.
+ */
+export function messageFilesFor(msg: InboundMessage, rawPath: string, recipients: string[]): { json: MessageJson; files: MessageFile[] } {
+  const json = messageJsonFor(msg, recipients);
+  const files: MessageFile[] = [
+    { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: { file: rawPath } },
+    { path: messageJsonPath(json.folder), contentType: "application/json", source: { bytes: new TextEncoder().encode(JSON.stringify(json, null, 2) + "\n") } },
+    ...json.attachments.map((a, i) => ({ path: a.path!, contentType: a.content_type, source: { file: msg.attachmentFiles[i]! } })),
+  ];
+  return { json, files };
 }
 
 /**
