@@ -71,6 +71,7 @@ export class RawSmtp {
   private buf = "";
   private waiters: (() => void)[] = [];
   closed = false;
+  greeting: { code: number; text: string } = { code: 0, text: "" };
   private constructor(readonly socket: Socket) {
     socket.setEncoding("utf8");
     socket.on("data", (d: string) => {
@@ -92,7 +93,7 @@ export class RawSmtp {
     const socket = connect(port, "127.0.0.1");
     await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
     const c = new RawSmtp(socket);
-    await c.reply(); // greeting
+    c.greeting = await c.reply();
     return c;
   }
   /** The next complete reply (all lines of a multi-line reply). */

@@ -221,6 +221,26 @@ describe("SMTP receiver limits", () => {
     }
   });
 
+  test("concurrent connections per IP are capped with 421; closing one frees a slot", async () => {
+    const r = await startReceiver({ maxConnectionsPerIp: 2 });
+    try {
+      const a = await RawSmtp.open(r.port);
+      const b = await RawSmtp.open(r.port);
+      expect([a.greeting.code, b.greeting.code]).toEqual([220, 220]);
+      const c = await RawSmtp.open(r.port);
+      expect(c.greeting.code).toBe(421);
+      c.close();
+      a.close();
+      await sleep(100);
+      const d = await RawSmtp.open(r.port);
+      expect(d.greeting.code).toBe(220);
+      b.close();
+      d.close();
+    } finally {
+      await r.stop();
+    }
+  });
+
   test("without a certificate STARTTLS is not offered", async () => {
     const r = await startReceiver({ tls: null });
     try {
