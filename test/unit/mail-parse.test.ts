@@ -96,6 +96,18 @@ describe("parseMessageFile", () => {
     expect(message.attachments).toEqual([]);
   });
 
+  test("a failure after an attachment was extracted drops the partial attachments, without hanging", async () => {
+    const raw = "From: a@sender.test\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
+      "--b\r\nContent-Type: application/octet-stream; name=ok.bin\r\nContent-Transfer-Encoding: base64\r\n\r\n" + "QUJD\r\n".repeat(50_000) +
+      "--b\r\nContent-Type: text/plain\r\n" + Array.from({ length: 15_000 }, (_, i) => `X-P${i}: ${"p".repeat(90)}\r\n`).join("") + "\r\nbody\r\n--b--\r\n";
+    const tempDir = join(dir, "att-mid");
+    const { message, attachmentFiles } = await parseMessageFile(writeRaw(raw), { tempDir });
+    expect(message.parse_error).toBeString();
+    expect(message.attachments).toEqual([]);
+    expect(attachmentFiles).toEqual([]);
+    expect(readdirSync(tempDir)).toEqual([]);
+  });
+
   test("one enormous folded header line does not crash", async () => {
     const raw = "From: a@sender.test\r\nSubject: " + "word ".repeat(400_000) + "\r\n\r\nbody\r\n";
     const { message } = await parseMessageFile(writeRaw(raw), { tempDir: join(dir, "att4") });

@@ -167,6 +167,7 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
     await done;
   } catch (e) {
     input.destroy();
+    parser.destroy(); // also ends an attachment stream that was mid-way, closing its file
     message.parse_error = (e as Error).message || String(e);
   }
 
