@@ -19,6 +19,14 @@ export interface Config {
   httpsPort: number | null;
   /** null = SMTP receiver off. */
   smtpPort: number | null;
+  smtpMaxMessageBytes: number;
+  smtpMaxRecipients: number;
+  /** PEM paths; cert "off" = no STARTTLS; both null = self-signed fallback in the data dir. */
+  smtpTlsCert: string | null;
+  smtpTlsKey: string | null;
+  smtpRateLimitPerIp: number;
+  smtpRateLimitPerRecipient: number;
+  smtpRejectDmarcFail: boolean;
   host: string;
   secretKey: string | null;
   signupMode: SignupMode;
@@ -98,6 +106,13 @@ export const configOptions: Option[] = [
   { key: "httpPort", name: "http-port", default: "8080", help: "HTTP port (0 = any free port; the banner prints the bound one).", parse: port(false) },
   { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off. The built-in HTTPS listener (ACME certificates) is planned; until then terminate TLS in a reverse proxy.", parse: port(true) },
   { key: "smtpPort", name: "smtp-port", default: "2525", help: "SMTP receiver port (25 in production), or off.", parse: port(true) },
+  { key: "smtpMaxMessageBytes", name: "smtp-max-message-size", default: "31457280", help: "Largest message the SMTP receiver accepts, in bytes (announced as SIZE; 30 MiB).", parse: positiveInt },
+  { key: "smtpMaxRecipients", name: "smtp-max-recipients", default: "100", help: "Recipients per message; more are refused with 452.", parse: positiveInt },
+  { key: "smtpTlsCert", name: "smtp-tls-cert", default: "", help: "PEM certificate for SMTP STARTTLS, or off. Unset: a self-signed certificate generated into the data dir.", parse: optionalStr },
+  { key: "smtpTlsKey", name: "smtp-tls-key", default: "", help: "PEM private key for --smtp-tls-cert.", parse: optionalStr },
+  { key: "smtpRateLimitPerIp", name: "smtp-rate-limit-per-ip", default: "60", help: "Messages per minute one sending IP may start (over: 450, try later).", parse: positiveInt },
+  { key: "smtpRateLimitPerRecipient", name: "smtp-rate-limit-per-recipient", default: "120", help: "Messages per minute one receiving address may accept (over: 450, try later).", parse: positiveInt },
+  { key: "smtpRejectDmarcFail", name: "smtp-reject-dmarc-fail", default: "false", help: "Refuse (550) mail failing DMARC whose domain publishes p=reject or p=quarantine. Off: verdicts are only recorded.", parse: bool },
   { key: "secretKey", name: "secret-key", default: "", help: "Master key for encryption and signing (>= 32 chars). Generated into <data-dir>/secret.key when unset.", parse: secret },
   { key: "signupMode", name: "signup-mode", default: "invite", help: "open, invite or closed. The very first user can always sign up and becomes instance admin.", parse: oneOf("open", "invite", "closed") },
   { key: "defaultPlan", name: "default-plan", default: "free", help: "Plan given to new accounts.", parse: str },

@@ -18,6 +18,7 @@ import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
+import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 
 export interface StartOptions {
   clock?: Clock;
@@ -34,6 +35,8 @@ export interface Pier {
   httpPort: number;
   /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
   ports: { http: number; https: number | null; smtp: number | null };
+  /** The SMTP receiver, null when --smtp-port is off. */
+  smtp: MailReceiver | null;
   stop(): Promise<void>;
 }
 
@@ -76,17 +79,26 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   const app = buildApp(deps);
   dispatch = { app, sites: createSiteHandler(deps) };
+  let smtp: MailReceiver | null = null;
+  try {
+    if (config.smtpPort !== null) smtp = await startMailReceiver(deps);
+  } catch (e) {
+    http.stop(true);
+    deps.close();
+    throw e;
+  }
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
   let stopped = false;
   return {
-    deps, app, runner, http, httpPort: http.port!,
-    // The HTTPS and SMTP listeners fill in their bound ports here when they start.
-    ports: { http: http.port!, https: null, smtp: null },
+    deps, app, runner, http, httpPort: http.port!, smtp,
+    // The HTTPS listener fills in its bound port here when it starts.
+    ports: { http: http.port!, https: null, smtp: smtp?.port ?? null },
     async stop() {
       if (stopped) return;
       stopped = true;
       await http.stop();
+      await smtp?.stop();
       await runner.stop();
       deps.close();
     },

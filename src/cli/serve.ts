@@ -13,7 +13,7 @@ export function serveHelp(): string {
  * The start-up banner: the addresses and the ports actually bound (port 0 resolved), and any
  * configuration warnings. It never shows secrets: the secret key is only named by where it lives.
  */
-export function startupBanner(pier: Pick<Pier, "deps" | "ports">, warnings: string[] = []): string {
+export function startupBanner(pier: Pick<Pier, "deps" | "ports"> & { smtp?: Pier["smtp"] }, warnings: string[] = []): string {
   const { urls, config } = pier.deps;
   const { http, https, smtp } = pier.ports;
   const lines = [
@@ -23,7 +23,7 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports">, warnings: stri
     `  API reference      ${urls.docsUrl}`,
     `  HTTP               ${config.host}:${http}`,
     `  HTTPS              ${https !== null ? `${config.host}:${https}` : config.httpsPort === null ? "off" : "not started"}`,
-    `  SMTP               ${smtp !== null ? `${config.host}:${smtp}  (mail for *@${urls.mailDomain})` : config.smtpPort === null ? "off" : "not started"}`,
+    `  SMTP               ${smtp !== null ? `${config.host}:${smtp}  (mail for *@${urls.mailDomain}; STARTTLS: ${pier.smtp?.tlsSource ?? "off"})` : config.smtpPort === null ? "off" : "not started"}`,
     `  Data               ${config.dataDir}`,
     `  Secret key         ${config.secretKey ? "from PIER_SECRET_KEY / --secret-key" : `${config.dataDir}/secret.key`}`,
   ];
