@@ -23,7 +23,7 @@ export function declared(f: LocalFile) {
 }
 
 export async function putBytes(upload: { url: string; headers: Record<string, string> }, body: Uint8Array | string): Promise<Response> {
-  return fetch(upload.url, { method: "PUT", headers: upload.headers, body });
+  return fetch(upload.url, { method: "PUT", headers: upload.headers, body: body as BodyInit });
 }
 
 /** Direct upload + PUT + attach; returns the attach response. */

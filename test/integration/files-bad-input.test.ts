@@ -112,7 +112,7 @@ describe("declared sizes and checksums", () => {
     const f = textFile("lie.txt", "twelve bytes");
     const d = { ...declared(f), byte_size: 5 };
     const r = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path: f.path, blob: d } });
-    const put = await fetch(r.body.data.upload.url, { method: "PUT", headers: r.body.data.upload.headers, body: f.bytes });
+    const put = await fetch(r.body.data.upload.url, { method: "PUT", headers: r.body.data.upload.headers, body: f.bytes as BodyInit });
     expect(put.status).toBe(400);
     expect(((await put.json()) as any).error.code).toBe("UPLOAD_SIZE_MISMATCH");
     const attach = await t.api("POST", `/api/v1/buckets/${bucket}/files`, { key: u.key, body: { signed_blob_id: r.body.data.signed_blob_id } });
