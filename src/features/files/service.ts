@@ -6,7 +6,7 @@ import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { loadBucket } from "../buckets/access";
 import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "../storage/tokens";
-import type { FileRow } from "./commit";
+import { latestVersion, type FileRow } from "./commit";
 import { baseName, normalizePath } from "./paths";
 import { presentFile } from "./present";
 
@@ -38,7 +38,8 @@ export function listFiles(deps: Deps, actor: Actor, bucketId: string, q: { limit
   // Substring match on the path (`_email/` finds every file under any _email folder).
   const where = filter ? and(eq(files.bucketId, bucket.id), sql`instr(${files.path}, ${filter}) > 0`) : eq(files.bucketId, bucket.id);
   const rows = deps.db.select().from(files).where(where).orderBy(asc(files.path)).limit(limit).offset(offset).all();
-  const total = deps.db.select({ n: count() }).from(files).where(where).get()!.n;
+  // Without a filter the latest version already knows the count: no scan of the bucket per page.
+  const total = filter ? deps.db.select({ n: count() }).from(files).where(where).get()!.n : (latestVersion(deps.db, bucket.id)?.fileCount ?? 0);
   const locks = lockViews(deps, actor, bucket.id);
   return {
     files: rows.map((f) => presentFile(deps, f, locks.get(f.path))),

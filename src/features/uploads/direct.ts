@@ -24,7 +24,10 @@ export interface DirectUploadInput {
 const signedBlobId = (deps: Deps, entryId: string) => `${entryId}--${deps.secrets.sign("storage-url", `blob.${entryId}`)}`;
 
 function entryIdOf(deps: Deps, signed: string): string {
-  const [id, sig] = signed.split("--");
+  // Entry ids never contain "-"; the base64url signature may.
+  const at = signed.indexOf("--");
+  const id = at > 0 ? signed.slice(0, at) : "";
+  const sig = at > 0 ? signed.slice(at + 2) : "";
   if (!id || !sig || !deps.secrets.verify("storage-url", `blob.${id}`, sig)) {
     throw new ApiError("UPLOAD_NOT_FOUND", "The signed_blob_id is not one Pier issued.");
   }
