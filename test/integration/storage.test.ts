@@ -138,3 +138,26 @@ describe("PUT /_storage/<token>", () => {
     t.clock.advance(-10 * 60_000);
   });
 });
+
+describe("content sniffing", () => {
+  test("an ELF or PE executable renamed to .txt is refused at PUT and not stored", async () => {
+    const elf = new Uint8Array(8192);
+    elf.set([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]);
+    const pe = new Uint8Array(512);
+    pe.set([0x4d, 0x5a]);
+    new DataView(pe.buffer).setUint32(0x3c, 0x80, true);
+    pe.set([0x50, 0x45, 0, 0], 0x80);
+    for (const bytes of [elf, pe]) {
+      const before = storedBlobCount();
+      const f = { path: "innocent.txt", bytes, contentType: "text/plain" };
+      const r = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path: f.path, blob: declared(f) } });
+      const res = await putBytes(r.body.data.upload, bytes);
+      expect(res.status).toBe(422);
+      expect(await errorCode(res)).toBe("FORBIDDEN_FILE_TYPE");
+      expect(storedBlobCount()).toBe(before);
+    }
+    // Text that merely starts with "MZ" is fine.
+    const { f, data } = await descriptorFor("mz.txt", "MZ is a fine start for a text file");
+    expect((await putBytes(data.upload, f.bytes)).status).toBe(200);
+  });
+});

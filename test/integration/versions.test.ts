@@ -72,3 +72,18 @@ describe("bucket versions", () => {
     t.clock.advance(-48 * 3600_000);
   });
 });
+
+describe("bucket deletion hooks", () => {
+  test("countBucketContents and deleteBucketContentsBatch empty a bucket in bounded batches", async () => {
+    const { countBucketContents, deleteBucketContentsBatch } = await import("../../src/features/files/bucket-contents");
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, Array.from({ length: 20 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
+    const c = countBucketContents(t.pier.deps.db, bucket);
+    expect(c.files).toBe(20);
+    expect(c.versions).toBe(1);
+    let batches = 0;
+    while (deleteBucketContentsBatch(t.pier.deps.db, bucket, 15) > 0) batches++;
+    expect(batches).toBeGreaterThan(2);
+    expect(countBucketContents(t.pier.deps.db, bucket).items).toBe(0);
+  });
+});

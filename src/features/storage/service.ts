@@ -7,6 +7,7 @@ import { ApiError } from "../../core/errors";
 import { BlobMismatchError } from "../../blobs/store";
 import { uploadEntries, uploadSessions } from "../../db/schema";
 import { assertAllowedFile } from "../files/forbidden";
+import { refuseExecutables } from "../files/sniff";
 import { verifyToken, type GetClaims, type PutClaims } from "./tokens";
 
 const empty = (async function* () {})();
@@ -43,7 +44,7 @@ export async function receiveUpload(deps: Deps, token: string, headers: Headers,
     throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body is ${declaredLength} bytes; the descriptor is for ${claims.s}. Nothing was stored.`, { expected: claims.s, actual: Number(declaredLength) });
   }
   try {
-    const info = await deps.blobs.put((body as unknown as AsyncIterable<Uint8Array> | null) ?? empty, { size: claims.s, md5: claims.m, sha256: claims.h });
+    const info = await deps.blobs.put(refuseExecutables((body as unknown as AsyncIterable<Uint8Array> | null) ?? empty, entry.path), { size: claims.s, md5: claims.m, sha256: claims.h });
     return { sha256: info.sha256, byte_size: info.size, checksum: info.md5, path: entry.path };
   } catch (e) {
     if (e instanceof BlobMismatchError) {
