@@ -2,7 +2,7 @@
 // fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
 // whole blob or nothing under its name.
 import { writeSync } from "node:fs";
-import { mkdir, open, opendir, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { randomToken } from "../core/ids";
 import { BlobMismatchError, isSha256, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
@@ -63,6 +63,10 @@ export class DiskBlobStore implements BlobStore {
       const final = this.pathOf(info.sha256);
       if (await this.has(info.sha256)) {
         await unlink(tmpPath); // deduplicated: the same bytes are already stored
+        // Fresh mtime: a GC sweep that snapshotted references before this upload's entry
+        // existed must see the blob as young (inside the grace period) and keep it.
+        const now = new Date();
+        await utimes(final, now, now).catch(() => {});
       } else {
         const dir = final.slice(0, final.lastIndexOf("/"));
         await mkdir(dir, { recursive: true });

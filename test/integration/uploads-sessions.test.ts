@@ -135,4 +135,15 @@ describe("upload session edges", () => {
     expect(r.body.error.code).toBe("BUCKET_LOCKED");
     expect(r.body.error.details.retry_after).toBeGreaterThan(0);
   });
+
+  test("a delete_missing session that declared nothing is refused instead of emptying the bucket", async () => {
+    const bucket = await newBucket(t, u.key);
+    const pre = await open(bucket);
+    await declareAndPut(bucket, pre, [textFile("precious.txt", "p")]);
+    await t.api("POST", `${base(bucket)}/${pre}/finalize`, { key: u.key, body: { complete: true } });
+    const sid = await open(bucket, { delete_missing: true });
+    const r = await t.api("POST", `${base(bucket)}/${sid}/finalize`, { key: u.key, body: { complete: true } });
+    expect(r.body.error.code).toBe("UPLOAD_INCOMPLETE");
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files).toHaveLength(1);
+  });
 });

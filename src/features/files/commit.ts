@@ -118,7 +118,8 @@ export function commitChanges(deps: Deps, writer: Writer, bucketId: string, chan
     return transaction(db, (tx) => commitInTx(deps, writer, bucketId, changes, opts, tx));
   } catch (e) {
     // Another process (the CLI, a second server by mistake) holds the write lock past the busy timeout.
-    if ((e as { code?: string })?.code === "SQLITE_BUSY") {
+    const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+    if (code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT") {
       throw new ApiError("DATABASE_BUSY_RETRY", "The database is busy with another change; retry shortly.", { retry_after: 1 }, 1);
     }
     throw e;

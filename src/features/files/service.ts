@@ -79,3 +79,13 @@ export function fileHistory(deps: Deps, actor: Actor, bucketId: string, fileId: 
     })),
   };
 }
+
+/** The bytes of a file (for MCP `bucket_file_read`, publishing, previews). Bounded by `maxBytes`. */
+export async function readFileBytes(deps: Deps, actor: Actor, bucketId: string, rawPath: string, maxBytes = 10 * 1024 * 1024) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const path = normalizePath(rawPath);
+  const f = fileByPath(bucket.id, path, deps.db);
+  if (!f) throw new ApiError("FILE_NOT_FOUND", `No file at ${path} in bucket ${bucket.id}.`, { path });
+  if (f.size > maxBytes) throw new ApiError("FILE_TOO_LARGE", `${path} is ${f.size} bytes; read at most ${maxBytes} this way (download it instead).`, { path, max_bytes: maxBytes });
+  return { file: f, bytes: await deps.blobs.file(f.sha256).bytes() };
+}

@@ -216,6 +216,12 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
         expected_file_count: session.expectedFileCount, declared_files_count: declared,
       });
     }
+    if (session.deleteMissing && declared === 0) {
+      // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
+      throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
+        expected_file_count: session.expectedFileCount, declared_files_count: 0,
+      });
+    }
     const { missing } = await uploadedSplit(deps, pending);
     if (missing.length) {
       throw new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
