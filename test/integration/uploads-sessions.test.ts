@@ -146,4 +146,15 @@ describe("upload session edges", () => {
     expect(r.body.error.code).toBe("UPLOAD_INCOMPLETE");
     expect((await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files).toHaveLength(1);
   });
+
+  test("two concurrent finalize calls of one session both answer success, one version of the files", async () => {
+    const bucket = await newBucket(t, u.key);
+    const sid = await open(bucket, { expected_file_count: 20 });
+    await declareAndPut(bucket, sid, Array.from({ length: 20 }, (_, i) => textFile(`c${i}.txt`, `c${i}`)));
+    const [a, b] = await Promise.all([0, 1].map(() => t.api("POST", `${base(bucket)}/${sid}/finalize`, { key: u.key, body: { complete: true } })));
+    expect([a!.status, b!.status]).toEqual([200, 200]);
+    const versions = (await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key })).body.data.versions;
+    expect(versions.filter((v: any) => v.changed_paths_count > 0)).toHaveLength(1);
+    expect(versions[versions.length - 1].file_count).toBe(20);
+  });
 });

@@ -74,14 +74,21 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
     bucket = loadBucket(deps, writer, bucketId, "bucket_write", tx);
     assertMutable(deps, writer, bucket, { allowArchived: opts.allowArchived }, tx);
   }
-  // A finalize still committing its chunks: other writes wait rather than interleave with it.
-  const busy = tx.select({ id: uploadSessions.id }).from(uploadSessions)
-    .where(and(eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), opts.sessionId ? ne(uploadSessions.id, opts.sessionId) : undefined))
+  assertNoUploadCommitting(bucketId, tx, opts.sessionId);
+  return bucket;
+}
+
+/**
+ * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
+ * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
+ */
+export function assertNoUploadCommitting(bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+  const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
+    .where(and(eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined))
     .get();
   if (busy) {
     throw new ApiError("DATABASE_BUSY_RETRY", `Upload session ${busy.id} is still committing to this bucket; retry shortly.`, { retry_after: 2, upload_session_id: busy.id }, 2);
   }
-  return bucket;
 }
 
 /** Refuse when another credential holds an unexpired lock on any of these paths. */

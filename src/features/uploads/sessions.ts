@@ -234,7 +234,17 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   if (!last && session.status === "open") {
     transaction(deps.db, (tx) => tx.update(uploadSessions).set({ status: "finalizing", updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, session.id)).run());
   }
-  const r = commitEntries(deps, actor, { ...session, status: last ? session.status : "finalizing" }, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last });
+  let r: ReturnType<typeof commitEntries>;
+  try {
+    r = commitEntries(deps, actor, { ...session, status: last ? session.status : "finalizing" }, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last });
+  } catch (e) {
+    // A concurrent repeat of this call (client retry) finished the session first: same answer.
+    const now = loadSession(deps, actor, bucketId, sessionId);
+    if (e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" && now.status === "completed") {
+      return { pending: false, data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId } };
+    }
+    throw e;
+  }
   if (!last) {
     return {
       pending: true, retryAfter: uploadLimits.finalizeRetryAfterS,
