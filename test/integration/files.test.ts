@@ -165,3 +165,21 @@ describe("templates", () => {
     expect(none.body.error.code).toBe("TEMPLATE_NOT_FOUND");
   });
 });
+
+describe("writeFiles (for inbound mail, publishing, templates)", () => {
+  test("writes several files from bytes as one version; refuses bad paths and forbidden types", async () => {
+    const { writeFiles } = await import("../../src/features/files/write");
+    const bucket = await newBucket(t, u.key);
+    const r = await writeFiles(t.pier.deps, { kind: "system", name: "inbound-mail" }, bucket, [
+      { path: "_email/2026/11/msg.eml", bytes: "Subject: hello\r\n\r\nbody", contentType: "message/rfc822" },
+      { path: "_email/2026/11/attachment.pdf", bytes: new Uint8Array([37, 80, 68, 70]) },
+    ], { kind: "write", comment: "mail from a@example.com" });
+    expect(r.version!.changedCount).toBe(2);
+    expect(r.version!.author).toBe("system:inbound-mail");
+    const listed = (await t.api("GET", `/api/v1/buckets/${bucket}/files?q=_email/`, { key: u.key })).body.data.files;
+    expect(listed.map((f: any) => [f.path, f.content_type])).toEqual([["_email/2026/11/attachment.pdf", "application/pdf"], ["_email/2026/11/msg.eml", "message/rfc822"]]);
+    await expect(writeFiles(t.pier.deps, { kind: "system", name: "x" }, bucket, [{ path: "../x", bytes: "x" }])).rejects.toMatchObject({ code: "INVALID_PATH" });
+    await expect(writeFiles(t.pier.deps, { kind: "system", name: "x" }, bucket, [{ path: "a.exe", bytes: "x" }])).rejects.toMatchObject({ code: "FORBIDDEN_FILE_TYPE" });
+    expect(await versionCount(bucket)).toBe(1);
+  });
+});
