@@ -157,4 +157,20 @@ describe("upload session edges", () => {
     expect(versions.filter((v: any) => v.changed_paths_count > 0)).toHaveLength(1);
     expect(versions[versions.length - 1].file_count).toBe(20);
   });
+
+  test("closed sessions and committed entries are pruned after the retention period; files stay", async () => {
+    const bucket = await newBucket(t, u.key);
+    const sid = await open(bucket);
+    const d = await declareAndPut(bucket, sid, [textFile("stay.txt", "s")]);
+    await t.api("POST", `${base(bucket)}/${sid}/finalize`, { key: u.key, body: { complete: true } });
+    t.clock.advance(8 * 24 * 3600_000);
+    t.pier.deps.jobs.enqueue("uploads.expire");
+    await t.pier.runner.drain();
+    const gone = await t.api("GET", `${base(bucket)}/${sid}`, { key: u.key });
+    expect(gone.body.error.code).toBe("UPLOAD_SESSION_NOT_FOUND");
+    const reuse = await putBytes(d.uploads[0].upload, "s");
+    expect(reuse.status).toBeGreaterThanOrEqual(400);
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files.map((f: any) => f.path)).toEqual(["stay.txt"]);
+    t.clock.advance(-8 * 24 * 3600_000);
+  });
 });

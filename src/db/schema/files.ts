@@ -81,7 +81,11 @@ export const uploadSessions = sqliteTable("upload_sessions", {
   updatedAt: text("updated_at").notNull(),
   expiresAt: text("expires_at").notNull(),
   closedAt: text("closed_at"),
-}, (t) => [index("upload_sessions_bucket").on(t.bucketId, t.status), index("upload_sessions_due").on(t.status, t.expiresAt)]);
+}, (t) => [
+  index("upload_sessions_bucket").on(t.bucketId, t.status),
+  index("upload_sessions_due").on(t.status, t.expiresAt),
+  index("upload_sessions_closed").on(t.status, t.closedAt),
+]);
 
 /** One declared file: of a session, or of a direct upload (session null). */
 export const uploadEntries = sqliteTable("upload_entries", {
@@ -104,6 +108,7 @@ export const uploadEntries = sqliteTable("upload_entries", {
   index("upload_entries_session").on(t.sessionId, t.status, t.path),
   index("upload_entries_sha256").on(t.sha256),
   index("upload_entries_due").on(t.status, t.expiresAt),
+  index("upload_entries_finalized").on(t.status, t.finalizedAt),
 ]);
 
 export const fileLocks = sqliteTable("file_locks", {

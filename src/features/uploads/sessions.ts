@@ -25,6 +25,8 @@ export const uploadLimits = {
   /** Files committed per finalize call before answering 202 finalize_pending. */
   finalizeChunk: 1000,
   finalizeRetryAfterS: 1,
+  /** Closed sessions and committed upload entries are pruned after this long. */
+  closedRetentionMs: 7 * 24 * 3600_000,
 };
 
 export function presentSession(s: UploadSessionRow, extra: Record<string, unknown> = {}) {
@@ -275,12 +277,20 @@ function expireSession(deps: Deps, s: UploadSessionRow, db: DbOrTx): void {
 }
 
 /** Periodic job: expire abandoned sessions (releasing their locks) and stale direct uploads. */
-export function expireUploads(deps: Deps): { sessions: number; direct_uploads: number } {
+export function expireUploads(deps: Deps): { sessions: number; direct_uploads: number; pruned: number } {
   const now = deps.clock.now().toISOString();
   const due = deps.db.select().from(uploadSessions).where(and(inArray(uploadSessions.status, ["open", "finalizing"]), lte(uploadSessions.expiresAt, now))).limit(500).all();
   for (const s of due) expireSession(deps, s, deps.db);
   const direct = transaction(deps.db, (tx) => tx.delete(uploadEntries).where(and(
     sql`${uploadEntries.sessionId} IS NULL`, eq(uploadEntries.status, "pending"), lte(uploadEntries.expiresAt, now),
   )).returning({ id: uploadEntries.id }).all().length);
-  return { sessions: due.length, direct_uploads: direct };
+  // Closed sessions and committed entries are bookkeeping only (the versions hold the files):
+  // prune them after a retention period so these tables do not grow with history.
+  const cutoff = new Date(deps.clock.now().getTime() - uploadLimits.closedRetentionMs).toISOString();
+  const pruned = transaction(deps.db, (tx) => {
+    const entries = tx.delete(uploadEntries).where(and(eq(uploadEntries.status, "finalized"), lte(uploadEntries.finalizedAt, cutoff))).returning({ id: uploadEntries.id }).all().length;
+    const sessions = tx.delete(uploadSessions).where(and(inArray(uploadSessions.status, ["completed", "cancelled", "expired"]), lte(uploadSessions.closedAt, cutoff))).returning({ id: uploadSessions.id }).all().length;
+    return entries + sessions;
+  });
+  return { sessions: due.length, direct_uploads: direct, pruned };
 }

@@ -79,6 +79,7 @@ CREATE TABLE `upload_entries` (
 CREATE INDEX `upload_entries_session` ON `upload_entries` (`session_id`,`status`,`path`);--> statement-breakpoint
 CREATE INDEX `upload_entries_sha256` ON `upload_entries` (`sha256`);--> statement-breakpoint
 CREATE INDEX `upload_entries_due` ON `upload_entries` (`status`,`expires_at`);--> statement-breakpoint
+CREATE INDEX `upload_entries_finalized` ON `upload_entries` (`status`,`finalized_at`);--> statement-breakpoint
 CREATE TABLE `upload_sessions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`bucket_id` text NOT NULL,
@@ -100,4 +101,5 @@ CREATE TABLE `upload_sessions` (
 );
 --> statement-breakpoint
 CREATE INDEX `upload_sessions_bucket` ON `upload_sessions` (`bucket_id`,`status`);--> statement-breakpoint
-CREATE INDEX `upload_sessions_due` ON `upload_sessions` (`status`,`expires_at`);
+CREATE INDEX `upload_sessions_due` ON `upload_sessions` (`status`,`expires_at`);--> statement-breakpoint
+CREATE INDEX `upload_sessions_closed` ON `upload_sessions` (`status`,`closed_at`);
