@@ -151,7 +151,7 @@ const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256:
  * Commit `entries` (re-checked inside the transaction: still pending) plus `deletions`, mark
  * them finalized, and update the session counters. One transaction, one version.
  */
-function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean }) {
+function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean }) {
   return transaction(deps.db, (tx) => {
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
     const entries = pendingOf(tx, s.id).filter((e) => ids.has(e.id));
@@ -172,7 +172,8 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
       deletedCount: s.deletedCount + result.deleted.length,
       lastVersionId: result.version?.id ?? s.lastVersionId,
       updatedAt: now,
-      ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: s.status }),
+      // "finalizing" is set in the same transaction as the first chunk: a failed chunk leaves the session open.
+      ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: opts.finalizing ? "finalizing" as const : s.status }),
     }).where(eq(uploadSessions.id, s.id)).returning().get()!;
     if (opts.close) releaseSessionLock(deps, s.bucketId, tx);
     return { session: updated, version: result.version, finalized: entries.length, deleted: result.deleted.length };
@@ -233,12 +234,9 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   }
   const chunk = pending.slice(0, uploadLimits.finalizeChunk);
   const last = pending.length <= uploadLimits.finalizeChunk;
-  if (!last && session.status === "open") {
-    transaction(deps.db, (tx) => tx.update(uploadSessions).set({ status: "finalizing", updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, session.id)).run());
-  }
   let r: ReturnType<typeof commitEntries>;
   try {
-    r = commitEntries(deps, actor, { ...session, status: last ? session.status : "finalizing" }, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last });
+    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last });
   } catch (e) {
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
     const now = loadSession(deps, actor, bucketId, sessionId);
