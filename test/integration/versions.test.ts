@@ -32,6 +32,8 @@ describe("bucket versions", () => {
     const got = await t.api("GET", `/api/v1/buckets/${bucket}/versions/${first.id}`, { key: u.key });
     expect(got.body.data.version.changes.map((c: any) => `${c.change} ${c.path}`)).toEqual(["written about.html", "written index.html"]);
 
+    const snap = await t.api("GET", `/api/v1/buckets/${bucket}/versions/${versions[1].id}/files`, { key: u.key });
+    expect(snap.body.data.files.map((f: any) => f.path)).toEqual(["about.html", "index.html", "new.html"]);
     const restore = await t.api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { key: u.key, body: { version_id: first.id, comment: "back to v1" } });
     expect(restore.status).toBe(201);
     expect(restore.body.data.version).toMatchObject({ number: 4, kind: "restore", comment: "back to v1", restored_from: first.id, file_count: 2 });

@@ -98,3 +98,18 @@ export function restoreVersion(deps: Deps, actor: Actor, bucketId: string, input
     return { version: presentVersion(r.version!), restored_from: target.id };
   });
 }
+
+/** The files of one version, in path order (a page of its snapshot). */
+export function versionFiles(deps: Deps, actor: Actor, bucketId: string, versionId: string, page: { limit?: number; offset?: number }) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const v = versionRow(bucket.id, versionId, deps.db);
+  const limit = Math.min(Math.max(page.limit ?? 100, 1), 1000);
+  const offset = Math.max(page.offset ?? 0, 0);
+  const all = snapshotAt(deps.db, bucket.id, v.number).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const rows = all.slice(offset, offset + limit);
+  return {
+    version: presentVersion(v),
+    files: rows.map((e) => ({ path: e.path, file_id: e.fileId, byte_size: e.blob.size, content_type: e.blob.contentType, checksum: e.blob.md5, sha256: e.blob.sha256 })),
+    pagination: { limit, offset, total_count: all.length, has_more: offset + rows.length < all.length, next_offset: offset + rows.length < all.length ? offset + rows.length : null },
+  };
+}
