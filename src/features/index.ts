@@ -4,8 +4,10 @@ import type { Deps } from "../core/context";
 import type { authPlugin } from "../http/auth";
 import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
+import { fileFeatureRoutes } from "./files";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
-    .use(accountRoutes(deps, auth));
+    .use(accountRoutes(deps, auth))
+    .use(fileFeatureRoutes(deps, auth));
