@@ -8,7 +8,9 @@ import type { Deps } from "../core/context";
  * One SQL query per table column that references blobs. Features that store blob references
  * add their query here, so the collector can never miss a reference.
  */
-export const blobReferenceQueries: string[] = [];
+export const blobReferenceQueries: string[] = [
+  "SELECT blob_sha256 AS sha256 FROM deploy_files UNION SELECT gzip_sha256 FROM deploy_files WHERE gzip_sha256 IS NOT NULL UNION SELECT br_sha256 FROM deploy_files WHERE br_sha256 IS NOT NULL",
+];
 
 export const GC_GRACE_MS = 24 * 3600_000;
 

@@ -1,3 +1,5 @@
 export * from "./accounts";
 export * from "./buckets";
 export * from "./jobs";
+export * from "./publish";
+export * from "./outbound-mail";
