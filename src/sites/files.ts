@@ -27,7 +27,8 @@ export class FileServer {
     this.memory = new LRUCache<string, Uint8Array>({ maxSize: maxBytes, sizeCalculation: (b) => b.byteLength || 1 });
   }
 
-  async serve(req: Request, f: DeployFile, o: ServeOptions): Promise<Response> {
+  /** Synchronous when the bytes are in memory (the hot path): no promise per request. */
+  serve(req: Request, f: DeployFile, o: ServeOptions): Response | Promise<Response> {
     const headers: Record<string, string> = {
       "content-type": f.contentType,
       "cache-control": o.cacheControl,
@@ -63,7 +64,9 @@ export class FileServer {
       return new Response(null, { status: 304, headers: h });
     }
 
-    const body = await this.body(sha, size);
+    let body: Uint8Array | Blob | undefined;
+    if (size > MEMORY_FILE_LIMIT) body = this.blobs.file(sha);
+    else if (!(body = this.memory.get(sha))) return this.load(sha).then(() => this.serve(req, f, o));
     if (range) {
       const ifRange = req.headers.get("if-range");
       const r = ifRange !== null && ifRange.trim() !== etag ? { kind: "none" as const } : parseRange(range, size);
@@ -79,9 +82,8 @@ export class FileServer {
     return new Response(body as BodyInit, { status: o.status ?? 200, headers });
   }
 
-  /** Bytes of a stored representation: memory for small hot files, a sendfile-able Bun file otherwise. */
-  private async body(sha: string, size: number): Promise<Uint8Array | Blob> {
-    if (size > MEMORY_FILE_LIMIT) return this.blobs.file(sha);
+  /** Read a small file into memory (big files are never loaded: they go out with sendfile). */
+  private async load(sha: string): Promise<Uint8Array> {
     let bytes = this.memory.get(sha);
     if (!bytes) {
       bytes = await this.blobs.file(sha).bytes();
@@ -90,8 +92,8 @@ export class FileServer {
     return bytes;
   }
 
-  /** Read a small stored file as text (README rendering). */
+  /** Read a stored file as text (README rendering). */
   async text(sha: string, size: number): Promise<string> {
-    return new TextDecoder().decode(size > MEMORY_FILE_LIMIT ? await this.blobs.file(sha).bytes() : await this.body(sha, size) as Uint8Array);
+    return new TextDecoder().decode(size > MEMORY_FILE_LIMIT ? await this.blobs.file(sha).bytes() : await this.load(sha));
   }
 }

@@ -15,11 +15,13 @@ export function parseRequestPath(rawPath: string): ParsedPath {
   const out: string[] = [];
   for (const raw of rawSegments.split("/")) {
     if (raw === "") return { ok: false }; // "//": never produced by a link, only by probing
-    let seg: string;
-    try {
-      seg = decodeURIComponent(raw);
-    } catch {
-      return { ok: false };
+    let seg = raw;
+    if (raw.includes("%")) {
+      try {
+        seg = decodeURIComponent(raw);
+      } catch {
+        return { ok: false };
+      }
     }
     // After one decode: no separators smuggled in (%2f, %5c), no NUL/control bytes, no dot segments.
     if (seg === "." || seg === ".." || /[\/\\\u0000-\u001f\u007f]/.test(seg)) return { ok: false };

@@ -29,9 +29,12 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const files = new FileServer(deps.blobs);
   const autoIndex = new AutoIndex(deps, files);
   let templates: SiteTemplates | null = null;
+  const loading = loadSiteTemplates().then((t) => (templates = t));
 
-  return async (req, hostKind) => {
-    const t = templates ?? (templates = await loadSiteTemplates());
+  // Not async on purpose: a cached small file is answered without creating a promise.
+  const handle: SiteHandler = (req, hostKind) => {
+    const t = templates;
+    if (t === null) return loading.then(() => handle(req, hostKind));
     if (hostKind.kind !== "site") return noSite(t, NO_HEADERS); // custom domains: same lookup, later
     const site = directory.byLabel(hostKind.label);
     const extra = site?.kind === "preview" || hostKind.label.startsWith("preview-") ? PREVIEW_HEADERS : NO_HEADERS;
@@ -59,11 +62,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
 
     // Pier's own endpoints on site hosts live under /_pier/ (a site's own _pier/ folder is shadowed).
     if (path === "_pier" || path.startsWith("_pier/")) {
-      if (method === "POST" && path.startsWith("_pier/gate/")) {
-        const res = await handleGatePost(gate(), req, path.slice("_pier/gate/".length));
-        if (res) return res;
-      }
-      return pageResponse(t, 404, "Not found", messageBody("Not found", "There is nothing at this address."), extra);
+      const notHere = () => pageResponse(t, 404, "Not found", messageBody("Not found", "There is nothing at this address."), extra);
+      if (method === "POST" && path.startsWith("_pier/gate/")) return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
+      return notHere();
     }
     if (method !== "GET" && method !== "HEAD") {
       return new Response(null, { status: 405, headers: { allow: "GET, HEAD", "cache-control": "no-store", ...extra } });
@@ -83,11 +84,12 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       const index = m.files.get(`${base}index.html`) ?? m.files.get(`${base}index.htm`);
       if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
       if (m.dirs.has(path)) {
-        const page = await autoIndex.render(t, site, m, path);
-        const headers = { "content-type": "text/html; charset=utf-8", "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML, etag: page.etag,
-          "content-security-policy": AUTOINDEX_CSP, "x-content-type-options": "nosniff", ...extra };
-        if (noneMatch(req.headers.get("if-none-match"), page.etag)) return new Response(null, { status: 304, headers });
-        return new Response(page.html, { headers });
+        return autoIndex.render(t, site, m, path).then((page) => {
+          const headers = { "content-type": "text/html; charset=utf-8", "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML, etag: page.etag,
+            "content-security-policy": AUTOINDEX_CSP, "x-content-type-options": "nosniff", ...extra };
+          if (noneMatch(req.headers.get("if-none-match"), page.etag)) return new Response(null, { status: 304, headers });
+          return new Response(page.html, { headers });
+        });
       }
       return missing(req, t, site, m, path, cacheFor, extra);
     }
@@ -99,6 +101,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     }
     return missing(req, t, site, m, path, cacheFor, extra);
   };
+  return handle;
 
   /**
    * Nothing at this path. spa: deep links get the root index page (200) when the last segment
