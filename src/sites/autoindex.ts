@@ -67,10 +67,10 @@ export class AutoIndex {
       readme = `<section class="pier-readme">${readme}</section>`;
       break;
     }
-    const title = site.title || (dir === "" ? site.slug : `${site.title || site.slug}: /${dir}/`);
+    const name = site.title || site.slug;
     const filesHtml = `<table class="pier-files"><tbody>${rows.join("")}</tbody></table>${readme}`;
     const html = fillTemplate(template, {
-      title: escapeHtml(dir === "" ? title : `/${dir}/ · ${site.title || site.slug}`),
+      title: escapeHtml(dir === "" ? name : `/${dir}/ · ${name}`),
       description: escapeHtml(site.description),
       files: filesHtml,
       theme_switch: THEME_SWITCH,

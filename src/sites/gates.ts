@@ -107,8 +107,17 @@ async function readForm(req: Request): Promise<Record<string, string> | null> {
   if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return null;
   const len = Number(req.headers.get("content-length") ?? "0");
   if (len > MAX_FORM_BYTES) return null;
-  const text = await req.text();
-  if (text.length > MAX_FORM_BYTES) return null;
+  // A chunked body has no length up front: read at most MAX_FORM_BYTES, never the whole stream.
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_FORM_BYTES) return null;
+      chunks.push(chunk);
+    }
+  }
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
   const out: Record<string, string> = {};
   for (const [k, v] of new URLSearchParams(text)) out[k] = v;
   return out;

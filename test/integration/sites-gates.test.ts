@@ -124,6 +124,10 @@ describe("password gate", () => {
     expect(r.status).toBe(400);
     const huge = await siteFetch(t, locked.host, "/_pier/gate/password", { method: "POST", headers: form, body: "password=" + "x".repeat(20_000) });
     expect(huge.status).toBe(400);
+    // Chunked, no Content-Length: still cut off.
+    const stream = new ReadableStream({ start(c) { for (let i = 0; i < 20; i++) c.enqueue(new TextEncoder().encode("x".repeat(1000))); c.close(); } });
+    const chunked = await siteFetch(t, locked.host, "/_pier/gate/password", { method: "POST", headers: form, body: stream });
+    expect(chunked.status).toBe(400);
   });
 });
 
