@@ -117,29 +117,37 @@ const pierPort = await freePort();
 start(process.execPath, ["src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(pierPort), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"],
   { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" });
 
-const nginxPort = await freePort();
-const nginxConf = join(work, "nginx.conf");
-// Debian's defaults (worker_processes auto, sendfile, etag on) with the access log off, as Pier
-// keeps none per request either.
-writeFileSync(nginxConf, `worker_processes auto;
+// Debian's defaults (sendfile, etag on) with the access log off, as Pier keeps none per request
+// either. Twice: worker_processes auto (all cores, Debian's default) and 1 (per-core comparison
+// with Pier, which serves from one process).
+async function startNginx(workers: string): Promise<number> {
+  const port = await freePort();
+  const dir = join(work, `nginx-${workers}`);
+  mkdirSync(dir);
+  const conf = join(dir, "nginx.conf");
+  writeFileSync(conf, `worker_processes ${workers};
 daemon off;
-pid ${work}/nginx.pid;
-error_log ${work}/nginx-error.log warn;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
 events { worker_connections 4096; }
 http {
   include /etc/nginx/mime.types;
   access_log off;
   sendfile on;
   tcp_nopush on;
-  client_body_temp_path ${work}/nginx-body;
-  proxy_temp_path ${work}/nginx-proxy;
-  fastcgi_temp_path ${work}/nginx-fastcgi;
-  uwsgi_temp_path ${work}/nginx-uwsgi;
-  scgi_temp_path ${work}/nginx-scgi;
-  server { listen 127.0.0.1:${nginxPort}; root ${fixture}; }
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server { listen 127.0.0.1:${port}; root ${fixture}; }
 }
 `);
-start("nginx", ["-c", nginxConf, "-e", `${work}/nginx-error.log`]);
+  start("nginx", ["-c", conf, "-e", `${dir}/error.log`]);
+  return port;
+}
+const nginxPort = await startNginx("auto");
+const nginx1Port = await startNginx("1");
 
 const caddyPort = await freePort();
 const caddyfile = join(work, "Caddyfile");
@@ -160,6 +168,7 @@ async function waitUp(url: string, host?: string) {
 const servers = [
   { name: "Pier", base: `http://127.0.0.1:${pierPort}`, host: `${SLUG}.localhost` },
   { name: "nginx", base: `http://127.0.0.1:${nginxPort}`, host: undefined },
+  { name: "nginx-1w", base: `http://127.0.0.1:${nginx1Port}`, host: undefined },
   { name: "Caddy", base: `http://127.0.0.1:${caddyPort}`, host: undefined },
 ];
 if (ONLY) servers.splice(0, servers.length, ...servers.filter((s) => ONLY.includes(s.name.toLowerCase())));
@@ -194,7 +203,7 @@ for (const c of cases) {
     spawnSync("wrk", ["-t1", "-c8", "-d2s", ...(s.host ? ["-H", `Host: ${s.host}`] : []), s.base + c.path]); // warm-up
     const out = spawnSync("wrk", [...args, s.base + c.path], { encoding: "utf8" }).stdout;
     results[c.label]![s.name] = parseWrk(out);
-    console.error(`${c.label.padEnd(20)} ${s.name.padEnd(6)} ${results[c.label]![s.name]!.rps.toFixed(0).padStart(8)} req/s  p99 ${results[c.label]![s.name]!.p99ms.toFixed(2)} ms`);
+    console.error(`${c.label.padEnd(20)} ${s.name.padEnd(8)} ${results[c.label]![s.name]!.rps.toFixed(0).padStart(8)} req/s  p99 ${results[c.label]![s.name]!.p99ms.toFixed(2)} ms`);
   }
 }
 
@@ -202,14 +211,14 @@ const cpu = (spawnSync("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -
 const nginxV = (spawnSync("nginx", ["-v"], { encoding: "utf8" }).stderr || "").trim().replace("nginx version: ", "");
 const caddyV = (spawnSync("caddy", ["version"], { encoding: "utf8" }).stdout || "").trim().split(" ")[0];
 console.log(`\nwrk -t${THREADS} -c${CONNECTIONS} -d${DURATION}s on loopback; ${navigator.hardwareConcurrency} CPUs (${cpu}); Bun ${Bun.version}, ${nginxV}, Caddy ${caddyV}; ${new Date().toISOString().slice(0, 10)}\n`);
-console.log("| file | Pier req/s | nginx req/s | Caddy req/s | Pier p99 | nginx p99 | Caddy p99 |");
-console.log("|---|---:|---:|---:|---:|---:|---:|");
+const names = servers.map((s) => s.name);
+console.log(`| file | ${names.map((n) => `${n} req/s`).join(" | ")} | ${names.map((n) => `${n} p99`).join(" | ")} |`);
+console.log(`|---|${names.map(() => "---:").join("|")}|${names.map(() => "---:").join("|")}|`);
 for (const c of cases) {
   const r = results[c.label]!;
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   const l = (n: number) => `${n.toFixed(2)} ms`;
-  if (ONLY) continue;
-  console.log(`| ${c.label} | ${f(r.Pier!.rps)} | ${f(r.nginx!.rps)} | ${f(r.Caddy!.rps)} | ${l(r.Pier!.p99ms)} | ${l(r.nginx!.p99ms)} | ${l(r.Caddy!.p99ms)} |`);
+  console.log(`| ${c.label} | ${names.map((n) => f(r[n]!.rps)).join(" | ")} | ${names.map((n) => l(r[n]!.p99ms)).join(" | ")} |`);
 }
 cleanup();
 process.exit(0);
