@@ -27,16 +27,16 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
-    setClientIp(req, () => clientAddress(req, server, deps.config.trustProxy));
     const d = getDispatch();
     if (!d) return new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
     switch (host.kind) {
       case "api":
+        setClientIp(req, () => clientAddress(req, server, deps.config.trustProxy));
         return d.app.fetch(req);
       case "site":
       case "custom":
-        return d.sites(req, host);
+        return d.sites(req, host, () => clientAddress(req, server, deps.config.trustProxy));
       default:
         return errorResponse(new ApiError("BAD_REQUEST", "The Host header is missing or malformed."), requestId(req), deps.urls.baseUrl);
     }

@@ -6,12 +6,16 @@ export type ParsedPath =
   | { ok: true; /** decoded, no leading slash, "" for the root */ path: string; dir: boolean; raw: string }
   | { ok: false };
 
+const PLAIN = /^[A-Za-z0-9_~+@-][A-Za-z0-9._~+@-]*(?:\/[A-Za-z0-9_~+@-][A-Za-z0-9._~+@-]*)*$/;
+
 /** `rawPath` is the still-encoded pathname (no query). */
 export function parseRequestPath(rawPath: string): ParsedPath {
   if (!rawPath.startsWith("/") || rawPath.length > 2048) return { ok: false };
   const dir = rawPath.endsWith("/");
   const rawSegments = rawPath.slice(1, dir ? -1 : undefined);
   if (rawSegments === "") return { ok: true, path: "", dir: true, raw: rawPath };
+  // Fast path: plain names (no %, no empty segment, no segment starting with a dot) need no decoding.
+  if (PLAIN.test(rawSegments)) return { ok: true, path: rawSegments, dir, raw: rawPath };
   const out: string[] = [];
   for (const raw of rawSegments.split("/")) {
     if (raw === "") return { ok: false }; // "//": never produced by a link, only by probing

@@ -12,7 +12,9 @@ import { noneMatch } from "./negotiate";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
 
-export type SiteHandler = (req: Request, host: { kind: "site"; label: string } | { kind: "custom"; hostname: string }) => Promise<Response> | Response;
+export type SiteHandler = (
+  req: Request, host: { kind: "site"; label: string } | { kind: "custom"; hostname: string }, clientIp?: () => string,
+) => Promise<Response> | Response;
 
 /** HTML is always revalidated (ETag makes that a 304); other files are fresh for 5 minutes,
  * then revalidated: file names are not content-hashed, so "immutable" would serve stale assets. */
@@ -32,9 +34,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const loading = loadSiteTemplates().then((t) => (templates = t));
 
   // Not async on purpose: a cached small file is answered without creating a promise.
-  const handle: SiteHandler = (req, hostKind) => {
+  const handle: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
     const t = templates;
-    if (t === null) return loading.then(() => handle(req, hostKind));
+    if (t === null) return loading.then(() => handle(req, hostKind, ipOf));
     if (hostKind.kind !== "site") return noSite(t, NO_HEADERS); // custom domains: same lookup, later
     const site = directory.byLabel(hostKind.label);
     const extra = site?.kind === "preview" || hostKind.label.startsWith("preview-") ? PREVIEW_HEADERS : NO_HEADERS;
@@ -56,7 +58,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
 
     const host = `${hostKind.label}.${deps.urls.sitesDomain}`;
     const gate = (): GateContext => ({
-      deps, t, site, host, extraHeaders: extra, client: clientIp(req),
+      deps, t, site, host, extraHeaders: extra, client: ipOf(),
       secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
     });
 
