@@ -194,23 +194,40 @@ const cases = [
   { label: "asset 64 KB", path: "/asset-64k.jpg" },
   { label: "asset 1 MB", path: "/asset-1m.jpg" },
 ];
+const ROUNDS = arg("rounds", 3);
+// Several rounds, each in a rotated server order, and the median of each: on a shared machine
+// background load moves between runs, and a fixed order would always favour the same server.
+const samples: Record<string, Record<string, { rps: number; p99ms: number }[]>> = {};
+for (const c of cases) {
+  samples[c.label] = Object.fromEntries(servers.map((s) => [s.name, []]));
+  for (const s of servers) spawnSync("wrk", ["-t1", "-c8", "-d2s", ...(s.host ? ["-H", `Host: ${s.host}`] : []), s.base + c.path]); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = servers.map((_, i) => servers[(i + round) % servers.length]!);
+    for (const s of order) {
+      const args = ["-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${DURATION}s`, "--latency"];
+      if (s.host) args.push("-H", `Host: ${s.host}`);
+      const r = parseWrk(spawnSync("wrk", [...args, s.base + c.path], { encoding: "utf8" }).stdout);
+      samples[c.label]![s.name]!.push(r);
+      console.error(`${c.label.padEnd(20)} round ${round + 1} ${s.name.padEnd(8)} ${r.rps.toFixed(0).padStart(8)} req/s  p99 ${r.p99ms.toFixed(2)} ms`);
+    }
+  }
+}
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+};
 const results: Record<string, Record<string, { rps: number; p99ms: number }>> = {};
 for (const c of cases) {
-  results[c.label] = {};
-  for (const s of servers) {
-    const args = ["-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${DURATION}s`, "--latency"];
-    if (s.host) args.push("-H", `Host: ${s.host}`);
-    spawnSync("wrk", ["-t1", "-c8", "-d2s", ...(s.host ? ["-H", `Host: ${s.host}`] : []), s.base + c.path]); // warm-up
-    const out = spawnSync("wrk", [...args, s.base + c.path], { encoding: "utf8" }).stdout;
-    results[c.label]![s.name] = parseWrk(out);
-    console.error(`${c.label.padEnd(20)} ${s.name.padEnd(8)} ${results[c.label]![s.name]!.rps.toFixed(0).padStart(8)} req/s  p99 ${results[c.label]![s.name]!.p99ms.toFixed(2)} ms`);
-  }
+  results[c.label] = Object.fromEntries(servers.map((s) => {
+    const xs = samples[c.label]![s.name]!;
+    return [s.name, { rps: median(xs.map((x) => x.rps)), p99ms: median(xs.map((x) => x.p99ms)) }];
+  }));
 }
 
 const cpu = (spawnSync("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: "utf8" }).stdout || "").trim();
 const nginxV = (spawnSync("nginx", ["-v"], { encoding: "utf8" }).stderr || "").trim().replace("nginx version: ", "");
 const caddyV = (spawnSync("caddy", ["version"], { encoding: "utf8" }).stdout || "").trim().split(" ")[0];
-console.log(`\nwrk -t${THREADS} -c${CONNECTIONS} -d${DURATION}s on loopback; ${navigator.hardwareConcurrency} CPUs (${cpu}); Bun ${Bun.version}, ${nginxV}, Caddy ${caddyV}; ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(`\nwrk -t${THREADS} -c${CONNECTIONS} -d${DURATION}s on loopback, median of ${ROUNDS} rounds; ${navigator.hardwareConcurrency} CPUs (${cpu}); Bun ${Bun.version}, ${nginxV}, Caddy ${caddyV}; ${new Date().toISOString().slice(0, 10)}\n`);
 const names = servers.map((s) => s.name);
 console.log(`| file | ${names.map((n) => `${n} req/s`).join(" | ")} | ${names.map((n) => `${n} p99`).join(" | ")} |`);
 console.log(`|---|${names.map(() => "---:").join("|")}|${names.map(() => "---:").join("|")}|`);
