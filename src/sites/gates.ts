@@ -209,8 +209,3 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
   clearGateAttempts(g.deps, g.site.id, "code", g.client);
   return seeOther(g, next, issueCookie(g, "e"));
 }
-
-/** Leads of a require_email site (for GET /publications/:id/access). */
-export function listLeads(deps: Deps, publicationId: string) {
-  return deps.db.select().from(siteLeads).where(eq(siteLeads.publicationId, publicationId)).all();
-}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setPublicationAccess } from "../../src/features/publish/publications";
 import { listOutbox } from "../../src/features/mail/outbound";
-import { listLeads } from "../../src/sites/gates";
+import { accessDetails, listLeads } from "../../src/features/publish/access";
 import { startTestPier, type TestPier } from "../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
 
@@ -47,6 +47,8 @@ describe("password gate", () => {
     expect(wrong.headers.get("set-cookie")).toBeNull();
     expect(await wrong.text()).toContain("not right");
 
+    expect(accessDetails(t.pier.deps, locked.pub.id, { revealPassword: true })).toMatchObject({ access_mode: "password", password_configured: true, access_password: "open sesame" });
+    expect(accessDetails(t.pier.deps, locked.pub.id, { revealPassword: false }).access_password).toBeUndefined();
     const ok = await login(locked, "open sesame", "/doc.txt?x=1");
     expect(ok.status).toBe(303);
     expect(ok.headers.get("location")).toBe("/doc.txt?x=1");
@@ -163,7 +165,8 @@ describe("require_email gate", () => {
     expect((await sendCode(request, code)).status).toBe(401);
     const leads = listLeads(t.pier.deps, emailSite.pub.id);
     expect(leads).toHaveLength(1);
-    expect(leads[0]).toMatchObject({ email: "visitor@example.com", accessCount: 1 });
+    expect(leads[0]).toMatchObject({ email: "visitor@example.com", access_count: 1 });
+    expect(accessDetails(t.pier.deps, emailSite.pub.id, { revealPassword: true })).toMatchObject({ access_mode: "require_email", leads: [{ email: "visitor@example.com" }] });
   });
 
   test("a code dies after 5 wrong tries", async () => {
