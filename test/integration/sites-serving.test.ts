@@ -136,6 +136,10 @@ describe("site serving", () => {
     expect(r.headers.get("content-length")).toBe(String(big.length));
     expect(r.headers.get("accept-ranges")).toBe("bytes");
     expect((await r.arrayBuffer()).byteLength).toBe(0);
+    const small = await siteFetch(t, s.host, "/style.css", { method: "HEAD", headers: { "accept-encoding": "identity" } });
+    expect(small.headers.get("content-length")).toBe(String(css.length));
+    expect(small.headers.get("etag")).toMatch(/^"[0-9a-f]{40}"$/);
+    expect((await small.arrayBuffer()).byteLength).toBe(0);
     const full = await siteFetch(t, s.host, "/big.bin");
     expect(new Uint8Array(await full.arrayBuffer())).toEqual(big);
   });
