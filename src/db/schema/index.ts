@@ -2,3 +2,5 @@ export * from "./accounts";
 export * from "./buckets";
 export * from "./jobs";
 export * from "./files";
+export * from "./publish";
+export * from "./outbound-mail";
