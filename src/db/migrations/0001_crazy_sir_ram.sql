@@ -1,0 +1,1 @@
+CREATE INDEX `upload_entries_bucket` ON `upload_entries` (`bucket_id`);
