@@ -143,6 +143,23 @@ describe("bucket delete removes the files feature's rows", () => {
   });
 });
 
+describe("background delete of files survives a crash", () => {
+  test("a delete interrupted mid-files resumes after restart and removes everything", async () => {
+    const bucket = await newBucket(t, u.key, "crashy");
+    await syncFiles(t, u.key, bucket, Array.from({ length: 40 }, (_, i) => textFile(`k${i}.txt`, `crash ${i}`)));
+    expect((await t.api("DELETE", `/api/v1/buckets/${bucket}`, { key: u.key, body: confirmation(bucket) })).status).toBe(202);
+    // As if the worker died after committing its first batches: entries and some files gone,
+    // the job left "running" with an expired lease.
+    db().run("DELETE FROM upload_entries WHERE bucket_id = ?", [bucket]);
+    db().run("DELETE FROM files WHERE rowid IN (SELECT rowid FROM files WHERE bucket_id = ? LIMIT 15)", [bucket]);
+    db().run("UPDATE jobs SET status = 'running', lease_until = '2000-01-01T00:00:00.000Z', attempts = 1 WHERE kind = 'buckets.delete' AND status = 'queued'");
+    expect(t.pier.runner.sweep()).toBe(1);
+    expect(await t.pier.runner.drain()).toBe(1);
+    expect(rowsOf(bucket)).toEqual(nothingLeft);
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}`, { key: u.key })).body.error.details.deleted).toBe(true);
+  });
+});
+
 describe("delete and archive wait for a finalize that is committing", () => {
   test("409 DATABASE_BUSY_RETRY with Retry-After between finalize chunks; both go once it is done", async () => {
     uploadLimits.finalizeChunk = 4;
