@@ -15,10 +15,10 @@ export const errorCatalogue = {
   CONFLICT: { status: 409, hint: "The resource changed or already exists." },
   CONFIRMATION_MISMATCH: { status: 422, hint: "Pass the bucket's `delete.confirmation` phrase exactly." },
   UNPUBLISH_FIRST: { status: 409, hint: "Unpublish the bucket before archiving or deleting it." },
-  DATABASE_BUSY_RETRY: { status: 409, hint: "Related changes are still committing; retry after `Retry-After` seconds." },
+  DATABASE_BUSY_RETRY: { status: 409, hint: "Related changes are still committing; retry after `Retry-After` seconds.", retryAfter: 1 },
   BULK_DELETE_NOT_SUPPORTED: { status: 422, hint: "Bulk supports archive and unarchive only; delete buckets one at a time with DELETE /api/v1/buckets/:id and its confirmation phrase." },
   BUCKET_DELETE_IN_PROGRESS: { status: 409, hint: "Another bucket is being deleted; wait for it to finish." },
-  BUCKET_LOCKED: { status: 423, hint: "Another credential holds a lock on this bucket; wait for it or ask its holder." },
+  BUCKET_LOCKED: { status: 423, hint: "Another credential holds a lock on this bucket; wait `Retry-After` seconds or ask its holder.", retryAfter: 30 },
   VISIBILITY_LOCKED: { status: 423, hint: "Visibility changes are locked for this bucket; unlock it in the dashboard." },
   BUCKET_ARCHIVED: { status: 409, hint: "The bucket is archived and read-only; unarchive it first." },
   ACCOUNT_READ_ONLY: { status: 403, hint: "The account is read-only; reads work, writes do not. Do not retry." },
@@ -36,7 +36,7 @@ export const errorCatalogue = {
   FORBIDDEN_FILE_TYPE: { status: 422, hint: "This file type is refused (executables, installers, secrets); see the forbidden file types in docs/files.md." },
   FILE_NOT_FOUND: { status: 404, hint: "No file with that id or path in this bucket; list the bucket's files." },
   FILE_EXISTS: { status: 409, hint: "A file already exists at the target path; pick another path or pass overwrite: true." },
-  FILE_LOCKED: { status: 423, hint: "Another credential holds a lock on this file; wait for it to expire or ask its holder." },
+  FILE_LOCKED: { status: 423, hint: "Another credential holds a lock on this file; wait `Retry-After` seconds (until it expires) or ask its holder.", retryAfter: 30 },
   FILE_TOO_LARGE: { status: 413, hint: "The file is larger than Pier accepts for this operation." },
   NOT_TEXT_FILE: { status: 422, hint: "append_text works on UTF-8 text files only." },
   VERSION_NOT_FOUND: { status: 404, hint: "No such version in this bucket; list the bucket's versions." },
@@ -55,20 +55,35 @@ export const errorCatalogue = {
   STORAGE_URL_EXPIRED: { status: 403, hint: "The storage URL expired; request a new descriptor or download link from the API." },
   UPLOAD_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many upload-control calls; wait `Retry-After` seconds." },
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
-} as const satisfies Record<string, { status: number; hint: string }>;
+} as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
+/** Codes that always tell the client when to retry (catalogue entries with a default `retryAfter`). */
+const retryDefault = (code: ErrorCode): number | undefined => (errorCatalogue[code] as { retryAfter?: number }).retryAfter;
+
 export class ApiError extends Error {
+  readonly details?: Record<string, unknown>;
+  /** Seconds the client should wait before retrying (429, busy 409, lock 423): the Retry-After header. */
+  readonly retryAfter?: number;
+
   constructor(
     readonly code: ErrorCode,
     message?: string,
-    readonly details?: Record<string, unknown>,
-    /** Seconds the client should wait before retrying (429, busy 409). */
-    readonly retryAfter?: number,
+    details?: Record<string, unknown>,
+    retryAfter?: number,
   ) {
     super(message ?? errorCatalogue[code].hint);
     this.name = "ApiError";
+    // Lock and busy answers must carry Retry-After whoever throws them: fall back to the
+    // details' value, then the catalogue default, and mirror it into details.retry_after
+    // (clients read either, as the spec says).
+    const fromDetails = typeof details?.retry_after === "number" ? details.retry_after : undefined;
+    const seconds = retryAfter ?? fromDetails ?? retryDefault(code);
+    this.retryAfter = seconds === undefined ? undefined : Math.max(1, Math.ceil(seconds));
+    this.details = this.retryAfter !== undefined && retryDefault(code) !== undefined && fromDetails === undefined
+      ? { ...details, retry_after: this.retryAfter }
+      : details;
   }
 
   get status(): number {

@@ -25,9 +25,23 @@ export function toApiError(err: unknown, frameworkCode?: string | number): ApiEr
     case 413:
       return new ApiError("PAYLOAD_TOO_LARGE");
   }
+  // SQLite's busy timeout ran out (another process, e.g. the admin CLI, held the write lock):
+  // a retryable 409, not a 500, on every route, not only the ones that map it themselves.
+  if (sqliteCode(err)?.startsWith("SQLITE_BUSY")) {
+    return new ApiError("DATABASE_BUSY_RETRY", "The database is busy with another change; retry shortly.", { retry_after: 1 }, 1);
+  }
   const status = (err as { status?: number })?.status;
   if (status === 413) return new ApiError("PAYLOAD_TOO_LARGE");
   return new ApiError("INTERNAL");
+}
+
+/** The SQLite error code of `err` or of an error it wraps (drizzle wraps driver errors in `cause`). */
+function sqliteCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("SQLITE_")) return code;
+  }
+  return undefined;
 }
 
 export function errorResponse(err: ApiError, requestId: string, baseUrl: string): Response {

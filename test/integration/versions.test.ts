@@ -76,16 +76,16 @@ describe("bucket versions", () => {
 });
 
 describe("bucket deletion hooks", () => {
-  test("countBucketContents and deleteBucketContentsBatch empty a bucket in bounded batches", async () => {
-    const { countBucketContents, deleteBucketContentsBatch } = await import("../../src/features/files/bucket-contents");
+  test("the bucket-owned tables count a bucket's files and versions and empty it in bounded batches", async () => {
+    const { countBucketItems, deleteBucketItemsBatch } = await import("../../src/features/buckets/items");
     const bucket = await newBucket(t, u.key);
     await syncFiles(t, u.key, bucket, Array.from({ length: 20 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
-    const c = countBucketContents(t.pier.deps.db, bucket);
+    const c = countBucketItems(t.pier.deps.db, bucket);
     expect(c.files).toBe(20);
     expect(c.versions).toBe(1);
     let batches = 0;
-    while (deleteBucketContentsBatch(t.pier.deps.db, bucket, 15) > 0) batches++;
+    while (deleteBucketItemsBatch(t.pier.deps.db, bucket, 15).deleted > 0) batches++;
     expect(batches).toBeGreaterThan(2);
-    expect(countBucketContents(t.pier.deps.db, bucket).items).toBe(0);
+    expect(countBucketItems(t.pier.deps.db, bucket).total).toBe(0);
   });
 });

@@ -248,6 +248,7 @@ CREATE INDEX `upload_entries_session` ON `upload_entries` (`session_id`,`status`
 CREATE INDEX `upload_entries_sha256` ON `upload_entries` (`sha256`);--> statement-breakpoint
 CREATE INDEX `upload_entries_due` ON `upload_entries` (`status`,`expires_at`);--> statement-breakpoint
 CREATE INDEX `upload_entries_finalized` ON `upload_entries` (`status`,`finalized_at`);--> statement-breakpoint
+CREATE INDEX `upload_entries_bucket` ON `upload_entries` (`bucket_id`);--> statement-breakpoint
 CREATE TABLE `upload_sessions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`bucket_id` text NOT NULL,

@@ -109,6 +109,8 @@ export const uploadEntries = sqliteTable("upload_entries", {
   index("upload_entries_sha256").on(t.sha256),
   index("upload_entries_due").on(t.status, t.expiresAt),
   index("upload_entries_finalized").on(t.status, t.finalizedAt),
+  // Bucket delete counts and removes a bucket's entries (direct uploads have no session).
+  index("upload_entries_bucket").on(t.bucketId),
 ]);
 
 export const fileLocks = sqliteTable("file_locks", {

@@ -47,14 +47,22 @@ export interface MutationCheck {
   allowArchived?: boolean;
 }
 
+/** Seconds a client is told to wait while a bucket is being deleted in the background. */
+export const DELETING_RETRY_AFTER_S = 30;
+
+/** Refuse anything but reads on a bucket being deleted (lock.kind = bucket_delete). */
+export function assertNotDeleting(bucket: BucketRow): void {
+  if (!bucket.deletion) return;
+  const d = bucket.deletion;
+  throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is being deleted.`, {
+    lock: { kind: "bucket_delete", phase: d.phase, total_items: d.total_items, deleted_items: d.deleted_items },
+    retry_after: DELETING_RETRY_AFTER_S,
+  }, DELETING_RETRY_AFTER_S);
+}
+
 /** Refuse a change to an archived, deleting or locked-by-someone-else bucket. */
 export function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: MutationCheck = {}, db: DbOrTx = deps.db): void {
-  if (bucket.deletion) {
-    const d = bucket.deletion;
-    throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is being deleted.`, {
-      lock: { kind: "bucket_delete", phase: d.phase, total_items: d.total_items, deleted_items: d.deleted_items },
-    }, 30);
-  }
+  assertNotDeleting(bucket);
   if (bucket.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucket.id} is archived and read-only; unarchive it first.`);
   const lock = activeLock(deps, bucket.id, db);
   if (lock && lock.holderId !== actor.credentialId) {

@@ -3,13 +3,16 @@
 // (`deletion`, shown as lock.kind = bucket_delete with progress) and emptied by a background
 // job in batches, each batch its own transaction, so the API stays responsive and a crash
 // resumes where it stopped (the job and the marker commit together). The bucket row goes
-// last, leaving a tombstone; a notification records the outcome either way.
+// last, leaving a tombstone; a notification records the outcome either way. Items are the
+// rows of every bucket-owned table (items.ts: files, versions, change log, uploads, locks,
+// variables); the blobs they referenced become garbage for the blob GC job.
 import { and, eq, isNotNull, ne } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
+import { assertNoUploadCommitting } from "../files/commit";
 import { assertMutable, loadBucket, type BucketRow } from "./access";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";
@@ -33,6 +36,8 @@ export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { conf
       throw new ApiError("CONFIRMATION_MISMATCH", `The confirmation does not match. Pass the bucket's delete.confirmation value (see GET /api/v1/buckets/${bucket.id}).`);
     }
     assertNoPublicationLifecycle(deps, bucket, "delete", tx);
+    // A finalize committing in chunks must not lose its bucket between two chunks: wait for it.
+    assertNoUploadCommitting(deps, bucket.id, tx);
     const running = tx.select({ id: buckets.id }).from(buckets)
       .where(and(eq(buckets.accountId, bucket.accountId), isNotNull(buckets.deletion), ne(buckets.id, bucket.id))).get();
     if (running) {

@@ -2,29 +2,45 @@
 // this list only, so a feature that stores rows per bucket (files, versions, uploads, inbound
 // mail, ...) adds its table here and large deletes, progress and the sync/background split
 // pick it up. Order matters: tables are emptied first to last, so list children before the
-// rows they reference.
+// rows they reference (upload entries before their sessions). Blobs are not rows of a bucket:
+// once no table references a sha256 any more, the blob GC job frees it.
 import { eq, getTableName, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { bucketLocks, bucketVariables } from "../../db/schema";
+import { bucketLocks, bucketVariables, bucketVersions, fileChanges, fileLocks, files, uploadEntries, uploadSessions } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
+/** Which delete phase a table's batches report (`deleting_files`, `deleting_versions`, `deleting_other`). */
 export type ItemKind = "files" | "versions" | "other";
 
 export interface BucketOwnedTable {
   table: SQLiteTable;
-  /** The column holding the owning bucket's id. */
+  /** The column holding the owning bucket's id (indexed: counts and batches look rows up by it). */
   bucketId: SQLiteColumn;
-  /** Which progress counter (`total_files`, `total_versions`) its rows feed. */
   kind: ItemKind;
+  /**
+   * Which progress counter its rows feed (`total_files`, `total_versions`); defaults to `kind`.
+   * Every row counts in `total_items` either way.
+   */
+  counter?: ItemKind;
 }
 
 export const bucketOwnedTables: BucketOwnedTable[] = [
+  // Files feature: staged uploads and locks go with the files; the change log with the versions.
+  { table: uploadEntries, bucketId: uploadEntries.bucketId, kind: "files", counter: "other" },
+  { table: uploadSessions, bucketId: uploadSessions.bucketId, kind: "files", counter: "other" },
+  { table: fileLocks, bucketId: fileLocks.bucketId, kind: "files", counter: "other" },
+  { table: files, bucketId: files.bucketId, kind: "files" },
+  { table: fileChanges, bucketId: fileChanges.bucketId, kind: "versions", counter: "other" },
+  { table: bucketVersions, bucketId: bucketVersions.bucketId, kind: "versions" },
+  // Buckets feature.
   { table: bucketVariables, bucketId: bucketVariables.bucketId, kind: "other" },
   { table: bucketLocks, bucketId: bucketLocks.bucketId, kind: "other" },
 ];
 
 export interface ItemCounts {
+  /** Current files. */
   files: number;
+  /** Bucket versions (history snapshots). */
   versions: number;
   other: number;
   total: number;
@@ -35,7 +51,7 @@ export function countBucketItems(db: DbOrTx, bucketId: string): ItemCounts {
   const counts: ItemCounts = { files: 0, versions: 0, other: 0, total: 0 };
   for (const t of bucketOwnedTables) {
     const n = db.select({ n: sql<number>`count(*)` }).from(t.table).where(eq(t.bucketId, bucketId)).get()?.n ?? 0;
-    counts[t.kind] += n;
+    counts[t.counter ?? t.kind] += n;
     counts.total += n;
   }
   return counts;

@@ -5,6 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { buckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
+import { assertNoUploadCommitting } from "../files/commit";
 import { assertMutable, loadBucket, type BucketRow } from "./access";
 import { publicationLifecycleActive } from "./publication-state";
 
@@ -28,6 +29,8 @@ export function archiveBucket(deps: Deps, actor: Actor, id: string): LifecycleRe
     assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
     if (bucket.archivedAt) return { bucket, changed: false };
     assertNoPublicationLifecycle(deps, bucket, "archive", tx);
+    // An archived bucket refuses the rest of a finalize committing in chunks: let it finish first.
+    assertNoUploadCommitting(deps, bucket.id, tx);
     const now = deps.clock.now().toISOString();
     const updated = tx.update(buckets).set({ archivedAt: now, updatedAt: now }).where(eq(buckets.id, bucket.id)).returning().get()!;
     return { bucket: updated, changed: true };

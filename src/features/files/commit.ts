@@ -9,7 +9,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, loadBucket, type BucketRow } from "../buckets/access";
+import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets/access";
 
 export type FileRow = typeof files.$inferSelect;
 export type VersionRow = typeof bucketVersions.$inferSelect;
@@ -67,14 +67,14 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
   if (writer.kind === "system") {
     const row = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
     if (!row) throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was not found.`);
-    if (row.deletion) throw new ApiError("BUCKET_LOCKED", "The bucket is being deleted.", { lock: { kind: "bucket_delete" } });
+    assertNotDeleting(row);
     if (row.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucketId} is archived and read-only.`);
     bucket = row;
   } else {
     bucket = loadBucket(deps, writer, bucketId, "bucket_write", tx);
     assertMutable(deps, writer, bucket, { allowArchived: opts.allowArchived }, tx);
   }
-  assertNoUploadCommitting(bucketId, tx, opts.sessionId);
+  assertNoUploadCommitting(deps, bucketId, tx, opts.sessionId);
   return bucket;
 }
 
@@ -82,9 +82,13 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
  * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
  * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
  */
-export function assertNoUploadCommitting(bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+export function assertNoUploadCommitting(deps: Deps, bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+  // An abandoned finalize stops blocking once its session expires (the expiry job closes it later).
   const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
-    .where(and(eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined))
+    .where(and(
+      eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), gt(uploadSessions.expiresAt, deps.clock.now().toISOString()),
+      exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined,
+    ))
     .get();
   if (busy) {
     throw new ApiError("DATABASE_BUSY_RETRY", `Upload session ${busy.id} is still committing to this bucket; retry shortly.`, { retry_after: 2, upload_session_id: busy.id }, 2);
@@ -104,12 +108,15 @@ export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string
       eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths.slice(i, i + 500)), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me),
     )).get();
     if (hit) {
-      throw new ApiError("FILE_LOCKED", `${hit.path} is locked by another credential: ${hit.message}`, {
-        path: hit.path, lock: { message: hit.message, expires_at: hit.expiresAt },
-        retry_after: Math.max(1, Math.ceil((Date.parse(hit.expiresAt) - deps.clock.now().getTime()) / 1000)),
-      });
+      throw fileLockedError(deps, hit, `${hit.path} is locked by another credential: ${hit.message}`);
     }
   }
+}
+
+/** FILE_LOCKED for another holder's live lock: Retry-After (and details.retry_after) = time until it expires. */
+export function fileLockedError(deps: Deps, lock: { path: string; message: string; expiresAt: string }, message: string): ApiError {
+  const retryAfter = Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000));
+  return new ApiError("FILE_LOCKED", message, { path: lock.path, lock: { message: lock.message, expires_at: lock.expiresAt }, retry_after: retryAfter }, retryAfter);
 }
 
 export function latestVersion(tx: DbOrTx, bucketId: string): VersionRow | undefined {

@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { fileLocks } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { bucketForWrite } from "./commit";
+import { bucketForWrite, fileLockedError } from "./commit";
 import { normalizePath } from "./paths";
 import { fileById, fileByPath } from "./service";
 
@@ -26,7 +26,7 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
     const held = tx.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths), gt(fileLocks.expiresAt, nowIso))).all();
     const foreign = held.find((l) => l.holderId !== actor.credentialId);
     if (foreign) {
-      throw new ApiError("FILE_LOCKED", `${foreign.path} is locked by another credential: ${foreign.message}`, { path: foreign.path, lock: { message: foreign.message, expires_at: foreign.expiresAt } });
+      throw fileLockedError(deps, foreign, `${foreign.path} is locked by another credential: ${foreign.message}`);
     }
     const expiresAt = new Date(now.getTime() + duration * 1000).toISOString();
     for (const path of paths) {
@@ -39,11 +39,12 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
 
 export function unlockFile(deps: Deps, actor: Actor, bucketId: string, fileId: string) {
   return transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    // Releasing is allowed on an archived bucket (like the bucket lock): it changes no file.
+    bucketForWrite(deps, actor, bucketId, tx, { allowArchived: true });
     const f = fileById(bucketId, fileId, tx);
     const lock = tx.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path))).get();
     if (lock && lock.holderId !== actor.credentialId && lock.expiresAt > deps.clock.now().toISOString()) {
-      throw new ApiError("FILE_LOCKED", `${f.path} is locked by another credential; only its holder can unlock it.`, { path: f.path });
+      throw fileLockedError(deps, lock, `${f.path} is locked by another credential; only its holder can unlock it.`);
     }
     if (lock) tx.delete(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path))).run();
     return { unlocked: true, path: f.path };

@@ -9,6 +9,11 @@ export const MAX_SEGMENT_BYTES = 255;
 // C0/C1 controls, DEL, bidi overrides/isolates (which make "gpj.exe" read as "exe.jpg"),
 // line/paragraph separators and the BOM.
 const FORBIDDEN_CHARS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]/u;
+// Invisible characters with no use in a name: zero-width space, word joiner and invisible
+// operators. "index.ht\u200bml" would list as "index.html" but be another key. (ZWJ/ZWNJ
+// stay: emoji and Persian or Indic names need them. Inbound mail strips these same characters
+// from attachment names before writing, so mail never trips this rule.)
+const INVISIBLE_CHARS = /[\u200b\u2060-\u2064]/u;
 
 function refuse(reason: string, message: string): never {
   throw new ApiError("INVALID_PATH", message, { reason });
@@ -34,6 +39,7 @@ export function normalizePath(raw: unknown): string {
   if (typeof raw !== "string" || raw.length === 0) refuse("empty", "A file path is required.");
   if (raw.includes("\0")) refuse("nul", "File paths cannot contain NUL characters.");
   if (FORBIDDEN_CHARS.test(raw)) refuse("control_character", "File paths cannot contain control or bidirectional-override characters.");
+  if (INVISIBLE_CHARS.test(raw)) refuse("invisible_character", "File paths cannot contain invisible characters (zero-width space, word joiner).");
   if (raw.includes("\\")) refuse("backslash", "Use \"/\" to separate folders; backslashes are not allowed in paths.");
   const path = raw.normalize("NFC");
   if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) refuse("absolute", "Paths are bucket-relative: drop the leading \"/\" or drive letter.");

@@ -63,8 +63,9 @@ export async function createDirectUpload(deps: Deps, actor: Actor, input: Direct
 
 /** Attach an uploaded blob at its declared path (or `path`): a one-file session, one version. */
 export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, input: { signed_blob_id: string; path?: string }): Promise<FileRow> {
-  // The bucket first: a foreign or hidden bucket answers BUCKET_NOT_FOUND like every bucket route.
-  loadBucket(deps, actor, bucketId, "bucket_write");
+  // The bucket first: a foreign or hidden bucket answers BUCKET_NOT_FOUND like every bucket
+  // route, and an archived, deleting or locked one says so before anything about the upload.
+  assertMutable(deps, actor, loadBucket(deps, actor, bucketId, "bucket_write"));
   const id = entryIdOf(deps, input.signed_blob_id);
   const entry = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, id)).get();
   if (!entry || entry.accountId !== actor.accountId || entry.bucketId !== bucketId) {

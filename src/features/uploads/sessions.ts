@@ -48,6 +48,16 @@ export function presentSession(s: UploadSessionRow, extra: Record<string, unknow
 
 const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
 
+/**
+ * The bucket, writable by this actor: the bucket's state (deleted, being deleted, archived,
+ * locked by another key) answers before anything about the session or its files.
+ */
+function writableBucket(deps: Deps, actor: Actor, bucketId: string, db: DbOrTx = deps.db) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_write", db);
+  assertMutable(deps, actor, bucket, {}, db);
+  return bucket;
+}
+
 /** A session of this bucket opened by this credential; anything else does not exist for it. */
 function loadSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, db: DbOrTx = deps.db): UploadSessionRow {
   const s = db.select().from(uploadSessions).where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.bucketId, bucketId))).get();
@@ -107,12 +117,11 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
   loadBucket(deps, actor, bucketId, "bucket_write");
   const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor.accountId, f)));
   const entries = transaction(deps.db, (tx) => {
+    writableBucket(deps, actor, bucketId, tx);
     const session = liveSession(deps, actor, bucketId, sessionId, tx);
     if (session.status === "finalizing") {
       throw new ApiError("UPLOAD_SESSION_CLOSED", `Upload session ${sessionId} is finalizing; start a new session for more files.`, { status: session.status });
     }
-    const bucket = loadBucket(deps, actor, bucketId, "bucket_write", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
     // Every call slides the session (and its lock) forward.
     const expiresAt = new Date(deps.clock.now().getTime() + uploadLimits.sessionTtlMs).toISOString();
     tx.update(uploadSessions).set({ expiresAt, updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, sessionId)).run();
@@ -153,6 +162,8 @@ const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256:
  */
 function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean }) {
   return transaction(deps.db, (tx) => {
+    // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
+    writableBucket(deps, actor, session.bucketId, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
     const entries = pendingOf(tx, s.id).filter((e) => ids.has(e.id));
     const changes = entries.map(toChange);
@@ -182,7 +193,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
 
 /** Commit up to `limit` uploaded files; files still waiting for bytes stay pending. Never prunes. */
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
-  loadBucket(deps, actor, bucketId, "bucket_write");
+  writableBucket(deps, actor, bucketId);
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
   const { ready, missing } = await uploadedSplit(deps, pendingOf(deps.db, session.id));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
@@ -210,6 +221,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
+  writableBucket(deps, actor, bucketId);
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
   const pending = pendingOf(deps.db, session.id);
   if (session.status === "open") {
@@ -239,8 +251,9 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last });
   } catch (e) {
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
-    const now = loadSession(deps, actor, bucketId, sessionId);
-    if (e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" && now.status === "completed") {
+    // (Only then is the session re-read: after a bucket delete it is gone, and the delete's answer stands.)
+    const now = e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" ? loadSession(deps, actor, bucketId, sessionId) : null;
+    if (now?.status === "completed") {
       return { pending: false, data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId } };
     }
     throw e;
