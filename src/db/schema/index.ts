@@ -2,3 +2,4 @@ export * from "./accounts";
 export * from "./buckets";
 export * from "./jobs";
 export * from "./files";
+export * from "./mail";

@@ -5,7 +5,7 @@
 // rows they reference.
 import { eq, getTableName, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { bucketLocks, bucketVariables } from "../../db/schema";
+import { bucketLocks, bucketVariables, mailMessages } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
 export type ItemKind = "files" | "versions" | "other";
@@ -21,6 +21,7 @@ export interface BucketOwnedTable {
 export const bucketOwnedTables: BucketOwnedTable[] = [
   { table: bucketVariables, bucketId: bucketVariables.bucketId, kind: "other" },
   { table: bucketLocks, bucketId: bucketLocks.bucketId, kind: "other" },
+  { table: mailMessages, bucketId: mailMessages.bucketId, kind: "other" },
 ];
 
 export interface ItemCounts {

@@ -25,8 +25,10 @@ export interface AttachmentMeta {
   sha256: string;
   disposition: "attachment" | "inline";
   content_id: string | null;
-  /** Bucket-relative path once filed; null until then. */
+  /** Bucket-relative path once filed; null until then, or when not stored (see not_stored). */
   path: string | null;
+  /** Why the attachment was not stored as its own file (it remains in message.eml). */
+  not_stored?: string;
 }
 
 export interface DecodedMessage {
