@@ -185,7 +185,7 @@ describe("filing over real SMTP", () => {
     expect(del.status).toBe(200);
     await expect(send({ to: address, subject: "x", text: "x" })).rejects.toMatchObject({ responseCode: 550 });
     // The address row outlives the bucket, so its local part can never be allocated again.
-    const local = address.split("@")[0];
+    const local = address.split("@")[0]!;
     expect(t.pier.deps.sqlite.query("select bucket_id from mail_addresses where local_part = ?").get(local)).toEqual({ bucket_id: b.id });
     const fresh = await newBucket(undefined, "Gone");
     expect(fresh.inbound_email.address).not.toBe(address);
@@ -240,5 +240,45 @@ describe("filing over real SMTP", () => {
     expect(json.envelope.tls).toBe(true);
     const att = json.attachments.find((a: any) => a.filename === "hello.txt");
     expect(await (await readByPath(b.id, att.path)).text()).toBe("hello from swaks\n");
+  });
+});
+
+describe("pier admin mail", () => {
+  const root = join(import.meta.dir, "../..");
+  async function admin(args: string[]) {
+    const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", join(root, "src/main.ts"), "admin", ...args,
+      "--data-dir", t.dataDir, "--mail-domain", DOMAIN, "--smtp-port", String(port()), "--host", "127.0.0.1"], {
+      cwd: root, env: { ...process.env, PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" }, stdout: "pipe", stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  }
+
+  test("mail test ADDRESS delivers a message the bucket files", async () => {
+    const b = await newBucket();
+    const r = await admin(["mail", "test", b.inbound_email.address]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ to: b.inbound_email.address, accepted: [b.inbound_email.address], rejected: [] });
+    const s = await inbound(b.id);
+    expect(s.received_count).toBe(1);
+    const json = await (await readByPath(b.id, `${s.last_received_path}message.json`)).json();
+    expect(json.subject).toStartWith("Pier test message");
+    expect(json.envelope.tls).toBe(true);
+    expect(json.attachments.map((a: any) => a.filename)).toEqual(["pier-test.txt"]);
+  });
+
+  test("mail test to an unknown address fails with the receiver's 550; mail disable blocks an address", async () => {
+    const unknown = await admin(["mail", "test", `nobody-0000000000@${DOMAIN}`]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("did not accept the message");
+    expect(unknown.stderr).toContain("550");
+    const b = await newBucket();
+    const off = await admin(["mail", "disable", b.inbound_email.address]);
+    expect(off.code).toBe(0);
+    expect(await inbound(b.id)).toMatchObject({ ready: false, blocked_reason: "disabled_by_admin" });
+    await expect(send({ to: b.inbound_email.address, subject: "x", text: "x" })).rejects.toMatchObject({ responseCode: 550 });
+    expect((await admin(["mail", "enable", b.inbound_email.address])).code).toBe(0);
+    expect(await inbound(b.id)).toMatchObject({ ready: true, blocked_reason: null });
+    expect((await admin(["mail", "test"])).code).toBe(2);
   });
 });
