@@ -178,6 +178,36 @@ describe("filing over real SMTP", () => {
     expect(pendingTempFiles(join(t.dataDir, "tmp", "smtp"))).toEqual([]);
   });
 
+  test("a bucket archived between RCPT TO and the end of DATA: 451, nothing filed in any bucket", async () => {
+    const a = await newBucket(undefined, "Stays");
+    const b = await newBucket(undefined, "Archived meanwhile");
+    const versions = [await versionCount(a.id), await versionCount(b.id)];
+    const c = await RawSmtp.open(port());
+    await c.cmd("EHLO client.test");
+    await c.cmd("MAIL FROM:<a@sender.test>");
+    expect((await c.cmd(`RCPT TO:<${a.inbound_email.address}>`)).code).toBe(250);
+    expect((await c.cmd(`RCPT TO:<${b.inbound_email.address}>`)).code).toBe(250);
+    expect((await t.api("POST", `/api/v1/buckets/${b.id}/archive`, { key: u.key })).status).toBe(200);
+    expect((await c.cmd("DATA")).code).toBe(354);
+    const end = await c.cmd("Subject: both\r\n\r\nhello\r\n.");
+    expect(end.code).toBe(451); // the sender retries; the archived bucket then refuses at RCPT TO
+    c.close();
+    for (const x of [a, b]) {
+      expect(await inbound(x.id)).toMatchObject({ received_count: 0, last_received_path: null });
+      expect((await emailFiles(x.id)).files).toEqual([]);
+    }
+    expect([await versionCount(a.id), await versionCount(b.id)]).toEqual(versions);
+  });
+
+  test("the messages list refuses bad paging with 422", async () => {
+    const b = await newBucket();
+    for (const q of ["limit=0", "limit=501", "limit=abc", "offset=-1", "unread=yes"]) {
+      const r = await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email/messages?${q}`, { key: u.key });
+      expect(r.status).toBe(422);
+      expect(r.body.error.code).toBe("VALIDATION_FAILED");
+    }
+  });
+
   test("a deleted bucket's address is refused and never handed out again", async () => {
     const b = await newBucket(undefined, "Gone");
     const address: string = b.inbound_email.address;
