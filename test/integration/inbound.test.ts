@@ -199,6 +199,29 @@ describe("filing over real SMTP", () => {
     expect([await versionCount(a.id), await versionCount(b.id)]).toEqual(versions);
   });
 
+  test("the read status is shared: the first reader is kept, any key sees it; deleted messages leave the list", async () => {
+    const b = await newBucket();
+    await send({ to: b.inbound_email.address, subject: "one", text: "1" });
+    await send({ to: b.inbound_email.address, subject: "two", text: "2" });
+    const reader = t.key(u, { scope: "bucket_read", bucketAccess: "selected", bucketPermissions: { [b.id]: "read" } });
+    const list = async (key: string, q = "") => (await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email/messages${q}`, { key })).body.data;
+    const [first, second] = (await list(u.key)).messages;
+    expect([first.subject, second.subject]).toEqual(["one", "two"]);
+    const r = await t.api("GET", `/api/v1/buckets/${b.id}/files/by_path?path=${encodeURIComponent(first.message_json_path)}`, { key: reader });
+    expect(r.status).toBe(302);
+    const byReader = (await list(u.key)).messages[0];
+    expect(byReader).toMatchObject({ read: true, read_count: 1 });
+    expect(byReader.read_by).toStartWith("key_");
+    await readByPath(b.id, first.message_json_path); // the owner reads it too
+    const seen = (await list(u.key)).messages[0];
+    expect(seen).toMatchObject({ read: true, read_count: 2, read_by: byReader.read_by, read_at: byReader.read_at });
+    expect((await list(reader, "?unread=true")).messages.map((m: any) => m.subject)).toEqual(["two"]);
+    const del = await t.api("DELETE", `/api/v1/buckets/${b.id}/files/${second.message_json_file_id}`, { key: u.key });
+    expect(del.status).toBe(200);
+    expect((await list(u.key)).messages.map((m: any) => m.subject)).toEqual(["one"]);
+    expect((await inbound(b.id)).received_count).toBe(2); // a receipt total, not a count of what is left
+  });
+
   test("the messages list refuses bad paging with 422", async () => {
     const b = await newBucket();
     for (const q of ["limit=0", "limit=501", "limit=abc", "offset=-1", "unread=yes"]) {
