@@ -1,13 +1,12 @@
-// Inbound email benchmark. Runs the SMTP receiver in a child process (so the client's memory
-// and CPU are not counted as the server's) with a handler that does what filing does minus the
-// bucket: SPF/DKIM/DMARC (local DNS table), MIME parse, attachments to disk, message.json
-// written. Measures:
+// Inbound email benchmark. Runs a whole Pier in a child process (so the client's memory and CPU
+// are not counted as the server's) and sends to real bucket addresses: SPF/DKIM/DMARC (local DNS
+// table), MIME parse, attachments, blobs, one bucket version per message with received_count,
+// all as in production. BENCH_RECEIVE_ONLY=1 runs the SMTP layer alone instead. Measures:
 //   1. messages/second for 10 KB messages over 8 concurrent SMTP connections;
 //   2. the server's peak RSS while it receives one ~25 MB message with attachments.
 // Usage: ./node_modules/.bin/bun bench/smtp.ts [--messages 2000]
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -23,31 +22,16 @@ if (process.argv.includes("--server")) await runServer();
 else await runClient();
 
 async function runServer() {
+  if (!process.env.BENCH_RECEIVE_ONLY) return runPierServer();
   const { silentLogger } = await import("../src/core/log");
   const { startSmtpServer } = await import("../src/smtp/server");
-  const { tableResolver } = await import("../src/features/mail/auth");
-  const { messageJsonFor, readInboundMessage } = await import("../src/features/mail/inbound");
   const dir = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));
-  const out = join(dir, "out");
-  const resolver = tableResolver({ "sender.test/TXT": [["v=spf1 ip4:127.0.0.1 -all"]], "_dmarc.sender.test/TXT": [["v=DMARC1; p=none"]] });
   let filed = 0;
   const smtp = await startSmtpServer(
     {
       acceptRecipient: (address) => ({ ok: true, key: address }),
-      async deliver(envelope, rawPath, session) {
-        if (process.env.BENCH_RECEIVE_ONLY) return void filed++; // isolates the SMTP layer
-        const msg = await readInboundMessage(envelope, rawPath, session, { tempDir: join(dir, "mail"), mta: "bench.test", resolver, rejectDmarcFail: false });
-        try {
-          const json = messageJsonFor(msg, envelope.recipients.map((r) => r.address));
-          const folder = join(out, json.folder);
-          mkdirSync(join(folder, "attachments"), { recursive: true });
-          await rename(rawPath, join(folder, "message.eml"));
-          await Promise.all(msg.attachmentFiles.map((f, i) => rename(f, join(out, json.attachments[i]!.path!))));
-          await writeFile(join(folder, "message.json"), JSON.stringify(json));
-          filed++;
-        } finally {
-          await msg.cleanup();
-        }
+      async deliver() {
+        filed++; // isolates the SMTP layer
       },
     },
     {
@@ -55,21 +39,59 @@ async function runServer() {
       perIpPerMinute: 1_000_000, perRecipientPerMinute: 1_000_000, tls: null, tempDir: join(dir, "tmp"), log: silentLogger,
     },
   );
+  await serveStats(() => filed, { port: smtp.port, addresses: Array.from({ length: 50 }, (_, i) => `box${i}@in.test`), big: "big@in.test" });
+  await smtp.stop();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
+
+/** A real Pier (temp data dir, worker off) with 50 buckets that have addresses. */
+async function runPierServer() {
+  const { silentLogger } = await import("../src/core/log");
+  const { loadConfig } = await import("../src/config");
+  const { startPier } = await import("../src/runtime");
+  const { tableResolver } = await import("../src/features/mail/auth");
+  const { createApiKey } = await import("../src/features/accounts/keys");
+  const { hashPassword, insertUserWithAccount } = await import("../src/features/accounts/service");
+  const dir = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));
+  const config = loadConfig({}, {
+    "data-dir": dir, host: "127.0.0.1", "http-port": "0", "smtp-port": "0", "mail-domain": "bench.test", "smtp-tls-cert": "off",
+    "smtp-rate-limit-per-ip": "1000000", "smtp-rate-limit-per-recipient": "1000000", "smtp-max-message-size": String(Number(process.env.BENCH_MAX_MB ?? 30) * 1024 * 1024),
+    "secret-key": "bench-secret-key-bench-secret-key-bench-secret-key",
+  });
+  const resolver = tableResolver({ "sender.test/TXT": [["v=spf1 ip4:127.0.0.1 -all"]], "_dmarc.sender.test/TXT": [["v=DMARC1; p=none"]] });
+  const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver });
+  const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: await hashPassword("bench password"), plan: "pro" });
+  const { key } = createApiKey(pier.deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" });
+  const addresses: string[] = [];
+  for (let i = 0; i < 51; i++) {
+    const r = await fetch(`http://127.0.0.1:${pier.httpPort}/api/v1/buckets`, {
+      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ bucket: { title: `box ${i}`, inbound_email: { enabled: true } } }),
+    });
+    addresses.push(((await r.json()) as any).data.bucket.inbound_email.address);
+  }
+  const filed = () => pier.deps.sqlite.query("select coalesce(sum(received_count), 0) n from mail_addresses").get() as { n: number };
+  await serveStats(() => filed().n, { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! });
+  await pier.stop();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
+
+/** Print where to send, then answer stats commands from the client on stdin. */
+async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }) {
   let peak = process.memoryUsage().rss;
   setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10).unref();
-  console.log(JSON.stringify({ port: smtp.port }));
+  console.log(JSON.stringify(hello));
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === "reset") {
       Bun.gc(true);
       peak = process.memoryUsage().rss;
     }
-    if (line === "reset" || line === "stats" || line === "gc-on") console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed }));
+    if (line === "reset" || line === "stats" || line === "gc-on") console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed() }));
     if (line === "gc-on") setInterval(() => Bun.gc(true), 50).unref(); // shows live memory, not GC slack
     if (line === "quit") break;
   }
-  await smtp.stop();
-  rmSync(dir, { recursive: true, force: true });
-  process.exit(0);
 }
 
 async function runClient() {
@@ -95,13 +117,13 @@ async function runClient() {
     child.stdin.flush();
     return next();
   };
-  const { port } = await next();
+  const { port, addresses, big } = await next() as { port: number; addresses: string[]; big: string };
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
   // 1. Throughput: 10 KB messages, 8 pooled connections.
   const pool = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, pool: true, maxConnections: 8, maxMessages: Infinity } as SMTPTransport.Options);
   const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
-  const mail = (i: number) => ({ from: "sender@sender.test", to: `box${i % 50}@in.test`, subject: `bench ${i}`, text: body });
+  const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
   await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
   const base = await ask("reset");
   const t0 = performance.now();
@@ -125,7 +147,7 @@ async function runClient() {
   const sendLarge = async (mbEach: number, label: string) => {
     const idle = await ask("reset");
     const t1 = performance.now();
-    const info = await one.sendMail({ from: "sender@sender.test", to: "big@in.test", subject: "big", text: "three attachments", attachments: attachments(mbEach) });
+    const info = await one.sendMail({ from: "sender@sender.test", to: big, subject: "big", text: "three attachments", attachments: attachments(mbEach) });
     const st = await ask("stats");
     console.log(`${label}: ${mb((info as { messageSize?: number }).messageSize ?? 0)} message (3 x ${mbEach} MB attachments) in ${((performance.now() - t1) / 1000).toFixed(2)} s; server RSS before ${mb(idle.peak)}, peak ${mb(st.peak)} (+${mb(st.peak - idle.peak)})`);
   };

@@ -25,6 +25,8 @@ export interface StartOptions {
   log?: Logger;
   /** Tests drive the worker themselves (runner.drain()) when false. */
   startWorker?: boolean;
+  /** DNS for the inbound mail authentication checks (tests: a local table); default the system resolver. */
+  mailResolver?: import("mailauth").DNSResolver;
 }
 
 export interface Pier {
@@ -86,7 +88,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   dispatch = { app, sites: createSiteHandler(deps) };
   let smtp: MailReceiver | null = null;
   try {
-    if (config.smtpPort !== null) smtp = await startMailReceiver(deps);
+    if (config.smtpPort !== null) smtp = await startMailReceiver(deps, { resolver: opts.mailResolver });
   } catch (e) {
     http.stop(true);
     deps.close();

@@ -10,6 +10,8 @@ import {
 } from "../features/accounts/admin";
 import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
+import { setDisabledByAdmin } from "../features/mail/addresses";
+import { sendTestMessage } from "../features/mail/test-message";
 import { createDeps } from "../runtime";
 import { ConfigError, parseArgs, required, UsageError } from "./args";
 
@@ -34,12 +36,20 @@ Commands:
   invite create [--email E] [--days N]
                         Print a one-time sign-up invite code (for --signup-mode invite).
   plans                 Print the plans and their entitlements as JSON.
+  mail test ADDRESS [--server HOST:PORT]
+                        Send a test message (text, HTML, one attachment) to ADDRESS through
+                        the local SMTP receiver (--smtp-port; STARTTLS when offered).
+  mail disable ADDRESS | mail enable ADDRESS
+                        Block a bucket address (blocked_reason disabled_by_admin) or lift it.
 
 Every command takes --data-dir DIR (or PIER_DATA_DIR) and the other server options
 (--plans-file, --default-plan, --secret-key, ...). Passwords can come from --password,
 from standard input with --password-stdin, or from PIER_ADMIN_PASSWORD, so they need
 not appear in shell history or process lists.
 `;
+
+/** A command that ran but failed (exit 1, one line on stderr). */
+class CommandFailed extends Error {}
 
 type Io = { out: (line: string) => void; err: (line: string) => void };
 
@@ -63,6 +73,8 @@ function scopeOption(v: string | undefined): Scope | undefined {
 }
 
 interface Command {
+  /** Name of the one positional argument (e.g. `address`), stored in the options under it. */
+  positional?: string;
   values?: string[];
   flags?: string[];
   run(deps: Deps, o: Record<string, string>, io: Io): Promise<void> | void;
@@ -143,6 +155,40 @@ const commands: Record<string, Command> = {
       io.out(code);
     },
   },
+  "mail test": {
+    positional: "address", values: ["server"],
+    async run(deps, o, io) {
+      const to = required(o, "address");
+      let server;
+      if (o.server) {
+        const m = /^(.+):(\d{1,5})$/.exec(o.server);
+        if (!m) throw new UsageError("--server takes HOST:PORT");
+        server = { host: m[1]!, port: Number(m[2]) };
+      }
+      const r = await sendTestMessage(deps.config, deps.urls, to, server).catch((e: Error & { response?: string }) => {
+        throw new CommandFailed(`the receiver did not accept the message: ${e.response ?? e.message}`);
+      });
+      io.err(`test message sent to ${to} via ${r.server}: ${r.response}`);
+      io.out(JSON.stringify(r));
+    },
+  },
+  "mail disable": {
+    positional: "address",
+    run(deps, o, io) {
+      const row = setDisabledByAdmin(deps, required(o, "address"), true);
+      if (!row) throw new UsageError(`no bucket address ${o.address}`);
+      io.err(`${o.address} refuses mail (blocked_reason disabled_by_admin) until \`pier admin mail enable\``);
+      io.out(JSON.stringify({ address: o.address, bucket_id: row.bucketId, disabled_by_admin: true }));
+    },
+  },
+  "mail enable": {
+    positional: "address",
+    run(deps, o, io) {
+      const row = setDisabledByAdmin(deps, required(o, "address"), false);
+      if (!row) throw new UsageError(`no bucket address ${o.address}`);
+      io.out(JSON.stringify({ address: o.address, bucket_id: row.bucketId, disabled_by_admin: false }));
+    },
+  },
   plans: {
     run(deps, _o, io) {
       io.out(JSON.stringify(deps.plans.ids().map((id) => ({ ...deps.plans.get(id), default: id === deps.config.defaultPlan }))));
@@ -162,6 +208,7 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
     return 2;
   }
   const rest = argv.slice(name.split(" ").length);
+  const positional = command.positional && rest[0] !== undefined && !rest[0].startsWith("--") ? rest.shift() : undefined;
   if (rest.includes("--help") || rest.includes("-h")) {
     io.out(adminUsage);
     return 0;
@@ -169,6 +216,7 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
   let deps: (Deps & { close(): void }) | null = null;
   try {
     const { options, config: flags } = parseArgs(rest, command);
+    if (command.positional && positional !== undefined) options[command.positional] = positional;
     const config: Config = loadConfig(process.env, flags);
     // Quiet unless asked: stdout is for results, stderr for one-line messages.
     const log = createLogger(flags["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
@@ -184,7 +232,7 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
       io.err(`pier admin: configuration error: ${e.message}`);
       return 2;
     }
-    if (e instanceof ApiError) {
+    if (e instanceof ApiError || e instanceof CommandFailed) {
       io.err(`pier admin ${name}: ${e.message}`);
       return 1;
     }

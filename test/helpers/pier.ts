@@ -9,6 +9,8 @@ import { silentLogger } from "../../src/core/log";
 import { createApiKey } from "../../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../../src/features/accounts/service";
 import { startPier, type Pier } from "../../src/runtime";
+import { tableResolver } from "../../src/features/mail/auth";
+import type { DNSResolver } from "mailauth";
 
 export interface TestPier {
   pier: Pier;
@@ -46,7 +48,7 @@ export interface ApiResult {
 
 let counter = 0;
 
-export async function startTestPier(overrides: Partial<Config> = {}, opts: { startWorker?: boolean } = {}): Promise<TestPier> {
+export async function startTestPier(overrides: Partial<Config> = {}, opts: { startWorker?: boolean; mailResolver?: DNSResolver } = {}): Promise<TestPier> {
   const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
   const config = {
     ...loadConfig({}, {}),
@@ -57,7 +59,9 @@ export async function startTestPier(overrides: Partial<Config> = {}, opts: { sta
     ...overrides,
   };
   const clock = new ManualClock();
-  const pier = await startPier(config, { clock, log: silentLogger, startWorker: opts.startWorker ?? false });
+  // Mail authentication checks never query real DNS in tests: an empty table fails every lookup.
+  const mailResolver = opts.mailResolver ?? tableResolver({});
+  const pier = await startPier(config, { clock, log: silentLogger, startWorker: opts.startWorker ?? false, mailResolver });
   const url = `http://127.0.0.1:${pier.httpPort}`;
 
   const api = async (method: string, path: string, o: RequestOpts = {}): Promise<ApiResult> => {

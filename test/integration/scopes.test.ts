@@ -77,6 +77,8 @@ const expectations: Record<string, Expectation> = {
   "DELETE /api/v1/buckets/:id/lock": { auth: "bucket_write" },
   "POST /api/v1/buckets/:id/visibility_change_lock": { auth: "bucket_admin", body: () => ({ reason: "scope test" }) },
   "GET /api/v1/buckets/:id/variables": { auth: "bucket_read" },
+  "GET /api/v1/buckets/:id/inbound_email": { auth: "bucket_read" },
+  "GET /api/v1/buckets/:id/inbound_email/messages": { auth: "bucket_read" },
   "PATCH /api/v1/buckets/:id/variables": { auth: "bucket_admin", body: () => ({ variables: { A: "1" }, secrets: { S: "2" } }) },
   "GET /api/v1/tags": { auth: "bucket_read" },
   "GET /api/v1/api_keys": { auth: "bucket_admin", accountWide: true },

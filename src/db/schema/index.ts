@@ -4,3 +4,4 @@ export * from "./jobs";
 export * from "./files";
 export * from "./publish";
 export * from "./outbound-mail";
+export * from "./mail";

@@ -6,7 +6,7 @@
 // once no table references a sha256 any more, the blob GC job frees it.
 import { eq, getTableName, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { bucketLocks, bucketVariables, bucketVersions, fileChanges, fileLocks, files, uploadEntries, uploadSessions } from "../../db/schema";
+import { bucketLocks, bucketVariables, bucketVersions, fileChanges, fileLocks, files, mailMessages, uploadEntries, uploadSessions } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
 /** Which delete phase a table's batches report (`deleting_files`, `deleting_versions`, `deleting_other`). */
@@ -25,6 +25,8 @@ export interface BucketOwnedTable {
 }
 
 export const bucketOwnedTables: BucketOwnedTable[] = [
+  // Inbound mail: message rows point at the message's files, so they go first.
+  { table: mailMessages, bucketId: mailMessages.bucketId, kind: "other" },
   // Files feature: staged uploads and locks go with the files; the change log with the versions.
   { table: uploadEntries, bucketId: uploadEntries.bucketId, kind: "files", counter: "other" },
   { table: uploadSessions, bucketId: uploadSessions.bucketId, kind: "files", counter: "other" },

@@ -4,11 +4,17 @@ import { t, type Static } from "elysia";
 export const TagPath = t.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._/-]*$", description: "Reusable label such as `website` (not a filesystem path)." });
 export const Metadata = t.Record(t.String({ maxLength: 100 }), t.Unknown(), { description: "Free-form context; may hold `publication_root_directory` and `publication_forms`." });
 
+/** `bucket.inbound_email`: a receiving address at the mail domain (see docs/inbound-email.md). */
+export const InboundEmailInput = t.Object({
+  enabled: t.Boolean({ description: "true gives the bucket a receiving address (the same one again if it had one); false stops accepting mail." }),
+}, { additionalProperties: false });
+
 export const BucketInput = t.Object({
   title: t.String({ minLength: 1, maxLength: 200 }),
   description: t.Optional(t.String({ maxLength: 5000 })),
   tag_paths: t.Optional(t.Array(TagPath, { maxItems: 50 })),
   metadata: t.Optional(Metadata),
+  inbound_email: t.Optional(InboundEmailInput),
 }, { additionalProperties: false });
 
 export const BucketPatch = t.Object({
@@ -16,6 +22,7 @@ export const BucketPatch = t.Object({
   description: t.Optional(t.String({ maxLength: 5000 })),
   tag_paths: t.Optional(t.Array(TagPath, { maxItems: 50 })),
   metadata: t.Optional(Metadata),
+  inbound_email: t.Optional(InboundEmailInput),
 }, { additionalProperties: false });
 
 export const CreateBucketBody = t.Object({ bucket: BucketInput, account_id: t.Optional(t.String()) }, { additionalProperties: false });

@@ -2,6 +2,7 @@
 import type { Deps } from "../../core/context";
 import { activeLock, type BucketRow } from "./access";
 import { publicationSummary } from "./publication-state";
+import { inboundEmailState } from "../mail/addresses";
 
 export function deleteConfirmation(bucket: BucketRow): string {
   return `delete ${bucket.id}`;
@@ -50,6 +51,7 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
       blocked_reason: bucket.archivedAt ? "bucket_archived" : "feature_disabled",
     },
     visibility_change_lock: presentVisibilityLock(deps, bucket),
+    inbound_email: inboundEmailState(deps, bucket),
     ...(bucket.deletion
       ? { lock: { kind: "bucket_delete", phase: bucket.deletion.phase, total_files: bucket.deletion.total_files, total_versions: bucket.deletion.total_versions, total_items: bucket.deletion.total_items, deleted_items: bucket.deletion.deleted_items, started_at: bucket.deletion.started_at } }
       : lock

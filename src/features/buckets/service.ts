@@ -8,6 +8,7 @@ import { transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount } from "../accounts/service";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
 import type { BucketInput, BucketPatch } from "./model";
+import { setInboundEmail } from "../mail/addresses";
 
 export function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
@@ -23,10 +24,12 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
     const n = tx.select({ n: count() }).from(buckets).where(eq(buckets.accountId, account.id)).get()!.n;
     if (n >= max) throw new ApiError("FORBIDDEN", `The account has no room for another bucket (its plan allows ${max}).`, { reason: "bucket_limit", max_buckets: max });
     const now = deps.clock.now().toISOString();
-    return tx.insert(buckets).values({
+    const row = tx.insert(buckets).values({
       id: freshBucketId(tx), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
       tagPaths: normalizeTags(input.tag_paths), metadata: input.metadata ?? {}, createdAt: now, updatedAt: now,
     }).returning().get();
+    if (input.inbound_email) setInboundEmail(deps, tx, row, input.inbound_email);
+    return row;
   });
 }
 
@@ -55,6 +58,7 @@ export function updateBucket(deps: Deps, actor: Actor, id: string, patch: Bucket
   return transaction(deps.db, (tx) => {
     const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
     assertMutable(deps, actor, bucket, {}, tx);
+    if (patch.inbound_email) setInboundEmail(deps, tx, bucket, patch.inbound_email);
     return tx.update(buckets).set({
       ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),

@@ -9,6 +9,7 @@ import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "../storage/toke
 import { latestVersion, type FileRow } from "./commit";
 import { baseName, normalizePath } from "./paths";
 import { presentFile } from "./present";
+import { recordMessageRead } from "../mail/messages";
 
 /** Page size for file lists (documented): default 100, at most 1000. */
 export const FILE_PAGE_DEFAULT = 100;
@@ -59,6 +60,7 @@ export function downloadUrl(deps: Deps, actor: Actor, bucketId: string, rawPath:
   const path = normalizePath(rawPath);
   const f = fileByPath(bucket.id, path, deps.db);
   if (!f) throw new ApiError("FILE_NOT_FOUND", `No file at ${path} in bucket ${bucket.id}.`, { path });
+  recordMessageRead(deps, actor, bucket.id, f.path);
   return storageUrl(deps, signToken(deps, "get", { a: actor.accountId, b: bucket.id, h: f.sha256, s: f.size, t: f.contentType, n: baseName(f.path), e: expiresIn(deps, GET_URL_TTL_S) }));
 }
 

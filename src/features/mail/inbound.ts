@@ -1,15 +1,11 @@
 // From a received raw message to what gets filed: authentication verdicts, decoded fields,
-// attachment temp files, and the message.json object for one bucket. Also the InboundHandler
-// the SMTP receiver runs with today. The filer that puts messages into buckets (one bucket
-// version per message, received_count in the same transaction) replaces createInboundHandler
-// once bucket addresses and the files feature exist; it is built from readInboundMessage and
-// messageJsonFor below.
+// attachment temp files, and the message.json object and file list for one bucket. The filer
+// (filer.ts) puts these into buckets.
 import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
-import type { Deps } from "../../core/context";
-import { SmtpReply, type InboundEnvelope, type InboundHandler, type SmtpSessionInfo } from "../../smtp/server";
+import { SmtpReply, type InboundEnvelope, type SmtpSessionInfo } from "../../smtp/server";
 import { shouldRejectForDmarc, verifyAuthentication, type AuthenticationResults } from "./auth";
 import { parseMessageFile, type DecodedMessage } from "./parse";
 import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
@@ -75,8 +71,15 @@ export async function readInboundMessage(envelope: InboundEnvelope, rawPath: str
   }
 }
 
+/**
+ * Per attachment (same order as decoded.attachments): stored with this content type, or not
+ * stored and why (forbidden file type, executable content, a name no bucket path can have).
+ * Attachments not stored stay in message.eml; message.json says `path: null, not_stored: <why>`.
+ */
+export type AttachmentPlan = ({ store: true; contentType: string } | { store: false; reason: string })[];
+
 /** The message.json object for the copy delivered to `recipients`, with attachment paths filled. */
-export function messageJsonFor(msg: InboundMessage, recipients: string[]): MessageJson {
+export function messageJsonFor(msg: InboundMessage, recipients: string[], plan?: AttachmentPlan): MessageJson {
   const folder = messageFolder(msg.envelope.receivedAt, msg.envelope.id);
   return {
     version: MESSAGE_JSON_VERSION,
@@ -92,7 +95,10 @@ export function messageJsonFor(msg: InboundMessage, recipients: string[]): Messa
       tls: msg.session.tls,
     },
     ...msg.decoded,
-    attachments: msg.decoded.attachments.map((a) => ({ ...a, path: attachmentPath(folder, a.filename) })),
+    attachments: msg.decoded.attachments.map((a, i) => {
+      const p = plan?.[i];
+      return p && !p.store ? { ...a, path: null, not_stored: p.reason } : { ...a, path: attachmentPath(folder, a.filename) };
+    }),
     authentication: msg.auth,
   };
 }
@@ -108,29 +114,16 @@ export interface MessageFile {
  * Everything to write into one bucket for this message, in one version: message.eml (from the
  * raw temp file), message.json, and each attachment. The filer feeds this to the files service.
  */
-export function messageFilesFor(msg: InboundMessage, rawPath: string, recipients: string[]): { json: MessageJson; files: MessageFile[] } {
-  const json = messageJsonFor(msg, recipients);
+export function messageFilesFor(msg: InboundMessage, rawPath: string, recipients: string[], plan?: AttachmentPlan): { json: MessageJson; files: MessageFile[] } {
+  const json = messageJsonFor(msg, recipients, plan);
   const files: MessageFile[] = [
     { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: { file: rawPath } },
     { path: messageJsonPath(json.folder), contentType: "application/json", source: { bytes: new TextEncoder().encode(JSON.stringify(json, null, 2) + "\n") } },
-    ...json.attachments.map((a, i) => ({ path: a.path!, contentType: a.content_type, source: { file: msg.attachmentFiles[i]! } })),
+    ...json.attachments.flatMap((a, i) => {
+      const p = plan?.[i];
+      if (a.path === null || (p && !p.store)) return [];
+      return [{ path: a.path, contentType: p?.store ? p.contentType : a.content_type, source: { file: msg.attachmentFiles[i]! } }];
+    }),
   ];
   return { json, files };
-}
-
-/**
- * The handler `pier serve` runs until buckets have addresses: every recipient is refused at
- * RCPT TO, so no message is ever accepted and then dropped.
- */
-export function createInboundHandler(deps: Pick<Deps, "urls">): InboundHandler {
-  return {
-    acceptRecipient(address) {
-      const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
-      if (domain !== deps.urls.mailDomain) return { ok: false, code: 550, message: "Relaying denied: this server only receives mail for its own addresses" };
-      return { ok: false, code: 550, message: "No such mailbox" };
-    },
-    async deliver() {
-      throw new SmtpReply(554, "No mailbox accepts this message");
-    },
-  };
 }

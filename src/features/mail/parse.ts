@@ -25,8 +25,10 @@ export interface AttachmentMeta {
   sha256: string;
   disposition: "attachment" | "inline";
   content_id: string | null;
-  /** Bucket-relative path once filed; null until then. */
+  /** Bucket-relative path once filed; null until then, or when not stored (see not_stored). */
   path: string | null;
+  /** Why the attachment was not stored as its own file (it remains in message.eml). */
+  not_stored?: string;
 }
 
 export interface DecodedMessage {
@@ -121,6 +123,10 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
   let headerLines: HeaderLines | undefined;
   parser.on("headerLines", (l: HeaderLines) => (headerLines = l));
 
+  // Every attachment file created, finished or not, and every store still running: a parse
+  // that fails mid-way waits for them and removes the files.
+  const created: string[] = [];
+  const pending: Promise<void>[] = [];
   const storeAttachment = async (a: AttachmentStream) => {
     try {
       if (message.attachments.length >= maxAttachments) {
@@ -129,6 +135,7 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
         return;
       }
       const file = join(opts.tempDir, `attachment-${message.attachments.length}`);
+      created.push(file);
       await pipeline(a.content, createWriteStream(file, { mode: 0o600 }));
       const n = message.attachments.length + 1;
       message.attachments.push({
@@ -148,7 +155,6 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
   };
 
   const done = new Promise<void>((resolve, reject) => {
-    const pending: Promise<void>[] = [];
     parser.on("data", (d: AttachmentStream | MessageText) => {
       if (d.type === "attachment") pending.push(storeAttachment(d));
       else {
@@ -184,7 +190,11 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
   message.headers = keptHeaders(headerLines);
   if (message.parse_error) {
     // Attachments of a message that failed halfway are not trustworthy: keep only the .eml.
-    await Promise.all(attachmentFiles.map((f) => rm(f, { force: true })));
+    // Let stores still writing settle first (bounded), or a late file would outlive the rm.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled(pending), new Promise((r) => (timer = setTimeout(r, 5_000)))]);
+    clearTimeout(timer);
+    await Promise.all(created.map((f) => rm(f, { force: true })));
     attachmentFiles.length = 0;
     message.attachments = [];
   }

@@ -4,13 +4,14 @@ import { join } from "node:path";
 import type { Deps } from "../../core/context";
 import { startSmtpServer, type InboundHandler, type RunningSmtp } from "../../smtp/server";
 import { loadSmtpTls } from "../../smtp/tls";
-import { createInboundHandler } from "./inbound";
+import { createInboundHandler, type InboundOptions } from "./filer";
 
 export interface MailReceiver extends RunningSmtp {
   tlsSource: "configured" | "self-signed" | "off";
 }
 
-export async function startMailReceiver(deps: Deps, handler: InboundHandler = createInboundHandler(deps)): Promise<MailReceiver> {
+export async function startMailReceiver(deps: Deps, opts: InboundOptions & { handler?: InboundHandler } = {}): Promise<MailReceiver> {
+  const handler = opts.handler ?? createInboundHandler(deps, opts);
   const { config, urls } = deps;
   const tls = await loadSmtpTls({ certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey, dataDir: config.dataDir, serverName: urls.mailDomain });
   const smtp = await startSmtpServer(handler, {

@@ -1,0 +1,131 @@
+// The InboundHandler `pier serve` runs: RCPT TO looks the address up (unknown, archived or
+// blocked -> 550; the per-recipient rate limit is keyed by bucket id), DATA files one copy per
+// recipient bucket. Blobs (message.eml, attachments, each bucket's message.json) are stored
+// first, outside any transaction; then ONE transaction commits every bucket's copy (one new
+// version per bucket, through commitChanges) together with received_count,
+// last_received_path and the message row. Only after that COMMIT does the client get 250; any
+// failure before it answers 451 and the sender retries, so nothing is half-filed or lost.
+import { createReadStream, rmSync } from "node:fs";
+import { join } from "node:path";
+import { eq, sql } from "drizzle-orm";
+import type { DNSResolver } from "mailauth";
+import type { BlobRef, Change } from "../files/commit";
+import { commitChanges, type SystemWriter } from "../files/commit";
+import { forbiddenReason, normalizeContentType } from "../files/forbidden";
+import { normalizePath } from "../files/paths";
+import { executableKind } from "../files/sniff";
+import { guessContentType } from "../files/write";
+import type { Deps } from "../../core/context";
+import { mailAddresses, mailMessages } from "../../db/schema";
+import { transaction } from "../../db/tx";
+import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
+import { lookupRecipient } from "./addresses";
+import { messageFilesFor, readInboundMessage, type AttachmentPlan, type InboundMessage, type MessageFile } from "./inbound";
+
+export const INBOUND_WRITER: SystemWriter = { kind: "system", name: "inbound-mail" };
+
+export interface InboundOptions {
+  /** DNS for SPF/DKIM/DMARC; the system resolver when unset (tests pass tableResolver()). */
+  resolver?: DNSResolver;
+}
+
+export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): InboundHandler {
+  const tempDir = join(deps.config.dataDir, "tmp", "mail");
+  // Attachment temp files of messages that were never answered 250: nobody needs them.
+  rmSync(tempDir, { recursive: true, force: true });
+  return {
+    acceptRecipient(address) {
+      const r = lookupRecipient(deps, address);
+      return r.ok ? { ok: true, key: r.bucketId } : r;
+    },
+    deliver: (envelope, rawPath, session) => fileMessage(deps, envelope, rawPath, session, { ...opts, tempDir }),
+  };
+}
+
+/** Which attachments become files, and with which content type. */
+async function planAttachments(msg: InboundMessage): Promise<AttachmentPlan> {
+  const plan: AttachmentPlan = [];
+  for (const [i, a] of msg.decoded.attachments.entries()) {
+    let path: string;
+    try {
+      path = normalizePath(`_email/attachments/${a.filename}`);
+    } catch {
+      plan.push({ store: false, reason: "invalid_name" });
+      continue;
+    }
+    let contentType: string;
+    try {
+      contentType = normalizeContentType(a.content_type);
+    } catch {
+      contentType = guessContentType(path);
+    }
+    if (forbiddenReason(path, contentType)) {
+      plan.push({ store: false, reason: "forbidden_file_type" });
+      continue;
+    }
+    const head = new Uint8Array(await Bun.file(msg.attachmentFiles[i]!).slice(0, 4096).arrayBuffer());
+    if (executableKind(head)) {
+      plan.push({ store: false, reason: "executable_content" });
+      continue;
+    }
+    plan.push({ store: true, contentType });
+  }
+  return plan;
+}
+
+interface BucketCopy {
+  bucketId: string;
+  json: ReturnType<typeof messageFilesFor>["json"];
+  files: MessageFile[];
+}
+
+export async function fileMessage(deps: Deps, envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: InboundOptions & { tempDir: string }): Promise<void> {
+  const msg = await readInboundMessage(envelope, rawPath, session, {
+    tempDir: opts.tempDir, mta: deps.urls.mailDomain, resolver: opts.resolver, rejectDmarcFail: deps.config.smtpRejectDmarcFail,
+  });
+  try {
+    const plan = await planAttachments(msg);
+    // Recipients by bucket (the rate-limit key is the bucket id): one copy per bucket.
+    const byBucket = new Map<string, string[]>();
+    for (const r of envelope.recipients) byBucket.set(r.key, [...(byBucket.get(r.key) ?? []), r.address]);
+    const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, rawPath, rcpts, plan) }));
+
+    // Blobs first, outside the transaction; shared files (eml, attachments) are stored once.
+    const stored = new Map<string, BlobRef>();
+    const blobOf = async (f: MessageFile): Promise<BlobRef> => {
+      const key = "file" in f.source ? `file:${f.source.file}` : null;
+      const hit = key ? stored.get(key) : undefined;
+      if (hit) return { ...hit, contentType: f.contentType };
+      const info = "file" in f.source ? await deps.blobs.put(createReadStream(f.source.file)) : await deps.blobs.putBytes(f.source.bytes);
+      const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
+      if (key) stored.set(key, ref);
+      return ref;
+    };
+    const changes = new Map<string, Change[]>();
+    for (const c of copies) {
+      const list: Change[] = [];
+      for (const f of c.files) list.push({ path: f.path, blob: await blobOf(f) });
+      changes.set(c.bucketId, list);
+    }
+
+    const now = deps.clock.now().toISOString();
+    transaction(deps.db, (tx) => {
+      for (const c of copies) {
+        // Re-checked here: the address may have been switched off since RCPT TO.
+        const row = tx.select().from(mailAddresses).where(eq(mailAddresses.bucketId, c.bucketId)).get();
+        if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
+        commitChanges(deps, INBOUND_WRITER, c.bucketId, changes.get(c.bucketId)!, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
+        tx.update(mailAddresses).set({
+          receivedCount: sql`${mailAddresses.receivedCount} + 1`, lastReceivedPath: c.json.folder, lastReceivedAt: c.json.received_at, updatedAt: now,
+        }).where(eq(mailAddresses.localPart, row.localPart)).run();
+        tx.insert(mailMessages).values({
+          bucketId: c.bucketId, folder: c.json.folder, messageId: c.json.id, receivedAt: c.json.received_at,
+          fromAddress: c.json.from?.address?.slice(0, 500) ?? null, subject: c.json.subject?.slice(0, 1000) ?? null,
+          size: c.json.size, attachmentCount: c.json.attachments.filter((a) => a.path !== null).length,
+        }).run();
+      }
+    });
+  } finally {
+    await msg.cleanup();
+  }
+}
