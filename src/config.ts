@@ -29,6 +29,8 @@ export interface Config {
   bucketDeleteSyncLimit: number;
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** Public URL of the hosted MCP endpoint when a proxy/tunnel publishes it elsewhere; default <base-url>/mcp. */
+  mcpResourceUrl: string | null;
 }
 
 interface Option {
@@ -83,6 +85,14 @@ const url = (raw: string, name: string) => {
   if (u.pathname !== "/" || u.search || u.hash) throw new ConfigError(`${name} must be an origin without a path, got "${raw}"`);
   return u.origin;
 };
+/** An http(s) URL that may carry a path (no query or fragment); trailing slash dropped. */
+const absoluteUrl = (raw: string, name: string) => {
+  if (raw === "") return null;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash)
+    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://pier.example.com/mcp, got "${raw}"`);
+  return u.href.replace(/\/$/, "");
+};
 const secret = (raw: string, name: string) => {
   if (raw === "") return null;
   if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters (generate one with: openssl rand -base64 48)`);
@@ -106,6 +116,7 @@ export const configOptions: Option[] = [
   { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
   { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
   { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy.", parse: bool },
+  { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
 ];
 
@@ -179,7 +190,7 @@ export function resolveUrls(config: Config, boundHttpPort: number): Urls {
     mailDomain: config.mailDomain ?? u.hostname,
     siteUrl: (host) => `${u.protocol}//${host}${portSuffix}/`,
     docsUrl: `${baseUrl}/docs`,
-    mcpUrl: `${baseUrl}/mcp`,
+    mcpUrl: config.mcpResourceUrl ?? `${baseUrl}/mcp`,
   };
 }
 

@@ -18,6 +18,7 @@ import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
+import { actorFromOAuthToken } from "./features/oauth/grants";
 
 export interface StartOptions {
   clock?: Clock;
@@ -71,7 +72,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     http.stop(true);
     throw e;
   }
-  const app = buildApp(deps);
+  const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
   dispatch = { app, sites: createSiteHandler(deps) };
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();

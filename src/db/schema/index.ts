@@ -1,3 +1,4 @@
 export * from "./accounts";
 export * from "./buckets";
 export * from "./jobs";
+export * from "./oauth";
