@@ -3,9 +3,11 @@ import { Elysia } from "elysia";
 import type { Deps } from "../core/context";
 import type { authPlugin } from "../http/auth";
 import { bucketRoutes } from "./buckets/routes";
+import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
-    .use(oauthRoutes(deps, auth));
+    .use(oauthRoutes(deps, auth))
+    .use(mcpRoutes(deps));

@@ -1,0 +1,73 @@
+// The hosted MCP endpoint: stateless Streamable HTTP (a server and transport per POST, JSON
+// responses, no session id). Bearer credentials only (OAuth access tokens and API keys, never
+// the browser cookie, so a cross-site page cannot drive tools). Without a valid credential the
+// 401 carries `WWW-Authenticate: Bearer resource_metadata=...` so MCP clients discover OAuth.
+// This route authenticates itself instead of using the `auth` macro: the macro's 401 has no
+// WWW-Authenticate, and its read-only check would refuse read tools too (POST is a mutation).
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Elysia } from "elysia";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { bearerToken } from "../../http/auth";
+import { errorResponse } from "../../http/envelope";
+import { RateLimiter } from "../../http/rate-limit";
+import { clientIp, requestId } from "../../http/request-info";
+import { actorFromApiKey } from "../accounts/keys";
+import { actorFromOAuthToken } from "../oauth/grants";
+import { resourceMetadataUrl } from "../oauth/metadata";
+import { buildMcpServer } from "./server";
+
+/** Tool arguments are small JSON; file bytes go through the upload endpoints. */
+export const MAX_MCP_BODY_BYTES = 256 * 1024;
+
+export const mcpRoutes = (deps: Deps) => {
+  const accountLimiter = new RateLimiter(deps.config.rateLimitPerMinute);
+  const anonLimiter = new RateLimiter(deps.config.rateLimitAnonPerMinute);
+
+  const unauthorized = (request: Request, presented: boolean) => {
+    const res = errorResponse(
+      new ApiError("UNAUTHORIZED", presented ? "The access token or API key is invalid, revoked or expired." : "Connect with OAuth (see the resource metadata) or send an API key as a Bearer token."),
+      requestId(request), deps.urls.baseUrl,
+    );
+    const params = [`resource_metadata="${resourceMetadataUrl(deps)}"`, ...(presented ? ['error="invalid_token"'] : [])];
+    res.headers.set("www-authenticate", `Bearer ${params.join(", ")}`);
+    return res;
+  };
+
+  const methodNotAllowed = (request: Request) => {
+    const res = errorResponse(new ApiError("METHOD_NOT_ALLOWED", "The hosted MCP server is stateless: POST JSON-RPC messages; there is no SSE stream or session to delete."), requestId(request), deps.urls.baseUrl);
+    res.headers.set("allow", "POST");
+    return res;
+  };
+
+  return new Elysia({ name: "mcp" })
+    .post("/mcp", async ({ request }) => {
+      const token = bearerToken(request);
+      let actor: Actor | null = null;
+      if (token) actor = actorFromApiKey(deps, token) ?? actorFromOAuthToken(deps, token);
+      if (!actor) {
+        anonLimiter.take(`ip:${clientIp(request)}`);
+        return unauthorized(request, token !== null);
+      }
+      accountLimiter.take(`acct:${actor.accountId}`);
+      const server = buildMcpServer(deps, actor);
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES,
+      });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(request);
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    }, {
+      parse: "none",
+      detail: {
+        "x-pier-auth": "any", tags: ["MCP"],
+        summary: "Hosted MCP (stateless Streamable HTTP, JSON-RPC over POST); Bearer OAuth access token or API key",
+      } as Record<string, unknown>,
+    })
+    .get("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", hide: true } as Record<string, unknown> })
+    .delete("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", hide: true } as Record<string, unknown> });
+};

@@ -1,0 +1,61 @@
+// The hosted MCP tools. Each calls the same service function as the matching REST route, with
+// the same actor, so scopes and bucket grants are enforced exactly as on REST. Input schemas are
+// TypeBox (JSON Schema), published in tools/list and checked before a tool runs.
+import { t, type TSchema } from "elysia";
+import type { Actor, Deps } from "../../core/context";
+import { serverVersion } from "../../core/version";
+import { BucketInput, BucketPatch } from "../buckets/model";
+import { presentBucket } from "../buckets/present";
+import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
+import { getStatus } from "../status/service";
+
+export interface McpTool {
+  name: string;
+  description: string;
+  inputSchema: TSchema;
+  /** Mutating tools are refused on read-only accounts, like REST writes. */
+  mutates: boolean;
+  run(deps: Deps, actor: Actor, args: any): unknown;
+}
+
+const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
+
+export const tools: McpTool[] = [
+  {
+    name: "pier_status",
+    description: "Server and client versions, the MCP server version (mcp.server_version), publishing guidance, and this credential's account, scope and state. Call it first to learn what the connection may do.",
+    inputSchema: t.Object({}, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor) => ({ ...getStatus(deps, actor), mcp: { server_version: serverVersion } }),
+  },
+  {
+    name: "bucket_list",
+    description: "List the buckets this connection can see (active ones by default; archived=true for archived). Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
+    inputSchema: t.Object({ archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })) }, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor, a: { archived?: boolean }) => ({ buckets: listBuckets(deps, actor, { archived: a.archived === true }).map((b) => presentBucket(deps, b)) }),
+  },
+  {
+    name: "bucket_get",
+    description: "Get one bucket by id, with website metadata, publication lifecycle state, action metadata (archive/unarchive/delete with required_action and confirmation), github_sync and github_sync_setup.settings_url. Needs bucket_read on that bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor, a: { bucket_id: string }) => ({ bucket: presentBucket(deps, getBucket(deps, actor, a.bucket_id)) }),
+  },
+  {
+    name: "bucket_create",
+    description: "Create a bucket in the connection's account. tag_paths are reusable labels such as `website` (never derived from local folders, titles or domains); metadata is free-form context. Needs account-wide bucket_admin and room in the plan.",
+    inputSchema: BucketInput,
+    mutates: true,
+    run: (deps, actor, a: typeof BucketInput.static) => ({ bucket: presentBucket(deps, createBucket(deps, actor, a)) }),
+  },
+  {
+    name: "bucket_update",
+    description: "Change a bucket's title, description, tag_paths or metadata (only the fields given). Needs bucket_admin on the bucket; refused on archived or locked buckets.",
+    inputSchema: t.Object({ bucket_id: BucketId, ...BucketPatch.properties }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, { bucket_id, ...patch }: { bucket_id: string } & typeof BucketPatch.static) => ({
+      bucket: presentBucket(deps, updateBucket(deps, actor, bucket_id, patch)),
+    }),
+  },
+];

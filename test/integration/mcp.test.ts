@@ -1,0 +1,148 @@
+// The hosted MCP server through the official SDK client: discovery from the 401, dynamic
+// registration, authorization code + PKCE approved on the consent page, then tool calls.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import pkg from "../../package.json";
+import { MemoryOAuthProvider } from "../helpers/mcp";
+import { consent, sessionCookie } from "../helpers/oauth";
+import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+
+let t: TestPier;
+let mcpUrl: URL;
+beforeAll(async () => {
+  t = await startTestPier();
+  mcpUrl = new URL(t.pier.deps.urls.mcpUrl);
+});
+afterAll(() => t.stop());
+
+/** Connect the SDK client by URL alone, approving the consent page as `u`. */
+async function connectWithOAuth(u: TestUser, provider = new MemoryOAuthProvider()) {
+  const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
+  await expect(new Client({ name: "test", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+  expect(provider.authorizationUrl).toBeDefined();
+  const location = new URL(await consent(t, sessionCookie(t, u), provider.authorizationUrl!));
+  expect(location.origin + location.pathname).toBe(provider.redirectUrl);
+  expect(location.searchParams.get("state")).toBe(provider.authorizationUrl!.searchParams.get("state"));
+  await first.finishAuth(location.searchParams.get("code")!);
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+  return { client, provider };
+}
+
+async function connectWithKey(key: string) {
+  const client = new Client({ name: "test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  return client;
+}
+
+const json = (r: any) => JSON.parse(r.content[0].text);
+
+describe("hosted MCP", () => {
+  test("an SDK client connects by URL: OAuth discovery, registration, PKCE consent, tools", async () => {
+    const u = await t.user();
+    const { client, provider } = await connectWithOAuth(u);
+    expect(provider.info!.client_id).toMatch(/^mcp_client_/);
+    expect(provider.saved!.access_token).toMatch(/^pier_at_/);
+    expect(client.getServerVersion()).toMatchObject({ name: "pier", version: pkg.version });
+
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual(["bucket_create", "bucket_get", "bucket_list", "bucket_update", "pier_status"]);
+    for (const tool of tools) {
+      expect(tool.description!.length).toBeGreaterThan(40);
+      expect(tool.inputSchema.type).toBe("object");
+    }
+
+    const status = await client.callTool({ name: "pier_status", arguments: {} });
+    expect(json(status).mcp.server_version).toBe(pkg.version);
+    expect(json(status).account.id).toBe(u.accountId);
+
+    const created = await client.callTool({ name: "bucket_create", arguments: { title: "Notes", tag_paths: ["website"] } });
+    expect(created.isError).toBeFalsy();
+    const id = json(created).bucket.id;
+    expect(id).toMatch(/^bkt_/);
+    const updated = await client.callTool({ name: "bucket_update", arguments: { bucket_id: id, title: "Renamed" } });
+    expect(json(updated).bucket.title).toBe("Renamed");
+    // Same service as REST: the REST API sees the change.
+    const rest = await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key });
+    expect(rest.body.data.bucket.title).toBe("Renamed");
+    const listed = await client.callTool({ name: "bucket_list", arguments: {} });
+    expect(json(listed).buckets.map((b: any) => b.id)).toEqual([id]);
+    const got = await client.callTool({ name: "bucket_get", arguments: { bucket_id: id } });
+    expect(json(got).bucket).toMatchObject({ id, delete: { allowed: true }, github_sync_setup: { settings_url: expect.any(String) } });
+    await client.close();
+  });
+
+  test("a 401 without a token points at the protected resource metadata, whose resource is the MCP URL", async () => {
+    const res = await fetch(mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    expect(res.status).toBe(401);
+    const header = res.headers.get("www-authenticate")!;
+    const metaUrl = /resource_metadata="([^"]+)"/.exec(header)![1]!;
+    expect(metaUrl).toBe(`${t.pier.deps.urls.baseUrl}/.well-known/oauth-protected-resource/mcp`);
+    const meta = await (await fetch(metaUrl)).json();
+    expect(meta.resource).toBe(mcpUrl.href);
+    expect(meta.authorization_servers).toEqual([t.pier.deps.urls.baseUrl]);
+    const bad = await fetch(mcpUrl, { method: "POST", headers: { authorization: "Bearer pier_at_nope", "content-type": "application/json" }, body: "{}" });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    expect((await fetch(mcpUrl)).status).toBe(405);
+    expect((await fetch(mcpUrl, { method: "DELETE" })).status).toBe(405);
+  });
+
+  test("API keys work too, and scopes are enforced as on REST", async () => {
+    const u = await t.user();
+    const readKey = t.key(u, { scope: "bucket_read" });
+    const client = await connectWithKey(readKey);
+    const denied = await client.callTool({ name: "bucket_create", arguments: { title: "x" } });
+    expect(denied.isError).toBe(true);
+    expect((denied.content as any)[0].text).toStartWith("FORBIDDEN:");
+    expect((denied.structuredContent as any).error.code).toBe("FORBIDDEN");
+    expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets).toEqual([]);
+    await client.close();
+  });
+
+  test("another account's bucket is not found, and nothing changes", async () => {
+    const owner = await t.user();
+    const other = await t.user();
+    const mine = await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "Private" } } });
+    const id = mine.body.data.bucket.id;
+    const { client } = await connectWithOAuth(other);
+    for (const call of [
+      { name: "bucket_get", arguments: { bucket_id: id } },
+      { name: "bucket_update", arguments: { bucket_id: id, title: "pwned" } },
+    ]) {
+      const r = await client.callTool(call);
+      expect(r.isError).toBe(true);
+      expect((r.structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
+    }
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: owner.key })).body.data.bucket.title).toBe("Private");
+    await client.close();
+  });
+
+  test("unknown tools, bad and oversized arguments, malformed JSON-RPC", async () => {
+    const u = await t.user();
+    const client = await connectWithKey(u.key);
+    await expect(client.callTool({ name: "bucket_explode", arguments: {} })).rejects.toThrow(/Unknown tool/);
+    const bad = await client.callTool({ name: "bucket_create", arguments: { title: 42 } });
+    expect(bad.isError).toBe(true);
+    expect((bad.structuredContent as any).error.code).toBe("VALIDATION_FAILED");
+    const long = await client.callTool({ name: "bucket_create", arguments: { title: "x".repeat(201) } });
+    expect((long.structuredContent as any).error.code).toBe("VALIDATION_FAILED");
+    await expect(client.callTool({ name: "bucket_create", arguments: { title: "big", description: "y".repeat(300_000) } })).rejects.toThrow();
+    expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets).toEqual([]);
+    await client.close();
+
+    const post = (body: string) => fetch(mcpUrl, {
+      method: "POST", body, headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    });
+    const parse = await post("{not json");
+    expect(parse.status).toBe(400);
+    expect((await parse.json()).error.code).toBe(-32700);
+    const notRpc = await post(JSON.stringify({ hello: "world" }));
+    expect(notRpc.status).toBe(400);
+    expect((await notRpc.json()).error.code).toBeLessThan(0);
+    const huge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bucket_create", arguments: { title: "z".repeat(400_000) } } }));
+    expect(huge.status).toBe(413);
+  });
+});
