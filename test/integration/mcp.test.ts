@@ -146,3 +146,22 @@ describe("hosted MCP", () => {
     expect(huge.status).toBe(413);
   });
 });
+
+describe("behind a reverse proxy", () => {
+  test("mcp-resource-url sets the advertised resource and the 401's metadata pointer", async () => {
+    const p = await startTestPier({ mcpResourceUrl: "https://tunnel.example.net/pier/mcp" });
+    try {
+      const res = await fetch(`${p.url}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toContain('resource_metadata="https://tunnel.example.net/.well-known/oauth-protected-resource/pier/mcp"');
+      for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/pier/mcp"]) {
+        const meta = await (await fetch(p.url + path)).json();
+        expect(meta.resource).toBe("https://tunnel.example.net/pier/mcp");
+      }
+      const status = await p.api("GET", "/api/v1/status");
+      expect(status.body.data.urls.mcp_url).toBe("https://tunnel.example.net/pier/mcp");
+    } finally {
+      await p.stop();
+    }
+  });
+});

@@ -17,7 +17,7 @@ import { registerClient } from "./clients";
 import { listConnections, revokeConnection } from "./connections";
 import { decideDevice, findPendingDevice, startDeviceAuthorization } from "./device";
 import { OAuthError } from "./errors";
-import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata";
+import { authorizationServerMetadata, protectedResourceMetadata, resourceMetadataUrl } from "./metadata";
 import { connectionsPage, consentPage, deviceConfirmPage, deviceEntryPage, messagePage } from "./pages";
 import { tokenRequest } from "./token";
 import { formatUserCode } from "./util";
@@ -107,6 +107,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     })
     .get("/.well-known/oauth-protected-resource/mcp", () => json(200, protectedResourceMetadata(deps)), {
       auth: "public", detail: { tags, summary: "Protected resource metadata, path-suffixed form (RFC 9728 §3.1)" },
+    })
+    // Behind a proxy that publishes MCP under another path (mcp-resource-url), clients ask for
+    // the metadata suffixed with that path; a proxy forwarding it unchanged reaches this route.
+    .use((app) => {
+      const suffixed = new URL(resourceMetadataUrl(deps)).pathname;
+      return suffixed === "/.well-known/oauth-protected-resource/mcp" || suffixed === "/.well-known/oauth-protected-resource" ? app
+        : app.get(suffixed, () => json(200, protectedResourceMetadata(deps)), { auth: "public", detail: { ...hide, tags } });
     })
     .post("/oauth/register", ({ request }) => {
       anon.take(`register:${clientIp(request)}`);
