@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../core/context";
 import type { authPlugin } from "../http/auth";
 import { bucketRoutes } from "./buckets/routes";
+import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
 
@@ -10,4 +11,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
     .use(oauthRoutes(deps, auth))
-    .use(mcpRoutes(deps));
+    .use(mcpRoutes(deps))
+    .use(agentAuthRoutes(deps, auth));

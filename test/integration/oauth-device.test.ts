@@ -182,6 +182,21 @@ describe("device flow", () => {
     expect((await pollError(d.device_code)).error).toBe("authorization_pending");
   });
 
+  test("the capabilities manifest names the flows, and its endpoints are the live ones", async () => {
+    const r = await t.api("GET", "/api/v1/agent_auth/capabilities");
+    expect(r.status).toBe(200);
+    const c = r.body.data;
+    expect(c.preferred_flow).toBe("device_authorization");
+    expect(c.flows.device_authorization.device_authorization_endpoint).toBe(as.device_authorization_endpoint);
+    expect(c.flows.device_authorization.token_endpoint).toBe(as.token_endpoint);
+    expect(c.flows.authorization_code.code_challenge_methods).toEqual(["S256"]);
+    expect(c.flows.email_code.available).toBe(false);
+    expect(c.scopes.default_permission_scope).toBe("bucket_admin");
+    expect(c.mcp.url).toBe(t.pier.deps.urls.mcpUrl);
+    const prm = await (await fetch(c.mcp.protected_resource_metadata)).json();
+    expect(prm.resource).toBe(c.mcp.url);
+  });
+
   test("bad requests: unknown client, unknown scope, wrong resource, unsupported grant", async () => {
     const base = t.url;
     const form = (body: Record<string, string>, path = "/oauth/device_authorization") =>

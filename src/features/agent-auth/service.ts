@@ -1,0 +1,71 @@
+// The machine-readable manifest of how an agent gets credentials here: which flows exist, their
+// endpoints, the scopes, and the MCP URL. Agents read it instead of guessing.
+import type { Deps } from "../../core/context";
+import { serverVersion } from "../../core/version";
+import { DEVICE_GRANT } from "../oauth/clients";
+import { resourceMetadataUrl } from "../oauth/metadata";
+import { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "../oauth/scopes";
+import { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "../oauth/util";
+
+export function capabilities(deps: Deps) {
+  const base = deps.urls.baseUrl;
+  return {
+    server_version: serverVersion,
+    preferred_flow: "device_authorization",
+    api_key: { header: "Authorization: Bearer <API_KEY>", prefix: "pier_" },
+    flows: {
+      device_authorization: {
+        available: true,
+        description: "Register a public client, start a device authorization, open verification_uri_complete, show user_code as the Connection ID (a safety check only), poll the token endpoint; the token response adds pier_api_key.",
+        registration_endpoint: `${base}/oauth/register`,
+        device_authorization_endpoint: `${base}/oauth/device_authorization`,
+        token_endpoint: `${base}/oauth/token`,
+        verification_uri: `${base}/oauth/device`,
+        grant_type: DEVICE_GRANT,
+        register_with: { grant_types: [DEVICE_GRANT, "refresh_token"], token_endpoint_auth_method: "none" },
+        interval_seconds: DEVICE_POLL_INTERVAL_S,
+        expires_in_seconds: DEVICE_CODE_TTL_S,
+        poll_errors: {
+          authorization_pending: "wait interval seconds and poll again",
+          slow_down: "add 5 seconds to the interval (the response carries the new interval)",
+          access_denied: "the user denied the connection; stop",
+          expired_token: "start again",
+        },
+        response_adds: ["pier_api_key"],
+      },
+      authorization_code: {
+        available: true,
+        description: "For remote MCP clients: authorization code with PKCE (S256 only), exact redirect URI match, consent in a signed-in browser.",
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        registration_endpoint: `${base}/oauth/register`,
+        code_challenge_methods: ["S256"],
+      },
+      refresh_token: { available: true, rotation: true, reuse_revokes_connection: true },
+      email_code: {
+        available: false,
+        reason: "This Pier has no outbound mailer for login codes yet; use device_authorization.",
+        endpoints: [`${base}/api/v1/agent_auth/request_code`, `${base}/api/v1/agent_auth/verify_code`],
+      },
+      browser_login_link: { available: false, reason: "Not available on this Pier yet." },
+    },
+    scopes: {
+      oauth: [MCP_SCOPE, ...PERMISSION_SCOPES],
+      permission_scopes: PERMISSION_SCOPES,
+      default_permission_scope: DEFAULT_PERMISSION,
+    },
+    tokens: { access_token_ttl_seconds: ACCESS_TOKEN_TTL_S, refresh_token_ttl_seconds: REFRESH_TOKEN_TTL_S, api_key: "durable until revoked" },
+    mcp: {
+      url: deps.urls.mcpUrl,
+      transport: "streamable-http (stateless, JSON responses)",
+      auth: ["oauth_access_token", "api_key"],
+      protected_resource_metadata: resourceMetadataUrl(deps),
+    },
+    metadata: {
+      authorization_server: `${base}/.well-known/oauth-authorization-server`,
+      protected_resource: `${base}/.well-known/oauth-protected-resource`,
+    },
+    revocation: { connections: `${base}/oauth/connections`, api: `${base}/api/v1/oauth/connections` },
+    docs_url: deps.urls.docsUrl,
+  };
+}
