@@ -7,6 +7,9 @@ const usage = `Usage: pier <command> [options]
 Commands:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
   admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
+  login [URL]        Connect this computer to a Pier (browser confirmation; --scope, --no-browser)
+  logout [URL]       Revoke and forget the saved key
+  whoami [URL]       Show the account and scope of the saved key
   version            Print the version
 
 Run "pier serve --help" for the configuration options.
@@ -21,6 +24,12 @@ export async function runCli(argv: string[]): Promise<void> {
       const { admin } = await import("./admin");
       const code = await admin(rest);
       process.exit(code);
+    }
+    case "login":
+    case "logout":
+    case "whoami": {
+      const cmd = await import("./login");
+      process.exit(await cmd[command](rest).catch((e: Error) => (console.error(`pier ${command}: ${e.message}`), 1)));
     }
     case "version":
     case "--version":

@@ -14,6 +14,8 @@ export function authorizationServerMetadata(deps: Deps) {
     token_endpoint: `${base}/oauth/token`,
     registration_endpoint: `${base}/oauth/register`,
     device_authorization_endpoint: `${base}/oauth/device_authorization`,
+    revocation_endpoint: `${base}/oauth/revoke`,
+    revocation_endpoint_auth_methods_supported: ["none"],
     scopes_supported: SUPPORTED_SCOPES,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],

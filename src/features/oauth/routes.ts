@@ -19,7 +19,7 @@ import { decideDevice, findPendingDevice, startDeviceAuthorization } from "./dev
 import { OAuthError } from "./errors";
 import { authorizationServerMetadata, protectedResourceMetadata, resourceMetadataUrl } from "./metadata";
 import { connectionsPage, consentPage, deviceConfirmPage, deviceEntryPage, messagePage } from "./pages";
-import { tokenRequest } from "./token";
+import { revokeToken, tokenRequest } from "./token";
 import { formatUserCode } from "./util";
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -126,6 +126,9 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     .post("/oauth/token", ({ request }) => oauthJson(200, async () => tokenRequest(deps, await readBody(request))), {
       auth: "public", parse: "none",
       detail: { tags, summary: "Token endpoint: authorization_code (PKCE), device_code, refresh_token; device-code responses add pier_api_key" },
+    })
+    .post("/oauth/revoke", ({ request }) => oauthJson(200, async () => revokeToken(deps, await readBody(request))), {
+      auth: "public", parse: "none", detail: { tags, summary: "Token revocation (RFC 7009): access token, refresh token or pier_api_key; ends the connection" },
     })
 
     // Device approval page.

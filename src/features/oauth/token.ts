@@ -1,7 +1,7 @@
 // The token endpoint (RFC 6749 §3.2): one entry point, dispatched on grant_type.
 import { eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
-import { oauthGrants, oauthTokens } from "../../db/schema";
+import { apiKeys, oauthGrants, oauthTokens } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { exchangeAuthorizationCode } from "./authorize";
 import { assertGrantType, DEVICE_GRANT, getClient } from "./clients";
@@ -52,4 +52,25 @@ function refresh(deps: Deps, input: Record<string, unknown>) {
   });
   if (outcome instanceof OAuthError) throw outcome;
   return outcome;
+}
+
+/**
+ * Token revocation (RFC 7009) for this client's credentials: an access token, a refresh token or
+ * the pier_api_key of a device login. Any of them ends the whole connection (`pier logout`).
+ * Unknown tokens answer 200 too (RFC 7009 §2.2), so the endpoint reveals nothing.
+ */
+export function revokeToken(deps: Deps, input: Record<string, unknown>): Record<string, never> {
+  const client = getClient(deps, input.client_id);
+  const token = str(input.token);
+  if (!token) throw new OAuthError("invalid_request", "token is required.");
+  if (token.length > 200) return {};
+  const hash = hashSecret(token);
+  const viaToken = deps.db.select({ grantId: oauthTokens.grantId }).from(oauthTokens).where(eq(oauthTokens.tokenHash, hash)).get();
+  const viaKey = viaToken ? undefined : deps.db.select({ grantId: oauthGrants.id }).from(oauthGrants)
+    .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.apiKeyId)).where(eq(apiKeys.tokenHash, hash)).get();
+  const grantId = viaToken?.grantId ?? viaKey?.grantId;
+  if (!grantId) return {};
+  const grant = deps.db.select({ clientId: oauthGrants.clientId }).from(oauthGrants).where(eq(oauthGrants.id, grantId)).get();
+  if (grant?.clientId === client.id) revokeGrant(deps, grantId, "revoked_by_client");
+  return {};
 }
