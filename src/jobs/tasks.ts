@@ -2,13 +2,16 @@
 // (GoatCounter cron/cron.go). Features export handlers; this file is the one place that lists them.
 import { collectGarbage } from "../blobs/gc";
 import { bucketJobs } from "../features/buckets/jobs";
+import { oauthJobs } from "../features/oauth/jobs";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export const jobHandlers: Record<string, JobHandler> = {
   "blobs.gc": { run: async (deps) => collectGarbage(deps), maxAttempts: 1 },
   ...bucketJobs,
+  ...oauthJobs,
 };
 
 export const periodicTasks: PeriodicTask[] = [
   { kind: "blobs.gc", everyMs: 6 * 3600_000 },
+  { kind: "oauth.purge", everyMs: 3600_000 },
 ];

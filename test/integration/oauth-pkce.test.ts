@@ -147,3 +147,31 @@ describe("authorization code + PKCE", () => {
     expect(await r.json()).toMatchObject({ client_id: expect.stringMatching(/^mcp_client_/), token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
   });
 });
+
+describe("connections page", () => {
+  test("lists the connection and revokes it with a CSRF-protected form", async () => {
+    const v = await t.user();
+    const c = sessionCookie(t, v);
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({
+      response_type: "code", client_id: client.client_id, redirect_uri: redirectUri, state: "s1",
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+    }).toString();
+    const params = oauth.validateAuthResponse(as, client, new URL(await consent(t, c, url)), "s1");
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(params, verifier));
+    const listing = await (await page(`${t.url}/oauth/connections`, c)).text();
+    expect(listing).toContain("PKCE app");
+    const action = /action="(\/oauth\/connections\/cxn_[a-z0-9]+\/revoke)"/.exec(listing)![1]!;
+    const forged = await page(t.url + action, c, { csrf: "nope" });
+    expect(forged.status).toBe(403);
+    expect((await t.api("GET", "/api/v1/buckets", { key: tokens.access_token })).status).toBe(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(listing)![1]!;
+    const revoked = await page(t.url + action, c, { csrf });
+    expect(revoked.status).toBe(303);
+    expect((await t.api("GET", "/api/v1/buckets", { key: tokens.access_token })).status).toBe(401);
+    // Another user of another account cannot see or revoke it.
+    const other = await t.api("GET", "/api/v1/oauth/connections", { headers: { cookie: sessionCookie(t, u) } });
+    expect(other.body.data.connections.map((x: any) => x.id)).not.toContain(action.split("/")[3]);
+  });
+});

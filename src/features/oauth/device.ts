@@ -2,7 +2,7 @@
 // matching user code ("Connection ID") in a signed-in browser, the CLI polls the token
 // endpoint. Approval creates the connection; the first successful poll issues the tokens and
 // the durable `pier_api_key`, exactly once.
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { oauthDeviceCodes, oauthGrants } from "../../db/schema";
@@ -25,8 +25,7 @@ export function startDeviceAuthorization(deps: Deps, input: Record<string, unkno
   const now = deps.clock.now();
   const deviceCode = newSecret();
   const row = transaction(deps.db, (tx) => {
-    // Expired codes free their user code for reuse; the unique index catches the rare clash.
-    tx.delete(oauthDeviceCodes).where(lt(oauthDeviceCodes.expiresAt, now.toISOString())).run();
+    // A clash with a live (or not yet purged, see jobs.ts) code just draws again.
     for (let attempt = 0; ; attempt++) {
       const userCode = newUserCode();
       if (tx.select({ c: oauthDeviceCodes.userCode }).from(oauthDeviceCodes).where(eq(oauthDeviceCodes.userCode, userCode)).get()) {

@@ -15,11 +15,11 @@ h1{font-size:1.35rem;margin-top:0}.muted{color:#5b6475;font-size:.92rem}.error{b
 button.primary{background:#1f6feb;border-color:#1f6feb;color:#fff;font-weight:600}input[type=text]{font:1.2rem ui-monospace,monospace;padding:.5rem;width:12rem;text-transform:uppercase}
 table{width:100%;border-collapse:collapse;font-size:.92rem}td,th{padding:.45rem .4rem;border-bottom:1px solid #e3e6ea;text-align:left}`;
 
-export function layout(title: string, body: string, connectionId?: string): string {
+export function layout(title: string, body: string, connectionId?: string, wide = false): string {
   const badge = connectionId ? `<div class="connection-id" id="connection-id">Connection ID<strong>${esc(connectionId)}</strong></div>` : "";
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · Pier</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><style>${css}</style></head>
-<body><header><span class="brand">Pier</span>${badge}</header><main>${body}</main></body></html>`;
+<body><header><span class="brand">Pier</span>${badge}</header><main${wide ? ' style="max-width:60rem"' : ""}>${body}</main></body></html>`;
 }
 
 const hidden = (fields: Record<string, string | undefined>) =>
@@ -61,5 +61,5 @@ export function connectionsPage(csrf: string, list: ConnectionView[], notice?: s
 <td><code>${esc(c.permission_scope)}</code></td><td>${esc(c.created_at.slice(0, 16).replace("T", " "))}</td><td>${esc(c.last_used_at?.slice(0, 16).replace("T", " ") ?? "never")}</td>
 <td><form method="post" action="/oauth/connections/${esc(c.id)}/revoke">${hidden({ csrf })}<button type="submit">Revoke</button></form></td></tr>`).join("\n");
   return layout("Agent connections", `<h1>Agent connections</h1>${notice ? `<p class="muted">${esc(notice)}</p>` : ""}
-${list.length ? `<table><thead><tr><th>Client</th><th>Scope</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No agent is connected.</p>"}`);
+${list.length ? `<table><thead><tr><th>Client</th><th>Scope</th><th>Created (UTC)</th><th>Last used (UTC)</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No agent is connected.</p>"}`, undefined, true);
 }
