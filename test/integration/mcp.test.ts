@@ -165,3 +165,18 @@ describe("behind a reverse proxy", () => {
     }
   });
 });
+
+describe("browser-based MCP clients", () => {
+  test("CORS preflight and headers on the MCP and OAuth endpoints (no cookies involved)", async () => {
+    for (const path of ["/mcp", "/oauth/token", "/oauth/register", "/.well-known/oauth-protected-resource/mcp"]) {
+      const pre = await fetch(`${t.url}${path}`, { method: "OPTIONS", headers: { origin: "http://inspector.localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" } });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get("access-control-allow-origin")).toBe("*");
+      expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");
+      expect(pre.headers.get("access-control-allow-credentials")).toBeNull();
+    }
+    const res = await fetch(mcpUrl, { method: "POST", headers: { origin: "http://inspector.localhost:6274", "content-type": "application/json" }, body: "{}" });
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("access-control-expose-headers")).toContain("www-authenticate");
+  });
+});

@@ -14,6 +14,7 @@ import { RateLimiter } from "../../http/rate-limit";
 import { clientIp, requestId } from "../../http/request-info";
 import { actorFromApiKey } from "../accounts/keys";
 import { actorFromOAuthToken } from "../oauth/grants";
+import { withCors } from "../oauth/cors";
 import { resourceMetadataUrl } from "../oauth/metadata";
 import { buildMcpServer } from "./server";
 
@@ -47,7 +48,7 @@ export const mcpRoutes = (deps: Deps) => {
       if (token) actor = actorFromApiKey(deps, token) ?? actorFromOAuthToken(deps, token);
       if (!actor) {
         anonLimiter.take(`ip:${clientIp(request)}`);
-        return unauthorized(request, token !== null);
+        return withCors(unauthorized(request, token !== null));
       }
       accountLimiter.take(`acct:${actor.accountId}`);
       const server = buildMcpServer(deps, actor);
@@ -56,7 +57,7 @@ export const mcpRoutes = (deps: Deps) => {
       });
       await server.connect(transport);
       try {
-        return await transport.handleRequest(request);
+        return withCors(await transport.handleRequest(request));
       } finally {
         await transport.close();
         await server.close();

@@ -11,6 +11,7 @@ import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
 import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../accounts/sessions";
 import { getUser } from "../accounts/service";
+import { corsPreflight, withCors } from "./cors";
 import { MAX_MISSES_PER_IP, MAX_MISSES_PER_USER, MissCounter } from "./attempts";
 import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
 import { registerClient } from "./clients";
@@ -30,9 +31,9 @@ const hide = { hide: true };
 const oauthStatus = (e: OAuthError) => (e.error === "invalid_client" ? 401 : e.error === "server_error" ? 500 : 400);
 
 function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), {
+  return withCors(new Response(JSON.stringify(body), {
     status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", pragma: "no-cache" },
-  });
+  }));
 }
 
 async function oauthJson(status: number, fn: () => unknown): Promise<Response> {
@@ -99,6 +100,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
 
   return new Elysia({ name: "oauth" })
     .use(auth)
+    .use(corsPreflight())
     .get("/.well-known/oauth-authorization-server", () => json(200, authorizationServerMetadata(deps)), {
       auth: "public", detail: { tags, summary: "Authorization server metadata (RFC 8414)" },
     })
