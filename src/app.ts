@@ -11,6 +11,7 @@ import { requestId } from "./http/request-info";
 import { actorFromApiKey } from "./features/accounts/keys";
 import { statusRoutes } from "./features/status/routes";
 import { featureRoutes } from "./features";
+import { agentActivityHook } from "./features/agent-auth/routes";
 
 export interface AppOptions {
   /** Extra bearer credential kinds (OAuth access tokens) tried after API keys. */
@@ -34,6 +35,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
       if (apiError.code === "INTERNAL" && !(error instanceof ApiError)) logUnexpected(deps.log, error, id);
       return errorResponse(apiError, id, deps.urls.baseUrl);
     })
+    .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))
     .use(statusRoutes(deps, auth))

@@ -1,3 +1,27 @@
+CREATE TABLE `agent_activity` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`credential_kind` text NOT NULL,
+	`credential_id` text NOT NULL,
+	`user_id` text,
+	`fingerprint` text NOT NULL,
+	`user_agent` text DEFAULT '' NOT NULL,
+	`agent` text DEFAULT '' NOT NULL,
+	`agent_client` text DEFAULT '' NOT NULL,
+	`agent_version` text DEFAULT '' NOT NULL,
+	`run_id` text DEFAULT '' NOT NULL,
+	`project` text DEFAULT '' NOT NULL,
+	`task` text DEFAULT '' NOT NULL,
+	`request_count` integer DEFAULT 0 NOT NULL,
+	`last_method` text DEFAULT '' NOT NULL,
+	`last_path` text DEFAULT '' NOT NULL,
+	`first_seen_at` text NOT NULL,
+	`last_seen_at` text NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `agent_activity_fingerprint` ON `agent_activity` (`fingerprint`);--> statement-breakpoint
+CREATE INDEX `agent_activity_account` ON `agent_activity` (`account_id`,`last_seen_at`);--> statement-breakpoint
 CREATE TABLE `oauth_auth_codes` (
 	`code_hash` text PRIMARY KEY NOT NULL,
 	`client_id` text NOT NULL,

@@ -68,3 +68,30 @@ export const oauthTokens = sqliteTable("oauth_tokens", {
   /** Refresh tokens: set when rotated; presenting it again is reuse. */
   usedAt: text("used_at"),
 }, (t) => [index("oauth_tokens_grant").on(t.grantId)]);
+
+/**
+ * Agent activity: who called with which credential, as the agent identified itself (User-Agent,
+ * X-Pier-Agent*). One row per credential and identity, counting requests; readable by the
+ * account owner.
+ */
+export const agentActivity = sqliteTable("agent_activity", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  credentialKind: text("credential_kind", { enum: ["api_key", "oauth"] }).notNull(),
+  credentialId: text("credential_id").notNull(),
+  userId: text("user_id"),
+  /** sha256 of credential + identity fields: the upsert key. */
+  fingerprint: text("fingerprint").notNull(),
+  userAgent: text("user_agent").notNull().default(""),
+  agent: text("agent").notNull().default(""),
+  agentClient: text("agent_client").notNull().default(""),
+  agentVersion: text("agent_version").notNull().default(""),
+  runId: text("run_id").notNull().default(""),
+  project: text("project").notNull().default(""),
+  task: text("task").notNull().default(""),
+  requestCount: integer("request_count").notNull().default(0),
+  lastMethod: text("last_method").notNull().default(""),
+  lastPath: text("last_path").notNull().default(""),
+  firstSeenAt: text("first_seen_at").notNull(),
+  lastSeenAt: text("last_seen_at").notNull(),
+}, (t) => [uniqueIndex("agent_activity_fingerprint").on(t.fingerprint), index("agent_activity_account").on(t.accountId, t.lastSeenAt)]);

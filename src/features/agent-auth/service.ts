@@ -65,6 +65,10 @@ export function capabilities(deps: Deps) {
       authorization_server: `${base}/.well-known/oauth-authorization-server`,
       protected_resource: `${base}/.well-known/oauth-protected-resource`,
     },
+    identification: {
+      headers: ["User-Agent: <client>/<version> (<agent>)", "X-Pier-Agent", "X-Pier-Agent-Client", "X-Pier-Agent-Version", "X-Pier-Agent-Run-Id", "X-Pier-Agent-Project", "X-Pier-Agent-Task"],
+      activity_log: `${base}/api/v1/agent_auth/activity`,
+    },
     revocation: { connections: `${base}/oauth/connections`, api: `${base}/api/v1/oauth/connections` },
     docs_url: deps.urls.docsUrl,
   };

@@ -13,6 +13,7 @@ import { errorResponse } from "../../http/envelope";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp, requestId } from "../../http/request-info";
 import { actorFromApiKey } from "../accounts/keys";
+import { activityRecorder } from "../agent-auth/activity";
 import { actorFromOAuthToken } from "../oauth/grants";
 import { withCors } from "../oauth/cors";
 import { resourceMetadataUrl } from "../oauth/metadata";
@@ -51,6 +52,7 @@ export const mcpRoutes = (deps: Deps) => {
         return withCors(unauthorized(request, token !== null));
       }
       accountLimiter.take(`acct:${actor.accountId}`);
+      activityRecorder(deps).record(actor, request);
       const server = buildMcpServer(deps, actor);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES,
