@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import pkg from "../../package.json";
+import { ConfigError, loadConfig } from "../../src/config";
 import { MemoryOAuthProvider } from "../helpers/mcp";
 import { consent, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
@@ -99,7 +100,21 @@ describe("hosted MCP", () => {
     expect((denied.content as any)[0].text).toStartWith("FORBIDDEN:");
     expect((denied.structuredContent as any).error.code).toBe("FORBIDDEN");
     expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets).toEqual([]);
+    const a = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "A" } } })).body.data.bucket.id;
+    const b = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "B" } } })).body.data.bucket.id;
+    const upd = await client.callTool({ name: "bucket_update", arguments: { bucket_id: a, title: "changed" } });
+    expect((upd.structuredContent as any).error.code).toBe("FORBIDDEN");
     await client.close();
+
+    // A key limited to selected buckets sees exactly those, as on REST.
+    const selected = await connectWithKey(t.key(u, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [a]: "write" } }));
+    expect(json(await selected.callTool({ name: "bucket_list", arguments: {} })).buckets.map((x: any) => x.id)).toEqual([a]);
+    const hidden = await selected.callTool({ name: "bucket_get", arguments: { bucket_id: b } });
+    expect((hidden.structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
+    const tooLittle = await selected.callTool({ name: "bucket_update", arguments: { bucket_id: a, title: "changed" } });
+    expect((tooLittle.structuredContent as any).error.code).toBe("FORBIDDEN");
+    expect((await t.api("GET", `/api/v1/buckets/${a}`, { key: u.key })).body.data.bucket.title).toBe("A");
+    await selected.close();
   });
 
   test("another account's bucket is not found, and nothing changes", async () => {
@@ -178,5 +193,15 @@ describe("browser-based MCP clients", () => {
     const res = await fetch(mcpUrl, { method: "POST", headers: { origin: "http://inspector.localhost:6274", "content-type": "application/json" }, body: "{}" });
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     expect(res.headers.get("access-control-expose-headers")).toContain("www-authenticate");
+  });
+});
+
+describe("configuration", () => {
+  test("mcp-resource-url must be an absolute http(s) URL", () => {
+    expect(loadConfig({ PIER_MCP_RESOURCE_URL: "https://x.example/mcp/" }).mcpResourceUrl).toBe("https://x.example/mcp");
+    expect(loadConfig({}).mcpResourceUrl).toBeNull();
+    for (const bad of ["ftp://x.example/mcp", "/mcp", "https://x.example/mcp?a=1"]) {
+      expect(() => loadConfig({ PIER_MCP_RESOURCE_URL: bad })).toThrow(ConfigError);
+    }
   });
 });

@@ -5,6 +5,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Value } from "@sinclair/typebox/value";
 import type { Actor, Deps } from "../../core/context";
+import { scopeRank } from "../../core/context";
 import { ApiError, errorCatalogue } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { getAccount } from "../accounts/service";
@@ -36,6 +37,9 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
       if (!Value.Check(tool.inputSchema, args)) {
         const fields = [...Value.Errors(tool.inputSchema, args)].slice(0, 20).map((e) => ({ path: e.path, message: e.message }));
         throw new ApiError("VALIDATION_FAILED", `Invalid arguments for ${tool.name}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ")}`, { fields });
+      }
+      if (scopeRank[actor.scope] < scopeRank[tool.scope]) {
+        throw new ApiError("FORBIDDEN", `${tool.name} needs the ${tool.scope} scope; the credential has ${actor.scope}.`, { required_scope: tool.scope, scope: actor.scope });
       }
       if (tool.mutates) {
         const account = getAccount(deps, actor.accountId);

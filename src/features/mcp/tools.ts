@@ -2,7 +2,7 @@
 // the same actor, so scopes and bucket grants are enforced exactly as on REST. Input schemas are
 // TypeBox (JSON Schema), published in tools/list and checked before a tool runs.
 import { t, type TSchema } from "elysia";
-import type { Actor, Deps } from "../../core/context";
+import type { Actor, Deps, Scope } from "../../core/context";
 import { serverVersion } from "../../core/version";
 import { BucketInput, BucketPatch } from "../buckets/model";
 import { presentBucket } from "../buckets/present";
@@ -13,6 +13,8 @@ export interface McpTool {
   name: string;
   description: string;
   inputSchema: TSchema;
+  /** The route-level scope of the matching REST route (the services check bucket grants). */
+  scope: Scope;
   /** Mutating tools are refused on read-only accounts, like REST writes. */
   mutates: boolean;
   run(deps: Deps, actor: Actor, args: any): unknown;
@@ -23,6 +25,7 @@ const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucke
 export const tools: McpTool[] = [
   {
     name: "pier_status",
+    scope: "bucket_read",
     description: "Server and client versions, the MCP server version (mcp.server_version), publishing guidance, and this credential's account, scope and state. Call it first to learn what the connection may do.",
     inputSchema: t.Object({}, { additionalProperties: false }),
     mutates: false,
@@ -30,6 +33,7 @@ export const tools: McpTool[] = [
   },
   {
     name: "bucket_list",
+    scope: "bucket_read",
     description: "List the buckets this connection can see (active ones by default; archived=true for archived). Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
     inputSchema: t.Object({ archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })) }, { additionalProperties: false }),
     mutates: false,
@@ -37,6 +41,7 @@ export const tools: McpTool[] = [
   },
   {
     name: "bucket_get",
+    scope: "bucket_read",
     description: "Get one bucket by id, with website metadata, publication lifecycle state, action metadata (archive/unarchive/delete with required_action and confirmation), github_sync and github_sync_setup.settings_url. Needs bucket_read on that bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: false,
@@ -44,6 +49,7 @@ export const tools: McpTool[] = [
   },
   {
     name: "bucket_create",
+    scope: "bucket_admin",
     description: "Create a bucket in the connection's account. tag_paths are reusable labels such as `website` (never derived from local folders, titles or domains); metadata is free-form context. Needs account-wide bucket_admin and room in the plan.",
     inputSchema: BucketInput,
     mutates: true,
@@ -51,6 +57,7 @@ export const tools: McpTool[] = [
   },
   {
     name: "bucket_update",
+    scope: "bucket_admin",
     description: "Change a bucket's title, description, tag_paths or metadata (only the fields given). Needs bucket_admin on the bucket; refused on archived or locked buckets.",
     inputSchema: t.Object({ bucket_id: BucketId, ...BucketPatch.properties }, { additionalProperties: false }),
     mutates: true,
