@@ -75,6 +75,18 @@ describe("hosted MCP", () => {
     await client.close();
   });
 
+  test("an expired access token is refreshed by the SDK client on its own", async () => {
+    const u = await t.user();
+    const { client, provider } = await connectWithOAuth(u);
+    const before = provider.saved!.access_token;
+    t.clock.advance(3601_000);
+    const status = await client.callTool({ name: "pier_status", arguments: {} });
+    expect(json(status).account.id).toBe(u.accountId);
+    expect(provider.saved!.access_token).not.toBe(before);
+    expect((await t.api("GET", "/api/v1/buckets", { key: before })).status).toBe(401);
+    await client.close();
+  });
+
   test("a 401 without a token points at the protected resource metadata, whose resource is the MCP URL", async () => {
     const res = await fetch(mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
     expect(res.status).toBe(401);

@@ -211,6 +211,10 @@ describe("device flow", () => {
     r = await form({ client_id: client.client_id, grant_type: "password" }, "/oauth/token");
     expect(r.status).toBe(400);
     expect(await r.json()).toMatchObject({ error: "unsupported_grant_type" });
+    // JSON bodies work as the spec shows them.
+    r = await fetch(base + "/oauth/device_authorization", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_id: client.client_id, scope: "pier:mcp", resource: t.pier.deps.urls.mcpUrl }) });
+    expect(r.status).toBe(200);
+    expect((await r.json()).user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
     r = await fetch(base + "/oauth/token", { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" });
     expect((await r.json()).error).toBe("invalid_request");
   });

@@ -133,6 +133,22 @@ describe("authorization code + PKCE", () => {
     expect(loc.searchParams.get("state")).toBe("st");
   });
 
+  test("the consent post needs the session's CSRF token", async () => {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = new URL(`${t.url}/oauth/authorize`);
+    url.search = new URLSearchParams({
+      response_type: "code", client_id: client.client_id, redirect_uri: redirectUri, state: "c1",
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+    }).toString();
+    const html = await (await page(url.href, cookie)).text();
+    const fields = Object.fromEntries([...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const forged = await page(`${t.url}/oauth/authorize`, cookie, { ...fields, csrf: "forged", decision: "approve" });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get("location")).toBeNull();
+    const otherUser = await page(`${t.url}/oauth/authorize`, sessionCookie(t, await t.user()), { ...fields, decision: "approve" });
+    expect(otherUser.status).toBe(403); // a CSRF token is bound to its session
+  });
+
   test("registration validates redirect URIs and client metadata", async () => {
     const reg = (body: unknown) => fetch(`${t.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     for (const uri of ["http://app.example/cb", "javascript:alert(1)", "https://app.example/cb#frag", "not a url"]) {
