@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import * as oauth from "oauth4webapi";
 import { clientVersion } from "../core/version";
 import { api, PierApiError, updateNotice } from "./client/http";
-import { credentialsPath, loadCredentials, removeServer, saveCredentials } from "./client/credentials";
+import { credentialsPath, loadCredentials, removeServer, saveCredentials, type ServerCredentials } from "./client/credentials";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const SCOPES = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -141,11 +141,27 @@ export async function login(argv: string[], io: Io = stdio): Promise<number> {
   }
   const who = await api<{ account: { id: string; name: string; permission_scope: string } | null }>(base, "/api/v1/agent_auth/status", { key });
   const data = loadCredentials();
+  const previous = data.servers[base];
   data.servers[base] = { api_key: key, client_id: clientId, account_id: who.account?.id, account_name: who.account?.name, saved_at: new Date().toISOString() };
   data.default = base;
   saveCredentials(data);
+  // Logging in again replaces the old connection: revoke it so no forgotten key stays valid.
+  if (previous && previous.api_key !== key) await revokeOnServer(base, previous, io);
   io.out(`Logged in to ${base} as account ${who.account?.name ?? "?"} (${who.account?.permission_scope ?? scope}). Key saved to ${credentialsPath()}.`);
   return 0;
+}
+
+/** RFC 7009 revocation of a saved key: the key, its tokens and the connection end together. */
+async function revokeOnServer(base: string, creds: ServerCredentials, io: Io): Promise<void> {
+  try {
+    const res = await fetch(`${base}/oauth/revoke`, {
+      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": `pier-cli/${clientVersion}` },
+      body: new URLSearchParams({ token: creds.api_key, token_type_hint: "pier_api_key", client_id: creds.client_id }),
+    });
+    if (!res.ok) io.err(`The server did not confirm the revocation (${res.status}); revoke the old connection on ${base}/oauth/connections.`);
+  } catch {
+    io.err(`Could not reach ${base} to revoke the key; revoke the connection on ${base}/oauth/connections.`);
+  }
 }
 
 export async function logout(argv: string[], io: Io = stdio): Promise<number> {
@@ -156,16 +172,7 @@ export async function logout(argv: string[], io: Io = stdio): Promise<number> {
     io.err(`Not logged in to ${base}.`);
     return 1;
   }
-  // Revoke on the server first (RFC 7009): the key, its tokens and the connection end together.
-  try {
-    const res = await fetch(`${base}/oauth/revoke`, {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": `pier-cli/${clientVersion}` },
-      body: new URLSearchParams({ token: creds.api_key, token_type_hint: "pier_api_key", client_id: creds.client_id }),
-    });
-    if (!res.ok) io.err(`The server did not confirm the revocation (${res.status}); revoke the connection on ${base}/oauth/connections.`);
-  } catch {
-    io.err(`Could not reach ${base} to revoke the key; revoke the connection on ${base}/oauth/connections.`);
-  }
+  await revokeOnServer(base, creds, io);
   removeServer(base);
   io.out(`Logged out of ${base}.`);
   return 0;
