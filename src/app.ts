@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "./core/context";
 import { ApiError } from "./core/errors";
 import { authPlugin, type BearerResolver } from "./http/auth";
+import { jsonBodyLimit } from "./http/body-limit";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
 import { docsRoutes, openapiPlugin } from "./http/openapi";
 import { RateLimiter } from "./http/rate-limit";
@@ -25,7 +26,9 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
     anonLimiter: new RateLimiter(deps.config.rateLimitAnonPerMinute),
   });
 
-  return new Elysia({ name: "pier" })
+  // normalize: false — schemas with additionalProperties: false refuse unknown fields (422)
+  // instead of silently dropping them.
+  return new Elysia({ name: "pier", normalize: false })
     .onRequest(({ request, set }) => {
       Object.assign(set.headers, baseHeaders(requestId(request)));
     })
@@ -35,6 +38,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
       if (apiError.code === "INTERNAL" && !(error instanceof ApiError)) logUnexpected(deps.log, error, id);
       return errorResponse(apiError, id, deps.urls.baseUrl);
     })
+    .use(jsonBodyLimit())
     .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))

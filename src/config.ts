@@ -111,7 +111,7 @@ export const configOptions: Option[] = [
   { key: "secretKey", name: "secret-key", default: "", help: "Master key for encryption and signing (>= 32 chars). Generated into <data-dir>/secret.key when unset.", parse: secret },
   { key: "signupMode", name: "signup-mode", default: "invite", help: "open, invite or closed. The very first user can always sign up and becomes instance admin.", parse: oneOf("open", "invite", "closed") },
   { key: "defaultPlan", name: "default-plan", default: "free", help: "Plan given to new accounts.", parse: str },
-  { key: "plansFile", name: "plans-file", default: "", help: "JSON file defining extra plans or overriding built-in ones (see docs/plans.md).", parse: optionalStr },
+  { key: "plansFile", name: "plans-file", default: "", help: "JSON file defining extra plans or overriding built-in ones (see docs/accounts.md, Plans file).", parse: optionalStr },
   { key: "rateLimitPerMinute", name: "rate-limit-per-minute", default: "600", help: "API requests per minute per account.", parse: positiveInt },
   { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
   { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },

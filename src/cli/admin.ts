@@ -1,5 +1,195 @@
-// Operator commands. (Filled in by the accounts work: users, accounts, plans, keys, bootstrap.)
-export async function admin(_argv: string[]): Promise<number> {
-  console.error("pier admin: not available yet");
-  return 2;
+// `pier admin ...`: operator commands against the data dir directly (no server needed; a
+// running server on the same data dir is fine: SQLite WAL + busy timeout). Results go to
+// stdout (keys and codes as the only line, everything else as one JSON line); messages to stderr.
+import { loadConfig, type Config } from "../config";
+import type { Deps, Scope } from "../core/context";
+import { ApiError } from "../core/errors";
+import { createLogger } from "../core/log";
+import {
+  adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetPassword, bootstrap,
+} from "../features/accounts/admin";
+import { createInvite } from "../features/accounts/invites";
+import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
+import { createDeps } from "../runtime";
+import { ConfigError, parseArgs, required, UsageError } from "./args";
+
+export const adminUsage = `Usage: pier admin <command> [options]
+
+Commands:
+  bootstrap --email E (--password P | --password-stdin) [--plan X]
+                        Create the user and an account they own if missing; print a NEW
+                        account-owner bucket_admin API key (the only line on stdout).
+  user create --email E (--password P | --password-stdin) [--plan X]
+                        Create a user with their own account.
+  user password --email E (--password P | --password-stdin)
+                        Set a new password (signs the user out everywhere).
+  user disable-2fa --email E
+                        Turn two-factor off for a user who lost their authenticator.
+  account create --name N --owner EMAIL [--plan X]
+  account plan --account ACC --plan X
+  account read-only --account ACC [--reason R] [--off]
+                        Make an account read-only (reads work, writes fail), or --off to undo.
+  key create --email E [--account ACC] [--scope bucket_read|bucket_write|bucket_admin] [--label L]
+                        Print a new API key (the only line on stdout; shown once).
+  invite create [--email E] [--days N]
+                        Print a one-time sign-up invite code (for --signup-mode invite).
+  plans                 Print the plans and their entitlements as JSON.
+
+Every command takes --data-dir DIR (or PIER_DATA_DIR) and the other server options
+(--plans-file, --default-plan, --secret-key, ...). Passwords can come from --password,
+from standard input with --password-stdin, or from PIER_ADMIN_PASSWORD, so they need
+not appear in shell history or process lists.
+`;
+
+type Io = { out: (line: string) => void; err: (line: string) => void };
+
+const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
+
+async function password(options: Record<string, string>): Promise<string> {
+  if (options["password-stdin"]) {
+    const text = (await Bun.stdin.text()).replace(/\r?\n$/, "");
+    if (!text) throw new UsageError("--password-stdin: nothing on standard input");
+    return text;
+  }
+  const p = options.password ?? process.env.PIER_ADMIN_PASSWORD;
+  if (!p) throw new UsageError("give a password with --password, --password-stdin or PIER_ADMIN_PASSWORD");
+  return p;
+}
+
+function scopeOption(v: string | undefined): Scope | undefined {
+  if (v === undefined) return undefined;
+  if (!scopes.includes(v as Scope)) throw new UsageError(`--scope must be one of ${scopes.join(", ")}`);
+  return v as Scope;
+}
+
+interface Command {
+  values?: string[];
+  flags?: string[];
+  run(deps: Deps, o: Record<string, string>, io: Io): Promise<void> | void;
+}
+
+const pw = { values: ["email", "password", "plan"], flags: ["password-stdin"] };
+
+const commands: Record<string, Command> = {
+  bootstrap: {
+    ...pw,
+    async run(deps, o, io) {
+      const r = await bootstrap(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
+      io.err(`${r.createdUser ? "created" : "found"} user ${r.user.email} (${r.user.id}); ${r.createdAccount ? "created" : "found"} account ${r.account.id} on plan ${r.account.plan}; new owner key follows`);
+      io.out(r.key);
+    },
+  },
+  "user create": {
+    ...pw,
+    async run(deps, o, io) {
+      const { user, account } = await adminCreateUser(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
+      io.out(JSON.stringify({ user_id: user.id, email: user.email, instance_admin: user.isInstanceAdmin, account_id: account.id, plan: account.plan }));
+    },
+  },
+  "user password": {
+    values: ["email", "password"], flags: ["password-stdin"],
+    async run(deps, o, io) {
+      const user = await adminSetPassword(deps, required(o, "email"), await password(o));
+      io.err(`password of ${user.email} changed; their browser sessions ended`);
+      io.out(JSON.stringify({ user_id: user.id, email: user.email }));
+    },
+  },
+  "user disable-2fa": {
+    values: ["email"],
+    run(deps, o, io) {
+      adminDisableTwoFactor(deps, required(o, "email"));
+      io.err(`two-factor authentication is off for ${o.email}; their browser sessions ended`);
+    },
+  },
+  "account create": {
+    values: ["name", "owner", "plan"],
+    run(deps, o, io) {
+      const a = adminCreateAccount(deps, { name: required(o, "name"), ownerEmail: required(o, "owner"), plan: o.plan });
+      io.out(JSON.stringify({ account_id: a.id, name: a.name, plan: a.plan }));
+    },
+  },
+  "account plan": {
+    values: ["account", "plan"],
+    run(deps, o, io) {
+      const a = setPlan(deps, required(o, "account"), required(o, "plan"));
+      io.out(JSON.stringify({ account_id: a.id, plan: a.plan }));
+    },
+  },
+  "account read-only": {
+    values: ["account", "reason"], flags: ["off"],
+    run(deps, o, io) {
+      const readOnly = !o.off;
+      if (!readOnly && o.reason) throw new UsageError("--reason is for turning read-only on");
+      getAccount(deps, required(o, "account"));
+      const a = setReadOnly(deps, o.account!, readOnly, o.reason ?? null);
+      io.err(readOnly ? `account ${a.id} is read-only: reads work, writes fail with ACCOUNT_READ_ONLY` : `account ${a.id} is writable again`);
+      io.out(JSON.stringify({ account_id: a.id, read_only: a.readOnly, reason: a.readOnlyReason }));
+    },
+  },
+  "key create": {
+    values: ["email", "account", "scope", "label"],
+    run(deps, o, io) {
+      const { key, accountId } = adminCreateKey(deps, { email: required(o, "email"), accountId: o.account, scope: scopeOption(o.scope), label: o.label });
+      io.err(`new ${o.scope ?? "bucket_admin"} key for ${o.email} on ${accountId} follows; it is shown only once`);
+      io.out(key);
+    },
+  },
+  "invite create": {
+    values: ["email", "days"],
+    run(deps, o, io) {
+      const days = o.days === undefined ? undefined : Number(o.days);
+      const { code, invite } = createInvite(deps, { email: o.email ?? null, createdBy: "admin CLI", days });
+      io.err(`invite ${invite.id}${invite.email ? ` for ${invite.email}` : ""}, valid until ${invite.expiresAt}; sign-up link: ${deps.urls.baseUrl}/signup?invite=${code}`);
+      io.out(code);
+    },
+  },
+  plans: {
+    run(deps, _o, io) {
+      io.out(JSON.stringify(deps.plans.ids().map((id) => ({ ...deps.plans.get(id), default: id === deps.config.defaultPlan }))));
+    },
+  },
+};
+
+export async function admin(argv: string[], io: Io = { out: (l) => console.log(l), err: (l) => console.error(l) }): Promise<number> {
+  if (!argv.length || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
+    (argv.length ? io.out : io.err)(adminUsage);
+    return argv.length ? 0 : 2;
+  }
+  const name = commands[`${argv[0]} ${argv[1]}`] ? `${argv[0]} ${argv[1]}` : argv[0]!;
+  const command = commands[name];
+  if (!command) {
+    io.err(`pier admin: unknown command "${argv.slice(0, 2).join(" ")}"\n\n${adminUsage}`);
+    return 2;
+  }
+  const rest = argv.slice(name.split(" ").length);
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.out(adminUsage);
+    return 0;
+  }
+  let deps: (Deps & { close(): void }) | null = null;
+  try {
+    const { options, config: flags } = parseArgs(rest, command);
+    const config: Config = loadConfig(process.env, flags);
+    // Quiet unless asked: stdout is for results, stderr for one-line messages.
+    const log = createLogger(flags["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
+    deps = await createDeps(config, config.httpPort, { log });
+    await command.run(deps, options, io);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`pier admin ${name}: ${e.message} (see pier admin --help)`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      io.err(`pier admin: configuration error: ${e.message}`);
+      return 2;
+    }
+    if (e instanceof ApiError) {
+      io.err(`pier admin ${name}: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    deps?.close();
+  }
 }

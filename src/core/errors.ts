@@ -16,6 +16,7 @@ export const errorCatalogue = {
   CONFIRMATION_MISMATCH: { status: 422, hint: "Pass the bucket's `delete.confirmation` phrase exactly." },
   UNPUBLISH_FIRST: { status: 409, hint: "Unpublish the bucket before archiving or deleting it." },
   DATABASE_BUSY_RETRY: { status: 409, hint: "Related changes are still committing; retry after `Retry-After` seconds." },
+  BULK_DELETE_NOT_SUPPORTED: { status: 422, hint: "Bulk supports archive and unarchive only; delete buckets one at a time with DELETE /api/v1/buckets/:id and its confirmation phrase." },
   BUCKET_DELETE_IN_PROGRESS: { status: 409, hint: "Another bucket is being deleted; wait for it to finish." },
   BUCKET_LOCKED: { status: 423, hint: "Another credential holds a lock on this bucket; wait for it or ask its holder." },
   VISIBILITY_LOCKED: { status: 423, hint: "Visibility changes are locked for this bucket; unlock it in the dashboard." },
@@ -26,6 +27,10 @@ export const errorCatalogue = {
   SIGNUP_CLOSED: { status: 403, hint: "This Pier instance does not accept new sign-ups." },
   INVALID_CREDENTIALS: { status: 401, hint: "Email or password is wrong." },
   TWO_FACTOR_REQUIRED: { status: 401, hint: "Enter the code from your authenticator app." },
+  INVALID_TWO_FACTOR_CODE: { status: 401, hint: "The authenticator code is wrong or expired; enter the current 6-digit code." },
+  INVITE_REQUIRED: { status: 403, hint: "Sign-up on this instance needs an invite code; ask the operator (pier admin invite create)." },
+  INVITE_INVALID: { status: 403, hint: "The invite code is wrong, used, expired or meant for another email; ask for a new one." },
+  TOO_MANY_ATTEMPTS: { status: 429, hint: "Too many failed sign-in attempts; wait `Retry-After` seconds before trying again." },
   RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many requests; wait `Retry-After` seconds." },
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
 } as const satisfies Record<string, { status: number; hint: string }>;

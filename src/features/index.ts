@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../core/context";
 import type { authPlugin } from "../http/auth";
+import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
 import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
@@ -10,6 +11,7 @@ import { oauthRoutes } from "./oauth/routes";
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
+    .use(accountRoutes(deps, auth))
     .use(oauthRoutes(deps, auth))
     .use(mcpRoutes(deps))
     .use(agentAuthRoutes(deps, auth));

@@ -3,6 +3,7 @@ import type { Server } from "bun";
 import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
 import type { SiteHandler } from "../sites/server";
+import { bufferUndeclaredBody } from "./body-limit";
 import { errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { requestId, setClientIp } from "./request-info";
@@ -30,8 +31,17 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
     if (!d) return new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
     switch (host.kind) {
-      case "api":
-        return d.app.fetch(req);
+      case "api": {
+        let api: Request;
+        try {
+          api = await bufferUndeclaredBody(req);
+        } catch (e) {
+          const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
+          return errorResponse(err, requestId(req), deps.urls.baseUrl);
+        }
+        if (api !== req) setClientIp(api, clientAddress(req, server, deps.config.trustProxy));
+        return d.app.fetch(api);
+      }
       case "site":
       case "custom":
         return d.sites(req, host);

@@ -72,9 +72,10 @@ export function checkCsrf(deps: Deps, sessionId: string, presented: string | nul
   return !!presented && safeEqual(csrfToken(deps, sessionId), presented);
 }
 
-export function sessionCookie(deps: Deps, token: string, maxAgeSeconds: number): string {
+/** `persistent: false` (no "remember me") makes a browser-session cookie: gone when the browser closes. */
+export function sessionCookie(deps: Deps, token: string, maxAgeSeconds: number, persistent = true): string {
   const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${persistent ? `; Max-Age=${maxAgeSeconds}` : ""}${secure}`;
 }
 
 export function clearSessionCookie(deps: Deps): string {

@@ -9,6 +9,7 @@ import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
 import { agentActivity } from "../../db/schema";
+import { hasAccountWideAdmin } from "../buckets/access";
 
 const FLUSH_MS = 30_000;
 const field = (req: Request, name: string) => (req.headers.get(name) ?? "").replace(/[\x00-\x1f\x7f]/g, "").trim().slice(0, 200);
@@ -84,7 +85,7 @@ export function activityRecorder(deps: Deps): ActivityRecorder {
 
 /** The account's agent activity, newest first; only the account owner may read it. */
 export function listActivity(deps: Deps, actor: Actor, limit = 100) {
-  if (!actor.isAccountOwner) throw new ApiError("FORBIDDEN", "Only the account owner can read the agent activity log.");
+  if (!actor.isAccountOwner || !hasAccountWideAdmin(actor)) throw new ApiError("FORBIDDEN", "Only the account owner (with account-wide access) can read the agent activity log.");
   return deps.db.select().from(agentActivity).where(and(eq(agentActivity.accountId, actor.accountId)))
     .orderBy(desc(agentActivity.lastSeenAt)).limit(limit).all().map((r) => ({
       credential_kind: r.credentialKind, credential_id: r.credentialId, user_id: r.userId,

@@ -14,7 +14,7 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
       detail: { tags, summary: "Machine-readable manifest of the ways an agent can authenticate (device flow, PKCE, MCP, scopes)" },
     })
     .get("/api/v1/agent_auth/activity", ({ actor, query }) => ({ data: { activity: listActivity(deps, must(actor), query.limit ?? 100) } }), {
-      auth: "any",
+      auth: "bucket_admin",
       query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })), account_id: t.Optional(t.String()) }),
       detail: { tags, summary: "Agent activity log (User-Agent and X-Pier-Agent* per credential); account owner only" },
     });

@@ -4,7 +4,7 @@ import { and, eq } from "drizzle-orm";
 import type { Actor, BucketPermission, Deps, Scope } from "../../core/context";
 import { permissionRank, scopeOfPermission, scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { bucketLocks, buckets } from "../../db/schema";
+import { bucketLocks, buckets, deletedBuckets } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
 export type BucketRow = typeof buckets.$inferSelect;
@@ -29,7 +29,13 @@ export function hasAccountWideAdmin(actor: Actor): boolean {
 export function loadBucket(deps: Deps, actor: Actor, bucketId: string, need: Scope, db: DbOrTx = deps.db): BucketRow {
   const bucket = db.select().from(buckets).where(and(eq(buckets.id, bucketId), eq(buckets.accountId, actor.accountId))).get();
   const scope = bucket ? effectiveScope(actor, bucket.id) : null;
-  if (!bucket || !scope) throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was not found.`);
+  if (!bucket || !scope) {
+    // Say "deleted" only to the account that owned it; everyone else learns nothing.
+    const gone = bucket ? undefined : db.select({ deletedAt: deletedBuckets.deletedAt }).from(deletedBuckets)
+      .where(and(eq(deletedBuckets.id, bucketId), eq(deletedBuckets.accountId, actor.accountId))).get();
+    if (gone) throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was permanently deleted.`, { deleted: true, deleted_at: gone.deletedAt });
+    throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was not found.`);
+  }
   if (scopeRank[scope] < scopeRank[need]) {
     throw new ApiError("FORBIDDEN", `This action needs ${need} on bucket ${bucketId}; the credential has ${scope}.`, { required_scope: need, scope });
   }
@@ -43,14 +49,20 @@ export interface MutationCheck {
 
 /** Refuse a change to an archived, deleting or locked-by-someone-else bucket. */
 export function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: MutationCheck = {}, db: DbOrTx = deps.db): void {
-  if (bucket.deletion) throw new ApiError("BUCKET_LOCKED", "The bucket is being deleted.", { lock: { kind: "bucket_delete" } });
+  if (bucket.deletion) {
+    const d = bucket.deletion;
+    throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is being deleted.`, {
+      lock: { kind: "bucket_delete", phase: d.phase, total_items: d.total_items, deleted_items: d.deleted_items },
+    }, 30);
+  }
   if (bucket.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucket.id} is archived and read-only; unarchive it first.`);
   const lock = activeLock(deps, bucket.id, db);
   if (lock && lock.holderId !== actor.credentialId) {
+    const retryAfter = Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000));
     throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is locked by another credential: ${lock.message}`, {
-      lock: { message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
-      retry_after: Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000)),
-    });
+      lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
+      retry_after: retryAfter,
+    }, retryAfter);
   }
 }
 
@@ -59,6 +71,18 @@ export function activeLock(deps: Deps, bucketId: string, db: DbOrTx = deps.db) {
   if (!lock) return null;
   if (lock.expiresAt <= deps.clock.now().toISOString()) return null;
   return lock;
+}
+
+/**
+ * Refuse a visibility change (publish, unpublish, access mode, slug) while the bucket's
+ * visibility_change_lock is set. Unlocking is UI-only, so the hint points at the dashboard.
+ */
+export function assertVisibilityUnlocked(bucket: BucketRow): void {
+  if (!bucket.visibilityLockedAt) return;
+  throw new ApiError("VISIBILITY_LOCKED", `Visibility changes are locked for bucket ${bucket.id}; unlock them in the dashboard.`, {
+    locked_at: bucket.visibilityLockedAt,
+    ...(bucket.visibilityLockReason ? { reason: bucket.visibilityLockReason } : {}),
+  });
 }
 
 export const permissionAtLeast = (have: BucketPermission, need: BucketPermission) => permissionRank[have] >= permissionRank[need];

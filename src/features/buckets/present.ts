@@ -1,15 +1,24 @@
 // The Bucket resource as the spec shows it, with lifecycle action metadata.
 import type { Deps } from "../../core/context";
 import { activeLock, type BucketRow } from "./access";
+import { publicationSummary } from "./publication-state";
 
 export function deleteConfirmation(bucket: BucketRow): string {
   return `delete ${bucket.id}`;
 }
 
+/** Unlocking is UI-only: the lock points at the dashboard page that can lift it. */
+export function presentVisibilityLock(deps: Deps, bucket: BucketRow) {
+  return bucket.visibilityLockedAt
+    ? { locked: true, locked_at: bucket.visibilityLockedAt, reason: bucket.visibilityLockReason, unlock_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}/settings` }
+    : { locked: false };
+}
+
 export function presentBucket(deps: Deps, bucket: BucketRow) {
-  // Publishing lands with the publications feature; until then no bucket is published.
-  const published = false;
-  const lifecycleActive = false;
+  // Everything about publishing comes from one function the publications feature owns.
+  const publication = publicationSummary(deps, bucket.id);
+  const published = publication.published;
+  const lifecycleActive = publication.lifecycleActive;
   const lock = activeLock(deps, bucket.id);
   return {
     id: bucket.id,
@@ -21,7 +30,8 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
     archived_at: bucket.archivedAt,
     published,
     dashboard_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}`,
-    website: null,
+    ...(publication.publicUrl ? { public_url: publication.publicUrl } : {}),
+    website: publication.website,
     publication_lifecycle_active: lifecycleActive,
     archive: {
       allowed: !bucket.archivedAt && !lifecycleActive && !bucket.deletion,
@@ -39,9 +49,9 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
       settings_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}/settings/github`,
       blocked_reason: bucket.archivedAt ? "bucket_archived" : "feature_disabled",
     },
-    visibility_change_lock: bucket.visibilityLockedAt ? { locked: true, locked_at: bucket.visibilityLockedAt } : { locked: false },
+    visibility_change_lock: presentVisibilityLock(deps, bucket),
     ...(bucket.deletion
-      ? { lock: { kind: "bucket_delete", phase: bucket.deletion.phase, total_files: bucket.deletion.total_files, total_versions: bucket.deletion.total_versions, total_items: bucket.deletion.total_items, deleted_items: bucket.deletion.deleted_items } }
+      ? { lock: { kind: "bucket_delete", phase: bucket.deletion.phase, total_files: bucket.deletion.total_files, total_versions: bucket.deletion.total_versions, total_items: bucket.deletion.total_items, deleted_items: bucket.deletion.deleted_items, started_at: bucket.deletion.started_at } }
       : lock
         ? { lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, created_at: lock.createdAt } }
         : {}),

@@ -3,8 +3,8 @@ import { and, count, desc, eq, isNotNull, isNull } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { buckets } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { buckets, deletedBuckets } from "../../db/schema";
+import { transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount } from "../accounts/service";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
 import type { BucketInput, BucketPatch } from "./model";
@@ -24,10 +24,20 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
     if (n >= max) throw new ApiError("FORBIDDEN", `The account has no room for another bucket (its plan allows ${max}).`, { reason: "bucket_limit", max_buckets: max });
     const now = deps.clock.now().toISOString();
     return tx.insert(buckets).values({
-      id: newId("bkt"), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
+      id: freshBucketId(tx), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
       tagPaths: normalizeTags(input.tag_paths), metadata: input.metadata ?? {}, createdAt: now, updatedAt: now,
     }).returning().get();
   });
+}
+
+/** A random id that no live or deleted bucket ever had (deleted ids stay tombstoned). */
+function freshBucketId(db: DbOrTx): string {
+  for (;;) {
+    const id = newId("bkt");
+    const taken = db.select({ id: buckets.id }).from(buckets).where(eq(buckets.id, id)).get()
+      ?? db.select({ id: deletedBuckets.id }).from(deletedBuckets).where(eq(deletedBuckets.id, id)).get();
+    if (!taken) return id;
+  }
 }
 
 export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean }): BucketRow[] {

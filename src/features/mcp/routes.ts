@@ -22,6 +22,18 @@ import { buildMcpServer } from "./server";
 /** Tool arguments are small JSON; file bytes go through the upload endpoints. */
 export const MAX_MCP_BODY_BYTES = 256 * 1024;
 
+/**
+ * Streamable HTTP clients must accept both JSON and SSE; this server only ever answers JSON, so
+ * a client that asks for JSON alone (curl, plain HTTP tooling) is served instead of getting 406.
+ */
+function acceptingJson(request: Request): Request {
+  const accept = request.headers.get("accept") ?? "";
+  if (accept.includes("text/event-stream") && accept.includes("application/json")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return new Request(request, { headers });
+}
+
 export const mcpRoutes = (deps: Deps) => {
   const accountLimiter = new RateLimiter(deps.config.rateLimitPerMinute);
   const anonLimiter = new RateLimiter(deps.config.rateLimitAnonPerMinute);
@@ -59,7 +71,7 @@ export const mcpRoutes = (deps: Deps) => {
       });
       await server.connect(transport);
       try {
-        return withCors(await transport.handleRequest(request));
+        return withCors(await transport.handleRequest(acceptingJson(request)));
       } finally {
         await transport.close();
         await server.close();
@@ -68,9 +80,13 @@ export const mcpRoutes = (deps: Deps) => {
       parse: "none",
       detail: {
         "x-pier-auth": "any", tags: ["MCP"],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "object", required: ["jsonrpc", "method"], properties: { jsonrpc: { const: "2.0" }, id: { type: ["string", "integer"] }, method: { type: "string" }, params: { type: "object" } } } } },
+        },
         summary: "Hosted MCP (stateless Streamable HTTP, JSON-RPC over POST); Bearer OAuth access token or API key",
       } as Record<string, unknown>,
     })
-    .get("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", hide: true } as Record<string, unknown> })
-    .delete("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", hide: true } as Record<string, unknown> });
+    .get("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", tags: ["MCP"], summary: "405: stateless server, no SSE stream" } as Record<string, unknown> })
+    .delete("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", tags: ["MCP"], summary: "405: stateless server, no session to delete" } as Record<string, unknown> });
 };

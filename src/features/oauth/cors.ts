@@ -22,4 +22,4 @@ export const corsPreflight = () =>
       "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id",
       "access-control-max-age": "600",
     },
-  })), { detail: { "x-pier-auth": "public", hide: true } as Record<string, unknown> }), new Elysia({ name: "oauth-cors" }));
+  })), { detail: { "x-pier-auth": "public", tags: ["OAuth"], summary: "CORS preflight (no cookies are used here)" } as Record<string, unknown> }), new Elysia({ name: "oauth-cors" }));

@@ -1,8 +1,10 @@
 // OAuth 2.1 endpoints and pages. The JSON endpoints speak the OAuth wire formats (RFC 6749,
 // 7591, 8414, 8628, 9728: `{ error, error_description }`), not Pier's envelope, because
 // standard OAuth and MCP clients parse exactly those; they read their own bodies
-// (`parse: "none"`) so a malformed body is an OAuth `invalid_request` too. Pages use the
-// signed-in browser session and CSRF-protected form posts.
+// (`parse: "none"`) so a malformed body is an OAuth `invalid_request` too; they declare
+// `auth: "public"`. The pages (device approval, consent, connections) are browser pages: like
+// the account pages they check the signed-in session themselves (anonymous visitors go to
+// /signin) and take CSRF-protected form posts.
 import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
@@ -115,7 +117,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     .use((app) => {
       const suffixed = new URL(resourceMetadataUrl(deps)).pathname;
       return suffixed === "/.well-known/oauth-protected-resource/mcp" || suffixed === "/.well-known/oauth-protected-resource" ? app
-        : app.get(suffixed, () => json(200, protectedResourceMetadata(deps)), { auth: "public", detail: { ...hide, tags } });
+        : app.get(suffixed, () => json(200, protectedResourceMetadata(deps)), { auth: "public", detail: { tags, summary: "Protected resource metadata under the public MCP path (mcp-resource-url)" } });
     })
     .post("/oauth/register", ({ request }) => {
       anon.take(`register:${clientIp(request)}`);
@@ -148,7 +150,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         return html(deviceEntryPage(csrf, "This Connection ID is unknown, expired or already used. Start the login again from your terminal."), 404);
       }
       return html(deviceConfirmPage({ csrf, userCode: formatUserCode(found.device.userCode), clientName: found.client.clientName, permission: permissionOf(found.device.scope), email: b.email }));
-    }, { auth: "public", detail: { ...hide, tags, summary: "Device approval page" } })
+    }, { detail: { ...hide, tags, summary: "Device approval page" } })
     .post("/oauth/device", async ({ request }) => {
       const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
       const b = browser(request);
@@ -176,13 +178,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         return html(deviceEntryPage(csrf, "This Connection ID is unknown, expired or already used. Check it, or start the login again from your terminal."), 404);
       }
       return redirect(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
-    }, { auth: "public", parse: "none", detail: { ...hide, tags, summary: "Confirm or deny a device connection (form post with CSRF token)" } })
+    }, { parse: "none", detail: { ...hide, tags, summary: "Confirm or deny a device connection (form post with CSRF token)" } })
 
     // Authorization code + PKCE: consent page.
     .get("/oauth/authorize", ({ request }) => {
       const params = Object.fromEntries(new URL(request.url).searchParams);
       return authorizePage(request, params);
-    }, { auth: "public", detail: { ...hide, tags, summary: "Authorization endpoint (code + PKCE S256): consent page" } })
+    }, { detail: { ...hide, tags, summary: "Authorization endpoint (code + PKCE S256): consent page" } })
     .post("/oauth/authorize", async ({ request }) => {
       const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
       const { csrf, decision, ...params } = form;
@@ -197,7 +199,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       }
       if (decision !== "approve") return redirect(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
       return redirect(approveAuthorization(deps, b.actor, req));
-    }, { auth: "public", parse: "none", detail: { ...hide, tags, summary: "Consent decision (form post with CSRF token)" } })
+    }, { parse: "none", detail: { ...hide, tags, summary: "Consent decision (form post with CSRF token)" } })
 
     // Connections: page and REST.
     .get("/oauth/connections", ({ request }) => {
@@ -205,7 +207,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!b) return toSignin(request);
       const notice = new URL(request.url).searchParams.has("revoked") ? "The connection was revoked." : undefined;
       return html(connectionsPage(csrfToken(deps, b.session.id), listConnections(deps, b.actor), notice));
-    }, { auth: "public", detail: { ...hide, tags, summary: "Agent connections page" } })
+    }, { detail: { ...hide, tags, summary: "Agent connections page" } })
     .post("/oauth/connections/:id/revoke", async ({ request, params }) => {
       const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
       const b = browser(request);
@@ -213,7 +215,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage("Form expired", "Reload the connections page and try again."), 403);
       revokeConnection(deps, b.actor, params.id);
       return redirect("/oauth/connections?revoked=1");
-    }, { auth: "public", parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
+    }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
     .get("/api/v1/oauth/connections", ({ actor }) => ({ data: { connections: listConnections(deps, must(actor)) } }), {
       auth: "session", detail: { tags, summary: "List agent connections (OAuth grants) of the signed-in user's account" },
     })

@@ -1,0 +1,128 @@
+// Operator actions behind `pier admin`: they act with the operator's authority (direct access
+// to the data dir), so they skip plan entitlements but keep every other rule (roles cap key
+// scopes, plans must exist, emails must be valid).
+import { and, eq } from "drizzle-orm";
+import type { Deps, Scope } from "../../core/context";
+import { scopeRank } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { memberships, sessions, users } from "../../db/schema";
+import { transaction } from "../../db/tx";
+import { createApiKey } from "./keys";
+import { roleScope } from "./roles";
+import {
+  addMember, checkPasswordStrength, defaultAccountOf, findUserByEmail, getAccount, hashPassword, insertAccount, insertUserWithAccount,
+  membership, normalizeEmail, setPlan, type AccountRow, type UserRow,
+} from "./service";
+
+function userByEmail(deps: Deps, email: string): UserRow {
+  const user = findUserByEmail(deps, normalizeEmail(email));
+  if (!user) throw new ApiError("NOT_FOUND", `No user with email ${email}.`);
+  return user;
+}
+
+export async function adminCreateUser(deps: Deps, input: { email: string; password: string; plan?: string }) {
+  checkPasswordStrength(input.password);
+  return insertUserWithAccount(deps, { email: input.email, passwordHash: await hashPassword(input.password), plan: input.plan });
+}
+
+export function adminCreateAccount(deps: Deps, input: { name: string; ownerEmail: string; plan?: string }): AccountRow {
+  const name = input.name.trim();
+  if (!name) throw new ApiError("VALIDATION_FAILED", "Give the account a name.", { field: "name" });
+  const owner = userByEmail(deps, input.ownerEmail);
+  return transaction(deps.db, (tx) => {
+    const account = insertAccount(deps, { name, plan: input.plan }, tx);
+    addMember(deps, account.id, owner.id, "owner", tx);
+    return account;
+  });
+}
+
+/** A new key for a user on one of their accounts (default: the account they act on by default). */
+export function adminCreateKey(deps: Deps, input: { email: string; accountId?: string; scope?: Scope; label?: string }): { key: string; accountId: string } {
+  const user = userByEmail(deps, input.email);
+  const accountId = input.accountId ?? defaultAccountOf(deps, user.id);
+  if (!accountId) throw new ApiError("ACCOUNT_NOT_FOUND", `${user.email} belongs to no account; create one with pier admin account create.`);
+  getAccount(deps, accountId);
+  const role = membership(deps, accountId, user.id);
+  if (!role) throw new ApiError("FORBIDDEN", `${user.email} is not a member of ${accountId}.`);
+  const scope = input.scope ?? "bucket_admin";
+  if (scopeRank[scope] > scopeRank[roleScope(role)]) throw new ApiError("FORBIDDEN", `A ${role} can hold at most ${roleScope(role)} keys.`);
+  const { key } = createApiKey(deps, {
+    accountId, userId: user.id, label: (input.label ?? "admin CLI").slice(0, 100), kind: role === "owner" ? "owner" : "named", scope,
+  });
+  return { key, accountId };
+}
+
+/** A new password; every browser session of the user ends. */
+export async function adminSetPassword(deps: Deps, email: string, password: string): Promise<UserRow> {
+  checkPasswordStrength(password);
+  const user = userByEmail(deps, email);
+  const passwordHash = await hashPassword(password);
+  return transaction(deps.db, (tx) => {
+    tx.delete(sessions).where(eq(sessions.userId, user.id)).run();
+    return tx.update(users).set({ passwordHash, updatedAt: deps.clock.now().toISOString() }).where(eq(users.id, user.id)).returning().get()!;
+  });
+}
+
+/** For a user who lost their authenticator: two-factor off, sessions ended. */
+export function adminDisableTwoFactor(deps: Deps, email: string): void {
+  const user = userByEmail(deps, email);
+  transaction(deps.db, (tx) => {
+    tx.delete(sessions).where(eq(sessions.userId, user.id)).run();
+    tx.update(users).set({ totpSealed: null, totpEnabledAt: null, updatedAt: deps.clock.now().toISOString() }).where(eq(users.id, user.id)).run();
+  });
+}
+
+function ownedAccount(deps: Deps, userId: string): AccountRow | null {
+  const row = deps.db.select({ accountId: memberships.accountId }).from(memberships)
+    .where(and(eq(memberships.userId, userId), eq(memberships.role, "owner"))).orderBy(memberships.createdAt).get();
+  return row ? getAccount(deps, row.accountId) : null;
+}
+
+export interface BootstrapResult {
+  key: string;
+  user: UserRow;
+  account: AccountRow;
+  createdUser: boolean;
+  createdAccount: boolean;
+}
+
+/**
+ * Idempotent set-up for operators and test harnesses: the user and an account they own exist
+ * afterwards (created when missing, never modified except for an explicitly requested plan),
+ * and a NEW account-owner bucket_admin key is returned. An existing user's password is not
+ * changed (use `pier admin user password`).
+ */
+export async function bootstrap(deps: Deps, input: { email: string; password: string; plan?: string }): Promise<BootstrapResult> {
+  const email = normalizeEmail(input.email);
+  if (input.plan && !deps.plans.has(input.plan)) throw new ApiError("VALIDATION_FAILED", `Unknown plan "${input.plan}" (known: ${deps.plans.ids().join(", ")}).`);
+  let createdUser = false;
+  let createdAccount = false;
+  let user = findUserByEmail(deps, email);
+  let account: AccountRow | null = null;
+  if (!user) {
+    checkPasswordStrength(input.password);
+    const passwordHash = await hashPassword(input.password);
+    try {
+      const created = insertUserWithAccount(deps, { email, passwordHash, plan: input.plan });
+      ({ user, account } = created);
+      createdUser = createdAccount = true;
+    } catch (e) {
+      // Another bootstrap created the same user meanwhile: carry on with theirs.
+      if (!(e instanceof ApiError && e.code === "CONFLICT")) throw e;
+      user = findUserByEmail(deps, email)!;
+    }
+  }
+  account ??= ownedAccount(deps, user.id);
+  if (!account) {
+    const u = user;
+    account = transaction(deps.db, (tx) => {
+      const a = insertAccount(deps, { name: u.email.split("@")[0]!, plan: input.plan }, tx);
+      addMember(deps, a.id, u.id, "owner", tx);
+      return a;
+    });
+    createdAccount = true;
+  }
+  if (input.plan && account.plan !== input.plan) account = setPlan(deps, account.id, input.plan);
+  const { key } = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bootstrap", kind: "owner", scope: "bucket_admin" });
+  return { key, user, account, createdUser, createdAccount };
+}

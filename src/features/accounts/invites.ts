@@ -1,0 +1,35 @@
+// Invite codes for `invite` sign-up mode. The code is shown once; only its SHA-256 is stored.
+// An invite may be bound to one email address; it is used up by the sign-up that consumes it.
+import { and, eq, isNull } from "drizzle-orm";
+import type { Deps } from "../../core/context";
+import { sha256Hex } from "../../core/crypto";
+import { ApiError } from "../../core/errors";
+import { randomToken } from "../../core/ids";
+import { invites } from "../../db/schema";
+import type { DbOrTx } from "../../db/tx";
+import { normalizeEmail } from "./service";
+
+export type InviteRow = typeof invites.$inferSelect;
+const DEFAULT_DAYS = 7;
+
+export function createInvite(deps: Deps, input: { email?: string | null; createdBy?: string | null; days?: number }): { code: string; invite: InviteRow } {
+  const days = input.days ?? DEFAULT_DAYS;
+  if (!Number.isInteger(days) || days < 1 || days > 365) throw new ApiError("VALIDATION_FAILED", "Invite lifetime must be 1-365 days.", { field: "days" });
+  const code = `inv-${randomToken(24)}`;
+  const now = deps.clock.now();
+  const invite = deps.db.insert(invites).values({
+    id: `inv_${randomToken(20)}`, codeHash: sha256Hex(code), email: input.email ? normalizeEmail(input.email) : null,
+    createdBy: input.createdBy ?? null, createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + days * 86400_000).toISOString(),
+  }).returning().get();
+  return { code, invite };
+}
+
+/** Mark the invite used by `userId` inside the sign-up transaction, or throw INVITE_INVALID. */
+export function consumeInvite(deps: Deps, code: string, email: string, userId: string, db: DbOrTx): void {
+  const row = db.select().from(invites).where(and(eq(invites.codeHash, sha256Hex(code.trim())), isNull(invites.usedAt))).get();
+  const now = deps.clock.now().toISOString();
+  if (!row || row.expiresAt <= now || (row.email && row.email !== email)) {
+    throw new ApiError("INVITE_INVALID", "That invite code is wrong, already used, expired, or meant for another email address.", { field: "invite" });
+  }
+  db.update(invites).set({ usedAt: now, usedBy: userId }).where(eq(invites.id, row.id)).run();
+}

@@ -1,0 +1,125 @@
+// Signed-in pages: the minimal dashboard landing page (which records the dashboard visit),
+// Account access (API keys: list, create, revoke) and Sign-in security (two-factor).
+import { Elysia } from "elysia";
+import { renderSVG } from "uqr";
+import type { Deps, Scope } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { htmlResponse, redirectResponse } from "../../http/html";
+import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
+import { dashboardSummary, recordDashboardVisit } from "./dashboard";
+import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
+import { alertBox, html, renderView, SafeHtml } from "./web/layout";
+import { browserSession, checkSessionCsrf, field, type BrowserSession } from "./web/browser";
+import type { ApiKeyRow } from "./keys";
+
+const hide = { hide: true };
+const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
+
+function toSignin(req: Request): Response {
+  const u = new URL(req.url);
+  return redirectResponse(`/signin?next=${encodeURIComponent(u.pathname + u.search)}`);
+}
+
+function asApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  throw e;
+}
+
+const when = (iso: string | null) => (iso ? iso.slice(0, 16).replace("T", " ") + " UTC" : "never");
+
+function keysTable(keys: ApiKeyRow[], csrf: string): SafeHtml {
+  if (!keys.length) return html`<p class="muted">No API keys or agent connections yet.</p>`;
+  const rows = keys.map((k) => html`<tr>
+<td><strong>${k.label}</strong><br><code>${k.displayPrefix}…</code></td>
+<td><span class="badge">${k.kind}</span></td>
+<td>${k.permissionScope}${k.bucketAccess === "selected" ? html`<br><span class="small muted">${Object.keys(k.bucketPermissions).length} selected bucket(s)</span>` : ""}</td>
+<td class="small">${when(k.createdAt)}</td><td class="small">${when(k.lastUsedAt)}</td>
+<td><form method="post" action="/account/access/keys/${k.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}">
+<button type="submit" class="danger" aria-label="Revoke ${k.label}">Revoke</button></form></td></tr>`);
+  return html`<table><caption class="skip">API keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Permission</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+}
+
+export const accountPages = (deps: Deps) => {
+  const layoutUser = (s: BrowserSession) => ({ email: s.user.email, csrf: s.csrf });
+
+  const dashboard = async (req: Request) => {
+    const s = browserSession(deps, req);
+    if (!s) return toSignin(req);
+    recordDashboardVisit(deps, s.actor);
+    const page = await renderView("auth/dashboard.html", dashboardSummary(deps, s.actor, s.user), { title: "Dashboard", user: layoutUser(s), width: "wide" });
+    return htmlResponse(page);
+  };
+
+  const accessPage = async (s: BrowserSession, v: { error?: ApiError; notice?: string; newKey?: { key: string; label: string } } = {}) => {
+    const summary = dashboardSummary(deps, s.actor, s.user);
+    const keys = listAccountKeys(deps, s.actor);
+    const page = await renderView("auth/access.html", {
+      ...summary, csrf: s.csrf, keys: keysTable(keys, s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
+      notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
+    }, { title: "Account access", user: layoutUser(s), width: "wide" });
+    return htmlResponse(page, { error: v.error });
+  };
+
+  const securityPage = async (s: BrowserSession, v: { error?: ApiError; notice?: string; enrolling?: { secret: string; uri: string } } = {}) => {
+    const enabled = twoFactorEnabled(s.user);
+    const enrolling = v.enrolling ?? (!enabled && s.user.totpSealed ? beginTotpEnrollment(deps, s.user) : undefined);
+    const page = await renderView("auth/security.html", {
+      csrf: s.csrf, enabled, enrolling: !!enrolling, off: !enabled && !enrolling, secret: enrolling?.secret, uri: enrolling?.uri,
+      // The QR code is an inline SVG made from the otpauth URI (uqr: no network, no script).
+      qr: enrolling ? new SafeHtml(renderSVG(enrolling.uri, { border: 2, pixelSize: 6 })) : undefined,
+      notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
+    }, { title: "Sign-in security", user: layoutUser(s), width: "wide" });
+    return htmlResponse(page, { error: v.error });
+  };
+
+  /** A signed-in form POST: session + CSRF first, then the action; errors re-render `page`. */
+  const action = (run: (s: BrowserSession, body: unknown, params: Record<string, string>) => Promise<Response> | Response, page: (s: BrowserSession, error: ApiError) => Promise<Response>) =>
+    async ({ request, body, params }: { request: Request; body: unknown; params: Record<string, string> }) => {
+      const s = browserSession(deps, request);
+      if (!s) return redirectResponse("/signin");
+      try {
+        checkSessionCsrf(deps, s, field(body, "csrf"));
+        return await run(s, body, params);
+      } catch (e) {
+        return page(browserSession(deps, request) ?? s, asApiError(e));
+      }
+    };
+
+  return new Elysia({ name: "account-pages" })
+    .get("/dashboard", ({ request }) => dashboard(request), { detail: hide })
+    .get("/dashboard/*", ({ request }) => dashboard(request), { detail: hide })
+    .get("/account/access", ({ request }) => {
+      const s = browserSession(deps, request);
+      if (!s) return toSignin(request);
+      recordDashboardVisit(deps, s.actor); // account pages are part of the dashboard
+      return accessPage(s);
+    }, { detail: hide })
+    .post("/account/access/keys", action((s, body) => {
+      const scope = field(body, "scope") as Scope;
+      if (!scopes.includes(scope)) throw new ApiError("VALIDATION_FAILED", "Pick a permission for the key.", { field: "scope" });
+      const label = field(body, "label");
+      const { key, record } = createNamedKey(deps, s.actor, { label, permission_scope: scope });
+      return accessPage(s, { newKey: { key, label: record.label } });
+    }, (s, error) => accessPage(s, { error })), { detail: hide })
+    .post("/account/access/keys/:id/revoke", action((s, _body, params) => {
+      revokeAccountKey(deps, s.actor, params.id!);
+      return accessPage(s, { notice: "Key revoked. Clients using it now get 401 Unauthorized." });
+    }, (s, error) => accessPage(s, { error })), { detail: hide })
+    .get("/account/security", ({ request }) => {
+      const s = browserSession(deps, request);
+      if (!s) return toSignin(request);
+      recordDashboardVisit(deps, s.actor);
+      return securityPage(s);
+    }, { detail: hide })
+    .post("/account/security/totp/enroll", action((s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
+      (s, error) => securityPage(s, { error })), { detail: hide })
+    .post("/account/security/totp/confirm", action(async (s, body) => {
+      confirmTotpEnrollment(deps, s.user, field(body, "code"));
+      return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
+    }, (s, error) => securityPage(s, { error })), { detail: hide })
+    .post("/account/security/totp/disable", action(async (s, body) => {
+      disableTotp(deps, s.user, field(body, "code"));
+      return securityPage({ ...s, user: { ...s.user, totpSealed: null, totpEnabledAt: null } }, { notice: "Two-factor authentication is off." });
+    }, (s, error) => securityPage(s, { error })), { detail: hide });
+};

@@ -1,0 +1,32 @@
+// Account routes: the browser pages (sign-up, sign-in, dashboard landing, account access,
+// two-factor) and the REST twin of Account access for API keys. Key management is for a
+// signed-in owner/admin (session, with the X-Pier-CSRF header) or the account owner's key.
+import { Elysia } from "elysia";
+import type { Deps } from "../../core/context";
+import { must, type authPlugin } from "../../http/auth";
+import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
+import { presentKey } from "./keys";
+import { AccountQuery, ApiKeyParams, CreateApiKeyBody, rejectUnknownFields } from "./model";
+import { accountPages } from "./pages-account";
+import { authPages } from "./pages-auth";
+
+const tags = ["API keys"];
+
+export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
+  new Elysia({ name: "accounts" })
+    .use(authPages(deps))
+    .use(accountPages(deps))
+    .use(auth)
+    .get("/api/v1/api_keys", ({ actor }) => ({
+      data: { api_keys: listAccountKeys(deps, must(actor)).map(presentKey) },
+    }), { auth: "bucket_admin", query: AccountQuery, detail: { tags, summary: "List the account's active API keys (account owner/admin only)" } })
+    .post("/api/v1/api_keys", ({ actor, body, set }) => {
+      rejectUnknownFields(CreateApiKeyBody, body);
+      const { key, record } = createNamedKey(deps, must(actor), body);
+      set.status = 201;
+      return { data: { api_key: key, key: presentKey(record) } };
+    }, { auth: "bucket_admin", body: CreateApiKeyBody, detail: { tags, summary: "Create a named API key (paid plans; the key is returned once)" } })
+    .delete("/api/v1/api_keys/:id", ({ actor, params }) => {
+      revokeAccountKey(deps, must(actor), params.id);
+      return { data: { revoked: true, id: params.id } };
+    }, { auth: "bucket_admin", params: ApiKeyParams, query: AccountQuery, detail: { tags, summary: "Revoke an API key (it stops working at once)" } });

@@ -1,0 +1,77 @@
+// Browser plumbing for Pier's pages: the signed-in session behind a request, CSRF for forms
+// before sign-in (double-submit cookie) and after (session-bound token), and safe redirects.
+import type { Actor, Deps } from "../../../core/context";
+import { randomSecret, safeEqual } from "../../../core/crypto";
+import { ApiError } from "../../../core/errors";
+import { cookieValue } from "../../../http/auth";
+import { clientIp } from "../../../http/request-info";
+import type { ClientMeta } from "../signin";
+import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../sessions";
+import { getUser, type UserRow } from "../service";
+
+export interface BrowserSession {
+  session: SessionRow;
+  actor: Actor;
+  user: UserRow;
+  /** The token forms of this session must echo (hidden field `csrf`). */
+  csrf: string;
+}
+
+export function browserSession(deps: Deps, req: Request): BrowserSession | null {
+  const session = findSession(deps, cookieValue(req, SESSION_COOKIE));
+  if (!session) return null;
+  const actor = actorFromSession(deps, session);
+  const user = getUser(deps, session.userId);
+  if (!actor || !user) return null;
+  return { session, actor, user, csrf: csrfToken(deps, session.id) };
+}
+
+export function clientMeta(req: Request): ClientMeta {
+  return { ip: clientIp(req), userAgent: req.headers.get("user-agent") ?? "" };
+}
+
+const secure = (deps: Deps) => deps.urls.baseUrl.startsWith("https:");
+
+/** Cookie attributes for Pier's own browser cookies: host-only (never a Domain), HttpOnly, Lax. */
+export function hostCookie(deps: Deps, name: string, value: string, maxAgeSeconds: number): string {
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure(deps) ? "; Secure" : ""}`;
+}
+
+// Pre-session forms (sign-in, sign-up): a random value in a cookie that must equal the form's
+// hidden field. On https the cookie carries the __Host- prefix, which browsers only accept
+// from this exact host, so a page on a sibling domain cannot plant one (cookie tossing).
+export function preCsrfCookieName(deps: Deps): string {
+  return secure(deps) ? "__Host-pier_csrf" : "pier_csrf";
+}
+
+/** The double-submit value for a pre-session form, plus the Set-Cookie when it is new. */
+export function preSessionCsrf(deps: Deps, req: Request): { token: string; cookies: string[] } {
+  const existing = cookieValue(req, preCsrfCookieName(deps));
+  if (existing && /^[A-Za-z0-9_-]{20,100}$/.test(existing)) return { token: existing, cookies: [] };
+  const token = randomSecret(24);
+  return { token, cookies: [hostCookie(deps, preCsrfCookieName(deps), token, 2 * 3600)] };
+}
+
+export function checkPreSessionCsrf(deps: Deps, req: Request, field: string | undefined): void {
+  const cookie = cookieValue(req, preCsrfCookieName(deps));
+  if (!cookie || !field || !safeEqual(cookie, field)) {
+    throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+  }
+}
+
+export function checkSessionCsrf(deps: Deps, s: BrowserSession, field: string | undefined): void {
+  if (!checkCsrf(deps, s.session.id, field)) throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+}
+
+/** Only same-site paths: never `//host`, `/\host` or absolute URLs (no open redirects). */
+export function safeNext(next: unknown, fallback = "/dashboard"): string {
+  if (typeof next !== "string" || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\") || next.length > 2000) return fallback;
+  if (/[\u0000-\u001f\\]/.test(next)) return fallback;
+  return next;
+}
+
+/** A string field of a parsed form body (missing, repeated or non-string fields read as ""). */
+export function field(body: unknown, name: string): string {
+  const v = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
+  return typeof v === "string" ? v : "";
+}

@@ -1,0 +1,34 @@
+// Server-rendered pages on the API host: HTML responses and redirects with the headers every
+// Pier page carries (no caching of personal pages, no framing, no third-party anything).
+import type { ApiError } from "../core/errors";
+import { errorCatalogue } from "../core/errors";
+
+const pageHeaders = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  // Pages use one inline <style> and no scripts; forms only post back to Pier itself.
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+};
+
+export interface PageOptions {
+  /** HTTP status from the error catalogue when the page reports an ApiError. */
+  error?: ApiError;
+  cookies?: string[];
+}
+
+export function htmlResponse(html: string, opts: PageOptions = {}): Response {
+  const headers = new Headers(pageHeaders);
+  for (const c of opts.cookies ?? []) headers.append("set-cookie", c);
+  if (opts.error?.retryAfter !== undefined) headers.set("retry-after", String(Math.max(1, Math.ceil(opts.error.retryAfter))));
+  return new Response(html, { status: opts.error ? errorCatalogue[opts.error.code].status : 200, headers });
+}
+
+/** 303 See Other: after a form POST the browser follows with GET (no re-submission on reload). */
+export function redirectResponse(location: string, cookies: string[] = []): Response {
+  const headers = new Headers({ location, "cache-control": "no-store" });
+  for (const c of cookies) headers.append("set-cookie", c);
+  return new Response(null, { status: 303, headers });
+}

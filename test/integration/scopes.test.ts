@@ -1,0 +1,296 @@
+// The route table, walked: every route the app serves must declare the credential it needs
+// (`x-pier-auth`, from the `auth` macro) and match the expectation below, so a new route
+// without an entry here FAILS. Then every route is called with keys of each scope, with a
+// key limited to other buckets, with a too-weak per-bucket grant and with another account's
+// key, proving each gets exactly what the spec's permission scopes grant.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { scopeRank, type Scope } from "../../src/core/context";
+import type { RouteAuth } from "../../src/http/auth";
+import { startTestPier, type ApiResult, type TestPier, type TestUser } from "../helpers/pier";
+
+interface Bucket { id: string; title: string; delete: { confirmation: string } }
+
+interface Expectation {
+  /**
+   * The declared auth; "none" only for the API reference pages under /docs; "page" for
+   * server-rendered browser pages outside /api, which check the session themselves
+   * (`signedIn` ones send anonymous visitors to /signin).
+   */
+  auth: RouteAuth | "none" | "page";
+  signedIn?: boolean;
+  /** A valid request body for the route (fresh bucket each call; `params` as resolved below). */
+  body?: (b: Bucket, params: Record<string, string>) => unknown;
+  /**
+   * Values for path parameters other than a bucket `:id`; may create what they name first
+   * (e.g. a version of the fresh bucket) through the owner's key.
+   */
+  params?: (b: Bucket, ctx: { t: TestPier; ownerKey: string }) => Record<string, string> | Promise<Record<string, string>>;
+  /** Needs account-wide access (bucket creation): a selected-bucket key gets 403 even at bucket_admin. */
+  accountWide?: boolean;
+}
+
+// method + path -> what it needs. Adding a route means adding its line here.
+const expectations: Record<string, Expectation> = {
+  "GET /docs": { auth: "none" },
+  "GET /docs/json": { auth: "none" },
+  "GET /docs/assets/scalar.js": { auth: "none" },
+  "GET /docs/errors": { auth: "none" },
+  "GET /api/v1/status": { auth: "public" },
+  "GET /api/v1/agent_auth/status": { auth: "any" },
+  "GET /api/v1/buckets": { auth: "bucket_read" },
+  "POST /api/v1/buckets": { auth: "bucket_admin", accountWide: true, body: () => ({ bucket: { title: "made by scope test" } }) },
+  "POST /api/v1/buckets/bulk": { auth: "bucket_admin", body: (b) => ({ operation: "archive", bucket_ids: [b.id] }) },
+  "GET /api/v1/buckets/:id": { auth: "bucket_read" },
+  "PATCH /api/v1/buckets/:id": { auth: "bucket_admin", body: () => ({ bucket: { description: "changed" } }) },
+  "DELETE /api/v1/buckets/:id": { auth: "bucket_admin", body: (b) => ({ confirmation: b.delete.confirmation }) },
+  "POST /api/v1/buckets/:id/archive": { auth: "bucket_admin" },
+  "POST /api/v1/buckets/:id/unarchive": { auth: "bucket_admin" },
+  "POST /api/v1/buckets/:id/lock": { auth: "bucket_write", body: () => ({ message: "scope test", duration_seconds: 60 }) },
+  "DELETE /api/v1/buckets/:id/lock": { auth: "bucket_write" },
+  "POST /api/v1/buckets/:id/visibility_change_lock": { auth: "bucket_admin", body: () => ({ reason: "scope test" }) },
+  "GET /api/v1/buckets/:id/variables": { auth: "bucket_read" },
+  "PATCH /api/v1/buckets/:id/variables": { auth: "bucket_admin", body: () => ({ variables: { A: "1" }, secrets: { S: "2" } }) },
+  "GET /api/v1/tags": { auth: "bucket_read" },
+  "GET /api/v1/api_keys": { auth: "bucket_admin", accountWide: true },
+  "POST /api/v1/api_keys": { auth: "bucket_admin", accountWide: true, body: () => ({ label: "scope test", permission_scope: "bucket_read" }) },
+  "DELETE /api/v1/api_keys/:id": {
+    auth: "bucket_admin", accountWide: true,
+    params: async (_b, { t, ownerKey }) => {
+      const r = await t.api("POST", "/api/v1/api_keys", { key: ownerKey, body: { label: "to revoke" } });
+      return { id: r.body.data.key.id };
+    },
+  },
+  // OAuth and hosted MCP (docs/agents.md). The JSON endpoints follow the OAuth RFCs and are public;
+  // /mcp checks its bearer credential itself (401 with WWW-Authenticate) and serves any scope.
+  "GET /.well-known/oauth-authorization-server": { auth: "public" },
+  "GET /.well-known/oauth-protected-resource": { auth: "public" },
+  "GET /.well-known/oauth-protected-resource/mcp": { auth: "public" },
+  "POST /oauth/register": { auth: "public" },
+  "POST /oauth/device_authorization": { auth: "public" },
+  "POST /oauth/token": { auth: "public" },
+  "POST /oauth/revoke": { auth: "public" },
+  "OPTIONS /.well-known/oauth-authorization-server": { auth: "public" },
+  "OPTIONS /.well-known/oauth-protected-resource": { auth: "public" },
+  "OPTIONS /.well-known/oauth-protected-resource/mcp": { auth: "public" },
+  "OPTIONS /oauth/register": { auth: "public" },
+  "OPTIONS /oauth/token": { auth: "public" },
+  "OPTIONS /oauth/device_authorization": { auth: "public" },
+  "OPTIONS /oauth/revoke": { auth: "public" },
+  "OPTIONS /mcp": { auth: "public" },
+  "POST /mcp": { auth: "any", body: () => ({ jsonrpc: "2.0", id: 1, method: "tools/list" }) },
+  "GET /mcp": { auth: "public" },
+  "DELETE /mcp": { auth: "public" },
+  "GET /oauth/device": { auth: "page", signedIn: true },
+  "POST /oauth/device": { auth: "page", signedIn: true },
+  "GET /oauth/authorize": { auth: "page" },
+  "POST /oauth/authorize": { auth: "page", signedIn: true },
+  "GET /oauth/connections": { auth: "page", signedIn: true },
+  "POST /oauth/connections/:id/revoke": { auth: "page", signedIn: true },
+  "GET /api/v1/oauth/connections": { auth: "session" },
+  "DELETE /api/v1/oauth/connections/:id": { auth: "session", params: () => ({ id: "cxn_doesnotexist0000000" }) },
+  "GET /api/v1/agent_auth/capabilities": { auth: "public" },
+  "GET /api/v1/agent_auth/activity": { auth: "bucket_admin", accountWide: true },
+  "GET /signin": { auth: "page" },
+  "POST /signin": { auth: "page" },
+  "GET /signin/two-factor": { auth: "page" },
+  "POST /signin/two-factor": { auth: "page" },
+  "GET /signup": { auth: "page" },
+  "POST /signup": { auth: "page" },
+  "POST /signout": { auth: "page" },
+  "GET /dashboard": { auth: "page", signedIn: true },
+  "GET /dashboard/*": { auth: "page", signedIn: true },
+  "GET /account/access": { auth: "page", signedIn: true },
+  "POST /account/access/keys": { auth: "page", signedIn: true },
+  "POST /account/access/keys/:id/revoke": { auth: "page", signedIn: true },
+  "GET /account/security": { auth: "page", signedIn: true },
+  "POST /account/security/totp/enroll": { auth: "page", signedIn: true },
+  "POST /account/security/totp/confirm": { auth: "page", signedIn: true },
+  "POST /account/security/totp/disable": { auth: "page", signedIn: true },
+};
+
+const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
+const isScope = (a: string): a is Scope => (scopes as string[]).includes(a);
+
+interface Route { method: string; path: string; declared: unknown }
+
+let t: TestPier;
+let owner: TestUser;
+let stranger: TestUser;
+let routes: Route[];
+const keys = {} as Record<Scope, string>;
+let selectedElsewhere: string;
+
+beforeAll(async () => {
+  t = await startTestPier({ rateLimitPerMinute: 1_000_000 });
+  owner = await t.user({ plan: "pro" });
+  stranger = await t.user({ plan: "pro" });
+  for (const s of scopes) keys[s] = t.key(owner, { scope: s });
+  const elsewhere = await newBucket();
+  selectedElsewhere = t.key(owner, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [elsewhere.id]: "admin" } });
+  routes = (t.pier.app.routes as Array<{ method: string; path: string; hooks?: { detail?: Record<string, unknown> } }>)
+    .map((r) => ({ method: r.method, path: r.path, declared: r.hooks?.detail?.["x-pier-auth"] }));
+});
+afterAll(() => t.stop());
+
+let n = 0;
+async function newBucket(): Promise<Bucket> {
+  const r = await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: `scope-bucket-${++n}-${Math.random().toString(36).slice(2)}` } } });
+  expect(r.status).toBe(201);
+  return r.body.data.bucket;
+}
+
+const routeKey = (r: Route) => `${r.method} ${r.path}`;
+const isBucketRoute = (path: string) => path.startsWith("/api/v1/buckets/:id");
+
+async function call(r: Route, key: string | undefined, b: Bucket): Promise<ApiResult> {
+  const e = expectations[routeKey(r)]!;
+  const params: Record<string, string> = { ...(isBucketRoute(r.path) ? { id: b.id } : {}), ...(await e.params?.(b, { t, ownerKey: owner.key })) };
+  const path = r.path.replace(/:(\w+)/g, (_, name: string) => {
+    if (params[name] === undefined) throw new Error(`${routeKey(r)}: the expectation table must give a value for :${name}`);
+    return encodeURIComponent(params[name]!);
+  });
+  return t.api(r.method, path, { key, body: e.body?.(b, params) });
+}
+
+const show = (r: Route, who: string, res: ApiResult) => `${routeKey(r)} as ${who}: ${res.status} ${res.body?.error?.code ?? ""}`;
+
+describe("route table", () => {
+  test("every route declares x-pier-auth and it matches the expectation table", () => {
+    expect(routes.length).toBeGreaterThan(10);
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (!e) problems.push(`${routeKey(r)}: no entry in the expectation table (declares ${String(r.declared)})`);
+      else if (e.auth === "none") {
+        if (!r.path.startsWith("/docs")) problems.push(`${routeKey(r)}: only /docs pages may skip the auth macro`);
+        if (r.declared !== undefined) problems.push(`${routeKey(r)}: declares ${String(r.declared)}, table says none`);
+      } else if (e.auth === "page") {
+        if (r.path.startsWith("/api/")) problems.push(`${routeKey(r)}: API routes must use the auth macro, not page auth`);
+        if (r.declared !== undefined) problems.push(`${routeKey(r)}: declares ${String(r.declared)}, table says page`);
+      } else if (r.declared !== e.auth) problems.push(`${routeKey(r)}: declares ${String(r.declared)}, table says ${e.auth}`);
+    }
+    const served = new Set(routes.map(routeKey));
+    for (const k of Object.keys(expectations)) if (!served.has(k)) problems.push(`${k}: in the table but not served (stale entry)`);
+    expect(problems).toEqual([]);
+  });
+
+  test("signed-in pages send anonymous visitors to sign in and never act for them", async () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (e?.auth !== "page" || !e.signedIn) continue;
+      const path = r.path.replace("*", "anything").replace(/:(\w+)/g, "x");
+      const res = await fetch(t.url + path, { method: r.method, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: r.method === "GET" ? undefined : "" });
+      const location = res.headers.get("location") ?? "";
+      if (r.method === "GET" ? !(res.status === 303 || res.status === 302) || !location.startsWith("/signin") : res.status < 300 || res.status === 200)
+        problems.push(`${routeKey(r)} anonymous: ${res.status} ${location}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("without a credential, every non-public route is 401 UNAUTHORIZED", async () => {
+    const b = await newBucket();
+    const problems: string[] = [];
+    for (const r of routes) {
+      const auth = expectations[routeKey(r)]?.auth;
+      if (!auth || auth === "none" || auth === "public" || auth === "page") continue;
+      const res = await call(r, undefined, b);
+      if (res.status !== 401 || res.body?.error?.code !== "UNAUTHORIZED") problems.push(show(r, "anonymous", res));
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("each scope gets exactly what it needs: too low is 403 FORBIDDEN, enough is never 401/403", async () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const auth = expectations[routeKey(r)]?.auth;
+      if (!auth || auth === "none" || auth === "public" || auth === "page") continue;
+      for (const s of scopes) {
+        const res = await call(r, keys[s], await newBucket());
+        const allowed = auth === "any" || (isScope(auth) && scopeRank[s] >= scopeRank[auth]);
+        if (auth === "session" || !allowed) {
+          if (res.status !== 403 || res.body?.error?.code !== "FORBIDDEN") problems.push(`${show(r, s, res)} (expected 403 FORBIDDEN)`);
+        } else if (res.status >= 300) {
+          // The table's bodies are valid and each call gets a fresh bucket: anything but
+          // success means the scope was not enough (or the table's request is wrong).
+          problems.push(`${show(r, s, res)} (expected success)`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("a key limited to other buckets cannot see or touch this one", async () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (!e || !isScope(e.auth)) continue;
+      const b = await newBucket();
+      const res = await call(r, selectedElsewhere, b);
+      if (isBucketRoute(r.path)) {
+        if (res.status !== 404 || res.body.error.code !== "BUCKET_NOT_FOUND") problems.push(`${show(r, "selected elsewhere", res)} (expected 404 BUCKET_NOT_FOUND)`);
+      } else if (e.accountWide) {
+        if (res.status !== 403 || res.body.error.code !== "FORBIDDEN") problems.push(`${show(r, "selected elsewhere", res)} (expected 403 FORBIDDEN)`);
+      } else if (res.status >= 400 || res.text.includes(b.title)) {
+        problems.push(`${show(r, "selected elsewhere", res)} (expected success without the bucket)`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("a per-bucket grant caps the key's scope on that bucket", async () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (!e || !isScope(e.auth) || !isBucketRoute(r.path)) continue;
+      for (const [permission, grants] of [["read", "bucket_read"], ["write", "bucket_write"], ["admin", "bucket_admin"]] as const) {
+        const b = await newBucket();
+        const key = t.key(owner, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [b.id]: permission } });
+        const res = await call(r, key, b);
+        if (scopeRank[grants] < scopeRank[e.auth]) {
+          if (res.status !== 403 || res.body.error.code !== "FORBIDDEN") problems.push(`${show(r, `selected:${permission}`, res)} (expected 403 FORBIDDEN)`);
+        } else if (res.status >= 300) {
+          problems.push(`${show(r, `selected:${permission}`, res)} (expected success)`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  test("another account's key never reaches this account's buckets", async () => {
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (!e || !isScope(e.auth)) continue;
+      const b = await newBucket();
+      const res = await call(r, stranger.key, b);
+      if (isBucketRoute(r.path)) {
+        if (res.status !== 404 || res.body.error.code !== "BUCKET_NOT_FOUND") problems.push(`${show(r, "stranger", res)} (expected 404 BUCKET_NOT_FOUND)`);
+      } else if (res.text.includes(b.title)) {
+        problems.push(`${show(r, "stranger", res)} leaks the bucket`);
+      }
+      const still = await t.api("GET", `/api/v1/buckets/${b.id}`, { key: owner.key });
+      if (still.status !== 200 || JSON.stringify(still.body.data.bucket).includes("changed") || still.body.data.bucket.archived) {
+        problems.push(`${routeKey(r)} as stranger changed the bucket`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("API reference", () => {
+  test("/docs/json lists every API route with its scope and its JSON request body", async () => {
+    const spec = (await (await fetch(`${t.url}/docs/json`)).json()) as any;
+    const problems: string[] = [];
+    for (const r of routes) {
+      const e = expectations[routeKey(r)];
+      if (!e || e.auth === "none" || e.auth === "page") continue; // browser pages are hidden from the API reference
+      if (r.method === "OPTIONS") continue; // CORS preflights are not operations (the OpenAPI plugin leaves them out)
+      const op = spec.paths[r.path.replace(/:(\w+)/g, "{$1}")]?.[r.method.toLowerCase()];
+      if (!op) { problems.push(`${routeKey(r)}: missing from /docs/json`); continue; }
+      if (op["x-pier-auth"] !== e.auth) problems.push(`${routeKey(r)}: x-pier-auth ${op["x-pier-auth"]}`);
+      if (e.body && !op.requestBody?.content?.["application/json"]?.schema) problems.push(`${routeKey(r)}: no JSON request body schema`);
+    }
+    expect(problems).toEqual([]);
+  });
+});

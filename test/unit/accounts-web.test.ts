@@ -1,0 +1,99 @@
+// Pure pieces of the account pages: templates and escaping, safe redirects, attempt windows,
+// and the admin CLI's flag parsing.
+import { describe, expect, test } from "bun:test";
+import { parseArgs, UsageError } from "../../src/cli/args";
+import { FailureWindow, SigninGuard } from "../../src/features/accounts/attempts";
+import { safeNext } from "../../src/features/accounts/web/browser";
+import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/features/accounts/web/layout";
+
+describe("templates", () => {
+  test("values are escaped, raw slots take only SafeHtml, sections nest", () => {
+    const tpl = "<p title=\"{{a}}\">{{a}}</p>{{{b}}}{{#on}}[on{{#inner}} inner{{/inner}}]{{/on}}{{^on}}off{{/on}}";
+    const out = renderTemplate(tpl, { a: `<x onclick="y">&'`, b: html`<i>${"<b>"}</i>`, on: true, inner: "yes" });
+    expect(out).toBe('<p title="&#60;x onclick&#61;&#34;y&#34;&#62;&#38;&#39;">&#60;x onclick&#61;&#34;y&#34;&#62;&#38;&#39;</p><i>&#60;b&#62;</i>[on inner]');
+    expect(renderTemplate("{{#on}}x{{/on}}{{^on}}y{{/on}}", { on: false })).toBe("y");
+    expect(() => renderTemplate("{{{b}}}", { b: "<script>" })).toThrow();
+    expect(renderTemplate("{{missing}}|{{{missing}}}", {})).toBe("|");
+  });
+
+  test("html`` escapes interpolations, keeps SafeHtml and joins arrays", () => {
+    const rows = ["<a>", "b"].map((x) => html`<li>${x}</li>`);
+    expect(html`<ul>${rows}</ul>`.value).toBe("<ul><li>&#60;a&#62;</li><li>b</li></ul>");
+    expect(new SafeHtml("x").toString()).toBe("x");
+    expect(escapeHtml("`=")).toBe("&#96;&#61;");
+  });
+
+  test("every page template is embedded and loads", async () => {
+    for (const name of ["layout", "signin", "signup", "signup-closed", "two-factor", "dashboard", "access", "security"]) {
+      expect((await loadTemplate(`auth/${name}.html`)).length).toBeGreaterThan(100);
+    }
+  });
+});
+
+describe("safeNext", () => {
+  test("keeps same-site paths, refuses everything that could leave the site", () => {
+    expect(safeNext("/account/access?x=1")).toBe("/account/access?x=1");
+    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example/", "javascript:alert(1)", "", "/a\nb", undefined, 42]) {
+      expect(safeNext(bad)).toBe("/dashboard");
+    }
+  });
+});
+
+describe("sign-in attempt limits", () => {
+  test("a window allows max failures, then blocks until the oldest leaves the window", () => {
+    const w = new FailureWindow(3, 60_000);
+    w.fail("k", 0);
+    w.fail("k", 10_000);
+    expect(w.blockedFor("k", 10_000)).toBe(0);
+    w.fail("k", 20_000);
+    expect(w.blockedFor("k", 20_000)).toBe(40);
+    expect(w.blockedFor("k", 59_000)).toBe(1);
+    expect(w.blockedFor("k", 60_001)).toBe(0);
+    w.clear("k");
+    expect(w.blockedFor("k", 20_000)).toBe(0);
+  });
+
+  test("per-IP limit catches one address trying many emails; success clears only the email", () => {
+    const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000, signupsPerIpHour: 20 });
+    g.fail("a@x", "1.1.1.1", 0);
+    g.fail("b@x", "1.1.1.1", 0);
+    g.fail("c@x", "1.1.1.1", 0);
+    expect(() => g.check("d@x", "1.1.1.1", 1)).toThrow(/network address/);
+    expect(() => g.check("d@x", "2.2.2.2", 1)).not.toThrow();
+    g.fail("e@x", "2.2.2.2", 0);
+    g.fail("e@x", "3.3.3.3", 0);
+    try {
+      g.check("e@x", "4.4.4.4", 1);
+      throw new Error("not blocked");
+    } catch (e) {
+      expect((e as { code: string }).code).toBe("TOO_MANY_ATTEMPTS");
+      expect((e as { retryAfter: number }).retryAfter).toBe(60);
+    }
+    g.succeed("e@x");
+    expect(() => g.check("e@x", "4.4.4.4", 1)).not.toThrow();
+  });
+});
+
+describe("admin flags", () => {
+  test("command options, booleans and server config flags are told apart; unknown ones are errors", () => {
+    const r = parseArgs(["--email", "a@b.c", "--off", "--data-dir=/tmp/x", "--plan=pro"], { values: ["email", "plan"], flags: ["off"] });
+    expect(r.options).toEqual({ email: "a@b.c", off: "true", plan: "pro" });
+    expect(r.config).toEqual({ "data-dir": "/tmp/x" });
+    expect(() => parseArgs(["--nope", "1"], {})).toThrow(UsageError);
+    expect(() => parseArgs(["--email"], { values: ["email"] })).toThrow(/needs a value/);
+    expect(() => parseArgs(["--email", "--off"], { values: ["email"], flags: ["off"] })).toThrow(/needs a value/);
+    expect(() => parseArgs(["--off=1"], { flags: ["off"] })).toThrow(/takes no value/);
+    expect(() => parseArgs(["stray"], {})).toThrow(/unexpected argument/);
+  });
+});
+
+describe("sign-up limit", () => {
+  test("one address can create a bounded number of accounts per hour", () => {
+    const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000, signupsPerIpHour: 2 });
+    g.recordSignup("1.1.1.1", 0);
+    g.recordSignup("1.1.1.1", 0);
+    expect(() => g.checkSignup("1.1.1.1", 1000)).toThrow(/Too many new accounts/);
+    expect(() => g.checkSignup("2.2.2.2", 1000)).not.toThrow();
+    expect(() => g.checkSignup("1.1.1.1", 3600_001)).not.toThrow();
+  });
+});
