@@ -49,7 +49,9 @@ describe("hosted MCP", () => {
     expect(client.getServerVersion()).toMatchObject({ name: "pier", version: pkg.version });
 
     const { tools } = await client.listTools();
-    expect(tools.map((x) => x.name).sort()).toEqual(["bucket_create", "bucket_get", "bucket_list", "bucket_update", "pier_status"]);
+    expect(tools.map((x) => x.name).sort()).toEqual([
+      "bucket_archive", "bucket_create", "bucket_delete", "bucket_get", "bucket_list", "bucket_unarchive", "bucket_update", "pier_status",
+    ]);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);
       expect(tool.inputSchema.type).toBe("object");
@@ -72,6 +74,17 @@ describe("hosted MCP", () => {
     expect(json(listed).buckets.map((b: any) => b.id)).toEqual([id]);
     const got = await client.callTool({ name: "bucket_get", arguments: { bucket_id: id } });
     expect(json(got).bucket).toMatchObject({ id, delete: { allowed: true }, github_sync_setup: { settings_url: expect.any(String) } });
+
+    // Lifecycle: archive makes it read-only, unarchive restores, delete needs the phrase.
+    expect(json(await client.callTool({ name: "bucket_archive", arguments: { bucket_id: id } }))).toMatchObject({ changed: true, bucket: { archived: true } });
+    const frozen = await client.callTool({ name: "bucket_update", arguments: { bucket_id: id, title: "nope" } });
+    expect((frozen.structuredContent as any).error.code).toBe("BUCKET_ARCHIVED");
+    expect(json(await client.callTool({ name: "bucket_unarchive", arguments: { bucket_id: id } }))).toMatchObject({ changed: true, bucket: { archived: false } });
+    const wrong = await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: "yes" } });
+    expect((wrong.structuredContent as any).error.code).toBe("CONFIRMATION_MISMATCH");
+    const gone = await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: json(got).bucket.delete.confirmation } });
+    expect(json(gone)).toMatchObject({ deleted: true, bucket: { id } });
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).status).toBe(404);
     await client.close();
   });
 

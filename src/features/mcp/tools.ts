@@ -6,6 +6,8 @@ import type { Actor, Deps, Scope } from "../../core/context";
 import { serverVersion } from "../../core/version";
 import { BucketInput, BucketPatch } from "../buckets/model";
 import { presentBucket } from "../buckets/present";
+import { deleteBucket } from "../buckets/delete";
+import { archiveBucket, unarchiveBucket } from "../buckets/lifecycle";
 import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
 import { getStatus } from "../status/service";
 
@@ -64,5 +66,43 @@ export const tools: McpTool[] = [
     run: (deps, actor, { bucket_id, ...patch }: { bucket_id: string } & typeof BucketPatch.static) => ({
       bucket: presentBucket(deps, updateBucket(deps, actor, bucket_id, patch)),
     }),
+  },
+  {
+    name: "bucket_archive",
+    scope: "bucket_admin",
+    description: "Archive a bucket: it becomes read-only and leaves the default bucket_list. Refused with UNPUBLISH_FIRST while a publication is active (see the bucket's archive.required_action). Archiving an archived bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string }) => {
+      const r = archiveBucket(deps, actor, a.bucket_id);
+      return { bucket: presentBucket(deps, r.bucket), changed: r.changed };
+    },
+  },
+  {
+    name: "bucket_unarchive",
+    scope: "bucket_admin",
+    description: "Unarchive a bucket so it can be changed again. Unarchiving an active bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string }) => {
+      const r = unarchiveBucket(deps, actor, a.bucket_id);
+      return { bucket: presentBucket(deps, r.bucket), changed: r.changed };
+    },
+  },
+  {
+    name: "bucket_delete",
+    scope: "bucket_admin",
+    description: "Permanently delete a bucket with all its files and history. Pass the exact confirmation phrase from bucket_get's delete.confirmation (ask the user first; this cannot be undone). Refused with UNPUBLISH_FIRST while a publication is active. Large buckets are deleted in the background: the answer then has deleted: false and delete_progress. Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({
+      bucket_id: BucketId,
+      confirmation: t.String({ minLength: 1, maxLength: 200, description: "The bucket's delete.confirmation phrase, verbatim." }),
+    }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string; confirmation: string }) => {
+      const outcome = deleteBucket(deps, actor, a.bucket_id, { confirmation: a.confirmation });
+      return outcome.kind === "deleted"
+        ? { deleted: true, bucket: { id: outcome.bucketId, deleted: true, deleted_at: outcome.deletedAt } }
+        : { deleted: false, bucket: { ...presentBucket(deps, outcome.bucket), deletion_started: true }, delete_progress: outcome.progress };
+    },
   },
 ];
