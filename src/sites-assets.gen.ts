@@ -7,6 +7,11 @@ import a4 from "../sites/auth/signin.html" with { type: "file" };
 import a5 from "../sites/auth/signup-closed.html" with { type: "file" };
 import a6 from "../sites/auth/signup.html" with { type: "file" };
 import a7 from "../sites/auth/two-factor.html" with { type: "file" };
+import a8 from "../sites/oauth/connections.html" with { type: "file" };
+import a9 from "../sites/oauth/consent.html" with { type: "file" };
+import a10 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a11 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a12 from "../sites/oauth/message.html" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -18,4 +23,9 @@ export const siteAssets: Record<string, string> = {
   "auth/signup-closed.html": a5 as unknown as string,
   "auth/signup.html": a6 as unknown as string,
   "auth/two-factor.html": a7 as unknown as string,
+  "oauth/connections.html": a8 as unknown as string,
+  "oauth/consent.html": a9 as unknown as string,
+  "oauth/device-confirm.html": a10 as unknown as string,
+  "oauth/device-entry.html": a11 as unknown as string,
+  "oauth/message.html": a12 as unknown as string,
 };

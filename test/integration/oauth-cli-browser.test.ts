@@ -1,6 +1,6 @@
 // The whole local flow as a person does it: `pier login` (a real subprocess) prints a link and a
-// Connection ID and waits; headless Chromium, signed in, opens the link, sees the same ID at the
-// top right and clicks Confirm Connection; the CLI saves the key (0600) without printing it.
+// Connection ID and waits; headless Chromium opens the link, signs in through /signin, sees the
+// same ID at the top right and clicks Confirm Connection; the CLI saves the key (0600) without printing it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -54,18 +54,22 @@ async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp, ti
 }
 
 describe("pier login with a browser", () => {
-  test("Confirm Connection in Chromium while the CLI waits; whoami; logout revokes", async () => {
+  test("sign in and Confirm Connection in Chromium while the CLI waits; whoami; logout revokes", async () => {
     const u = await t.user();
     const proc = cli(["login", t.url, "--no-browser"]);
     const { text, rest } = await readUntil(proc.stdout, /Connection ID: ([A-Z]{4}-[A-Z]{4})/);
     const link = /(http:\/\/\S+\/oauth\/device\?user_code=\S+)/.exec(text)![1]!;
     const connectionId = /Connection ID: ([A-Z]{4}-[A-Z]{4})/.exec(text)![1]!;
 
-    const { token } = createSession(t.pier.deps, u.userId, { remember: false });
+    // Not signed in yet: the link leads through the real sign-in form and back to the approval.
     const context = await browser.newContext();
-    await context.addCookies([{ name: "pier_session", value: token, url: t.pier.deps.urls.baseUrl, httpOnly: true, sameSite: "Lax" }]);
     const page = await context.newPage();
     await page.goto(link);
+    expect(new URL(page.url()).pathname).toBe("/signin");
+    await page.getByLabel("Email").fill(u.email);
+    await page.getByLabel("Password").fill(u.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === "/oauth/device");
     const badge = page.locator("#connection-id");
     expect(await badge.innerText()).toContain(connectionId);
     const box = (await badge.boundingBox())!;

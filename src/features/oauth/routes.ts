@@ -12,7 +12,7 @@ import { must, type authPlugin, cookieValue } from "../../http/auth";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
 import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../accounts/sessions";
-import { getUser } from "../accounts/service";
+import { getAccount, getUser } from "../accounts/service";
 import { corsPreflight, withCors } from "./cors";
 import { MAX_MISSES_PER_IP, MAX_MISSES_PER_USER, MissCounter } from "./attempts";
 import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
@@ -21,7 +21,7 @@ import { listConnections, revokeConnection } from "./connections";
 import { decideDevice, findPendingDevice, startDeviceAuthorization } from "./device";
 import { OAuthError } from "./errors";
 import { authorizationServerMetadata, protectedResourceMetadata, resourceMetadataUrl } from "./metadata";
-import { connectionsPage, consentPage, deviceConfirmPage, deviceEntryPage, messagePage } from "./pages";
+import { connectionsPage, consentPage, deviceConfirmPage, deviceEntryPage, messagePage, type Viewer } from "./pages";
 import { revokeToken, tokenRequest } from "./token";
 import { formatUserCode } from "./util";
 
@@ -65,8 +65,8 @@ export async function readBody(request: Request): Promise<Record<string, unknown
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-function html(body: string, status = 200): Response {
-  return new Response(body, {
+async function html(body: string | Promise<string>, status = 200): Promise<Response> {
+  return new Response(await body, {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-frame-options": "DENY",
@@ -88,11 +88,12 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
   const anon = new RateLimiter(deps.config.rateLimitAnonPerMinute);
 
   /** The signed-in browser, or null (pages then send the user to /signin and back). */
-  const browser = (request: Request): { session: SessionRow; actor: Actor; email: string } | null => {
+  const browser = (request: Request): { session: SessionRow; actor: Actor; viewer: Viewer } | null => {
     const session = findSession(deps, cookieValue(request, SESSION_COOKIE));
     const actor = session ? actorFromSession(deps, session) : null;
     if (!session || !actor) return null;
-    return { session, actor, email: getUser(deps, actor.userId!)?.email ?? "" };
+    const viewer = { email: getUser(deps, actor.userId!)?.email ?? "", accountName: getAccount(deps, actor.accountId).name, csrf: csrfToken(deps, session.id) };
+    return { session, actor, viewer };
   };
   const toSignin = (request: Request, path?: string) => {
     const u = new URL(request.url);
@@ -139,24 +140,22 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     .get("/oauth/device", ({ request }) => {
       const b = browser(request);
       if (!b) return toSignin(request);
-      const csrf = csrfToken(deps, b.session.id);
       const raw = new URL(request.url).searchParams.get("user_code");
-      if (!raw) return html(deviceEntryPage(csrf));
+      if (!raw) return html(deviceEntryPage(b.viewer));
       const keys = limitKeys(request, b.actor);
       keys.forEach((k) => misses.check(k));
       const found = findPendingDevice(deps, raw);
       if (!found) {
         keys.forEach((k) => misses.miss(k));
-        return html(deviceEntryPage(csrf, "This Connection ID is unknown, expired or already used. Start the login again from your terminal."), 404);
+        return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Start the login again from your terminal."), 404);
       }
-      return html(deviceConfirmPage({ csrf, userCode: formatUserCode(found.device.userCode), clientName: found.client.clientName, permission: permissionOf(found.device.scope), email: b.email }));
+      return html(deviceConfirmPage(b.viewer, { userCode: formatUserCode(found.device.userCode), clientName: found.client.clientName, permission: permissionOf(found.device.scope) }));
     }, { detail: { ...hide, tags, summary: "Device approval page" } })
     .post("/oauth/device", async ({ request }) => {
       const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
       const b = browser(request);
       if (!b) return toSignin(request, form.user_code ? `/oauth/device?user_code=${encodeURIComponent(form.user_code)}` : "/oauth/device");
-      if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage("Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
-      const csrf = csrfToken(deps, b.session.id);
+      if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
       const keys = limitKeys(request, b.actor);
       keys.forEach((k) => misses.check(k));
       if (form.action === "approve" || form.action === "deny") {
@@ -164,18 +163,18 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
           const { device } = decideDevice(deps, b.actor, form.user_code, form.action === "approve");
           const id = formatUserCode(device.userCode);
           return form.action === "approve"
-            ? html(messagePage("Connection confirmed", "You can close this window and return to your terminal.", id))
-            : html(messagePage("Connection denied", "Nothing was connected. You can close this window.", id));
+            ? html(messagePage(b.viewer, "Connection confirmed", "You can close this window and return to your terminal.", id))
+            : html(messagePage(b.viewer, "Connection denied", "Nothing was connected. You can close this window.", id));
         } catch (e) {
           if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
           keys.forEach((k) => misses.miss(k));
-          return html(deviceEntryPage(csrf, e.message), 404);
+          return html(deviceEntryPage(b.viewer, e.message), 404);
         }
       }
       const found = findPendingDevice(deps, form.user_code);
       if (!found) {
         keys.forEach((k) => misses.miss(k));
-        return html(deviceEntryPage(csrf, "This Connection ID is unknown, expired or already used. Check it, or start the login again from your terminal."), 404);
+        return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Check it, or start the login again from your terminal."), 404);
       }
       return redirect(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
     }, { parse: "none", detail: { ...hide, tags, summary: "Confirm or deny a device connection (form post with CSRF token)" } })
@@ -190,7 +189,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const { csrf, decision, ...params } = form;
       const b = browser(request);
       if (!b) return toSignin(request, `/oauth/authorize?${new URLSearchParams(params)}`);
-      if (!checkCsrf(deps, b.session.id, csrf)) return html(messagePage("Form expired", "This form expired or came from another site. Start again from the application."), 403);
+      if (!checkCsrf(deps, b.session.id, csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Start again from the application."), 403);
       let req;
       try {
         req = validateAuthorizeRequest(deps, params);
@@ -206,13 +205,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const b = browser(request);
       if (!b) return toSignin(request);
       const notice = new URL(request.url).searchParams.has("revoked") ? "The connection was revoked." : undefined;
-      return html(connectionsPage(csrfToken(deps, b.session.id), listConnections(deps, b.actor), notice));
+      return html(connectionsPage(b.viewer, listConnections(deps, b.actor), notice));
     }, { detail: { ...hide, tags, summary: "Agent connections page" } })
     .post("/oauth/connections/:id/revoke", async ({ request, params }) => {
       const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
-      if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage("Form expired", "Reload the connections page and try again."), 403);
+      if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
       revokeConnection(deps, b.actor, params.id);
       return redirect("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
@@ -224,8 +223,8 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return { data: { id: params.id, revoked: true } };
     }, { auth: "session", detail: { tags, summary: "Revoke a connection: its tokens and API key stop working at once" } });
 
-  function authorizeFailure(e: unknown): Response {
-    if (e instanceof UntrustedRedirectError) return html(messagePage("Cannot authorize", e.message), 400);
+  function authorizeFailure(e: unknown): Response | Promise<Response> {
+    if (e instanceof UntrustedRedirectError) return html(messagePage(null, "Cannot authorize", e.message), 400);
     if (e instanceof OAuthError) {
       const { redirect_uri, state } = e.extra as { redirect_uri: string; state?: string };
       return redirect(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
@@ -233,7 +232,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     throw e;
   }
 
-  function authorizePage(request: Request, params: Record<string, string>): Response {
+  function authorizePage(request: Request, params: Record<string, string>): Response | Promise<Response> {
     let req;
     try {
       req = validateAuthorizeRequest(deps, params);
@@ -242,9 +241,8 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     }
     const b = browser(request);
     if (!b) return toSignin(request);
-    return html(consentPage({
-      csrf: csrfToken(deps, b.session.id), clientName: req.client.clientName, redirectHost: new URL(req.redirectUri).host,
-      permission: req.scope.permission, email: b.email,
+    return html(consentPage(b.viewer, {
+      clientName: req.client.clientName, redirectHost: new URL(req.redirectUri).host, permission: req.scope.permission,
       params: {
         response_type: "code", client_id: req.client.id, redirect_uri: req.redirectUri, state: req.state, code_challenge: req.codeChallenge,
         code_challenge_method: "S256", scope: req.scope.scope, resource: req.resource,
