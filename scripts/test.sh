@@ -8,6 +8,7 @@ need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v pebble >/dev/null 2>&1 || need+=(pebble)
 command -v swaks >/dev/null 2>&1 || need+=(swaks)
+perl -MNet::SSLeay -e1 >/dev/null 2>&1 || need+=(libnet-ssleay-perl) # swaks --tls
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing missing Debian packages: ${need[*]}" >&2

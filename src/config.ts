@@ -19,6 +19,14 @@ export interface Config {
   httpsPort: number | null;
   /** null = SMTP receiver off. */
   smtpPort: number | null;
+  smtpMaxMessageBytes: number;
+  smtpMaxRecipients: number;
+  /** PEM paths; cert "off" = no STARTTLS; both null = self-signed fallback in the data dir. */
+  smtpTlsCert: string | null;
+  smtpTlsKey: string | null;
+  smtpRateLimitPerIp: number;
+  smtpRateLimitPerRecipient: number;
+  smtpRejectDmarcFail: boolean;
   host: string;
   secretKey: string | null;
   signupMode: SignupMode;
@@ -44,15 +52,15 @@ interface Option {
 export class ConfigError extends Error {}
 
 const port = (allowOff: boolean) => (raw: string, name: string) => {
-  if (allowOff && ["off", "false", "none", ""].includes(raw.toLowerCase())) return null;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
+  if (allowOff && ["off", "false", "none"].includes(raw.toLowerCase())) return null;
+  const n = raw === "" ? NaN : Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isInteger(n) || n < 0 || n > 65535)
     throw new ConfigError(`${name} must be a port number 0-65535${allowOff ? " or 'off'" : ""} (0 picks a free port), got "${raw}"`);
   return n;
 };
 const positiveInt = (raw: string, name: string) => {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
   return n;
 };
 const oneOf = <T extends string>(...values: T[]) => (raw: string, name: string) => {
@@ -106,8 +114,15 @@ export const configOptions: Option[] = [
   { key: "mailDomain", name: "mail-domain", default: "", help: "Domain of bucket receiving addresses. Default: the base URL's host.", parse: optionalHostname },
   { key: "host", name: "host", default: "0.0.0.0", help: "Address the HTTP, HTTPS and SMTP listeners bind to.", parse: str },
   { key: "httpPort", name: "http-port", default: "8080", help: "HTTP port (0 = any free port; the banner prints the bound one).", parse: port(false) },
-  { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off.", parse: port(true) },
+  { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off. The built-in HTTPS listener (ACME certificates) is planned; until then terminate TLS in a reverse proxy.", parse: port(true) },
   { key: "smtpPort", name: "smtp-port", default: "2525", help: "SMTP receiver port (25 in production), or off.", parse: port(true) },
+  { key: "smtpMaxMessageBytes", name: "smtp-max-message-size", default: "31457280", help: "Largest message the SMTP receiver accepts, in bytes (announced as SIZE; 30 MiB).", parse: positiveInt },
+  { key: "smtpMaxRecipients", name: "smtp-max-recipients", default: "100", help: "Recipients per message; more are refused with 452.", parse: positiveInt },
+  { key: "smtpTlsCert", name: "smtp-tls-cert", default: "", help: "PEM certificate for SMTP STARTTLS, or off. Unset: a self-signed certificate generated into the data dir.", parse: optionalStr },
+  { key: "smtpTlsKey", name: "smtp-tls-key", default: "", help: "PEM private key for --smtp-tls-cert.", parse: optionalStr },
+  { key: "smtpRateLimitPerIp", name: "smtp-rate-limit-per-ip", default: "60", help: "Messages per minute one sending IP may start (over: 450, try later).", parse: positiveInt },
+  { key: "smtpRateLimitPerRecipient", name: "smtp-rate-limit-per-recipient", default: "120", help: "Messages per minute one receiving address may accept (over: 450, try later).", parse: positiveInt },
+  { key: "smtpRejectDmarcFail", name: "smtp-reject-dmarc-fail", default: "false", help: "Refuse (550) mail failing DMARC whose domain publishes p=reject or p=quarantine. Off: verdicts are only recorded.", parse: bool },
   { key: "secretKey", name: "secret-key", default: "", help: "Master key for encryption and signing (>= 32 chars). Generated into <data-dir>/secret.key when unset.", parse: secret },
   { key: "signupMode", name: "signup-mode", default: "invite", help: "open, invite or closed. The very first user can always sign up and becomes instance admin.", parse: oneOf("open", "invite", "closed") },
   { key: "defaultPlan", name: "default-plan", default: "free", help: "Plan given to new accounts.", parse: str },
@@ -115,7 +130,7 @@ export const configOptions: Option[] = [
   { key: "rateLimitPerMinute", name: "rate-limit-per-minute", default: "600", help: "API requests per minute per account.", parse: positiveInt },
   { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
   { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
-  { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy.", parse: bool },
+  { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (its first X-Forwarded-For entry is taken as the client IP, so the proxy must set, not append, it).", parse: bool },
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
 ];
@@ -139,16 +154,74 @@ export function parseFlags(argv: string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * Flags win over PIER_* variables, which win over defaults. An empty variable counts as unset
+ * (`PIER_X=` in a compose file or unit means "not configured"); an empty flag is a value.
+ * Throws ConfigError naming the flag or variable at fault.
+ */
 export function loadConfig(env: Record<string, string | undefined> = process.env, flags: Record<string, string> = {}): Config {
   const cfg: Record<string, unknown> = {};
   for (const o of configOptions) {
-    const raw = flags[o.name] ?? env[envName(o)] ?? o.default;
-    const label = flags[o.name] !== undefined ? `--${o.name}` : envName(o);
+    const fromEnv = env[envName(o)]?.trim() || undefined;
+    const raw = flags[o.name] ?? fromEnv ?? o.default;
+    const label = flags[o.name] !== undefined ? `--${o.name}` : fromEnv !== undefined ? envName(o) : `the default of ${envName(o)}`;
     cfg[o.key] = o.parse(raw.trim(), label);
   }
   const config = cfg as unknown as Config;
   config.dataDir = resolve(config.dataDir);
+  const { errors } = checkConfig(config);
+  if (errors.length) throw new ConfigError(errors.join("; "));
   return config;
+}
+
+const optionLabel = (name: string) => `${envName(configOptions.find((o) => o.name === name)!)} (--${name})`;
+const isIpv4 = (host: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(host);
+const isIpLiteral = (host: string) => isIpv4(host) || host.startsWith("[");
+
+/**
+ * Checks across options, once they are parsed. Errors stop the start; warnings go to the
+ * banner. The host layout rules (docs/configuration.md, "Hosts"):
+ * - Sites live at <slug>.<sites-domain> and preview-<slug>.<sites-domain>. The sites domain may
+ *   equal the API host (the default: API on localhost, sites on *.localhost) because sites are
+ *   always one label below it.
+ * - The API host must not itself look like a site host, i.e. <label>.<sites-domain>
+ *   (base https://pier.example.com with sites domain example.com): the slug "pier" would be
+ *   shadowed by the API, and a site's cookies and scripts would share a parent domain with the
+ *   dashboard's. Use a dedicated sites domain (sites.example.com, or the API host itself).
+ * - Neither the sites domain nor the mail domain can be an IP address.
+ */
+export function checkConfig(config: Config): { errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const ports: Array<[string, number | null]> = [["http-port", config.httpPort], ["https-port", config.httpsPort], ["smtp-port", config.smtpPort]];
+  for (let i = 0; i < ports.length; i++) {
+    for (let j = i + 1; j < ports.length; j++) {
+      const [a, pa] = ports[i]!;
+      const [b, pb] = ports[j]!;
+      if (pa !== null && pa !== 0 && pa === pb) errors.push(`${optionLabel(a)} and ${optionLabel(b)} are both ${pa}; each listener needs its own port`);
+    }
+  }
+  if (!config.host.trim()) errors.push(`${optionLabel("host")} must be an address to listen on, such as 0.0.0.0 or 127.0.0.1`);
+  if (isIpv4(config.sitesDomain))
+    errors.push(`${optionLabel("sites-domain")} must be a DNS name (sites live at <slug>.<sites-domain>), not the IP address ${config.sitesDomain}`);
+  if (config.mailDomain && isIpv4(config.mailDomain))
+    errors.push(`${optionLabel("mail-domain")} must be a DNS name (bucket addresses are <name>@<mail-domain>), not the IP address ${config.mailDomain}`);
+  const apiHost = config.baseUrl ? new URL(config.baseUrl).hostname : "localhost";
+  const suffix = `.${config.sitesDomain}`;
+  if (apiHost.endsWith(suffix) && !apiHost.slice(0, -suffix.length).includes(".")) {
+    errors.push(
+      `${optionLabel("base-url")} host ${apiHost} is itself a site address under ${optionLabel("sites-domain")} ${config.sitesDomain} ` +
+        `(it would shadow the site "${apiHost.slice(0, -suffix.length)}" and share cookies with sites); ` +
+        `use a dedicated sites domain such as sites.${config.sitesDomain} or ${apiHost}`,
+    );
+  }
+  if (!config.baseUrl && config.sitesDomain !== "localhost")
+    warnings.push(`${optionLabel("sites-domain")} is ${config.sitesDomain} but ${optionLabel("base-url")} is unset, so links point at http://localhost; set the public base URL`);
+  if (config.smtpPort !== null && !config.mailDomain && isIpLiteral(apiHost))
+    warnings.push(`bucket addresses would be @${apiHost}, an IP address that mail cannot be sent to; set ${optionLabel("mail-domain")}`);
+  if (config.baseUrl?.startsWith("https:") && config.httpsPort === null && !config.trustProxy)
+    warnings.push(`${optionLabel("base-url")} is https but the HTTPS listener is off; run behind a TLS-terminating reverse proxy with ${optionLabel("trust-proxy")} set, or set ${optionLabel("https-port")}`);
+  return { errors, warnings };
 }
 
 /** The secret key from config, or the one generated into the data dir on first run. */
@@ -160,7 +233,7 @@ export function ensureSecretKey(config: Config): string {
     if (key.length < 32) throw new ConfigError(`${file} is corrupt (shorter than 32 characters)`);
     return key;
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const key = randomSecret(48);
   writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
   chmodSync(file, 0o600);
@@ -196,5 +269,5 @@ export function resolveUrls(config: Config, boundHttpPort: number): Urls {
 
 /** For the start-up banner: every option with secrets redacted. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  return { ...config, secretKey: config.secretKey ? "[redacted]" : "(generated in data dir)" };
+  return { ...config, secretKey: config.secretKey ? "[redacted]" : `(generated in ${join(config.dataDir, "secret.key")})` };
 }

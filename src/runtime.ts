@@ -18,6 +18,7 @@ import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
+import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
 
 export interface StartOptions {
@@ -33,12 +34,17 @@ export interface Pier {
   runner: JobRunner;
   http: Server<unknown>;
   httpPort: number;
+  /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
+  ports: { http: number; https: number | null; smtp: number | null };
+  /** The SMTP receiver, null when --smtp-port is off. */
+  smtp: MailReceiver | null;
   stop(): Promise<void>;
 }
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
 export function openData(config: Config) {
-  mkdirSync(config.dataDir, { recursive: true });
+  // 0700: the database and secret.key are for Pier's user only (applies when Pier creates it).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const handle = openDatabase(join(config.dataDir, "pier.db"));
   const applied = migrate(handle.sqlite);
   return { handle, applied };
@@ -74,15 +80,26 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
   dispatch = { app, sites: createSiteHandler(deps) };
+  let smtp: MailReceiver | null = null;
+  try {
+    if (config.smtpPort !== null) smtp = await startMailReceiver(deps);
+  } catch (e) {
+    http.stop(true);
+    deps.close();
+    throw e;
+  }
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
   let stopped = false;
   return {
-    deps, app, runner, http, httpPort: http.port!,
+    deps, app, runner, http, httpPort: http.port!, smtp,
+    // The HTTPS listener fills in its bound port here when it starts.
+    ports: { http: http.port!, https: null, smtp: smtp?.port ?? null },
     async stop() {
       if (stopped) return;
       stopped = true;
       await http.stop();
+      await smtp?.stop();
       await runner.stop();
       deps.close();
     },

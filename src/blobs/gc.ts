@@ -8,7 +8,12 @@ import type { Deps } from "../core/context";
  * One SQL query per table column that references blobs. Features that store blob references
  * add their query here, so the collector can never miss a reference.
  */
-export const blobReferenceQueries: string[] = [];
+export const blobReferenceQueries: string[] = [
+  // Files: the current state, every version's history, and declared uploads not yet committed.
+  "SELECT DISTINCT sha256 FROM files",
+  "SELECT DISTINCT sha256 FROM file_changes WHERE sha256 IS NOT NULL",
+  "SELECT DISTINCT sha256 FROM upload_entries",
+];
 
 export const GC_GRACE_MS = 24 * 3600_000;
 

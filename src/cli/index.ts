@@ -7,6 +7,7 @@ const usage = `Usage: pier <command> [options]
 Commands:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
   admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
+  healthcheck        Exit 0 if the local server answers /api/v1/status (for Docker, monitors)
   login [URL]        Connect this computer to a Pier (browser confirmation; --scope, --no-browser)
   logout [URL]       Revoke and forget the saved key
   whoami [URL]       Show the account and scope of the saved key
@@ -25,6 +26,8 @@ export async function runCli(argv: string[]): Promise<void> {
       const code = await admin(rest);
       process.exit(code);
     }
+    case "healthcheck":
+      process.exit(await (await import("./healthcheck")).healthcheck(rest));
     case "login":
     case "logout":
     case "whoami": {

@@ -4,6 +4,7 @@ import type { Deps } from "../core/context";
 import type { authPlugin } from "../http/auth";
 import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
+import { fileFeatureRoutes } from "./files";
 import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
@@ -12,6 +13,7 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
     .use(accountRoutes(deps, auth))
+    .use(fileFeatureRoutes(deps, auth))
     .use(oauthRoutes(deps, auth))
     .use(mcpRoutes(deps))
     .use(agentAuthRoutes(deps, auth));

@@ -14,7 +14,12 @@ import { roleScope } from "../features/accounts/roles";
 import { RateLimiter } from "./rate-limit";
 import { clientIp, isMutation } from "./request-info";
 
-export type RouteAuth = Scope | "public" | "any" | "session";
+/**
+ * What a route needs: a scope, "any" credential, a browser "session", nothing ("public"), or
+ * "signed": the URL carries its own signature (storage uploads/downloads), so no credential is
+ * read and no per-IP anonymous budget is spent (a 1,000-file publish is 1,000 PUTs).
+ */
+export type RouteAuth = Scope | "public" | "any" | "session" | "signed";
 
 /** Hooks for other credential kinds (OAuth access tokens) to plug into bearer resolution. */
 export type BearerResolver = (deps: Deps, token: string) => Actor | null;
@@ -89,8 +94,10 @@ export function authPlugin(deps: Deps, opts: AuthOptions) {
     auth: (need: RouteAuth) => ({
       detail: { "x-pier-auth": need } as Record<string, unknown>,
       resolve({ request, query, body }: { request: Request; query: Record<string, unknown>; body: unknown }) {
+        if (need === "signed") return { actor: null as Actor | null };
         let actor = authenticate(deps, request, opts);
         if (!actor) {
+          opts.anonLimiter.take(`ip:${clientIp(request)}`); // anonymous callers are limited per client IP
           if (need === "public") return { actor: null as Actor | null };
           throw new ApiError("UNAUTHORIZED", "Send an API key as `Authorization: Bearer pier_...` (create one with `pier login` or in the dashboard).");
         }

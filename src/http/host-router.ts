@@ -12,7 +12,7 @@ export function parseHost(raw: string | null): string | null {
   if (!raw || raw.length > 260) return null;
   const host = raw.trim().toLowerCase();
   const m = /^(\[[0-9a-f:.]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(host);
-  if (!m) return null;
+  if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) return null;
   const name = m[1]!.replace(/\.$/, "");
   return HOST_RE.test(name) ? name : null;
 }

@@ -4,7 +4,7 @@ import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
 import type { SiteHandler } from "../sites/server";
 import { bufferUndeclaredBody } from "./body-limit";
-import { errorResponse } from "./envelope";
+import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { requestId, setClientIp } from "./request-info";
 
@@ -28,7 +28,7 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
   return async (req: Request, server: Server<unknown>): Promise<Response> => {
     setClientIp(req, clientAddress(req, server, deps.config.trustProxy));
     const d = getDispatch();
-    if (!d) return new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
+    if (!d) return new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
     switch (host.kind) {
       case "api": {
@@ -44,9 +44,24 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
       }
       case "site":
       case "custom":
-        return d.sites(req, host);
+        return withBaseHeaders(await d.sites(req, host), req);
       default:
         return errorResponse(new ApiError("BAD_REQUEST", "The Host header is missing or malformed."), requestId(req), deps.urls.baseUrl);
     }
   };
+}
+
+/** Site responses carry the request id and version headers like API ones (every response does). */
+function withBaseHeaders(res: Response, req: Request): Response {
+  if (res.headers.has("x-request-id")) return res;
+  const extra = Object.entries(baseHeaders(requestId(req)));
+  try {
+    for (const [k, v] of extra) res.headers.set(k, v);
+    return res;
+  } catch {
+    // Immutable headers (a Response that came from fetch): copy it.
+    const copy = new Response(res.body, res);
+    for (const [k, v] of extra) copy.headers.set(k, v);
+    return copy;
+  }
 }

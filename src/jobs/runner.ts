@@ -1,6 +1,8 @@
 // The in-process worker: claims due jobs one at a time, runs their handler, retries failures
 // with exponential backoff and jitter, and a sweeper recovers jobs whose worker died (lease
-// expired) — after a crash or SIGKILL, queued work resumes on the next start.
+// expired) — after a crash or SIGKILL, queued work resumes on the next start. While a handler
+// runs, its lease is renewed (heartbeat), so only a dead worker's jobs are ever recovered; a job
+// whose worker died during its last allowed attempt fails instead of being retried forever.
 import { and, eq, lte, sql } from "drizzle-orm";
 import { randomToken } from "../core/ids";
 import type { Deps } from "../core/context";
@@ -22,6 +24,8 @@ export interface PeriodicTask {
 }
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
+const DEFAULT_HEARTBEAT_MS = 60_000;
+const DIED_ERROR = "its worker stopped during the last attempt";
 
 export function backoffMs(attempt: number): number {
   const base = Math.min(1000 * 2 ** (attempt - 1), 10 * 60_000);
@@ -41,6 +45,8 @@ export class JobRunner {
     private readonly handlers: Record<string, JobHandler>,
     private readonly periodic: PeriodicTask[] = [],
     private readonly pollMs = 1000,
+    /** How often a running job's lease is renewed (real time); well under the lease. */
+    private readonly heartbeatMs = DEFAULT_HEARTBEAT_MS,
   ) {
     this.leaseMs = Math.max(DEFAULT_LEASE_MS, ...Object.values(handlers).map((h) => h.leaseMs ?? 0));
   }
@@ -87,12 +93,48 @@ export class JobRunner {
   /** Recover jobs whose lease passed: their worker crashed or was killed mid-run. */
   sweep(): number {
     const now = this.deps.clock.now().toISOString();
-    const rows = this.deps.db.update(jobs)
-      .set({ status: "queued", leaseUntil: null, workerId: null, updatedAt: now, lastError: sql`coalesce(${jobs.lastError}, 'recovered after its worker stopped')` })
-      .where(and(eq(jobs.status, "running"), lte(jobs.leaseUntil, now)))
-      .returning({ id: jobs.id }).all();
-    if (rows.length) this.deps.log.warn("recovered stuck jobs", { count: rows.length });
-    return rows.length;
+    const expired = and(eq(jobs.status, "running"), lte(jobs.leaseUntil, now));
+    const stuck = this.deps.db.select().from(jobs).where(expired).all();
+    if (!stuck.length) return 0;
+    const exhausted: JobRow[] = [];
+    for (const job of stuck) {
+      const max = this.handlers[job.kind]?.maxAttempts ?? job.maxAttempts;
+      // The same conditions again in the UPDATE: another process may have swept it meanwhile.
+      const where = and(eq(jobs.id, job.id), expired);
+      if (job.attempts >= max) {
+        const done = this.deps.db.update(jobs)
+          .set({ status: "failed", leaseUntil: null, workerId: null, updatedAt: now, finishedAt: now, lastError: DIED_ERROR })
+          .where(where).returning({ id: jobs.id }).all();
+        if (done.length) exhausted.push(job);
+      } else {
+        this.deps.db.update(jobs)
+          .set({ status: "queued", leaseUntil: null, workerId: null, updatedAt: now, lastError: sql`coalesce(${jobs.lastError}, 'recovered after its worker stopped')` })
+          .where(where).run();
+      }
+    }
+    this.deps.log.warn("recovered stuck jobs", { count: stuck.length, failed: exhausted.length });
+    for (const job of exhausted) void this.callFailureHook(job, DIED_ERROR);
+    return stuck.length;
+  }
+
+  private async callFailureHook(job: JobRow, message: string): Promise<void> {
+    try {
+      await this.handlers[job.kind]?.onFailure?.(this.deps, job.payload, message);
+    } catch (e) {
+      this.deps.log.error("job failure hook failed", { id: job.id, error: e });
+    }
+  }
+
+  /** Extend the lease of a job this worker is still running. */
+  private renewLease(job: JobRow): void {
+    try {
+      const now = this.deps.clock.now();
+      this.deps.db.update(jobs)
+        .set({ leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(), updatedAt: now.toISOString() })
+        .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running"))).run();
+    } catch (e) {
+      this.deps.log.warn("job lease renewal failed", { id: job.id, error: e });
+    }
   }
 
   schedulePeriodic(): void {
@@ -120,6 +162,7 @@ export class JobRunner {
     if (!job) return false;
     const handler = this.handlers[job.kind]!;
     const started = Date.now();
+    const heartbeat = setInterval(() => this.renewLease(job), this.heartbeatMs);
     try {
       const result = await handler.run(this.deps, job.payload, job);
       this.finish(job, { status: "done", result: result ?? null });
@@ -128,18 +171,18 @@ export class JobRunner {
       const message = err instanceof Error ? err.message : String(err);
       const max = handler.maxAttempts ?? job.maxAttempts;
       if (job.attempts >= max) {
-        this.finish(job, { status: "failed", lastError: message });
-        this.deps.log.error("job failed", { id: job.id, kind: job.kind, error: message });
-        try {
-          await handler.onFailure?.(this.deps, job.payload, message);
-        } catch (e) {
-          this.deps.log.error("job failure hook failed", { id: job.id, error: e });
+        clearInterval(heartbeat);
+        if (this.finish(job, { status: "failed", lastError: message })) {
+          this.deps.log.error("job failed", { id: job.id, kind: job.kind, error: message });
+          await this.callFailureHook(job, message);
         }
       } else {
         const runAt = new Date(this.deps.clock.now().getTime() + backoffMs(job.attempts)).toISOString();
         this.finish(job, { status: "queued", lastError: message, runAt });
         this.deps.log.warn("job will retry", { id: job.id, kind: job.kind, attempt: job.attempts, error: message });
       }
+    } finally {
+      clearInterval(heartbeat);
     }
     const periodic = this.periodic.find((p) => p.kind === job.kind);
     if (periodic) {
@@ -149,11 +192,13 @@ export class JobRunner {
     return true;
   }
 
-  private finish(job: JobRow, patch: Partial<JobRow>): void {
+  /** Record the outcome; false when this worker no longer holds the job (it was swept). */
+  private finish(job: JobRow, patch: Partial<JobRow>): boolean {
     const now = this.deps.clock.now().toISOString();
     const final = patch.status === "done" || patch.status === "failed";
-    this.deps.db.update(jobs)
+    return this.deps.db.update(jobs)
       .set({ ...patch, leaseUntil: null, workerId: null, updatedAt: now, finishedAt: final ? now : null })
-      .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId))).run();
+      .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running")))
+      .returning({ id: jobs.id }).all().length > 0;
   }
 }

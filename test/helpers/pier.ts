@@ -51,7 +51,10 @@ export async function startTestPier(overrides: Partial<Config> = {}, opts: { sta
   const config = {
     ...loadConfig({}, {}),
     dataDir, host: "127.0.0.1", httpPort: 0, smtpPort: null, httpsPort: null,
-    secretKey: "test-secret-key-test-secret-key-test-secret-key", ...overrides,
+    secretKey: "test-secret-key-test-secret-key-test-secret-key",
+    // Every test request comes from 127.0.0.1; rate-limit tests pass their own small limits.
+    rateLimitAnonPerMinute: 100_000,
+    ...overrides,
   };
   const clock = new ManualClock();
   const pier = await startPier(config, { clock, log: silentLogger, startWorker: opts.startWorker ?? false });

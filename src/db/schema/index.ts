@@ -1,4 +1,5 @@
 export * from "./accounts";
 export * from "./buckets";
 export * from "./jobs";
+export * from "./files";
 export * from "./oauth";

@@ -1,0 +1,60 @@
+// Shared bench helpers: a real `pier serve` subprocess on a temp data dir with a seeded key,
+// RSS sampling from /proc, and percentile maths.
+import { mkdtempSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/core/log";
+import { createApiKey } from "../src/features/accounts/keys";
+import { hashPassword, insertUserWithAccount } from "../src/features/accounts/service";
+import { createDeps } from "../src/runtime";
+
+export const root = join(import.meta.dir, "..");
+
+export interface BenchServer {
+  url: string;
+  key: string;
+  dataDir: string;
+  proc: Subprocess;
+  stop(): Promise<void>;
+}
+
+export async function startServer(dataDir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "pier-bench-"))): Promise<BenchServer> {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  const config = { ...loadConfig({}, {}), dataDir, httpPort: port, smtpPort: null };
+  const deps = await createDeps(config, port, { log: silentLogger });
+  const { user, account } = insertUserWithAccount(deps, { email: `bench${Date.now()}@example.com`, passwordHash: await hashPassword("bench password 123"), plan: undefined });
+  const key = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
+  deps.close();
+  const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", "src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(port), "--smtp-port", "off", "--host", "127.0.0.1", "--log-level", "error", "--rate-limit-per-minute", "1000000"], {
+    cwd: root, stdout: "ignore", stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${url}/api/v1/status`)).ok) break;
+    } catch {}
+    await Bun.sleep(50);
+  }
+  return { url, key, dataDir, proc, stop: async () => { proc.kill("SIGTERM"); await proc.exited; } };
+}
+
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export async function api(s: BenchServer, method: string, path: string, body?: unknown) {
+  const res = await fetch(s.url + path, { method, headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual" });
+  const text = await res.text();
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}

@@ -1,0 +1,200 @@
+// The one write path for bucket contents. Upload finalize, direct-upload attach, rename, move,
+// copy, delete, reorganize, append, restore, templates and other features (inbound email,
+// publishing) all end here: one transaction, at most one new bucket version, buckets.revision
+// bumped, the `files` current state and the `file_changes` log updated together. A crash
+// before COMMIT leaves nothing; after it, everything.
+import { and, desc, eq, gt, inArray, ne, sql } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
+import { transaction, type DbOrTx, type Tx } from "../../db/tx";
+import { assertMutable, loadBucket, type BucketRow } from "../buckets/access";
+
+export type FileRow = typeof files.$inferSelect;
+export type VersionRow = typeof bucketVersions.$inferSelect;
+
+export interface BlobRef {
+  sha256: string;
+  size: number;
+  contentType: string;
+  md5: string;
+}
+
+/** A path-level change: new content (blob), or deletion (blob null). */
+export interface Change {
+  path: string;
+  blob: BlobRef | null;
+  /** Keep this file id (rename/move within a bucket, restore) when the path is new. */
+  fileId?: string;
+}
+
+/** Pier itself writing on a feature's behalf (inbound mail, templates): no credential. */
+export interface SystemWriter {
+  kind: "system";
+  name: string;
+}
+export type Writer = Actor | SystemWriter;
+
+export type VersionKind =
+  | "upload" | "finalize" | "rename" | "move" | "copy" | "delete" | "reorganize" | "append" | "restore" | "template" | "write";
+
+export interface CommitOptions {
+  kind: VersionKind;
+  comment?: string;
+  restoredFrom?: string;
+  /** Create a version even when nothing changed (restore always makes a new latest version). */
+  alwaysVersion?: boolean;
+  /** The upload session doing this commit (it may write while itself finalizing). */
+  sessionId?: string;
+  /** Reading out of an archived bucket (the source of a move) is not a mutation of it. */
+  allowArchived?: boolean;
+}
+
+export interface CommitResult {
+  bucket: BucketRow;
+  version: VersionRow | null;
+  /** Current rows of the paths written (not deleted), in change order. */
+  written: FileRow[];
+  deleted: string[];
+}
+
+const writerId = (w: Writer): string => (w.kind === "system" ? `system:${w.name}` : w.credentialId);
+
+/** Bucket for writing: access and lifecycle checked, in the caller's transaction. */
+export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx: DbOrTx, opts: { allowArchived?: boolean; sessionId?: string } = {}): BucketRow {
+  let bucket: BucketRow;
+  if (writer.kind === "system") {
+    const row = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
+    if (!row) throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was not found.`);
+    if (row.deletion) throw new ApiError("BUCKET_LOCKED", "The bucket is being deleted.", { lock: { kind: "bucket_delete" } });
+    if (row.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucketId} is archived and read-only.`);
+    bucket = row;
+  } else {
+    bucket = loadBucket(deps, writer, bucketId, "bucket_write", tx);
+    assertMutable(deps, writer, bucket, { allowArchived: opts.allowArchived }, tx);
+  }
+  assertNoUploadCommitting(bucketId, tx, opts.sessionId);
+  return bucket;
+}
+
+/**
+ * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
+ * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
+ */
+export function assertNoUploadCommitting(bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+  const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
+    .where(and(eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined))
+    .get();
+  if (busy) {
+    throw new ApiError("DATABASE_BUSY_RETRY", `Upload session ${busy.id} is still committing to this bucket; retry shortly.`, { retry_after: 2, upload_session_id: busy.id }, 2);
+  }
+}
+
+/** Refuse when another credential holds an unexpired lock on any of these paths. */
+export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string, paths: string[], tx: DbOrTx): void {
+  const now = deps.clock.now().toISOString();
+  const me = writerId(writer);
+  // Cheap common case: no file lock in the bucket at all.
+  const any = tx.select({ path: fileLocks.path }).from(fileLocks)
+    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me))).limit(1).get();
+  if (!any) return;
+  for (let i = 0; i < paths.length; i += 500) {
+    const hit = tx.select().from(fileLocks).where(and(
+      eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths.slice(i, i + 500)), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me),
+    )).get();
+    if (hit) {
+      throw new ApiError("FILE_LOCKED", `${hit.path} is locked by another credential: ${hit.message}`, {
+        path: hit.path, lock: { message: hit.message, expires_at: hit.expiresAt },
+        retry_after: Math.max(1, Math.ceil((Date.parse(hit.expiresAt) - deps.clock.now().getTime()) / 1000)),
+      });
+    }
+  }
+}
+
+export function latestVersion(tx: DbOrTx, bucketId: string): VersionRow | undefined {
+  return tx.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1).get();
+}
+
+/**
+ * Apply path-level changes to one bucket as one version. Synchronous: blobs must already be in
+ * the store. Runs in the caller's transaction when there is one (cross-bucket move/copy).
+ */
+export function commitChanges(deps: Deps, writer: Writer, bucketId: string, changes: Change[], opts: CommitOptions, db: DbOrTx = deps.db): CommitResult {
+  try {
+    return transaction(db, (tx) => commitInTx(deps, writer, bucketId, changes, opts, tx));
+  } catch (e) {
+    // Another process (the CLI, a second server by mistake) holds the write lock past the busy timeout.
+    const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+    if (code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT") {
+      throw new ApiError("DATABASE_BUSY_RETRY", "The database is busy with another change; retry shortly.", { retry_after: 1 }, 1);
+    }
+    throw e;
+  }
+}
+
+function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Change[], opts: CommitOptions, tx: Tx): CommitResult {
+  const bucket = bucketForWrite(deps, writer, bucketId, tx, opts);
+  // Last change per path wins (callers such as reorganize may touch a path twice).
+  const byPath = new Map<string, Change>();
+  for (const c of changes) {
+    byPath.delete(c.path);
+    byPath.set(c.path, c);
+  }
+  assertPathsUnlocked(deps, writer, bucketId, [...byPath.keys()], tx);
+
+  const now = deps.clock.now().toISOString();
+  const prev = latestVersion(tx, bucketId);
+  const number = (prev?.number ?? 0) + 1;
+  let fileCount = prev?.fileCount ?? 0;
+  let totalBytes = prev?.totalBytes ?? 0;
+  const written: FileRow[] = [];
+  const deleted: string[] = [];
+  const log: (typeof fileChanges.$inferInsert)[] = [];
+
+  for (const change of byPath.values()) {
+    const current = tx.select().from(files).where(and(eq(files.bucketId, bucketId), eq(files.path, change.path))).get();
+    if (change.blob === null) {
+      if (!current) continue;
+      tx.delete(files).where(eq(files.id, current.id)).run();
+      fileCount--;
+      totalBytes -= current.size;
+      deleted.push(change.path);
+      log.push({ bucketId, path: change.path, version: number, fileId: current.id, sha256: null, size: null, contentType: null, md5: null });
+      continue;
+    }
+    const b = change.blob;
+    if (current && current.sha256 === b.sha256 && current.contentType === b.contentType) {
+      written.push(current); // same bytes, same type: nothing to record
+      continue;
+    }
+    let row: FileRow;
+    if (current) {
+      row = tx.update(files).set({
+        sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5,
+        versionCount: current.versionCount + 1, bucketVersion: number, updatedAt: now,
+      }).where(eq(files.id, current.id)).returning().get()!;
+      totalBytes += b.size - current.size;
+    } else {
+      const wanted = change.fileId;
+      const idFree = wanted ? !tx.select({ id: files.id }).from(files).where(eq(files.id, wanted)).get() : false;
+      row = tx.insert(files).values({
+        id: wanted && idFree ? wanted : newId("fil"), bucketId, path: change.path, sha256: b.sha256, size: b.size,
+        contentType: b.contentType, md5: b.md5, versionCount: 1, bucketVersion: number, createdAt: now, updatedAt: now,
+      }).returning().get();
+      fileCount++;
+      totalBytes += b.size;
+    }
+    written.push(row);
+    log.push({ bucketId, path: change.path, version: number, fileId: row.id, sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5 });
+  }
+
+  if (log.length === 0 && !opts.alwaysVersion) return { bucket, version: null, written, deleted };
+  for (let i = 0; i < log.length; i += 200) tx.insert(fileChanges).values(log.slice(i, i + 200)).run();
+  const version = tx.insert(bucketVersions).values({
+    id: newId("bktrv"), bucketId, number, kind: opts.kind, comment: opts.comment ?? "", author: writerId(writer),
+    changedCount: log.length, fileCount, totalBytes, restoredFrom: opts.restoredFrom ?? null, createdAt: now,
+  }).returning().get();
+  const updated = tx.update(buckets).set({ revision: sql`${buckets.revision} + 1`, updatedAt: now }).where(eq(buckets.id, bucketId)).returning().get()!;
+  return { bucket: updated, version, written, deleted };
+}

@@ -1,0 +1,136 @@
+// From a received raw message to what gets filed: authentication verdicts, decoded fields,
+// attachment temp files, and the message.json object for one bucket. Also the InboundHandler
+// the SMTP receiver runs with today. The filer that puts messages into buckets (one bucket
+// version per message, received_count in the same transaction) replaces createInboundHandler
+// once bucket addresses and the files feature exist; it is built from readInboundMessage and
+// messageJsonFor below.
+import { mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { DNSResolver } from "mailauth";
+import type { Deps } from "../../core/context";
+import { SmtpReply, type InboundEnvelope, type InboundHandler, type SmtpSessionInfo } from "../../smtp/server";
+import { shouldRejectForDmarc, verifyAuthentication, type AuthenticationResults } from "./auth";
+import { parseMessageFile, type DecodedMessage } from "./parse";
+import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
+
+export const MESSAGE_JSON_VERSION = 1;
+
+export interface MessageJson extends DecodedMessage {
+  version: number;
+  id: string;
+  received_at: string;
+  /** Bucket-relative folder holding message.eml, message.json and attachments/. */
+  folder: string;
+  size: number;
+  envelope: {
+    mail_from: string | null;
+    /** Only the recipients this copy was delivered to (other buckets' addresses stay private). */
+    rcpt_to: string[];
+    remote_ip: string;
+    helo: string;
+    tls: boolean;
+  };
+  authentication: AuthenticationResults;
+}
+
+export interface InboundMessage {
+  envelope: InboundEnvelope;
+  session: SmtpSessionInfo;
+  decoded: DecodedMessage;
+  auth: AuthenticationResults;
+  /** Temp file per decoded.attachments entry. */
+  attachmentFiles: string[];
+  /** Removes the attachment temp files. */
+  cleanup(): Promise<void>;
+}
+
+export interface ReadOptions {
+  /** Scratch space; each message gets its own subdirectory. */
+  tempDir: string;
+  /** Our host name for Authentication-Results. */
+  mta: string;
+  resolver?: DNSResolver;
+  rejectDmarcFail: boolean;
+}
+
+/**
+ * Verify, then parse. Throws SmtpReply(550) when DMARC enforcement is on and the message fails
+ * it; otherwise always resolves (a message that cannot be parsed still gets a message.json).
+ */
+export async function readInboundMessage(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
+  const auth = await verifyAuthentication(rawPath, {
+    ip: session.remoteAddress, helo: session.helo, mailFrom: envelope.mailFrom, mta: opts.mta, resolver: opts.resolver,
+  });
+  if (shouldRejectForDmarc(auth, opts.rejectDmarcFail))
+    throw new SmtpReply(550, `Message rejected: DMARC policy of ${auth.dmarc.domain ?? "the sender domain"} says reject`);
+  const dir = join(opts.tempDir, envelope.id);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    const { message, attachmentFiles } = await parseMessageFile(rawPath, { tempDir: dir });
+    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  } catch (e) {
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** The message.json object for the copy delivered to `recipients`, with attachment paths filled. */
+export function messageJsonFor(msg: InboundMessage, recipients: string[]): MessageJson {
+  const folder = messageFolder(msg.envelope.receivedAt, msg.envelope.id);
+  return {
+    version: MESSAGE_JSON_VERSION,
+    id: msg.envelope.id,
+    received_at: msg.envelope.receivedAt.toISOString(),
+    folder,
+    size: msg.envelope.size,
+    envelope: {
+      mail_from: msg.envelope.mailFrom,
+      rcpt_to: recipients,
+      remote_ip: msg.session.remoteAddress,
+      helo: msg.session.helo,
+      tls: msg.session.tls,
+    },
+    ...msg.decoded,
+    attachments: msg.decoded.attachments.map((a) => ({ ...a, path: attachmentPath(folder, a.filename) })),
+    authentication: msg.auth,
+  };
+}
+
+/** One file of a filed message: bytes come from a local file or from memory. */
+export interface MessageFile {
+  path: string;
+  contentType: string;
+  source: { file: string } | { bytes: Uint8Array };
+}
+
+/**
+ * Everything to write into one bucket for this message, in one version: message.eml (from the
+ * raw temp file), message.json, and each attachment. The filer feeds this to the files service.
+ */
+export function messageFilesFor(msg: InboundMessage, rawPath: string, recipients: string[]): { json: MessageJson; files: MessageFile[] } {
+  const json = messageJsonFor(msg, recipients);
+  const files: MessageFile[] = [
+    { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: { file: rawPath } },
+    { path: messageJsonPath(json.folder), contentType: "application/json", source: { bytes: new TextEncoder().encode(JSON.stringify(json, null, 2) + "\n") } },
+    ...json.attachments.map((a, i) => ({ path: a.path!, contentType: a.content_type, source: { file: msg.attachmentFiles[i]! } })),
+  ];
+  return { json, files };
+}
+
+/**
+ * The handler `pier serve` runs until buckets have addresses: every recipient is refused at
+ * RCPT TO, so no message is ever accepted and then dropped.
+ */
+export function createInboundHandler(deps: Pick<Deps, "urls">): InboundHandler {
+  return {
+    acceptRecipient(address) {
+      const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+      if (domain !== deps.urls.mailDomain) return { ok: false, code: 550, message: "Relaying denied: this server only receives mail for its own addresses" };
+      return { ok: false, code: 550, message: "No such mailbox" };
+    },
+    async deliver() {
+      throw new SmtpReply(554, "No mailbox accepts this message");
+    },
+  };
+}

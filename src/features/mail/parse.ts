@@ -1,0 +1,192 @@
+// Raw message file -> the decoded fields of message.json, with mailparser's streaming
+// MailParser: attachments are piped to temp files (never buffered), only the text and HTML
+// bodies are held in memory, and those are capped. A message mailparser cannot parse (a header
+// bomb, broken MIME) is not an error: the fields stay empty and `parse_error` says why; the raw
+// message.eml remains the source of truth.
+import { createReadStream, createWriteStream, mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { MailParser, type AddressObject, type AttachmentStream, type HeaderLines, type MessageText } from "mailparser";
+import { safeAttachmentName, uniqueNamer } from "./paths";
+
+export interface MailAddress {
+  name: string;
+  address: string;
+}
+
+export interface AttachmentMeta {
+  /** Safe, unique-within-the-message file name (see paths.ts). */
+  filename: string;
+  /** The name the sender gave, as decoded (may be unsafe; for display only). */
+  original_filename: string | null;
+  content_type: string;
+  size: number;
+  sha256: string;
+  disposition: "attachment" | "inline";
+  content_id: string | null;
+  /** Bucket-relative path once filed; null until then. */
+  path: string | null;
+}
+
+export interface DecodedMessage {
+  from: MailAddress | null;
+  to: MailAddress[];
+  cc: MailAddress[];
+  reply_to: MailAddress[];
+  subject: string | null;
+  date: string | null;
+  message_id: string | null;
+  in_reply_to: string | null;
+  references: string[];
+  text: string | null;
+  html: string | null;
+  text_truncated: boolean;
+  html_truncated: boolean;
+  headers: Record<string, string>;
+  attachments: AttachmentMeta[];
+  /** Attachments past the per-message limit: counted, not stored (they remain in message.eml). */
+  attachments_omitted: number;
+  parse_error: string | null;
+}
+
+export interface ParsedMessage {
+  message: DecodedMessage;
+  /** Temp file of each entry of message.attachments, same order. */
+  attachmentFiles: string[];
+}
+
+export interface ParseOptions {
+  /** Where attachment temp files go (created if missing; the caller removes it). */
+  tempDir: string;
+  maxBodyChars?: number;
+  maxAttachments?: number;
+}
+
+export const DEFAULT_MAX_BODY_CHARS = 2_000_000;
+export const DEFAULT_MAX_ATTACHMENTS = 200;
+
+/** Headers worth keeping for agents: threading, mailing lists, auto-replies, client. */
+export const KEPT_HEADERS = [
+  "sender", "return-path", "delivered-to", "list-id", "list-unsubscribe", "list-post", "auto-submitted",
+  "precedence", "x-auto-response-suppress", "x-mailer", "user-agent", "importance", "x-priority",
+  "content-language", "thread-topic", "thread-index",
+];
+const MAX_HEADER_VALUE = 2000;
+
+function addresses(v: AddressObject | AddressObject[] | undefined): MailAddress[] {
+  const out: MailAddress[] = [];
+  const walk = (list: { name: string; address?: string; group?: { name: string; address?: string }[] }[]) => {
+    for (const a of list) {
+      if (a.group) walk(a.group);
+      else if (a.address) out.push({ name: a.name ?? "", address: a.address });
+    }
+  };
+  for (const obj of v === undefined ? [] : Array.isArray(v) ? v : [v]) walk(obj.value);
+  return out;
+}
+
+function keptHeaders(lines: HeaderLines | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const { key, line } of lines ?? []) {
+    if (!KEPT_HEADERS.includes(key) || key in out) continue;
+    const value = line.slice(line.indexOf(":") + 1).replace(/\r?\n[ \t]+/g, " ").trim();
+    out[key] = value.slice(0, MAX_HEADER_VALUE);
+  }
+  return out;
+}
+
+const cap = (s: string | undefined, max: number): [string | null, boolean] =>
+  s === undefined ? [null, false] : s.length > max ? [s.slice(0, max), true] : [s, false];
+
+export async function parseMessageFile(rawPath: string, opts: ParseOptions): Promise<ParsedMessage> {
+  const maxBody = opts.maxBodyChars ?? DEFAULT_MAX_BODY_CHARS;
+  const maxAttachments = opts.maxAttachments ?? DEFAULT_MAX_ATTACHMENTS;
+  mkdirSync(opts.tempDir, { recursive: true });
+  const message: DecodedMessage = {
+    from: null, to: [], cc: [], reply_to: [], subject: null, date: null, message_id: null, in_reply_to: null,
+    references: [], text: null, html: null, text_truncated: false, html_truncated: false, headers: {},
+    attachments: [], attachments_omitted: 0, parse_error: null,
+  };
+  const attachmentFiles: string[] = [];
+  const uniqueName = uniqueNamer();
+
+  const parser = new MailParser({
+    checksumAlgo: "sha256",
+    skipImageLinks: true, // do not inline cid: images into the HTML as data URLs (memory)
+    skipTextToHtml: true,
+    skipTextLinks: true,
+    maxHtmlLengthToParse: maxBody,
+  });
+  let headerLines: HeaderLines | undefined;
+  parser.on("headerLines", (l: HeaderLines) => (headerLines = l));
+
+  const storeAttachment = async (a: AttachmentStream) => {
+    try {
+      if (message.attachments.length >= maxAttachments) {
+        message.attachments_omitted++;
+        a.content.resume();
+        return;
+      }
+      const file = join(opts.tempDir, `attachment-${message.attachments.length}`);
+      await pipeline(a.content, createWriteStream(file, { mode: 0o600 }));
+      const n = message.attachments.length + 1;
+      message.attachments.push({
+        filename: uniqueName(safeAttachmentName(a.filename, `attachment-${n}`)),
+        original_filename: a.filename ?? null,
+        content_type: a.contentType || "application/octet-stream",
+        size: a.size ?? 0,
+        sha256: a.checksum ?? "",
+        disposition: a.contentDisposition === "inline" || (a.related && a.contentDisposition !== "attachment") ? "inline" : "attachment",
+        content_id: a.cid ?? null,
+        path: null,
+      });
+      attachmentFiles.push(file);
+    } finally {
+      a.release?.();
+    }
+  };
+
+  const done = new Promise<void>((resolve, reject) => {
+    const pending: Promise<void>[] = [];
+    parser.on("data", (d: AttachmentStream | MessageText) => {
+      if (d.type === "attachment") pending.push(storeAttachment(d));
+      else {
+        [message.text, message.text_truncated] = cap(d.text, maxBody);
+        [message.html, message.html_truncated] = cap(d.html, maxBody);
+      }
+    });
+    parser.on("end", () => Promise.all(pending).then(() => resolve(), reject));
+    parser.on("error", reject);
+  });
+  const input = createReadStream(rawPath);
+  input.on("error", (e) => parser.destroy(e));
+  input.pipe(parser);
+
+  try {
+    await done;
+  } catch (e) {
+    input.destroy();
+    parser.destroy(); // also ends an attachment stream that was mid-way, closing its file
+    message.parse_error = (e as Error).message || String(e);
+  }
+
+  // Header fields are available even when the body failed to parse.
+  message.from = addresses(parser.from)[0] ?? null;
+  message.to = addresses(parser.to);
+  message.cc = addresses(parser.cc);
+  message.reply_to = addresses(parser.replyTo);
+  message.subject = parser.subject ?? null;
+  message.date = parser.date instanceof Date && !Number.isNaN(parser.date.getTime()) ? parser.date.toISOString() : null;
+  message.message_id = parser.messageId ?? null;
+  message.in_reply_to = parser.inReplyTo ?? null;
+  message.references = parser.references === undefined ? [] : Array.isArray(parser.references) ? parser.references : parser.references.split(/\s+/).filter(Boolean);
+  message.headers = keptHeaders(headerLines);
+  if (message.parse_error) {
+    // Attachments of a message that failed halfway are not trustworthy: keep only the .eml.
+    await Promise.all(attachmentFiles.map((f) => rm(f, { force: true })));
+    attachmentFiles.length = 0;
+    message.attachments = [];
+  }
+  return { message, attachmentFiles };
+}

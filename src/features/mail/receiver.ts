@@ -1,0 +1,30 @@
+// Starts the SMTP receiver for `pier serve` from the config: limits, STARTTLS certificate
+// (configured or self-signed), temp dir, and the inbound handler.
+import { join } from "node:path";
+import type { Deps } from "../../core/context";
+import { startSmtpServer, type InboundHandler, type RunningSmtp } from "../../smtp/server";
+import { loadSmtpTls } from "../../smtp/tls";
+import { createInboundHandler } from "./inbound";
+
+export interface MailReceiver extends RunningSmtp {
+  tlsSource: "configured" | "self-signed" | "off";
+}
+
+export async function startMailReceiver(deps: Deps, handler: InboundHandler = createInboundHandler(deps)): Promise<MailReceiver> {
+  const { config, urls } = deps;
+  const tls = await loadSmtpTls({ certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey, dataDir: config.dataDir, serverName: urls.mailDomain });
+  const smtp = await startSmtpServer(handler, {
+    host: config.host,
+    port: config.smtpPort ?? 0,
+    serverName: urls.mailDomain,
+    maxMessageBytes: config.smtpMaxMessageBytes,
+    maxRecipients: config.smtpMaxRecipients,
+    perIpPerMinute: config.smtpRateLimitPerIp,
+    perRecipientPerMinute: config.smtpRateLimitPerRecipient,
+    tls,
+    tempDir: join(config.dataDir, "tmp", "smtp"),
+    log: deps.log,
+    clock: deps.clock,
+  });
+  return { ...smtp, tlsSource: tls?.source ?? "off" };
+}

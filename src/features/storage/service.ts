@@ -1,0 +1,83 @@
+// Pier's own "object storage": PUT streams a body into the blob store while hashing and keeps
+// it only when size, MD5 and sha256 match the signed claims; GET/HEAD serve a blob named by a
+// signed download token. The token is the whole credential: no bearer, no cookie.
+import { eq } from "drizzle-orm";
+import type { Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { BlobMismatchError } from "../../blobs/store";
+import { uploadEntries, uploadSessions } from "../../db/schema";
+import { assertAllowedFile } from "../files/forbidden";
+import { refuseExecutables } from "../files/sniff";
+import { verifyToken, type GetClaims, type PutClaims } from "./tokens";
+
+const empty = (async function* () {})();
+
+const sameType = (a: string | null, b: string) => (a ?? "").trim().toLowerCase() === b.trim().toLowerCase();
+
+/** Check the descriptor is still usable, before any byte is read. */
+function usableEntry(deps: Deps, claims: PutClaims) {
+  const entry = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, claims.u)).get();
+  if (!entry || entry.accountId !== claims.a || entry.bucketId !== claims.b || entry.sha256 !== claims.h) {
+    throw new ApiError("UPLOAD_NOT_FOUND", "This upload was cancelled or expired; request a new descriptor.");
+  }
+  if (entry.status === "finalized") throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This descriptor was already used and committed; request a new one to upload again.");
+  if (entry.sessionId) {
+    const s = deps.db.select({ status: uploadSessions.status, expiresAt: uploadSessions.expiresAt }).from(uploadSessions).where(eq(uploadSessions.id, entry.sessionId)).get();
+    if (!s || s.status === "expired" || s.expiresAt <= deps.clock.now().toISOString()) throw new ApiError("UPLOAD_SESSION_EXPIRED", "The upload session of this descriptor expired.");
+    if (s.status !== "open" && s.status !== "finalizing") throw new ApiError("UPLOAD_SESSION_CLOSED", `The upload session of this descriptor is ${s.status}.`);
+  }
+  return entry;
+}
+
+export async function receiveUpload(deps: Deps, token: string, headers: Headers, body: ReadableStream<Uint8Array> | null) {
+  const claims = verifyToken<PutClaims>(deps, "put", token);
+  const entry = usableEntry(deps, claims);
+  assertAllowedFile(entry.path, claims.t);
+  if (!sameType(headers.get("content-type"), claims.t)) {
+    throw new ApiError("UPLOAD_HEADER_MISMATCH", `Content-Type must be exactly "${claims.t}" (from upload.headers).`, { header: "Content-Type", expected: claims.t });
+  }
+  if (headers.get("content-md5") !== claims.m) {
+    throw new ApiError("UPLOAD_HEADER_MISMATCH", "Content-MD5 must be the base64 MD5 from upload.headers.", { header: "Content-MD5", expected: claims.m });
+  }
+  const declaredLength = headers.get("content-length");
+  if (declaredLength !== null && Number(declaredLength) !== claims.s) {
+    throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body is ${declaredLength} bytes; the descriptor is for ${claims.s}. Nothing was stored.`, { expected: claims.s, actual: Number(declaredLength) });
+  }
+  try {
+    const info = await deps.blobs.put(refuseExecutables((body as unknown as AsyncIterable<Uint8Array> | null) ?? empty, entry.path), { size: claims.s, md5: claims.m, sha256: claims.h });
+    return { sha256: info.sha256, byte_size: info.size, checksum: info.md5, path: entry.path };
+  } catch (e) {
+    if (e instanceof BlobMismatchError) {
+      if (e.kind === "size" || e.kind === "too_large") {
+        throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body size does not match the declared ${claims.s} bytes. Nothing was stored.`, { expected: claims.s });
+      }
+      throw new ApiError("UPLOAD_CHECKSUM_MISMATCH", `The body's ${e.kind === "md5" ? "MD5" : "SHA-256"} does not match the declared one. Nothing was stored.`, { checksum: e.kind });
+    }
+    throw e;
+  }
+}
+
+/** Serve a blob for a signed download token: ETag, 304, HEAD; Bun answers Range from the file. */
+export async function serveDownload(deps: Deps, token: string, req: Request): Promise<Response> {
+  const claims = verifyToken<GetClaims>(deps, "get", token);
+  const size = await deps.blobs.size(claims.h);
+  if (size === null) throw new ApiError("FILE_NOT_FOUND", "The stored content is gone (deleted and collected).");
+  const etag = `"${claims.h}"`;
+  const maxAge = Math.max(0, claims.e - Math.floor(deps.clock.now().getTime() / 1000));
+  const headers: Record<string, string> = {
+    "content-type": claims.t,
+    etag,
+    "accept-ranges": "bytes",
+    "cache-control": `private, max-age=${maxAge}`,
+    "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(claims.n)}`,
+    // The API origin must never run uploaded HTML/SVG as a page of its own: opaque origin, no script.
+    "content-security-policy": "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; media-src 'self'",
+    "x-content-type-options": "nosniff",
+  };
+  const inm = req.headers.get("if-none-match");
+  if (inm && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*" || t.trim() === `W/${etag}`)) {
+    return new Response(null, { status: 304, headers });
+  }
+  // For HEAD, Bun sends the file response's headers (with its length) and no body.
+  return new Response(deps.blobs.file(claims.h), { status: 200, headers });
+}

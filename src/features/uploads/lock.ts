@@ -1,0 +1,40 @@
+// Upload sessions hold the bucket write lock (bucket_locks, holder_kind "upload_session") on
+// behalf of the credential that opened them: that credential keeps writing, every other one
+// gets BUCKET_LOCKED until the last of its sessions closes or expires.
+import { and, eq, gt, inArray } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { bucketLocks, uploadSessions } from "../../db/schema";
+import type { DbOrTx } from "../../db/tx";
+
+/** Take or extend the lock (the caller ran assertMutable, so no foreign active lock exists). */
+export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sessionId: string, expiresAt: string, db: DbOrTx): void {
+  const now = deps.clock.now().toISOString();
+  const lock = db.select().from(bucketLocks).where(eq(bucketLocks.bucketId, bucketId)).get();
+  if (lock && lock.expiresAt > now && lock.holderId === actor.credentialId) {
+    // The key's own explicit lock stays as it is; a session lock is stretched to cover this session.
+    if (lock.holderKind === "upload_session" && lock.expiresAt < expiresAt) {
+      db.update(bucketLocks).set({ expiresAt }).where(eq(bucketLocks.bucketId, bucketId)).run();
+    }
+    return;
+  }
+  if (lock) db.delete(bucketLocks).where(eq(bucketLocks.bucketId, bucketId)).run();
+  db.insert(bucketLocks).values({
+    bucketId, id: sessionId, holderKind: "upload_session", holderId: actor.credentialId,
+    message: `Upload session ${sessionId} in progress`, createdAt: now, expiresAt,
+  }).run();
+}
+
+/** Release the session lock unless another live session of the bucket still needs it. */
+export function releaseSessionLock(deps: Deps, bucketId: string, db: DbOrTx): void {
+  const now = deps.clock.now().toISOString();
+  const live = db.select({ expiresAt: uploadSessions.expiresAt }).from(uploadSessions).where(and(
+    eq(uploadSessions.bucketId, bucketId), inArray(uploadSessions.status, ["open", "finalizing"]), gt(uploadSessions.expiresAt, now),
+  )).all();
+  const sessionLock = and(eq(bucketLocks.bucketId, bucketId), eq(bucketLocks.holderKind, "upload_session"));
+  if (live.length === 0) {
+    db.delete(bucketLocks).where(sessionLock).run();
+    return;
+  }
+  const until = live.map((s) => s.expiresAt).sort().at(-1)!;
+  db.update(bucketLocks).set({ expiresAt: until }).where(sessionLock).run();
+}

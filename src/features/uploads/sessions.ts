@@ -1,0 +1,294 @@
+// Upload sessions (bus_): declare files in sub-batches, PUT their bytes to signed URLs, commit
+// them with finalize_batch (bounded, never prunes) and close with finalize (complete: true
+// commits the rest and applies delete_missing once; complete: false cancels). Large finalizes
+// commit in bounded chunks, one version each, and answer "pending" until done: every chunk is
+// its own transaction, so a crash mid-finalize loses nothing committed and the client's repeat
+// of the same call continues where it stopped.
+import { and, asc, count, eq, inArray, lte, notInArray, sql } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { files, uploadEntries, uploadSessions } from "../../db/schema";
+import { transaction, type DbOrTx } from "../../db/tx";
+import { assertMutable, loadBucket } from "../buckets/access";
+import { commitChanges, type Change } from "../files/commit";
+import { alreadyStored, descriptor, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
+import { holdSessionLock, releaseSessionLock } from "./lock";
+
+export type UploadSessionRow = typeof uploadSessions.$inferSelect;
+
+/** Tunables (documented in docs/files.md); tests shrink finalizeChunk to exercise 202. */
+export const uploadLimits = {
+  sessionTtlMs: 60 * 60_000,
+  maxFilesPerDescriptorCall: 100,
+  maxExpectedFiles: 1_000_000,
+  /** Files committed per finalize call before answering 202 finalize_pending. */
+  finalizeChunk: 1000,
+  finalizeRetryAfterS: 1,
+  /** Closed sessions and committed upload entries are pruned after this long. */
+  closedRetentionMs: 7 * 24 * 3600_000,
+};
+
+export function presentSession(s: UploadSessionRow, extra: Record<string, unknown> = {}) {
+  return {
+    id: s.id,
+    bucket_id: s.bucketId,
+    status: s.status,
+    delete_missing: s.deleteMissing,
+    expected_file_count: s.expectedFileCount,
+    committed_files_count: s.committedCount,
+    deleted_files_count: s.deletedCount,
+    last_version_id: s.lastVersionId,
+    created_at: s.createdAt,
+    expires_at: s.expiresAt,
+    closed_at: s.closedAt,
+    ...extra,
+  };
+}
+
+const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
+
+/** A session of this bucket opened by this credential; anything else does not exist for it. */
+function loadSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, db: DbOrTx = deps.db): UploadSessionRow {
+  const s = db.select().from(uploadSessions).where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.bucketId, bucketId))).get();
+  if (!s || s.accountId !== actor.accountId || s.credentialId !== actor.credentialId) {
+    throw new ApiError("UPLOAD_SESSION_NOT_FOUND", `Upload session ${sessionId} was not found for this bucket and credential.`);
+  }
+  return s;
+}
+
+/** Live session or the precise reason it is not. Expired sessions are expired on the spot. */
+function liveSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, db: DbOrTx): UploadSessionRow {
+  const s = loadSession(deps, actor, bucketId, sessionId, db);
+  if (s.status === "expired" || (isLive(s) && s.expiresAt <= deps.clock.now().toISOString())) {
+    if (s.status !== "expired") expireSession(deps, s, db);
+    throw new ApiError("UPLOAD_SESSION_EXPIRED", `Upload session ${sessionId} expired; its lock was released.`);
+  }
+  if (!isLive(s)) throw new ApiError("UPLOAD_SESSION_CLOSED", `Upload session ${sessionId} is ${s.status}.`, { status: s.status });
+  return s;
+}
+
+export function createSession(deps: Deps, actor: Actor, bucketId: string, input: { delete_missing?: boolean; expected_file_count?: number }): UploadSessionRow {
+  const expected = input.expected_file_count ?? 0;
+  if (!Number.isSafeInteger(expected) || expected < 0 || expected > uploadLimits.maxExpectedFiles) {
+    throw new ApiError("VALIDATION_FAILED", `expected_file_count must be an integer from 0 to ${uploadLimits.maxExpectedFiles}.`, { field: "expected_file_count" });
+  }
+  return transaction(deps.db, (tx) => {
+    const bucket = loadBucket(deps, actor, bucketId, "bucket_write", tx);
+    assertMutable(deps, actor, bucket, {}, tx);
+    const now = deps.clock.now();
+    const expiresAt = new Date(now.getTime() + uploadLimits.sessionTtlMs).toISOString();
+    const id = newId("bus");
+    holdSessionLock(deps, actor, bucket.id, id, expiresAt, tx);
+    return tx.insert(uploadSessions).values({
+      id, bucketId: bucket.id, accountId: actor.accountId, credentialId: actor.credentialId, status: "open",
+      deleteMissing: input.delete_missing ?? false, expectedFileCount: expected, kind: "batch",
+      createdAt: now.toISOString(), updatedAt: now.toISOString(), expiresAt,
+    }).returning().get();
+  });
+}
+
+export function getSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string): UploadSessionRow {
+  loadBucket(deps, actor, bucketId, "bucket_write");
+  return loadSession(deps, actor, bucketId, sessionId);
+}
+
+/** Declare a sub-batch; answers descriptors for the files whose bytes Pier does not have. */
+export async function declareUploads(deps: Deps, actor: Actor, bucketId: string, sessionId: string, declared: DeclaredFile[]) {
+  if (declared.length === 0 || declared.length > uploadLimits.maxFilesPerDescriptorCall) {
+    throw new ApiError("VALIDATION_FAILED", `Send 1 to ${uploadLimits.maxFilesPerDescriptorCall} files per call (reference clients send 12).`, { field: "files" });
+  }
+  const valid = declared.map(validateDeclared);
+  const seen = new Set<string>();
+  for (const f of valid) {
+    if (seen.has(f.path)) throw new ApiError("VALIDATION_FAILED", `${f.path} is listed twice in this call.`, { field: "files", path: f.path });
+    seen.add(f.path);
+  }
+  loadBucket(deps, actor, bucketId, "bucket_write");
+  const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor.accountId, f)));
+  const entries = transaction(deps.db, (tx) => {
+    const session = liveSession(deps, actor, bucketId, sessionId, tx);
+    if (session.status === "finalizing") {
+      throw new ApiError("UPLOAD_SESSION_CLOSED", `Upload session ${sessionId} is finalizing; start a new session for more files.`, { status: session.status });
+    }
+    const bucket = loadBucket(deps, actor, bucketId, "bucket_write", tx);
+    assertMutable(deps, actor, bucket, {}, tx);
+    // Every call slides the session (and its lock) forward.
+    const expiresAt = new Date(deps.clock.now().getTime() + uploadLimits.sessionTtlMs).toISOString();
+    tx.update(uploadSessions).set({ expiresAt, updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, sessionId)).run();
+    tx.update(uploadEntries).set({ expiresAt }).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).run();
+    holdSessionLock(deps, actor, bucketId, sessionId, expiresAt, tx);
+    // Re-declaring a pending path replaces it (the client changed the file meanwhile).
+    tx.delete(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"), inArray(uploadEntries.path, [...seen]))).run();
+    return valid.map((f) => insertEntry(deps, actor, bucketId, sessionId, f, expiresAt, tx));
+  });
+  return {
+    files: entries.map((e, i) => ({ id: e.id, path: e.path, byte_size: e.size, sha256: e.sha256, upload_required: !stored[i] })),
+    uploads: entries.filter((_, i) => !stored[i]).map((e) => ({ id: e.id, path: e.path, byte_size: e.size, upload: descriptor(deps, e) })),
+  };
+}
+
+/** Pending entries whose bytes are in the store (checked outside any transaction). */
+async function uploadedSplit(deps: Deps, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
+  const ready: UploadEntryRow[] = [];
+  const missing: UploadEntryRow[] = [];
+  for (let i = 0; i < entries.length; i += 64) {
+    const slice = entries.slice(i, i + 64);
+    const sizes = await Promise.all(slice.map((e) => deps.blobs.size(e.sha256)));
+    slice.forEach((e, j) => (sizes[j] === e.size ? ready : missing).push(e));
+  }
+  return { ready, missing };
+}
+
+const pendingOf = (db: DbOrTx, sessionId: string, limit?: number) => {
+  const q = db.select().from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id));
+  return limit === undefined ? q.all() : q.limit(limit).all();
+};
+
+const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
+
+/**
+ * Commit `entries` (re-checked inside the transaction: still pending) plus `deletions`, mark
+ * them finalized, and update the session counters. One transaction, one version.
+ */
+function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean }) {
+  return transaction(deps.db, (tx) => {
+    const s = liveSession(deps, actor, session.bucketId, session.id, tx);
+    const entries = pendingOf(tx, s.id).filter((e) => ids.has(e.id));
+    const changes = entries.map(toChange);
+    if (opts.applyDeleteMissing && s.deleteMissing) {
+      // Paths of the sync = every path declared in this session (finalized in earlier batches too).
+      const keep = tx.select({ path: uploadEntries.path }).from(uploadEntries).where(eq(uploadEntries.sessionId, s.id));
+      const gone = tx.select({ path: files.path }).from(files).where(and(eq(files.bucketId, s.bucketId), notInArray(files.path, keep))).all();
+      for (const g of gone) changes.push({ path: g.path, blob: null });
+    }
+    const result = commitChanges(deps, actor, s.bucketId, changes, { kind: "finalize", sessionId: s.id, comment: `upload session ${s.id}` }, tx);
+    const now = deps.clock.now().toISOString();
+    if (entries.length) {
+      tx.update(uploadEntries).set({ status: "finalized", finalizedAt: now }).where(inArray(uploadEntries.id, entries.map((e) => e.id))).run();
+    }
+    const updated = tx.update(uploadSessions).set({
+      committedCount: s.committedCount + entries.length,
+      deletedCount: s.deletedCount + result.deleted.length,
+      lastVersionId: result.version?.id ?? s.lastVersionId,
+      updatedAt: now,
+      // "finalizing" is set in the same transaction as the first chunk: a failed chunk leaves the session open.
+      ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: opts.finalizing ? "finalizing" as const : s.status }),
+    }).where(eq(uploadSessions.id, s.id)).returning().get()!;
+    if (opts.close) releaseSessionLock(deps, s.bucketId, tx);
+    return { session: updated, version: result.version, finalized: entries.length, deleted: result.deleted.length };
+  });
+}
+
+/** Commit up to `limit` uploaded files; files still waiting for bytes stay pending. Never prunes. */
+export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
+  loadBucket(deps, actor, bucketId, "bucket_write");
+  const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
+  const { ready, missing } = await uploadedSplit(deps, pendingOf(deps.db, session.id));
+  const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
+  const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
+  const remaining = deps.db.select({ n: count() }).from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).get()!.n;
+  return {
+    upload_session: presentSession(r.session),
+    finalized_files_count: r.finalized,
+    version_id: r.version?.id ?? null,
+    remaining_files_count: remaining,
+    waiting_for_upload: missing.slice(0, 50).map((e) => e.path),
+  };
+}
+
+export type FinalizeResult =
+  | { pending: false; data: Record<string, unknown> }
+  | { pending: true; retryAfter: number; data: Record<string, unknown> };
+
+/** finalize { complete }: see the module comment. Repeat the call while it answers pending. */
+export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, complete: boolean): Promise<FinalizeResult> {
+  loadBucket(deps, actor, bucketId, "bucket_write");
+  const current = loadSession(deps, actor, bucketId, sessionId);
+  // Repeats after success are answered, not refused: clients retry finalize on timeouts.
+  if (current.status === "completed" && complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false, remaining_files_count: 0 } };
+  if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
+  if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
+
+  const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
+  const pending = pendingOf(deps.db, session.id);
+  if (session.status === "open") {
+    const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
+    if (declared < session.expectedFileCount) {
+      throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
+        expected_file_count: session.expectedFileCount, declared_files_count: declared,
+      });
+    }
+    if (session.deleteMissing && declared === 0) {
+      // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
+      throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
+        expected_file_count: session.expectedFileCount, declared_files_count: 0,
+      });
+    }
+    const { missing } = await uploadedSplit(deps, pending);
+    if (missing.length) {
+      throw new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
+        missing: missing.slice(0, 50).map((e) => e.path), missing_count: missing.length,
+      });
+    }
+  }
+  const chunk = pending.slice(0, uploadLimits.finalizeChunk);
+  const last = pending.length <= uploadLimits.finalizeChunk;
+  let r: ReturnType<typeof commitEntries>;
+  try {
+    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last });
+  } catch (e) {
+    // A concurrent repeat of this call (client retry) finished the session first: same answer.
+    const now = loadSession(deps, actor, bucketId, sessionId);
+    if (e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" && now.status === "completed") {
+      return { pending: false, data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId } };
+    }
+    throw e;
+  }
+  if (!last) {
+    return {
+      pending: true, retryAfter: uploadLimits.finalizeRetryAfterS,
+      data: { upload_session: presentSession(r.session), finalize_pending: true, remaining_files_count: pending.length - chunk.length, retry_after: uploadLimits.finalizeRetryAfterS },
+    };
+  }
+  return { pending: false, data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId } };
+}
+
+/** complete: false — drop unfinalized staged uploads, keep finalized batches, release the lock. */
+export function cancelSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string): UploadSessionRow {
+  return transaction(deps.db, (tx) => {
+    const s = liveSession(deps, actor, bucketId, sessionId, tx);
+    return closeSession(deps, s, "cancelled", tx);
+  });
+}
+
+function closeSession(deps: Deps, s: UploadSessionRow, status: "cancelled" | "expired", tx: DbOrTx): UploadSessionRow {
+  const now = deps.clock.now().toISOString();
+  tx.delete(uploadEntries).where(and(eq(uploadEntries.sessionId, s.id), eq(uploadEntries.status, "pending"))).run();
+  const row = tx.update(uploadSessions).set({ status, closedAt: now, updatedAt: now }).where(eq(uploadSessions.id, s.id)).returning().get()!;
+  releaseSessionLock(deps, s.bucketId, tx);
+  return row;
+}
+
+function expireSession(deps: Deps, s: UploadSessionRow, db: DbOrTx): void {
+  transaction(db, (tx) => closeSession(deps, s, "expired", tx));
+}
+
+/** Periodic job: expire abandoned sessions (releasing their locks) and stale direct uploads. */
+export function expireUploads(deps: Deps): { sessions: number; direct_uploads: number; pruned: number } {
+  const now = deps.clock.now().toISOString();
+  const due = deps.db.select().from(uploadSessions).where(and(inArray(uploadSessions.status, ["open", "finalizing"]), lte(uploadSessions.expiresAt, now))).limit(500).all();
+  for (const s of due) expireSession(deps, s, deps.db);
+  const direct = transaction(deps.db, (tx) => tx.delete(uploadEntries).where(and(
+    sql`${uploadEntries.sessionId} IS NULL`, eq(uploadEntries.status, "pending"), lte(uploadEntries.expiresAt, now),
+  )).returning({ id: uploadEntries.id }).all().length);
+  // Closed sessions and committed entries are bookkeeping only (the versions hold the files):
+  // prune them after a retention period so these tables do not grow with history.
+  const cutoff = new Date(deps.clock.now().getTime() - uploadLimits.closedRetentionMs).toISOString();
+  const pruned = transaction(deps.db, (tx) => {
+    const entries = tx.delete(uploadEntries).where(and(eq(uploadEntries.status, "finalized"), lte(uploadEntries.finalizedAt, cutoff))).returning({ id: uploadEntries.id }).all().length;
+    const sessions = tx.delete(uploadSessions).where(and(inArray(uploadSessions.status, ["completed", "cancelled", "expired"]), lte(uploadSessions.closedAt, cutoff))).returning({ id: uploadSessions.id }).all().length;
+    return entries + sessions;
+  });
+  return { sessions: due.length, direct_uploads: direct, pruned };
+}

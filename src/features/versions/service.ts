@@ -1,0 +1,115 @@
+// Bucket versions: list, get (with the paths it changed), snapshot reconstruction from the
+// change log, and restore (a new latest version equal to an old snapshot; newer history kept).
+import { and, asc, desc, eq, sql } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { bucketVersions, fileChanges, files } from "../../db/schema";
+import type { DbOrTx } from "../../db/tx";
+import { transaction } from "../../db/tx";
+import { loadBucket } from "../buckets/access";
+import { bucketForWrite, commitChanges, type BlobRef, type Change, type VersionRow } from "../files/commit";
+
+export const VERSION_PAGE_DEFAULT = 50;
+export const VERSION_PAGE_MAX = 500;
+const CHANGES_SHOWN = 1000;
+
+export function presentVersion(v: VersionRow) {
+  return {
+    id: v.id,
+    version_id: v.id,
+    number: v.number,
+    kind: v.kind,
+    comment: v.comment,
+    author: v.author,
+    changed_paths_count: v.changedCount,
+    file_count: v.fileCount,
+    total_bytes: v.totalBytes,
+    restored_from: v.restoredFrom,
+    created_at: v.createdAt,
+  };
+}
+
+function versionRow(bucketId: string, versionId: string, db: DbOrTx): VersionRow {
+  const v = db.select().from(bucketVersions).where(and(eq(bucketVersions.bucketId, bucketId), eq(bucketVersions.id, versionId))).get();
+  if (!v) throw new ApiError("VERSION_NOT_FOUND", `Version ${versionId} is not in bucket ${bucketId}.`);
+  return v;
+}
+
+export function listVersions(deps: Deps, actor: Actor, bucketId: string, page: { limit?: number; offset?: number }) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const limit = Math.min(Math.max(page.limit ?? VERSION_PAGE_DEFAULT, 1), VERSION_PAGE_MAX);
+  const offset = Math.max(page.offset ?? 0, 0);
+  const rows = deps.db.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucket.id)).orderBy(desc(bucketVersions.number)).limit(limit + 1).offset(offset).all();
+  return { versions: rows.slice(0, limit).map(presentVersion), pagination: { limit, offset, has_more: rows.length > limit, next_offset: rows.length > limit ? offset + limit : null } };
+}
+
+export function getVersion(deps: Deps, actor: Actor, bucketId: string, versionId: string) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const v = versionRow(bucket.id, versionId, deps.db);
+  const changes = deps.db.select().from(fileChanges).where(and(eq(fileChanges.bucketId, bucket.id), eq(fileChanges.version, v.number)))
+    .orderBy(asc(fileChanges.path)).limit(CHANGES_SHOWN).all();
+  return {
+    version: {
+      ...presentVersion(v),
+      changes: changes.map((c) => ({ path: c.path, file_id: c.fileId, change: c.sha256 === null ? "deleted" : "written", byte_size: c.size, content_type: c.contentType, sha256: c.sha256 })),
+      changes_truncated: v.changedCount > changes.length,
+    },
+  };
+}
+
+export interface SnapshotEntry {
+  path: string;
+  fileId: string;
+  blob: BlobRef;
+}
+
+/**
+ * The files of version `number`: per path, the newest change at or before it, unless that is a
+ * deletion. SQLite returns the bare columns of the row holding max(version) in a GROUP BY.
+ */
+export function snapshotAt(db: DbOrTx, bucketId: string, number: number): SnapshotEntry[] {
+  const rows = db.all<{ path: string; file_id: string; sha256: string | null; size: number; content_type: string; md5: string }>(sql`
+    SELECT path, file_id, sha256, size, content_type, md5 FROM (
+      SELECT path, max(version) AS version, file_id, sha256, size, content_type, md5
+      FROM file_changes WHERE bucket_id = ${bucketId} AND version <= ${number} GROUP BY path
+    ) WHERE sha256 IS NOT NULL`);
+  return rows.map((r) => ({ path: r.path, fileId: r.file_id, blob: { sha256: r.sha256!, size: r.size, contentType: r.content_type, md5: r.md5 } }));
+}
+
+export function restoreVersion(deps: Deps, actor: Actor, bucketId: string, input: { version_id: string; comment?: string }) {
+  return transaction(deps.db, (tx) => {
+    bucketForWrite(deps, actor, bucketId, tx);
+    const target = versionRow(bucketId, input.version_id, tx);
+    const snapshot = new Map(snapshotAt(tx, bucketId, target.number).map((e) => [e.path, e]));
+    const current = tx.select().from(files).where(eq(files.bucketId, bucketId)).all();
+    const changes: Change[] = [];
+    for (const f of current) {
+      const want = snapshot.get(f.path);
+      if (!want) changes.push({ path: f.path, blob: null });
+      else if (want.blob.sha256 !== f.sha256 || want.blob.contentType !== f.contentType) changes.push({ path: f.path, blob: want.blob });
+      snapshot.delete(f.path);
+    }
+    for (const e of snapshot.values()) changes.push({ path: e.path, blob: e.blob, fileId: e.fileId });
+    // Deletions first, so restored paths can take their old file ids back.
+    changes.sort((a, b) => Number(a.blob !== null) - Number(b.blob !== null));
+    const r = commitChanges(deps, actor, bucketId, changes, {
+      kind: "restore", alwaysVersion: true, restoredFrom: target.id, comment: input.comment ?? `restore of version ${target.number}`,
+    }, tx);
+    return { version: presentVersion(r.version!), restored_from: target.id };
+  });
+}
+
+/** The files of one version, in path order (a page of its snapshot). */
+export function versionFiles(deps: Deps, actor: Actor, bucketId: string, versionId: string, page: { limit?: number; offset?: number }) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const v = versionRow(bucket.id, versionId, deps.db);
+  const limit = Math.min(Math.max(page.limit ?? 100, 1), 1000);
+  const offset = Math.max(page.offset ?? 0, 0);
+  const all = snapshotAt(deps.db, bucket.id, v.number).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const rows = all.slice(offset, offset + limit);
+  return {
+    version: presentVersion(v),
+    files: rows.map((e) => ({ path: e.path, file_id: e.fileId, byte_size: e.blob.size, content_type: e.blob.contentType, checksum: e.blob.md5, sha256: e.blob.sha256 })),
+    pagination: { limit, offset, total_count: all.length, has_more: offset + rows.length < all.length, next_offset: offset + rows.length < all.length ? offset + rows.length : null },
+  };
+}

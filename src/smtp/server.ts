@@ -1,0 +1,293 @@
+// The SMTP receiver. It speaks the protocol (via `smtp-server`), enforces the limits that
+// protect the process (size, recipients, rates, connections), streams each message to a temp
+// file and hands it to an InboundHandler. It knows nothing about buckets: the handler decides
+// which recipients exist and what "delivered" means (Mailpit's smtpd takes a handler the same
+// way: https://github.com/axllent/mailpit/blob/develop/internal/smtpd/smtpd.go).
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { open, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import { systemClock, type Clock } from "../core/clock";
+import { randomToken } from "../core/ids";
+import type { Logger } from "../core/log";
+import { TokenBuckets } from "./rate-limit";
+
+/** What the handler learns about the client connection. */
+export interface SmtpSessionInfo {
+  id: string;
+  remoteAddress: string;
+  /** Reverse DNS name when known, otherwise `[ip]`. */
+  clientHostname: string;
+  /** The name the client gave in EHLO/HELO. */
+  helo: string;
+  /** True once the connection runs over TLS (STARTTLS). */
+  tls: boolean;
+}
+
+export interface EnvelopeRecipient {
+  address: string;
+  /** Rate-limit key the handler returned for this address (e.g. a bucket id). */
+  key: string;
+}
+
+export interface InboundEnvelope {
+  /** Random, URL-safe id of this received message (also used in the Received header). */
+  id: string;
+  /** MAIL FROM; null for the null reverse-path `<>` (bounces). */
+  mailFrom: string | null;
+  recipients: EnvelopeRecipient[];
+  /** Bytes of the raw message as stored (including the Received header we prepend). */
+  size: number;
+  receivedAt: Date;
+  smtpUtf8: boolean;
+}
+
+export type RecipientVerdict = { ok: true; key?: string } | { ok: false; code: number; message: string };
+
+export interface InboundHandler {
+  /** Decide at RCPT TO. Refuse with a 5xx (no such mailbox, blocked) or 4xx (try later). */
+  acceptRecipient(address: string, session: SmtpSessionInfo): RecipientVerdict | Promise<RecipientVerdict>;
+  /**
+   * Store the message durably, then resolve: the client is told 250 only after that. The file
+   * at `rawMessagePath` is deleted when this settles; move or copy what you keep. Throw an
+   * SmtpReply to choose the answer (e.g. 552 quota); any other error becomes 451 "try later".
+   */
+  deliver(envelope: InboundEnvelope, rawMessagePath: string, session: SmtpSessionInfo): Promise<void>;
+}
+
+/** An error carrying the SMTP reply a handler wants the client to see. */
+export class SmtpReply extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+export interface SmtpOptions {
+  host: string;
+  port: number;
+  /** Our name in the greeting and the Received header (the mail domain or host name). */
+  serverName: string;
+  maxMessageBytes: number;
+  maxRecipients: number;
+  /** Messages (MAIL FROM) per minute per sending IP. */
+  perIpPerMinute: number;
+  /** Accepted RCPT TO per minute per recipient key. */
+  perRecipientPerMinute: number;
+  /** Concurrent connections per sending IP. */
+  maxConnectionsPerIp?: number;
+  maxConnections?: number;
+  /** PEM key and certificate for STARTTLS; null = STARTTLS not offered. */
+  tls: { key: string; cert: string } | null;
+  /** Exclusive directory for in-flight messages; emptied at start. */
+  tempDir: string;
+  log: Logger;
+  clock?: Clock;
+  socketTimeoutMs?: number;
+  closeTimeoutMs?: number;
+}
+
+export interface RunningSmtp {
+  port: number;
+  starttls: boolean;
+  stop(): Promise<void>;
+}
+
+function errorWithCode(code: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode: code });
+}
+
+function sessionInfo(s: SMTPServerSession): SmtpSessionInfo {
+  return {
+    id: s.id,
+    remoteAddress: s.remoteAddress,
+    clientHostname: s.clientHostname || `[${s.remoteAddress}]`,
+    helo: s.hostNameAppearsAs || "",
+    tls: Boolean(s.secure),
+  };
+}
+
+/** RFC 5321 §4.4 trace header; every value in it was syntax-checked by smtp-server. */
+function receivedHeader(s: SMTPServerSession, opts: SmtpOptions, id: string, rcpts: string[], at: Date): string {
+  const proto = (s.envelope.smtpUtf8 ? "UTF8SMTP" : "ESMTP") + (s.secure ? "S" : "");
+  const helo = (s.hostNameAppearsAs || "unknown").replace(/[^\x21-\x7e]/g, "").slice(0, 255);
+  const date = at.toUTCString().replace("GMT", "+0000");
+  // Name the recipient only when there is one: with several, each bucket's copy would reveal
+  // the others (Bcc). Reverse DNS is off, so smtp-server's clientHostname is just "[ip]".
+  const forClause = rcpts.length === 1 ? `\r\n\tfor <${rcpts[0]}>` : "";
+  const rdns = s.clientHostname && s.clientHostname !== `[${s.remoteAddress}]` ? `${s.clientHostname} ` : "";
+  return `Received: from ${helo} (${rdns}[${s.remoteAddress}])\r\n\tby ${opts.serverName} (Pier) with ${proto} id ${id}${forClause};\r\n\t${date}\r\n`;
+}
+
+/**
+ * Rate-limit key for a sending address: IPv4 as is, IPv6 by its /64 (one host usually owns a
+ * whole /64, so per-address limits would be trivial to rotate around).
+ */
+export function senderKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(":")) return ip;
+  const [head = "", tail = ""] = ip.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const full = ip.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
+  return full.slice(0, 4).map((h) => h.replace(/^0+(?=.)/, "")).join(":") + "::/64";
+}
+
+export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions): Promise<RunningSmtp> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.log;
+  // Leftovers from a crash are half messages nobody was told 250 about: drop them.
+  rmSync(opts.tempDir, { recursive: true, force: true });
+  mkdirSync(opts.tempDir, { recursive: true, mode: 0o700 });
+
+  const perIp = new TokenBuckets(opts.perIpPerMinute);
+  const perKey = new TokenBuckets(opts.perRecipientPerMinute);
+  const maxPerIp = opts.maxConnectionsPerIp ?? 20;
+  const openPerIp = new Map<string, number>();
+  const counted = new WeakSet<SMTPServerSession>();
+  // RCPT TO address -> rate key, per transaction (smtp-server replaces the envelope on RSET).
+  const keysByEnvelope = new WeakMap<object, Map<string, string>>();
+
+  const server = new SMTPServer({
+    name: opts.serverName,
+    banner: "Pier ESMTP receiver",
+    size: opts.maxMessageBytes,
+    rejectOversized: true,
+    maxRecipients: opts.maxRecipients,
+    // Pier only receives for its own addresses: no AUTH, so no relay, nothing to guess.
+    disabledCommands: opts.tls ? ["AUTH"] : ["AUTH", "STARTTLS"],
+    authOptional: true,
+    hideENHANCEDSTATUSCODES: false,
+    ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
+    // No reverse DNS: it costs a lookup per connection and mailauth does its own checks.
+    disableReverseLookup: true,
+    logger: false,
+    maxClients: opts.maxConnections ?? 500,
+    socketTimeout: opts.socketTimeoutMs ?? 60_000,
+    closeTimeout: opts.closeTimeoutMs ?? 5_000,
+
+    onConnect(session, cb) {
+      const n = openPerIp.get(session.remoteAddress) ?? 0;
+      if (n >= maxPerIp) return cb(errorWithCode(421, "Too many connections from your address, try again later"));
+      openPerIp.set(session.remoteAddress, n + 1);
+      counted.add(session);
+      cb();
+    },
+
+    onClose(session) {
+      if (!counted.has(session)) return;
+      counted.delete(session);
+      const n = (openPerIp.get(session.remoteAddress) ?? 1) - 1;
+      if (n <= 0) openPerIp.delete(session.remoteAddress);
+      else openPerIp.set(session.remoteAddress, n);
+    },
+
+    onMailFrom(_address, session, cb) {
+      if (!perIp.take(senderKey(session.remoteAddress))) return cb(errorWithCode(450, "Too many messages from your address, try again later"));
+      cb();
+    },
+
+    onRcptTo(address: SMTPServerAddress, session, cb) {
+      const info = sessionInfo(session);
+      Promise.resolve()
+        .then(() => handler.acceptRecipient(address.address, info))
+        .then((verdict) => {
+          if (!verdict.ok) return cb(errorWithCode(verdict.code, verdict.message));
+          const key = verdict.key ?? address.address.toLowerCase();
+          if (!perKey.take(key)) return cb(errorWithCode(450, "Mailbox is receiving too much mail, try again later"));
+          let keys = keysByEnvelope.get(session.envelope);
+          if (!keys) keysByEnvelope.set(session.envelope, (keys = new Map()));
+          keys.set(address.address.toLowerCase(), key);
+          cb();
+        })
+        .catch((e) => {
+          log.error("smtp recipient check failed", { error: e, session: session.id });
+          cb(errorWithCode(451, "Temporary failure, try again later"));
+        });
+    },
+
+    onData(stream: SMTPServerDataStream, session, cb) {
+      receiveMessage(stream, session).then(
+        (reply) => cb(null, reply),
+        (e: unknown) => {
+          if (e instanceof SmtpReply) return cb(errorWithCode(e.code, e.message));
+          const code = (e as { code?: string }).code;
+          if (code === "ECONNECTION" || code === "ECONNRESET") return cb(e as Error); // client left; no reply reaches it
+          log.error("smtp delivery failed", { error: e, session: session.id });
+          cb(errorWithCode(451, "Temporary failure while storing the message, try again later"));
+        },
+      );
+    },
+  });
+
+  async function receiveMessage(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+    const id = randomToken(16);
+    const receivedAt = clock.now();
+    const rcpts = session.envelope.rcptTo.map((r) => r.address);
+    const keys = keysByEnvelope.get(session.envelope);
+    const tmp = join(opts.tempDir, `${id}.eml`);
+    const fh = await open(tmp, "wx", 0o600);
+    let size = 0;
+    try {
+      try {
+        const header = Buffer.from(receivedHeader(session, opts, id, rcpts, receivedAt));
+        await fh.write(header);
+        size += header.length;
+        // Sequential awaited writes give natural backpressure: memory stays at one chunk.
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          if (stream.sizeExceeded) continue; // keep draining; smtp-server answers 552 at the end
+          await fh.write(chunk);
+          size += chunk.length;
+        }
+      } finally {
+        await fh.close();
+      }
+      if (stream.sizeExceeded) throw new SmtpReply(552, `Message exceeds fixed maximum message size ${opts.maxMessageBytes}`);
+      const envelope: InboundEnvelope = {
+        id,
+        mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
+        recipients: rcpts.map((address) => ({ address, key: keys?.get(address.toLowerCase()) ?? address.toLowerCase() })),
+        size,
+        receivedAt,
+        smtpUtf8: Boolean(session.envelope.smtpUtf8),
+      };
+      await handler.deliver(envelope, tmp, sessionInfo(session));
+      log.info("smtp message accepted", { id, from: envelope.mailFrom, recipients: rcpts.length, size, ip: session.remoteAddress });
+      return `OK: message received as ${id}`;
+    } finally {
+      await unlink(tmp).catch(() => {});
+    }
+  }
+
+  // Bun reports clients hanging up (ECONNRESET) here; without a listener it would throw.
+  server.on("error", (e: Error & { code?: string }) => {
+    if (e.code === "ECONNRESET" || e.code === "EPIPE" || e.code === "ETIMEDOUT") log.debug("smtp client error", { code: e.code });
+    else log.warn("smtp server error", { error: e });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.server.once("error", onError);
+    server.listen(opts.port, opts.host, () => {
+      server.server.off("error", onError);
+      resolve();
+    });
+  });
+  const address = server.server.address();
+  const port = typeof address === "object" && address ? address.port : opts.port;
+
+  return {
+    port,
+    starttls: opts.tls !== null,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Names of files still in the temp dir (tests assert nothing is left behind). */
+export function pendingTempFiles(tempDir: string): string[] {
+  try {
+    return readdirSync(tempDir);
+  } catch {
+    return [];
+  }
+}

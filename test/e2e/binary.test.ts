@@ -1,0 +1,183 @@
+// The compiled single executable, as an operator runs it: built from this tree with the same
+// script as `npm run build`, started from an empty directory (no node_modules, no sources) on a
+// temp data dir and free ports, spoken to over HTTP, stopped with SIGTERM, started again.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import pkg from "../../package.json";
+import { migrations } from "../../src/db/migrations";
+
+const root = join(import.meta.dir, "../..");
+const SECRET = "e2e-secret-that-must-never-be-printed-0123456789";
+let work: string;
+let bin: string;
+let dataDir: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "pier-e2e-"));
+  bin = join(work, "bin", "pier");
+  dataDir = join(work, "data");
+  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--no-gen", "--outfile", bin], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
+}, 180_000);
+
+afterAll(() => {
+  for (const p of running) p.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+});
+
+const running = new Set<Subprocess>();
+const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...extra });
+
+interface Started {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  port: number;
+  url: string;
+  output: () => string;
+}
+
+/** Start `pier serve` and wait for the banner; resolves with the HTTP port it printed. */
+async function start(dir = dataDir, extraEnv: Record<string, string> = { PIER_SECRET_KEY: SECRET }): Promise<Started> {
+  const proc = Bun.spawn([bin, "serve", "--data-dir", dir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"], {
+    cwd: work, env: env(extraEnv), stdin: "ignore", stdout: "pipe", stderr: "pipe",
+  });
+  running.add(proc);
+  let out = "";
+  const pump = async (s: ReadableStream<Uint8Array>) => {
+    const reader = s.getReader();
+    const decoder = new TextDecoder();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+  };
+  void pump(proc.stdout);
+  void pump(proc.stderr);
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const m = /^ +HTTP +127\.0\.0\.1:(\d+)$/m.exec(out);
+    if (m) {
+      const port = Number(m[1]);
+      return { proc, port, url: `http://127.0.0.1:${port}`, output: () => out };
+    }
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`pier serve did not start (exit ${proc.exitCode}):\n${out}`);
+    await Bun.sleep(25);
+  }
+}
+
+async function stop(s: Started): Promise<number> {
+  s.proc.kill("SIGTERM");
+  const code = await s.proc.exited;
+  running.delete(s.proc);
+  return code;
+}
+
+const run = (args: string[], extraEnv: Record<string, string> = {}) => {
+  const r = Bun.spawnSync([bin, ...args], { cwd: work, env: env(extraEnv), stdout: "pipe", stderr: "pipe" });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+};
+
+describe("the compiled binary", () => {
+  test("is one self-contained executable", () => {
+    expect(statSync(bin).mode & 0o111).toBeTruthy();
+    expect(run(["version"]).stdout.trim()).toBe(pkg.version);
+    const help = run(["serve", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--sites-domain");
+    expect(help.stdout).toContain("PIER_SMTP_PORT");
+  });
+
+  test("refuses bad configuration with exit 2 and a message naming the variable", () => {
+    const bad = run(["serve", "--data-dir", dataDir], { PIER_HTTP_PORT: "eighty" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("configuration error: PIER_HTTP_PORT must be a port number");
+    const notADir = join(work, "a-file");
+    writeFileSync(notADir, "x");
+    const cannot = run(["serve", "--data-dir", notADir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"]);
+    expect(cannot.code).toBe(1);
+    expect(cannot.stderr).toContain("pier: could not start:");
+    expect(cannot.stderr).toContain(notADir);
+    const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("someone else") });
+    try {
+      const busy = run(["serve", "--data-dir", join(work, "data-busy"), "--http-port", String(taken.port), "--smtp-port", "off", "--host", "127.0.0.1"]);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain("Another program uses the port");
+    } finally {
+      taken.stop(true);
+    }
+    const unknown = run(["serve", "--htp-port", "1"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown option --htp-port");
+  });
+
+  test("serves, runs its embedded migrations, stops cleanly on SIGTERM, and starts again on the same data", async () => {
+    const first = await start();
+    try {
+      expect(first.port).toBeGreaterThan(0);
+      const status = await fetch(`${first.url}/api/v1/status`);
+      expect(status.status).toBe(200);
+      expect(status.headers.get("x-request-id")).toMatch(/^req_/);
+      const body = (await status.json()) as { data: { server_version: string; urls: { base_url: string } } };
+      expect(body.data.server_version).toBe(pkg.version);
+      expect(body.data.urls.base_url).toBe(`http://localhost:${first.port}`);
+
+      // The API reference works with no internet: the UI script is served from the binary.
+      const docs = await (await fetch(`${first.url}/docs`)).text();
+      expect(docs).toContain("/docs/assets/scalar.js");
+      expect(docs).not.toMatch(/https:\/\/(cdn|unpkg|fonts)\./);
+      const script = await fetch(`${first.url}/docs/assets/scalar.js`);
+      expect(script.status).toBe(200);
+      expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+      const spec = (await (await fetch(`${first.url}/docs/json`)).json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(spec.paths)).toContain("/api/v1/status");
+
+      // Migrations ran inside the binary: a real database with the schema and the record of them.
+      const db = new Database(join(dataDir, "pier.db"), { readonly: true });
+      try {
+        const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
+        expect(tables).toContain("jobs");
+        expect(tables).toContain("__pier_migrations");
+        const applied = db.query<{ name: string }, []>("SELECT name FROM __pier_migrations ORDER BY name").all().map((r) => r.name);
+        expect(applied).toEqual(migrations.map((m) => m.name));
+      } finally {
+        db.close();
+      }
+
+      // The same binary is its own health check (the container image has no curl).
+      const health = run(["healthcheck", "--http-port", String(first.port)]);
+      expect(health.code).toBe(0);
+      expect(health.stdout).toContain("ok: Pier");
+
+      expect(first.output()).toContain("migrations applied");
+      expect(first.output()).not.toContain(SECRET);
+    } finally {
+      expect(await stop(first)).toBe(0);
+    }
+    expect(first.output()).toContain("SIGTERM received, shutting down");
+    expect(run(["healthcheck", "--http-port", String(first.port)]).code).toBe(1);
+
+    // Second start on the same data dir: nothing to migrate, data intact.
+    const second = await start();
+    try {
+      expect((await fetch(`${second.url}/api/v1/status`)).status).toBe(200);
+      expect(second.output()).not.toContain("migrations applied");
+    } finally {
+      expect(await stop(second)).toBe(0);
+    }
+  });
+
+  test("without a configured key it generates one into the data dir (0600) and keeps it across restarts", async () => {
+    const dir = join(work, "data-genkey");
+    const a = await start(dir, {});
+    const key = await Bun.file(join(dir, "secret.key")).text();
+    expect(key.trim().length).toBeGreaterThanOrEqual(32);
+    expect(statSync(join(dir, "secret.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700); // a data dir Pier creates is private
+    expect(a.output()).toContain(`Secret key         ${join(dir, "secret.key")}`);
+    expect(await stop(a)).toBe(0);
+    const b = await start(dir, {});
+    expect(await stop(b)).toBe(0);
+    expect(await Bun.file(join(dir, "secret.key")).text()).toBe(key);
+    expect(a.output() + b.output()).not.toContain(key.trim());
+  });
+});

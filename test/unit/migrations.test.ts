@@ -1,0 +1,81 @@
+import { describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { migrate } from "../../src/db/migrate";
+import { migrations as embedded } from "../../src/db/migrations";
+import { openDatabase } from "../../src/db/client";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { migrationsModule, sitesModule, outputs } from "../../scripts/gen-embeds";
+
+const tables = (db: Database) =>
+  db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all().map((r) => r.name);
+
+describe("migrations", () => {
+  test("the embedded list holds every SQL file in src/db/migrations, in order", () => {
+    const dir = join(import.meta.dir, "../../src/db/migrations");
+    const files = readdirSync(dir).filter((f) => f.endsWith(".sql")).sort();
+    expect(embedded.map((m) => m.name + ".sql")).toEqual(files);
+    for (const m of embedded) expect(m.sql).toBe(readFileSync(join(dir, `${m.name}.sql`), "utf8"));
+  });
+
+  test("apply on a fresh database, then a second run is a no-op", () => {
+    const db = new Database(":memory:");
+    expect(migrate(db)).toEqual(embedded.map((m) => m.name));
+    const schema = tables(db);
+    expect(schema).toContain("jobs");
+    expect(schema).toContain("__pier_migrations");
+    expect(migrate(db)).toEqual([]);
+    expect(tables(db)).toEqual(schema);
+    expect(db.query("SELECT count(*) AS n FROM __pier_migrations").get()).toEqual({ n: embedded.length });
+  });
+
+  test("each migration runs in its own transaction: a failing one leaves the earlier ones applied and itself not at all", () => {
+    const db = new Database(":memory:");
+    const list = [
+      { name: "0001_one", sql: "CREATE TABLE one (id INTEGER);" },
+      { name: "0002_two", sql: "CREATE TABLE two (id INTEGER);\n--> statement-breakpoint\nINSERT INTO missing_table VALUES (1);" },
+      { name: "0003_three", sql: "CREATE TABLE three (id INTEGER);" },
+    ];
+    expect(() => migrate(db, list)).toThrow(/missing_table/);
+    expect(tables(db)).toContain("one");
+    expect(tables(db)).not.toContain("two"); // its first statement was rolled back with it
+    expect(tables(db)).not.toContain("three");
+    expect(db.query("SELECT name FROM __pier_migrations").all()).toEqual([{ name: "0001_one" }]);
+
+    // Fixed in the next release: only the missing ones run.
+    list[1]!.sql = "CREATE TABLE two (id INTEGER);\n--> statement-breakpoint\nINSERT INTO two VALUES (1);";
+    expect(migrate(db, list)).toEqual(["0002_two", "0003_three"]);
+    expect(db.query("SELECT count(*) AS n FROM two").get()).toEqual({ n: 1 });
+  });
+
+  test("a file database opened twice (a restart) keeps its data and applies nothing new", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pier-mig-"));
+    try {
+      const a = openDatabase(join(dir, "pier.db"));
+      migrate(a.sqlite);
+      a.sqlite.exec("INSERT INTO __pier_migrations (name, applied_at) VALUES ('9999_marker', 'x')");
+      a.close();
+      const b = openDatabase(join(dir, "pier.db"));
+      expect(migrate(b.sqlite)).toEqual([]);
+      expect(b.sqlite.query("SELECT count(*) AS n FROM __pier_migrations WHERE name = '9999_marker'").get()).toEqual({ n: 1 });
+      expect(b.sqlite.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
+      expect(b.sqlite.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()!.foreign_keys).toBe(1);
+      b.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("generated embed lists", () => {
+  // `npm run db:generate` and `npm run build` regenerate them; this catches a forgotten run.
+  test("src/db/migrations/index.ts and src/sites-assets.gen.ts are up to date", () => {
+    const root = join(import.meta.dir, "../..");
+    expect(Object.keys(outputs).sort()).toEqual(["src/db/migrations/index.ts", "src/sites-assets.gen.ts"]);
+    const hint = "run: bun run scripts/gen-embeds.ts";
+    expect(readFileSync(join(root, "src/db/migrations/index.ts"), "utf8"), hint).toBe(migrationsModule());
+    expect(readFileSync(join(root, "src/sites-assets.gen.ts"), "utf8"), hint).toBe(sitesModule());
+  });
+});
