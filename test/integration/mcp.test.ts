@@ -50,7 +50,8 @@ describe("hosted MCP", () => {
 
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      "bucket_archive", "bucket_create", "bucket_delete", "bucket_get", "bucket_list", "bucket_unarchive", "bucket_update", "pier_status",
+      "bucket_archive", "bucket_create", "bucket_delete", "bucket_file_list", "bucket_file_read", "bucket_file_write", "bucket_get",
+      "bucket_list", "bucket_unarchive", "bucket_update", "pier_status",
     ]);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);
@@ -169,7 +170,7 @@ describe("hosted MCP", () => {
     expect((bad.structuredContent as any).error.code).toBe("VALIDATION_FAILED");
     const long = await client.callTool({ name: "bucket_create", arguments: { title: "x".repeat(201) } });
     expect((long.structuredContent as any).error.code).toBe("VALIDATION_FAILED");
-    await expect(client.callTool({ name: "bucket_create", arguments: { title: "big", description: "y".repeat(300_000) } })).rejects.toThrow();
+    await expect(client.callTool({ name: "bucket_create", arguments: { title: "big", description: "y".repeat(1_200_000) } })).rejects.toThrow();
     expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets).toEqual([]);
     await client.close();
 
@@ -182,8 +183,54 @@ describe("hosted MCP", () => {
     const notRpc = await post(JSON.stringify({ hello: "world" }));
     expect(notRpc.status).toBe(400);
     expect((await notRpc.json()).error.code).toBeLessThan(0);
-    const huge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bucket_create", arguments: { title: "z".repeat(400_000) } } }));
+    const huge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bucket_create", arguments: { title: "z".repeat(1_100_000) } } }));
     expect(huge.status).toBe(413);
+  });
+});
+
+describe("file tools", () => {
+  test("write, list and read text files; binary refused; scopes and foreign buckets as on REST", async () => {
+    const u = await t.user();
+    const id = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Site" } } })).body.data.bucket.id;
+    const client = await connectWithKey(u.key);
+    const html = "<!doctype html><h1>Hello ✓</h1>\n";
+    const w = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: html } });
+    expect(w.isError).toBeFalsy();
+    expect(json(w)).toMatchObject({ changed: true, file: { path: "index.html", content_type: expect.stringContaining("text/html") } });
+    await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "docs/notes.md", content: "# Notes" } });
+
+    const list = json(await client.callTool({ name: "bucket_file_list", arguments: { bucket_id: id } }));
+    expect(list.files.map((f: any) => f.path)).toEqual(["docs/notes.md", "index.html"]);
+    expect(json(await client.callTool({ name: "bucket_file_list", arguments: { bucket_id: id, q: "docs/" } })).files).toHaveLength(1);
+    const read = json(await client.callTool({ name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } }));
+    expect(read).toMatchObject({ encoding: "utf-8", content: html });
+    // The REST API sees the same file.
+    const rest = await t.api("GET", `/api/v1/buckets/${id}/files`, { key: u.key });
+    expect(rest.body.data.files.find((f: any) => f.path === "index.html").byte_size).toBe(new TextEncoder().encode(html).byteLength);
+
+    const png = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "logo.png", content: "not really a png" } });
+    expect((png.structuredContent as any).error.code).toBe("NOT_TEXT_FILE");
+    expect((png.content as any)[0].text).toContain("pier push");
+    const escape = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "../etc/passwd", content: "x" } });
+    expect(escape.isError).toBe(true);
+    const missing = await client.callTool({ name: "bucket_file_read", arguments: { bucket_id: id, path: "nope.txt" } });
+    expect((missing.structuredContent as any).error.code).toBe("FILE_NOT_FOUND");
+    await client.close();
+
+    const reader = await connectWithKey(t.key(u, { scope: "bucket_read" }));
+    const denied = await reader.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: "changed" } });
+    expect((denied.structuredContent as any).error.code).toBe("FORBIDDEN");
+    expect(json(await reader.callTool({ name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } })).content).toBe(html);
+    await reader.close();
+
+    const stranger = await connectWithKey((await t.user()).key);
+    for (const call of [
+      { name: "bucket_file_list", arguments: { bucket_id: id } },
+      { name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } },
+      { name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: "pwned" } },
+    ]) expect(((await stranger.callTool(call)).structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
+    await stranger.close();
+    expect((await t.api("GET", "/api/v1/buckets/" + id + "/files", { key: u.key })).body.data.files).toHaveLength(2);
   });
 });
 

@@ -19,8 +19,8 @@ import { withCors } from "../oauth/cors";
 import { resourceMetadataUrl } from "../oauth/metadata";
 import { buildMcpServer } from "./server";
 
-/** Tool arguments are small JSON; file bytes go through the upload endpoints. */
-export const MAX_MCP_BODY_BYTES = 256 * 1024;
+/** Tool arguments are JSON with at most a text file in them; binary bytes go through the upload endpoints. */
+export const MAX_MCP_BODY_BYTES = 1024 * 1024;
 
 /**
  * Streamable HTTP clients must accept both JSON and SSE; this server only ever answers JSON, so

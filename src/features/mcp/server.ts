@@ -29,7 +29,7 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, (req): CallToolResult => {
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}. Call tools/list for the available tools.`);
     const args = req.params.arguments ?? {};
@@ -45,7 +45,7 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
         const account = getAccount(deps, actor.accountId);
         if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; reads still work.", { read_only: true });
       }
-      const result = tool.run(deps, actor, args) as Record<string, unknown>;
+      const result = (await tool.run(deps, actor, args)) as Record<string, unknown>;
       return { content: [{ type: "text", text: JSON.stringify(result, null, 2) }], structuredContent: result };
     } catch (e) {
       if (e instanceof ApiError) return toolError(e);

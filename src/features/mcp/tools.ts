@@ -10,6 +10,7 @@ import { deleteBucket } from "../buckets/delete";
 import { archiveBucket, unarchiveBucket } from "../buckets/lifecycle";
 import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
 import { getStatus } from "../status/service";
+import { fileTools } from "./file-tools";
 
 export interface McpTool {
   name: string;
@@ -19,12 +20,12 @@ export interface McpTool {
   scope: Scope;
   /** Mutating tools are refused on read-only accounts, like REST writes. */
   mutates: boolean;
-  run(deps: Deps, actor: Actor, args: any): unknown;
+  run(deps: Deps, actor: Actor, args: any): unknown | Promise<unknown>;
 }
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
 
-export const tools: McpTool[] = [
+const bucketTools: McpTool[] = [
   {
     name: "pier_status",
     scope: "bucket_read",
@@ -106,3 +107,5 @@ export const tools: McpTool[] = [
     },
   },
 ];
+
+export const tools: McpTool[] = [...bucketTools, ...fileTools];
