@@ -193,6 +193,7 @@ describe("device flow", () => {
     expect(c.flows.email_code.available).toBe(false);
     expect(c.scopes.default_permission_scope).toBe("bucket_admin");
     expect(c.mcp.url).toBe(t.pier.deps.urls.mcpUrl);
+    expect(c.mcp.tools).toContainEqual({ name: "bucket_file_write", scope: "bucket_write" });
     const prm = await (await fetch(c.mcp.protected_resource_metadata)).json();
     expect(prm.resource).toBe(c.mcp.url);
   });

@@ -3,6 +3,7 @@
 import type { Deps } from "../../core/context";
 import { serverVersion } from "../../core/version";
 import { DEVICE_GRANT } from "../oauth/clients";
+import { tools } from "../mcp/tools";
 import { resourceMetadataUrl } from "../oauth/metadata";
 import { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "../oauth/scopes";
 import { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "../oauth/util";
@@ -60,6 +61,7 @@ export function capabilities(deps: Deps) {
       transport: "streamable-http (stateless, JSON responses)",
       auth: ["oauth_access_token", "api_key"],
       protected_resource_metadata: resourceMetadataUrl(deps),
+      tools: tools.map((x) => ({ name: x.name, scope: x.scope })),
     },
     metadata: {
       authorization_server: `${base}/.well-known/oauth-authorization-server`,
