@@ -6,6 +6,7 @@ import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import pkg from "../../package.json";
 import { ConfigError, loadConfig } from "../../src/config";
+import { addMember } from "../../src/features/accounts/service";
 import { MemoryOAuthProvider } from "../helpers/mcp";
 import { consent, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
@@ -231,6 +232,28 @@ describe("file tools", () => {
     ]) expect(((await stranger.callTool(call)).structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
     await stranger.close();
     expect((await t.api("GET", "/api/v1/buckets/" + id + "/files", { key: u.key })).body.data.files).toHaveLength(2);
+  });
+});
+
+describe("account selection", () => {
+  test("account_id switches to another account the user belongs to, capped by the role there", async () => {
+    const a = await t.user();
+    const b = await t.user();
+    addMember(t.pier.deps, b.accountId, a.userId, "member");
+    const theirs = (await t.api("POST", "/api/v1/buckets", { key: b.key, body: { bucket: { title: "Team bucket" } } })).body.data.bucket.id;
+    const client = await connectWithKey(a.key);
+    const tools = (await client.listTools()).tools;
+    expect(tools.every((x) => (x.inputSchema.properties as any).account_id)).toBe(true);
+    expect(json(await client.callTool({ name: "bucket_list", arguments: {} })).buckets).toEqual([]);
+    const team = json(await client.callTool({ name: "bucket_list", arguments: { account_id: b.accountId } }));
+    expect(team.buckets.map((x: any) => x.id)).toEqual([theirs]);
+    const status = json(await client.callTool({ name: "pier_status", arguments: { account_id: b.accountId } }));
+    expect(status.account).toMatchObject({ id: b.accountId, permission_scope: "bucket_write" });
+    const create = await client.callTool({ name: "bucket_create", arguments: { account_id: b.accountId, title: "nope" } });
+    expect((create.structuredContent as any).error.code).toBe("FORBIDDEN");
+    const stranger = await client.callTool({ name: "bucket_list", arguments: { account_id: (await t.user()).accountId } });
+    expect((stranger.structuredContent as any).error.code).toBe("FORBIDDEN");
+    await client.close();
   });
 });
 

@@ -8,12 +8,19 @@ import type { Actor, Deps } from "../../core/context";
 import { scopeRank } from "../../core/context";
 import { ApiError, errorCatalogue } from "../../core/errors";
 import { serverVersion } from "../../core/version";
+import { selectAccount } from "../../http/auth";
 import { getAccount } from "../accounts/service";
 import { tools } from "./tools";
 
 const byName = new Map(tools.map((x) => [x.name, x]));
+// Every tool also takes `account_id`, as every REST call does: members of several accounts
+// pick the one to act on (the credential's default account otherwise).
+const accountIdSchema = { type: "string", pattern: "^acc_[a-z0-9]{1,40}$", description: "Act on this account instead of the credential's default one (you must be a member)." };
 // TypeBox schemas are JSON Schema plus symbol-keyed metadata; JSON round-trip drops the latter.
-const listed = tools.map((x) => ({ name: x.name, description: x.description, inputSchema: JSON.parse(JSON.stringify(x.inputSchema)) }));
+const listed = tools.map((x) => {
+  const schema = JSON.parse(JSON.stringify(x.inputSchema));
+  return { name: x.name, description: x.description, inputSchema: { ...schema, properties: { ...schema.properties, account_id: accountIdSchema } } };
+});
 
 function toolError(err: ApiError): CallToolResult {
   const error = { code: err.code, message: err.message, hint: errorCatalogue[err.code].hint, ...(err.details ? { details: err.details } : {}) };
@@ -32,20 +39,24 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}. Call tools/list for the available tools.`);
-    const args = req.params.arguments ?? {};
+    const { account_id: accountId, ...args } = req.params.arguments ?? {};
     try {
+      if (accountId !== undefined && (typeof accountId !== "string" || !/^acc_[a-z0-9]{1,40}$/.test(accountId))) {
+        throw new ApiError("VALIDATION_FAILED", "account_id must be an account id (acc_...).", { field: "account_id" });
+      }
+      const acting = selectAccount(deps, actor, accountId as string | undefined);
       if (!Value.Check(tool.inputSchema, args)) {
         const fields = [...Value.Errors(tool.inputSchema, args)].slice(0, 20).map((e) => ({ path: e.path, message: e.message }));
         throw new ApiError("VALIDATION_FAILED", `Invalid arguments for ${tool.name}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ")}`, { fields });
       }
-      if (scopeRank[actor.scope] < scopeRank[tool.scope]) {
-        throw new ApiError("FORBIDDEN", `${tool.name} needs the ${tool.scope} scope; the credential has ${actor.scope}.`, { required_scope: tool.scope, scope: actor.scope });
+      if (scopeRank[acting.scope] < scopeRank[tool.scope]) {
+        throw new ApiError("FORBIDDEN", `${tool.name} needs the ${tool.scope} scope; the credential has ${acting.scope}.`, { required_scope: tool.scope, scope: acting.scope });
       }
       if (tool.mutates) {
-        const account = getAccount(deps, actor.accountId);
+        const account = getAccount(deps, acting.accountId);
         if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; reads still work.", { read_only: true });
       }
-      const result = (await tool.run(deps, actor, args)) as Record<string, unknown>;
+      const result = (await tool.run(deps, acting, args)) as Record<string, unknown>;
       return { content: [{ type: "text", text: JSON.stringify(result, null, 2) }], structuredContent: result };
     } catch (e) {
       if (e instanceof ApiError) return toolError(e);
