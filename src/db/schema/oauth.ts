@@ -95,3 +95,16 @@ export const agentActivity = sqliteTable("agent_activity", {
   firstSeenAt: text("first_seen_at").notNull(),
   lastSeenAt: text("last_seen_at").notNull(),
 }, (t) => [uniqueIndex("agent_activity_fingerprint").on(t.fingerprint), index("agent_activity_account").on(t.accountId, t.lastSeenAt)]);
+
+/** One-time dashboard sign-in links handed to agents (`browser_login_link`). */
+export const loginLinks = sqliteTable("login_links", {
+  tokenHash: text("token_hash").primaryKey(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  /** The key or connection that asked for it (audit). */
+  credentialId: text("credential_id").notNull(),
+  redirectPath: text("redirect_path").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+});

@@ -1,7 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
+import { ApiError } from "../../core/errors";
+import { htmlResponse, redirectResponse } from "../../http/html";
+import { sessionCookie } from "../accounts/sessions";
+import { checkPreSessionCsrf, clientMeta, preSessionCsrf } from "../accounts/web/browser";
+import { alertBox, renderView } from "../accounts/web/layout";
 import { activityRecorder, listActivity } from "./activity";
+import { createLoginLink, peekLoginLink, useLoginLink } from "./login-link";
 import { capabilities } from "./service";
 
 const tags = ["Agent auth"];
@@ -17,7 +23,34 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
       auth: "bucket_admin",
       query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })), account_id: t.Optional(t.String()) }),
       detail: { tags, summary: "Agent activity log (User-Agent and X-Pier-Agent* per credential); account owner only" },
-    });
+    })
+    .post("/api/v1/agent_auth/browser_login_link", ({ actor, body }) => ({ data: createLoginLink(deps, must(actor), body) }), {
+      auth: "any",
+      body: t.Object({ redirect_path: t.Optional(t.String({ maxLength: 2000 })), account_id: t.Optional(t.String()) }, { additionalProperties: false }),
+      detail: { tags, summary: "One-time link that signs the user's browser in to the dashboard (5 minutes; refused for two-factor users)" },
+    })
+    // The link itself is a browser page: GET only shows a Continue button (prefetchers and link
+    // scanners must not consume it), the POST (double-submit CSRF) signs in and redirects.
+    .get("/login_link/:token", async ({ request, params }) => {
+      const csrf = preSessionCsrf(deps, request);
+      try {
+        const link = peekLoginLink(deps, params.token);
+        return htmlResponse(await renderView("oauth/login-link.html", { email: link.email, token: params.token, csrf: csrf.token, notice: alertBox(null) }, { title: "Sign in" }), { cookies: csrf.cookies });
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
+      }
+    }, { detail: { hide: true } })
+    .post("/login_link/:token", async ({ request, params, body }) => {
+      try {
+        checkPreSessionCsrf(deps, request, (body as Record<string, string> | undefined)?.csrf);
+        const r = useLoginLink(deps, params.token, clientMeta(request));
+        return redirectResponse(r.redirectPath, [sessionCookie(deps, r.session.token, r.session.maxAgeSeconds, false)]);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
+      }
+    }, { detail: { hide: true } });
 
 /**
  * Records every request made with a bearer credential into the activity log. Elysia applies a

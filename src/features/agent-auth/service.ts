@@ -48,7 +48,11 @@ export function capabilities(deps: Deps) {
         reason: "This Pier has no outbound mailer for login codes yet; use device_authorization.",
         endpoints: [`${base}/api/v1/agent_auth/request_code`, `${base}/api/v1/agent_auth/verify_code`],
       },
-      browser_login_link: { available: false, reason: "Not available on this Pier yet." },
+      browser_login_link: {
+        available: true,
+        endpoint: `${base}/api/v1/agent_auth/browser_login_link`,
+        description: "With a key: POST { redirect_path } for a one-time link (5 minutes) that signs the user's browser in. Refused for two-factor users.",
+      },
     },
     scopes: {
       oauth: [MCP_SCOPE, ...PERMISSION_SCOPES],
