@@ -6,7 +6,7 @@ import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import pkg from "../../package.json";
 import { ConfigError, loadConfig } from "../../src/config";
-import { addMember } from "../../src/features/accounts/service";
+import { addMember, setReadOnly } from "../../src/features/accounts/service";
 import { MemoryOAuthProvider } from "../helpers/mcp";
 import { consent, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
@@ -253,6 +253,19 @@ describe("account selection", () => {
     expect((create.structuredContent as any).error.code).toBe("FORBIDDEN");
     const stranger = await client.callTool({ name: "bucket_list", arguments: { account_id: (await t.user()).accountId } });
     expect((stranger.structuredContent as any).error.code).toBe("FORBIDDEN");
+    await client.close();
+  });
+});
+
+describe("read-only accounts", () => {
+  test("reads keep working over MCP, writes answer ACCOUNT_READ_ONLY", async () => {
+    const u = await t.user();
+    const id = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Frozen" } } })).body.data.bucket.id;
+    setReadOnly(t.pier.deps, u.accountId, true, "billing");
+    const client = await connectWithKey(u.key);
+    expect(json(await client.callTool({ name: "bucket_list", arguments: {} })).buckets).toHaveLength(1);
+    const w = await client.callTool({ name: "bucket_update", arguments: { bucket_id: id, title: "x" } });
+    expect((w.structuredContent as any).error).toMatchObject({ code: "ACCOUNT_READ_ONLY", details: { read_only: true } });
     await client.close();
   });
 });
