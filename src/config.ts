@@ -37,6 +37,8 @@ export interface Config {
   bucketDeleteSyncLimit: number;
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** smtp(s)://user:pass@host:port for outbound mail; null = messages go to the outbox table. */
+  smtpRelayUrl: string | null;
   /** Public URL of the hosted MCP endpoint when a proxy/tunnel publishes it elsewhere; default <base-url>/mcp. */
   mcpResourceUrl: string | null;
 }
@@ -131,6 +133,7 @@ export const configOptions: Option[] = [
   { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
   { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
   { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (its first X-Forwarded-For entry is taken as the client IP, so the proxy must set, not append, it).", parse: bool },
+  { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
 ];

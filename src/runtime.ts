@@ -69,7 +69,12 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
 export async function startPier(config: Config, opts: StartOptions = {}): Promise<Pier> {
   let dispatch: Dispatch | null = null;
   let deps!: Deps & { close(): void };
-  const fetch = (req: Request, server: Server<unknown>) => makeFetch(deps, () => dispatch)(req, server);
+  // One handler once deps exist (not a new closure per request: it showed in the site benchmark).
+  let handler: ReturnType<typeof makeFetch> | null = null;
+  const fetch = (req: Request, server: Server<unknown>) => {
+    if (!handler && deps) handler = makeFetch(deps, () => dispatch);
+    return handler ? handler(req, server) : new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
+  };
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
   const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });
   try {

@@ -14,19 +14,22 @@ import a10 from "../sites/oauth/device-confirm.html" with { type: "file" };
 import a11 from "../sites/oauth/device-entry.html" with { type: "file" };
 import a12 from "../sites/oauth/login-link.html" with { type: "file" };
 import a13 from "../sites/oauth/message.html" with { type: "file" };
-import a14 from "../sites/templates/docs/README.md" with { type: "file" };
-import a15 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a16 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a17 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a18 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a19 from "../sites/templates/docs/index.html" with { type: "file" };
-import a20 from "../sites/templates/landing/README.md" with { type: "file" };
-import a21 from "../sites/templates/landing/index.html" with { type: "file" };
-import a22 from "../sites/templates/landing/style.css" with { type: "file" };
-import a23 from "../sites/templates/spa/README.md" with { type: "file" };
-import a24 from "../sites/templates/spa/index.html" with { type: "file" };
-import a25 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a26 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a14 from "../sites/site/autoindex.html" with { type: "file" };
+import a15 from "../sites/site/page.html" with { type: "file" };
+import a16 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a17 from "../sites/templates/docs/README.md" with { type: "file" };
+import a18 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a19 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a20 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a21 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a22 from "../sites/templates/docs/index.html" with { type: "file" };
+import a23 from "../sites/templates/landing/README.md" with { type: "file" };
+import a24 from "../sites/templates/landing/index.html" with { type: "file" };
+import a25 from "../sites/templates/landing/style.css" with { type: "file" };
+import a26 from "../sites/templates/spa/README.md" with { type: "file" };
+import a27 from "../sites/templates/spa/index.html" with { type: "file" };
+import a28 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a29 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -44,17 +47,20 @@ export const siteAssets: Record<string, string> = {
   "oauth/device-entry.html": a11,
   "oauth/login-link.html": a12,
   "oauth/message.html": a13,
-  "templates/docs/README.md": a14,
-  "templates/docs/docs.css": a15,
-  "templates/docs/docs.js": a16,
-  "templates/docs/guide/faq.md": a17,
-  "templates/docs/guide/getting-started.md": a18,
-  "templates/docs/index.html": a19,
-  "templates/landing/README.md": a20,
-  "templates/landing/index.html": a21,
-  "templates/landing/style.css": a22,
-  "templates/spa/README.md": a23,
-  "templates/spa/index.html": a24,
-  "templates/spa/src/app.css": a25,
-  "templates/spa/src/app.js": a26,
+  "site/autoindex.html": a14,
+  "site/page.html": a15,
+  "site/robots-preview.txt": a16,
+  "templates/docs/README.md": a17,
+  "templates/docs/docs.css": a18,
+  "templates/docs/docs.js": a19,
+  "templates/docs/guide/faq.md": a20,
+  "templates/docs/guide/getting-started.md": a21,
+  "templates/docs/index.html": a22,
+  "templates/landing/README.md": a23,
+  "templates/landing/index.html": a24,
+  "templates/landing/style.css": a25,
+  "templates/spa/README.md": a26,
+  "templates/spa/index.html": a27,
+  "templates/spa/src/app.css": a28,
+  "templates/spa/src/app.js": a29,
 };

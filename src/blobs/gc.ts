@@ -13,6 +13,8 @@ export const blobReferenceQueries: string[] = [
   "SELECT DISTINCT sha256 FROM files",
   "SELECT DISTINCT sha256 FROM file_changes WHERE sha256 IS NOT NULL",
   "SELECT DISTINCT sha256 FROM upload_entries",
+  // Deploys: every file of every deploy (kept for rollback) and its precompressed variants.
+  "SELECT blob_sha256 AS sha256 FROM deploy_files UNION SELECT gzip_sha256 FROM deploy_files WHERE gzip_sha256 IS NOT NULL UNION SELECT br_sha256 FROM deploy_files WHERE br_sha256 IS NOT NULL",
 ];
 
 export const GC_GRACE_MS = 24 * 3600_000;

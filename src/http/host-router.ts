@@ -17,10 +17,35 @@ export function parseHost(raw: string | null): string | null {
   return HOST_RE.test(name) ? name : null;
 }
 
+const apiHostnames = new WeakMap<Urls, string>();
+/** Parsing the base URL on every request showed up in the site benchmark: once per Urls. */
+function apiHostname(urls: Urls): string {
+  let h = apiHostnames.get(urls);
+  if (h === undefined) apiHostnames.set(urls, (h = new URL(urls.baseUrl).hostname));
+  return h;
+}
+
+// Classification per raw Host value, remembered (bounded): the same few hosts repeat on every request.
+const classified = new WeakMap<Urls, Map<string, HostKind>>();
+const MAX_REMEMBERED_HOSTS = 10_000;
+
 export function classifyHost(rawHost: string | null, urls: Urls, baseUrlConfigured: boolean): HostKind {
+  if (rawHost === null) return { kind: "invalid" };
+  let memo = classified.get(urls);
+  if (!memo) classified.set(urls, (memo = new Map()));
+  const key = baseUrlConfigured ? rawHost : `\u0000${rawHost}`;
+  let kind = memo.get(key);
+  if (kind === undefined) {
+    if (memo.size >= MAX_REMEMBERED_HOSTS) memo.clear();
+    memo.set(key, (kind = classifyHostUncached(rawHost, urls, baseUrlConfigured)));
+  }
+  return kind;
+}
+
+function classifyHostUncached(rawHost: string | null, urls: Urls, baseUrlConfigured: boolean): HostKind {
   const host = parseHost(rawHost);
   if (!host) return { kind: "invalid" };
-  const apiHost = new URL(urls.baseUrl).hostname;
+  const apiHost = apiHostname(urls);
   if (host === apiHost) return { kind: "api" };
   const suffix = `.${urls.sitesDomain}`;
   if (host.endsWith(suffix)) {

@@ -2,15 +2,20 @@
 // called through app.fetch): the client IP and the request id.
 import { newId } from "../core/ids";
 
-const ips = new WeakMap<Request, string>();
+const ips = new WeakMap<Request, string | (() => string)>();
 const ids = new WeakMap<Request, string>();
 
-export function setClientIp(req: Request, ip: string): void {
+/** `ip` may be a function: it is then called once, on first use (most requests never ask). */
+export function setClientIp(req: Request, ip: string | (() => string)): void {
   ips.set(req, ip);
 }
 
 export function clientIp(req: Request): string {
-  return ips.get(req) ?? "127.0.0.1";
+  const v = ips.get(req);
+  if (typeof v !== "function") return v ?? "127.0.0.1";
+  const ip = v();
+  ips.set(req, ip);
+  return ip;
 }
 
 export function requestId(req: Request): string {

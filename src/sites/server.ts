@@ -1,13 +1,126 @@
-// The site server: Host -> publication -> files. Publishing fills this in; until a site exists
-// for a host, visitors get a plain 404 page (never the API).
+// The site server: Host -> publication -> deploy file. Serving rules (docs/sites.md):
+// index.html/index.htm for directories, else an Auto-Index; static sites answer 404 (the site's
+// own 404.html when present); spa sites answer deep links with the root index page; directories
+// without a trailing slash redirect; gates run before anything of the site is revealed.
 import type { Deps } from "../core/context";
+import { clientIp } from "../http/request-info";
+import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
+import { SiteDirectory, type Manifest, type Site } from "./directory";
+import { FileServer } from "./files";
+import { emailGatePage, handleGatePost, hasAccess, passwordGatePage, type GateContext } from "./gates";
+import { noneMatch } from "./negotiate";
+import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
+import { hasExtension, parseRequestPath, splitUrl } from "./paths";
 
-export type SiteHandler = (req: Request, host: { kind: "site"; label: string } | { kind: "custom"; hostname: string }) => Promise<Response> | Response;
+export type SiteHandler = (
+  req: Request, host: { kind: "site"; label: string } | { kind: "custom"; hostname: string }, clientIp?: () => string,
+) => Promise<Response> | Response;
 
-export function createSiteHandler(_deps: Deps): SiteHandler {
-  return () =>
-    new Response("<!doctype html><title>No site here</title><h1>No site is published at this address</h1>", {
-      status: 404,
-      headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+/** HTML is always revalidated (ETag makes that a 304); other files are fresh for 5 minutes,
+ * then revalidated: file names are not content-hashed, so "immutable" would serve stale assets. */
+export const CACHE_HTML = "public, no-cache";
+export const CACHE_ASSET = "public, max-age=300, must-revalidate";
+/** Gated sites must never be stored by shared caches. */
+export const CACHE_PRIVATE = "private, no-cache";
+
+const PREVIEW_HEADERS = { "x-robots-tag": "noindex, nofollow" };
+const NO_HEADERS = {};
+
+export function createSiteHandler(deps: Deps): SiteHandler {
+  const directory = new SiteDirectory(deps);
+  const files = new FileServer(deps.blobs);
+  const autoIndex = new AutoIndex(deps, files);
+  let templates: SiteTemplates | null = null;
+  const loading = loadSiteTemplates().then((t) => (templates = t));
+
+  // Not async on purpose: a cached small file is answered without creating a promise.
+  const handle: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
+    const t = templates;
+    if (t === null) return loading.then(() => handle(req, hostKind, ipOf));
+    if (hostKind.kind !== "site") return noSite(t, NO_HEADERS); // custom domains: same lookup, later
+    const site = directory.byLabel(hostKind.label);
+    const extra = site?.kind === "preview" || hostKind.label.startsWith("preview-") ? PREVIEW_HEADERS : NO_HEADERS;
+    if (!site || site.deployId === null || site.status === "unpublished" || site.status === "unpublishing") return noSite(t, extra);
+    if (site.expiresAt !== null && site.expiresAt <= deps.clock.now().getTime()) {
+      return pageResponse(t, 410, "Expired", messageBody(site.kind === "preview" ? "This preview has expired" : "This site has expired",
+        "The owner can publish it again."), extra);
+    }
+
+    const method = req.method;
+    const { pathname, search } = splitUrl(req.url);
+    const parsed = parseRequestPath(pathname);
+    if (!parsed.ok) return pageResponse(t, 400, "Bad request", messageBody("Bad request", "This address is not valid."), extra);
+    const path = parsed.path;
+
+    if (site.kind === "preview" && path === "robots.txt") {
+      return new Response(t.robotsPreview, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": CACHE_HTML, ...extra } });
+    }
+
+    const host = `${hostKind.label}.${deps.urls.sitesDomain}`;
+    const gate = (): GateContext => ({
+      deps, t, site, host, extraHeaders: extra, client: ipOf(),
+      secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
     });
+
+    // Pier's own endpoints on site hosts live under /_pier/ (a site's own _pier/ folder is shadowed).
+    if (path === "_pier" || path.startsWith("_pier/")) {
+      const notHere = () => pageResponse(t, 404, "Not found", messageBody("Not found", "There is nothing at this address."), extra);
+      if (method === "POST" && path.startsWith("_pier/gate/")) return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
+      return notHere();
+    }
+    if (method !== "GET" && method !== "HEAD") {
+      return new Response(null, { status: 405, headers: { allow: "GET, HEAD", "cache-control": "no-store", ...extra } });
+    }
+
+    if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {
+      const next = pathname + search;
+      return site.accessMode === "password" ? passwordGatePage(gate(), next) : emailGatePage(gate(), next);
+    }
+
+    const m = directory.manifest(site.deployId);
+    const priv = site.accessMode !== "public";
+    const cacheFor = (type: string) => (priv ? CACHE_PRIVATE : type.startsWith("text/html") ? CACHE_HTML : CACHE_ASSET);
+
+    if (parsed.dir) {
+      const base = path === "" ? "" : `${path}/`;
+      const index = m.files.get(`${base}index.html`) ?? m.files.get(`${base}index.htm`);
+      if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
+      if (m.dirs.has(path)) {
+        return autoIndex.render(t, site, m, path).then((page) => {
+          const headers = { "content-type": "text/html; charset=utf-8", "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML, etag: page.etag,
+            "content-security-policy": AUTOINDEX_CSP, "x-content-type-options": "nosniff", ...extra };
+          if (noneMatch(req.headers.get("if-none-match"), page.etag)) return new Response(null, { status: 304, headers });
+          return new Response(page.html, { headers });
+        });
+      }
+      return missing(req, t, site, m, path, cacheFor, extra);
+    }
+
+    const file = m.files.get(path);
+    if (file) return files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
+    if (m.dirs.has(path)) {
+      return new Response(null, { status: 301, headers: { location: `${pathname}/${search}`, "cache-control": CACHE_HTML, ...extra } });
+    }
+    return missing(req, t, site, m, path, cacheFor, extra);
+  };
+  return handle;
+
+  /**
+   * Nothing at this path. spa: deep links get the root index page (200) when the last segment
+   * has no extension or the client asks for HTML (a browser navigation); a missing /app.js stays
+   * a 404 so a broken asset never turns into HTML. Otherwise the site's 404.html, or Pier's page.
+   */
+  function missing(req: Request, t: SiteTemplates, site: Site, m: Manifest, path: string, cacheFor: (type: string) => string, extra: Record<string, string>): Promise<Response> | Response {
+    if (site.siteMode === "spa" && (!hasExtension(path) || (req.headers.get("accept") ?? "").includes("text/html"))) {
+      const index = m.files.get("index.html") ?? m.files.get("index.htm");
+      if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
+    }
+    const page404 = m.files.get("404.html");
+    if (page404) return files.serve(req, page404, { status: 404, cacheControl: cacheFor(page404.contentType), extraHeaders: extra, conditional: false });
+    return pageResponse(t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), extra);
+  }
+}
+
+function noSite(t: SiteTemplates, extra: Record<string, string>): Response {
+  return pageResponse(t, 404, "No site here", messageBody("No site is published at this address", "Check the address, or ask the owner to publish it."), extra);
 }

@@ -2,4 +2,6 @@ export * from "./accounts";
 export * from "./buckets";
 export * from "./jobs";
 export * from "./files";
+export * from "./publish";
+export * from "./outbound-mail";
 export * from "./oauth";

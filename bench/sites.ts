@@ -1,0 +1,241 @@
+// Site server vs nginx and Caddy (Debian packages) on the same fixture, same machine, same run:
+// wrk on loopback, requests/s and p99 latency for a 4 KB index.html, a 64 KB and a 1 MB asset.
+// Run: ./node_modules/.bin/bun bench/sites.ts [--duration 10] [--connections 50]
+// Needs: apt-get install -y nginx caddy wrk. Prints a markdown table for bench/README.md.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/core/log";
+import { createDeps } from "../src/runtime";
+import { insertUserWithAccount } from "../src/features/accounts/service";
+import { buckets } from "../src/db/schema";
+import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
+import { createPublication } from "../src/features/publish/publications";
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : Number(process.argv[i + 1]);
+};
+const DURATION = arg("duration", 10);
+const CONNECTIONS = arg("connections", 50);
+const THREADS = arg("threads", 2);
+const argStr = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? null : process.argv[i + 1]!;
+};
+/** --only pier,nginx limits the servers measured (quick checks while tuning). */
+const ONLY = argStr("only")?.split(",") ?? null;
+
+for (const bin of ["nginx", "caddy", "wrk"]) {
+  if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) {
+    console.error(`bench/sites.ts: ${bin} is missing (apt-get install -y nginx caddy wrk)`);
+    process.exit(2);
+  }
+}
+
+const work = mkdtempSync(join(tmpdir(), "pier-bench-"));
+chmodSync(work, 0o755); // nginx workers run as www-data and must read the fixture
+const fixture = join(work, "site");
+mkdirSync(fixture);
+const rand = (n: number) => {
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, Math.min(n, i + 65536)));
+  return b;
+};
+const html = `<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body>` + "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>\n".repeat(80);
+const files: Record<string, Uint8Array> = {
+  "index.html": new TextEncoder().encode(html.padEnd(4096 - "</body></html>".length, " ") + "</body></html>"),
+  "asset-64k.jpg": rand(64 * 1024),
+  "asset-1m.jpg": rand(1024 * 1024),
+};
+for (const [p, b] of Object.entries(files)) writeFileSync(join(fixture, p), b);
+
+async function freePort(): Promise<number> {
+  return new Promise((res) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+// --- Pier: publish the fixture into a fresh data dir, then run `pier serve` as its own process.
+const dataDir = join(work, "data");
+const SLUG = "benchsite1";
+{
+  const config = { ...loadConfig({}, {}), dataDir, secretKey: "bench-secret-key-bench-secret-key-bench-secret" };
+  const deps = await createDeps(config, 0, { log: silentLogger });
+  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  const now = new Date().toISOString();
+  const bucket = deps.db.insert(buckets).values({ id: "bkt_bench", accountId: account.id, title: "Bench", createdAt: now, updatedAt: now }).returning().get();
+  const pub = createPublication(deps, { bucketId: bucket.id, accountId: account.id, kind: "main", slug: SLUG });
+  const d = await writeDeploy(deps, pub.id, Object.entries(files).map(([path, bytes]) => ({ path, bytes })));
+  activateDeploy(deps, pub.id, d.deployId);
+  deps.close();
+}
+
+const procs: ChildProcess[] = [];
+const outputs = new Map<string, () => string>();
+function start(cmd: string, args: string[], env: Record<string, string> = {}): ChildProcess {
+  const p = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  let err = "";
+  p.stderr!.on("data", (d) => (err += d));
+  p.stdout!.on("data", (d) => (err += d));
+  outputs.set(cmd, () => err);
+  p.on("exit", (code) => {
+    if (code && code !== 0 && !stopping) console.error(`${cmd} exited ${code}: ${err.slice(-2000)}`);
+  });
+  procs.push(p);
+  return p;
+}
+let stopping = false;
+const cleanup = () => {
+  stopping = true;
+  for (const p of procs) p.kill("SIGTERM");
+  rmSync(work, { recursive: true, force: true });
+};
+process.on("uncaughtException", (e) => {
+  console.error(e);
+  cleanup();
+  process.exit(1);
+});
+process.on("unhandledRejection", (e) => {
+  console.error(e);
+  cleanup();
+  process.exit(1);
+});
+process.on("SIGINT", () => {
+  cleanup();
+  process.exit(130);
+});
+
+const pierPort = await freePort();
+start(process.execPath, ["src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(pierPort), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"],
+  { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" });
+
+// Debian's defaults (sendfile, etag on) with the access log off, as Pier keeps none per request
+// either. Twice: worker_processes auto (all cores, Debian's default) and 1 (per-core comparison
+// with Pier, which serves from one process).
+async function startNginx(workers: string): Promise<number> {
+  const port = await freePort();
+  const dir = join(work, `nginx-${workers}`);
+  mkdirSync(dir);
+  const conf = join(dir, "nginx.conf");
+  writeFileSync(conf, `worker_processes ${workers};
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server { listen 127.0.0.1:${port}; root ${fixture}; }
+}
+`);
+  start("nginx", ["-c", conf, "-e", `${dir}/error.log`]);
+  return port;
+}
+const nginxPort = await startNginx("auto");
+const nginx1Port = await startNginx("1");
+
+const caddyPort = await freePort();
+const caddyfile = join(work, "Caddyfile");
+writeFileSync(caddyfile, `{\n  admin off\n  auto_https off\n}\nhttp://127.0.0.1:${caddyPort} {\n  root * ${fixture}\n  file_server\n}\n`);
+start("caddy", ["run", "--config", caddyfile, "--adapter", "caddyfile"], { HOME: work, XDG_DATA_HOME: work, XDG_CONFIG_HOME: work });
+
+async function waitUp(url: string, host?: string) {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(url, { headers: host ? { host } : {} });
+      if (r.status === 200) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`server at ${url} did not come up; output: ${[...outputs.values()].map((f) => f().slice(-800)).join("\n---\n")}`);
+}
+
+const servers = [
+  { name: "Pier", base: `http://127.0.0.1:${pierPort}`, host: `${SLUG}.localhost` },
+  { name: "nginx", base: `http://127.0.0.1:${nginxPort}`, host: undefined },
+  { name: "nginx-1w", base: `http://127.0.0.1:${nginx1Port}`, host: undefined },
+  { name: "Caddy", base: `http://127.0.0.1:${caddyPort}`, host: undefined },
+];
+if (ONLY) servers.splice(0, servers.length, ...servers.filter((s) => ONLY.includes(s.name.toLowerCase())));
+for (const s of servers) await waitUp(`${s.base}/index.html`, s.host).catch((e) => { throw new Error(`${s.name}: ${e.message}`); });
+
+// Same bytes from everyone.
+for (const s of servers) {
+  for (const [p, b] of Object.entries(files)) {
+    const got = new Uint8Array(await (await fetch(`${s.base}/${p}`, { headers: s.host ? { host: s.host, "accept-encoding": "identity" } : { "accept-encoding": "identity" } })).arrayBuffer());
+    if (got.byteLength !== b.byteLength) throw new Error(`${s.name} served ${got.byteLength} bytes for ${p}, expected ${b.byteLength}`);
+  }
+}
+
+function parseWrk(out: string): { rps: number; p99ms: number } {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const m = /\s99%\s+([\d.]+)(us|ms|s)\b/.exec(out);
+  const p99ms = m ? Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1) : NaN;
+  return { rps, p99ms };
+}
+
+const cases = [
+  { label: "index.html (4 KB)", path: "/index.html" },
+  { label: "asset 64 KB", path: "/asset-64k.jpg" },
+  { label: "asset 1 MB", path: "/asset-1m.jpg" },
+];
+const ROUNDS = arg("rounds", 3);
+// Several rounds, each in a rotated server order, and the median of each: on a shared machine
+// background load moves between runs, and a fixed order would always favour the same server.
+const samples: Record<string, Record<string, { rps: number; p99ms: number }[]>> = {};
+for (const c of cases) {
+  samples[c.label] = Object.fromEntries(servers.map((s) => [s.name, []]));
+  for (const s of servers) spawnSync("wrk", ["-t1", "-c8", "-d2s", ...(s.host ? ["-H", `Host: ${s.host}`] : []), s.base + c.path]); // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = servers.map((_, i) => servers[(i + round) % servers.length]!);
+    for (const s of order) {
+      const args = ["-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${DURATION}s`, "--latency"];
+      if (s.host) args.push("-H", `Host: ${s.host}`);
+      const r = parseWrk(spawnSync("wrk", [...args, s.base + c.path], { encoding: "utf8" }).stdout);
+      samples[c.label]![s.name]!.push(r);
+      console.error(`${c.label.padEnd(20)} round ${round + 1} ${s.name.padEnd(8)} ${r.rps.toFixed(0).padStart(8)} req/s  p99 ${r.p99ms.toFixed(2)} ms`);
+    }
+  }
+}
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+};
+const results: Record<string, Record<string, { rps: number; p99ms: number }>> = {};
+for (const c of cases) {
+  results[c.label] = Object.fromEntries(servers.map((s) => {
+    const xs = samples[c.label]![s.name]!;
+    return [s.name, { rps: median(xs.map((x) => x.rps)), p99ms: median(xs.map((x) => x.p99ms)) }];
+  }));
+}
+
+const cpu = (spawnSync("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: "utf8" }).stdout || "").trim();
+const nginxV = (spawnSync("nginx", ["-v"], { encoding: "utf8" }).stderr || "").trim().replace("nginx version: ", "");
+const caddyV = (spawnSync("caddy", ["version"], { encoding: "utf8" }).stdout || "").trim().split(" ")[0];
+console.log(`\nwrk -t${THREADS} -c${CONNECTIONS} -d${DURATION}s on loopback, median of ${ROUNDS} rounds; ${navigator.hardwareConcurrency} CPUs (${cpu}); Bun ${Bun.version}, ${nginxV}, Caddy ${caddyV}; ${new Date().toISOString().slice(0, 10)}\n`);
+const names = servers.map((s) => s.name);
+console.log(`| file | ${names.map((n) => `${n} req/s`).join(" | ")} | ${names.map((n) => `${n} p99`).join(" | ")} |`);
+console.log(`|---|${names.map(() => "---:").join("|")}|${names.map(() => "---:").join("|")}|`);
+for (const c of cases) {
+  const r = results[c.label]!;
+  const f = (n: number) => Math.round(n).toLocaleString("en-US");
+  const l = (n: number) => `${n.toFixed(2)} ms`;
+  console.log(`| ${c.label} | ${names.map((n) => f(r[n]!.rps)).join(" | ")} | ${names.map((n) => l(r[n]!.p99ms)).join(" | ")} |`);
+}
+cleanup();
+process.exit(0);

@@ -1,0 +1,70 @@
+// Outbound mail behind a small interface: an SMTP relay (nodemailer) when PIER_SMTP_RELAY_URL is
+// set, otherwise an outbox table the instance admin reads (a log line says a message is waiting,
+// never its content: it may hold a one-time code).
+import { createTransport } from "nodemailer";
+import type { Deps } from "../../core/context";
+import { newId } from "../../core/ids";
+import { mailOutbox } from "../../db/schema";
+import { transaction } from "../../db/tx";
+
+export interface OutboundMessage {
+  to: string;
+  subject: string;
+  text: string;
+  /** What sent it, for the outbox listing (site-email-code, publish-failed, ...). */
+  kind: string;
+}
+
+export interface Mailer {
+  readonly via: "relay" | "outbox";
+  send(msg: OutboundMessage): Promise<{ id: string }>;
+}
+
+export class OutboxMailer implements Mailer {
+  readonly via = "outbox" as const;
+  constructor(private readonly deps: Deps) {}
+
+  async send(msg: OutboundMessage): Promise<{ id: string }> {
+    const id = newId("msg");
+    transaction(this.deps.db, (tx) => {
+      tx.insert(mailOutbox).values({ id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, kind: msg.kind, createdAt: this.deps.clock.now().toISOString() }).run();
+    });
+    this.deps.log.info("outbound message stored in the outbox (no SMTP relay configured; read it with the admin CLI)", { message_id: id, kind: msg.kind });
+    return { id };
+  }
+}
+
+export class SmtpRelayMailer implements Mailer {
+  readonly via = "relay" as const;
+  private readonly transport;
+  constructor(private readonly deps: Deps, relayUrl: string, private readonly from: string) {
+    this.transport = createTransport(relayUrl);
+  }
+
+  async send(msg: OutboundMessage): Promise<{ id: string }> {
+    const info = await this.transport.sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text });
+    this.deps.log.info("outbound message relayed", { kind: msg.kind, message_id: info.messageId });
+    return { id: String(info.messageId ?? newId("msg")) };
+  }
+}
+
+const mailers = new WeakMap<Deps, Mailer>();
+
+/** The process's mailer (one per Deps, so the relay connection pool is shared). */
+export function mailerFor(deps: Deps): Mailer {
+  let m = mailers.get(deps);
+  if (!m) {
+    m = deps.config.smtpRelayUrl
+      ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`)
+      : new OutboxMailer(deps);
+    mailers.set(deps, m);
+  }
+  return m;
+}
+
+/** Newest outbox messages first (admin CLI and tests). */
+export function listOutbox(deps: Deps, limit = 50) {
+  return deps.sqlite.query<{ id: string; to_address: string; subject: string; text_body: string; kind: string; created_at: string }, [number]>(
+    "SELECT id, to_address, subject, text_body, kind, created_at FROM mail_outbox ORDER BY created_at DESC, rowid DESC LIMIT ?",
+  ).all(limit);
+}

@@ -1,0 +1,138 @@
+// Immutable deploys: writeDeploy stores a set of files (blobs, precompressed variants, strong
+// ETags) as a new deploy; activateDeploy switches the live site to it in one transaction.
+// Blob I/O and compression happen before the transaction; the rows are written in one go, so a
+// crash leaves either a whole deploy or none (orphan blobs are collected by blob GC).
+import { and, eq, isNotNull } from "drizzle-orm";
+import type { Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { newId } from "../../core/ids";
+import { deployFiles, deploys, publications } from "../../db/schema";
+import { transaction } from "../../db/tx";
+import { contentTypeFor, etagFor, isCompressible, precompress } from "./content";
+import { emitSiteChange } from "./events";
+import { isExcludedFromPublish, normalizeSitePath } from "./exclusions";
+
+export interface DeployFileInput {
+  path: string;
+  /** Either the bytes, or the sha256 of a blob already in the store (bucket files). */
+  bytes?: Uint8Array | string;
+  blobSha?: string;
+  contentType?: string;
+}
+
+export interface DeployResult {
+  deployId: string;
+  fileCount: number;
+  totalBytes: number;
+  /** Paths refused by the exclusion rules (never stored in the deploy). */
+  excluded: string[];
+}
+
+type DeployFileRow = typeof deployFiles.$inferInsert;
+
+export async function writeDeploy(
+  deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null } = {},
+): Promise<DeployResult> {
+  const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
+  if (!pub) throw new ApiError("NOT_FOUND", `Publication ${publicationId} was not found.`);
+
+  const excluded: string[] = [];
+  const seen = new Set<string>();
+  const accepted: Array<DeployFileInput & { path: string }> = [];
+  for (const f of files) {
+    const path = normalizeSitePath(f.path);
+    if (path === null) throw new ApiError("VALIDATION_FAILED", `Invalid file path "${f.path}".`, { path: f.path });
+    if (isExcludedFromPublish(path)) {
+      excluded.push(path);
+      continue;
+    }
+    if (seen.has(path)) throw new ApiError("VALIDATION_FAILED", `Duplicate file path "${path}".`, { path });
+    if ((f.bytes === undefined) === (f.blobSha === undefined)) throw new ApiError("VALIDATION_FAILED", `File "${path}" needs exactly one of bytes or blobSha.`);
+    seen.add(path);
+    accepted.push({ ...f, path });
+  }
+
+  // Variants already computed for the same content in an earlier deploy are reused: a
+  // republish with one changed file compresses one file.
+  const known = new Map<string, Pick<DeployFileRow, "gzipSha256" | "gzipSize" | "brSha256" | "brSize">>();
+  const rows: DeployFileRow[] = [];
+  const deployId = newId("dpl");
+  let totalBytes = 0;
+  for (const f of accepted) {
+    let sha: string;
+    let size: number;
+    let bytes: Uint8Array | null = null;
+    if (f.bytes !== undefined) {
+      bytes = typeof f.bytes === "string" ? new TextEncoder().encode(f.bytes) : f.bytes;
+      const info = await deps.blobs.putBytes(bytes);
+      sha = info.sha256;
+      size = info.size;
+    } else {
+      sha = f.blobSha!.toLowerCase();
+      const s = await deps.blobs.size(sha);
+      if (s === null) throw new ApiError("VALIDATION_FAILED", `File "${f.path}" refers to a blob that is not stored.`, { path: f.path });
+      size = s;
+    }
+    const contentType = f.contentType ?? contentTypeFor(f.path);
+    const row: DeployFileRow = { deployId, path: f.path, blobSha256: sha, size, contentType, etag: etagFor(sha) };
+    if (isCompressible(contentType, size)) {
+      let variants = known.get(sha) ?? previousVariants(deps, sha);
+      if (!variants) {
+        bytes ??= new Uint8Array(await deps.blobs.file(sha).arrayBuffer());
+        const c = precompress(bytes);
+        const gz = c.gzip ? await deps.blobs.putBytes(c.gzip) : null;
+        const br = c.br ? await deps.blobs.putBytes(c.br) : null;
+        variants = { gzipSha256: gz?.sha256 ?? null, gzipSize: gz?.size ?? null, brSha256: br?.sha256 ?? null, brSize: br?.size ?? null };
+      }
+      known.set(sha, variants);
+      Object.assign(row, variants);
+    }
+    totalBytes += size;
+    rows.push(row);
+  }
+
+  const now = deps.clock.now().toISOString();
+  transaction(deps.db, (tx) => {
+    tx.insert(deploys).values({ id: deployId, publicationId, bucketVersionId: opts.bucketVersionId ?? null, fileCount: rows.length, totalBytes, createdAt: now }).run();
+    // SQLite caps bound parameters per statement: insert in chunks.
+    for (let i = 0; i < rows.length; i += 500) tx.insert(deployFiles).values(rows.slice(i, i + 500)).run();
+  });
+  return { deployId, fileCount: rows.length, totalBytes, excluded };
+}
+
+/** Compressed variants stored for the same content by any earlier deploy (compressible only). */
+function previousVariants(deps: Deps, sha: string) {
+  const prev = deps.db.select({ gzipSha256: deployFiles.gzipSha256, gzipSize: deployFiles.gzipSize, brSha256: deployFiles.brSha256, brSize: deployFiles.brSize })
+    .from(deployFiles).where(and(eq(deployFiles.blobSha256, sha), isNotNull(deployFiles.gzipSha256))).limit(1).get();
+  return prev ?? undefined;
+}
+
+/**
+ * Make a written deploy the live one. One transaction: the publication row points at the new
+ * deploy and becomes ready/published together; the site server's cache is dropped after commit.
+ */
+export function activateDeploy(deps: Deps, publicationId: string, deployId: string): void {
+  transaction(deps.db, (tx) => {
+    const d = tx.select().from(deploys).where(and(eq(deploys.id, deployId), eq(deploys.publicationId, publicationId))).get();
+    if (!d) throw new ApiError("NOT_FOUND", `Deploy ${deployId} of publication ${publicationId} was not found.`);
+    const now = deps.clock.now().toISOString();
+    tx.update(publications).set({
+      currentDeployId: deployId, publishedFilesCount: d.fileCount, status: "published", publishState: "ready",
+      publishError: null, publishCompletedAt: now, updatedAt: now,
+    }).where(eq(publications.id, publicationId)).run();
+  });
+  emitSiteChange(deps, { publicationId });
+}
+
+export type DeployFile = typeof deployFiles.$inferSelect;
+
+/** Every file of a deploy (the site server caches this per deploy). */
+export function deployManifest(deps: Deps, deployId: string): DeployFile[] {
+  return deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, deployId)).all();
+}
+
+/** Deploys of a publication still referenced (for rollback listings and cleanup). */
+export function listDeploys(deps: Deps, publicationId: string) {
+  return deps.db.select().from(deploys).where(eq(deploys.publicationId, publicationId)).all();
+}
+

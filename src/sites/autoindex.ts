@@ -1,0 +1,105 @@
+// Auto-Index: the page a site shows for a directory without index.html/index.htm. Lists the
+// directory (folders first, image thumbnails, sizes) and renders README.md, README.txt or
+// index.md below the listing, inside the account's template or the default one.
+import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
+import type { Deps } from "../core/context";
+import { getAutoIndexTemplate } from "../features/publish/templates";
+import type { Manifest, Site } from "./directory";
+import type { FileServer } from "./files";
+import { renderMarkdown } from "./markdown";
+import { escapeHtml, fillTemplate, type SiteTemplates } from "./pages";
+
+const README_NAMES = ["README.md", "readme.md", "Readme.md", "README.markdown", "README.txt", "readme.txt", "index.md"];
+const README_MAX_BYTES = 512 * 1024;
+
+// The theme switch is Pier's only script on the page; the CSP allows exactly this script by hash.
+const THEME_SCRIPT = `(function(){var r=document.documentElement,k="pier-theme",s=localStorage.getItem(k);if(s)r.dataset.theme=s;var b=document.getElementById("pier-theme");if(!b)return;b.addEventListener("click",function(){var n=r.dataset.theme==="dark"?"light":"dark";r.dataset.theme=n;localStorage.setItem(k,n);});})();`;
+const THEME_HASH = `'sha256-${createHash("sha256").update(THEME_SCRIPT).digest("base64")}'`;
+export const AUTOINDEX_CSP = `default-src 'none'; script-src ${THEME_HASH}; style-src 'unsafe-inline'; img-src 'self' data:; media-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`;
+const THEME_SWITCH = `<button type="button" id="pier-theme" class="pier-theme" aria-label="Switch light/dark theme">◐</button><script>${THEME_SCRIPT}</script>`;
+
+export interface RenderedIndex {
+  html: string;
+  etag: string;
+}
+
+export class AutoIndex {
+  // Rendered pages for a short time: templates can change without a deploy (10 s to show up).
+  private readonly cache = new LRUCache<string, RenderedIndex>({ max: 500, ttl: 10_000 });
+
+  constructor(private readonly deps: Deps, private readonly files: FileServer) {}
+
+  async render(t: SiteTemplates, site: Site, m: Manifest, dir: string): Promise<RenderedIndex> {
+    const key = `${m.deployId}\0${dir}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const template = getAutoIndexTemplate(this.deps, site.accountId) ?? t.autoindex;
+    const prefix = dir === "" ? "" : `${dir}/`;
+    const folders = new Set<string>();
+    const entries: { name: string; size: number; type: string }[] = [];
+    for (const [path, f] of m.files) {
+      if (!path.startsWith(prefix)) continue;
+      const rest = path.slice(prefix.length);
+      const slash = rest.indexOf("/");
+      if (slash === -1) entries.push({ name: rest, size: f.size, type: f.contentType });
+      else folders.add(rest.slice(0, slash));
+    }
+    const byName = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true, sensitivity: "base" });
+    const rows: string[] = [];
+    if (dir !== "") rows.push(`<tr><td class="icon">↩</td><td><a href="../">Parent folder</a></td><td class="size"></td></tr>`);
+    for (const name of [...folders].sort(byName)) {
+      rows.push(`<tr><td class="icon">📁</td><td><a href="${encodeURIComponent(name)}/">${escapeHtml(name)}/</a></td><td class="size">—</td></tr>`);
+    }
+    for (const e of entries.sort((a, b) => byName(a.name, b.name))) {
+      const href = encodeURIComponent(e.name);
+      const preview = /^image\/(png|jpe?g|gif|webp|avif|svg\+xml)/.test(e.type)
+        ? `<img class="thumb" src="${href}" alt="" loading="lazy">`
+        : `<span>${fileIcon(e.type)}</span>`;
+      rows.push(`<tr><td class="icon">${preview}</td><td><a href="${href}">${escapeHtml(e.name)}</a></td><td class="size">${formatSize(e.size)}</td></tr>`);
+    }
+    let readme = "";
+    for (const name of README_NAMES) {
+      const f = m.files.get(prefix + name);
+      if (!f || f.size > README_MAX_BYTES) continue;
+      const text = await this.files.text(f.blobSha256, f.size);
+      readme = name.toLowerCase().endsWith(".txt") ? `<pre>${escapeHtml(text)}</pre>` : renderMarkdown(text);
+      readme = `<section class="pier-readme">${readme}</section>`;
+      break;
+    }
+    const name = site.title || site.slug;
+    const filesHtml = `<table class="pier-files"><tbody>${rows.join("")}</tbody></table>${readme}`;
+    const html = fillTemplate(template, {
+      title: escapeHtml(dir === "" ? name : `/${dir}/ · ${name}`),
+      description: escapeHtml(site.description),
+      files: filesHtml,
+      theme_switch: THEME_SWITCH,
+      account_name: escapeHtml(site.accountName),
+      account_logo: `<span class="pier-logo" aria-hidden="true">${escapeHtml((site.accountName.trim()[0] ?? "P").toUpperCase())}</span>`,
+    });
+    const rendered = { html, etag: `"ai-${createHash("sha256").update(html).digest("hex").slice(0, 40)}"` };
+    this.cache.set(key, rendered);
+    return rendered;
+  }
+}
+
+function fileIcon(type: string): string {
+  if (type.startsWith("text/html")) return "🌐";
+  if (type.startsWith("text/") || type.includes("json") || type.includes("javascript")) return "📄";
+  if (type.startsWith("video/")) return "🎞";
+  if (type.startsWith("audio/")) return "🎵";
+  if (type === "application/pdf") return "📕";
+  return "📦";
+}
+
+export function formatSize(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}

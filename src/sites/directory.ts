@@ -1,0 +1,98 @@
+// Host -> live publication and its deploy manifest, cached in memory. Lookups are cached in an
+// LRU (also misses, briefly, so a scan of random hosts cannot hammer SQLite) and dropped at once
+// when a publication changes (activate, access change, unpublish: see features/publish/events).
+import { and, eq } from "drizzle-orm";
+import { LRUCache } from "lru-cache";
+import type { Deps } from "../core/context";
+import { accounts, publications } from "../db/schema";
+import { deployManifest, type DeployFile } from "../features/publish/deploys";
+import { onSiteChange } from "../features/publish/events";
+import { isExcludedFromPublish } from "../features/publish/exclusions";
+
+export interface Site {
+  id: string;
+  accountId: string;
+  accountName: string;
+  kind: "main" | "preview";
+  slug: string;
+  title: string;
+  description: string;
+  status: string;
+  siteMode: "static" | "spa";
+  accessMode: "public" | "password" | "require_email";
+  passwordHash: string | null;
+  accessVersion: number;
+  expiresAt: number | null;
+  deployId: string | null;
+}
+
+export interface Manifest {
+  deployId: string;
+  files: Map<string, DeployFile>;
+  /** Every directory that holds at least one file ("" is the root). */
+  dirs: Set<string>;
+}
+
+const MAX_SITES = 20_000;
+
+export class SiteDirectory {
+  // A plain Map with expiry stamps: cheaper per hit than an LRU with TTLs (this is on every request).
+  private readonly sites = new Map<string, { site: Site | false; until: number }>();
+  private readonly manifests = new LRUCache<string, Manifest>({ maxSize: 2_000_000, sizeCalculation: (m) => m.files.size + 1 });
+  private readonly keyOf = new Map<string, string>();
+
+  constructor(private readonly deps: Deps) {
+    onSiteChange(deps, ({ publicationId }) => this.forget(publicationId));
+  }
+
+  /** `label` is the first DNS label of a managed host: <slug> or preview-<slug>. */
+  byLabel(label: string): Site | null {
+    const cached = this.sites.get(label);
+    if (cached !== undefined && cached.until > performance.now()) return cached.site || null;
+    if (this.sites.size >= MAX_SITES) this.sites.clear();
+    const preview = label.startsWith("preview-");
+    const slug = preview ? label.slice("preview-".length) : label;
+    const row = this.deps.db
+      .select({ p: publications, accountName: accounts.name })
+      .from(publications).innerJoin(accounts, eq(accounts.id, publications.accountId))
+      .where(and(eq(publications.kind, preview ? "preview" : "main"), eq(publications.publicSlug, slug))).get();
+    if (!row) {
+      this.sites.set(label, { site: false, until: performance.now() + 2_000 });
+      return null;
+    }
+    const p = row.p;
+    const site: Site = {
+      id: p.id, accountId: p.accountId, accountName: row.accountName, kind: p.kind, slug: p.publicSlug, title: p.title,
+      description: p.description, status: p.status, siteMode: p.siteMode, accessMode: p.accessMode, passwordHash: p.passwordHash,
+      accessVersion: p.accessVersion, expiresAt: p.expiresAt ? Date.parse(p.expiresAt) : null, deployId: p.currentDeployId,
+    };
+    this.sites.set(label, { site, until: performance.now() + 60_000 });
+    this.keyOf.set(p.id, label);
+    return site;
+  }
+
+  manifest(deployId: string): Manifest {
+    let m = this.manifests.get(deployId);
+    if (!m) {
+      const files = new Map<string, DeployFile>();
+      const dirs = new Set<string>([""]);
+      for (const f of deployManifest(this.deps, deployId)) {
+        if (isExcludedFromPublish(f.path)) continue; // belt and braces: never served, never listed
+        files.set(f.path, f);
+        for (let i = f.path.indexOf("/"); i !== -1; i = f.path.indexOf("/", i + 1)) dirs.add(f.path.slice(0, i));
+      }
+      m = { deployId, files, dirs };
+      this.manifests.set(deployId, m);
+    }
+    return m;
+  }
+
+  private forget(publicationId: string): void {
+    const label = this.keyOf.get(publicationId);
+    if (label) this.sites.delete(label);
+    this.keyOf.delete(publicationId);
+    // A publication never looked up (or cached as missing) may just have gone live.
+    const p = this.deps.db.select({ kind: publications.kind, slug: publications.publicSlug }).from(publications).where(eq(publications.id, publicationId)).get();
+    if (p) this.sites.delete(p.kind === "preview" ? `preview-${p.slug}` : p.slug);
+  }
+}

@@ -1,0 +1,211 @@
+// Access gates for password and require_email sites. Passwords travel only in POST bodies,
+// never in URLs. Success sets a host-only cookie (no Domain attribute, so it never reaches the
+// API host or another site) whose HMAC binds the publication, its access version (rotation signs
+// everyone out), the host and an expiry.
+import { randomInt } from "node:crypto";
+import { and, eq, sql } from "drizzle-orm";
+import type { Deps } from "../core/context";
+import { safeEqual } from "../core/crypto";
+import { newId } from "../core/ids";
+import { siteEmailCodes, siteLeads } from "../db/schema";
+import { transaction } from "../db/tx";
+import { mailerFor } from "../features/mail/outbound";
+import type { Site } from "./directory";
+import { clearGateAttempts, gateRetryAfter, recordGateAttempt } from "./gate-limits";
+import { escapeHtml, messageBody, pageResponse, type SiteTemplates } from "./pages";
+
+export const SITE_COOKIE = "pier_site_access";
+export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
+const CODE_TTL_MS = 15 * 60_000;
+const CODE_MAX_ATTEMPTS = 5;
+const MAX_FORM_BYTES = 8 * 1024;
+
+export interface GateContext {
+  deps: Deps;
+  t: SiteTemplates;
+  site: Site;
+  host: string;
+  secure: boolean;
+  client: string;
+  extraHeaders: Record<string, string>;
+}
+
+// ---- cookie ----
+
+const cookiePayload = (site: Site, host: string, subject: string, exp: number) => `${site.id}|${site.accessVersion}|${host}|${subject}|${exp}`;
+
+export function issueCookie(g: GateContext, subject: "p" | "e"): string {
+  const exp = Math.floor(g.deps.clock.now().getTime() / 1000) + COOKIE_MAX_AGE_S;
+  const sig = g.deps.secrets.sign("site-cookie", cookiePayload(g.site, g.host, subject, exp));
+  const value = `${subject}.${exp}.${sig}`;
+  return `${SITE_COOKIE}=${value}; Path=/; Max-Age=${COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax${g.secure ? "; Secure" : ""}`;
+}
+
+/** True when the request carries a valid site cookie for this site, host and access version. */
+export function hasAccess(deps: Deps, req: Request, site: Site, host: string): boolean {
+  const header = req.headers.get("cookie");
+  if (!header) return false;
+  for (const part of header.split(";")) {
+    const eqAt = part.indexOf("=");
+    if (eqAt === -1 || part.slice(0, eqAt).trim() !== SITE_COOKIE) continue;
+    const [subject, expRaw, sig] = part.slice(eqAt + 1).trim().split(".");
+    if (!sig || (subject !== "p" && subject !== "e")) continue;
+    if ((subject === "p") !== (site.accessMode === "password")) continue;
+    const exp = Number(expRaw);
+    if (!Number.isInteger(exp) || exp * 1000 <= deps.clock.now().getTime()) continue;
+    if (safeEqual(deps.secrets.sign("site-cookie", cookiePayload(site, host, subject, exp)), sig)) return true;
+  }
+  return false;
+}
+
+// ---- pages ----
+
+/** Only same-site paths may be a post-login destination (no open redirects). */
+export function safeNext(raw: unknown): string {
+  const s = typeof raw === "string" ? raw : "/";
+  return s.startsWith("/") && !s.startsWith("//") && !s.startsWith("/\\") && !/[\u0000-\u001f]/.test(s) ? s : "/";
+}
+
+const hiddenNext = (next: string) => `<input type="hidden" name="next" value="${escapeHtml(next)}">`;
+
+export function passwordGatePage(g: GateContext, next: string, status = 401, error = "", headers: Record<string, string> = {}): Response {
+  const body = `<h1>This site is password protected</h1><p>Enter the password you were given to continue.</p>` +
+    (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
+    `<form method="post" action="/_pier/gate/password">${hiddenNext(next)}<label for="password">Password</label>` +
+    `<input id="password" name="password" type="password" autocomplete="current-password" required autofocus><button type="submit">Continue</button></form>`;
+  return pageResponse(g.t, status, "Password required", body, { ...g.extraHeaders, ...headers });
+}
+
+export function emailGatePage(g: GateContext, next: string, status = 401, error = "", headers: Record<string, string> = {}): Response {
+  const body = `<h1>Enter your email to continue</h1><p>We will send you a one-time code.</p>` +
+    (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
+    `<form method="post" action="/_pier/gate/email">${hiddenNext(next)}<label for="email">Email</label>` +
+    `<input id="email" name="email" type="email" autocomplete="email" required autofocus><button type="submit">Send code</button></form>`;
+  return pageResponse(g.t, status, "Email required", body, { ...g.extraHeaders, ...headers });
+}
+
+function codePage(g: GateContext, next: string, requestId: string, email: string, status: number, error = ""): Response {
+  const body = `<h1>Check your email</h1><p>We sent a 6-digit code to ${escapeHtml(email)}. It is valid for 15 minutes.</p>` +
+    (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
+    `<form method="post" action="/_pier/gate/code">${hiddenNext(next)}<input type="hidden" name="request" value="${escapeHtml(requestId)}">` +
+    `<label for="code">Code</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autofocus>` +
+    `<button type="submit">Continue</button></form>`;
+  return pageResponse(g.t, status, "Enter your code", body, g.extraHeaders);
+}
+
+const tooMany = (g: GateContext, retryAfter: number) =>
+  pageResponse(g.t, 429, "Too many attempts", messageBody("Too many attempts", `Please wait ${Math.ceil(retryAfter / 60)} minute(s) and try again.`),
+    { ...g.extraHeaders, "retry-after": String(retryAfter) });
+
+const seeOther = (g: GateContext, location: string, cookie: string) =>
+  new Response(null, { status: 303, headers: { ...g.extraHeaders, location, "set-cookie": cookie, "cache-control": "no-store" } });
+
+// ---- POST handlers ----
+
+async function readForm(req: Request): Promise<Record<string, string> | null> {
+  const type = req.headers.get("content-type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return null;
+  const len = Number(req.headers.get("content-length") ?? "0");
+  if (len > MAX_FORM_BYTES) return null;
+  // A chunked body has no length up front: read at most MAX_FORM_BYTES, never the whole stream.
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (req.body) {
+    for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_FORM_BYTES) return null;
+      chunks.push(chunk);
+    }
+  }
+  const text = new TextDecoder().decode(Buffer.concat(chunks));
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(text)) out[k] = v;
+  return out;
+}
+
+/** POST /_pier/gate/<action>. Returns null for an unknown action (the caller answers 404). */
+export async function handleGatePost(g: GateContext, req: Request, action: string): Promise<Response | null> {
+  if (action !== "password" && action !== "email" && action !== "code") return null;
+  // Login CSRF: a browser that states where the form came from must be on this very host.
+  const origin = req.headers.get("origin");
+  if (origin && origin !== "null") {
+    let originHost = "";
+    try {
+      originHost = new URL(origin).hostname;
+    } catch {}
+    if (originHost !== g.host) return pageResponse(g.t, 403, "Forbidden", messageBody("Forbidden", "This form was sent from another site."), g.extraHeaders);
+  }
+  const form = await readForm(req);
+  if (!form) return pageResponse(g.t, 400, "Bad request", messageBody("Bad request", "The form could not be read. Go back and try again."), g.extraHeaders);
+  const next = safeNext(form.next);
+
+  if (action === "password") {
+    if (g.site.accessMode !== "password") return null;
+    const wait = gateRetryAfter(g.deps, g.site.id, "password", g.client);
+    if (wait > 0) return tooMany(g, wait);
+    const ok = !!form.password && !!g.site.passwordHash && form.password.length <= 200 && (await Bun.password.verify(form.password, g.site.passwordHash));
+    if (!ok) {
+      recordGateAttempt(g.deps, g.site.id, "password", g.client);
+      return passwordGatePage(g, next, 401, "That password is not right.");
+    }
+    clearGateAttempts(g.deps, g.site.id, "password", g.client);
+    return seeOther(g, next, issueCookie(g, "p"));
+  }
+
+  if (g.site.accessMode !== "require_email") return null;
+
+  if (action === "email") {
+    const email = (form.email ?? "").trim().toLowerCase();
+    if (email.length > 254 || !/^[^\s@<>()",;:\\]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/.test(email)) {
+      return emailGatePage(g, next, 400, "Enter a valid email address.");
+    }
+    const wait = gateRetryAfter(g.deps, g.site.id, "email_send", g.client);
+    if (wait > 0) return tooMany(g, wait);
+    recordGateAttempt(g.deps, g.site.id, "email_send", g.client);
+    const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
+    const id = newId("gcd");
+    const now = g.deps.clock.now();
+    transaction(g.deps.db, (tx) => {
+      tx.insert(siteEmailCodes).values({
+        id, publicationId: g.site.id, email, codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
+        createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + CODE_TTL_MS).toISOString(),
+      }).run();
+    });
+    const siteName = g.site.title || g.host;
+    try {
+      await mailerFor(g.deps).send({
+        to: email, kind: "site-email-code", subject: `Your code for ${siteName}: ${code}`,
+        text: `Your one-time code for ${siteName} is:\n\n    ${code}\n\nIt is valid for 15 minutes. If you did not ask for it, ignore this message.\n`,
+      });
+    } catch (e) {
+      g.deps.log.warn("site email code could not be sent", { publication_id: g.site.id, error: e });
+      return emailGatePage(g, next, 503, "The code could not be sent right now. Try again in a few minutes.");
+    }
+    return codePage(g, next, id, email, 200);
+  }
+
+  // action === "code"
+  const wait = gateRetryAfter(g.deps, g.site.id, "code", g.client);
+  if (wait > 0) return tooMany(g, wait);
+  const requestId = form.request ?? "";
+  const row = g.deps.db.select().from(siteEmailCodes).where(and(eq(siteEmailCodes.id, requestId), eq(siteEmailCodes.publicationId, g.site.id))).get();
+  const now = g.deps.clock.now();
+  if (!row || row.usedAt || Date.parse(row.expiresAt) <= now.getTime() || row.attempts >= CODE_MAX_ATTEMPTS) {
+    recordGateAttempt(g.deps, g.site.id, "code", g.client);
+    return emailGatePage(g, next, 401, "That code has expired. Ask for a new one.");
+  }
+  const code = (form.code ?? "").trim();
+  if (!/^\d{6}$/.test(code) || !safeEqual(g.deps.secrets.sign("site-cookie", `code|${row.id}|${code}`), row.codeHash)) {
+    recordGateAttempt(g.deps, g.site.id, "code", g.client);
+    transaction(g.deps.db, (tx) => tx.update(siteEmailCodes).set({ attempts: sql`${siteEmailCodes.attempts} + 1` }).where(eq(siteEmailCodes.id, row.id)).run());
+    return codePage(g, next, row.id, row.email, 401, "That code is not right.");
+  }
+  const at = now.toISOString();
+  transaction(g.deps.db, (tx) => {
+    tx.update(siteEmailCodes).set({ usedAt: at }).where(eq(siteEmailCodes.id, row.id)).run();
+    tx.insert(siteLeads).values({ publicationId: g.site.id, email: row.email, firstAccessAt: at, lastAccessAt: at, accessCount: 1 })
+      .onConflictDoUpdate({ target: [siteLeads.publicationId, siteLeads.email], set: { lastAccessAt: at, accessCount: sql`${siteLeads.accessCount} + 1` } }).run();
+  });
+  clearGateAttempts(g.deps, g.site.id, "code", g.client);
+  return seeOther(g, next, issueCookie(g, "e"));
+}

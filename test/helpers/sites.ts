@@ -1,0 +1,44 @@
+// Publish a site straight through the publish services (the build job will do the same from a
+// bucket version) and fetch its pages over real HTTP with a Host header.
+import type { AccessMode, SiteMode } from "../../src/db/schema";
+import { activateDeploy, writeDeploy, type DeployFileInput } from "../../src/features/publish/deploys";
+import { createPublication, setPublicationAccess, type PublicationRow } from "../../src/features/publish/publications";
+import type { TestPier, TestUser } from "./pier";
+
+let n = 0;
+
+export interface PublishedSite {
+  pub: PublicationRow;
+  host: string;
+  user: TestUser;
+  password: string | null;
+  deployId: string;
+}
+
+export async function publishSite(t: TestPier, o: {
+  files: DeployFileInput[]; slug?: string; kind?: "main" | "preview"; siteMode?: SiteMode; access?: AccessMode; password?: string;
+  expiresAt?: string | null; title?: string; user?: TestUser;
+}): Promise<PublishedSite> {
+  const user = o.user ?? (await t.user());
+  const b = await t.api("POST", "/api/v1/buckets", { key: user.key, body: { bucket: { title: o.title ?? "Site" } } });
+  if (b.status !== 201) throw new Error(`bucket: ${b.text}`);
+  const slug = o.slug ?? `testsite-${Date.now().toString(36)}-${++n}`;
+  const pub = createPublication(t.pier.deps, {
+    bucketId: b.body.data.bucket.id, accountId: user.accountId, kind: o.kind ?? "main", slug, siteMode: o.siteMode, expiresAt: o.expiresAt, title: o.title,
+  });
+  let password: string | null = null;
+  if (o.access && o.access !== "public") {
+    const r = await setPublicationAccess(t.pier.deps, pub.id, { mode: o.access, password: o.password });
+    password = o.password ?? r.generatedPassword;
+  }
+  const d = await writeDeploy(t.pier.deps, pub.id, o.files);
+  activateDeploy(t.pier.deps, pub.id, d.deployId);
+  const label = (o.kind ?? "main") === "preview" ? `preview-${slug}` : slug;
+  return { pub, host: `${label}.${t.pier.deps.urls.sitesDomain}`, user, password, deployId: d.deployId };
+}
+
+/** GET (or any method) a path on a site host; redirects are not followed. */
+export type SiteInit = Omit<RequestInit, "headers"> & { headers?: Record<string, string>; decompress?: boolean };
+export function siteFetch(t: TestPier, host: string, path: string, init: SiteInit = {}): Promise<Response> {
+  return fetch(`${t.url}${path}`, { redirect: "manual", ...init, headers: { host, ...init.headers } } as RequestInit);
+}
