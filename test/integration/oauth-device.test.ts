@@ -190,7 +190,7 @@ describe("device flow", () => {
     expect(c.flows.device_authorization.device_authorization_endpoint).toBe(as.device_authorization_endpoint);
     expect(c.flows.device_authorization.token_endpoint).toBe(as.token_endpoint);
     expect(c.flows.authorization_code.code_challenge_methods).toEqual(["S256"]);
-    expect(c.flows.email_code.available).toBe(false);
+    expect(c.flows.email_code).toMatchObject({ available: true, delivery: "admin_outbox" });
     expect(c.scopes.default_permission_scope).toBe("bucket_admin");
     expect(c.mcp.url).toBe(t.pier.deps.urls.mcpUrl);
     expect(c.mcp.tools).toContainEqual({ name: "bucket_file_write", scope: "bucket_write" });

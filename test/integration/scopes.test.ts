@@ -162,6 +162,8 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/oauth/connections": { auth: "session" },
   "DELETE /api/v1/oauth/connections/:id": { auth: "session", params: () => ({ id: "cxn_doesnotexist0000000" }) },
   "GET /api/v1/agent_auth/capabilities": { auth: "public" },
+  "POST /api/v1/agent_auth/request_code": { auth: "public" },
+  "POST /api/v1/agent_auth/verify_code": { auth: "public" },
   "POST /api/v1/agent_auth/browser_login_link": { auth: "any", body: () => ({ redirect_path: "/dashboard" }) },
   "GET /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "POST /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },

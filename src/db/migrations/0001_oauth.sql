@@ -22,6 +22,19 @@ CREATE TABLE `agent_activity` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `agent_activity_fingerprint` ON `agent_activity` (`fingerprint`);--> statement-breakpoint
 CREATE INDEX `agent_activity_account` ON `agent_activity` (`account_id`,`last_seen_at`);--> statement-breakpoint
+CREATE TABLE `agent_login_codes` (
+	`id` text PRIMARY KEY NOT NULL,
+	`email` text NOT NULL,
+	`user_id` text NOT NULL,
+	`code_hash` text NOT NULL,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`created_at` text NOT NULL,
+	`expires_at` text NOT NULL,
+	`used_at` text,
+	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `agent_login_codes_email` ON `agent_login_codes` (`email`,`created_at`);--> statement-breakpoint
 CREATE TABLE `login_links` (
 	`token_hash` text PRIMARY KEY NOT NULL,
 	`user_id` text NOT NULL,

@@ -108,3 +108,15 @@ export const loginLinks = sqliteTable("login_links", {
   expiresAt: text("expires_at").notNull(),
   usedAt: text("used_at"),
 });
+
+/** Legacy email-code agent login: one row per code sent (only its SHA-256 is kept). */
+export const agentLoginCodes = sqliteTable("agent_login_codes", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull(),
+  userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  codeHash: text("code_hash").notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  usedAt: text("used_at"),
+}, (t) => [index("agent_login_codes_email").on(t.email, t.createdAt)]);

@@ -8,13 +8,42 @@ import { checkPreSessionCsrf, clientMeta, preSessionCsrf } from "../accounts/web
 import { alertBox, renderView } from "../accounts/web/layout";
 import { activityRecorder, listActivity } from "./activity";
 import { createLoginLink, peekLoginLink, useLoginLink } from "./login-link";
+import { requestCode, verifyCode } from "./email-code";
+import { RateLimiter } from "../../http/rate-limit";
+import { clientIp } from "../../http/request-info";
 import { capabilities } from "./service";
 
 const tags = ["Agent auth"];
 
-export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
-  new Elysia({ name: "agent-auth" })
+const Scope = t.Union([t.Literal("bucket_read"), t.Literal("bucket_write"), t.Literal("bucket_admin")]);
+const Permission = t.Union([t.Literal("read"), t.Literal("write"), t.Literal("admin")]);
+const RequestCodeBody = t.Object({ email: t.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false });
+const VerifyCodeBody = t.Object({
+  email: t.String({ minLength: 3, maxLength: 254 }),
+  code: t.String({ minLength: 1, maxLength: 20, description: "The numeric code from the email." }),
+  label: t.Optional(t.String({ maxLength: 200 })),
+  permission_scope: t.Optional(Scope),
+  scope: t.Optional(Scope),
+  bucket_access: t.Optional(t.Union([t.Literal("all"), t.Literal("selected")])),
+  bucket_ids: t.Optional(t.Array(t.String({ maxLength: 64 }), { maxItems: 100 })),
+  bucket_permissions: t.Optional(t.Record(t.String({ maxLength: 64 }), Permission)),
+}, { additionalProperties: false });
+
+export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
+  // Per address: a handful of codes and guesses a minute is plenty for a person (each code also
+  // allows only 5 tries, and each address only 5 codes an hour).
+  const codeLimiter = new RateLimiter(10);
+  const take = (key: string) => codeLimiter.take(key, deps.clock.now().getTime());
+  return new Elysia({ name: "agent-auth" })
     .use(auth)
+    .post("/api/v1/agent_auth/request_code", ({ request, body }) => {
+      take(`request:${clientIp(request)}`);
+      return { data: requestCode(deps, body) };
+    }, { auth: "public", body: RequestCodeBody, detail: { tags, summary: "Email a one-time code for an agent key (same answer for every valid address)" } })
+    .post("/api/v1/agent_auth/verify_code", ({ request, body }) => {
+      take(`verify:${clientIp(request)}`);
+      return { data: verifyCode(deps, body) };
+    }, { auth: "public", body: VerifyCodeBody, detail: { tags, summary: "Trade the emailed code for an agent API key (INVALID_CODE on any failure)" } })
     .get("/api/v1/agent_auth/capabilities", () => ({ data: capabilities(deps) }), {
       auth: "public",
       detail: { tags, summary: "Machine-readable manifest of the ways an agent can authenticate (device flow, PKCE, MCP, scopes)" },
@@ -51,6 +80,7 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
         return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
       }
     }, { detail: { hide: true } });
+};
 
 /**
  * Records every request made with a bearer credential into the activity log. Elysia applies a

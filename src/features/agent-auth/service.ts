@@ -44,9 +44,12 @@ export function capabilities(deps: Deps) {
       },
       refresh_token: { available: true, rotation: true, reuse_revokes_connection: true },
       email_code: {
-        available: false,
-        reason: "This Pier has no outbound mailer for login codes yet; use device_authorization.",
-        endpoints: [`${base}/api/v1/agent_auth/request_code`, `${base}/api/v1/agent_auth/verify_code`],
+        available: true,
+        legacy: true,
+        description: "POST request_code { email }, then verify_code { email, code, label, bucket_access, bucket_ids, bucket_permissions } for data.api_key. Never creates accounts; on INVALID_CODE fall back to device_authorization.",
+        request_code: `${base}/api/v1/agent_auth/request_code`,
+        verify_code: `${base}/api/v1/agent_auth/verify_code`,
+        delivery: deps.config.smtpRelayUrl ? "smtp_relay" : "admin_outbox",
       },
       browser_login_link: {
         available: true,
