@@ -12,6 +12,7 @@ import { requestId } from "./http/request-info";
 import { actorFromApiKey } from "./features/accounts/keys";
 import { statusRoutes } from "./features/status/routes";
 import { featureRoutes } from "./features";
+import { agentActivityHook } from "./features/agent-auth/routes";
 
 export interface AppOptions {
   /** Extra bearer credential kinds (OAuth access tokens) tried after API keys. */
@@ -38,6 +39,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
       return errorResponse(apiError, id, deps.urls.baseUrl);
     })
     .use(jsonBodyLimit())
+    .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))
     .use(statusRoutes(deps, auth))

@@ -39,6 +39,8 @@ export interface Config {
   logLevel: LogLevel;
   /** smtp(s)://user:pass@host:port for outbound mail; null = messages go to the outbox table. */
   smtpRelayUrl: string | null;
+  /** Public URL of the hosted MCP endpoint when a proxy/tunnel publishes it elsewhere; default <base-url>/mcp. */
+  mcpResourceUrl: string | null;
 }
 
 interface Option {
@@ -93,6 +95,14 @@ const url = (raw: string, name: string) => {
   if (u.pathname !== "/" || u.search || u.hash) throw new ConfigError(`${name} must be an origin without a path, got "${raw}"`);
   return u.origin;
 };
+/** An http(s) URL that may carry a path (no query or fragment); trailing slash dropped. */
+const absoluteUrl = (raw: string, name: string) => {
+  if (raw === "") return null;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash)
+    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://pier.example.com/mcp, got "${raw}"`);
+  return u.href.replace(/\/$/, "");
+};
 const secret = (raw: string, name: string) => {
   if (raw === "") return null;
   if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters (generate one with: openssl rand -base64 48)`);
@@ -124,6 +134,7 @@ export const configOptions: Option[] = [
   { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
   { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (its first X-Forwarded-For entry is taken as the client IP, so the proxy must set, not append, it).", parse: bool },
   { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
+  { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
 ];
 
@@ -255,7 +266,7 @@ export function resolveUrls(config: Config, boundHttpPort: number): Urls {
     mailDomain: config.mailDomain ?? u.hostname,
     siteUrl: (host) => `${u.protocol}//${host}${portSuffix}/`,
     docsUrl: `${baseUrl}/docs`,
-    mcpUrl: `${baseUrl}/mcp`,
+    mcpUrl: config.mcpResourceUrl ?? `${baseUrl}/mcp`,
   };
 }
 

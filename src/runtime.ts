@@ -19,6 +19,7 @@ import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
+import { actorFromOAuthToken } from "./features/oauth/grants";
 
 export interface StartOptions {
   clock?: Clock;
@@ -84,7 +85,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     http.stop(true);
     throw e;
   }
-  const app = buildApp(deps);
+  const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
   dispatch = { app, sites: createSiteHandler(deps) };
   let smtp: MailReceiver | null = null;
   try {

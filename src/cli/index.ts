@@ -8,6 +8,9 @@ Commands:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
   admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
   healthcheck        Exit 0 if the local server answers /api/v1/status (for Docker, monitors)
+  login [URL]        Connect this computer to a Pier (browser confirmation; --scope, --no-browser)
+  logout [URL]       Revoke and forget the saved key
+  whoami [URL]       Show the account and scope of the saved key
   version            Print the version
 
 Run "pier serve --help" for the configuration options.
@@ -25,6 +28,12 @@ export async function runCli(argv: string[]): Promise<void> {
     }
     case "healthcheck":
       process.exit(await (await import("./healthcheck")).healthcheck(rest));
+    case "login":
+    case "logout":
+    case "whoami": {
+      const cmd = await import("./login");
+      process.exit(await cmd[command](rest).catch((e: Error) => (console.error(`pier ${command}: ${e.message}`), 1)));
+    }
     case "version":
     case "--version":
     case "-v":

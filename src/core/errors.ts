@@ -28,6 +28,7 @@ export const errorCatalogue = {
   INVALID_CREDENTIALS: { status: 401, hint: "Email or password is wrong." },
   TWO_FACTOR_REQUIRED: { status: 401, hint: "Enter the code from your authenticator app." },
   INVALID_TWO_FACTOR_CODE: { status: 401, hint: "The authenticator code is wrong or expired; enter the current 6-digit code." },
+  INVALID_CODE: { status: 401, hint: "The email code is wrong, expired or used up (or the account cannot use email codes). Fall back to the browser device sign-in (pier login) instead of retrying." },
   INVITE_REQUIRED: { status: 403, hint: "Sign-up on this instance needs an invite code; ask the operator (pier admin invite create)." },
   INVITE_INVALID: { status: 403, hint: "The invite code is wrong, used, expired or meant for another email; ask for a new one." },
   TOO_MANY_ATTEMPTS: { status: 429, hint: "Too many failed sign-in attempts; wait `Retry-After` seconds before trying again." },

@@ -6,10 +6,16 @@ import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
 import { fileFeatureRoutes } from "./files";
 import { mailRoutes } from "./mail/routes";
+import { agentAuthRoutes } from "./agent-auth/routes";
+import { mcpRoutes } from "./mcp/routes";
+import { oauthRoutes } from "./oauth/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
     .use(accountRoutes(deps, auth))
     .use(fileFeatureRoutes(deps, auth))
-    .use(mailRoutes(deps, auth));
+    .use(mailRoutes(deps, auth))
+    .use(oauthRoutes(deps, auth))
+    .use(mcpRoutes(deps))
+    .use(agentAuthRoutes(deps, auth));

@@ -12,7 +12,7 @@ export const openapiPlugin = () =>
   openapi({
     path: "/docs",
     specPath: "/docs/json",
-    exclude: { paths: [/^\/docs/] },
+    exclude: { paths: [/^\/docs/], staticFile: false }, // /.well-known/* are API documents, not static files
     scalar: { cdn: "/docs/assets/scalar.js", withDefaultFonts: false } as never,
     documentation: {
       info: {

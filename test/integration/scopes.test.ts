@@ -135,6 +135,41 @@ const expectations: Record<string, Expectation> = {
   "PUT /_storage/:token": { auth: "signed" },
   "GET /_storage/:token": { auth: "signed" },
   "HEAD /_storage/:token": { auth: "signed" },
+  // OAuth and hosted MCP (docs/agents.md). The JSON endpoints follow the OAuth RFCs and are public;
+  // /mcp checks its bearer credential itself (401 with WWW-Authenticate) and serves any scope.
+  "GET /.well-known/oauth-authorization-server": { auth: "public" },
+  "GET /.well-known/oauth-protected-resource": { auth: "public" },
+  "GET /.well-known/oauth-protected-resource/mcp": { auth: "public" },
+  "POST /oauth/register": { auth: "public" },
+  "POST /oauth/device_authorization": { auth: "public" },
+  "POST /oauth/token": { auth: "public" },
+  "POST /oauth/revoke": { auth: "public" },
+  "OPTIONS /.well-known/oauth-authorization-server": { auth: "public" },
+  "OPTIONS /.well-known/oauth-protected-resource": { auth: "public" },
+  "OPTIONS /.well-known/oauth-protected-resource/mcp": { auth: "public" },
+  "OPTIONS /oauth/register": { auth: "public" },
+  "OPTIONS /oauth/token": { auth: "public" },
+  "OPTIONS /oauth/device_authorization": { auth: "public" },
+  "OPTIONS /oauth/revoke": { auth: "public" },
+  "OPTIONS /mcp": { auth: "public" },
+  "POST /mcp": { auth: "any", body: () => ({ jsonrpc: "2.0", id: 1, method: "tools/list" }) },
+  "GET /mcp": { auth: "public" },
+  "DELETE /mcp": { auth: "public" },
+  "GET /oauth/device": { auth: "page", signedIn: true },
+  "POST /oauth/device": { auth: "page", signedIn: true },
+  "GET /oauth/authorize": { auth: "page" },
+  "POST /oauth/authorize": { auth: "page", signedIn: true },
+  "GET /oauth/connections": { auth: "page", signedIn: true },
+  "POST /oauth/connections/:id/revoke": { auth: "page", signedIn: true },
+  "GET /api/v1/oauth/connections": { auth: "session" },
+  "DELETE /api/v1/oauth/connections/:id": { auth: "session", params: () => ({ id: "cxn_doesnotexist0000000" }) },
+  "GET /api/v1/agent_auth/capabilities": { auth: "public" },
+  "POST /api/v1/agent_auth/request_code": { auth: "public" },
+  "POST /api/v1/agent_auth/verify_code": { auth: "public" },
+  "POST /api/v1/agent_auth/browser_login_link": { auth: "any", body: () => ({ redirect_path: "/dashboard" }) },
+  "GET /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
+  "POST /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
+  "GET /api/v1/agent_auth/activity": { auth: "bucket_admin", accountWide: true },
   "GET /signin": { auth: "page" },
   "POST /signin": { auth: "page" },
   "GET /signin/two-factor": { auth: "page" },
@@ -331,6 +366,7 @@ describe("API reference", () => {
     for (const r of routes) {
       const e = expectations[routeKey(r)];
       if (!e || e.auth === "none" || e.auth === "page") continue; // browser pages are hidden from the API reference
+      if (r.method === "OPTIONS") continue; // CORS preflights are not operations (the OpenAPI plugin leaves them out)
       const op = spec.paths[r.path.replace(/:(\w+)/g, "{$1}")]?.[r.method.toLowerCase()];
       if (!op) { problems.push(`${routeKey(r)}: missing from /docs/json`); continue; }
       if (op["x-pier-auth"] !== e.auth) problems.push(`${routeKey(r)}: x-pier-auth ${op["x-pier-auth"]}`);

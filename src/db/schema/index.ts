@@ -5,3 +5,4 @@ export * from "./files";
 export * from "./publish";
 export * from "./outbound-mail";
 export * from "./mail";
+export * from "./oauth";

@@ -1,0 +1,68 @@
+// One MCP server per request (stateless Streamable HTTP: no session is held between
+// requests), bound to the caller's actor. Tool failures are MCP tool errors (isError: true)
+// whose text carries Pier's error code; protocol failures (unknown tool) are JSON-RPC errors.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Value } from "@sinclair/typebox/value";
+import type { Actor, Deps } from "../../core/context";
+import { scopeRank } from "../../core/context";
+import { ApiError, errorCatalogue } from "../../core/errors";
+import { serverVersion } from "../../core/version";
+import { selectAccount } from "../../http/auth";
+import { getAccount } from "../accounts/service";
+import { tools } from "./tools";
+
+const byName = new Map(tools.map((x) => [x.name, x]));
+// Every tool also takes `account_id`, as every REST call does: members of several accounts
+// pick the one to act on (the credential's default account otherwise).
+const accountIdSchema = { type: "string", pattern: "^acc_[a-z0-9]{1,40}$", description: "Act on this account instead of the credential's default one (you must be a member)." };
+// TypeBox schemas are JSON Schema plus symbol-keyed metadata; JSON round-trip drops the latter.
+const listed = tools.map((x) => {
+  const schema = JSON.parse(JSON.stringify(x.inputSchema));
+  return { name: x.name, description: x.description, inputSchema: { ...schema, properties: { ...schema.properties, account_id: accountIdSchema } } };
+});
+
+function toolError(err: ApiError): CallToolResult {
+  const error = { code: err.code, message: err.message, hint: errorCatalogue[err.code].hint, ...(err.details ? { details: err.details } : {}) };
+  return { isError: true, content: [{ type: "text", text: `${err.code}: ${err.message}\n${JSON.stringify({ error })}` }], structuredContent: { error } };
+}
+
+export function buildMcpServer(deps: Deps, actor: Actor): Server {
+  const server = new Server(
+    { name: "pier", version: serverVersion },
+    {
+      capabilities: { tools: {} },
+      instructions: "Pier: file buckets, static site publishing and inbound email. Call pier_status first. Tools enforce the connection's scope (bucket_read, bucket_write, bucket_admin); failures carry Pier's error code.",
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const tool = byName.get(req.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}. Call tools/list for the available tools.`);
+    const { account_id: accountId, ...args } = req.params.arguments ?? {};
+    try {
+      if (accountId !== undefined && (typeof accountId !== "string" || !/^acc_[a-z0-9]{1,40}$/.test(accountId))) {
+        throw new ApiError("VALIDATION_FAILED", "account_id must be an account id (acc_...).", { field: "account_id" });
+      }
+      const acting = selectAccount(deps, actor, accountId as string | undefined);
+      if (!Value.Check(tool.inputSchema, args)) {
+        const fields = [...Value.Errors(tool.inputSchema, args)].slice(0, 20).map((e) => ({ path: e.path, message: e.message }));
+        throw new ApiError("VALIDATION_FAILED", `Invalid arguments for ${tool.name}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ")}`, { fields });
+      }
+      if (scopeRank[acting.scope] < scopeRank[tool.scope]) {
+        throw new ApiError("FORBIDDEN", `${tool.name} needs the ${tool.scope} scope; the credential has ${acting.scope}.`, { required_scope: tool.scope, scope: acting.scope });
+      }
+      if (tool.mutates) {
+        const account = getAccount(deps, acting.accountId);
+        if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; reads still work.", { read_only: true });
+      }
+      const result = (await tool.run(deps, acting, args)) as Record<string, unknown>;
+      return { content: [{ type: "text", text: JSON.stringify(result, null, 2) }], structuredContent: result };
+    } catch (e) {
+      if (e instanceof ApiError) return toolError(e);
+      deps.log.error("mcp tool failed", { tool: tool.name, error: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) });
+      return toolError(new ApiError("INTERNAL"));
+    }
+  });
+  return server;
+}

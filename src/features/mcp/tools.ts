@@ -1,0 +1,111 @@
+// The hosted MCP tools. Each calls the same service function as the matching REST route, with
+// the same actor, so scopes and bucket grants are enforced exactly as on REST. Input schemas are
+// TypeBox (JSON Schema), published in tools/list and checked before a tool runs.
+import { t, type TSchema } from "elysia";
+import type { Actor, Deps, Scope } from "../../core/context";
+import { serverVersion } from "../../core/version";
+import { BucketInput, BucketPatch } from "../buckets/model";
+import { presentBucket } from "../buckets/present";
+import { deleteBucket } from "../buckets/delete";
+import { archiveBucket, unarchiveBucket } from "../buckets/lifecycle";
+import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
+import { getStatus } from "../status/service";
+import { fileTools } from "./file-tools";
+
+export interface McpTool {
+  name: string;
+  description: string;
+  inputSchema: TSchema;
+  /** The route-level scope of the matching REST route (the services check bucket grants). */
+  scope: Scope;
+  /** Mutating tools are refused on read-only accounts, like REST writes. */
+  mutates: boolean;
+  run(deps: Deps, actor: Actor, args: any): unknown | Promise<unknown>;
+}
+
+const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
+
+const bucketTools: McpTool[] = [
+  {
+    name: "pier_status",
+    scope: "bucket_read",
+    description: "Server and client versions, the MCP server version (mcp.server_version), publishing guidance, and this credential's account, scope and state. Call it first to learn what the connection may do.",
+    inputSchema: t.Object({}, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor) => ({ ...getStatus(deps, actor), mcp: { server_version: serverVersion } }),
+  },
+  {
+    name: "bucket_list",
+    scope: "bucket_read",
+    description: "List the buckets this connection can see (active ones by default; archived=true for archived). Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
+    inputSchema: t.Object({ archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })) }, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor, a: { archived?: boolean }) => ({ buckets: listBuckets(deps, actor, { archived: a.archived === true }).map((b) => presentBucket(deps, b)) }),
+  },
+  {
+    name: "bucket_get",
+    scope: "bucket_read",
+    description: "Get one bucket by id, with website metadata, publication lifecycle state, action metadata (archive/unarchive/delete with required_action and confirmation), github_sync and github_sync_setup.settings_url. Needs bucket_read on that bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor, a: { bucket_id: string }) => ({ bucket: presentBucket(deps, getBucket(deps, actor, a.bucket_id)) }),
+  },
+  {
+    name: "bucket_create",
+    scope: "bucket_admin",
+    description: "Create a bucket in the connection's account. tag_paths are reusable labels such as `website` (never derived from local folders, titles or domains); metadata is free-form context. Needs account-wide bucket_admin and room in the plan.",
+    inputSchema: BucketInput,
+    mutates: true,
+    run: (deps, actor, a: typeof BucketInput.static) => ({ bucket: presentBucket(deps, createBucket(deps, actor, a)) }),
+  },
+  {
+    name: "bucket_update",
+    scope: "bucket_admin",
+    description: "Change a bucket's title, description, tag_paths or metadata (only the fields given). Needs bucket_admin on the bucket; refused on archived or locked buckets.",
+    inputSchema: t.Object({ bucket_id: BucketId, ...BucketPatch.properties }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, { bucket_id, ...patch }: { bucket_id: string } & typeof BucketPatch.static) => ({
+      bucket: presentBucket(deps, updateBucket(deps, actor, bucket_id, patch)),
+    }),
+  },
+  {
+    name: "bucket_archive",
+    scope: "bucket_admin",
+    description: "Archive a bucket: it becomes read-only and leaves the default bucket_list. Refused with UNPUBLISH_FIRST while a publication is active (see the bucket's archive.required_action). Archiving an archived bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string }) => {
+      const r = archiveBucket(deps, actor, a.bucket_id);
+      return { bucket: presentBucket(deps, r.bucket), changed: r.changed };
+    },
+  },
+  {
+    name: "bucket_unarchive",
+    scope: "bucket_admin",
+    description: "Unarchive a bucket so it can be changed again. Unarchiving an active bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string }) => {
+      const r = unarchiveBucket(deps, actor, a.bucket_id);
+      return { bucket: presentBucket(deps, r.bucket), changed: r.changed };
+    },
+  },
+  {
+    name: "bucket_delete",
+    scope: "bucket_admin",
+    description: "Permanently delete a bucket with all its files and history. Pass the exact confirmation phrase from bucket_get's delete.confirmation (ask the user first; this cannot be undone). Refused with UNPUBLISH_FIRST while a publication is active. Large buckets are deleted in the background: the answer then has deleted: false and delete_progress. Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({
+      bucket_id: BucketId,
+      confirmation: t.String({ minLength: 1, maxLength: 200, description: "The bucket's delete.confirmation phrase, verbatim." }),
+    }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string; confirmation: string }) => {
+      const outcome = deleteBucket(deps, actor, a.bucket_id, { confirmation: a.confirmation });
+      return outcome.kind === "deleted"
+        ? { deleted: true, bucket: { id: outcome.bucketId, deleted: true, deleted_at: outcome.deletedAt } }
+        : { deleted: false, bucket: { ...presentBucket(deps, outcome.bucket), deletion_started: true }, delete_progress: outcome.progress };
+    },
+  },
+];
+
+export const tools: McpTool[] = [...bucketTools, ...fileTools];

@@ -1,0 +1,81 @@
+// Connections (grants) and their tokens. A grant is one user's approval of one client on one
+// account; access and refresh tokens belong to it, and so does the durable API key of a
+// device login. Revoking the grant revokes all of them at once.
+import { and, eq, isNull } from "drizzle-orm";
+import type { Actor, Deps, Scope } from "../../core/context";
+import { scopeRank } from "../../core/context";
+import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/schema";
+import { transaction, type DbOrTx } from "../../db/tx";
+import { roleScope } from "../accounts/roles";
+import {
+  ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, newGrantId, newTokenId, plusSeconds, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S,
+} from "./util";
+import { randomToken } from "../../core/ids";
+
+export type GrantRow = typeof oauthGrants.$inferSelect;
+
+export function createGrant(
+  deps: Deps,
+  input: { clientId: string; accountId: string; userId: string; flow: GrantRow["flow"]; scope: string; permission: Scope },
+  db: DbOrTx = deps.db,
+): GrantRow {
+  return db.insert(oauthGrants).values({
+    id: newGrantId(), clientId: input.clientId, accountId: input.accountId, userId: input.userId, flow: input.flow,
+    scope: input.scope, permissionScope: input.permission, createdAt: deps.clock.now().toISOString(),
+  }).returning().get();
+}
+
+export interface IssuedTokens {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+/** A fresh access + refresh token pair for a grant (inside the caller's transaction). */
+export function issueTokens(deps: Deps, grant: GrantRow, db: DbOrTx = deps.db): IssuedTokens {
+  const now = deps.clock.now();
+  const access = ACCESS_TOKEN_PREFIX + randomToken(40);
+  const refresh = REFRESH_TOKEN_PREFIX + randomToken(48);
+  db.insert(oauthTokens).values([
+    { tokenHash: hashSecret(access), id: newTokenId(), kind: "access", grantId: grant.id, createdAt: now.toISOString(), expiresAt: plusSeconds(now, ACCESS_TOKEN_TTL_S) },
+    { tokenHash: hashSecret(refresh), id: newTokenId(), kind: "refresh", grantId: grant.id, createdAt: now.toISOString(), expiresAt: plusSeconds(now, REFRESH_TOKEN_TTL_S) },
+  ]).run();
+  return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: grant.scope };
+}
+
+/** Revoke a connection: its tokens stop working at once, and so does its API key. */
+export function revokeGrant(deps: Deps, grantId: string, reason: string, db: DbOrTx = deps.db): void {
+  transaction(db, (tx) => {
+    const now = deps.clock.now().toISOString();
+    const grant = tx.update(oauthGrants).set({ revokedAt: now, revokedReason: reason })
+      .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt))).returning().get();
+    if (grant?.apiKeyId) tx.update(apiKeys).set({ revokedAt: now }).where(and(eq(apiKeys.id, grant.apiKeyId), isNull(apiKeys.revokedAt))).run();
+    tx.delete(oauthTokens).where(eq(oauthTokens.grantId, grantId)).run();
+  });
+}
+
+/** Bearer resolver for OAuth access tokens (wired into buildApp and the MCP endpoint). */
+export function actorFromOAuthToken(deps: Deps, token: string): Actor | null {
+  if (!token.startsWith(ACCESS_TOKEN_PREFIX) || token.length > 200) return null;
+  const row = deps.db.select({ token: oauthTokens, grant: oauthGrants }).from(oauthTokens)
+    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(and(eq(oauthTokens.tokenHash, hashSecret(token)), eq(oauthTokens.kind, "access"))).get();
+  if (!row || row.grant.revokedAt) return null;
+  const now = deps.clock.now();
+  if (row.token.expiresAt <= now.toISOString()) return null;
+  const m = deps.db.select({ role: memberships.role, admin: users.isInstanceAdmin }).from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, row.grant.accountId), eq(memberships.userId, row.grant.userId))).get();
+  if (!m) return null; // the approving user left the account: the connection dies with the membership
+  if (!row.grant.lastUsedAt || now.getTime() - Date.parse(row.grant.lastUsedAt) > 60_000) {
+    deps.db.update(oauthGrants).set({ lastUsedAt: now.toISOString() }).where(eq(oauthGrants.id, row.grant.id)).run();
+  }
+  const cap = roleScope(m.role);
+  const scope = scopeRank[row.grant.permissionScope] <= scopeRank[cap] ? row.grant.permissionScope : cap;
+  return {
+    kind: "oauth", credentialId: row.grant.id, userId: row.grant.userId, accountId: row.grant.accountId, scope,
+    bucketAccess: "all", bucketPermissions: {}, isAccountOwner: m.role === "owner" && scope === "bucket_admin", isInstanceAdmin: m.admin,
+  };
+}
