@@ -22,4 +22,5 @@ fi
 echo "test.sh: type-checking" >&2
 ./node_modules/.bin/tsc --noEmit -p . || exit 1
 
-exec ./node_modules/.bin/bun test "$@"
+# Integration tests start real servers and subprocesses; give them room on a busy 2-core machine.
+exec ./node_modules/.bin/bun test --timeout 30000 "$@"
