@@ -5,9 +5,11 @@ import type { authPlugin } from "../http/auth";
 import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
 import { fileFeatureRoutes } from "./files";
+import { publishFeatureRoutes } from "./publish/index";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
     .use(bucketRoutes(deps, auth))
     .use(accountRoutes(deps, auth))
-    .use(fileFeatureRoutes(deps, auth));
+    .use(fileFeatureRoutes(deps, auth))
+    .use(publishFeatureRoutes(deps, auth));

@@ -4,6 +4,7 @@ import { collectGarbage } from "../blobs/gc";
 import { accountJobs } from "../features/accounts/jobs";
 import { bucketJobs } from "../features/buckets/jobs";
 import { uploadJobs } from "../features/uploads/jobs";
+import { publishJobs, publishPeriodic } from "../features/publish/jobs";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export const jobHandlers: Record<string, JobHandler> = {
@@ -11,10 +12,12 @@ export const jobHandlers: Record<string, JobHandler> = {
   ...bucketJobs,
   ...accountJobs,
   ...uploadJobs,
+  ...publishJobs,
 };
 
 export const periodicTasks: PeriodicTask[] = [
   { kind: "blobs.gc", everyMs: 6 * 3600_000 },
   { kind: "accounts.cleanup", everyMs: 3600_000 },
   { kind: "uploads.expire", everyMs: 60_000 },
+  ...publishPeriodic,
 ];

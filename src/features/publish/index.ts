@@ -1,0 +1,8 @@
+// Publishing's routes: publications and publish sessions.
+import { Elysia } from "elysia";
+import type { Deps } from "../../core/context";
+import type { authPlugin } from "../../http/auth";
+import { publishRoutes } from "./routes";
+
+export const publishFeatureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
+  new Elysia({ name: "publish-feature" }).use(publishRoutes(deps, auth));
