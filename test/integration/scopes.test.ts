@@ -70,6 +70,18 @@ async function seedPublication(t: TestPier, ownerKey: string, b: Bucket, body: R
 }
 const pubRoute = { bucketInBody: true, notFoundCode: "PUBLICATION_NOT_FOUND", params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublication(c.t, c.ownerKey, b) };
 
+/** A publish session of the fresh bucket (owner's key) whose one file is already stored. */
+async function seedPublishSession(t: TestPier, ownerKey: string, b: Bucket): Promise<Record<string, string>> {
+  const r = await t.api("POST", "/api/v1/publish_sessions", { key: ownerKey, body: { bucket_id: b.id, files: [{ path: "index.html", ...declared }] } });
+  if (r.status !== 201) throw new Error(`seed publish session: ${r.status} ${r.text}`);
+  for (const u of r.body.data.publish_session.uploads) {
+    const put = await fetch(u.upload.url, { method: "PUT", headers: u.upload.headers, body: fileBytes });
+    if (!put.ok) throw new Error(`upload: ${put.status}`);
+  }
+  return { id: r.body.data.publish_session.id };
+}
+const sessionRoute = { bucketInBody: true, notFoundCode: "PUBLISH_SESSION_NOT_FOUND", params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublishSession(c.t, c.ownerKey, b) };
+
 // method + path -> what it needs. Adding a route means adding its line here.
 const expectations: Record<string, Expectation> = {
   "GET /docs": { auth: "none" },
@@ -165,6 +177,9 @@ const expectations: Record<string, Expectation> = {
     auth: "bucket_admin", ...pubRoute, params: (b, c) => seedPublication(c.t, c.ownerKey, b, { access_mode: "require_email" }),
     body: () => ({ emails: ["reader@example.com"] }),
   },
+  "POST /api/v1/publish_sessions": { auth: "bucket_admin", bucketInBody: true, body: (b) => ({ bucket_id: b.id, files: [{ path: "index.html", ...declared }] }) },
+  "POST /api/v1/publish_sessions/:id/finalize": { auth: "bucket_admin", ...sessionRoute },
+  "POST /api/v1/publish_sessions/:id/uploads/refresh": { auth: "bucket_admin", ...sessionRoute },
   "PUT /_storage/:token": { auth: "signed" },
   "GET /_storage/:token": { auth: "signed" },
   "HEAD /_storage/:token": { auth: "signed" },

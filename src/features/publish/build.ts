@@ -57,7 +57,8 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
       .where(eq(files.bucketId, pub.bucketId)).orderBy(asc(files.path)).all();
     const inputs = rows
       .filter((f) => f.path.startsWith(prefix))
-      .map((f) => ({ path: f.path.slice(prefix.length), blobSha: f.sha256, contentType: f.contentType }))
+      // A generic stored type says nothing: the site derives it from the name (index.html -> text/html).
+      .map((f) => ({ path: f.path.slice(prefix.length), blobSha: f.sha256, contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType }))
       .filter((f) => !isExcludedFromPublish(f.path));
     if (inputs.length === 0) {
       throw new Error(root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.");
