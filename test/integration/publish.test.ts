@@ -205,6 +205,38 @@ describe("secrets, slugs and settings", () => {
   });
 });
 
+describe("recipient links", () => {
+  test("a signed link lets its recipient through the require_email gate, records the lead, dies when access changes", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Recipient Link Site", { "index.html": "<p>members</p>" });
+    const p = (await publish(u.key, id, { access_mode: "require_email" })).body.data.publication;
+    await drain();
+    const pub = await t.api("POST", `/api/v1/buckets/${id}/publication`, { key: u.key, body: {} });
+    expect(pub.status).toBe(202);
+    await drain();
+    const r = await t.api("POST", `/api/v1/publications/${p.id}/recipient_links`, { key: u.key, body: { emails: ["Ann@Example.com"] } });
+    expect(r.status).toBe(200);
+    const link = new URL(r.body.data.recipient_links[0].url);
+    expect(r.body.data.recipient_links[0].email).toBe("ann@example.com");
+    expect(link.hostname).toBe(host(p.public_slug));
+    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(401);
+    const open = await siteFetch(t, host(p.public_slug), link.pathname + link.search);
+    expect(open.status).toBe(303);
+    const cookie = open.headers.get("set-cookie")!.split(";")[0]!;
+    expect(await (await siteFetch(t, host(p.public_slug), "/", { headers: { cookie } })).text()).toBe("<p>members</p>");
+    const acc = await t.api("GET", `/api/v1/publications/${p.id}/access`, { key: u.key });
+    expect(acc.body.data.access.leads.map((l: { email: string }) => l.email)).toEqual(["ann@example.com"]);
+    const forged = await siteFetch(t, host(p.public_slug), `/_pier/gate/recipient?token=${link.searchParams.get("token")!.slice(0, -2)}xx`);
+    expect(forged.status).toBe(401);
+    await t.api("PATCH", `/api/v1/publications/${p.id}/access`, { key: u.key, body: { access_mode: "require_email" } });
+    expect((await siteFetch(t, host(p.public_slug), link.pathname + link.search)).status).toBe(401);
+    const publicPub = await bucketWith(u, "Public Link Site", { "index.html": "x" });
+    const pp = (await publish(u.key, publicPub)).body.data.publication;
+    const refused = await t.api("POST", `/api/v1/publications/${pp.id}/recipient_links`, { key: u.key, body: { emails: ["a@example.com"] } });
+    expect(refused.status).toBe(422);
+  });
+});
+
 describe("previews and plan policy", () => {
   test("Free: protected main sites need an upgrade (with choices), previews may be protected, expire to 410 and do not count", async () => {
     const u = await t.user({ plan: "free" });
