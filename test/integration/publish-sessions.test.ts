@@ -108,6 +108,35 @@ describe("pier publish / pier preview", () => {
   });
 });
 
+describe("pier publish under rate limits", () => {
+  test("a 429 is waited out (Retry-After) and the publish still succeeds", async () => {
+    const limited = await startTestPier({ uploadRateLimitPerMinute: 60 });
+    try {
+      const u = await limited.user({ plan: "pro" });
+      // Spend the account's whole upload-control budget first.
+      let status = 0;
+      for (let i = 0; i < 61 && status !== 429; i++) {
+        status = (await limited.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_title: "Spent Budget Site", files: [entry("index.html", "x")] } })).status;
+      }
+      expect(status).toBe(429);
+      const dir = folder({ "index.html": "<p>patient</p>" });
+      const proc = Bun.spawn(["./node_modules/.bin/bun", "run", "src/main.ts", "publish", dir, "--url", limited.url, "--key", u.key], {
+        stdout: "pipe", stderr: "pipe", env: { ...process.env, XDG_CONFIG_HOME: dir },
+      });
+      let exited = false;
+      const pump = (async () => { while (!exited) { await limited.pier.runner.drain(); await Bun.sleep(50); } })();
+      const code = await proc.exited;
+      exited = true;
+      await pump;
+      expect(code).toBe(0);
+      const url = (await new Response(proc.stdout).text()).trim();
+      expect(await (await siteFetch(limited, new URL(url).hostname, "/")).text()).toBe("<p>patient</p>");
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
 describe("publish sessions API", () => {
   async function session(u: TestUser, body: Record<string, unknown>) {
     return t.api("POST", "/api/v1/publish_sessions", { key: u.key, body });

@@ -205,6 +205,34 @@ describe("secrets, slugs and settings", () => {
   });
 });
 
+describe("root folder and expiry", () => {
+  test("publication_root_directory comes from bucket metadata unless given; \"\" publishes the whole bucket; expires_at ends a main site with 410", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Rooted Site Bucket", { "public/index.html": "<p>inner</p>", "index.html": "<p>outer</p>" });
+    await t.api("PATCH", `/api/v1/buckets/${id}`, { key: u.key, body: { bucket: { metadata: { publication_root_directory: "/public/" } } } });
+    const p = (await publish(u.key, id)).body.data.publication;
+    await drain();
+    expect(await (await siteFetch(t, host(p.public_slug), "/")).text()).toBe("<p>inner</p>");
+    expect((await readPub(u.key, p.id)).publication_root_directory).toBe("public");
+    await publish(u.key, id, { publication_root_directory: "" });
+    await drain();
+    expect(await (await siteFetch(t, host(p.public_slug), "/")).text()).toBe("<p>outer</p>");
+    expect(await (await siteFetch(t, host(p.public_slug), "/public/")).text()).toBe("<p>inner</p>");
+    const bad = await publish(u.key, id, { publication_root_directory: "../up" });
+    expect(bad.status).toBe(422);
+    const past = await publish(u.key, id, { expires_at: new Date(t.clock.now().getTime() - 1000).toISOString() });
+    expect(past.status).toBe(422);
+    const soon = new Date(t.clock.now().getTime() + 3600_000).toISOString();
+    expect((await publish(u.key, id, { expires_at: soon })).status).toBe(202);
+    await drain();
+    expect((await readPub(u.key, p.id)).expires_at).toBe(soon);
+    t.clock.advance(3601_000);
+    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(410);
+    // Expired: no longer live, so the bucket can be archived.
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket.publication_lifecycle_active).toBe(false);
+  });
+});
+
 describe("recipient links", () => {
   test("a signed link lets its recipient through the require_email gate, records the lead, dies when access changes", async () => {
     const u = await t.user({ plan: "pro" });

@@ -2,7 +2,7 @@
 // with the bucket's current files and hands out upload descriptors only for changed content;
 // the client PUTs those bytes to Pier's storage endpoint; finalize writes the files (and, with
 // delete_missing, deletes omitted ones) and queues the publication in ONE transaction.
-import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -186,4 +186,13 @@ export async function refreshUploads(deps: Deps, actor: Actor, id: string) {
     if (e) uploads.push({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) });
   }
   return { publish_session: presentSession(deps, s, uploads) };
+}
+
+export const PUBLISH_SESSION_KEEP_MS = 7 * 24 * 3600_000;
+
+/** Sessions finalized or expired a week ago are forgotten (their upload entries expire on their own). */
+export function prunePublishSessions(deps: Deps): { pruned_sessions: number } {
+  const cutoff = new Date(deps.clock.now().getTime() - PUBLISH_SESSION_KEEP_MS).toISOString();
+  const n = transaction(deps.db, (tx) => tx.delete(publishSessions).where(lte(publishSessions.expiresAt, cutoff)).returning({ id: publishSessions.id }).all().length);
+  return { pruned_sessions: n };
 }
