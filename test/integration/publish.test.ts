@@ -80,10 +80,25 @@ describe("publish, build, serve, unpublish", () => {
     await drain();
     expect(await (await siteFetch(t, host("walk-through"), "/")).text()).toBe("<h1>v2</h1>");
 
+    // Two requests before the worker runs: only the newest builds (one new deploy).
+    const deploysNow = (t.pier.deps.sqlite.query("SELECT count(*) AS n FROM deploys WHERE publication_id = ?").get(p.id) as { n: number }).n;
+    await directUpload(t, u.key, id, textFile("index.html", "<h1>v3</h1>", "text/html; charset=utf-8"));
+    await publish(u.key, id);
+    await publish(u.key, id, { title: "newest" });
+    await drain();
+    expect((t.pier.deps.sqlite.query("SELECT count(*) AS n FROM deploys WHERE publication_id = ?").get(p.id) as { n: number }).n).toBe(deploysNow + 1);
+    expect(await (await siteFetch(t, host("walk-through"), "/")).text()).toBe("<h1>v3</h1>");
+    expect((await readPub(u.key, p.id)).title).toBe("newest");
+
+    // A live preview is unpublished with the main site.
+    const pv = (await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 600 } })).body.data.publication;
+    await drain();
+    expect((await siteFetch(t, host(pv.public_slug, true), "/")).status).toBe(200);
     const un = await t.api("DELETE", `/api/v1/buckets/${id}/publication`, { key: u.key });
     expect(un.status).toBe(202);
     expect(un.body.data.publication).toMatchObject({ status: "unpublishing", publish_state: "unpublishing" });
     expect((await siteFetch(t, host("walk-through"), "/")).status).toBe(404);
+    expect((await siteFetch(t, host(pv.public_slug, true), "/")).status).toBe(404);
     await drain();
     expect(await readPub(u.key, p.id)).toMatchObject({ status: "unpublished", published_files_count: 0 });
     expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket).toMatchObject({ published: false, publication_lifecycle_active: false });

@@ -47,17 +47,30 @@ export function retryPublication(deps: Deps, actor: Actor, bucketId: string): Pu
   return requeue(deps, pub);
 }
 
-/** DELETE /buckets/:id/publication: unpublishing now (the site answers 404 at once), unpublished by the job. */
+/**
+ * DELETE /buckets/:id/publication: the main site and any live preview go to unpublishing now
+ * (they answer 404 at once) and the job finishes them; archive and delete are unblocked then.
+ */
 export function unpublishBucket(deps: Deps, actor: Actor, bucketId: string): { publication: PublicationRow; changed: boolean } {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_admin");
   // Unpublish stays available on archived buckets (spec): only locks and deletion refuse it.
   assertMutable(deps, actor, bucket, { allowArchived: true });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(deps.db, bucket.id, "main");
+  const main = findPublication(deps.db, bucket.id, "main");
+  const preview = findPublication(deps.db, bucket.id, "preview");
+  const pub = main ?? preview;
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
-  if (pub.status === "unpublished" || pub.status === "unpublishing") return { publication: pub, changed: false };
-  const row = startUnpublish(deps, pub.id);
-  return { publication: row ?? pub, changed: !!row };
+  let changed = false;
+  let shown = pub;
+  for (const p of [main, preview]) {
+    if (!p || p.status === "unpublished" || p.status === "unpublishing") continue;
+    const row = startUnpublish(deps, p.id);
+    if (row) {
+      changed = true;
+      if (p === pub) shown = row;
+    }
+  }
+  return { publication: shown, changed };
 }
 
 function startUnpublish(deps: Deps, id: string): PublicationRow | null {
