@@ -63,9 +63,8 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
     if (inputs.length === 0) {
       throw new Error(root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.");
     }
-    const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null });
+    const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null, rootDirectory: root });
     deployId = result.deployId;
-    transaction(deps.db, (tx) => { tx.update(deploys).set({ rootDirectory: root }).where(eq(deploys.id, deployId)).run(); });
   }
   // No await between the check and the switch: a newer request cannot slip in between.
   const fresh = current(deps, pub.id);

@@ -31,7 +31,7 @@ export interface DeployResult {
 type DeployFileRow = typeof deployFiles.$inferInsert;
 
 export async function writeDeploy(
-  deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null } = {},
+  deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null; rootDirectory?: string } = {},
 ): Promise<DeployResult> {
   const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
   if (!pub) throw new ApiError("NOT_FOUND", `Publication ${publicationId} was not found.`);
@@ -93,7 +93,7 @@ export async function writeDeploy(
 
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
-    tx.insert(deploys).values({ id: deployId, publicationId, bucketVersionId: opts.bucketVersionId ?? null, fileCount: rows.length, totalBytes, createdAt: now }).run();
+    tx.insert(deploys).values({ id: deployId, publicationId, bucketVersionId: opts.bucketVersionId ?? null, rootDirectory: opts.rootDirectory ?? "", fileCount: rows.length, totalBytes, createdAt: now }).run();
     // SQLite caps bound parameters per statement: insert in chunks.
     for (let i = 0; i < rows.length; i += 500) tx.insert(deployFiles).values(rows.slice(i, i + 500)).run();
   });
