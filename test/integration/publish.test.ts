@@ -3,7 +3,7 @@
 // secrets, previews and the plan policy. Background work runs when the test drains the runner.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts, jobs, notifications } from "../../src/db/schema";
+import { accounts, jobs, notifications, publications } from "../../src/db/schema";
 import { listOutbox } from "../../src/features/mail/outbound";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { siteFetch } from "../helpers/sites";
@@ -144,6 +144,18 @@ describe("publish, build, serve, unpublish", () => {
     t.pier.deps.jobs.enqueue("publish.sweep");
     await drain();
     expect((await readPub(u.key, p.id)).publish_state).toBe("ready");
+
+    // A build whose worker died on its only attempt: the runner marks the job failed and the
+    // publication is left in processing; the sweeper queues it again.
+    await directUpload(t, u.key, id, textFile("index.html", "<p>after crash</p>", "text/html; charset=utf-8"));
+    await publish(u.key, id);
+    t.pier.deps.db.update(jobs).set({ status: "failed", lastError: "its worker stopped during the last attempt" }).where(eq(jobs.kind, "publish.build")).run();
+    t.pier.deps.db.update(publications).set({ publishState: "processing" }).where(eq(publications.id, p.id)).run();
+    expect((await readPub(u.key, p.id)).publish_state).toBe("processing");
+    t.pier.deps.jobs.enqueue("publish.sweep");
+    await drain();
+    expect((await readPub(u.key, p.id)).publish_state).toBe("ready");
+    expect(await (await siteFetch(t, host(p.public_slug), "/")).text()).toBe("<p>after crash</p>");
   });
 });
 
