@@ -1,0 +1,133 @@
+// MCP publishing tools. Each calls the same service as the matching REST route
+// (src/features/publish/routes.ts) with the same actor and scope, and presents the publication
+// with the same presenter, so secrets (access_password, share_text) reach account owners only,
+// and only once the build is ready, exactly as on REST.
+import { t } from "elysia";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { loadBucket } from "../buckets/access";
+import { hasLiveJob } from "../publish/build";
+import { retryPublication, unpublishBucket } from "../publish/lifecycle";
+import { loadPublication } from "../publish/manage";
+import { publishFields, type PublishInput } from "../publish/model";
+import { presentPublication } from "../publish/present";
+import type { PublicationRow } from "../publish/publications";
+import { BUILD_JOB, findPublication, requestPublish } from "../publish/request";
+import type { McpTool } from "./tools";
+
+const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
+const PublicationId = t.String({ pattern: "^pub_[a-z0-9]{1,40}$", description: "Publication id (pub_...), from a publish answer or bucket_get." });
+
+/** Told in every publishing tool, as the spec's preview-first rule says. */
+const previewFirst = "Preview first: for a new or materially changed website, call bucket_preview and let the user review the preview URL before publishing, unless the user already reviewed it or asked to publish immediately.";
+const polling = "Publishing is asynchronous: the answer has publish_state queued; poll publication_get until publish_state is ready (or failed, with publish_error).";
+
+const PublishArgs = t.Object({ bucket_id: BucketId, ...publishFields }, { additionalProperties: false });
+const PreviewArgs = t.Object({
+  bucket_id: BucketId,
+  ...publishFields,
+  expires_in_minutes: t.Optional(t.Integer({ minimum: 1, maximum: 43200, description: "Preview lifetime; default 15, at most 43200 (30 days)." })),
+}, { additionalProperties: false });
+
+/**
+ * REST's refusal details name REST endpoints; agents on MCP call tools, so each choice also
+ * names the tool and arguments that carry it out (upgrade stays a link for the user).
+ */
+function withToolChoices(e: unknown, bucketId: string): never {
+  if (e instanceof ApiError && (e.code === "PUBLICATION_UPGRADE_REQUIRED" || e.code === "PLAN_LIMIT_REACHED") && Array.isArray(e.details?.choices)) {
+    const choices = (e.details.choices as Array<Record<string, unknown>>).map((c) => {
+      const body = (c.body ?? {}) as Record<string, unknown>;
+      if (c.action === "preview") return { ...c, tool: "bucket_preview", arguments: { bucket_id: bucketId, ...body } };
+      if (c.action === "public") return { ...c, tool: "bucket_publish", arguments: { bucket_id: bucketId, ...body } };
+      return c;
+    });
+    throw new ApiError(e.code, e.message, { ...e.details, choices }, e.retryAfter);
+  }
+  throw e;
+}
+
+const published = (deps: Deps, actor: Actor, row: PublicationRow, extra: Record<string, unknown> = {}) =>
+  ({ publication: presentPublication(deps, actor, row, { immediate: true }), ...extra });
+
+export const publishTools: McpTool[] = [
+  {
+    name: "bucket_publish",
+    scope: "bucket_admin",
+    description: `Publish the bucket's current files as its permanent website (same as POST /api/v1/buckets/:id/publication). ${previewFirst} ${polling} Omitted fields keep the publication's current settings (first publish: static, public). access_mode password or require_email needs a plan with protected sites: otherwise the tool fails with PUBLICATION_UPGRADE_REQUIRED whose details.choices offer a protected preview (bucket_preview), an upgrade link, or a public publish; ask the user, never fall back to public silently. The password is never in this answer: once ready, publication_get shows access_password and share_text to account owners. Publishing again after changing files rebuilds the site. Needs bucket_admin on the bucket.`,
+    inputSchema: PublishArgs,
+    mutates: true,
+    run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
+      const r = await requestPublish(deps, actor, bucket_id, input, "main").catch((e) => withToolChoices(e, bucket_id));
+      return published(deps, actor, r.publication);
+    },
+  },
+  {
+    name: "bucket_preview",
+    scope: "bucket_admin",
+    description: `Publish a temporary, noindex preview of the bucket at preview-<slug> without touching the main site (same as POST /api/v1/buckets/:id/publication/preview). Use it before bucket_publish for new or materially changed sites so the user can review. Previews expire after expires_in_minutes (default 15, max 43200), do not count toward the live-site limit, and may use password or require_email on every plan. Calling it again republishes the same preview URL. ${polling} Then share public_url and expires_at. Needs bucket_admin on the bucket.`,
+    inputSchema: PreviewArgs,
+    mutates: true,
+    run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
+      const r = await requestPublish(deps, actor, bucket_id, input, "preview");
+      return published(deps, actor, r.publication);
+    },
+  },
+  {
+    name: "bucket_republish",
+    scope: "bucket_admin",
+    description: `Run the bucket's saved publish request again, with the settings it was published with (no fields needed). A failed or stuck build is retried (same as POST /api/v1/buckets/:id/publication/retry; action "retry"); otherwise the main site is published again with its saved site_mode, access mode, password, root folder and expiry, picking up file changes (same service as POST .../publication with those settings; action "republish"). To change settings use bucket_publish. ${previewFirst} ${polling} Fails with PUBLICATION_NOT_FOUND if the bucket was never published, PUBLICATION_BUSY while it is being unpublished. Needs bucket_admin on the bucket.`,
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: true,
+    run: async (deps, actor, a: { bucket_id: string }) => {
+      const bucket = loadBucket(deps, actor, a.bucket_id, "bucket_admin");
+      const pub = findPublication(deps.db, bucket.id, "main");
+      if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published; call bucket_preview or bucket_publish first.`);
+      const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
+      if (pub.publishState === "failed" || stuck) return published(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
+      const saved = pub.publishRequest as { publication_root_directory?: string };
+      // Omitted fields keep the publication's settings; the root folder is passed explicitly so a
+      // later change of the bucket's metadata default does not move the site.
+      const input: PublishInput = { ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}) };
+      const r = await requestPublish(deps, actor, bucket.id, input, "main").catch((e) => withToolChoices(e, bucket.id));
+      return published(deps, actor, r.publication, { action: "republish" });
+    },
+  },
+  {
+    name: "bucket_unpublish",
+    scope: "bucket_admin",
+    description: "Take the bucket's website down (same as DELETE /api/v1/buckets/:id/publication): the main site and any live preview answer 404 at once and the publication moves to unpublishing, then unpublished. The bucket and its files stay; publishing again brings the site back. Unpublishing is what unblocks bucket_archive and bucket_delete (UNPUBLISH_FIRST). Already unpublished: changed false. Needs bucket_admin on the bucket.",
+    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    mutates: true,
+    run: (deps, actor, a: { bucket_id: string }) => {
+      const r = unpublishBucket(deps, actor, a.bucket_id);
+      return published(deps, actor, r.publication, { changed: r.changed });
+    },
+  },
+  {
+    name: "publication_get",
+    scope: "bucket_read",
+    description: "Read a publication by publication_id, or by bucket_id (kind main by default, or preview), as GET /api/v1/publications/:id does. Poll it after bucket_publish/bucket_preview: publish_state is queued, processing, ready, failed (see publish_error) or unpublishing; publish_pending is true until the build ends. Once ready, account owners also get access_password (password sites) and share_text to give the user. include_manifest true adds the published file list. Needs bucket_read on the bucket.",
+    inputSchema: t.Object({
+      publication_id: t.Optional(PublicationId),
+      bucket_id: t.Optional(BucketId),
+      kind: t.Optional(t.Union([t.Literal("main"), t.Literal("preview")], { description: "With bucket_id: the main site (default) or the preview." })),
+      include_manifest: t.Optional(t.Boolean({ description: "Add the published files (default false, lighter while polling)." })),
+    }, { additionalProperties: false }),
+    mutates: false,
+    run: (deps, actor, a: { publication_id?: string; bucket_id?: string; kind?: "main" | "preview"; include_manifest?: boolean }) => {
+      if ((a.publication_id === undefined) === (a.bucket_id === undefined)) {
+        throw new ApiError("VALIDATION_FAILED", "Give exactly one of publication_id or bucket_id.", { fields: [{ path: "/publication_id" }, { path: "/bucket_id" }] });
+      }
+      if (a.kind !== undefined && a.bucket_id === undefined) throw new ApiError("VALIDATION_FAILED", "kind is only used with bucket_id.", { field: "kind" });
+      let id = a.publication_id;
+      if (id === undefined) {
+        const bucket = loadBucket(deps, actor, a.bucket_id!, "bucket_read");
+        const pub = findPublication(deps.db, bucket.id, a.kind ?? "main");
+        if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no ${a.kind ?? "main"} publication.`);
+        id = pub.id;
+      }
+      const { pub } = loadPublication(deps, actor, id, "bucket_read");
+      return { publication: presentPublication(deps, actor, pub, { includeManifest: a.include_manifest === true }) };
+    },
+  },
+];
