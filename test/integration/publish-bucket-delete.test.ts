@@ -32,7 +32,7 @@ const sha = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest
 describe("deleting a published bucket", () => {
   test("publishing tables are bucket-owned, children first", () => {
     const names = bucketOwnedTables.map((x) => getTableName(x.table));
-    for (const [child, parent] of [["deploy_files", "deploys"], ["deploys", "publications"], ["upload_entries", "publish_sessions"]]) {
+    for (const [child, parent] of [["deploy_files", "deploys"], ["deploys", "publications"], ["upload_entries", "publish_sessions"]] as const) {
       expect(names.indexOf(child)).toBeGreaterThanOrEqual(0);
       expect(names.indexOf(child)).toBeLessThan(names.indexOf(parent));
     }
