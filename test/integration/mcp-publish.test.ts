@@ -251,3 +251,27 @@ describe("publishing tools", () => {
     await client.close();
   });
 });
+
+describe("publish rate limit", () => {
+  test("PUBLISH_RATE_LIMIT_EXCEEDED: 429 with Retry-After on REST, details.retry_after over MCP; nothing queued", async () => {
+    const limited = await startTestPier({ publishRateLimitPerMinute: 2 });
+    try {
+      const u = await limited.user({ plan: "pro" });
+      const id = (await limited.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Busy Publisher" } } })).body.data.bucket.id;
+      for (let i = 0; i < 2; i++) expect((await limited.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: {} })).status).toBe(202);
+      const jobsBefore = (limited.pier.deps.sqlite.query("SELECT count(*) AS n FROM jobs WHERE kind = 'publish.build'").get() as { n: number }).n;
+      const rest = await limited.api("POST", `/api/v1/buckets/${id}/publication`, { key: u.key, body: {} });
+      expect([rest.status, rest.body.error.code]).toEqual([429, "PUBLISH_RATE_LIMIT_EXCEEDED"]);
+      expect(Number(rest.headers.get("retry-after"))).toBeGreaterThan(0);
+      const client = new Client({ name: "test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(limited.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }));
+      const r = await client.callTool({ name: "bucket_publish", arguments: { bucket_id: id } });
+      expect(err(r)).toMatchObject({ code: "PUBLISH_RATE_LIMIT_EXCEEDED", details: { retry_after: expect.any(Number) } });
+      await client.close();
+      expect((limited.pier.deps.sqlite.query("SELECT count(*) AS n FROM jobs WHERE kind = 'publish.build'").get() as { n: number }).n).toBe(jobsBefore);
+      expect((await limited.api("GET", "/api/v1/publications", { key: u.key })).body.data.publications.map((p: any) => p.kind)).toEqual(["preview"]);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
