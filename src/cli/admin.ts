@@ -11,7 +11,6 @@ import {
 import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
 import { setDisabledByAdmin } from "../features/mail/addresses";
-import { listOutbox } from "../features/mail/outbound";
 import { sendTestMessage } from "../features/mail/test-message";
 import { createDeps } from "../runtime";
 import { ConfigError, parseArgs, required, UsageError } from "./args";
@@ -40,9 +39,6 @@ Commands:
   mail test ADDRESS [--server HOST:PORT]
                         Send a test message (text, HTML, one attachment) to ADDRESS through
                         the local SMTP receiver (--smtp-port; STARTTLS when offered).
-  mail outbox [--to ADDRESS] [--limit N]
-                        Print the outbox (mail held when no PIER_SMTP_RELAY_URL is set: sign-in
-                        and site-gate codes, failure notices), newest first, one JSON per line.
   mail disable ADDRESS | mail enable ADDRESS
                         Block a bucket address (blocked_reason disabled_by_admin) or lift it.
 
@@ -174,18 +170,6 @@ const commands: Record<string, Command> = {
       });
       io.err(`test message sent to ${to} via ${r.server}: ${r.response}`);
       io.out(JSON.stringify(r));
-    },
-  },
-  "mail outbox": {
-    values: ["to", "limit"],
-    run(deps, o, io) {
-      const limit = o.limit === undefined ? 50 : Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError("--limit takes 1 to 1000");
-      const to = o.to?.trim().toLowerCase();
-      // Filter after reading a wider window so --to finds an address's messages among others.
-      const rows = listOutbox(deps, to ? 1000 : limit).filter((m) => !to || m.to_address.toLowerCase() === to).slice(0, limit);
-      for (const m of rows) io.out(JSON.stringify({ id: m.id, created_at: m.created_at, kind: m.kind, to: m.to_address, subject: m.subject, text: m.text_body }));
-      io.err(`${rows.length} message${rows.length === 1 ? "" : "s"} in the outbox${to ? ` for ${to}` : ""}`);
     },
   },
   "mail disable": {
