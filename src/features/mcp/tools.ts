@@ -11,6 +11,7 @@ import { archiveBucket, unarchiveBucket } from "../buckets/lifecycle";
 import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
 import { getStatus } from "../status/service";
 import { fileTools } from "./file-tools";
+import { mailTools } from "./mail-tools";
 
 export interface McpTool {
   name: string;
@@ -108,4 +109,4 @@ const bucketTools: McpTool[] = [
   },
 ];
 
-export const tools: McpTool[] = [...bucketTools, ...fileTools];
+export const tools: McpTool[] = [...bucketTools, ...fileTools, ...mailTools];
