@@ -87,6 +87,19 @@ describe("device flow", () => {
       expect(r.status).toBe(200);
       expect(r.body.data.account.id).toBe(u.accountId);
     }
+    // Neither reaches another account's bucket: not found by id, refused by account_id, unchanged.
+    const other = await t.user();
+    const theirs = (await t.api("POST", "/api/v1/buckets", { key: other.key, body: { bucket: { title: "Theirs" } } })).body.data.bucket.id;
+    for (const bearer of [key, tokens.access_token]) {
+      const get = await t.api("GET", `/api/v1/buckets/${theirs}`, { key: bearer });
+      expect([get.status, get.body.error.code]).toEqual([404, "BUCKET_NOT_FOUND"]);
+      const patch = await t.api("PATCH", `/api/v1/buckets/${theirs}`, { key: bearer, body: { bucket: { title: "pwned" } } });
+      expect([patch.status, patch.body.error.code]).toEqual([404, "BUCKET_NOT_FOUND"]);
+      const switched = await t.api("PATCH", `/api/v1/buckets/${theirs}`, { key: bearer, body: { bucket: { title: "pwned" }, account_id: other.accountId } });
+      expect([switched.status, switched.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    }
+    expect((await t.api("GET", `/api/v1/buckets/${theirs}`, { key: other.key })).body.data.bucket.title).toBe("Theirs");
+
     // The device code works once.
     t.clock.advance(5000);
     expect((await pollError(d.device_code)).error).toBe("invalid_grant");
