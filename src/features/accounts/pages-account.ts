@@ -11,6 +11,8 @@ import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabl
 import { alertBox, html, renderView, SafeHtml } from "./web/layout";
 import { browserSession, checkSessionCsrf, field, type BrowserSession } from "./web/browser";
 import type { ApiKeyRow } from "./keys";
+import { listConnections } from "../oauth/connections";
+import { connectionsTable } from "../oauth/pages";
 
 const hide = { hide: true };
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -55,7 +57,7 @@ export const accountPages = (deps: Deps) => {
     const summary = dashboardSummary(deps, s.actor, s.user);
     const keys = listAccountKeys(deps, s.actor);
     const page = await renderView("auth/access.html", {
-      ...summary, csrf: s.csrf, keys: keysTable(keys, s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
+      ...summary, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsTable(listConnections(deps, s.actor), s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
       notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
     }, { title: "Account access", user: layoutUser(s), width: "wide" });
     return htmlResponse(page, { error: v.error });
