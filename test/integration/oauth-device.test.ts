@@ -87,6 +87,13 @@ describe("device flow", () => {
       expect(r.status).toBe(200);
       expect(r.body.data.account.id).toBe(u.accountId);
     }
+    // Device code, tokens and key are stored as hashes only: none appears in any table.
+    const db = t.pier.deps.sqlite;
+    const everything = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+      .map(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all())).join("\n");
+    for (const secret of [d.device_code, tokens.access_token, tokens.refresh_token!, key]) expect(everything.includes(secret)).toBe(false);
+    expect(everything.includes(client.client_id)).toBe(true);
+
     // Neither reaches another account's bucket: not found by id, refused by account_id, unchanged.
     const other = await t.user();
     const theirs = (await t.api("POST", "/api/v1/buckets", { key: other.key, body: { bucket: { title: "Theirs" } } })).body.data.bucket.id;

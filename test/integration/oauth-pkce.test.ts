@@ -44,6 +44,13 @@ async function exchange(params: URLSearchParams, verifier: string, redirect = re
   return oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirect, verifier, insecure);
 }
 
+/** Whether `secret` appears anywhere in the database (every row of every table). */
+function storedInDatabase(secret: string): boolean {
+  const db = t.pier.deps.sqlite;
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  return tables.some(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all()).includes(secret));
+}
+
 async function oauthError(res: Response) {
   expect(res.status).toBe(400);
   return (await res.json()).error as string;
@@ -63,6 +70,11 @@ describe("authorization code + PKCE", () => {
     const next = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
     expect(next.refresh_token).not.toBe(tokens.refresh_token);
     expect((await t.api("GET", "/api/v1/buckets", { key: next.access_token })).status).toBe(200);
+    // Codes and tokens are stored as hashes only: none of them appears in the database.
+    for (const secret of [params.get("code")!, tokens.access_token, tokens.refresh_token!, next.access_token, next.refresh_token!]) {
+      expect(storedInDatabase(secret)).toBe(false);
+    }
+    expect(storedInDatabase(client.client_id)).toBe(true); // (the search does find what is stored)
   });
 
   test("a reused refresh token revokes the whole family", async () => {
