@@ -9,6 +9,7 @@ import { mailRoutes } from "./mail/routes";
 import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
+import { notificationRoutes } from "./notifications/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
@@ -18,4 +19,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     .use(mailRoutes(deps, auth))
     .use(oauthRoutes(deps, auth))
     .use(mcpRoutes(deps))
-    .use(agentAuthRoutes(deps, auth));
+    .use(agentAuthRoutes(deps, auth))
+    .use(notificationRoutes(deps, auth));

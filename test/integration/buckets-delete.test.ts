@@ -89,6 +89,18 @@ describe("delete", () => {
     expect(n).toHaveLength(1);
     expect(n[0].kind).toBe("bucket_deleted");
     expect(n[0].subject).toContain("Big one");
+    // The account reads it over REST (any account-wide key), newest first.
+    const told = await t.api("GET", "/api/v1/notifications", { key: t.key(u, { scope: "bucket_read" }) });
+    expect(told.status).toBe(200);
+    expect(told.body.data.notifications[0]).toMatchObject({ kind: "bucket_deleted", subject: expect.stringContaining("Big one"), data: { bucket_id: b.id }, created_at: expect.any(String) });
+    // Not to keys limited to selected buckets, and not to other accounts.
+    const selected = t.key(u, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [small.id]: "admin" } });
+    const refused = await t.api("GET", "/api/v1/notifications", { key: selected });
+    expect([refused.status, refused.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    const stranger = await t.api("GET", "/api/v1/notifications", { key: (await t.user()).key });
+    expect(stranger.body.data.notifications).toEqual([]);
+    const bad = await t.api("GET", "/api/v1/notifications?limit=0", { key: u.key });
+    expect([bad.status, bad.body.error.code]).toEqual([422, "VALIDATION_FAILED"]);
 
     // Now the other delete may go.
     expect((await t.api("DELETE", `/api/v1/buckets/${small.id}`, { key: u.key, body: { confirmation: small.delete.confirmation } })).status).toBe(200);
@@ -141,6 +153,9 @@ describe("delete", () => {
       const n = notifications(u.accountId).filter((x) => JSON.parse(x.data).bucket_id === b.id);
       expect(n.map((x) => x.kind)).toEqual(["bucket_delete_failed"]);
       expect(JSON.parse(n[0].data).error).toContain("disk I/O error");
+      const rest = (await t.api("GET", "/api/v1/notifications?limit=1", { key: u.key })).body.data.notifications;
+      expect(rest).toHaveLength(1);
+      expect(rest[0]).toMatchObject({ kind: "bucket_delete_failed", data: { bucket_id: b.id } });
       // The bucket works again.
       expect((await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: u.key, body: { bucket: { title: "Still here" } } })).status).toBe(200);
     } finally {

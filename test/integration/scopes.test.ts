@@ -170,6 +170,7 @@ const expectations: Record<string, Expectation> = {
   "GET /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "POST /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "GET /api/v1/agent_auth/activity": { auth: "bucket_admin", accountWide: true },
+  "GET /api/v1/notifications": { auth: "bucket_read", accountWide: true },
   "GET /signin": { auth: "page" },
   "POST /signin": { auth: "page" },
   "GET /signin/two-factor": { auth: "page" },
