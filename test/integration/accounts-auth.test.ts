@@ -275,3 +275,28 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect((await b.get("/dashboard")).status).toBe(303);
   });
 });
+
+describe("behind an https reverse proxy", () => {
+  let t: TestPier;
+  beforeAll(async () => {
+    t = await startTestPier({ baseUrl: "https://pier.example.test", trustProxy: true });
+  });
+  afterAll(() => t.stop());
+
+  test("every browser cookie is Secure and the pre-session CSRF cookie is __Host- prefixed", async () => {
+    const u = await t.user();
+    const b = new Browser(t.url, { host: "pier.example.test", "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.7" });
+    const form = await b.get("/signin");
+    expect(form.status).toBe(200);
+    const csrf = form.setCookies.find((c) => c.startsWith("__Host-pier_csrf="))!;
+    expect(csrf).toContain("; Secure");
+    expect(csrf).toContain("Path=/");
+    expect(csrf.toLowerCase()).not.toContain("domain=");
+    const res = await b.submit("/signin", "/signin", { email: u.email, password: u.password });
+    expect(res.status).toBe(303);
+    expect(res.setCookies.find((c) => c.startsWith("pier_session="))).toMatch(/; HttpOnly; SameSite=Lax.*; Secure$/);
+    expect((await b.get("/dashboard")).status).toBe(200);
+    const out = await b.submit("/dashboard", "/signout", {});
+    expect(out.setCookies.find((c) => c.startsWith("pier_session="))).toContain("; Secure");
+  });
+});
