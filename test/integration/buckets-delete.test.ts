@@ -119,6 +119,17 @@ describe("delete", () => {
     expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).status).toBe(404);
   });
 
+  test("while a background delete runs, the bucket's receiving address is not ready: bucket_deleting", async () => {
+    const owner = await t.user();
+    const b = await createBucket(t, owner, { title: "Mail going away", inbound_email: { enabled: true } });
+    await t.api("PATCH", `/api/v1/buckets/${b.id}/variables`, { key: owner.key, body: { variables: vars(5) } });
+    expect((await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: owner.key, body: { confirmation: b.delete.confirmation } })).status).toBe(202);
+    const state = await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key });
+    expect(state.body.data).toMatchObject({ ready: false, blocked_reason: "bucket_deleting", address: b.inbound_email.address });
+    await t.pier.runner.drain();
+    expect((await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key })).status).toBe(404);
+  });
+
   test("a big bucket empties in bounded batches, one transaction each", async () => {
     const b = await createBucket(t, u, { title: "Huge" });
     // More rows than the API's variable cap: written straight to the table, as a bulk import would.
