@@ -22,6 +22,5 @@ fi
 echo "test.sh: type-checking" >&2
 ./node_modules/.bin/tsc --noEmit -p . || exit 1
 
-# 30 s per test: integration tests start real servers and subprocesses, and a busy 2-core
-# machine can take over bun's 5 s default (bunfig.toml's [test] timeout is not applied by bun).
+# Integration tests start real servers and subprocesses; give them room on a busy 2-core machine.
 exec ./node_modules/.bin/bun test --timeout 30000 "$@"

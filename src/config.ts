@@ -35,6 +35,9 @@ export interface Config {
   rateLimitPerMinute: number;
   rateLimitAnonPerMinute: number;
   bucketDeleteSyncLimit: number;
+  publishRateLimitPerMinute: number;
+  uploadRateLimitPerMinute: number;
+  siteRenewal: boolean;
   trustProxy: boolean;
   logLevel: LogLevel;
   /** smtp(s)://user:pass@host:port for outbound mail; null = messages go to the outbox table. */
@@ -132,6 +135,9 @@ export const configOptions: Option[] = [
   { key: "rateLimitPerMinute", name: "rate-limit-per-minute", default: "600", help: "API requests per minute per account.", parse: positiveInt },
   { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
   { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
+  { key: "publishRateLimitPerMinute", name: "publish-rate-limit-per-minute", default: "30", help: "Publishes (publish, preview, retry, publish-session finalize) per minute per account (over: 429 PUBLISH_RATE_LIMIT_EXCEEDED).", parse: positiveInt },
+  { key: "uploadRateLimitPerMinute", name: "upload-rate-limit-per-minute", default: "120", help: "Upload-control calls (publish-session create and upload refresh) per minute per account (over: 429 UPLOAD_RATE_LIMIT_EXCEEDED).", parse: positiveInt },
+  { key: "siteRenewal", name: "site-renewal", default: "true", help: "Unpublish main sites of plans with site_renewal_days (Free: 30) when the account had no signed-in dashboard visit for that long.", parse: bool },
   { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (its first X-Forwarded-For entry is taken as the client IP, so the proxy must set, not append, it).", parse: bool },
   { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },

@@ -7,6 +7,8 @@ const usage = `Usage: pier <command> [options]
 Commands:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
   admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
+  publish DIR        Publish a folder as a website (pier publish --help)
+  preview DIR        Publish a folder as a temporary, noindex preview (--expires MINUTES)
   healthcheck        Exit 0 if the local server answers /api/v1/status (for Docker, monitors)
   login [URL]        Connect this computer to a Pier (browser confirmation; --scope, --no-browser)
   logout [URL]       Revoke and forget the saved key
@@ -26,6 +28,9 @@ export async function runCli(argv: string[]): Promise<void> {
       const code = await admin(rest);
       process.exit(code);
     }
+    case "publish":
+    case "preview":
+      process.exit(await (await import("./publish")).publishCommand(rest, command));
     case "healthcheck":
       process.exit(await (await import("./healthcheck")).healthcheck(rest));
     case "login":

@@ -55,6 +55,17 @@ export const errorCatalogue = {
   STORAGE_URL_INVALID: { status: 403, hint: "The storage URL is malformed or its signature does not match; request a new one from the API." },
   STORAGE_URL_EXPIRED: { status: 403, hint: "The storage URL expired; request a new descriptor or download link from the API." },
   UPLOAD_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many upload-control calls; wait `Retry-After` seconds." },
+  PUBLICATION_UPGRADE_REQUIRED: { status: 402, hint: "Password and require_email sites need a plan with protected sites: publish a preview with that access (POST .../publication/preview), upgrade, or publish with access_mode public. See error.details.choices." },
+  PUBLICATION_NOT_FOUND: { status: 404, hint: "No such publication for this credential; GET /api/v1/publications lists them." },
+  PUBLICATION_BUSY: { status: 409, hint: "The publication is being unpublished; wait until its status is unpublished, then publish again." },
+  NOTHING_TO_RETRY: { status: 409, hint: "Retry re-runs a failed (or stuck) build; this publication is not in that state." },
+  SLUG_TAKEN: { status: 409, hint: "Another site already uses that slug; pick another." },
+  PUBLISH_SESSION_NOT_FOUND: { status: 404, hint: "No such publish session for this account; create one with POST /api/v1/publish_sessions." },
+  PUBLISH_SESSION_STALE: { status: 409, hint: "The bucket changed since the publish session was created; recreate the session from the same manifest and retry once." },
+  PUBLISH_SESSION_EXPIRED: { status: 409, hint: "The publish session expired; recreate it from the same manifest and retry once." },
+  PUBLISH_SESSION_NOT_PENDING: { status: 409, hint: "The publish session was already finalized; recreate it to publish again." },
+  PUBLISH_FILES_MISSING: { status: 503, hint: "Some declared files are not in storage yet: PUT them to their upload.url (POST .../uploads/refresh for new URLs), then finalize again." },
+  PUBLISH_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many publishes for this account; wait `Retry-After` seconds." },
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 

@@ -5,6 +5,7 @@ import { accountJobs } from "../features/accounts/jobs";
 import { bucketJobs } from "../features/buckets/jobs";
 import { uploadJobs } from "../features/uploads/jobs";
 import { oauthJobs } from "../features/oauth/jobs";
+import { publishJobs, publishPeriodic } from "../features/publish/jobs";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export const jobHandlers: Record<string, JobHandler> = {
@@ -13,6 +14,7 @@ export const jobHandlers: Record<string, JobHandler> = {
   ...accountJobs,
   ...uploadJobs,
   ...oauthJobs,
+  ...publishJobs,
 };
 
 export const periodicTasks: PeriodicTask[] = [
@@ -20,4 +22,5 @@ export const periodicTasks: PeriodicTask[] = [
   { kind: "accounts.cleanup", everyMs: 3600_000 },
   { kind: "uploads.expire", everyMs: 60_000 },
   { kind: "oauth.purge", everyMs: 3600_000 },
+  ...publishPeriodic,
 ];

@@ -10,6 +10,7 @@ import { newId } from "../core/ids";
 import { siteEmailCodes, siteLeads } from "../db/schema";
 import { transaction } from "../db/tx";
 import { mailerFor } from "../features/mail/outbound";
+import { verifyRecipientToken } from "../features/publish/manage";
 import type { Site } from "./directory";
 import { clearGateAttempts, gateRetryAfter, recordGateAttempt } from "./gate-limits";
 import { escapeHtml, messageBody, pageResponse, type SiteTemplates } from "./pages";
@@ -208,4 +209,26 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
   });
   clearGateAttempts(g.deps, g.site.id, "code", g.client);
   return seeOther(g, next, issueCookie(g, "e"));
+}
+
+/**
+ * GET /_pier/gate/recipient?token=...: a recipient link from POST /publications/:id/recipient_links.
+ * The signed token names the email, so it counts as a confirmed address: lead recorded, cookie
+ * set, on to the site. Bad or expired links count as failed code attempts (same limits).
+ */
+export function handleRecipientLink(g: GateContext, search: string): Response {
+  const wait = gateRetryAfter(g.deps, g.site.id, "code", g.client);
+  if (wait > 0) return tooMany(g, wait);
+  const token = new URLSearchParams(search).get("token") ?? "";
+  const email = verifyRecipientToken(g.deps, g.site, token);
+  if (!email) {
+    recordGateAttempt(g.deps, g.site.id, "code", g.client);
+    return emailGatePage(g, "/", 401, "This link has expired or is no longer valid. Confirm your email instead.");
+  }
+  const at = g.deps.clock.now().toISOString();
+  transaction(g.deps.db, (tx) => {
+    tx.insert(siteLeads).values({ publicationId: g.site.id, email, firstAccessAt: at, lastAccessAt: at, accessCount: 1 })
+      .onConflictDoUpdate({ target: [siteLeads.publicationId, siteLeads.email], set: { lastAccessAt: at, accessCount: sql`${siteLeads.accessCount} + 1` } }).run();
+  });
+  return seeOther(g, "/", issueCookie(g, "e"));
 }

@@ -7,7 +7,7 @@ import { clientIp } from "../http/request-info";
 import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
 import { SiteDirectory, type Manifest, type Site } from "./directory";
 import { FileServer } from "./files";
-import { emailGatePage, handleGatePost, hasAccess, passwordGatePage, type GateContext } from "./gates";
+import { emailGatePage, handleGatePost, handleRecipientLink, hasAccess, passwordGatePage, type GateContext } from "./gates";
 import { noneMatch } from "./negotiate";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
@@ -66,6 +66,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     if (path === "_pier" || path.startsWith("_pier/")) {
       const notHere = () => pageResponse(t, 404, "Not found", messageBody("Not found", "There is nothing at this address."), extra);
       if (method === "POST" && path.startsWith("_pier/gate/")) return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
+      if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
       return notHere();
     }
     if (method !== "GET" && method !== "HEAD") {

@@ -299,6 +299,7 @@ CREATE TABLE `deploys` (
 	`id` text PRIMARY KEY NOT NULL,
 	`publication_id` text NOT NULL,
 	`bucket_version_id` text,
+	`root_directory` text DEFAULT '' NOT NULL,
 	`file_count` integer NOT NULL,
 	`total_bytes` integer NOT NULL,
 	`created_at` text NOT NULL,
@@ -341,6 +342,26 @@ CREATE TABLE `publications` (
 CREATE UNIQUE INDEX `publications_kind_slug` ON `publications` (`kind`,`public_slug`);--> statement-breakpoint
 CREATE UNIQUE INDEX `publications_bucket_kind` ON `publications` (`bucket_id`,`kind`);--> statement-breakpoint
 CREATE INDEX `publications_account` ON `publications` (`account_id`);--> statement-breakpoint
+CREATE TABLE `publish_sessions` (
+	`id` text PRIMARY KEY NOT NULL,
+	`account_id` text NOT NULL,
+	`bucket_id` text NOT NULL,
+	`credential_id` text NOT NULL,
+	`kind` text DEFAULT 'main' NOT NULL,
+	`status` text NOT NULL,
+	`bucket_revision` integer NOT NULL,
+	`delete_missing` integer NOT NULL,
+	`files` text NOT NULL,
+	`publish_request` text NOT NULL,
+	`publication_id` text,
+	`created_at` text NOT NULL,
+	`expires_at` text NOT NULL,
+	`finalized_at` text,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`bucket_id`) REFERENCES `buckets`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `publish_sessions_account` ON `publish_sessions` (`account_id`,`status`);--> statement-breakpoint
 CREATE TABLE `site_email_codes` (
 	`id` text PRIMARY KEY NOT NULL,
 	`publication_id` text NOT NULL,

@@ -55,6 +55,8 @@ export const deploys = sqliteTable("deploys", {
   publicationId: text("publication_id").notNull().references(() => publications.id, { onDelete: "cascade" }),
   /** The bucket version the build read (null until the build reads from versions). */
   bucketVersionId: text("bucket_version_id"),
+  /** publication_root_directory the build applied ("" = whole bucket); a settings-only republish reuses the deploy only when it matches. */
+  rootDirectory: text("root_directory").notNull().default(""),
   fileCount: integer("file_count").notNull(),
   totalBytes: integer("total_bytes").notNull(),
   createdAt: text("created_at").notNull(),
@@ -111,3 +113,38 @@ export const autoIndexTemplates = sqliteTable("autoindex_templates", {
   template: text("template").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
+
+/**
+ * Folder publishes (pus_): a manifest checked against the bucket's current files, upload
+ * descriptors for the changed ones, then one finalize that writes the files and queues the
+ * publication. `bucket_revision` is the bucket's revision at creation: any other write since
+ * makes the session stale.
+ */
+export const publishSessions = sqliteTable("publish_sessions", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  bucketId: text("bucket_id").notNull().references(() => buckets.id, { onDelete: "cascade" }),
+  credentialId: text("credential_id").notNull(),
+  kind: text("kind", { enum: ["main", "preview"] }).notNull().default("main"),
+  status: text("status", { enum: ["pending", "finalized", "expired"] }).notNull(),
+  bucketRevision: integer("bucket_revision").notNull(),
+  deleteMissing: integer("delete_missing", { mode: "boolean" }).notNull(),
+  /** [{ path, size, md5, sha256, contentType, entryId? }] */
+  files: text("files", { mode: "json" }).$type<PublishSessionFile[]>().notNull(),
+  /** The publish request fields saved for finalize. */
+  publishRequest: text("publish_request", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  publicationId: text("publication_id"),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  finalizedAt: text("finalized_at"),
+}, (t) => [index("publish_sessions_account").on(t.accountId, t.status)]);
+
+export interface PublishSessionFile {
+  path: string;
+  size: number;
+  md5: string;
+  sha256: string;
+  contentType: string;
+  /** Upload entry (descriptor) when the bytes must be uploaded. */
+  entryId: string | null;
+}

@@ -1,7 +1,8 @@
-// What the bucket feature needs to know about publishing, in one place. The publications
-// feature replaces the bodies of these two functions (reading its own tables); every caller —
-// the Bucket resource (present.ts), archive, bulk archive and delete — goes through them.
+// What the bucket feature needs to know about publishing, in one place: the Bucket resource
+// (present.ts), archive, bulk archive and delete all go through these two functions.
+import { eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
+import { publications } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
 export interface PublicationSummary {
@@ -14,14 +15,33 @@ export interface PublicationSummary {
   lifecycleActive: boolean;
 }
 
-const unpublished: PublicationSummary = { published: false, publicUrl: null, website: null, lifecycleActive: false };
+type Row = typeof publications.$inferSelect;
 
-/** Publication state of one bucket. No publications exist yet: every bucket is unpublished. */
-export function publicationSummary(_deps: Deps, _bucketId: string, _db?: DbOrTx): PublicationSummary {
-  return unpublished;
+/** Publishing, live or being taken down, and not past its expiry. */
+function active(deps: Deps, p: Row): boolean {
+  if (p.status === "unpublishing") return true;
+  if (p.status !== "publishing" && p.status !== "published") return false;
+  return p.expiresAt === null || p.expiresAt > deps.clock.now().toISOString();
+}
+
+/** Publication state of one bucket: the main site decides `published`; a live preview also blocks archive/delete. */
+export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = deps.db): PublicationSummary {
+  const rows = db.select().from(publications).where(eq(publications.bucketId, bucketId)).all();
+  const lifecycleActive = rows.some((p) => active(deps, p));
+  const main = rows.find((p) => p.kind === "main");
+  if (!main) return { published: false, publicUrl: null, website: null, lifecycleActive };
+  const published = main.currentDeployId !== null && (main.status === "published" || main.status === "publishing") && active(deps, main);
+  const url = deps.urls.siteUrl(`${main.publicSlug}.${deps.urls.sitesDomain}`);
+  return {
+    published,
+    publicUrl: published ? url : null,
+    website: { public_url: url, status: main.status, published, lifecycle_active: active(deps, main) },
+    lifecycleActive,
+  };
 }
 
 /** True while archive and delete must be refused with `required_action: unpublish_first`. */
 export function publicationLifecycleActive(deps: Deps, bucketId: string, db?: DbOrTx): boolean {
   return publicationSummary(deps, bucketId, db).lifecycleActive;
 }
+

@@ -125,7 +125,9 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
 
   // Every attachment file created, finished or not, and every store still running: a parse
   // that fails mid-way waits for them and removes the files.
-  const created: string[] = [];
+  // Each file with the moment its stream closed: a stream destroyed before its lazy open still
+  // creates the file afterwards, so removal must wait for the close, not just for the pipeline.
+  const created: { file: string; closed: Promise<unknown> }[] = [];
   const pending: Promise<void>[] = [];
   const storeAttachment = async (a: AttachmentStream) => {
     try {
@@ -135,8 +137,9 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
         return;
       }
       const file = join(opts.tempDir, `attachment-${message.attachments.length}`);
-      created.push(file);
-      await pipeline(a.content, createWriteStream(file, { mode: 0o600 }));
+      const out = createWriteStream(file, { mode: 0o600 });
+      created.push({ file, closed: new Promise<void>((r) => out.once("close", () => r())) });
+      await pipeline(a.content, out);
       const n = message.attachments.length + 1;
       message.attachments.push({
         filename: uniqueName(safeAttachmentName(a.filename, `attachment-${n}`)),
@@ -192,9 +195,10 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
     // Attachments of a message that failed halfway are not trustworthy: keep only the .eml.
     // Let stores still writing settle first (bounded), or a late file would outlive the rm.
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.allSettled(pending), new Promise((r) => (timer = setTimeout(r, 5_000)))]);
+    const settled = Promise.allSettled([...pending, ...created.map((c) => c.closed)]);
+    await Promise.race([settled, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
     clearTimeout(timer);
-    await Promise.all(created.map((f) => rm(f, { force: true })));
+    await Promise.all(created.map((c) => rm(c.file, { force: true })));
     attachmentFiles.length = 0;
     message.attachments = [];
   }

@@ -1,5 +1,6 @@
 // Content types and precompression decisions for published files.
-import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
+import { promisify } from "node:util";
+import { brotliCompress, brotliCompressSync, constants as zlib, gzip, gzipSync } from "node:zlib";
 
 /** Content type from the file name via Bun's MIME table; text types carry charset=utf-8. */
 export function contentTypeFor(path: string): string {
@@ -41,4 +42,17 @@ export function precompress(bytes: Uint8Array): Compressed {
 /** Strong ETag per representation, from the content hash (same bytes, same tag, any deploy). */
 export function etagFor(sha256: string, encoding: "identity" | "gzip" | "br" = "identity"): string {
   return encoding === "identity" ? `"${sha256.slice(0, 40)}"` : `"${sha256.slice(0, 40)}-${encoding === "gzip" ? "gz" : "br"}"`;
+}
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/** precompress() off the event loop (zlib's thread pool): builds keep sites responsive and use every core. */
+export async function precompressAsync(bytes: Uint8Array): Promise<Compressed> {
+  const [gz, br] = await Promise.all([
+    gzipAsync(bytes, { level: 9 }),
+    brotliAsync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: bytes.byteLength > 4 * 1024 * 1024 ? 7 : 11, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } }),
+  ]);
+  const worth = (c: Uint8Array) => c.byteLength < bytes.byteLength * 0.95;
+  return { gzip: worth(gz) ? new Uint8Array(gz) : null, br: worth(br) ? new Uint8Array(br) : null };
 }

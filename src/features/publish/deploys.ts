@@ -8,7 +8,10 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { deployFiles, deploys, publications } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { contentTypeFor, etagFor, isCompressible, precompress } from "./content";
+import { contentTypeFor, etagFor, isCompressible, precompressAsync } from "./content";
+
+/** Files prepared at once by a build (bounded: each may hold its bytes and compressed copies). */
+const BUILD_CONCURRENCY = 4;
 import { emitSiteChange } from "./events";
 import { isExcludedFromPublish, normalizeSitePath } from "./exclusions";
 
@@ -31,7 +34,7 @@ export interface DeployResult {
 type DeployFileRow = typeof deployFiles.$inferInsert;
 
 export async function writeDeploy(
-  deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null } = {},
+  deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null; rootDirectory?: string } = {},
 ): Promise<DeployResult> {
   const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
   if (!pub) throw new ApiError("NOT_FOUND", `Publication ${publicationId} was not found.`);
@@ -53,12 +56,28 @@ export async function writeDeploy(
   }
 
   // Variants already computed for the same content in an earlier deploy are reused: a
-  // republish with one changed file compresses one file.
-  const known = new Map<string, Pick<DeployFileRow, "gzipSha256" | "gzipSize" | "brSha256" | "brSize">>();
-  const rows: DeployFileRow[] = [];
+  // republish with one changed file compresses one file. Same content in two paths of this
+  // deploy is compressed once (the promise is shared).
+  type Variants = Pick<DeployFileRow, "gzipSha256" | "gzipSize" | "brSha256" | "brSize">;
+  const known = new Map<string, Promise<Variants>>();
   const deployId = newId("dpl");
-  let totalBytes = 0;
-  for (const f of accepted) {
+  const variantsFor = (sha: string, bytes: Uint8Array | null): Promise<Variants> => {
+    let p = known.get(sha);
+    if (!p) {
+      p = (async () => {
+        const prev = previousVariants(deps, sha);
+        if (prev) return prev;
+        const data = bytes ?? new Uint8Array(await deps.blobs.file(sha).arrayBuffer());
+        const c = await precompressAsync(data);
+        const gz = c.gzip ? await deps.blobs.putBytes(c.gzip) : null;
+        const br = c.br ? await deps.blobs.putBytes(c.br) : null;
+        return { gzipSha256: gz?.sha256 ?? null, gzipSize: gz?.size ?? null, brSha256: br?.sha256 ?? null, brSize: br?.size ?? null };
+      })();
+      known.set(sha, p);
+    }
+    return p;
+  };
+  const rowFor = async (f: DeployFileInput & { path: string }): Promise<DeployFileRow> => {
     let sha: string;
     let size: number;
     let bytes: Uint8Array | null = null;
@@ -75,25 +94,24 @@ export async function writeDeploy(
     }
     const contentType = f.contentType ?? contentTypeFor(f.path);
     const row: DeployFileRow = { deployId, path: f.path, blobSha256: sha, size, contentType, etag: etagFor(sha) };
-    if (isCompressible(contentType, size)) {
-      let variants = known.get(sha) ?? previousVariants(deps, sha);
-      if (!variants) {
-        bytes ??= new Uint8Array(await deps.blobs.file(sha).arrayBuffer());
-        const c = precompress(bytes);
-        const gz = c.gzip ? await deps.blobs.putBytes(c.gzip) : null;
-        const br = c.br ? await deps.blobs.putBytes(c.br) : null;
-        variants = { gzipSha256: gz?.sha256 ?? null, gzipSize: gz?.size ?? null, brSha256: br?.sha256 ?? null, brSize: br?.size ?? null };
-      }
-      known.set(sha, variants);
-      Object.assign(row, variants);
+    if (isCompressible(contentType, size)) Object.assign(row, await variantsFor(sha, bytes));
+    return row;
+  };
+  // A few files at a time: compression runs on zlib's thread pool, so cores work in parallel
+  // and the event loop (which also serves the sites) stays free.
+  const rows: DeployFileRow[] = new Array(accepted.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(BUILD_CONCURRENCY, accepted.length) }, async () => {
+    while (next < accepted.length) {
+      const i = next++;
+      rows[i] = await rowFor(accepted[i]!);
     }
-    totalBytes += size;
-    rows.push(row);
-  }
+  }));
+  const totalBytes = rows.reduce((n, r) => n + r.size, 0);
 
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
-    tx.insert(deploys).values({ id: deployId, publicationId, bucketVersionId: opts.bucketVersionId ?? null, fileCount: rows.length, totalBytes, createdAt: now }).run();
+    tx.insert(deploys).values({ id: deployId, publicationId, bucketVersionId: opts.bucketVersionId ?? null, rootDirectory: opts.rootDirectory ?? "", fileCount: rows.length, totalBytes, createdAt: now }).run();
     // SQLite caps bound parameters per statement: insert in chunks.
     for (let i = 0; i < rows.length; i += 500) tx.insert(deployFiles).values(rows.slice(i, i + 500)).run();
   });

@@ -1,0 +1,126 @@
+// The build job: queued -> processing -> ready | failed. It reads the bucket's current files
+// (the `files` table is the newest snapshot; the deploy records which bucket version that was),
+// applies publication_root_directory and the exclusion rules, writes an immutable deploy from
+// the blobs already stored (nothing is re-uploaded) and switches the site to it atomically.
+// A request that changed only settings (no file change since the live deploy's bucket version,
+// same root) reuses the live deploy.
+import { and, asc, eq } from "drizzle-orm";
+import type { Deps } from "../../core/context";
+import { newId } from "../../core/ids";
+import { deploys, files, memberships, notifications, publications, users } from "../../db/schema";
+import { transaction } from "../../db/tx";
+import { latestVersion } from "../files/commit";
+import { mailerFor } from "../mail/outbound";
+import { activateDeploy, writeDeploy } from "./deploys";
+import { emitSiteChange } from "./events";
+import { isExcludedFromPublish } from "./exclusions";
+import type { PublicationRow } from "./publications";
+import type { SavedRequest } from "./request";
+
+const current = (deps: Deps, id: string) => deps.db.select().from(publications).where(eq(publications.id, id)).get();
+const tokenOf = (p: PublicationRow) => (p.publishRequest as Partial<SavedRequest>).build_token;
+
+export async function runBuild(deps: Deps, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const id = String(payload.publication_id);
+  const token = payload.build_token;
+  const pub = current(deps, id);
+  // A newer request (or an unpublish) superseded this job: its own job does the work.
+  if (!pub || tokenOf(pub) !== token || pub.status === "unpublishing" || pub.status === "unpublished" || pub.publishState === "ready") return { skipped: true };
+  const now = deps.clock.now().toISOString();
+  transaction(deps.db, (tx) => {
+    tx.update(publications).set({ publishState: "processing", publishStartedAt: now, updatedAt: now }).where(eq(publications.id, id)).run();
+  });
+  try {
+    const result = await build(deps, pub);
+    return result;
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    await markFailed(deps, id, token, message);
+    return { failed: message };
+  }
+}
+
+async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, unknown>> {
+  const req = pub.publishRequest as Partial<SavedRequest>;
+  const root = req.publication_root_directory ?? "";
+  const version = latestVersion(deps.db, pub.bucketId) ?? null;
+  const live = pub.currentDeployId ? deps.db.select().from(deploys).where(eq(deploys.id, pub.currentDeployId)).get() : undefined;
+
+  let deployId: string;
+  let reused = false;
+  if (live && live.bucketVersionId === (version?.id ?? null) && live.rootDirectory === root) {
+    deployId = live.id;
+    reused = true;
+  } else {
+    const prefix = root === "" ? "" : `${root}/`;
+    const rows = deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files)
+      .where(eq(files.bucketId, pub.bucketId)).orderBy(asc(files.path)).all();
+    const inputs = rows
+      .filter((f) => f.path.startsWith(prefix))
+      // A generic stored type says nothing: the site derives it from the name (index.html -> text/html).
+      .map((f) => ({ path: f.path.slice(prefix.length), blobSha: f.sha256, contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType }))
+      .filter((f) => !isExcludedFromPublish(f.path));
+    if (inputs.length === 0) {
+      throw new Error(root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.");
+    }
+    const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null, rootDirectory: root });
+    deployId = result.deployId;
+  }
+  // No await between the check and the switch: a newer request cannot slip in between.
+  const fresh = current(deps, pub.id);
+  if (!fresh || tokenOf(fresh) !== tokenOf(pub) || fresh.status === "unpublishing" || fresh.status === "unpublished") return { superseded: true, deploy_id: deployId };
+  activateDeploy(deps, pub.id, deployId);
+  return { deploy_id: deployId, reused };
+}
+
+/** failed + publish_error; the live deploy (if any) stays up; the owner is told. */
+export async function markFailed(deps: Deps, id: string, token: unknown, message: string): Promise<void> {
+  const now = deps.clock.now().toISOString();
+  const pub = transaction(deps.db, (tx) => {
+    const p = tx.select().from(publications).where(eq(publications.id, id)).get();
+    if (!p || tokenOf(p) !== token) return null;
+    tx.update(publications).set({
+      publishState: "failed", publishError: message, publishCompletedAt: now, updatedAt: now,
+      // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
+      status: p.currentDeployId ? "published" : "unpublished",
+    }).where(eq(publications.id, id)).run();
+    tx.insert(notifications).values({
+      id: newId("ntf"), accountId: p.accountId, kind: "publish_failed", subject: `Publishing ${p.publicSlug} failed`,
+      body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
+      data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message }, createdAt: now,
+    }).run();
+    return p;
+  });
+  if (!pub) return;
+  emitSiteChange(deps, { publicationId: id });
+  const owner = deps.db.select({ email: users.email }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, pub.accountId), eq(memberships.role, "owner"))).get();
+  if (!owner) return;
+  try {
+    await mailerFor(deps).send({
+      to: owner.email, kind: "publish-failed", subject: `Pier: publishing ${pub.publicSlug} failed`,
+      text: `The build of ${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier publish again, or POST /api/v1/buckets/${pub.bucketId}/publication/retry).\n`,
+    });
+  } catch (e) {
+    deps.log.warn("publish-failed mail could not be sent", { publication_id: id, error: e });
+  }
+}
+
+/** The unpublish job: the site goes offline (it already answers 404 while unpublishing). */
+export async function runUnpublish(deps: Deps, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const id = String(payload.publication_id);
+  const now = deps.clock.now().toISOString();
+  const done = transaction(deps.db, (tx) => tx.update(publications)
+    .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
+    .where(and(eq(publications.id, id), eq(publications.status, "unpublishing"))).returning({ id: publications.id }).all().length > 0);
+  if (done) emitSiteChange(deps, { publicationId: id });
+  return { unpublished: done };
+}
+
+/** Jobs of `kind` queued or running for a publication. */
+export function hasLiveJob(deps: Deps, kind: string, publicationId: string): boolean {
+  return !!deps.sqlite.query<{ id: string }, [string, string]>(
+    "SELECT id FROM jobs WHERE kind = ? AND status IN ('queued','running') AND json_extract(payload, '$.publication_id') = ? LIMIT 1",
+  ).get(kind, publicationId);
+}
+

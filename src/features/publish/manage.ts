@@ -1,0 +1,129 @@
+// Reading and changing publications: list, read, manifest, settings, access, recipient links
+// and slug renames. Every publication is reached through its bucket, so per-bucket grants and
+// account boundaries apply exactly as for bucket routes.
+import { and, desc, eq } from "drizzle-orm";
+import type { Actor, Deps, Scope } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { publications, type AccessMode } from "../../db/schema";
+import { transaction } from "../../db/tx";
+import { assertMutable, assertVisibilityUnlocked, effectiveScope, loadBucket } from "../buckets/access";
+import { accessDetails } from "./access";
+import { emitSiteChange } from "./events";
+import type { PatchPublicationInput } from "./model";
+import { assertPublishAllowed } from "./policy";
+import { setPublicationAccess, validateSlug, type PublicationRow } from "./publications";
+import { publicUrlOf } from "./present";
+import { findPublication } from "./request";
+import { slugTaken } from "./slugs";
+
+/** A publication the actor may use at `need` (its bucket decides); others are not found. */
+export function loadPublication(deps: Deps, actor: Actor, id: string, need: Scope) {
+  const pub = deps.db.select().from(publications).where(and(eq(publications.id, id), eq(publications.accountId, actor.accountId))).get();
+  // Another account's publication, or one whose bucket the key cannot see: not found, no leak.
+  if (!pub || effectiveScope(actor, pub.bucketId) === null) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${id} was not found.`);
+  return { pub, bucket: loadBucket(deps, actor, pub.bucketId, need) };
+}
+
+export function listPublications(deps: Deps, actor: Actor): PublicationRow[] {
+  return deps.db.select().from(publications).where(eq(publications.accountId, actor.accountId)).orderBy(desc(publications.createdAt)).all()
+    .filter((p) => effectiveScope(actor, p.bucketId) !== null);
+}
+
+export function patchPublication(deps: Deps, actor: Actor, id: string, input: PatchPublicationInput): PublicationRow {
+  const { pub, bucket } = loadPublication(deps, actor, id, "bucket_admin");
+  assertMutable(deps, actor, bucket);
+  if (input.expires_at !== undefined && input.expires_at !== null && new Date(input.expires_at).toISOString() <= deps.clock.now().toISOString()) {
+    throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null).", { field: "expires_at" });
+  }
+  if (pub.kind === "preview" && input.expires_at === null) throw new ApiError("VALIDATION_FAILED", "Previews always expire; expires_at cannot be null.", { field: "expires_at" });
+  const now = deps.clock.now().toISOString();
+  const row = transaction(deps.db, (tx) => tx.update(publications).set({
+    ...(input.title !== undefined ? { title: input.title } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.site_mode !== undefined ? { siteMode: input.site_mode } : {}),
+    ...(input.tracking_enabled !== undefined ? { trackingEnabled: input.tracking_enabled } : {}),
+    ...((input.publication_analytics_enabled ?? input.analytics_enabled) !== undefined ? { analyticsEnabled: (input.publication_analytics_enabled ?? input.analytics_enabled)! } : {}),
+    ...((input.publication_client_events_enabled ?? input.client_events_enabled) !== undefined ? { clientEventsEnabled: (input.publication_client_events_enabled ?? input.client_events_enabled)! } : {}),
+    ...(input.expires_at !== undefined ? { expiresAt: input.expires_at === null ? null : new Date(input.expires_at).toISOString() } : {}),
+    publishRequest: { ...(pub.publishRequest as object), ...(input.site_mode ? { site_mode: input.site_mode } : {}) },
+    updatedAt: now,
+  }).where(eq(publications.id, pub.id)).returning().get()!);
+  // Routing, titles and expiry apply to the live deploy at once: no rebuild needed.
+  emitSiteChange(deps, { publicationId: pub.id });
+  return row;
+}
+
+export function getAccess(deps: Deps, actor: Actor, id: string) {
+  const { pub } = loadPublication(deps, actor, id, "bucket_admin");
+  const ready = pub.publishState === "ready" && pub.status === "published";
+  return { publication_id: pub.id, ...accessDetails(deps, pub.id, { revealPassword: actor.isAccountOwner && ready }) };
+}
+
+export async function patchAccess(deps: Deps, actor: Actor, id: string, input: { access_mode: AccessMode; password?: string; regenerate_password?: boolean }) {
+  const { pub, bucket } = loadPublication(deps, actor, id, "bucket_admin");
+  assertMutable(deps, actor, bucket);
+  assertVisibilityUnlocked(bucket);
+  if (input.access_mode !== "password" && input.password !== undefined) throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
+  assertPublishAllowed(deps, deps.db, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: input.access_mode });
+  const { generatedPassword } = await setPublicationAccess(deps, pub.id, { mode: input.access_mode, password: input.password, regeneratePassword: input.regenerate_password });
+  if (input.access_mode === "password" && (input.password !== undefined || generatedPassword !== null)) {
+    const fresh = findPublication(deps.db, pub.bucketId, pub.kind)!;
+    transaction(deps.db, (tx) => tx.update(publications).set({ publishRequest: { ...(fresh.publishRequest as object), access_mode: input.access_mode, password_generated: generatedPassword !== null } }).where(eq(publications.id, pub.id)).run());
+  }
+  return getAccess(deps, actor, id);
+}
+
+export const RECIPIENT_LINK_DAYS = 30;
+
+/** Sign a link that lets `email` through a require_email gate without a code (see docs/publishing.md). */
+export function recipientToken(deps: Deps, pub: PublicationRow, email: string, expiresAtSec: number): string {
+  const body = Buffer.from(JSON.stringify({ p: pub.id, e: email, v: pub.accessVersion, x: expiresAtSec })).toString("base64url");
+  return `${body}.${deps.secrets.sign("site-cookie", `recipient.${body}`)}`;
+}
+
+/** The email a recipient token vouches for, or null (bad signature, expired, access changed). */
+export function verifyRecipientToken(deps: Deps, pub: Pick<PublicationRow, "id" | "accessVersion">, token: string): string | null {
+  const dot = token.indexOf(".");
+  if (dot <= 0) return null;
+  const body = token.slice(0, dot);
+  if (!deps.secrets.verify("site-cookie", `recipient.${body}`, token.slice(dot + 1))) return null;
+  try {
+    const c = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { p: string; e: string; v: number; x: number };
+    if (c.p !== pub.id || c.v !== pub.accessVersion || c.x * 1000 <= deps.clock.now().getTime()) return null;
+    return c.e;
+  } catch {
+    return null;
+  }
+}
+
+export function recipientLinks(deps: Deps, actor: Actor, id: string, input: { emails: string[]; expires_in_days?: number }) {
+  const { pub } = loadPublication(deps, actor, id, "bucket_admin");
+  if (pub.accessMode !== "require_email") throw new ApiError("VALIDATION_FAILED", "Recipient links exist only for require_email publications.", { access_mode: pub.accessMode });
+  const days = input.expires_in_days ?? RECIPIENT_LINK_DAYS;
+  const exp = Math.floor(deps.clock.now().getTime() / 1000) + days * 86400;
+  const base = publicUrlOf(deps, pub);
+  const emails = [...new Set(input.emails.map((e) => e.trim().toLowerCase()))];
+  return {
+    publication_id: pub.id,
+    expires_at: new Date(exp * 1000).toISOString(),
+    recipient_links: emails.map((email) => ({ email, url: `${base}_pier/gate/recipient?token=${recipientToken(deps, pub, email, exp)}` })),
+  };
+}
+
+/** PATCH /buckets/:id/custom_domains/public_slug: the main site moves to the new slug at once. */
+export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: string): PublicationRow {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin");
+  assertMutable(deps, actor, bucket);
+  assertVisibilityUnlocked(bucket);
+  const pub = findPublication(deps.db, bucket.id, "main");
+  if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no publication; publish it first.`);
+  const next = slug.trim().toLowerCase();
+  validateSlug(next);
+  if (next === pub.publicSlug) return pub;
+  const row = transaction(deps.db, (tx) => {
+    if (slugTaken(tx, "main", next, pub.id)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    return tx.update(publications).set({ publicSlug: next, updatedAt: deps.clock.now().toISOString() }).where(eq(publications.id, pub.id)).returning().get()!;
+  });
+  emitSiteChange(deps, { publicationId: pub.id });
+  return row;
+}

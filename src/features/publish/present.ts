@@ -1,0 +1,72 @@
+// The Publication resource as the spec shows it. Passwords and share text only reach
+// account-owner credentials, and only once the build is ready (never in the publish response).
+import type { Actor, Deps } from "../../core/context";
+import { deployManifest } from "./deploys";
+import { revealSitePassword, type PublicationRow } from "./publications";
+import type { SavedRequest } from "./request";
+
+export function siteHost(deps: Deps, pub: Pick<PublicationRow, "kind" | "publicSlug">): string {
+  return `${pub.kind === "preview" ? "preview-" : ""}${pub.publicSlug}.${deps.urls.sitesDomain}`;
+}
+export const publicUrlOf = (deps: Deps, pub: Pick<PublicationRow, "kind" | "publicSlug">) => deps.urls.siteUrl(siteHost(deps, pub));
+
+export function manifestOf(deps: Deps, pub: PublicationRow) {
+  if (!pub.currentDeployId || pub.status === "unpublished") return [];
+  return deployManifest(deps, pub.currentDeployId)
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((f) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag }));
+}
+
+export interface PresentOptions {
+  includeManifest?: boolean;
+  /** The immediate answer to a publish/access change: secrets are never in it. */
+  immediate?: boolean;
+}
+
+export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow, opts: PresentOptions = {}) {
+  const url = publicUrlOf(deps, pub);
+  const req = pub.publishRequest as Partial<SavedRequest>;
+  const ready = pub.publishState === "ready" && pub.status === "published";
+  const reveal = actor.isAccountOwner && ready && !opts.immediate;
+  const password = reveal && pub.accessMode === "password" ? revealSitePassword(deps, pub) : null;
+  const shareText = !reveal ? undefined
+    : pub.accessMode === "password" ? `${pub.title || pub.publicSlug}: ${url}\nPassword: ${password}`
+      : pub.accessMode === "require_email" ? `${pub.title || pub.publicSlug}: ${url}\nOpen the link and confirm your email address with the code you receive.`
+        : `${pub.title || pub.publicSlug}: ${url}`;
+  return {
+    id: pub.id,
+    bucket_id: pub.bucketId,
+    kind: pub.kind,
+    preview: pub.kind === "preview",
+    title: pub.title,
+    description: pub.description,
+    public_url: url,
+    asset_base_url: url,
+    public_slug: pub.publicSlug,
+    status: pub.status,
+    publish_state: pub.publishState,
+    publish_pending: pub.publishState === "queued" || pub.publishState === "processing",
+    ...(pub.publishState === "failed" ? { publish_error: pub.publishError } : {}),
+    publish_enqueued_at: pub.publishEnqueuedAt,
+    publish_started_at: pub.publishStartedAt,
+    publish_completed_at: pub.publishCompletedAt,
+    expires_at: pub.expiresAt,
+    expired: pub.expiresAt !== null && pub.expiresAt <= deps.clock.now().toISOString(),
+    site_mode: pub.siteMode,
+    site_type: "website" as const,
+    access_mode: pub.accessMode,
+    password_configured: pub.passwordHash !== null,
+    ...(password !== null ? { access_password: password } : {}),
+    ...(password !== null && req.password_generated ? { generated_password: password } : {}),
+    ...(shareText !== undefined ? { share_text: shareText } : {}),
+    publication_root_directory: req.publication_root_directory ?? "",
+    tracking_enabled: pub.trackingEnabled,
+    publication_analytics_enabled: pub.analyticsEnabled,
+    publication_client_events_enabled: pub.clientEventsEnabled,
+    analytics: { hits_all_time: null, last_event_at: null },
+    published_files_count: pub.status === "unpublished" ? 0 : pub.publishedFilesCount,
+    created_at: pub.createdAt,
+    updated_at: pub.updatedAt,
+    ...(opts.includeManifest ? { manifest: manifestOf(deps, pub) } : {}),
+  };
+}

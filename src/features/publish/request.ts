@@ -1,0 +1,174 @@
+// Accepting a publish (main or preview): validate and normalize the request, check the plan,
+// prepare the password hash (async), then ONE transaction writes the publication row in
+// `queued` and enqueues its build. Publish-session finalize runs the same commit inside its own
+// transaction, so files, publication and job commit together.
+import { and, eq } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { newId, randomToken } from "../../core/ids";
+import { randomSecret } from "../../core/crypto";
+import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
+import { transaction, type DbOrTx, type Tx } from "../../db/tx";
+import { assertMutable, assertVisibilityUnlocked, loadBucket, type BucketRow } from "../buckets/access";
+import { emitSiteChange } from "./events";
+import { normalizeSitePath } from "./exclusions";
+import { takePublishToken } from "./limits";
+import type { PublishInput } from "./model";
+import { assertPublishAllowed } from "./policy";
+import type { PublicationRow } from "./publications";
+import { pickSlug } from "./slugs";
+
+export const PREVIEW_DEFAULT_MINUTES = 15;
+export const PREVIEW_MAX_MINUTES = 43200;
+export const BUILD_JOB = "publish.build";
+
+/** What the build reads back (and retry re-runs). */
+export interface SavedRequest {
+  site_mode: SiteMode;
+  access_mode: AccessMode;
+  publication_root_directory: string;
+  expires_at: string | null;
+  /** Identifies the newest accepted request: an older build that finishes late is dropped. */
+  build_token: string;
+  /** True while the stored password is one Pier generated (shown as generated_password). */
+  password_generated: boolean;
+}
+
+export interface PreparedPublish {
+  bucket: BucketRow;
+  kind: PublicationKind;
+  existing: PublicationRow | undefined;
+  publicationId: string;
+  slugSuggestions: string[];
+  title: string | undefined;
+  request: SavedRequest;
+  tracking: { trackingEnabled: boolean; analyticsEnabled: boolean; clientEventsEnabled: boolean };
+  /** New password material when the access settings change. */
+  access: null | { mode: AccessMode; hash: string | null; sealed: string | null; generated: string | null };
+}
+
+export function findPublication(db: DbOrTx, bucketId: string, kind: PublicationKind): PublicationRow | undefined {
+  return db.select().from(publications).where(and(eq(publications.bucketId, bucketId), eq(publications.kind, kind))).get();
+}
+
+/** "" = whole bucket; otherwise a normalized folder path without slashes at either end. */
+export function normalizeRoot(raw: unknown): string {
+  if (raw === undefined || raw === null || raw === "") return "";
+  if (typeof raw !== "string") throw new ApiError("VALIDATION_FAILED", "publication_root_directory must be a string.", { field: "publication_root_directory" });
+  const trimmed = raw.replace(/^\/+|\/+$/g, "");
+  if (trimmed === "" || trimmed === ".") return "";
+  const norm = normalizeSitePath(trimmed);
+  if (norm === null) throw new ApiError("VALIDATION_FAILED", `publication_root_directory "${raw}" is not a usable folder path.`, { field: "publication_root_directory" });
+  return norm;
+}
+
+/** Everything that can fail before the transaction: access, rules, plan, password hashing. */
+export async function preparePublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind, db: DbOrTx = deps.db, opts: { skipRateLimit?: boolean } = {}): Promise<PreparedPublish> {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin", db);
+  assertMutable(deps, actor, bucket, {}, db);
+  assertVisibilityUnlocked(bucket);
+  if (!opts.skipRateLimit) takePublishToken(deps, actor);
+  const existing = findPublication(db, bucket.id, kind);
+  if (existing?.status === "unpublishing") throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.", { publication_id: existing.id });
+
+  const now = deps.clock.now();
+  let expiresAt: string | null;
+  if (kind === "preview") {
+    const minutes = input.expires_in_minutes ?? PREVIEW_DEFAULT_MINUTES;
+    if (!Number.isInteger(minutes) || minutes < 1 || minutes > PREVIEW_MAX_MINUTES) {
+      throw new ApiError("VALIDATION_FAILED", `expires_in_minutes must be 1 to ${PREVIEW_MAX_MINUTES}.`, { field: "expires_in_minutes", max: PREVIEW_MAX_MINUTES });
+    }
+    expiresAt = new Date(now.getTime() + minutes * 60_000).toISOString();
+  } else if (input.expires_at !== undefined) {
+    expiresAt = input.expires_at === null ? null : new Date(input.expires_at).toISOString();
+    if (expiresAt !== null && expiresAt <= now.toISOString()) throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null for no expiry).", { field: "expires_at" });
+  } else {
+    expiresAt = existing?.expiresAt && existing.expiresAt > now.toISOString() ? existing.expiresAt : null;
+  }
+
+  const fromMetadata = (bucket.metadata as Record<string, unknown>)?.publication_root_directory;
+  const root = normalizeRoot(input.publication_root_directory !== undefined ? input.publication_root_directory : fromMetadata);
+  const accessMode: AccessMode = input.access_mode ?? existing?.accessMode ?? "public";
+  const previous = (existing?.publishRequest ?? {}) as Partial<SavedRequest>;
+  assertPublishAllowed(deps, db, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode });
+
+  const publicationId = existing?.id ?? newId("pub");
+  let access: PreparedPublish["access"] = null;
+  let passwordGenerated = previous.password_generated ?? false;
+  if (accessMode === "password") {
+    let password = input.password;
+    let generated: string | null = null;
+    if (password === undefined && (input.regenerate_password || !existing?.passwordHash)) password = generated = randomSecret(9);
+    if (password !== undefined) {
+      passwordGenerated = generated !== null;
+      access = {
+        mode: accessMode, generated,
+        hash: await Bun.password.hash(password, { algorithm: "argon2id" }),
+        sealed: deps.secrets.seal("site-cookie", password, `site-password:${publicationId}`),
+      };
+    }
+  } else if (input.password !== undefined) {
+    throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
+  }
+  if (!access && existing && existing.accessMode !== accessMode) access = { mode: accessMode, hash: existing.passwordHash, sealed: existing.passwordSealed, generated: null };
+
+  return {
+    bucket, kind, existing, publicationId, title: input.title, access,
+    slugSuggestions: input.slug_suggestions ?? [],
+    request: {
+      site_mode: input.site_mode ?? existing?.siteMode ?? "static", access_mode: accessMode, publication_root_directory: root,
+      expires_at: expiresAt, build_token: randomToken(16), password_generated: passwordGenerated,
+    },
+    tracking: {
+      trackingEnabled: input.tracking_enabled ?? existing?.trackingEnabled ?? true,
+      analyticsEnabled: input.publication_analytics_enabled ?? input.analytics_enabled ?? existing?.analyticsEnabled ?? true,
+      clientEventsEnabled: input.publication_client_events_enabled ?? input.client_events_enabled ?? existing?.clientEventsEnabled ?? true,
+    },
+  };
+}
+
+/** Write the publication row (queued) and its build job; in the caller's transaction if any. */
+export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.db): PublicationRow {
+  return transaction(db, (tx: Tx) => {
+    // The plan is checked again where it is enforced: two concurrent publishes cannot both pass.
+    assertPublishAllowed(deps, tx, { accountId: p.bucket.accountId, bucketId: p.bucket.id, kind: p.kind, accessMode: p.request.access_mode });
+    const now = deps.clock.now().toISOString();
+    const common = {
+      status: "publishing" as const, publishState: "queued" as const, publishError: null, publishEnqueuedAt: now, publishStartedAt: null,
+      expiresAt: p.request.expires_at, siteMode: p.request.site_mode, publishRequest: { ...p.request }, updatedAt: now, ...p.tracking,
+      ...(p.title !== undefined ? { title: p.title } : {}),
+    };
+    let row: PublicationRow;
+    const existing = p.existing && tx.select().from(publications).where(eq(publications.id, p.existing.id)).get();
+    if (existing) {
+      if (existing.status === "unpublishing") throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.");
+      const accessSet = p.access
+        ? { accessMode: p.access.mode, passwordHash: p.access.hash, passwordSealed: p.access.sealed, accessVersion: existing.accessVersion + 1 }
+        : {};
+      row = tx.update(publications).set({ ...common, ...accessSet }).where(eq(publications.id, existing.id)).returning().get()!;
+    } else {
+      let slug: string;
+      if (p.kind === "preview") {
+        const main = findPublication(tx, p.bucket.id, "main");
+        slug = pickSlug(tx, "preview", main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title);
+      } else {
+        slug = pickSlug(tx, "main", p.slugSuggestions, p.bucket.title);
+      }
+      row = tx.insert(publications).values({
+        id: p.publicationId, bucketId: p.bucket.id, accountId: p.bucket.accountId, kind: p.kind, publicSlug: slug,
+        title: p.title ?? p.bucket.title, createdAt: now, ...common,
+        accessMode: p.request.access_mode, passwordHash: p.access?.hash ?? null, passwordSealed: p.access?.sealed ?? null,
+      }).returning().get();
+    }
+    deps.jobs.enqueue(BUILD_JOB, { publication_id: row.id, build_token: p.request.build_token }, { maxAttempts: 1 }, tx);
+    return row;
+  });
+}
+
+/** POST /buckets/:id/publication and /publication/preview. */
+export async function requestPublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind) {
+  const prepared = await preparePublish(deps, actor, bucketId, input, kind);
+  const row = commitPublish(deps, prepared);
+  if (prepared.access) emitSiteChange(deps, { publicationId: row.id });
+  return { publication: row, generatedPassword: prepared.access?.generated ?? null };
+}
