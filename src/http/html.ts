@@ -13,6 +13,11 @@ const pageHeaders = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Text or a quoted attribute value made safe to put into HTML (the one escaper for hand-built pages). */
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
 export interface PageOptions {
   /** HTTP status from the error catalogue when the page reports an ApiError. */
   error?: ApiError;

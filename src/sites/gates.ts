@@ -12,7 +12,8 @@ import { transaction } from "../db/tx";
 import { mailerFor } from "../features/mail/outbound";
 import type { Site } from "./directory";
 import { clearGateAttempts, gateRetryAfter, recordGateAttempt } from "./gate-limits";
-import { escapeHtml, messageBody, pageResponse, type SiteTemplates } from "./pages";
+import { escapeHtml } from "../http/html";
+import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 
 export const SITE_COOKIE = "pier_site_access";
 export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;

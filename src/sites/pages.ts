@@ -1,5 +1,6 @@
 // Pier's own pages on site hosts (gates, not found, expired) built from the embedded templates
 // in sites/site/. Every value put into a template is escaped here or by the caller.
+import { escapeHtml } from "../http/html";
 import { siteAssets } from "../sites-assets.gen";
 
 export interface SiteTemplates {
@@ -18,9 +19,6 @@ export function loadSiteTemplates(): Promise<SiteTemplates> {
   }))();
   return loaded;
 }
-
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 /** Replace {{ name }} macros (optional inner whitespace); unknown macros are left as they are. */
 export function fillTemplate(template: string, values: Record<string, string>): string {

@@ -18,6 +18,8 @@ export class SafeHtml {
   }
 }
 
+// Stricter than escapeHtml in src/http/html.ts on purpose: template values may land in
+// unquoted attribute positions, where ` and = matter too, and any value type is accepted.
 export function escapeHtml(value: unknown): string {
   return String(value ?? "").replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
