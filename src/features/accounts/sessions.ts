@@ -1,12 +1,12 @@
 // Browser sessions: a random token in a host-only, HttpOnly, SameSite=Lax cookie on the API
 // host (never a Domain attribute, so published sites under the sites domain never see it).
 // Only the token's SHA-256 is stored.
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
 import { memberships, sessions, users } from "../../db/schema";
-import { and } from "drizzle-orm";
+import { apiHostIsHttps, setCookie } from "../../http/cookies";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
 
@@ -74,11 +74,9 @@ export function checkCsrf(deps: Deps, sessionId: string, presented: string | nul
 
 /** `persistent: false` (no "remember me") makes a browser-session cookie: gone when the browser closes. */
 export function sessionCookie(deps: Deps, token: string, maxAgeSeconds: number, persistent = true): string {
-  const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${persistent ? `; Max-Age=${maxAgeSeconds}` : ""}${secure}`;
+  return setCookie(SESSION_COOKIE, token, { maxAgeSeconds: persistent ? maxAgeSeconds : undefined, secure: apiHostIsHttps(deps) });
 }
 
 export function clearSessionCookie(deps: Deps): string {
-  const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure}`;
+  return setCookie(SESSION_COOKIE, "", { maxAgeSeconds: 0, secure: apiHostIsHttps(deps) });
 }

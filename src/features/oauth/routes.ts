@@ -8,7 +8,8 @@
 import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { must, type authPlugin, cookieValue } from "../../http/auth";
+import { must, type authPlugin } from "../../http/auth";
+import { cookieValue } from "../../http/cookies";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
 import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../accounts/sessions";
