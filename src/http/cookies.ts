@@ -29,8 +29,13 @@ export function cookieValues(req: Request, name: string): string[] {
   return values;
 }
 
-/** The first value sent under `name`, URI-decoded. */
+/** The first value sent under `name`, URI-decoded; a malformed encoding reads as no cookie (Pier never sets one). */
 export function cookieValue(req: Request, name: string): string | undefined {
   const first = cookieValues(req, name)[0];
-  return first === undefined ? undefined : decodeURIComponent(first);
+  if (first === undefined) return undefined;
+  try {
+    return decodeURIComponent(first);
+  } catch {
+    return undefined;
+  }
 }
