@@ -9,11 +9,12 @@ import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { must, type authPlugin } from "../../http/auth";
-import { cookieValue } from "../../http/cookies";
+import { redirectResponse } from "../../http/html";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
-import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../accounts/sessions";
-import { getAccount, getUser } from "../accounts/service";
+import { checkCsrf, type SessionRow } from "../accounts/sessions";
+import { getAccount } from "../accounts/service";
+import { browserSession } from "../accounts/web/browser";
 import { corsPreflight, withCors } from "./cors";
 import { MAX_MISSES_PER_IP, MAX_MISSES_PER_USER, MissCounter } from "./attempts";
 import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
@@ -77,8 +78,6 @@ async function html(body: string | Promise<string>, status = 200): Promise<Respo
   });
 }
 
-const redirect = (location: string) => new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
-
 export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
   const userMisses = new MissCounter(deps.clock, MAX_MISSES_PER_USER);
   const ipMisses = new MissCounter(deps.clock, MAX_MISSES_PER_IP);
@@ -90,15 +89,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
 
   /** The signed-in browser, or null (pages then send the user to /signin and back). */
   const browser = (request: Request): { session: SessionRow; actor: Actor; viewer: Viewer } | null => {
-    const session = findSession(deps, cookieValue(request, SESSION_COOKIE));
-    const actor = session ? actorFromSession(deps, session) : null;
-    if (!session || !actor) return null;
-    const viewer = { email: getUser(deps, actor.userId!)?.email ?? "", accountName: getAccount(deps, actor.accountId).name, csrf: csrfToken(deps, session.id) };
-    return { session, actor, viewer };
+    const s = browserSession(deps, request);
+    if (!s) return null;
+    return { session: s.session, actor: s.actor, viewer: { email: s.user.email, accountName: getAccount(deps, s.actor.accountId).name, csrf: s.csrf } };
   };
   const toSignin = (request: Request, path?: string) => {
     const u = new URL(request.url);
-    return redirect(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
+    return redirectResponse(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
   };
   const limitKeys = (request: Request, actor: Actor) => [`user:${actor.userId}`, `ip:${clientIp(request)}`];
 
@@ -177,7 +174,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         keys.forEach((k) => misses.miss(k));
         return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Check it, or start the login again from your terminal."), 404);
       }
-      return redirect(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
+      return redirectResponse(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
     }, { parse: "none", detail: { ...hide, tags, summary: "Confirm or deny a device connection (form post with CSRF token)" } })
 
     // Authorization code + PKCE: consent page.
@@ -197,8 +194,8 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       } catch (e) {
         return authorizeFailure(e);
       }
-      if (decision !== "approve") return redirect(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
-      return redirect(approveAuthorization(deps, b.actor, req));
+      if (decision !== "approve") return redirectResponse(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
+      return redirectResponse(approveAuthorization(deps, b.actor, req));
     }, { parse: "none", detail: { ...hide, tags, summary: "Consent decision (form post with CSRF token)" } })
 
     // Connections: page and REST.
@@ -214,7 +211,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
       revokeConnection(deps, b.actor, params.id);
-      return redirect("/oauth/connections?revoked=1");
+      return redirectResponse("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
     .get("/api/v1/oauth/connections", ({ actor }) => ({ data: { connections: listConnections(deps, must(actor)) } }), {
       auth: "session", detail: { tags, summary: "List agent connections (OAuth grants) of the signed-in user's account" },
@@ -228,7 +225,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     if (e instanceof UntrustedRedirectError) return html(messagePage(null, "Cannot authorize", e.message), 400);
     if (e instanceof OAuthError) {
       const { redirect_uri, state } = e.extra as { redirect_uri: string; state?: string };
-      return redirect(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
+      return redirectResponse(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
     }
     throw e;
   }
