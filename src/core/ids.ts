@@ -12,10 +12,10 @@ export function randomToken(length: number): string {
 
 export type IdPrefix =
   | "usr" | "acc" | "key" | "ses" | "bkt" | "job" | "ntf" | "lck" | "var"
-  | "pub" | "pus" | "bus" | "pcd" | "bktrv" | "fsub" | "req" | "fil" | "upl";
-export type SitesIdPrefix = "dpl" | "gcd" | "msg";
+  | "pub" | "pus" | "bus" | "pcd" | "bktrv" | "fsub" | "req" | "fil" | "upl"
+  | "dpl" | "gcd" | "msg" | "cxn" | "tok" | "act" | "lcd" | "inv";
 
 /** Prefix + 20 random chars (100 bits): never sequential, never guessable. */
-export function newId(prefix: IdPrefix | SitesIdPrefix): string {
+export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomToken(20)}`;
 }

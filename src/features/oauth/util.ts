@@ -14,8 +14,6 @@ export const DEVICE_CODE_TTL_S = 600;
 export const DEVICE_POLL_INTERVAL_S = 5;
 
 export const newClientId = () => CLIENT_ID_PREFIX + randomToken(24);
-export const newGrantId = () => `cxn_${randomToken(20)}`;
-export const newTokenId = () => `tok_${randomToken(20)}`;
 export const newSecret = () => randomSecret(32);
 export const hashSecret = (s: string) => sha256Hex(s);
 
