@@ -17,3 +17,9 @@ export class ManualClock implements Clock {
 }
 
 export const iso = (d: Date): string => d.toISOString();
+
+/** The ISO 8601 UTC time `ms` after `from`: how Pier stores expiries and leases. */
+export const isoAfter = (from: Date, ms: number): string => new Date(from.getTime() + ms).toISOString();
+
+/** The ISO 8601 UTC time `ms` before `from`: cutoffs for windows and retention. */
+export const isoBefore = (from: Date, ms: number): string => new Date(from.getTime() - ms).toISOString();

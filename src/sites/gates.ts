@@ -15,6 +15,7 @@ import { clearGateAttempts, gateRetryAfter, recordGateAttempt } from "./gate-lim
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
+import { isoAfter } from "../core/clock";
 
 export const SITE_COOKIE = "pier_site_access";
 export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
@@ -166,7 +167,7 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     transaction(g.deps.db, (tx) => {
       tx.insert(siteEmailCodes).values({
         id, publicationId: g.site.id, email, codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
-        createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + CODE_TTL_MS).toISOString(),
+        createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_MS),
       }).run();
     });
     const siteName = g.site.title || g.host;

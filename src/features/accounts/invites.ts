@@ -8,6 +8,7 @@ import { newId, randomToken } from "../../core/ids";
 import { invites } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { normalizeEmail } from "./service";
+import { isoAfter } from "../../core/clock";
 
 export type InviteRow = typeof invites.$inferSelect;
 const DEFAULT_DAYS = 7;
@@ -19,7 +20,7 @@ export function createInvite(deps: Deps, input: { email?: string | null; created
   const now = deps.clock.now();
   const invite = deps.db.insert(invites).values({
     id: newId("inv"), codeHash: sha256Hex(code), email: input.email ? normalizeEmail(input.email) : null,
-    createdBy: input.createdBy ?? null, createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + days * 86400_000).toISOString(),
+    createdBy: input.createdBy ?? null, createdAt: now.toISOString(), expiresAt: isoAfter(now, days * 86400_000),
   }).returning().get();
   return { code, invite };
 }

@@ -9,6 +9,7 @@ import { memberships, sessions, users } from "../../db/schema";
 import { apiHostIsHttps, setCookie } from "../../http/cookies";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
+import { isoAfter } from "../../core/clock";
 
 export const SESSION_COOKIE = "pier_session";
 const SHORT_MS = 12 * 3600_000;
@@ -23,7 +24,7 @@ export function createSession(deps: Deps, userId: string, opts: { remember: bool
   const session = deps.db.insert(sessions).values({
     tokenHash: sha256Hex(token), id: newId("ses"), userId, accountId: defaultAccountOf(deps, userId), remember: opts.remember,
     userAgent: (opts.userAgent ?? "").slice(0, 300), ip: opts.ip ?? "", createdAt: now.toISOString(), lastSeenAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + ttl).toISOString(),
+    expiresAt: isoAfter(now, ttl),
   }).returning().get();
   return { token, session, maxAgeSeconds: Math.floor(ttl / 1000) };
 }
@@ -40,7 +41,7 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
   // Sliding expiry, written at most once a minute.
   if (now.getTime() - Date.parse(row.lastSeenAt) > 60_000) {
     const ttl = row.remember ? REMEMBER_MS : SHORT_MS;
-    deps.db.update(sessions).set({ lastSeenAt: now.toISOString(), expiresAt: new Date(now.getTime() + ttl).toISOString() })
+    deps.db.update(sessions).set({ lastSeenAt: now.toISOString(), expiresAt: isoAfter(now, ttl) })
       .where(eq(sessions.tokenHash, row.tokenHash)).run();
   }
   return row;

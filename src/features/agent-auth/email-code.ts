@@ -16,6 +16,7 @@ import { createApiKey } from "../accounts/keys";
 import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts/service";
 import { twoFactorEnabled } from "../accounts/totp";
 import { mailerFor } from "../mail/outbound";
+import { isoAfter } from "../../core/clock";
 
 export const CODE_TTL_S = 600;
 export const MAX_CODE_ATTEMPTS = 5;
@@ -44,7 +45,7 @@ export function requestCode(deps: Deps, input: { email: string }) {
   const id = newId("lcd");
   const code = String(randomInt(0, 100_000_000)).padStart(8, "0");
   deps.db.insert(agentLoginCodes).values({
-    id, email, userId: user.id, codeHash: hashCode(id, code), createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + CODE_TTL_S * 1000).toISOString(),
+    id, email, userId: user.id, codeHash: hashCode(id, code), createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_S * 1000),
   }).run();
   // After the response: the time to answer must not depend on whether mail is sent.
   queueMicrotask(() => {

@@ -1,4 +1,4 @@
-// Small OAuth helpers: identifiers, secrets, the user-code alphabet, time arithmetic.
+// Small OAuth helpers: identifiers, secrets, the user-code alphabet.
 import { randomBytes } from "node:crypto";
 import { randomSecret, sha256Hex } from "../../core/crypto";
 import { randomToken } from "../../core/ids";
@@ -42,4 +42,3 @@ export function normalizeUserCode(raw: string | undefined | null): string | null
 
 export const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
 
-export const plusSeconds = (d: Date, s: number) => new Date(d.getTime() + s * 1000).toISOString();
