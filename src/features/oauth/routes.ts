@@ -16,7 +16,7 @@ import { checkCsrf, type SessionRow } from "../accounts/sessions";
 import { getAccount } from "../accounts/service";
 import { browserSession } from "../accounts/web/browser";
 import { corsPreflight, withCors } from "./cors";
-import { MAX_MISSES_PER_IP, MAX_MISSES_PER_USER, MissCounter } from "./attempts";
+import { UserCodeGuard } from "./attempts";
 import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
 import { registerClient } from "./clients";
 import { listConnections, revokeConnection } from "./connections";
@@ -79,12 +79,7 @@ async function html(body: string | Promise<string>, status = 200): Promise<Respo
 }
 
 export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
-  const userMisses = new MissCounter(deps.clock, MAX_MISSES_PER_USER);
-  const ipMisses = new MissCounter(deps.clock, MAX_MISSES_PER_IP);
-  const misses = {
-    check: (k: string) => (k.startsWith("ip:") ? ipMisses : userMisses).check(k),
-    miss: (k: string) => (k.startsWith("ip:") ? ipMisses : userMisses).miss(k),
-  };
+  const codeGuard = new UserCodeGuard(deps.clock);
   const anon = new RateLimiter(deps.config.rateLimitAnonPerMinute);
 
   /** The signed-in browser, or null (pages then send the user to /signin and back). */
@@ -97,7 +92,12 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     const u = new URL(request.url);
     return redirectResponse(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
   };
-  const limitKeys = (request: Request, actor: Actor) => [`user:${actor.userId}`, `ip:${clientIp(request)}`];
+  /** The wrong-code limits for this user and address: `check()` before a lookup, `miss()` after a failed one. */
+  const codeLimits = (request: Request, actor: Actor) => {
+    const userId = actor.userId!;
+    const ip = clientIp(request);
+    return { check: () => codeGuard.check(userId, ip), miss: () => codeGuard.miss(userId, ip) };
+  };
 
   return new Elysia({ name: "oauth" })
     .use(auth)
@@ -140,11 +140,11 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!b) return toSignin(request);
       const raw = new URL(request.url).searchParams.get("user_code");
       if (!raw) return html(deviceEntryPage(b.viewer));
-      const keys = limitKeys(request, b.actor);
-      keys.forEach((k) => misses.check(k));
+      const limits = codeLimits(request, b.actor);
+      limits.check();
       const found = findPendingDevice(deps, raw);
       if (!found) {
-        keys.forEach((k) => misses.miss(k));
+        limits.miss();
         return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Start the login again from your terminal."), 404);
       }
       return html(deviceConfirmPage(b.viewer, { userCode: formatUserCode(found.device.userCode), clientName: found.client.clientName, permission: permissionOf(found.device.scope) }));
@@ -154,8 +154,8 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const b = browser(request);
       if (!b) return toSignin(request, form.user_code ? `/oauth/device?user_code=${encodeURIComponent(form.user_code)}` : "/oauth/device");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
-      const keys = limitKeys(request, b.actor);
-      keys.forEach((k) => misses.check(k));
+      const limits = codeLimits(request, b.actor);
+      limits.check();
       if (form.action === "approve" || form.action === "deny") {
         try {
           const { device } = decideDevice(deps, b.actor, form.user_code, form.action === "approve");
@@ -165,13 +165,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
             : html(messagePage(b.viewer, "Connection denied", "Nothing was connected. You can close this window.", id));
         } catch (e) {
           if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
-          keys.forEach((k) => misses.miss(k));
+          limits.miss();
           return html(deviceEntryPage(b.viewer, e.message), 404);
         }
       }
       const found = findPendingDevice(deps, form.user_code);
       if (!found) {
-        keys.forEach((k) => misses.miss(k));
+        limits.miss();
         return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Check it, or start the login again from your terminal."), 404);
       }
       return redirectResponse(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
