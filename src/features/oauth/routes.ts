@@ -67,6 +67,11 @@ export async function readBody(request: Request): Promise<Record<string, unknown
   return Object.fromEntries(new URLSearchParams(text));
 }
 
+/** A page's form post as a flat object (the pages' forms are small; anything past the limit is ignored). */
+async function readPageForm(request: Request): Promise<Record<string, string>> {
+  return Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
+}
+
 async function html(body: string | Promise<string>, status = 200): Promise<Response> {
   return new Response(await body, {
     status,
@@ -150,7 +155,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return html(deviceConfirmPage(b.viewer, { userCode: formatUserCode(found.device.userCode), clientName: found.client.clientName, permission: permissionOf(found.device.scope) }));
     }, { detail: { ...hide, tags, summary: "Device approval page" } })
     .post("/oauth/device", async ({ request }) => {
-      const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
+      const form = await readPageForm(request);
       const b = browser(request);
       if (!b) return toSignin(request, form.user_code ? `/oauth/device?user_code=${encodeURIComponent(form.user_code)}` : "/oauth/device");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
@@ -183,7 +188,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return authorizePage(request, params);
     }, { detail: { ...hide, tags, summary: "Authorization endpoint (code + PKCE S256): consent page" } })
     .post("/oauth/authorize", async ({ request }) => {
-      const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
+      const form = await readPageForm(request);
       const { csrf, decision, ...params } = form;
       const b = browser(request);
       if (!b) return toSignin(request, `/oauth/authorize?${new URLSearchParams(params)}`);
@@ -206,7 +211,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return html(connectionsPage(b.viewer, listConnections(deps, b.actor), notice));
     }, { detail: { ...hide, tags, summary: "Agent connections page" } })
     .post("/oauth/connections/:id/revoke", async ({ request, params }) => {
-      const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
+      const form = await readPageForm(request);
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
