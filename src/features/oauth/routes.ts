@@ -77,7 +77,10 @@ async function html(body: string | Promise<string>, status = 200): Promise<Respo
     status,
     headers: {
       "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-frame-options": "DENY",
-      // No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons.
+      // No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons. Not
+      // PAGE_CSP: its form-action 'self' would also block the consent form's 303 on to the
+      // client's redirect_uri (Chrome and Safari apply form-action to redirects after a
+      // submission: https://github.com/w3c/webappsec-csp/issues/8).
       "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
     },
   });
