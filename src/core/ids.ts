@@ -12,10 +12,13 @@ export function randomToken(length: number): string {
 
 export type IdPrefix =
   | "usr" | "acc" | "key" | "ses" | "bkt" | "job" | "ntf" | "lck" | "var"
-  | "pub" | "pus" | "bus" | "pcd" | "bktrv" | "fsub" | "req" | "fil" | "upl"
-  | "dpl" | "gcd" | "msg" | "cxn" | "tok" | "act" | "lcd" | "inv";
+  | "pub" | "pus" | "bus" | "pcd" | "bktrv" | "fsub" | "req" | "fil" | "upl";
+export type SitesIdPrefix = "dpl" | "gcd" | "msg";
 
 /** Prefix + 20 random chars (100 bits): never sequential, never guessable. */
-export function newId(prefix: IdPrefix): string {
+export function newId(prefix: IdPrefix | SitesIdPrefix | AuthIdPrefix): string {
   return `${prefix}_${randomToken(20)}`;
 }
+
+/** OAuth connections and tokens, agent activity, email login codes, invites. */
+export type AuthIdPrefix = "cxn" | "tok" | "act" | "lcd" | "inv";
