@@ -50,15 +50,15 @@ export function preSessionCsrf(deps: Deps, req: Request): { token: string; cooki
   return { token, cookies: [hostCookie(deps, preCsrfCookieName(deps), token, 2 * 3600)] };
 }
 
+const formExpired = () => new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+
 export function checkPreSessionCsrf(deps: Deps, req: Request, field: string | undefined): void {
   const cookie = cookieValue(req, preCsrfCookieName(deps));
-  if (!cookie || !field || !safeEqual(cookie, field)) {
-    throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
-  }
+  if (!cookie || !field || !safeEqual(cookie, field)) throw formExpired();
 }
 
 export function checkSessionCsrf(deps: Deps, s: BrowserSession, field: string | undefined): void {
-  if (!checkCsrf(deps, s.session.id, field)) throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+  if (!checkCsrf(deps, s.session.id, field)) throw formExpired();
 }
 
 /** Only same-site paths: never `//host`, `/\host` or absolute URLs (no open redirects). */
