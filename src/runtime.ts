@@ -16,7 +16,7 @@ import { PlanCatalog } from "./features/accounts/plans";
 import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
-import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
+import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
@@ -75,7 +75,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let handler: ReturnType<typeof makeFetch> | null = null;
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) handler = makeFetch(deps, () => dispatch);
-    return handler ? handler(req, server) : new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
+    return handler ? handler(req, server) : startingResponse(req);
   };
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
   const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });

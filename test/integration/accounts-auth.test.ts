@@ -156,6 +156,17 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect(after.location).toBe("/signin?next=%2Fdashboard");
   });
 
+  test("a cookie with a malformed percent-encoding counts as no cookie (not a server error)", async () => {
+    const cookie = "pier_session=%E0%A4%A; pier_csrf=%zz";
+    const page = await fetch(`${t.url}/dashboard`, { headers: { cookie }, redirect: "manual" });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/signin?next=%2Fdashboard");
+    expect((await fetch(`${t.url}/signin`, { headers: { cookie } })).status).toBe(200);
+    const api = await t.api("GET", "/api/v1/buckets", { headers: { cookie } });
+    expect(api.status).toBe(401);
+    expect(api.body.error.code).toBe("UNAUTHORIZED");
+  });
+
   test("the session token no longer works after sign-out even if a client kept it", async () => {
     const b = new Browser(t.url);
     await b.submit("/signin", "/signin", { email, password: PASSWORD });

@@ -9,6 +9,7 @@ import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { pendingTempFiles } from "../../src/smtp/server";
 import { join } from "node:path";
 import { setReadOnly } from "../../src/features/accounts/service";
+import { createBucket } from "../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { RawSmtp } from "./smtp-harness";
 
@@ -29,11 +30,7 @@ const send = (mail: Mail) =>
   nodemailer.createTransport({ host: "127.0.0.1", port: port(), secure: false, requireTLS: true, tls: { rejectUnauthorized: false } } as SMTPTransport.Options)
     .sendMail({ from: "Sender <someone@sender.test>", ...mail });
 
-async function newBucket(body: Record<string, unknown> = { inbound_email: { enabled: true } }, title = "Invoices Inbox") {
-  const r = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title, ...body } } });
-  expect(r.status).toBe(201);
-  return r.body.data.bucket;
-}
+const newBucket = (body: Record<string, unknown> = { inbound_email: { enabled: true } }, title = "Invoices Inbox") => createBucket(t, u, { title, ...body });
 const inbound = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/inbound_email`, { key: u.key })).body.data;
 const versionCount = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/versions?limit=1000`, { key: u.key })).body.data.versions.length;
 async function emailFiles(id: string, limit = 1000, offset = 0) {

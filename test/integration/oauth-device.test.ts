@@ -2,23 +2,19 @@
 // the approval done on the real page by a signed-in session.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as oauth from "oauth4webapi";
-import { decideDevice, page, sessionCookie } from "../helpers/oauth";
+import { decideDevice, discoverAndRegister, insecure, page, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 
 let t: TestPier;
 let as: oauth.AuthorizationServer;
 let client: oauth.Client;
-const insecure = { [oauth.allowInsecureRequests]: true };
 const DEVICE = "urn:ietf:params:oauth:grant-type:device_code";
 
 beforeAll(async () => {
   t = await startTestPier();
-  const issuer = new URL(t.pier.deps.urls.baseUrl);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
-  const reg = await oauth.dynamicClientRegistrationRequest(as, {
+  ({ as, client } = await discoverAndRegister(t, {
     client_name: "pier-cli test", grant_types: [DEVICE, "refresh_token"], token_endpoint_auth_method: "none",
-  }, insecure);
-  client = await oauth.processDynamicClientRegistrationResponse(reg);
+  }));
 });
 afterAll(() => t.stop());
 

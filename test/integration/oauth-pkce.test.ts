@@ -2,7 +2,7 @@
 // way to misuse it: wrong verifier, redirect mismatch, replayed code, reused refresh token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as oauth from "oauth4webapi";
-import { consent, page, sessionCookie } from "../helpers/oauth";
+import { consent, discoverAndRegister, insecure, page, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 
 let t: TestPier;
@@ -10,17 +10,14 @@ let as: oauth.AuthorizationServer;
 let client: oauth.Client;
 let u: TestUser;
 let cookie: string;
-const insecure = { [oauth.allowInsecureRequests]: true };
 const redirectUri = "http://127.0.0.1:8976/callback";
 
 beforeAll(async () => {
   t = await startTestPier();
-  const issuer = new URL(t.pier.deps.urls.baseUrl);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
-  client = await oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, {
+  ({ as, client } = await discoverAndRegister(t, {
     client_name: "PKCE app", redirect_uris: [redirectUri, "https://app.example/cb"], grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"], token_endpoint_auth_method: "none",
-  }, insecure));
+  }));
   u = await t.user();
   cookie = sessionCookie(t, u);
 });
