@@ -22,5 +22,6 @@ fi
 echo "test.sh: type-checking" >&2
 ./node_modules/.bin/tsc --noEmit -p . || exit 1
 
-# Integration tests start real servers and subprocesses; give them room on a busy 2-core machine.
+# Integration tests start real servers (argon2id, SMTP, Chromium): give each test 30 s on a
+# busy 2-core machine instead of bun's 5 s default (bunfig.toml cannot set it).
 exec ./node_modules/.bin/bun test --timeout 30000 "$@"

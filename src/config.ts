@@ -17,6 +17,9 @@ export interface Config {
   httpPort: number;
   /** null = HTTPS listener off. */
   httpsPort: number | null;
+  /** PEM files for the HTTPS listener; unset = a self-signed certificate in the data dir. */
+  tlsCert: string | null;
+  tlsKey: string | null;
   /** null = SMTP receiver off. */
   smtpPort: number | null;
   smtpMaxMessageBytes: number;
@@ -119,7 +122,9 @@ export const configOptions: Option[] = [
   { key: "mailDomain", name: "mail-domain", default: "", help: "Domain of bucket receiving addresses. Default: the base URL's host.", parse: optionalHostname },
   { key: "host", name: "host", default: "0.0.0.0", help: "Address the HTTP, HTTPS and SMTP listeners bind to.", parse: str },
   { key: "httpPort", name: "http-port", default: "8080", help: "HTTP port (0 = any free port; the banner prints the bound one).", parse: port(false) },
-  { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off. The built-in HTTPS listener (ACME certificates) is planned; until then terminate TLS in a reverse proxy.", parse: port(true) },
+  { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off. Serves the same API and sites with --tls-cert/--tls-key (a self-signed certificate when unset; automatic ACME certificates are planned).", parse: port(true) },
+  { key: "tlsCert", name: "tls-cert", default: "", help: "PEM certificate (chain) for the HTTPS listener, covering the base host and *.<sites-domain>.", parse: optionalStr },
+  { key: "tlsKey", name: "tls-key", default: "", help: "PEM private key for --tls-cert.", parse: optionalStr },
   { key: "smtpPort", name: "smtp-port", default: "2525", help: "SMTP receiver port (25 in production), or off.", parse: port(true) },
   { key: "smtpMaxMessageBytes", name: "smtp-max-message-size", default: "31457280", help: "Largest message the SMTP receiver accepts, in bytes (announced as SIZE; 30 MiB).", parse: positiveInt },
   { key: "smtpMaxRecipients", name: "smtp-max-recipients", default: "100", help: "Recipients per message; more are refused with 452.", parse: positiveInt },

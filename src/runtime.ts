@@ -16,8 +16,9 @@ import { PlanCatalog } from "./features/accounts/plans";
 import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
-import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
+import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
+import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
 
@@ -38,6 +39,8 @@ export interface Pier {
   httpPort: number;
   /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
   ports: { http: number; https: number | null; smtp: number | null };
+  /** The HTTPS listener (same handler as HTTP), null when --https-port is off. */
+  https: Server<unknown> | null;
   /** The SMTP receiver, null when --smtp-port is off. */
   smtp: MailReceiver | null;
   stop(): Promise<void>;
@@ -75,7 +78,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let handler: ReturnType<typeof makeFetch> | null = null;
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) handler = makeFetch(deps, () => dispatch);
-    return handler ? handler(req, server) : new Response("Pier is starting", { status: 503, headers: { "retry-after": "1" } });
+    return handler ? handler(req, server) : startingResponse(req);
   };
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
   const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });
@@ -88,10 +91,13 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
   dispatch = { app, sites: createSiteHandler(deps) };
   let smtp: MailReceiver | null = null;
+  let https: Server<unknown> | null = null;
   try {
+    if (config.httpsPort !== null) https = await startHttps(deps, fetch);
     if (config.smtpPort !== null) smtp = await startMailReceiver(deps, { resolver: opts.mailResolver });
   } catch (e) {
     http.stop(true);
+    https?.stop(true);
     deps.close();
     throw e;
   }
@@ -99,16 +105,35 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   if (opts.startWorker !== false) runner.start();
   let stopped = false;
   return {
-    deps, app, runner, http, httpPort: http.port!, smtp,
-    // The HTTPS listener fills in its bound port here when it starts.
-    ports: { http: http.port!, https: null, smtp: smtp?.port ?? null },
+    deps, app, runner, http, httpPort: http.port!, smtp, https,
+    ports: { http: http.port!, https: https?.port ?? null, smtp: smtp?.port ?? null },
     async stop() {
       if (stopped) return;
       stopped = true;
       await http.stop();
+      await https?.stop();
       await smtp?.stop();
       await runner.stop();
       deps.close();
     },
   };
+}
+
+/**
+ * The HTTPS listener: the same Host-routed handler as HTTP, with the operator's certificate or
+ * a self-signed one for the API host and *.<sites-domain> (kept in <data-dir>/https-tls).
+ */
+async function startHttps(deps: Deps, fetch: (req: Request, server: Server<unknown>) => Response | Promise<Response>): Promise<Server<unknown>> {
+  const apiHost = new URL(deps.urls.baseUrl).hostname;
+  const names = [...new Set([apiHost, deps.urls.sitesDomain, `*.${deps.urls.sitesDomain}`])];
+  const tls = await loadTlsMaterial({
+    certFile: deps.config.tlsCert, keyFile: deps.config.tlsKey, dataDir: deps.config.dataDir, names,
+    dirName: "https-tls", flags: ["--tls-cert", "--tls-key"],
+  });
+  if (!tls) throw new TlsConfigError("--tls-cert off is not valid: turn HTTPS off with --https-port off instead");
+  deps.log.info("https listener", { certificate: tls.source });
+  return Bun.serve({
+    hostname: deps.config.host, port: deps.config.httpsPort!, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120,
+    tls: { cert: tls.cert, key: tls.key },
+  });
 }

@@ -11,6 +11,7 @@ import {
 import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
 import { setDisabledByAdmin } from "../features/mail/addresses";
+import { listOutbox } from "../features/mail/outbound";
 import { sendTestMessage } from "../features/mail/test-message";
 import { createDeps } from "../runtime";
 import { ConfigError, parseArgs, required, UsageError } from "./args";
@@ -41,6 +42,10 @@ Commands:
                         the local SMTP receiver (--smtp-port; STARTTLS when offered).
   mail disable ADDRESS | mail enable ADDRESS
                         Block a bucket address (blocked_reason disabled_by_admin) or lift it.
+  mail outbox [--limit N]
+                        Print the outbound messages kept while no SMTP relay is configured
+                        (agent login codes, site email codes, notices), newest first, one
+                        JSON line each (default 20, at most 500).
 
 Every command takes --data-dir DIR (or PIER_DATA_DIR) and the other server options
 (--plans-file, --default-plan, --secret-key, ...). Passwords can come from --password,
@@ -187,6 +192,16 @@ const commands: Record<string, Command> = {
       const row = setDisabledByAdmin(deps, required(o, "address"), false);
       if (!row) throw new UsageError(`no bucket address ${o.address}`);
       io.out(JSON.stringify({ address: o.address, bucket_id: row.bucketId, disabled_by_admin: false }));
+    },
+  },
+  "mail outbox": {
+    values: ["limit"],
+    run(deps, o, io) {
+      const limit = o.limit === undefined ? 20 : Number(o.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit takes a whole number from 1 to 500");
+      const rows = listOutbox(deps, limit);
+      io.err(rows.length ? `${rows.length} outbox message(s), newest first` : `the outbox is empty${deps.config.smtpRelayUrl ? " (an SMTP relay is configured: mail goes there)" : ""}`);
+      for (const m of rows) io.out(JSON.stringify({ id: m.id, created_at: m.created_at, kind: m.kind, to: m.to_address, subject: m.subject, text: m.text_body }));
     },
   },
   plans: {

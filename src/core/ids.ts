@@ -16,6 +16,9 @@ export type IdPrefix =
 export type SitesIdPrefix = "dpl" | "gcd" | "msg";
 
 /** Prefix + 20 random chars (100 bits): never sequential, never guessable. */
-export function newId(prefix: IdPrefix | SitesIdPrefix): string {
+export function newId(prefix: IdPrefix | SitesIdPrefix | AuthIdPrefix): string {
   return `${prefix}_${randomToken(20)}`;
 }
+
+/** OAuth connections and tokens, agent activity, email login codes, invites. */
+export type AuthIdPrefix = "cxn" | "tok" | "act" | "lcd" | "inv";

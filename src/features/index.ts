@@ -10,6 +10,7 @@ import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
 import { publishFeatureRoutes } from "./publish/index";
+import { notificationRoutes } from "./notifications/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "features" })
@@ -20,4 +21,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     .use(oauthRoutes(deps, auth))
     .use(mcpRoutes(deps))
     .use(agentAuthRoutes(deps, auth))
-    .use(publishFeatureRoutes(deps, auth));
+    .use(publishFeatureRoutes(deps, auth))
+    .use(notificationRoutes(deps, auth));

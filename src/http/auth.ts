@@ -11,6 +11,7 @@ import { actorFromApiKey } from "../features/accounts/keys";
 import { actorFromSession, checkCsrf, findSession, SESSION_COOKIE } from "../features/accounts/sessions";
 import { getAccount, membership } from "../features/accounts/service";
 import { roleScope } from "../features/accounts/roles";
+import { cookieValue } from "./cookies";
 import { RateLimiter } from "./rate-limit";
 import { clientIp, isMutation } from "./request-info";
 
@@ -29,16 +30,6 @@ export function bearerToken(req: Request): string | null {
   if (!h) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   return m ? m[1]! : "";
-}
-
-export function cookieValue(req: Request, name: string): string | undefined {
-  const raw = req.headers.get("cookie");
-  if (!raw) return undefined;
-  for (const part of raw.split(";")) {
-    const i = part.indexOf("=");
-    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return undefined;
 }
 
 export interface AuthOptions {

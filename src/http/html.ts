@@ -3,15 +3,22 @@
 import type { ApiError } from "../core/errors";
 import { errorCatalogue } from "../core/errors";
 
+/** Pier's own pages (API host and site hosts) run no script at all and load nothing from elsewhere; forms only post back to Pier itself. */
+export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 const pageHeaders = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-store",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
-  // Pages use one inline <style> and no scripts; forms only post back to Pier itself.
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "content-security-policy": PAGE_CSP,
 };
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Text or a quoted attribute value made safe to put into HTML (the one escaper for hand-built pages). */
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 export interface PageOptions {
   /** HTTP status from the error catalogue when the page reports an ApiError. */

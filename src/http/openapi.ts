@@ -7,6 +7,7 @@ import scalarScript from "../../node_modules/@scalar/api-reference/dist/browser/
 import type { Deps } from "../core/context";
 import { errorCatalogue } from "../core/errors";
 import { serverVersion } from "../core/version";
+import { escapeHtml } from "./html";
 
 export const openapiPlugin = () =>
   openapi({
@@ -29,8 +30,6 @@ export const openapiPlugin = () =>
       security: [{ bearer: [] }],
     },
   });
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function errorsPage(): string {
   const rows = Object.entries(errorCatalogue)

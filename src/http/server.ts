@@ -24,13 +24,17 @@ export function clientAddress(req: Request, server: Server<unknown>, trustProxy:
   return server.requestIP(req)?.address ?? "unknown";
 }
 
+/** While Pier opens its data (or before routes are mounted): come back in a second. */
+export const startingResponse = (req: Request): Response =>
+  new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
+
 export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
     const ip = () => clientAddress(req, server, deps.config.trustProxy);
     const d = getDispatch();
-    if (!d) return new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
+    if (!d) return startingResponse(req);
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
     switch (host.kind) {
       case "api":

@@ -8,6 +8,7 @@ import { randomToken } from "../core/ids";
 import type { Deps } from "../core/context";
 import { jobs } from "../db/schema";
 import type { JobRow } from "./queue";
+import { isoAfter } from "../core/clock";
 
 export interface JobHandler {
   run(deps: Deps, payload: Record<string, unknown>, job: JobRow): Promise<Record<string, unknown> | void>;
@@ -130,7 +131,7 @@ export class JobRunner {
     try {
       const now = this.deps.clock.now();
       this.deps.db.update(jobs)
-        .set({ leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(), updatedAt: now.toISOString() })
+        .set({ leaseUntil: isoAfter(now, this.leaseMs), updatedAt: now.toISOString() })
         .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running"))).run();
     } catch (e) {
       this.deps.log.warn("job lease renewal failed", { id: job.id, error: e });
@@ -151,7 +152,7 @@ export class JobRunner {
     return this.deps.db.update(jobs)
       .set({
         status: "running", workerId: this.workerId, attempts: sql`${jobs.attempts} + 1`, updatedAt: now.toISOString(),
-        leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(),
+        leaseUntil: isoAfter(now, this.leaseMs),
       })
       .where(sql`${jobs.id} = (select id from jobs where status = 'queued' and run_at <= ${now.toISOString()} and kind in (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)}) order by run_at limit 1)`)
       .returning().get();

@@ -8,7 +8,8 @@ import { getAutoIndexTemplate } from "../features/publish/templates";
 import type { Manifest, Site } from "./directory";
 import type { FileServer } from "./files";
 import { renderMarkdown } from "./markdown";
-import { escapeHtml, fillTemplate, type SiteTemplates } from "./pages";
+import { escapeHtml } from "../http/html";
+import { fillTemplate, type SiteTemplates } from "./pages";
 
 const README_NAMES = ["README.md", "readme.md", "Readme.md", "README.markdown", "README.txt", "readme.txt", "index.md"];
 const README_MAX_BYTES = 512 * 1024;

@@ -4,6 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { siteGateAttempts } from "../db/schema";
 import { transaction } from "../db/tx";
+import { isoBefore } from "../core/clock";
 
 export type GateKind = "password" | "email_send" | "code";
 
@@ -33,7 +34,7 @@ export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind
 export function recordGateAttempt(deps: Deps, publicationId: string, kind: GateKind, client: string): void {
   const limit = GATE_LIMITS[kind];
   const now = deps.clock.now();
-  const windowStart = new Date(now.getTime() - limit.windowMs).toISOString();
+  const windowStart = isoBefore(now, limit.windowMs);
   transaction(deps.db, (tx) => {
     for (const key of [client, SITE_WIDE]) {
       tx.insert(siteGateAttempts).values({ publicationId, kind, clientKey: key, failures: 1, windowStartedAt: now.toISOString() })

@@ -13,7 +13,10 @@ import { mailerFor } from "../features/mail/outbound";
 import { verifyRecipientToken } from "../features/publish/manage";
 import type { Site } from "./directory";
 import { clearGateAttempts, gateRetryAfter, recordGateAttempt } from "./gate-limits";
-import { escapeHtml, messageBody, pageResponse, type SiteTemplates } from "./pages";
+import { cookieValues, setCookie } from "../http/cookies";
+import { escapeHtml } from "../http/html";
+import { messageBody, pageResponse, type SiteTemplates } from "./pages";
+import { isoAfter } from "../core/clock";
 
 export const SITE_COOKIE = "pier_site_access";
 export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
@@ -39,17 +42,13 @@ export function issueCookie(g: GateContext, subject: "p" | "e"): string {
   const exp = Math.floor(g.deps.clock.now().getTime() / 1000) + COOKIE_MAX_AGE_S;
   const sig = g.deps.secrets.sign("site-cookie", cookiePayload(g.site, g.host, subject, exp));
   const value = `${subject}.${exp}.${sig}`;
-  return `${SITE_COOKIE}=${value}; Path=/; Max-Age=${COOKIE_MAX_AGE_S}; HttpOnly; SameSite=Lax${g.secure ? "; Secure" : ""}`;
+  return setCookie(SITE_COOKIE, value, { maxAgeSeconds: COOKIE_MAX_AGE_S, secure: g.secure });
 }
 
 /** True when the request carries a valid site cookie for this site, host and access version. */
 export function hasAccess(deps: Deps, req: Request, site: Site, host: string): boolean {
-  const header = req.headers.get("cookie");
-  if (!header) return false;
-  for (const part of header.split(";")) {
-    const eqAt = part.indexOf("=");
-    if (eqAt === -1 || part.slice(0, eqAt).trim() !== SITE_COOKIE) continue;
-    const [subject, expRaw, sig] = part.slice(eqAt + 1).trim().split(".");
+  for (const value of cookieValues(req, SITE_COOKIE)) {
+    const [subject, expRaw, sig] = value.split(".");
     if (!sig || (subject !== "p" && subject !== "e")) continue;
     if ((subject === "p") !== (site.accessMode === "password")) continue;
     const exp = Number(expRaw);
@@ -169,7 +168,7 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     transaction(g.deps.db, (tx) => {
       tx.insert(siteEmailCodes).values({
         id, publicationId: g.site.id, email, codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
-        createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + CODE_TTL_MS).toISOString(),
+        createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_MS),
       }).run();
     });
     const siteName = g.site.title || g.host;

@@ -3,7 +3,7 @@
 // to relative, http(s) and mailto URLs. The page's CSP forbids scripts besides Pier's own as a
 // second line of defence.
 import { Marked, type Tokens } from "marked";
-import { escapeHtml } from "./pages";
+import { escapeHtml } from "../http/html";
 
 /** A URL safe to put in href/src: relative (no scheme, no entity tricks) or http(s)/mailto. */
 export function safeUrl(raw: string): string | null {

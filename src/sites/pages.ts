@@ -1,5 +1,6 @@
 // Pier's own pages on site hosts (gates, not found, expired) built from the embedded templates
 // in sites/site/. Every value put into a template is escaped here or by the caller.
+import { escapeHtml, PAGE_CSP } from "../http/html";
 import { siteAssets } from "../sites-assets.gen";
 
 export interface SiteTemplates {
@@ -19,16 +20,10 @@ export function loadSiteTemplates(): Promise<SiteTemplates> {
   return loaded;
 }
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-
 /** Replace {{ name }} macros (optional inner whitespace); unknown macros are left as they are. */
 export function fillTemplate(template: string, values: Record<string, string>): string {
   return template.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (m, name: string) => (name in values ? values[name]! : m));
 }
-
-/** Pier pages may run no script at all and load nothing from elsewhere. */
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 export function pageResponse(t: SiteTemplates, status: number, title: string, bodyHtml: string, headers: Record<string, string> = {}): Response {
   const html = fillTemplate(t.page, { title: escapeHtml(title), body: bodyHtml });

@@ -10,7 +10,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
 import { systemClock, type Clock } from "../core/clock";
 import { randomToken } from "../core/ids";
 import type { Logger } from "../core/log";
-import { TokenBuckets } from "./rate-limit";
+import { TokenBuckets } from "../core/token-buckets";
 
 /** What the handler learns about the client connection. */
 export interface SmtpSessionInfo {
@@ -140,8 +140,8 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
   rmSync(opts.tempDir, { recursive: true, force: true });
   mkdirSync(opts.tempDir, { recursive: true, mode: 0o700 });
 
-  const perIp = new TokenBuckets(opts.perIpPerMinute);
-  const perKey = new TokenBuckets(opts.perRecipientPerMinute);
+  const perIp = new TokenBuckets(opts.perIpPerMinute, 50_000);
+  const perKey = new TokenBuckets(opts.perRecipientPerMinute, 50_000);
   const maxPerIp = opts.maxConnectionsPerIp ?? 20;
   const openPerIp = new Map<string, number>();
   const counted = new WeakSet<SMTPServerSession>();
@@ -183,7 +183,7 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     },
 
     onMailFrom(_address, session, cb) {
-      if (!perIp.take(senderKey(session.remoteAddress))) return cb(errorWithCode(450, "Too many messages from your address, try again later"));
+      if (perIp.take(senderKey(session.remoteAddress)) > 0) return cb(errorWithCode(450, "Too many messages from your address, try again later"));
       cb();
     },
 
@@ -194,7 +194,7 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
         .then((verdict) => {
           if (!verdict.ok) return cb(errorWithCode(verdict.code, verdict.message));
           const key = verdict.key ?? address.address.toLowerCase();
-          if (!perKey.take(key)) return cb(errorWithCode(450, "Mailbox is receiving too much mail, try again later"));
+          if (perKey.take(key) > 0) return cb(errorWithCode(450, "Mailbox is receiving too much mail, try again later"));
           let keys = keysByEnvelope.get(session.envelope);
           if (!keys) keysByEnvelope.set(session.envelope, (keys = new Map()));
           keys.set(address.address.toLowerCase(), key);

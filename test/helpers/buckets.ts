@@ -3,8 +3,10 @@
 import { expect } from "bun:test";
 import type { TestPier, TestUser } from "./pier";
 
-export async function createBucket(t: TestPier, u: TestUser, bucket: Record<string, unknown> = {}): Promise<any> {
-  const r = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Test bucket", ...bucket } } });
+/** POST /api/v1/buckets as the user (or with the key); the created bucket. */
+export async function createBucket(t: TestPier, as: TestUser | string, bucket: Record<string, unknown> = {}): Promise<any> {
+  const key = typeof as === "string" ? as : as.key;
+  const r = await t.api("POST", "/api/v1/buckets", { key, body: { bucket: { title: "Test bucket", ...bucket } } });
   expect(r.status).toBe(201);
   return r.body.data.bucket;
 }

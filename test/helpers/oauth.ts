@@ -1,7 +1,19 @@
 // Browser-side helpers for OAuth tests: a signed-in session cookie, and the device approval and
 // consent pages driven by real HTTP form posts (what a browser does, minus the rendering).
+import * as oauth from "oauth4webapi";
 import { createSession } from "../../src/features/accounts/sessions";
 import type { TestPier, TestUser } from "./pier";
+
+/** oauth4webapi talks plain http (the test server) only when told to. */
+export const insecure = { [oauth.allowInsecureRequests]: true };
+
+/** Discover the test server as an authorization server and register a public client, as a real client does. */
+export async function discoverAndRegister(t: TestPier, metadata: Parameters<typeof oauth.dynamicClientRegistrationRequest>[1]) {
+  const issuer = new URL(t.pier.deps.urls.baseUrl);
+  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
+  const client = await oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, metadata, insecure));
+  return { as, client };
+}
 
 export function sessionCookie(t: TestPier, u: TestUser): string {
   const { token } = createSession(t.pier.deps, u.userId, { remember: false });

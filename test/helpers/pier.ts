@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config";
 import { ManualClock } from "../../src/core/clock";
 import type { Scope } from "../../src/core/context";
-import { silentLogger } from "../../src/core/log";
+import { silentLogger, type Logger } from "../../src/core/log";
 import { createApiKey } from "../../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../../src/features/accounts/service";
 import { startPier, type Pier } from "../../src/runtime";
@@ -48,7 +48,7 @@ export interface ApiResult {
 
 let counter = 0;
 
-export async function startTestPier(overrides: Partial<Config> = {}, opts: { startWorker?: boolean; mailResolver?: DNSResolver } = {}): Promise<TestPier> {
+export async function startTestPier(overrides: Partial<Config> = {}, opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger } = {}): Promise<TestPier> {
   const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
   const config = {
     ...loadConfig({}, {}),
@@ -61,7 +61,7 @@ export async function startTestPier(overrides: Partial<Config> = {}, opts: { sta
   const clock = new ManualClock();
   // Mail authentication checks never query real DNS in tests: an empty table fails every lookup.
   const mailResolver = opts.mailResolver ?? tableResolver({});
-  const pier = await startPier(config, { clock, log: silentLogger, startWorker: opts.startWorker ?? false, mailResolver });
+  const pier = await startPier(config, { clock, log: opts.log ?? silentLogger, startWorker: opts.startWorker ?? false, mailResolver });
   const url = `http://127.0.0.1:${pier.httpPort}`;
 
   const api = async (method: string, path: string, o: RequestOpts = {}): Promise<ApiResult> => {

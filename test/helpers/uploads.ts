@@ -1,6 +1,7 @@
 // Client-side upload helpers, doing exactly what a client does: hash, declare, PUT with the
 // returned headers (no bearer), finalize.
 import { createHash } from "node:crypto";
+import { createBucket } from "./buckets";
 import type { TestPier } from "./pier";
 
 export interface LocalFile {
@@ -61,8 +62,7 @@ export async function syncFiles(t: TestPier, key: string, bucketId: string, file
   return { sid, finalize: fin! };
 }
 
+/** A new bucket's id. */
 export async function newBucket(t: TestPier, key: string, title = "Files test"): Promise<string> {
-  const r = await t.api("POST", "/api/v1/buckets", { key, body: { bucket: { title } } });
-  if (r.status !== 201) throw new Error(`bucket ${r.status} ${r.text}`);
-  return r.body.data.bucket.id;
+  return (await createBucket(t, key, { title })).id;
 }

@@ -177,6 +177,26 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
     expect((await new Browser(t.url).submit("/signin", "/signin", { email: u.email, password: "a brand new password" })).status).toBe(303);
   });
 
+  test("mail outbox shows the messages kept without an SMTP relay: an operator reads an agent's login code", async () => {
+    const empty = await pier(["mail", "outbox"]);
+    expect([empty.code, empty.stdout]).toEqual([0, ""]);
+    expect(empty.stderr).toContain("outbox is empty");
+
+    const u = await t.user();
+    expect((await t.api("POST", "/api/v1/agent_auth/request_code", { body: { email: u.email } })).status).toBe(200);
+    let lines: string[] = [];
+    for (let i = 0; i < 50 && !lines.length; i++, await Bun.sleep(20)) lines = (await pier(["mail", "outbox", "--limit", "1"])).lines;
+    expect(lines).toHaveLength(1);
+    const msg = JSON.parse(lines[0]!);
+    expect(msg).toMatchObject({ kind: "agent-login-code", to: u.email, subject: expect.any(String), created_at: expect.any(String) });
+    const code = /\b(\d{8})\b/.exec(msg.text)![1]!;
+    const verified = await t.api("POST", "/api/v1/agent_auth/verify_code", { body: { email: u.email, code, label: "from the outbox" } });
+    expect(verified.status).toBe(200);
+    expect(verified.body.data.api_key).toMatch(/^pier_/);
+
+    for (const limit of ["0", "501", "ten"]) expect((await pier(["mail", "outbox", "--limit", limit])).code).toBe(2);
+  });
+
   test("help and unknown commands", async () => {
     const help = await pier(["--help"]);
     expect(help.code).toBe(0);

@@ -156,6 +156,17 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect(after.location).toBe("/signin?next=%2Fdashboard");
   });
 
+  test("a cookie with a malformed percent-encoding counts as no cookie (not a server error)", async () => {
+    const cookie = "pier_session=%E0%A4%A; pier_csrf=%zz";
+    const page = await fetch(`${t.url}/dashboard`, { headers: { cookie }, redirect: "manual" });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toBe("/signin?next=%2Fdashboard");
+    expect((await fetch(`${t.url}/signin`, { headers: { cookie } })).status).toBe(200);
+    const api = await t.api("GET", "/api/v1/buckets", { headers: { cookie } });
+    expect(api.status).toBe(401);
+    expect(api.body.error.code).toBe("UNAUTHORIZED");
+  });
+
   test("the session token no longer works after sign-out even if a client kept it", async () => {
     const b = new Browser(t.url);
     await b.submit("/signin", "/signin", { email, password: PASSWORD });
@@ -273,5 +284,30 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect(live()).toBe(0);
     expect(t.pier.deps.db.select().from(invites).all()).toHaveLength(0);
     expect((await b.get("/dashboard")).status).toBe(303);
+  });
+});
+
+describe("behind an https reverse proxy", () => {
+  let t: TestPier;
+  beforeAll(async () => {
+    t = await startTestPier({ baseUrl: "https://pier.example.test", trustProxy: true });
+  });
+  afterAll(() => t.stop());
+
+  test("every browser cookie is Secure and the pre-session CSRF cookie is __Host- prefixed", async () => {
+    const u = await t.user();
+    const b = new Browser(t.url, { host: "pier.example.test", "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.7" });
+    const form = await b.get("/signin");
+    expect(form.status).toBe(200);
+    const csrf = form.setCookies.find((c) => c.startsWith("__Host-pier_csrf="))!;
+    expect(csrf).toContain("; Secure");
+    expect(csrf).toContain("Path=/");
+    expect(csrf.toLowerCase()).not.toContain("domain=");
+    const res = await b.submit("/signin", "/signin", { email: u.email, password: u.password });
+    expect(res.status).toBe(303);
+    expect(res.setCookies.find((c) => c.startsWith("pier_session="))).toMatch(/; HttpOnly; SameSite=Lax.*; Secure$/);
+    expect((await b.get("/dashboard")).status).toBe(200);
+    const out = await b.submit("/dashboard", "/signout", {});
+    expect(out.setCookies.find((c) => c.startsWith("pier_session="))).toContain("; Secure");
   });
 });

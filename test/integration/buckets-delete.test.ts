@@ -89,6 +89,18 @@ describe("delete", () => {
     expect(n).toHaveLength(1);
     expect(n[0].kind).toBe("bucket_deleted");
     expect(n[0].subject).toContain("Big one");
+    // The account reads it over REST (any account-wide key), newest first.
+    const told = await t.api("GET", "/api/v1/notifications", { key: t.key(u, { scope: "bucket_read" }) });
+    expect(told.status).toBe(200);
+    expect(told.body.data.notifications[0]).toMatchObject({ kind: "bucket_deleted", subject: expect.stringContaining("Big one"), data: { bucket_id: b.id }, created_at: expect.any(String) });
+    // Not to keys limited to selected buckets, and not to other accounts.
+    const selected = t.key(u, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [small.id]: "admin" } });
+    const refused = await t.api("GET", "/api/v1/notifications", { key: selected });
+    expect([refused.status, refused.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    const stranger = await t.api("GET", "/api/v1/notifications", { key: (await t.user()).key });
+    expect(stranger.body.data.notifications).toEqual([]);
+    const bad = await t.api("GET", "/api/v1/notifications?limit=0", { key: u.key });
+    expect([bad.status, bad.body.error.code]).toEqual([422, "VALIDATION_FAILED"]);
 
     // Now the other delete may go.
     expect((await t.api("DELETE", `/api/v1/buckets/${small.id}`, { key: u.key, body: { confirmation: small.delete.confirmation } })).status).toBe(200);
@@ -105,6 +117,17 @@ describe("delete", () => {
     expect(t.pier.runner.sweep()).toBe(1);
     expect(await t.pier.runner.drain()).toBe(1);
     expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).status).toBe(404);
+  });
+
+  test("while a background delete runs, the bucket's receiving address is not ready: bucket_deleting", async () => {
+    const owner = await t.user();
+    const b = await createBucket(t, owner, { title: "Mail going away", inbound_email: { enabled: true } });
+    await t.api("PATCH", `/api/v1/buckets/${b.id}/variables`, { key: owner.key, body: { variables: vars(5) } });
+    expect((await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: owner.key, body: { confirmation: b.delete.confirmation } })).status).toBe(202);
+    const state = await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key });
+    expect(state.body.data).toMatchObject({ ready: false, blocked_reason: "bucket_deleting", address: b.inbound_email.address });
+    await t.pier.runner.drain();
+    expect((await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key })).status).toBe(404);
   });
 
   test("a big bucket empties in bounded batches, one transaction each", async () => {
@@ -141,6 +164,9 @@ describe("delete", () => {
       const n = notifications(u.accountId).filter((x) => JSON.parse(x.data).bucket_id === b.id);
       expect(n.map((x) => x.kind)).toEqual(["bucket_delete_failed"]);
       expect(JSON.parse(n[0].data).error).toContain("disk I/O error");
+      const rest = (await t.api("GET", "/api/v1/notifications?limit=1", { key: u.key })).body.data.notifications;
+      expect(rest).toHaveLength(1);
+      expect(rest[0]).toMatchObject({ kind: "bucket_delete_failed", data: { bucket_id: b.id } });
       // The bucket works again.
       expect((await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: u.key, body: { bucket: { title: "Still here" } } })).status).toBe(200);
     } finally {

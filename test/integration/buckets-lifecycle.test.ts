@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBucket, snapshot } from "../helpers/buckets";
+import { sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 
 let t: TestPier;
@@ -126,5 +127,25 @@ describe("create", () => {
     } finally {
       await small.stop();
     }
+  });
+});
+
+describe("dashboard_url", () => {
+  test("every bucket response carries it, and it opens the dashboard for a signed-in user", async () => {
+    const created = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Linked" } } });
+    const id = created.body.data.bucket.id;
+    const url = `${t.pier.deps.urls.baseUrl}/dashboard/buckets/${id}`;
+    expect(created.body.data.bucket.dashboard_url).toBe(url);
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket.dashboard_url).toBe(url);
+    expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets.find((b: any) => b.id === id).dashboard_url).toBe(url);
+    expect((await t.api("PATCH", `/api/v1/buckets/${id}`, { key: u.key, body: { bucket: { title: "Linked 2" } } })).body.data.bucket.dashboard_url).toBe(url);
+    expect((await t.api("POST", `/api/v1/buckets/${id}/archive`, { key: u.key })).body.data.bucket.dashboard_url).toBe(url);
+
+    const path = new URL(url).pathname;
+    const anonymous = await fetch(t.url + path, { redirect: "manual" });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get("location")).toBe(`/signin?next=${encodeURIComponent(path)}`);
+    const signedIn = await fetch(t.url + path, { redirect: "manual", headers: { cookie: sessionCookie(t, u) } });
+    expect(signedIn.status).toBe(200);
   });
 });

@@ -8,6 +8,8 @@ import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { pendingTempFiles } from "../../src/smtp/server";
 import { join } from "node:path";
+import { setReadOnly } from "../../src/features/accounts/service";
+import { createBucket } from "../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { RawSmtp } from "./smtp-harness";
 
@@ -28,11 +30,7 @@ const send = (mail: Mail) =>
   nodemailer.createTransport({ host: "127.0.0.1", port: port(), secure: false, requireTLS: true, tls: { rejectUnauthorized: false } } as SMTPTransport.Options)
     .sendMail({ from: "Sender <someone@sender.test>", ...mail });
 
-async function newBucket(body: Record<string, unknown> = { inbound_email: { enabled: true } }, title = "Invoices Inbox") {
-  const r = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title, ...body } } });
-  expect(r.status).toBe(201);
-  return r.body.data.bucket;
-}
+const newBucket = (body: Record<string, unknown> = { inbound_email: { enabled: true } }, title = "Invoices Inbox") => createBucket(t, u, { title, ...body });
 const inbound = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/inbound_email`, { key: u.key })).body.data;
 const versionCount = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/versions?limit=1000`, { key: u.key })).body.data.versions.length;
 async function emailFiles(id: string, limit = 1000, offset = 0) {
@@ -86,6 +84,32 @@ describe("bucket addresses", () => {
     expect(await inbound(b.id)).toMatchObject({ ready: false, blocked_reason: "bucket_archived", address: b.inbound_email.address });
     await expect(send({ to: b.inbound_email.address, subject: "x", text: "x" })).rejects.toMatchObject({ responseCode: 550 });
     expect((await inbound(b.id)).received_count).toBe(0);
+  });
+
+  test("a read-only account's addresses are not ready and refuse mail (550) until it is writable again", async () => {
+    const owner = await t.user();
+    const b = (await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "Frozen inbox", inbound_email: { enabled: true } } } })).body.data.bucket;
+    setReadOnly(t.pier.deps, owner.accountId, true, "billing");
+    const state = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key })).body.data;
+    expect(await state()).toMatchObject({ ready: false, blocked_reason: "account_read_only", address: b.inbound_email.address });
+    await expect(send({ to: b.inbound_email.address, subject: "x", text: "x" })).rejects.toMatchObject({ responseCode: 550 });
+    expect((await state()).received_count).toBe(0);
+    setReadOnly(t.pier.deps, owner.accountId, false, null);
+    expect(await state()).toMatchObject({ ready: true, blocked_reason: null });
+    await send({ to: b.inbound_email.address, subject: "thawed", text: "x" });
+    expect((await state()).received_count).toBe(1);
+  });
+
+  test("with the receiver off (--smtp-port off) addresses exist but are not ready: smtp_disabled", async () => {
+    const off = await startTestPier({ mailDomain: DOMAIN });
+    try {
+      const o = await off.user();
+      const r = await off.api("POST", "/api/v1/buckets", { key: o.key, body: { bucket: { title: "No receiver", inbound_email: { enabled: true } } } });
+      expect(r.status).toBe(201);
+      expect(r.body.data.bucket.inbound_email).toMatchObject({ enabled: true, ready: false, blocked_reason: "smtp_disabled", address: expect.stringContaining(`@${DOMAIN}`) });
+    } finally {
+      await off.stop();
+    }
   });
 });
 

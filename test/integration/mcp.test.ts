@@ -51,8 +51,9 @@ describe("hosted MCP", () => {
 
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      "bucket_archive", "bucket_create", "bucket_delete", "bucket_file_list", "bucket_file_read", "bucket_file_write", "bucket_get",
-      "bucket_list", "bucket_preview", "bucket_publish", "bucket_republish", "bucket_unarchive", "bucket_unpublish", "bucket_update", "pier_status", "publication_get",
+      "analytics_get", "bucket_archive", "bucket_create", "bucket_delete", "bucket_file_list", "bucket_file_read", "bucket_file_write",
+      "bucket_get", "bucket_list", "bucket_preview", "bucket_publish", "bucket_republish", "bucket_unarchive", "bucket_unpublish", "bucket_update",
+      "inbound_email_get", "pier_status", "publication_get",
     ]);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);

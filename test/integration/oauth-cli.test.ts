@@ -64,6 +64,39 @@ describe("pier login", () => {
     expect(await new Response(who.stderr).text()).toContain("revoked or expired");
   }, 40_000);
 
+  test("the CLI honours slow_down: after it, it waits the longer interval before polling again", async () => {
+    // Right after the first poll the test server's clock is set back 5 s, so the CLI's second
+    // poll (5 s later in real time) looks too fast and gets slow_down with a 10 s interval.
+    const u = await t.user();
+    const proc = cli(["login", t.url, "--no-browser"]);
+    const reader = proc.stdout.getReader();
+    let out = "";
+    while (!/user_code=\S+/.test(out)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`login ended early: ${out}`);
+      out += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    const link = /(http:\/\/\S+\/oauth\/device\?user_code=\S+)/.exec(out)![1]!;
+    const userCode = decodeURIComponent(new URL(link).searchParams.get("user_code")!).replace("-", "").toUpperCase();
+    const row = () => t.pier.deps.sqlite.query<{ interval_seconds: number; last_polled_at: string | null }, [string]>(
+      "SELECT interval_seconds, last_polled_at FROM oauth_device_codes WHERE user_code = ?").get(userCode)!;
+    const until = async (ok: () => boolean, ms: number) => {
+      for (const end = Date.now() + ms; !ok(); await Bun.sleep(50)) if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(row())}`);
+    };
+    await until(() => row().last_polled_at !== null, 9_000); // first poll: authorization_pending
+    t.clock.advance(-5_000);
+    expect(row().interval_seconds).toBe(5);
+    await until(() => row().interval_seconds === 10, 9_000); // second poll: slow_down
+    const slowedAt = Date.now();
+    t.clock.advance(5_000); // the clock is right again
+    expect((await decideDevice(t, sessionCookie(t, u), link)).status).toBe(200);
+    expect(await proc.exited).toBe(0);
+    // The CLI waited the new 10 s interval (not the old 5 s) before the poll that got the key.
+    expect(Date.now() - slowedAt).toBeGreaterThanOrEqual(9_000);
+    expect(row().interval_seconds).toBe(10); // and it was not told to slow down again
+  }, 60_000);
+
   test("bad arguments and unreachable servers fail cleanly", async () => {
     const bad = cli(["login", t.url, "--scope", "root"]);
     expect(await bad.exited).toBe(2);

@@ -2,23 +2,19 @@
 // the approval done on the real page by a signed-in session.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as oauth from "oauth4webapi";
-import { decideDevice, page, sessionCookie } from "../helpers/oauth";
+import { decideDevice, discoverAndRegister, insecure, page, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 
 let t: TestPier;
 let as: oauth.AuthorizationServer;
 let client: oauth.Client;
-const insecure = { [oauth.allowInsecureRequests]: true };
 const DEVICE = "urn:ietf:params:oauth:grant-type:device_code";
 
 beforeAll(async () => {
   t = await startTestPier();
-  const issuer = new URL(t.pier.deps.urls.baseUrl);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
-  const reg = await oauth.dynamicClientRegistrationRequest(as, {
+  ({ as, client } = await discoverAndRegister(t, {
     client_name: "pier-cli test", grant_types: [DEVICE, "refresh_token"], token_endpoint_auth_method: "none",
-  }, insecure);
-  client = await oauth.processDynamicClientRegistrationResponse(reg);
+  }));
 });
 afterAll(() => t.stop());
 
@@ -87,6 +83,26 @@ describe("device flow", () => {
       expect(r.status).toBe(200);
       expect(r.body.data.account.id).toBe(u.accountId);
     }
+    // Device code, tokens and key are stored as hashes only: none appears in any table.
+    const db = t.pier.deps.sqlite;
+    const everything = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+      .map(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all())).join("\n");
+    for (const secret of [d.device_code, tokens.access_token, tokens.refresh_token!, key]) expect(everything.includes(secret)).toBe(false);
+    expect(everything.includes(client.client_id)).toBe(true);
+
+    // Neither reaches another account's bucket: not found by id, refused by account_id, unchanged.
+    const other = await t.user();
+    const theirs = (await t.api("POST", "/api/v1/buckets", { key: other.key, body: { bucket: { title: "Theirs" } } })).body.data.bucket.id;
+    for (const bearer of [key, tokens.access_token]) {
+      const get = await t.api("GET", `/api/v1/buckets/${theirs}`, { key: bearer });
+      expect([get.status, get.body.error.code]).toEqual([404, "BUCKET_NOT_FOUND"]);
+      const patch = await t.api("PATCH", `/api/v1/buckets/${theirs}`, { key: bearer, body: { bucket: { title: "pwned" } } });
+      expect([patch.status, patch.body.error.code]).toEqual([404, "BUCKET_NOT_FOUND"]);
+      const switched = await t.api("PATCH", `/api/v1/buckets/${theirs}`, { key: bearer, body: { bucket: { title: "pwned" }, account_id: other.accountId } });
+      expect([switched.status, switched.body.error.code]).toEqual([403, "FORBIDDEN"]);
+    }
+    expect((await t.api("GET", `/api/v1/buckets/${theirs}`, { key: other.key })).body.data.bucket.title).toBe("Theirs");
+
     // The device code works once.
     t.clock.advance(5000);
     expect((await pollError(d.device_code)).error).toBe("invalid_grant");

@@ -2,7 +2,7 @@
 // way to misuse it: wrong verifier, redirect mismatch, replayed code, reused refresh token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as oauth from "oauth4webapi";
-import { consent, page, sessionCookie } from "../helpers/oauth";
+import { consent, discoverAndRegister, insecure, page, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 
 let t: TestPier;
@@ -10,17 +10,14 @@ let as: oauth.AuthorizationServer;
 let client: oauth.Client;
 let u: TestUser;
 let cookie: string;
-const insecure = { [oauth.allowInsecureRequests]: true };
 const redirectUri = "http://127.0.0.1:8976/callback";
 
 beforeAll(async () => {
   t = await startTestPier();
-  const issuer = new URL(t.pier.deps.urls.baseUrl);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure }));
-  client = await oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, {
+  ({ as, client } = await discoverAndRegister(t, {
     client_name: "PKCE app", redirect_uris: [redirectUri, "https://app.example/cb"], grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"], token_endpoint_auth_method: "none",
-  }, insecure));
+  }));
   u = await t.user();
   cookie = sessionCookie(t, u);
 });
@@ -44,6 +41,13 @@ async function exchange(params: URLSearchParams, verifier: string, redirect = re
   return oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirect, verifier, insecure);
 }
 
+/** Whether `secret` appears anywhere in the database (every row of every table). */
+function storedInDatabase(secret: string): boolean {
+  const db = t.pier.deps.sqlite;
+  const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  return tables.some(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all()).includes(secret));
+}
+
 async function oauthError(res: Response) {
   expect(res.status).toBe(400);
   return (await res.json()).error as string;
@@ -63,6 +67,11 @@ describe("authorization code + PKCE", () => {
     const next = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
     expect(next.refresh_token).not.toBe(tokens.refresh_token);
     expect((await t.api("GET", "/api/v1/buckets", { key: next.access_token })).status).toBe(200);
+    // Codes and tokens are stored as hashes only: none of them appears in the database.
+    for (const secret of [params.get("code")!, tokens.access_token, tokens.refresh_token!, next.access_token, next.refresh_token!]) {
+      expect(storedInDatabase(secret)).toBe(false);
+    }
+    expect(storedInDatabase(client.client_id)).toBe(true); // (the search does find what is stored)
   });
 
   test("a reused refresh token revokes the whole family", async () => {
@@ -179,6 +188,11 @@ describe("connections page", () => {
     const listing = await (await page(`${t.url}/oauth/connections`, c)).text();
     expect(listing).toContain("PKCE app");
     const action = /action="(\/oauth\/connections\/cxn_[a-z0-9]+\/revoke)"/.exec(listing)![1]!;
+    // The account access page lists the same connection with the same revoke button.
+    const access = await (await page(`${t.url}/account/access`, c)).text();
+    expect(access).toContain("Agent connections");
+    expect(access).toContain("PKCE app");
+    expect(access).toContain(`action="${action}"`);
     const forged = await page(t.url + action, c, { csrf: "nope" });
     expect(forged.status).toBe(403);
     expect((await t.api("GET", "/api/v1/buckets", { key: tokens.access_token })).status).toBe(200);

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scopeRank, type Scope } from "../../src/core/context";
 import type { RouteAuth } from "../../src/http/auth";
+import { createBucket } from "../helpers/buckets";
 import { startTestPier, type ApiResult, type TestPier, type TestUser } from "../helpers/pier";
 
 interface Bucket { id: string; title: string; delete: { confirmation: string } }
@@ -220,6 +221,7 @@ const expectations: Record<string, Expectation> = {
   "GET /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "POST /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "GET /api/v1/agent_auth/activity": { auth: "bucket_admin", accountWide: true },
+  "GET /api/v1/notifications": { auth: "bucket_read", accountWide: true },
   "GET /signin": { auth: "page" },
   "POST /signin": { auth: "page" },
   "GET /signin/two-factor": { auth: "page" },
@@ -266,11 +268,7 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 let n = 0;
-async function newBucket(): Promise<Bucket> {
-  const r = await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: `scope-bucket-${++n}-${Math.random().toString(36).slice(2)}` } } });
-  expect(r.status).toBe(201);
-  return r.body.data.bucket;
-}
+const newBucket = (): Promise<Bucket> => createBucket(t, owner, { title: `scope-bucket-${++n}-${Math.random().toString(36).slice(2)}` });
 
 const routeKey = (r: Route) => `${r.method} ${r.path}`;
 const isBucketRoute = (path: string, method = "") =>

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
-import { loadSmtpTls } from "../../src/smtp/tls";
+import { loadSmtpTls } from "../../src/tls/material";
 
 const dir = mkdtempSync(join(tmpdir(), "pier-mailcfg-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

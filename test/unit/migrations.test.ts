@@ -62,6 +62,8 @@ describe("migrations", () => {
       expect(b.sqlite.query("SELECT count(*) AS n FROM __pier_migrations WHERE name = '9999_marker'").get()).toEqual({ n: 1 });
       expect(b.sqlite.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
       expect(b.sqlite.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()!.foreign_keys).toBe(1);
+      // A second connection (pier admin next to a running server) waits for locks instead of failing.
+      expect(b.sqlite.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBeGreaterThanOrEqual(1000);
       b.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -4,10 +4,11 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
-import { randomToken } from "../../core/ids";
+import { newId, randomToken } from "../../core/ids";
 import { invites } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { normalizeEmail } from "./service";
+import { isoAfter } from "../../core/clock";
 
 export type InviteRow = typeof invites.$inferSelect;
 const DEFAULT_DAYS = 7;
@@ -18,8 +19,8 @@ export function createInvite(deps: Deps, input: { email?: string | null; created
   const code = `inv-${randomToken(24)}`;
   const now = deps.clock.now();
   const invite = deps.db.insert(invites).values({
-    id: `inv_${randomToken(20)}`, codeHash: sha256Hex(code), email: input.email ? normalizeEmail(input.email) : null,
-    createdBy: input.createdBy ?? null, createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + days * 86400_000).toISOString(),
+    id: newId("inv"), codeHash: sha256Hex(code), email: input.email ? normalizeEmail(input.email) : null,
+    createdBy: input.createdBy ?? null, createdAt: now.toISOString(), expiresAt: isoAfter(now, days * 86400_000),
   }).returning().get();
   return { code, invite };
 }

@@ -8,9 +8,11 @@ import { htmlResponse, redirectResponse } from "../../http/html";
 import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 import { dashboardSummary, recordDashboardVisit } from "./dashboard";
 import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
-import { alertBox, html, renderView, SafeHtml } from "./web/layout";
+import { alertBox, html, renderView, SafeHtml, shortTime } from "./web/layout";
 import { browserSession, checkSessionCsrf, field, type BrowserSession } from "./web/browser";
 import type { ApiKeyRow } from "./keys";
+import { listConnections } from "../oauth/connections";
+import { connectionsTable } from "../oauth/pages";
 
 const hide = { hide: true };
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -25,15 +27,13 @@ function asApiError(e: unknown): ApiError {
   throw e;
 }
 
-const when = (iso: string | null) => (iso ? iso.slice(0, 16).replace("T", " ") + " UTC" : "never");
-
 function keysTable(keys: ApiKeyRow[], csrf: string): SafeHtml {
   if (!keys.length) return html`<p class="muted">No API keys or agent connections yet.</p>`;
   const rows = keys.map((k) => html`<tr>
 <td><strong>${k.label}</strong><br><code>${k.displayPrefix}…</code></td>
 <td><span class="badge">${k.kind}</span></td>
 <td>${k.permissionScope}${k.bucketAccess === "selected" ? html`<br><span class="small muted">${Object.keys(k.bucketPermissions).length} selected bucket(s)</span>` : ""}</td>
-<td class="small">${when(k.createdAt)}</td><td class="small">${when(k.lastUsedAt)}</td>
+<td class="small">${shortTime(k.createdAt)}</td><td class="small">${shortTime(k.lastUsedAt)}</td>
 <td><form method="post" action="/account/access/keys/${k.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}">
 <button type="submit" class="danger" aria-label="Revoke ${k.label}">Revoke</button></form></td></tr>`);
   return html`<table><caption class="skip">API keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Permission</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
@@ -55,7 +55,7 @@ export const accountPages = (deps: Deps) => {
     const summary = dashboardSummary(deps, s.actor, s.user);
     const keys = listAccountKeys(deps, s.actor);
     const page = await renderView("auth/access.html", {
-      ...summary, csrf: s.csrf, keys: keysTable(keys, s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
+      ...summary, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsTable(listConnections(deps, s.actor), s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
       notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
     }, { title: "Account access", user: layoutUser(s), width: "wide" });
     return htmlResponse(page, { error: v.error });

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { cookieValue } from "../../http/auth";
+import { cookieValue } from "../../http/cookies";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { clearSessionCookie, destroySession, SESSION_COOKIE, sessionCookie } from "./sessions";
 import { completeTwoFactor, signIn, signUp, signupClosed, signupNeedsInvite, type NewSession } from "./signin";

@@ -6,7 +6,7 @@ import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
 import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 import { presentKey } from "./keys";
-import { AccountQuery, ApiKeyParams, CreateApiKeyBody, rejectUnknownFields } from "./model";
+import { AccountQuery, ApiKeyParams, CreateApiKeyBody } from "./model";
 import { accountPages } from "./pages-account";
 import { authPages } from "./pages-auth";
 
@@ -21,7 +21,6 @@ export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
       data: { api_keys: listAccountKeys(deps, must(actor)).map(presentKey) },
     }), { auth: "bucket_admin", query: AccountQuery, detail: { tags, summary: "List the account's active API keys (account owner/admin only)" } })
     .post("/api/v1/api_keys", ({ actor, body, set }) => {
-      rejectUnknownFields(CreateApiKeyBody, body);
       const { key, record } = createNamedKey(deps, must(actor), body);
       set.status = 201;
       return { data: { api_key: key, key: presentKey(record) } };

@@ -1,14 +1,15 @@
 // Browser sessions: a random token in a host-only, HttpOnly, SameSite=Lax cookie on the API
 // host (never a Domain attribute, so published sites under the sites domain never see it).
 // Only the token's SHA-256 is stored.
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
 import { memberships, sessions, users } from "../../db/schema";
-import { and } from "drizzle-orm";
+import { apiHostIsHttps, setCookie } from "../../http/cookies";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
+import { isoAfter } from "../../core/clock";
 
 export const SESSION_COOKIE = "pier_session";
 const SHORT_MS = 12 * 3600_000;
@@ -23,7 +24,7 @@ export function createSession(deps: Deps, userId: string, opts: { remember: bool
   const session = deps.db.insert(sessions).values({
     tokenHash: sha256Hex(token), id: newId("ses"), userId, accountId: defaultAccountOf(deps, userId), remember: opts.remember,
     userAgent: (opts.userAgent ?? "").slice(0, 300), ip: opts.ip ?? "", createdAt: now.toISOString(), lastSeenAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + ttl).toISOString(),
+    expiresAt: isoAfter(now, ttl),
   }).returning().get();
   return { token, session, maxAgeSeconds: Math.floor(ttl / 1000) };
 }
@@ -40,7 +41,7 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
   // Sliding expiry, written at most once a minute.
   if (now.getTime() - Date.parse(row.lastSeenAt) > 60_000) {
     const ttl = row.remember ? REMEMBER_MS : SHORT_MS;
-    deps.db.update(sessions).set({ lastSeenAt: now.toISOString(), expiresAt: new Date(now.getTime() + ttl).toISOString() })
+    deps.db.update(sessions).set({ lastSeenAt: now.toISOString(), expiresAt: isoAfter(now, ttl) })
       .where(eq(sessions.tokenHash, row.tokenHash)).run();
   }
   return row;
@@ -74,11 +75,9 @@ export function checkCsrf(deps: Deps, sessionId: string, presented: string | nul
 
 /** `persistent: false` (no "remember me") makes a browser-session cookie: gone when the browser closes. */
 export function sessionCookie(deps: Deps, token: string, maxAgeSeconds: number, persistent = true): string {
-  const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax${persistent ? `; Max-Age=${maxAgeSeconds}` : ""}${secure}`;
+  return setCookie(SESSION_COOKIE, token, { maxAgeSeconds: persistent ? maxAgeSeconds : undefined, secure: apiHostIsHttps(deps) });
 }
 
 export function clearSessionCookie(deps: Deps): string {
-  const secure = deps.urls.baseUrl.startsWith("https:") ? "; Secure" : "";
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure}`;
+  return setCookie(SESSION_COOKIE, "", { maxAgeSeconds: 0, secure: apiHostIsHttps(deps) });
 }

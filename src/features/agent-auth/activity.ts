@@ -7,7 +7,7 @@ import { LRUCache } from "lru-cache";
 import type { Actor, Deps } from "../../core/context";
 import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
-import { randomToken } from "../../core/ids";
+import { newId } from "../../core/ids";
 import { agentActivity } from "../../db/schema";
 import { hasAccountWideAdmin } from "../buckets/access";
 
@@ -62,7 +62,7 @@ export class ActivityRecorder {
 
   private write(actor: Actor, id: Identity, fingerprint: string, n: number, method: string, path: string, at: string): void {
     this.deps.db.insert(agentActivity).values({
-      id: `act_${randomToken(20)}`, accountId: actor.accountId, credentialKind: actor.kind as "api_key" | "oauth", credentialId: actor.credentialId,
+      id: newId("act"), accountId: actor.accountId, credentialKind: actor.kind as "api_key" | "oauth", credentialId: actor.credentialId,
       userId: actor.userId, fingerprint, ...id, requestCount: n, lastMethod: method, lastPath: path.slice(0, 300), firstSeenAt: at, lastSeenAt: at,
     }).onConflictDoUpdate({
       target: agentActivity.fingerprint,

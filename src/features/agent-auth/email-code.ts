@@ -9,13 +9,14 @@ import { LRUCache } from "lru-cache";
 import type { BucketPermission, Deps, Scope } from "../../core/context";
 import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
-import { randomToken } from "../../core/ids";
+import { newId } from "../../core/ids";
 import { agentLoginCodes, buckets } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { createApiKey } from "../accounts/keys";
 import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts/service";
 import { twoFactorEnabled } from "../accounts/totp";
 import { mailerFor } from "../mail/outbound";
+import { isoAfter } from "../../core/clock";
 
 export const CODE_TTL_S = 600;
 export const MAX_CODE_ATTEMPTS = 5;
@@ -41,10 +42,10 @@ export function requestCode(deps: Deps, input: { email: string }) {
   const recent = (sent.get(email) ?? []).filter((t) => now.getTime() - t < 3600_000);
   if (recent.length >= CODES_PER_EMAIL_PER_HOUR) return answer;
   sent.set(email, [...recent, now.getTime()]);
-  const id = `lcd_${randomToken(20)}`;
+  const id = newId("lcd");
   const code = String(randomInt(0, 100_000_000)).padStart(8, "0");
   deps.db.insert(agentLoginCodes).values({
-    id, email, userId: user.id, codeHash: hashCode(id, code), createdAt: now.toISOString(), expiresAt: new Date(now.getTime() + CODE_TTL_S * 1000).toISOString(),
+    id, email, userId: user.id, codeHash: hashCode(id, code), createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_S * 1000),
   }).run();
   // After the response: the time to answer must not depend on whether mail is sent.
   queueMicrotask(() => {

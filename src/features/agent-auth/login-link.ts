@@ -11,6 +11,7 @@ import { transaction } from "../../db/tx";
 import { createSession } from "../accounts/sessions";
 import { twoFactorEnabled } from "../accounts/totp";
 import { safeNext } from "../accounts/web/browser";
+import { isoAfter } from "../../core/clock";
 
 export const LOGIN_LINK_TTL_S = 300;
 
@@ -26,7 +27,7 @@ export function createLoginLink(deps: Deps, actor: Actor, input: { redirect_path
   }
   const token = randomSecret(32);
   const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + LOGIN_LINK_TTL_S * 1000).toISOString();
+  const expiresAt = isoAfter(now, LOGIN_LINK_TTL_S * 1000);
   deps.db.insert(loginLinks).values({
     tokenHash: sha256Hex(token), userId: user.id, accountId: actor.accountId, credentialId: actor.credentialId, redirectPath: path,
     createdAt: now.toISOString(), expiresAt,

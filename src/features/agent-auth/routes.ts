@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
 import { ApiError } from "../../core/errors";
@@ -12,22 +12,9 @@ import { requestCode, verifyCode } from "./email-code";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
 import { capabilities } from "./service";
+import { ActivityQuery, LoginLinkBody, RequestCodeBody, VerifyCodeBody } from "./model";
 
 const tags = ["Agent auth"];
-
-const Scope = t.Union([t.Literal("bucket_read"), t.Literal("bucket_write"), t.Literal("bucket_admin")]);
-const Permission = t.Union([t.Literal("read"), t.Literal("write"), t.Literal("admin")]);
-const RequestCodeBody = t.Object({ email: t.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false });
-const VerifyCodeBody = t.Object({
-  email: t.String({ minLength: 3, maxLength: 254 }),
-  code: t.String({ minLength: 1, maxLength: 20, description: "The numeric code from the email." }),
-  label: t.Optional(t.String({ maxLength: 200 })),
-  permission_scope: t.Optional(Scope),
-  scope: t.Optional(Scope),
-  bucket_access: t.Optional(t.Union([t.Literal("all"), t.Literal("selected")])),
-  bucket_ids: t.Optional(t.Array(t.String({ maxLength: 64 }), { maxItems: 100 })),
-  bucket_permissions: t.Optional(t.Record(t.String({ maxLength: 64 }), Permission)),
-}, { additionalProperties: false });
 
 export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
   // Per address: a handful of codes and guesses a minute is plenty for a person (each code also
@@ -50,12 +37,12 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
     })
     .get("/api/v1/agent_auth/activity", ({ actor, query }) => ({ data: { activity: listActivity(deps, must(actor), query.limit ?? 100) } }), {
       auth: "bucket_admin",
-      query: t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })), account_id: t.Optional(t.String()) }),
+      query: ActivityQuery,
       detail: { tags, summary: "Agent activity log (User-Agent and X-Pier-Agent* per credential); account owner only" },
     })
     .post("/api/v1/agent_auth/browser_login_link", ({ actor, body }) => ({ data: createLoginLink(deps, must(actor), body) }), {
       auth: "any",
-      body: t.Object({ redirect_path: t.Optional(t.String({ maxLength: 2000 })), account_id: t.Optional(t.String()) }, { additionalProperties: false }),
+      body: LoginLinkBody,
       detail: { tags, summary: "One-time link that signs the user's browser in to the dashboard (5 minutes; refused for two-factor users)" },
     })
     // The link itself is a browser page: GET only shows a Continue button (prefetchers and link

@@ -7,6 +7,7 @@ import { bucketLocks, buckets } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { activeLock, assertMutable, loadBucket, type BucketRow } from "./access";
 import { LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS } from "./model";
+import { isoAfter } from "../../core/clock";
 
 export type LockRow = typeof bucketLocks.$inferSelect;
 
@@ -44,7 +45,7 @@ export function lockBucket(deps: Deps, actor: Actor, id: string, input: { messag
       holderId: actor.credentialId,
       message: input.message?.trim() || "Locked by another agent",
       createdAt: mine?.createdAt ?? now.toISOString(),
-      expiresAt: new Date(now.getTime() + seconds * 1000).toISOString(),
+      expiresAt: isoAfter(now, seconds * 1000),
     };
     return tx.insert(bucketLocks).values(values)
       .onConflictDoUpdate({ target: bucketLocks.bucketId, set: values })

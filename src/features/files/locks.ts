@@ -8,6 +8,7 @@ import { transaction } from "../../db/tx";
 import { bucketForWrite, fileLockedError } from "./commit";
 import { normalizePath } from "./paths";
 import { fileById, fileByPath } from "./service";
+import { isoAfter } from "../../core/clock";
 
 export const FILE_LOCK_DEFAULT_S = 3600;
 export const FILE_LOCK_MAX_S = 7 * 24 * 3600;
@@ -28,7 +29,7 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
     if (foreign) {
       throw fileLockedError(deps, foreign, `${foreign.path} is locked by another credential: ${foreign.message}`);
     }
-    const expiresAt = new Date(now.getTime() + duration * 1000).toISOString();
+    const expiresAt = isoAfter(now, duration * 1000);
     for (const path of paths) {
       tx.insert(fileLocks).values({ bucketId, path, holderId: actor.credentialId, message: input.message, createdAt: nowIso, expiresAt })
         .onConflictDoUpdate({ target: [fileLocks.bucketId, fileLocks.path], set: { holderId: actor.credentialId, message: input.message, createdAt: nowIso, expiresAt } }).run();

@@ -54,12 +54,18 @@ export function getFile(deps: Deps, actor: Actor, bucketId: string, fileId: stri
   return presentFile(deps, f, lockViews(deps, actor, bucket.id).get(f.path));
 }
 
-/** A signed, expiring same-origin URL that serves the bytes (the bearer never leaves the API). */
-export function downloadUrl(deps: Deps, actor: Actor, bucketId: string, rawPath: string): string {
+/** The file at a client-given path in a bucket the actor may read; FILE_NOT_FOUND when there is none. */
+function readableFileAt(deps: Deps, actor: Actor, bucketId: string, rawPath: string) {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const path = normalizePath(rawPath);
-  const f = fileByPath(bucket.id, path, deps.db);
-  if (!f) throw new ApiError("FILE_NOT_FOUND", `No file at ${path} in bucket ${bucket.id}.`, { path });
+  const file = fileByPath(bucket.id, path, deps.db);
+  if (!file) throw new ApiError("FILE_NOT_FOUND", `No file at ${path} in bucket ${bucket.id}.`, { path });
+  return { bucket, file };
+}
+
+/** A signed, expiring same-origin URL that serves the bytes (the bearer never leaves the API). */
+export function downloadUrl(deps: Deps, actor: Actor, bucketId: string, rawPath: string): string {
+  const { bucket, file: f } = readableFileAt(deps, actor, bucketId, rawPath);
   recordMessageRead(deps, actor, bucket.id, f.path);
   return storageUrl(deps, signToken(deps, "get", { a: actor.accountId, b: bucket.id, h: f.sha256, s: f.size, t: f.contentType, n: baseName(f.path), e: expiresIn(deps, GET_URL_TTL_S) }));
 }
@@ -84,10 +90,8 @@ export function fileHistory(deps: Deps, actor: Actor, bucketId: string, fileId: 
 
 /** The bytes of a file (for MCP `bucket_file_read`, publishing, previews). Bounded by `maxBytes`. */
 export async function readFileBytes(deps: Deps, actor: Actor, bucketId: string, rawPath: string, maxBytes = 10 * 1024 * 1024) {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
-  const path = normalizePath(rawPath);
-  const f = fileByPath(bucket.id, path, deps.db);
-  if (!f) throw new ApiError("FILE_NOT_FOUND", `No file at ${path} in bucket ${bucket.id}.`, { path });
+  const { file: f } = readableFileAt(deps, actor, bucketId, rawPath);
+  const path = f.path;
   if (f.size > maxBytes) throw new ApiError("FILE_TOO_LARGE", `${path} is ${f.size} bytes; read at most ${maxBytes} this way (download it instead).`, { path, max_bytes: maxBytes });
   return { file: f, bytes: await deps.blobs.file(f.sha256).bytes() };
 }

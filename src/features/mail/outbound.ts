@@ -29,7 +29,7 @@ export class OutboxMailer implements Mailer {
     transaction(this.deps.db, (tx) => {
       tx.insert(mailOutbox).values({ id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, kind: msg.kind, createdAt: this.deps.clock.now().toISOString() }).run();
     });
-    this.deps.log.info("outbound message stored in the outbox (no SMTP relay configured; read it with the admin CLI)", { message_id: id, kind: msg.kind });
+    this.deps.log.info("outbound message stored in the outbox (no SMTP relay configured; read it with `pier admin mail outbox`)", { message_id: id, kind: msg.kind });
     return { id };
   }
 }

@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import type { Deps } from "../../core/context";
 import { startSmtpServer, type InboundHandler, type RunningSmtp } from "../../smtp/server";
-import { loadSmtpTls } from "../../smtp/tls";
+import { loadSmtpTls } from "../../tls/material";
 import { createInboundHandler, type InboundOptions } from "./filer";
 
 export interface MailReceiver extends RunningSmtp {

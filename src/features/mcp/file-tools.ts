@@ -8,6 +8,7 @@ import { normalizeContentType } from "../files/forbidden";
 import { isTextType } from "../files/ops";
 import { presentFile } from "../files/present";
 import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files/service";
+import { recordMessageRead } from "../mail/messages";
 import { guessContentType, writeFiles } from "../files/write";
 import type { McpTool } from "./tools";
 
@@ -46,6 +47,9 @@ export const fileTools: McpTool[] = [
         const { file, bytes } = await readFileBytes(deps, actor, a.bucket_id, a.path, MCP_READ_MAX_BYTES);
         try {
           const content = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+          // Like GET /files/by_path: reading an inbound message's message.json marks it read for
+          // everyone (the download_url answers below record it through downloadUrl).
+          recordMessageRead(deps, actor, file.bucketId, file.path);
           return { file: presentFile(deps, file), encoding: "utf-8", content };
         } catch {
           return { file: presentFile(deps, file), binary: true, download_url: downloadUrl(deps, actor, a.bucket_id, a.path), note: "Binary file: fetch download_url (expires soon) to get the bytes." };

@@ -11,6 +11,7 @@ import { archiveBucket, unarchiveBucket } from "../buckets/lifecycle";
 import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
 import { getStatus } from "../status/service";
 import { fileTools } from "./file-tools";
+import { mailTools } from "./mail-tools";
 import { publishTools } from "./publish-tools";
 
 export interface McpTool {
@@ -109,4 +110,4 @@ const bucketTools: McpTool[] = [
   },
 ];
 
-export const tools: McpTool[] = [...bucketTools, ...fileTools, ...publishTools];
+export const tools: McpTool[] = [...bucketTools, ...fileTools, ...mailTools, ...publishTools];

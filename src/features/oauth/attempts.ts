@@ -6,11 +6,11 @@ import { LRUCache } from "lru-cache";
 import type { Clock } from "../../core/clock";
 import { ApiError } from "../../core/errors";
 
-export const MAX_MISSES_PER_USER = 10;
-export const MAX_MISSES_PER_IP = 50;
+const MAX_MISSES_PER_USER = 10;
+const MAX_MISSES_PER_IP = 50;
 const WINDOW_MS = 15 * 60_000;
 
-export class MissCounter {
+class MissCounter {
   private readonly misses = new LRUCache<string, { n: number; since: number }>({ max: 50_000 });
   constructor(private readonly clock: Clock, private readonly max: number) {}
 
@@ -36,5 +36,27 @@ export class MissCounter {
       return undefined;
     }
     return m;
+  }
+}
+
+/** Wrong user codes counted for the signed-in user and for the client address, each with its own limit. */
+export class UserCodeGuard {
+  private readonly byUser: MissCounter;
+  private readonly byIp: MissCounter;
+
+  constructor(clock: Clock) {
+    this.byUser = new MissCounter(clock, MAX_MISSES_PER_USER);
+    this.byIp = new MissCounter(clock, MAX_MISSES_PER_IP);
+  }
+
+  /** Throws 429 while the user or the address is over its limit. */
+  check(userId: string, ip: string): void {
+    this.byUser.check(userId);
+    this.byIp.check(ip);
+  }
+
+  miss(userId: string, ip: string): void {
+    this.byUser.miss(userId);
+    this.byIp.miss(ip);
   }
 }

@@ -12,7 +12,8 @@ import { createGrant, issueTokens, revokeGrant } from "./grants";
 import { checkResource } from "./metadata";
 import { parseScope, type ParsedScope } from "./scopes";
 import { str } from "./device";
-import { AUTH_CODE_TTL_S, hashSecret, newSecret, plusSeconds } from "./util";
+import { AUTH_CODE_TTL_S, hashSecret, newSecret } from "./util";
+import { isoAfter } from "../../core/clock";
 
 export interface AuthorizeRequest {
   client: ClientRow;
@@ -83,7 +84,7 @@ export function approveAuthorization(deps: Deps, actor: Actor, req: AuthorizeReq
     }, tx);
     tx.insert(oauthAuthCodes).values({
       codeHash: hashSecret(code), clientId: req.client.id, grantId: grant.id, redirectUri: req.redirectUri, codeChallenge: req.codeChallenge,
-      createdAt: now.toISOString(), expiresAt: plusSeconds(now, AUTH_CODE_TTL_S),
+      createdAt: now.toISOString(), expiresAt: isoAfter(now, AUTH_CODE_TTL_S * 1000),
     }).run();
   });
   return redirectWith(deps, req.redirectUri, { code, state: req.state });

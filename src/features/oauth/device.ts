@@ -13,7 +13,8 @@ import { OAuthError } from "./errors";
 import { createGrant, issueTokens } from "./grants";
 import { checkResource } from "./metadata";
 import { parseScope } from "./scopes";
-import { DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, formatUserCode, hashSecret, newSecret, newUserCode, normalizeUserCode, plusSeconds } from "./util";
+import { DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, formatUserCode, hashSecret, newSecret, newUserCode, normalizeUserCode } from "./util";
+import { isoAfter } from "../../core/clock";
 
 export type DeviceRow = typeof oauthDeviceCodes.$inferSelect;
 
@@ -34,7 +35,7 @@ export function startDeviceAuthorization(deps: Deps, input: Record<string, unkno
       }
       return tx.insert(oauthDeviceCodes).values({
         deviceCodeHash: hashSecret(deviceCode), userCode, clientId: client.id, scope, intervalSeconds: DEVICE_POLL_INTERVAL_S,
-        createdAt: now.toISOString(), expiresAt: plusSeconds(now, DEVICE_CODE_TTL_S),
+        createdAt: now.toISOString(), expiresAt: isoAfter(now, DEVICE_CODE_TTL_S * 1000),
       }).returning().get();
     }
   });

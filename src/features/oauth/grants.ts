@@ -8,9 +8,10 @@ import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/
 import { transaction, type DbOrTx } from "../../db/tx";
 import { roleScope } from "../accounts/roles";
 import {
-  ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, newGrantId, newTokenId, plusSeconds, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S,
+  ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S,
 } from "./util";
-import { randomToken } from "../../core/ids";
+import { newId, randomToken } from "../../core/ids";
+import { isoAfter } from "../../core/clock";
 
 export type GrantRow = typeof oauthGrants.$inferSelect;
 
@@ -20,7 +21,7 @@ export function createGrant(
   db: DbOrTx = deps.db,
 ): GrantRow {
   return db.insert(oauthGrants).values({
-    id: newGrantId(), clientId: input.clientId, accountId: input.accountId, userId: input.userId, flow: input.flow,
+    id: newId("cxn"), clientId: input.clientId, accountId: input.accountId, userId: input.userId, flow: input.flow,
     scope: input.scope, permissionScope: input.permission, createdAt: deps.clock.now().toISOString(),
   }).returning().get();
 }
@@ -39,8 +40,8 @@ export function issueTokens(deps: Deps, grant: GrantRow, db: DbOrTx = deps.db): 
   const access = ACCESS_TOKEN_PREFIX + randomToken(40);
   const refresh = REFRESH_TOKEN_PREFIX + randomToken(48);
   db.insert(oauthTokens).values([
-    { tokenHash: hashSecret(access), id: newTokenId(), kind: "access", grantId: grant.id, createdAt: now.toISOString(), expiresAt: plusSeconds(now, ACCESS_TOKEN_TTL_S) },
-    { tokenHash: hashSecret(refresh), id: newTokenId(), kind: "refresh", grantId: grant.id, createdAt: now.toISOString(), expiresAt: plusSeconds(now, REFRESH_TOKEN_TTL_S) },
+    { tokenHash: hashSecret(access), id: newId("tok"), kind: "access", grantId: grant.id, createdAt: now.toISOString(), expiresAt: isoAfter(now, ACCESS_TOKEN_TTL_S * 1000) },
+    { tokenHash: hashSecret(refresh), id: newId("tok"), kind: "refresh", grantId: grant.id, createdAt: now.toISOString(), expiresAt: isoAfter(now, REFRESH_TOKEN_TTL_S * 1000) },
   ]).run();
   return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: grant.scope };
 }

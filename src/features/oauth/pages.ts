@@ -2,7 +2,7 @@
 // sites/oauth/*.html inside Pier's shared layout (sites/auth/layout.html). The device pages put
 // the Connection ID at the top right of the header, where `pier login` tells people to look.
 import type { Scope } from "../../core/context";
-import { html, loadTemplate, renderTemplate, SafeHtml, type TemplateVars } from "../accounts/web/layout";
+import { html, loadTemplate, renderTemplate, SafeHtml, shortTime, type TemplateVars } from "../accounts/web/layout";
 import type { ConnectionView } from "./connections";
 import { scopeMeaning } from "./scopes";
 
@@ -56,14 +56,18 @@ export function consentPage(viewer: Viewer, opts: { clientName: string; redirect
   }, viewer);
 }
 
-const when = (iso: string | null) => (iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "never");
+
+/** The connections with their revoke buttons: on /oauth/connections and on /account/access. */
+export function connectionsTable(list: ConnectionView[], csrf: string): SafeHtml {
+  return list.length
+    ? html`<table><caption class="skip">Agent connections</caption><thead><tr><th>Client</th><th>Permission</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${list.map((c) => html`<tr>
+<td>${c.client_name}<br><span class="badge">${c.flow === "device_code" ? "device login" : "MCP / app"}</span></td>
+<td><code>${c.permission_scope}</code></td><td class="small">${shortTime(c.created_at)}</td><td class="small">${shortTime(c.last_used_at)}</td>
+<td><form method="post" action="/oauth/connections/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="danger" aria-label="Revoke ${c.client_name}">Revoke</button></form></td></tr>`)}</tbody></table>`
+    : html`<p class="muted">No agent is connected.</p>`;
+}
 
 export function connectionsPage(viewer: Viewer, list: ConnectionView[], done?: string) {
-  const rows = list.length
-    ? html`<table><thead><tr><th>Client</th><th>Permission</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${list.map((c) => html`<tr>
-<td>${c.client_name}<br><span class="badge">${c.flow === "device_code" ? "device login" : "MCP / app"}</span></td>
-<td><code>${c.permission_scope}</code></td><td class="small">${when(c.created_at)}</td><td class="small">${when(c.last_used_at)}</td>
-<td><form method="post" action="/oauth/connections/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${viewer.csrf}"><button type="submit" class="danger">Revoke</button></form></td></tr>`)}</tbody></table>`
-    : html`<p class="muted">No agent is connected.</p>`;
+  const rows = connectionsTable(list, viewer.csrf);
   return page("Agent connections", "oauth/connections.html", { accountName: viewer.accountName, notice: notice(done, "ok"), rows }, viewer, { wide: true });
 }

@@ -8,13 +8,15 @@
 import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { must, type authPlugin, cookieValue } from "../../http/auth";
+import { must, type authPlugin } from "../../http/auth";
+import { redirectResponse } from "../../http/html";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
-import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../accounts/sessions";
-import { getAccount, getUser } from "../accounts/service";
+import { checkCsrf, type SessionRow } from "../accounts/sessions";
+import { getAccount } from "../accounts/service";
+import { browserSession } from "../accounts/web/browser";
 import { corsPreflight, withCors } from "./cors";
-import { MAX_MISSES_PER_IP, MAX_MISSES_PER_USER, MissCounter } from "./attempts";
+import { UserCodeGuard } from "./attempts";
 import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
 import { registerClient } from "./clients";
 import { listConnections, revokeConnection } from "./connections";
@@ -65,41 +67,45 @@ export async function readBody(request: Request): Promise<Record<string, unknown
   return Object.fromEntries(new URLSearchParams(text));
 }
 
+/** A page's form post as a flat object (the pages' forms are small; anything past the limit is ignored). */
+async function readPageForm(request: Request): Promise<Record<string, string>> {
+  return Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
+}
+
 async function html(body: string | Promise<string>, status = 200): Promise<Response> {
   return new Response(await body, {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-frame-options": "DENY",
-      // No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons.
+      // No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons. Not
+      // PAGE_CSP: its form-action 'self' would also block the consent form's 303 on to the
+      // client's redirect_uri (Chrome and Safari apply form-action to redirects after a
+      // submission: https://github.com/w3c/webappsec-csp/issues/8).
       "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
     },
   });
 }
 
-const redirect = (location: string) => new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
-
 export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
-  const userMisses = new MissCounter(deps.clock, MAX_MISSES_PER_USER);
-  const ipMisses = new MissCounter(deps.clock, MAX_MISSES_PER_IP);
-  const misses = {
-    check: (k: string) => (k.startsWith("ip:") ? ipMisses : userMisses).check(k),
-    miss: (k: string) => (k.startsWith("ip:") ? ipMisses : userMisses).miss(k),
-  };
+  const codeGuard = new UserCodeGuard(deps.clock);
   const anon = new RateLimiter(deps.config.rateLimitAnonPerMinute);
 
   /** The signed-in browser, or null (pages then send the user to /signin and back). */
   const browser = (request: Request): { session: SessionRow; actor: Actor; viewer: Viewer } | null => {
-    const session = findSession(deps, cookieValue(request, SESSION_COOKIE));
-    const actor = session ? actorFromSession(deps, session) : null;
-    if (!session || !actor) return null;
-    const viewer = { email: getUser(deps, actor.userId!)?.email ?? "", accountName: getAccount(deps, actor.accountId).name, csrf: csrfToken(deps, session.id) };
-    return { session, actor, viewer };
+    const s = browserSession(deps, request);
+    if (!s) return null;
+    return { session: s.session, actor: s.actor, viewer: { email: s.user.email, accountName: getAccount(deps, s.actor.accountId).name, csrf: s.csrf } };
   };
   const toSignin = (request: Request, path?: string) => {
     const u = new URL(request.url);
-    return redirect(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
+    return redirectResponse(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
   };
-  const limitKeys = (request: Request, actor: Actor) => [`user:${actor.userId}`, `ip:${clientIp(request)}`];
+  /** The wrong-code limits for this user and address: `check()` before a lookup, `miss()` after a failed one. */
+  const codeLimits = (request: Request, actor: Actor) => {
+    const userId = actor.userId!;
+    const ip = clientIp(request);
+    return { check: () => codeGuard.check(userId, ip), miss: () => codeGuard.miss(userId, ip) };
+  };
 
   return new Elysia({ name: "oauth" })
     .use(auth)
@@ -142,22 +148,22 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!b) return toSignin(request);
       const raw = new URL(request.url).searchParams.get("user_code");
       if (!raw) return html(deviceEntryPage(b.viewer));
-      const keys = limitKeys(request, b.actor);
-      keys.forEach((k) => misses.check(k));
+      const limits = codeLimits(request, b.actor);
+      limits.check();
       const found = findPendingDevice(deps, raw);
       if (!found) {
-        keys.forEach((k) => misses.miss(k));
+        limits.miss();
         return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Start the login again from your terminal."), 404);
       }
       return html(deviceConfirmPage(b.viewer, { userCode: formatUserCode(found.device.userCode), clientName: found.client.clientName, permission: permissionOf(found.device.scope) }));
     }, { detail: { ...hide, tags, summary: "Device approval page" } })
     .post("/oauth/device", async ({ request }) => {
-      const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
+      const form = await readPageForm(request);
       const b = browser(request);
       if (!b) return toSignin(request, form.user_code ? `/oauth/device?user_code=${encodeURIComponent(form.user_code)}` : "/oauth/device");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
-      const keys = limitKeys(request, b.actor);
-      keys.forEach((k) => misses.check(k));
+      const limits = codeLimits(request, b.actor);
+      limits.check();
       if (form.action === "approve" || form.action === "deny") {
         try {
           const { device } = decideDevice(deps, b.actor, form.user_code, form.action === "approve");
@@ -167,16 +173,16 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
             : html(messagePage(b.viewer, "Connection denied", "Nothing was connected. You can close this window.", id));
         } catch (e) {
           if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
-          keys.forEach((k) => misses.miss(k));
+          limits.miss();
           return html(deviceEntryPage(b.viewer, e.message), 404);
         }
       }
       const found = findPendingDevice(deps, form.user_code);
       if (!found) {
-        keys.forEach((k) => misses.miss(k));
+        limits.miss();
         return html(deviceEntryPage(b.viewer, "This Connection ID is unknown, expired or already used. Check it, or start the login again from your terminal."), 404);
       }
-      return redirect(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
+      return redirectResponse(`/oauth/device?user_code=${encodeURIComponent(formatUserCode(found.device.userCode))}`);
     }, { parse: "none", detail: { ...hide, tags, summary: "Confirm or deny a device connection (form post with CSRF token)" } })
 
     // Authorization code + PKCE: consent page.
@@ -185,7 +191,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return authorizePage(request, params);
     }, { detail: { ...hide, tags, summary: "Authorization endpoint (code + PKCE S256): consent page" } })
     .post("/oauth/authorize", async ({ request }) => {
-      const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES))) as Record<string, string>;
+      const form = await readPageForm(request);
       const { csrf, decision, ...params } = form;
       const b = browser(request);
       if (!b) return toSignin(request, `/oauth/authorize?${new URLSearchParams(params)}`);
@@ -196,8 +202,8 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       } catch (e) {
         return authorizeFailure(e);
       }
-      if (decision !== "approve") return redirect(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
-      return redirect(approveAuthorization(deps, b.actor, req));
+      if (decision !== "approve") return redirectResponse(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
+      return redirectResponse(approveAuthorization(deps, b.actor, req));
     }, { parse: "none", detail: { ...hide, tags, summary: "Consent decision (form post with CSRF token)" } })
 
     // Connections: page and REST.
@@ -208,12 +214,12 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return html(connectionsPage(b.viewer, listConnections(deps, b.actor), notice));
     }, { detail: { ...hide, tags, summary: "Agent connections page" } })
     .post("/oauth/connections/:id/revoke", async ({ request, params }) => {
-      const form = Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
+      const form = await readPageForm(request);
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
       revokeConnection(deps, b.actor, params.id);
-      return redirect("/oauth/connections?revoked=1");
+      return redirectResponse("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
     .get("/api/v1/oauth/connections", ({ actor }) => ({ data: { connections: listConnections(deps, must(actor)) } }), {
       auth: "session", detail: { tags, summary: "List agent connections (OAuth grants) of the signed-in user's account" },
@@ -227,7 +233,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     if (e instanceof UntrustedRedirectError) return html(messagePage(null, "Cannot authorize", e.message), 400);
     if (e instanceof OAuthError) {
       const { redirect_uri, state } = e.extra as { redirect_uri: string; state?: string };
-      return redirect(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
+      return redirectResponse(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
     }
     throw e;
   }

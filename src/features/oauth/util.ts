@@ -1,4 +1,4 @@
-// Small OAuth helpers: identifiers, secrets, the user-code alphabet, time arithmetic.
+// Small OAuth helpers: identifiers, secrets, the user-code alphabet.
 import { randomBytes } from "node:crypto";
 import { randomSecret, sha256Hex } from "../../core/crypto";
 import { randomToken } from "../../core/ids";
@@ -14,8 +14,6 @@ export const DEVICE_CODE_TTL_S = 600;
 export const DEVICE_POLL_INTERVAL_S = 5;
 
 export const newClientId = () => CLIENT_ID_PREFIX + randomToken(24);
-export const newGrantId = () => `cxn_${randomToken(20)}`;
-export const newTokenId = () => `tok_${randomToken(20)}`;
 export const newSecret = () => randomSecret(32);
 export const hashSecret = (s: string) => sha256Hex(s);
 
@@ -44,4 +42,3 @@ export function normalizeUserCode(raw: string | undefined | null): string | null
 
 export const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
 
-export const plusSeconds = (d: Date, s: number) => new Date(d.getTime() + s * 1000).toISOString();

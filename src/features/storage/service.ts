@@ -9,6 +9,7 @@ import { uploadEntries, uploadSessions } from "../../db/schema";
 import { assertAllowedFile } from "../files/forbidden";
 import { refuseExecutables } from "../files/sniff";
 import { verifyToken, type GetClaims, type PutClaims } from "./tokens";
+import { noneMatch } from "../../sites/negotiate";
 
 const empty = (async function* () {})();
 
@@ -74,10 +75,7 @@ export async function serveDownload(deps: Deps, token: string, req: Request): Pr
     "content-security-policy": "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; media-src 'self'",
     "x-content-type-options": "nosniff",
   };
-  const inm = req.headers.get("if-none-match");
-  if (inm && inm.split(",").some((t) => t.trim() === etag || t.trim() === "*" || t.trim() === `W/${etag}`)) {
-    return new Response(null, { status: 304, headers });
-  }
+  if (noneMatch(req.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
   // For HEAD, Bun sends the file response's headers (with its length) and no body.
   return new Response(deps.blobs.file(claims.h), { status: 200, headers });
 }

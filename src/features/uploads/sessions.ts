@@ -14,6 +14,7 @@ import { assertMutable, loadBucket } from "../buckets/access";
 import { commitChanges, type Change } from "../files/commit";
 import { alreadyStored, descriptor, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
+import { isoAfter } from "../../core/clock";
 
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;
 
@@ -87,7 +88,7 @@ export function createSession(deps: Deps, actor: Actor, bucketId: string, input:
     const bucket = loadBucket(deps, actor, bucketId, "bucket_write", tx);
     assertMutable(deps, actor, bucket, {}, tx);
     const now = deps.clock.now();
-    const expiresAt = new Date(now.getTime() + uploadLimits.sessionTtlMs).toISOString();
+    const expiresAt = isoAfter(now, uploadLimits.sessionTtlMs);
     const id = newId("bus");
     holdSessionLock(deps, actor, bucket.id, id, expiresAt, tx);
     return tx.insert(uploadSessions).values({

@@ -3,7 +3,7 @@
 import type { Actor, Deps } from "../../../core/context";
 import { randomSecret, safeEqual } from "../../../core/crypto";
 import { ApiError } from "../../../core/errors";
-import { cookieValue } from "../../../http/auth";
+import { apiHostIsHttps, cookieValue, setCookie } from "../../../http/cookies";
 import { clientIp } from "../../../http/request-info";
 import type { ClientMeta } from "../signin";
 import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../sessions";
@@ -30,18 +30,16 @@ export function clientMeta(req: Request): ClientMeta {
   return { ip: clientIp(req), userAgent: req.headers.get("user-agent") ?? "" };
 }
 
-const secure = (deps: Deps) => deps.urls.baseUrl.startsWith("https:");
-
-/** Cookie attributes for Pier's own browser cookies: host-only (never a Domain), HttpOnly, Lax. */
+/** A cookie of the API host's pages that expires after `maxAgeSeconds` (0 deletes it). */
 export function hostCookie(deps: Deps, name: string, value: string, maxAgeSeconds: number): string {
-  return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure(deps) ? "; Secure" : ""}`;
+  return setCookie(name, value, { maxAgeSeconds, secure: apiHostIsHttps(deps) });
 }
 
 // Pre-session forms (sign-in, sign-up): a random value in a cookie that must equal the form's
 // hidden field. On https the cookie carries the __Host- prefix, which browsers only accept
 // from this exact host, so a page on a sibling domain cannot plant one (cookie tossing).
 export function preCsrfCookieName(deps: Deps): string {
-  return secure(deps) ? "__Host-pier_csrf" : "pier_csrf";
+  return apiHostIsHttps(deps) ? "__Host-pier_csrf" : "pier_csrf";
 }
 
 /** The double-submit value for a pre-session form, plus the Set-Cookie when it is new. */
@@ -52,15 +50,15 @@ export function preSessionCsrf(deps: Deps, req: Request): { token: string; cooki
   return { token, cookies: [hostCookie(deps, preCsrfCookieName(deps), token, 2 * 3600)] };
 }
 
+const formExpired = () => new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+
 export function checkPreSessionCsrf(deps: Deps, req: Request, field: string | undefined): void {
   const cookie = cookieValue(req, preCsrfCookieName(deps));
-  if (!cookie || !field || !safeEqual(cookie, field)) {
-    throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
-  }
+  if (!cookie || !field || !safeEqual(cookie, field)) throw formExpired();
 }
 
 export function checkSessionCsrf(deps: Deps, s: BrowserSession, field: string | undefined): void {
-  if (!checkCsrf(deps, s.session.id, field)) throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+  if (!checkCsrf(deps, s.session.id, field)) throw formExpired();
 }
 
 /** Only same-site paths: never `//host`, `/\host` or absolute URLs (no open redirects). */

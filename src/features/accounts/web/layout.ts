@@ -18,9 +18,14 @@ export class SafeHtml {
   }
 }
 
+// Stricter than escapeHtml in src/http/html.ts on purpose: template values may land in
+// unquoted attribute positions, where ` and = matter too, and any value type is accepted.
 export function escapeHtml(value: unknown): string {
   return String(value ?? "").replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/** A stored ISO time as pages show it, to the minute: "2026-11-22 04:31 UTC" ("never" for none). */
+export const shortTime = (iso: string | null): string => (iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "never");
 
 /** Tagged template: interpolations are escaped unless they are SafeHtml (or arrays of it). */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {

@@ -1,0 +1,23 @@
+// Account notifications (a large bucket delete finished or failed, ...): written by the
+// features that raise them, read here by the account's credentials, newest first.
+import { desc, eq } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { notifications } from "../../db/schema";
+
+export const NOTIFICATIONS_PAGE_DEFAULT = 20;
+export const NOTIFICATIONS_PAGE_MAX = 100;
+
+export function listNotifications(deps: Deps, actor: Actor, q: { limit?: number }) {
+  // Notifications name buckets of the whole account: a key limited to selected buckets
+  // must not learn about the others.
+  if (actor.bucketAccess === "selected") {
+    throw new ApiError("FORBIDDEN", "Account notifications need a credential with access to all buckets.", { reason: "selected_buckets" });
+  }
+  const limit = Math.min(Math.max(q.limit ?? NOTIFICATIONS_PAGE_DEFAULT, 1), NOTIFICATIONS_PAGE_MAX);
+  const rows = deps.db.select().from(notifications).where(eq(notifications.accountId, actor.accountId))
+    .orderBy(desc(notifications.createdAt), desc(notifications.id)).limit(limit).all();
+  return {
+    notifications: rows.map((n) => ({ id: n.id, kind: n.kind, subject: n.subject, body: n.body, data: n.data, created_at: n.createdAt })),
+  };
+}

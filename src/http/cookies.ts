@@ -1,0 +1,41 @@
+// Reading and writing Pier's cookies, on the API host and on site hosts alike. Every cookie Pier
+// sets is host-only (no Domain attribute, so it never reaches a sibling host), Path=/, HttpOnly
+// and SameSite=Lax, and Secure when the host is served over https.
+import type { Deps } from "../core/context";
+
+export interface CookieOptions {
+  /** Omitted: a browser-session cookie, gone when the browser closes. 0 deletes the cookie. */
+  maxAgeSeconds?: number;
+  secure: boolean;
+}
+
+export function setCookie(name: string, value: string, opts: CookieOptions): string {
+  const maxAge = opts.maxAgeSeconds === undefined ? "" : `; Max-Age=${opts.maxAgeSeconds}`;
+  return `${name}=${value}; Path=/${maxAge}; HttpOnly; SameSite=Lax${opts.secure ? "; Secure" : ""}`;
+}
+
+/** Cookies for the API host's pages are Secure exactly when its public URL is https. */
+export const apiHostIsHttps = (deps: Deps): boolean => deps.urls.baseUrl.startsWith("https:");
+
+/** Every raw value sent under `name`: a browser sends several when cookies of that name were set for other paths or hosts. */
+export function cookieValues(req: Request, name: string): string[] {
+  const raw = req.headers.get("cookie");
+  if (!raw) return [];
+  const values: string[] = [];
+  for (const part of raw.split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0 && part.slice(0, i).trim() === name) values.push(part.slice(i + 1).trim());
+  }
+  return values;
+}
+
+/** The first value sent under `name`, URI-decoded; a malformed encoding reads as no cookie (Pier never sets one). */
+export function cookieValue(req: Request, name: string): string | undefined {
+  const first = cookieValues(req, name)[0];
+  if (first === undefined) return undefined;
+  try {
+    return decodeURIComponent(first);
+  } catch {
+    return undefined;
+  }
+}
