@@ -8,7 +8,7 @@ import type { DeployFile } from "../features/publish/deploys";
 import { noneMatch, parseRange, pickEncoding, type Encoding } from "./negotiate";
 
 /** Files up to this size are kept in memory once read. */
-export const MEMORY_FILE_LIMIT = 512 * 1024;
+export const MEMORY_FILE_LIMIT = 2 * 1024 * 1024;
 
 export interface ServeOptions {
   status?: number;
