@@ -22,4 +22,3 @@ export class ManualClock implements Clock {
   }
 }
 
-export const iso = (d: Date): string => d.toISOString();

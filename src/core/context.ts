@@ -26,7 +26,6 @@ export interface Deps {
 export type Scope = "bucket_read" | "bucket_write" | "bucket_admin";
 export type BucketPermission = "read" | "write" | "admin";
 export const scopeRank: Record<Scope, number> = { bucket_read: 1, bucket_write: 2, bucket_admin: 3 };
-export const permissionRank: Record<BucketPermission, number> = { read: 1, write: 2, admin: 3 };
 export const scopeOfPermission: Record<BucketPermission, Scope> = { read: "bucket_read", write: "bucket_write", admin: "bucket_admin" };
 
 /** Who is calling: an API key, an OAuth access token, or a signed-in browser session. */

@@ -102,10 +102,3 @@ export class ApiError extends Error {
     return errorCatalogue[this.code].status;
   }
 }
-
-export const notFound = (what: "bucket" | "account" | string, id?: string): ApiError =>
-  what === "bucket"
-    ? new ApiError("BUCKET_NOT_FOUND", id ? `Bucket ${id} was not found.` : undefined)
-    : what === "account"
-      ? new ApiError("ACCOUNT_NOT_FOUND")
-      : new ApiError("NOT_FOUND", `${what}${id ? ` ${id}` : ""} was not found.`);

@@ -2,7 +2,7 @@
 // checked the credential's scope; here the bucket's account and per-bucket grants decide.
 import { and, eq } from "drizzle-orm";
 import type { Actor, BucketPermission, Deps, Scope } from "../../core/context";
-import { permissionRank, scopeOfPermission, scopeRank } from "../../core/context";
+import { scopeOfPermission, scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketLocks, buckets, deletedBuckets } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
@@ -93,4 +93,3 @@ export function assertVisibilityUnlocked(bucket: BucketRow): void {
   });
 }
 
-export const permissionAtLeast = (have: BucketPermission, need: BucketPermission) => permissionRank[have] >= permissionRank[need];

@@ -62,4 +62,3 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
   };
 }
 
-export type BucketView = ReturnType<typeof presentBucket>;

@@ -34,11 +34,6 @@ export function getVariables(deps: Deps, actor: Actor, id: string): VariablesVie
   return view(deps.db, bucket.id);
 }
 
-/** For features that inject variables (site builds): secret values in clear, never for the API. */
-export function revealSecret(deps: Deps, bucketId: string, name: string, sealed: string): string {
-  return deps.secrets.open("bucket-variables", sealed, secretAad(bucketId, name));
-}
-
 function checkName(name: string, field: string): void {
   if (!nameRe.test(name)) throw new ApiError("VALIDATION_FAILED", `${field}: "${name.slice(0, 80)}" is not a valid variable name (upper-case letters, digits and _, starting with a letter or _, at most 64).`, { field, name: name.slice(0, 80) });
   if (name.startsWith(RESERVED_PREFIX)) throw new ApiError("VALIDATION_FAILED", `${field}: names starting with ${RESERVED_PREFIX} are reserved for Pier.`, { field, name });

@@ -1,6 +1,7 @@
 // What a publication never contains. The build filters the bucket through isExcludedFromPublish
 // before writeDeploy, writeDeploy filters again, and the site server refuses the same paths, so
 // a private runtime file can never be listed or served even if a caller forgets a step.
+import { FORBIDDEN_EXTENSIONS } from "../files/forbidden";
 
 const LOCKFILES = new Set([
   "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",
@@ -8,11 +9,14 @@ const LOCKFILES = new Set([
   "packages.lock.json", "pubspec.lock", "mix.lock", "flake.lock", "uv.lock", "pdm.lock",
 ]);
 
-/** Executable, installer and shell-script payloads (by extension, lower-cased). */
-const EXECUTABLE_EXTENSIONS = new Set([
-  "exe", "dll", "com", "scr", "msi", "msix", "msp", "dmg", "pkg", "mpkg", "app", "deb", "rpm", "apk", "aab", "ipa",
-  "appimage", "snap", "flatpak", "run", "sh", "bash", "zsh", "csh", "ksh", "fish", "bat", "cmd", "ps1", "psm1",
-  "vbs", "vbe", "wsf", "wsh", "jar", "reg", "lnk", "cpl", "hta", "gadget", "command", "workflow",
+/**
+ * Executable, installer and shell-script payloads (by extension, lower-cased): everything
+ * buckets refuse to store (files/forbidden.ts, the one list of executables and secrets) plus
+ * scripts and packages a bucket may keep but a public site must not hand out.
+ */
+const EXECUTABLE_EXTENSIONS = new Set<string>([
+  ...FORBIDDEN_EXTENSIONS,
+  "aab", "snap", "flatpak", "run", "sh", "bash", "zsh", "csh", "ksh", "fish", "gadget", "command", "workflow",
 ]);
 
 /** True when `path` (site- or bucket-relative, "/"-separated) must never be published. */
