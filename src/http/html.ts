@@ -24,13 +24,18 @@ export interface PageOptions {
   /** HTTP status from the error catalogue when the page reports an ApiError. */
   error?: ApiError;
   cookies?: string[];
+  /** Status for pages that report no ApiError (e.g. OAuth's RFC-shaped refusals). */
+  status?: number;
+  /** A page-specific Content-Security-Policy instead of PAGE_CSP. */
+  csp?: string;
 }
 
 export function htmlResponse(html: string, opts: PageOptions = {}): Response {
   const headers = new Headers(pageHeaders);
+  if (opts.csp) headers.set("content-security-policy", opts.csp);
   for (const c of opts.cookies ?? []) headers.append("set-cookie", c);
   if (opts.error?.retryAfter !== undefined) headers.set("retry-after", String(Math.max(1, Math.ceil(opts.error.retryAfter))));
-  return new Response(html, { status: opts.error ? errorCatalogue[opts.error.code].status : 200, headers });
+  return new Response(html, { status: opts.error ? errorCatalogue[opts.error.code].status : opts.status ?? 200, headers });
 }
 
 /** 303 See Other: after a form POST the browser follows with GET (no re-submission on reload). */

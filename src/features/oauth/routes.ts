@@ -9,7 +9,7 @@ import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { must, type authPlugin } from "../../http/auth";
-import { redirectResponse } from "../../http/html";
+import { htmlResponse, redirectResponse } from "../../http/html";
 import { RateLimiter } from "../../http/rate-limit";
 import { clientIp } from "../../http/request-info";
 import { checkCsrf, type SessionRow } from "../accounts/sessions";
@@ -72,18 +72,14 @@ async function readPageForm(request: Request): Promise<Record<string, string>> {
   return Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
 }
 
+// No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons. Not
+// PAGE_CSP: its form-action 'self' would also block the consent form's 303 on to the client's
+// redirect_uri (Chrome and Safari apply form-action to redirects after a submission:
+// https://github.com/w3c/webappsec-csp/issues/8).
+const OAUTH_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
+
 async function html(body: string | Promise<string>, status = 200): Promise<Response> {
-  return new Response(await body, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-frame-options": "DENY",
-      // No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons. Not
-      // PAGE_CSP: its form-action 'self' would also block the consent form's 303 on to the
-      // client's redirect_uri (Chrome and Safari apply form-action to redirects after a
-      // submission: https://github.com/w3c/webappsec-csp/issues/8).
-      "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-    },
-  });
+  return htmlResponse(await body, { status, csp: OAUTH_PAGE_CSP });
 }
 
 export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
