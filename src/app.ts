@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "./core/context";
 import { ApiError } from "./core/errors";
-import { authPlugin, type BearerResolver } from "./http/auth";
+import { authPlugin, type AuthOptions, type BearerResolver } from "./http/auth";
 import { jsonBodyLimit } from "./http/body-limit";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
 import { docsRoutes, openapiPlugin } from "./http/openapi";
@@ -20,11 +20,13 @@ export interface AppOptions {
 }
 
 export function buildApp(deps: Deps, opts: AppOptions = {}) {
-  const auth = authPlugin(deps, {
+  // One set of credential checks and rate budgets for REST and hosted MCP alike.
+  const authOptions: AuthOptions = {
     resolvers: [actorFromApiKey, ...(opts.resolvers ?? [])],
     accountLimiter: new RateLimiter(deps.config.rateLimitPerMinute),
     anonLimiter: new RateLimiter(deps.config.rateLimitAnonPerMinute),
-  });
+  };
+  const auth = authPlugin(deps, authOptions);
 
   // normalize: false — schemas with additionalProperties: false refuse unknown fields (422)
   // instead of silently dropping them.
@@ -43,7 +45,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
     .use(openapiPlugin())
     .use(docsRoutes(deps))
     .use(statusRoutes(deps, auth))
-    .use(featureRoutes(deps, auth));
+    .use(featureRoutes(deps, auth, authOptions));
 }
 
 export type App = ReturnType<typeof buildApp>;

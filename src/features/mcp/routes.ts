@@ -8,13 +8,10 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Elysia } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { bearerToken } from "../../http/auth";
+import { bearerToken, type AuthOptions } from "../../http/auth";
 import { errorResponse } from "../../http/envelope";
-import { RateLimiter } from "../../http/rate-limit";
 import { clientIp, requestId } from "../../http/request-info";
-import { actorFromApiKey } from "../accounts/keys";
 import { activityRecorder } from "../agent-auth/activity";
-import { actorFromOAuthToken } from "../oauth/grants";
 import { withCors } from "../oauth/cors";
 import { resourceMetadataUrl } from "../oauth/metadata";
 import { buildMcpServer } from "./server";
@@ -34,9 +31,8 @@ function acceptingJson(request: Request): Request {
   return new Request(request, { headers });
 }
 
-export const mcpRoutes = (deps: Deps) => {
-  const accountLimiter = new RateLimiter(deps.config.rateLimitPerMinute);
-  const anonLimiter = new RateLimiter(deps.config.rateLimitAnonPerMinute);
+/** `auth` is the app's: the same credential kinds and the same per-account budget as REST. */
+export const mcpRoutes = (deps: Deps, auth: AuthOptions) => {
 
   const unauthorized = (request: Request, presented: boolean) => {
     const res = errorResponse(
@@ -58,12 +54,12 @@ export const mcpRoutes = (deps: Deps) => {
     .post("/mcp", async ({ request }) => {
       const token = bearerToken(request);
       let actor: Actor | null = null;
-      if (token) actor = actorFromApiKey(deps, token) ?? actorFromOAuthToken(deps, token);
+      for (const resolve of token ? auth.resolvers : []) if ((actor = resolve(deps, token!))) break;
       if (!actor) {
-        anonLimiter.take(`ip:${clientIp(request)}`);
+        auth.anonLimiter.take(`ip:${clientIp(request)}`);
         return withCors(unauthorized(request, token !== null));
       }
-      accountLimiter.take(`acct:${actor.accountId}`);
+      auth.accountLimiter.take(`acct:${actor.accountId}`);
       activityRecorder(deps).record(actor, request);
       const server = buildMcpServer(deps, actor);
       const transport = new WebStandardStreamableHTTPServerTransport({
