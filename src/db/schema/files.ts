@@ -104,6 +104,12 @@ export const uploadEntries = sqliteTable("upload_entries", {
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
   finalizedAt: text("finalized_at"),
+  /**
+   * When the bytes of THIS entry were PUT and verified. An entry may be committed only when this
+   * is set, or when its account already held the same content (dedupe within the account): a
+   * blob stored by someone else is never proof that this account has the bytes.
+   */
+  receivedAt: text("received_at"),
 }, (t) => [
   index("upload_entries_session").on(t.sessionId, t.status, t.path),
   index("upload_entries_sha256").on(t.sha256),

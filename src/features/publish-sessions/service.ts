@@ -11,7 +11,7 @@ import { transaction } from "../../db/tx";
 import { assertMutable, assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "../buckets/access";
 import { createBucket } from "../buckets/service";
 import { commitChanges, type Change } from "../files/commit";
-import { alreadyStored, descriptor, insertEntry, validateDeclared, type UploadEntryRow } from "../uploads/declare";
+import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../uploads/declare";
 import { emitSiteChange } from "../publish/events";
 import { takePublishToken, takeUploadToken } from "../publish/limits";
 import { assertPublishAllowed } from "../publish/policy";
@@ -109,6 +109,16 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   };
 }
 
+/**
+ * A manifest file is ready when its upload entry's bytes are proven and stored; a file with no
+ * entry was unchanged or already held by the account at create time and needs only the store.
+ */
+async function sessionFileReady(deps: Deps, f: PublishSessionFile): Promise<boolean> {
+  if (f.entryId === null) return (await deps.blobs.size(f.sha256)) === f.size;
+  const e = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, f.entryId)).get();
+  return e !== undefined && await entryBytesReady(deps, e);
+}
+
 function presentSession(deps: Deps, s: SessionRow, uploads: unknown[] | undefined) {
   return {
     id: s.id, status: s.status, kind: s.kind, bucket_id: s.bucketId, delete_missing: s.deleteMissing, files: s.files.length,
@@ -135,9 +145,10 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
   const s = loadSession(deps, actor, id);
   const bucket = loadBucket(deps, actor, s.bucketId, "bucket_admin");
   assertPending(deps, s, bucket.revision);
-  // Every byte must be in storage before anything is written (503: upload, then finalize again).
+  // Every byte must be in storage before anything is written (503: upload, then finalize again),
+  // and every uploaded file proven by its own PUT: a blob another account stored does not count.
   const missing: string[] = [];
-  for (const f of s.files) if ((await deps.blobs.size(f.sha256)) !== f.size) missing.push(f.path);
+  for (const f of s.files) if (!(await sessionFileReady(deps, f))) missing.push(f.path);
   if (missing.length) throw new ApiError("PUBLISH_FILES_MISSING", `${missing.length} file(s) were not uploaded.`, { missing: missing.slice(0, 100), missing_count: missing.length, retry_after: 1 }, 1);
   takePublishToken(deps, actor);
   const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, deps.db, { skipRateLimit: true });
@@ -181,9 +192,9 @@ export async function refreshUploads(deps: Deps, actor: Actor, id: string) {
   assertPending(deps, s, bucket.revision);
   const uploads = [];
   for (const f of s.files) {
-    if (!f.entryId || (await deps.blobs.size(f.sha256)) === f.size) continue;
+    if (!f.entryId) continue;
     const e = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, f.entryId)).get();
-    if (e) uploads.push({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) });
+    if (e && !(await entryBytesReady(deps, e))) uploads.push({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) });
   }
   return { publish_session: presentSession(deps, s, uploads) };
 }

@@ -8,6 +8,7 @@ import { BlobMismatchError } from "../../blobs/store";
 import { uploadEntries, uploadSessions } from "../../db/schema";
 import { assertAllowedFile } from "../files/forbidden";
 import { refuseExecutables } from "../files/sniff";
+import { markReceived } from "../uploads/declare";
 import { verifyToken, type GetClaims, type PutClaims } from "./tokens";
 import { noneMatch } from "../../sites/negotiate";
 
@@ -46,6 +47,7 @@ export async function receiveUpload(deps: Deps, token: string, headers: Headers,
   }
   try {
     const info = await deps.blobs.put(refuseExecutables((body as unknown as AsyncIterable<Uint8Array> | null) ?? empty, entry.path), { size: claims.s, md5: claims.m, sha256: claims.h });
+    markReceived(deps, entry.id);
     return { sha256: info.sha256, byte_size: info.size, checksum: info.md5, path: entry.path };
   } catch (e) {
     if (e instanceof BlobMismatchError) {

@@ -1,12 +1,12 @@
 // A declared upload: the client promises path, size, MD5, sha256 and type; Pier records an
 // upload entry and answers with a signed PUT descriptor, or with none when the account
 // already stores those bytes (dedupe).
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { buckets, fileChanges, files, uploadEntries } from "../../db/schema";
-import type { DbOrTx } from "../../db/tx";
+import { transaction, type DbOrTx } from "../../db/tx";
 import { assertAllowedFile, normalizeContentType } from "../files/forbidden";
 import { normalizePath } from "../files/paths";
 import { expiresIn, PUT_URL_TTL_S, signToken, storageUrl } from "../storage/tokens";
@@ -50,20 +50,51 @@ export function validateDeclared(f: DeclaredFile): ValidFile {
 }
 
 /**
- * Whether the client can skip the PUT: the store holds the bytes AND this account already
- * references them. Dedupe across accounts would let anyone confirm that someone else stored a
- * file by its hash, so it stays within the account.
+ * Content this account already holds: a current file, a past version or a received upload in
+ * one of its buckets. Only such content proves possession; a blob stored by another account
+ * proves nothing about this one (issue: reading another account's file by its hash).
+ */
+function heldByAccount(deps: Deps, accountId: string, sha256: string): { md5: string; size: number } | undefined {
+  return deps.db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
+    .where(and(eq(files.sha256, sha256), eq(buckets.accountId, accountId))).limit(1).get()
+    ?? deps.db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
+      .where(and(eq(fileChanges.sha256, sha256), eq(buckets.accountId, accountId))).limit(1).get() as { md5: string; size: number } | undefined
+    ?? deps.db.select({ md5: uploadEntries.md5, size: uploadEntries.size }).from(uploadEntries)
+      .where(and(eq(uploadEntries.sha256, sha256), eq(uploadEntries.accountId, accountId), isNotNull(uploadEntries.receivedAt))).limit(1).get();
+}
+
+/**
+ * Whether the client can skip the PUT: this account already holds those bytes AND the store
+ * still has them. Dedupe across accounts would let anyone confirm (and then attach) someone
+ * else's file by its hash, so it stays within the account; for everyone else the answer is
+ * "upload", whether or not the bytes exist elsewhere, and the store dedupes on disk afterwards.
  */
 export async function alreadyStored(deps: Deps, accountId: string, f: ValidFile): Promise<boolean> {
-  const known = deps.db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
-    .where(and(eq(files.sha256, f.sha256), eq(buckets.accountId, accountId))).limit(1).get()
-    ?? deps.db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
-      .where(and(eq(fileChanges.sha256, f.sha256), eq(buckets.accountId, accountId))).limit(1).get();
+  const known = heldByAccount(deps, accountId, f.sha256);
   if (!known) return false;
   if (known.size !== f.size || known.md5 !== f.md5) {
     throw new ApiError("UPLOAD_CHECKSUM_MISMATCH", `${f.path}: byte_size or checksum does not match the declared sha256.`, { path: f.path });
   }
   return (await deps.blobs.size(f.sha256)) === f.size;
+}
+
+/**
+ * Whether a declared entry may be committed: its own bytes were PUT and verified, or its
+ * account already held the same content; and the store has them. An entry without proof is
+ * answered "not uploaded" without looking at the store, so the answer (and its timing) is the
+ * same whether or not another account stored those bytes.
+ */
+export async function entryBytesReady(deps: Deps, e: UploadEntryRow): Promise<boolean> {
+  if (e.receivedAt === null) {
+    const known = heldByAccount(deps, e.accountId, e.sha256);
+    if (!known || known.size !== e.size || known.md5 !== e.md5) return false;
+  }
+  return (await deps.blobs.size(e.sha256)) === e.size;
+}
+
+/** Record that the bytes of an entry arrived through its own signed PUT (proof of possession). */
+export function markReceived(deps: Deps, entryId: string): void {
+  transaction(deps.db, (tx) => tx.update(uploadEntries).set({ receivedAt: deps.clock.now().toISOString() }).where(eq(uploadEntries.id, entryId)).run());
 }
 
 export function insertEntry(deps: Deps, actor: Actor, bucketId: string, sessionId: string | null, f: ValidFile, expiresAt: string, db: DbOrTx): UploadEntryRow {

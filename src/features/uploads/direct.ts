@@ -11,7 +11,7 @@ import { assertMutable, loadBucket } from "../buckets/access";
 import { assertAllowedFile } from "../files/forbidden";
 import { commitChanges, type FileRow } from "../files/commit";
 import { normalizePath } from "../files/paths";
-import { alreadyStored, descriptor, insertEntry, validateDeclared, type DeclaredFile } from "./declare";
+import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile } from "./declare";
 
 export const DIRECT_UPLOAD_TTL_MS = 24 * 3600_000;
 
@@ -76,7 +76,7 @@ export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, inp
   if (entry.expiresAt <= deps.clock.now().toISOString()) throw new ApiError("UPLOAD_NOT_FOUND", "This direct upload expired; request a new one.");
   const path = input.path === undefined ? entry.path : normalizePath(input.path);
   assertAllowedFile(path, entry.contentType);
-  if ((await deps.blobs.size(entry.sha256)) !== entry.size) {
+  if (!(await entryBytesReady(deps, entry))) {
     throw new ApiError("BLOB_NOT_UPLOADED", "The bytes were not uploaded yet: PUT them to upload.url with upload.headers first.");
   }
   return transaction(deps.db, (tx) => {

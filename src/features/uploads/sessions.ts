@@ -12,7 +12,7 @@ import { files, uploadEntries, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { assertMutable, loadBucket } from "../buckets/access";
 import { commitChanges, type Change } from "../files/commit";
-import { alreadyStored, descriptor, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
+import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
 import { isoAfter } from "../../core/clock";
 
@@ -138,14 +138,14 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
   };
 }
 
-/** Pending entries whose bytes are in the store (checked outside any transaction). */
+/** Pending entries whose bytes were proven and are in the store (checked outside any transaction). */
 async function uploadedSplit(deps: Deps, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
   const ready: UploadEntryRow[] = [];
   const missing: UploadEntryRow[] = [];
   for (let i = 0; i < entries.length; i += 64) {
     const slice = entries.slice(i, i + 64);
-    const sizes = await Promise.all(slice.map((e) => deps.blobs.size(e.sha256)));
-    slice.forEach((e, j) => (sizes[j] === e.size ? ready : missing).push(e));
+    const ok = await Promise.all(slice.map((e) => entryBytesReady(deps, e)));
+    slice.forEach((e, j) => (ok[j] ? ready : missing).push(e));
   }
   return { ready, missing };
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `upload_entries` ADD `received_at` text;
