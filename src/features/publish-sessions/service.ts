@@ -12,6 +12,7 @@ import { assertMutable, assertVisibilityUnlocked, effectiveScope, hasAccountWide
 import { createBucket } from "../buckets/service";
 import { commitChanges, type Change } from "../files/commit";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../uploads/declare";
+import { isMailPath } from "../mail/paths";
 import { emitSiteChange } from "../publish/events";
 import { takePublishToken, takeUploadToken } from "../publish/limits";
 import { assertPublishAllowed } from "../publish/policy";
@@ -82,7 +83,7 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
     }
   }
   const deleteMissing = input.delete_missing ?? true;
-  const removed = deleteMissing ? [...current.keys()].filter((p) => !seen.has(p)).length : 0;
+  const removed = deleteMissing ? [...current.keys()].filter((p) => !seen.has(p) && !isMailPath(p)).length : 0;
   const request: Record<string, unknown> = {};
   for (const k of PUBLISH_KEYS) if (input[k] !== undefined) request[k] = input[k];
 
@@ -161,7 +162,8 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
     if (s.deleteMissing) {
       const keep = new Set(s.files.map((f) => f.path));
       for (const row of tx.select({ path: files.path }).from(files).where(eq(files.bucketId, s.bucketId)).all()) {
-        if (!keep.has(row.path)) changes.push({ path: row.path, blob: null });
+        // Received mail is never part of the local folder: publishing never deletes it.
+        if (!keep.has(row.path) && !isMailPath(row.path)) changes.push({ path: row.path, blob: null });
       }
     }
     const commit = commitChanges(deps, actor, s.bucketId, changes, { kind: "finalize", comment: `publish session ${s.id}` }, tx);

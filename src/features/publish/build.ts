@@ -56,7 +56,8 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
     const rows = deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files)
       .where(eq(files.bucketId, pub.bucketId)).orderBy(asc(files.path)).all();
     const inputs = rows
-      .filter((f) => f.path.startsWith(prefix))
+      // Received mail stays private whatever the publication root (even "_email" itself).
+      .filter((f) => f.path.startsWith(prefix) && !isExcludedFromPublish(f.path))
       // A generic stored type says nothing: the site derives it from the name (index.html -> text/html).
       .map((f) => ({ path: f.path.slice(prefix.length), blobSha: f.sha256, contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType }))
       .filter((f) => !isExcludedFromPublish(f.path));

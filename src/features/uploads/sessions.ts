@@ -14,6 +14,7 @@ import { assertMutable, loadBucket } from "../buckets/access";
 import { commitChanges, type Change } from "../files/commit";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
+import { isMailPath } from "../mail/paths";
 import { isoAfter } from "../../core/clock";
 
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;
@@ -172,7 +173,8 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
       const keep = tx.select({ path: uploadEntries.path }).from(uploadEntries).where(eq(uploadEntries.sessionId, s.id));
       const gone = tx.select({ path: files.path }).from(files).where(and(eq(files.bucketId, s.bucketId), notInArray(files.path, keep))).all();
-      for (const g of gone) changes.push({ path: g.path, blob: null });
+      // Received mail is not part of any local folder: a sync never deletes it (explicit deletes do).
+      for (const g of gone) if (!isMailPath(g.path)) changes.push({ path: g.path, blob: null });
     }
     const result = commitChanges(deps, actor, s.bucketId, changes, { kind: "finalize", sessionId: s.id, comment: `upload session ${s.id}` }, tx);
     const now = deps.clock.now().toISOString();

@@ -8,6 +8,7 @@ import type { DbOrTx } from "../../db/tx";
 import { transaction } from "../../db/tx";
 import { loadBucket } from "../buckets/access";
 import { bucketForWrite, commitChanges, type BlobRef, type Change, type VersionRow } from "../files/commit";
+import { isMailPath } from "../mail/paths";
 
 export const VERSION_PAGE_DEFAULT = 50;
 export const VERSION_PAGE_MAX = 500;
@@ -85,7 +86,10 @@ export function restoreVersion(deps: Deps, actor: Actor, bucketId: string, input
     const changes: Change[] = [];
     for (const f of current) {
       const want = snapshot.get(f.path);
-      if (!want) changes.push({ path: f.path, blob: null });
+      // Mail received since that version stays: a rollback of the site must not lose messages.
+      if (!want) {
+        if (!isMailPath(f.path)) changes.push({ path: f.path, blob: null });
+      }
       else if (want.blob.sha256 !== f.sha256 || want.blob.contentType !== f.contentType) changes.push({ path: f.path, blob: want.blob });
       snapshot.delete(f.path);
     }
