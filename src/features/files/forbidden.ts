@@ -29,16 +29,31 @@ const types = new Set<string>(FORBIDDEN_CONTENT_TYPES);
 
 /** Why a path or type is forbidden, or null when it is allowed. */
 export function forbiddenReason(path: string, contentType?: string): string | null {
-  const name = baseName(path).toLowerCase();
-  if (names.has(name) || name.startsWith(".env.")) return `"${name}" files hold secrets`;
-  const dot = name.lastIndexOf(".");
-  if (dot >= 0) {
-    const ext = name.slice(dot + 1);
-    if (extensions.has(ext)) return `".${ext}" files are not accepted`;
+  for (const name of effectiveNames(baseName(path))) {
+    if (names.has(name) || name.startsWith(".env.")) return `"${name}" files hold secrets`;
+    const dot = name.lastIndexOf(".");
+    if (dot >= 0) {
+      const ext = name.slice(dot + 1);
+      if (extensions.has(ext)) return `".${ext}" files are not accepted`;
+    }
   }
   const type = contentType?.split(";")[0]!.trim().toLowerCase();
   if (type && types.has(type)) return `content type ${type} is not accepted`;
   return null;
+}
+
+/**
+ * The names a file system may turn this name into (lower-cased): Windows drops trailing dots
+ * and spaces ("evil.exe. " is "evil.exe") and reads "name:stream" as a stream of "name" (NTFS
+ * alternate data streams, "evil.exe::$DATA"). Bucket paths refuse trailing dots and spaces
+ * already (paths.ts); this keeps the check right for every other caller (site paths, mail).
+ */
+function effectiveNames(raw: string): string[] {
+  const name = raw.toLowerCase();
+  const trimmed = name.replace(/[. ]+$/, "");
+  const colon = trimmed.indexOf(":");
+  const stream = colon > 0 ? trimmed.slice(0, colon).replace(/[. ]+$/, "") : null;
+  return [...new Set([name, trimmed, ...(stream ? [stream] : [])])];
 }
 
 export function assertAllowedFile(path: string, contentType?: string): void {

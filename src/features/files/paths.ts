@@ -50,6 +50,10 @@ export function normalizePath(raw: unknown): string {
     const decoded = fullyDecoded(segment).normalize("NFKC");
     if (decoded === "." || decoded === ".." || /^\.{1,2}$/.test(decoded.trim())) refuse("traversal", "\".\" and \"..\" are not allowed in paths.");
     if (decoded !== segment && /[/\\\0]/.test(decoded)) refuse("traversal", "Encoded or look-alike separators are not allowed in paths.");
+    // Windows drops trailing dots and spaces: "evil.exe." and "evil.exe " ARE "evil.exe" once the
+    // bucket is synced or downloaded there, and ".git." is ".git". Refused, not stripped: the key
+    // a client sends is the key it gets back.
+    if (/[. ]$/.test(segment)) refuse("trailing_dot_or_space", `"${segment}": file and folder names cannot end with a dot or a space.`);
     if (new TextEncoder().encode(segment).byteLength > MAX_SEGMENT_BYTES) refuse("too_long", `Each path segment is at most ${MAX_SEGMENT_BYTES} bytes.`);
   }
   return path;
