@@ -67,7 +67,7 @@ function readableFileAt(deps: Deps, actor: Actor, bucketId: string, rawPath: str
 export function downloadUrl(deps: Deps, actor: Actor, bucketId: string, rawPath: string): string {
   const { bucket, file: f } = readableFileAt(deps, actor, bucketId, rawPath);
   recordMessageRead(deps, actor, bucket.id, f.path);
-  return storageUrl(deps, signToken(deps, "get", { a: actor.accountId, b: bucket.id, h: f.sha256, s: f.size, t: f.contentType, n: baseName(f.path), e: expiresIn(deps, GET_URL_TTL_S) }));
+  return storageUrl(deps, signToken(deps, "get", { a: actor.accountId, b: bucket.id, f: f.id, h: f.sha256, s: f.size, t: f.contentType, n: baseName(f.path), e: expiresIn(deps, GET_URL_TTL_S) }));
 }
 
 /** Every content the file's path has had, newest first, with the bucket version of each. */

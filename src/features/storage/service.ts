@@ -1,11 +1,11 @@
 // Pier's own "object storage": PUT streams a body into the blob store while hashing and keeps
 // it only when size, MD5 and sha256 match the signed claims; GET/HEAD serve a blob named by a
 // signed download token. The token is the whole credential: no bearer, no cookie.
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { BlobMismatchError } from "../../blobs/store";
-import { uploadEntries, uploadSessions } from "../../db/schema";
+import { files, uploadEntries, uploadSessions } from "../../db/schema";
 import { assertAllowedFile } from "../files/forbidden";
 import { refuseExecutables } from "../files/sniff";
 import { markReceived } from "../uploads/declare";
@@ -63,6 +63,11 @@ export async function receiveUpload(deps: Deps, token: string, headers: Headers,
 /** Serve a blob for a signed download token: ETag, 304, HEAD; Bun answers Range from the file. */
 export async function serveDownload(deps: Deps, token: string, req: Request): Promise<Response> {
   const claims = verifyToken<GetClaims>(deps, "get", token);
+  // Checked on every use, not only when signing: a link must die with the file (deleted,
+  // replaced, or its bucket deleted), not up to GET_URL_TTL_S later.
+  const still = deps.db.select({ id: files.id }).from(files)
+    .where(and(eq(files.bucketId, claims.b), eq(files.sha256, claims.h), claims.f ? eq(files.id, claims.f) : undefined)).limit(1).get();
+  if (!still) throw new ApiError("FILE_NOT_FOUND", "This file was deleted or replaced since the link was made; request a new download link.");
   const size = await deps.blobs.size(claims.h);
   if (size === null) throw new ApiError("FILE_NOT_FOUND", "The stored content is gone (deleted and collected).");
   const etag = `"${claims.h}"`;

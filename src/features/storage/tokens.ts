@@ -25,6 +25,8 @@ export interface GetClaims {
   t: string;
   /** File name for Content-Disposition. */
   n: string;
+  /** File id: the link works only while this file still holds this content (h). */
+  f?: string;
   e: number;
 }
 
