@@ -290,14 +290,22 @@ describe("filing over real SMTP", () => {
   test("forbidden attachments are not stored as files; the message still is", async () => {
     const b = await newBucket();
     const elf = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46]), Buffer.alloc(100)]);
+    // A Windows executable whose PE header sits past a 16 KiB stub: no fixed-size head sees it.
+    const pe = Buffer.alloc(20_000);
+    pe.write("MZ", 0, "latin1");
+    pe.writeUInt32LE(16_384, 0x3c);
+    pe.write("PE\0\0", 16_384, "latin1");
     await send({
       to: b.inbound_email.address, subject: "tools", text: "see attached",
-      attachments: [{ filename: "setup.exe", content: "MZ" }, { filename: "notes.txt", content: elf }, { filename: "ok.txt", content: "fine" }],
+      attachments: [
+        { filename: "setup.exe", content: "MZ" }, { filename: "notes.txt", content: elf },
+        { filename: "photo.jpg", content: pe }, { filename: "ok.txt", content: "fine" },
+      ],
     });
     const s = await inbound(b.id);
     const json = await (await readByPath(b.id, `${s.last_received_path}message.json`)).json();
     expect(json.attachments.map((a: any) => [a.filename, a.path === null ? null : "stored", a.not_stored ?? null])).toEqual([
-      ["setup.exe", null, "forbidden_file_type"], ["notes.txt", null, "executable_content"], ["ok.txt", "stored", null],
+      ["setup.exe", null, "forbidden_file_type"], ["notes.txt", null, "executable_content"], ["photo.jpg", null, "executable_content"], ["ok.txt", "stored", null],
     ]);
     expect((await emailFiles(b.id)).files.map((f: any) => f.path.slice(s.last_received_path.length))).toEqual(["attachments/ok.txt", "message.eml", "message.json"]);
   });

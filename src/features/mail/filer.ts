@@ -13,7 +13,7 @@ import type { BlobRef, Change } from "../files/commit";
 import { commitChanges, type SystemWriter } from "../files/commit";
 import { forbiddenReason, normalizeContentType } from "../files/forbidden";
 import { normalizePath } from "../files/paths";
-import { executableKind } from "../files/sniff";
+import { ExecutableScanner } from "../files/sniff";
 import { guessContentType } from "../files/write";
 import type { Deps } from "../../core/context";
 import { mailAddresses, mailMessages } from "../../db/schema";
@@ -63,14 +63,28 @@ async function planAttachments(msg: InboundMessage): Promise<AttachmentPlan> {
       plan.push({ store: false, reason: "forbidden_file_type" });
       continue;
     }
-    const head = new Uint8Array(await Bun.file(msg.attachmentFiles[i]!).slice(0, 4096).arrayBuffer());
-    if (executableKind(head)) {
+    if (await scanFile(msg.attachmentFiles[i]!)) {
       plan.push({ store: false, reason: "executable_content" });
       continue;
     }
     plan.push({ store: true, contentType });
   }
   return plan;
+}
+
+/** The executable kind of a file on disk, read as a stream (a PE header may sit past any fixed head). */
+async function scanFile(path: string): Promise<string | null> {
+  const scanner = new ExecutableScanner();
+  const reader = Bun.file(path).stream().getReader();
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      const kind = scanner.push(r.value);
+      if (kind) return kind;
+    }
+  } finally {
+    void reader.cancel();
+  }
+  return scanner.finish();
 }
 
 interface BucketCopy {
