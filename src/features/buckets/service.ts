@@ -1,13 +1,14 @@
 // Bucket rules: (deps, actor, input) -> result. No HTTP here.
-import { and, count, desc, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
+import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount } from "../accounts/service";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
-import type { BucketInput, BucketPatch } from "./model";
+import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "../mail/addresses";
 
 export function normalizeTags(tags: string[] | undefined): string[] {
@@ -48,6 +49,21 @@ export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean 
     .where(and(eq(buckets.accountId, actor.accountId), opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt)))
     .orderBy(desc(buckets.createdAt)).all();
   return rows.filter((b) => effectiveScope(actor, b.id) !== null);
+}
+
+/** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
+export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boolean; limit?: number; offset?: number }): { buckets: BucketRow[]; pagination: Pagination } {
+  const { limit, offset } = pageWindow(opts, BUCKET_PAGE);
+  const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
+  const where = and(
+    eq(buckets.accountId, actor.accountId),
+    opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt),
+    selected ? inArray(buckets.id, selected) : undefined,
+  );
+  const total = deps.db.select({ n: count() }).from(buckets).where(where).get()!.n;
+  // id breaks ties between buckets created in the same millisecond, so pages never overlap.
+  const rows = deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(limit).offset(offset).all();
+  return { buckets: rows, pagination: pagination(limit, offset, rows.length, total) };
 }
 
 export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
