@@ -47,6 +47,8 @@ export interface Config {
   smtpRelayUrl: string | null;
   /** Public URL of the hosted MCP endpoint when a proxy/tunnel publishes it elsewhere; default <base-url>/mcp. */
   mcpResourceUrl: string | null;
+  /** Plan of the first user's account (the instance admin's); everyone else gets defaultPlan. */
+  ownerPlan: string;
 }
 
 interface Option {
@@ -147,6 +149,7 @@ export const configOptions: Option[] = [
   { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
+  { key: "ownerPlan", name: "owner-plan", default: "owner", help: "Plan given to the first user's account (the instance admin's): by default every capability and no site renewal. --default-plan decides for everyone else.", parse: str },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;

@@ -58,7 +58,7 @@ export function openData(config: Config) {
 /** Dependencies without listeners (CLI admin commands use these directly). */
 export async function createDeps(config: Config, httpPort: number, opts: StartOptions = {}): Promise<Deps & { close(): void }> {
   const log = opts.log ?? createLogger(config.logLevel);
-  const plans = PlanCatalog.load(config.plansFile, config.defaultPlan);
+  const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
   const { handle, applied } = openData(config);
   if (applied.length) log.info("migrations applied", { migrations: applied });
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));

@@ -2,6 +2,8 @@
 // down cleanly on SIGTERM/SIGINT (exit 0) so systemd and Docker see a clean stop.
 import { checkConfig, configOptions, ConfigError, describeConfig, envName, loadConfig, parseFlags } from "../config";
 import { serverVersion } from "../core/version";
+import { ownerPlanNote } from "../features/accounts/plan-help";
+import { countUsers } from "../features/accounts/service";
 import { startPier, type Pier } from "../runtime";
 
 export function serveHelp(): string {
@@ -24,11 +26,22 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports"> & { smtp?: Pier
     `  HTTP               ${config.host}:${http}`,
     `  HTTPS              ${https !== null ? `${config.host}:${https}` : config.httpsPort === null ? "off" : "not started"}`,
     `  SMTP               ${smtp !== null ? `${config.host}:${smtp}  (mail for *@${urls.mailDomain}; STARTTLS: ${pier.smtp?.tlsSource ?? "off"})` : config.smtpPort === null ? "off" : "not started"}`,
+    `  Outbound mail      ${outboundMail(config.smtpRelayUrl)}`,
     `  Data               ${config.dataDir}`,
     `  Secret key         ${config.secretKey ? "from PIER_SECRET_KEY / --secret-key" : `${config.dataDir}/secret.key`}`,
   ];
+  if (countUsers(pier.deps) === 0) lines.push(`  First step         open ${urls.baseUrl}/ and sign up: the first user administers this instance`);
   for (const w of warnings) lines.push(`  warning: ${w}`);
+  const note = ownerPlanNote(pier.deps);
+  if (note) lines.push(`  note: ${note}`);
   return lines.join("\n");
+}
+
+/** Where mail Pier sends goes: the relay's host (never its credentials), or the outbox. */
+function outboundMail(relayUrl: string | null): string {
+  if (!relayUrl) return "no relay: site email codes and notices wait in the outbox (read them with: pier admin mail outbox)";
+  const u = new URL(relayUrl);
+  return `relay ${u.protocol}//${u.host}`;
 }
 
 export async function serve(argv: string[]): Promise<void> {

@@ -3,6 +3,7 @@
 import { ApiError, errorCatalogue } from "../core/errors";
 import { clientVersion } from "../core/version";
 import type { Logger } from "../core/log";
+import { describeIssue, type ValidationIssue } from "./validation";
 
 export function baseHeaders(requestId: string): Record<string, string> {
   return { "x-request-id": requestId, "x-pier-client-version": clientVersion };
@@ -13,9 +14,10 @@ export function toApiError(err: unknown, frameworkCode?: string | number): ApiEr
   if (err instanceof ApiError) return err;
   switch (frameworkCode) {
     case "VALIDATION": {
-      const e = err as { all?: Array<{ path?: string; summary?: string; message?: string }>; type?: string };
-      const fields = (e.all ?? []).slice(0, 20).map((x) => ({ path: x.path ?? "", message: x.summary ?? x.message ?? "invalid" }));
-      const where = e.type ? ` in ${e.type}` : "";
+      const e = err as { all?: ValidationIssue[]; type?: string };
+      const fields = (e.all ?? []).slice(0, 20).map(describeIssue);
+      // "property": Elysia re-checked one coerced value on its own (it no longer knows where from).
+      const where = e.type && e.type !== "property" ? ` in ${e.type}` : "";
       return new ApiError("VALIDATION_FAILED", `Invalid request${where}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details"}`, { fields });
     }
     case "PARSE":

@@ -14,7 +14,12 @@ export const openapiPlugin = () =>
     path: "/docs",
     specPath: "/docs/json",
     exclude: { paths: [/^\/docs/], staticFile: false }, // /.well-known/* are API documents, not static files
-    scalar: { cdn: "/docs/assets/scalar.js", withDefaultFonts: false } as never,
+    // Offline and vendor-neutral: no request proxy (Scalar defaults to proxy.scalar.com), no
+    // telemetry, and none of the vendor's AI agent or deploy/share toolbar (shown on localhost).
+    scalar: {
+      cdn: "/docs/assets/scalar.js", withDefaultFonts: false, proxyUrl: "", telemetry: false,
+      showDeveloperTools: "never", agent: { disabled: true }, hideClientButton: false,
+    } as never,
     documentation: {
       info: {
         title: "Pier API",

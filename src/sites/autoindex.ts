@@ -18,7 +18,7 @@ const README_MAX_BYTES = 512 * 1024;
 const THEME_SCRIPT = `(function(){var r=document.documentElement,k="pier-theme",s=localStorage.getItem(k);if(s)r.dataset.theme=s;var b=document.getElementById("pier-theme");if(!b)return;b.addEventListener("click",function(){var n=r.dataset.theme==="dark"?"light":"dark";r.dataset.theme=n;localStorage.setItem(k,n);});})();`;
 const THEME_HASH = `'sha256-${createHash("sha256").update(THEME_SCRIPT).digest("base64")}'`;
 export const AUTOINDEX_CSP = `default-src 'none'; script-src ${THEME_HASH}; style-src 'unsafe-inline'; img-src 'self' data:; media-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'`;
-const THEME_SWITCH = `<button type="button" id="pier-theme" class="pier-theme" aria-label="Switch light/dark theme">◐</button><script>${THEME_SCRIPT}</script>`;
+const THEME_SWITCH = `<button type="button" id="pier-theme" class="pier-theme" aria-label="Switch light/dark theme">${svg('<circle cx="12" cy="12" r="8"/><path d="M12 4a8 8 0 0 1 0 16z" fill="currentColor"/>')}</button><script>${THEME_SCRIPT}</script>`;
 
 export interface RenderedIndex {
   html: string;
@@ -48,9 +48,9 @@ export class AutoIndex {
     }
     const byName = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true, sensitivity: "base" });
     const rows: string[] = [];
-    if (dir !== "") rows.push(`<tr><td class="icon">↩</td><td><a href="../">Parent folder</a></td><td class="size"></td></tr>`);
+    if (dir !== "") rows.push(`<tr><td class="icon">${ICONS.parent}</td><td><a href="../">Parent folder</a></td><td class="size"></td></tr>`);
     for (const name of [...folders].sort(byName)) {
-      rows.push(`<tr><td class="icon">📁</td><td><a href="${encodeURIComponent(name)}/">${escapeHtml(name)}/</a></td><td class="size">—</td></tr>`);
+      rows.push(`<tr><td class="icon">${ICONS.folder}</td><td><a href="${encodeURIComponent(name)}/">${escapeHtml(name)}/</a></td><td class="size">—</td></tr>`);
     }
     for (const e of entries.sort((a, b) => byName(a.name, b.name))) {
       const href = encodeURIComponent(e.name);
@@ -84,13 +84,30 @@ export class AutoIndex {
   }
 }
 
+// Icons are small inline SVGs drawn with currentColor: emoji and symbol glyphs showed as empty
+// boxes where the visitor's fonts lack them, and inline SVG needs no request (CSP allows none).
+function svg(paths: string): string {
+  return `<svg class="pier-icon" viewBox="0 0 24 24" width="22" height="22" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round">${paths}</svg>`;
+}
+
+const ICONS = {
+  parent: svg('<path d="M9 14 4 9l5-5"/><path d="M4 9h10a6 6 0 0 1 6 6v5"/>'),
+  folder: svg('<path d="M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z"/>'),
+  web: svg('<circle cx="12" cy="12" r="9"/><path d="M3 12h18M12 3a14 14 0 0 1 0 18M12 3a14 14 0 0 0 0 18"/>'),
+  text: svg('<path d="M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z"/><path d="M14 3v5h5M9 13h6M9 17h6"/>'),
+  video: svg('<rect x="3" y="6" width="13" height="12" rx="2"/><path d="m16 10 5-3v10l-5-3"/>'),
+  audio: svg('<path d="M9 18V5l11-2v13"/><circle cx="6" cy="18" r="3"/><circle cx="17" cy="16" r="3"/>'),
+  pdf: svg('<path d="M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z"/><path d="M14 3v5h5"/><path d="M8 16h2.5M8 13h8"/>'),
+  other: svg('<path d="m21 8-9-5-9 5 9 5z"/><path d="M3 8v8l9 5 9-5V8M12 13v8"/>'),
+};
+
 function fileIcon(type: string): string {
-  if (type.startsWith("text/html")) return "🌐";
-  if (type.startsWith("text/") || type.includes("json") || type.includes("javascript")) return "📄";
-  if (type.startsWith("video/")) return "🎞";
-  if (type.startsWith("audio/")) return "🎵";
-  if (type === "application/pdf") return "📕";
-  return "📦";
+  if (type.startsWith("text/html")) return ICONS.web;
+  if (type.startsWith("text/") || type.includes("json") || type.includes("javascript")) return ICONS.text;
+  if (type.startsWith("video/")) return ICONS.video;
+  if (type.startsWith("audio/")) return ICONS.audio;
+  if (type === "application/pdf") return ICONS.pdf;
+  return ICONS.other;
 }
 
 export function formatSize(n: number): string {

@@ -76,16 +76,27 @@ export function passwordGatePage(g: GateContext, next: string, status = 401, err
   return pageResponse(g.t, status, "Password required", body, { ...g.extraHeaders, ...headers });
 }
 
+// With no SMTP relay (the default) codes go to the instance's outbox, not to the visitor: the
+// pages then say so instead of claiming a mail that was never sent.
+const mailIsSent = (g: GateContext) => mailerFor(g.deps).via === "relay";
+
 export function emailGatePage(g: GateContext, next: string, status = 401, error = "", headers: Record<string, string> = {}): Response {
-  const body = `<h1>Enter your email to continue</h1><p>We will send you a one-time code.</p>` +
+  const intro = mailIsSent(g)
+    ? `<p>We will send you a one-time code.</p>`
+    : `<p>Enter your email to get a one-time code. This site does not send email: ask the site owner for your code.</p>`;
+  const body = `<h1>Enter your email to continue</h1>${intro}` +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
     `<form method="post" action="/_pier/gate/email">${hiddenNext(next)}<label for="email">Email</label>` +
-    `<input id="email" name="email" type="email" autocomplete="email" required autofocus><button type="submit">Send code</button></form>`;
+    `<input id="email" name="email" type="email" autocomplete="email" required autofocus><button type="submit">${mailIsSent(g) ? "Send code" : "Get a code"}</button></form>`;
   return pageResponse(g.t, status, "Email required", body, { ...g.extraHeaders, ...headers });
 }
 
 function codePage(g: GateContext, next: string, requestId: string, email: string, status: number, error = ""): Response {
-  const body = `<h1>Check your email</h1><p>We sent a 6-digit code to ${escapeHtml(email)}. It is valid for 15 minutes.</p>` +
+  const intro = mailIsSent(g)
+    ? `<h1>Check your email</h1><p>We sent a 6-digit code to ${escapeHtml(email)}. It is valid for 15 minutes.</p>`
+    : `<h1>Ask the site owner for your code</h1><p>A 6-digit code for ${escapeHtml(email)} was made, but this site does not send email, so it was not mailed to you. ` +
+      `Ask the site owner for it; it is valid for 15 minutes.</p>`;
+  const body = intro +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
     `<form method="post" action="/_pier/gate/code">${hiddenNext(next)}<input type="hidden" name="request" value="${escapeHtml(requestId)}">` +
     `<label for="code">Code</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autofocus>` +

@@ -85,7 +85,9 @@ export async function startTestPier(overrides: Partial<Config> = {}, opts: { sta
   const user = async (o: { email?: string; plan?: string; scope?: Scope } = {}): Promise<TestUser> => {
     const email = o.email ?? `user${++counter}-${Date.now()}@example.com`;
     const password = "correct horse battery staple";
-    const { user: u, account } = insertUserWithAccount(pier.deps, { email, passwordHash: await hashPassword(password), plan: o.plan });
+    // Test users stand for ordinary users: a test that wants the owner plan asks for it, even
+    // for the instance's first user (who gets the owner plan when nobody names one).
+    const { user: u, account } = insertUserWithAccount(pier.deps, { email, passwordHash: await hashPassword(password), plan: o.plan ?? pier.deps.config.defaultPlan });
     const { key } = createApiKey(pier.deps, { accountId: account.id, userId: u.id, label: "test", kind: "owner", scope: o.scope ?? "bucket_admin" });
     return { userId: u.id, accountId: account.id, email, password, key };
   };

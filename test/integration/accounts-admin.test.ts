@@ -163,7 +163,7 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
     const plans = await pier(["plans"]);
     expect(plans.code).toBe(0);
     const list = JSON.parse(plans.stdout);
-    expect(list.map((p: { id: string }) => p.id)).toEqual(["free", "pro"]);
+    expect(list.map((p: { id: string }) => p.id)).toEqual(["free", "pro", "owner"]);
     expect(list[0]).toMatchObject({ default: true, entitlements: { named_api_keys: false, max_live_sites: 1 } });
 
     const u = await t.user();

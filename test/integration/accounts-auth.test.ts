@@ -37,7 +37,12 @@ describe("sign-up in invite mode (the default)", () => {
     expect(dash.status).toBe(200);
     expect(dash.text).toContain("owner@example.com");
     expect(dash.text).toContain("instance admin");
-    expect(dash.text).toContain("Free");
+    // The person running the instance is not on Free: every capability, no renewal.
+    expect(dash.text).toContain("<dt>Plan</dt><dd>Owner</dd>");
+    // A brand-new user is welcomed and shown the first steps, not "Welcome back".
+    expect(dash.text).toContain("Welcome to Pier");
+    expect(dash.text).not.toContain("Welcome back");
+    expect(dash.text).toContain("pier login");
   });
 
   test("a second user is refused without an invite, and nothing is created", async () => {

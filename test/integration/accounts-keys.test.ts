@@ -55,12 +55,14 @@ describe("account access page", () => {
     const b = await browserFor(u);
     const page = await b.get("/account/access");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Named API keys are part of paid plans");
+    // The page says what to ask the operator and which command lifts it (no shop to go to).
+    expect(page.text).toContain("Named API keys are not part of the Free plan this account is on.");
+    expect(page.text).toContain(`pier admin account plan --account ${u.accountId} --plan pro`);
     expect(page.text).toContain("owner");
     const before = keyCount(u.accountId);
     const res = await b.submit("/account/access", "/account/access/keys", { label: "ci", scope: "bucket_write" });
     expect(res.status).toBe(402);
-    expect(res.text).toContain("Named API keys need a paid plan; this account is on Free.");
+    expect(res.text).toContain(`Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`);
     expect(keyCount(u.accountId)).toBe(before);
   });
 
@@ -118,7 +120,12 @@ describe("API keys over REST", () => {
     const r = await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "ci" } });
     expect(r.status).toBe(402);
     expect(r.body.error.code).toBe("UPGRADE_REQUIRED");
-    expect(r.body.error.details).toEqual({ entitlement: "named_api_keys", plan: "free" });
+    expect(r.body.error.details).toEqual({
+      entitlement: "named_api_keys", plan: "free", suggested_plan: "pro",
+      ask_operator: `Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`,
+      operator_hint: `pier admin account plan --account ${u.accountId} --plan pro`,
+    });
+    expect(r.body.error.message).toContain(`(Operator: pier admin account plan --account ${u.accountId} --plan pro.)`);
     expect(keyCount(u.accountId)).toBe(before);
   });
 

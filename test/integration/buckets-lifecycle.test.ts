@@ -119,7 +119,12 @@ describe("create", () => {
       const first = await createBucket(small, v);
       const before = snapshot(small);
       const full = await small.api("POST", "/api/v1/buckets", { key: v.key, body: { bucket: { title: "one too many" } } });
-      expect([full.status, full.body.error.code, full.body.error.details]).toEqual([403, "FORBIDDEN", { reason: "bucket_limit", max_buckets: 2 }]);
+      // The instance's first user: the way out is the owner plan, by the operator's command.
+      expect([full.status, full.body.error.code, full.body.error.details]).toEqual([403, "FORBIDDEN", {
+        reason: "bucket_limit", max_buckets: 2, suggested_plan: "owner",
+        ask_operator: `Ask the operator of this Pier instance to move account ${v.accountId} to the owner plan.`,
+        operator_hint: `pier admin account plan --account ${v.accountId} --plan owner`,
+      }]);
       const selected = small.key(v, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [first.id]: "admin" } });
       const sel = await small.api("POST", "/api/v1/buckets", { key: selected, body: { bucket: { title: "not account-wide" } } });
       expect([sel.status, sel.body.error.code]).toEqual([403, "FORBIDDEN"]);

@@ -89,6 +89,7 @@ const expectations: Record<string, Expectation> = {
   "GET /docs/json": { auth: "none" },
   "GET /docs/assets/scalar.js": { auth: "none" },
   "GET /docs/errors": { auth: "none" },
+  "GET /": { auth: "public" },
   "GET /api/v1/status": { auth: "public" },
   "GET /api/v1/agent_auth/status": { auth: "any" },
   "GET /api/v1/buckets": { auth: "bucket_read" },

@@ -7,6 +7,7 @@ import { scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { buckets } from "../../db/schema";
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from "./keys";
+import { planHelp, withPlanHelp } from "./plan-help";
 import { entitlementsOf, getAccount } from "./service";
 
 export function assertCanManageKeys(actor: Actor): void {
@@ -36,8 +37,9 @@ export function createNamedKey(deps: Deps, actor: Actor, input: NamedKeyInput): 
   if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; new API keys cannot be created.", { read_only: true });
   const plan = deps.plans.get(account.plan);
   if (!entitlementsOf(deps, account).named_api_keys) {
-    throw new ApiError("UPGRADE_REQUIRED", `Named API keys need a paid plan; this account is on ${plan.name}. AI connections (pier login, MCP) work on every plan.`, {
-      entitlement: "named_api_keys", plan: plan.id,
+    const help = planHelp(deps, account, (e) => e.named_api_keys);
+    throw new ApiError("UPGRADE_REQUIRED", withPlanHelp(`Named API keys are not part of the ${plan.name} plan this account is on; AI connections (pier login, MCP) work on every plan.`, help), {
+      entitlement: "named_api_keys", plan: plan.id, ...help,
     });
   }
   const label = input.label.trim();

@@ -1,9 +1,9 @@
 // What a signed-in browser's dashboard shows about the user and account, and the dashboard
 // visit record: a Free site stays active only while its owner opens the dashboard in a
 // signed-in browser (API, CLI and MCP traffic never counts), so only page loads call this.
-import { eq } from "drizzle-orm";
+import { count, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
-import { accounts } from "../../db/schema";
+import { accounts, buckets } from "../../db/schema";
 import { getAccount, membership, type UserRow } from "./service";
 import { twoFactorEnabled } from "./totp";
 
@@ -15,7 +15,12 @@ export function recordDashboardVisit(deps: Deps, actor: Actor): void {
 export function dashboardSummary(deps: Deps, actor: Actor, user: UserRow) {
   const account = getAccount(deps, actor.accountId);
   const plan = deps.plans.get(account.plan);
+  // Nothing made yet means someone new (just signed up, or an operator-made account opened for
+  // the first time): they get a welcome and first steps, not "Welcome back".
+  const newcomer = deps.db.select({ n: count() }).from(buckets).where(eq(buckets.accountId, account.id)).get()!.n === 0;
   return {
+    newcomer,
+    baseUrl: deps.urls.baseUrl,
     email: user.email,
     admin: user.isInstanceAdmin,
     twoFactor: twoFactorEnabled(user),

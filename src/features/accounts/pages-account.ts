@@ -7,6 +7,8 @@ import { ApiError } from "../../core/errors";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 import { dashboardSummary, recordDashboardVisit } from "./dashboard";
+import { planHelp } from "./plan-help";
+import { getAccount } from "./service";
 import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
 import { alertBox, html, renderView, SafeHtml, shortTime } from "./web/layout";
 import { browserSession, checkSessionCsrf, field, type BrowserSession } from "./web/browser";
@@ -54,8 +56,9 @@ export const accountPages = (deps: Deps) => {
   const accessPage = async (s: BrowserSession, v: { error?: ApiError; notice?: string; newKey?: { key: string; label: string } } = {}) => {
     const summary = dashboardSummary(deps, s.actor, s.user);
     const keys = listAccountKeys(deps, s.actor);
+    const help = summary.namedKeys ? null : planHelp(deps, getAccount(deps, s.actor.accountId), (e) => e.named_api_keys);
     const page = await renderView("auth/access.html", {
-      ...summary, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsTable(listConnections(deps, s.actor), s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
+      ...summary, askOperator: help?.ask_operator, operatorHint: help?.operator_hint, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsTable(listConnections(deps, s.actor), s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
       notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
     }, { title: "Account access", user: layoutUser(s), width: "wide" });
     return htmlResponse(page, { error: v.error });

@@ -1,5 +1,6 @@
-// Plans and their entitlements. Two are built in; operators add or override plans with a JSON
-// file (PIER_PLANS_FILE). Limits are numbers read by the features that enforce them.
+// Plans and their entitlements. Three are built in (free, pro, and owner for the instance
+// admin's own account); operators add or override plans with a JSON file (PIER_PLANS_FILE).
+// Limits are numbers read by the features that enforce them.
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../../config";
 
@@ -25,6 +26,9 @@ export interface Plan {
   entitlements: Entitlements;
 }
 
+/** "No limit" as a JSON-safe number: far beyond what one instance serves. */
+export const UNLIMITED = 1_000_000_000;
+
 export const builtInPlans: Plan[] = [
   {
     id: "free",
@@ -42,6 +46,16 @@ export const builtInPlans: Plan[] = [
       max_custom_domains: 20, form_submission_quota: 10_000, site_renewal_days: 0, github_sync: true, paid: true,
     },
   },
+  {
+    // A self-hosted instance is not a sales funnel: the person running it gets every capability
+    // and no renewal. Nobody pays for it, hence paid: false (no billing shown).
+    id: "owner",
+    name: "Owner",
+    entitlements: {
+      max_live_sites: UNLIMITED, protected_sites: true, max_protected_sites: UNLIMITED, named_api_keys: true, max_buckets: UNLIMITED,
+      max_custom_domains: UNLIMITED, form_submission_quota: UNLIMITED, site_renewal_days: 0, github_sync: true, paid: false,
+    },
+  },
 ];
 
 export class PlanCatalog {
@@ -51,7 +65,7 @@ export class PlanCatalog {
     for (const p of plans) this.plans.set(p.id, p);
   }
 
-  static load(file: string | null, defaultPlan: string): PlanCatalog {
+  static load(file: string | null, defaultPlan: string, ownerPlan = "owner"): PlanCatalog {
     const plans = builtInPlans.map((p) => ({ ...p, entitlements: { ...p.entitlements } }));
     if (file) {
       let extra: unknown;
@@ -78,6 +92,7 @@ export class PlanCatalog {
     }
     const catalog = new PlanCatalog(plans);
     if (!catalog.plans.has(defaultPlan)) throw new ConfigError(`PIER_DEFAULT_PLAN "${defaultPlan}" is not a defined plan (${catalog.ids().join(", ")})`);
+    if (!catalog.plans.has(ownerPlan)) throw new ConfigError(`PIER_OWNER_PLAN "${ownerPlan}" is not a defined plan (${catalog.ids().join(", ")})`);
     return catalog;
   }
 

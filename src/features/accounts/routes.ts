@@ -24,7 +24,7 @@ export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
       const { key, record } = createNamedKey(deps, must(actor), body);
       set.status = 201;
       return { data: { api_key: key, key: presentKey(record) } };
-    }, { auth: "bucket_admin", body: CreateApiKeyBody, detail: { tags, summary: "Create a named API key (paid plans; the key is returned once)" } })
+    }, { auth: "bucket_admin", body: CreateApiKeyBody, detail: { tags, summary: "Create a named API key (plans with named_api_keys; the key is returned once)" } })
     .delete("/api/v1/api_keys/:id", ({ actor, params }) => {
       revokeAccountKey(deps, must(actor), params.id);
       return { data: { revoked: true, id: params.id } };

@@ -52,7 +52,7 @@ export interface CreatedUser {
 
 /**
  * Create a user with its own account (the user owns it). The first user of an instance
- * becomes instance admin. `passwordHash` is computed by the caller (async) before the
+ * becomes instance admin and (unless a plan is given) gets the owner plan. `passwordHash` is computed by the caller (async) before the
  * synchronous transaction.
  */
 export function insertUserWithAccount(
@@ -61,12 +61,14 @@ export function insertUserWithAccount(
   db: DbOrTx = deps.db,
 ): CreatedUser {
   const email = normalizeEmail(input.email);
-  const plan = input.plan ?? deps.config.defaultPlan;
-  if (!deps.plans.has(plan)) throw new ApiError("VALIDATION_FAILED", `Unknown plan "${plan}" (known: ${deps.plans.ids().join(", ")}).`);
+  if (input.plan !== undefined && !deps.plans.has(input.plan)) throw new ApiError("VALIDATION_FAILED", `Unknown plan "${input.plan}" (known: ${deps.plans.ids().join(", ")}).`);
   return transaction(db, (tx) => {
     if (findUserByEmail(deps, email, tx)) throw new ApiError("CONFLICT", "A user with this email already exists.", { field: "email" });
     const now = deps.clock.now().toISOString();
     const first = tx.select({ n: count() }).from(users).get()!.n === 0;
+    // The person who set the instance up runs it: their account gets the owner plan unless the
+    // operator named one (pier admin ... --plan). Everyone after them gets the default plan.
+    const plan = input.plan ?? (first ? deps.config.ownerPlan : deps.config.defaultPlan);
     const user = tx.insert(users).values({
       id: newId("usr"), email, passwordHash: input.passwordHash, displayName: input.displayName ?? "",
       isInstanceAdmin: first, createdAt: now, updatedAt: now,

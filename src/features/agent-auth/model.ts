@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { limitQuery } from "../../http/paging";
 import { BucketPermissionSchema, ScopeSchema } from "../accounts/model";
 
 export const RequestCodeBody = t.Object({ email: t.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false });
@@ -13,5 +14,5 @@ export const VerifyCodeBody = t.Object({
   bucket_permissions: t.Optional(t.Record(t.String({ maxLength: 64 }), BucketPermissionSchema)),
 }, { additionalProperties: false });
 
-export const ActivityQuery = t.Object({ limit: t.Optional(t.Numeric({ minimum: 1, maximum: 500 })), account_id: t.Optional(t.String()) });
+export const ActivityQuery = t.Object({ ...limitQuery({ defaultLimit: 100, maxLimit: 500 }), account_id: t.Optional(t.String()) });
 export const LoginLinkBody = t.Object({ redirect_path: t.Optional(t.String({ maxLength: 2000 })), account_id: t.Optional(t.String()) }, { additionalProperties: false });

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
+import { pageQuery } from "../../http/paging";
 
 export const TagPath = t.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9][A-Za-z0-9 ._/-]*$", description: "Reusable label such as `website` (not a filesystem path)." });
 export const Metadata = t.Record(t.String({ maxLength: 100 }), t.Unknown(), { description: "Free-form context; may hold `publication_root_directory` and `publication_forms`." });
@@ -27,8 +28,10 @@ export const BucketPatch = t.Object({
 
 export const CreateBucketBody = t.Object({ bucket: BucketInput, account_id: t.Optional(t.String()) }, { additionalProperties: false });
 export const PatchBucketBody = t.Object({ bucket: BucketPatch, account_id: t.Optional(t.String()) }, { additionalProperties: false });
+export const BUCKET_PAGE = { defaultLimit: 100, maxLimit: 1000 };
 export const ListBucketsQuery = t.Object({
   archived: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])),
+  ...pageQuery({ ...BUCKET_PAGE, order: "newest first" }),
   account_id: t.Optional(t.String()),
 });
 export const BucketParams = t.Object({ id: t.String({ maxLength: 64 }) });

@@ -10,7 +10,7 @@ import {
   PatchBucketBody, PatchVariablesBody, VisibilityLockBody,
 } from "./model";
 import { presentBucket, presentVisibilityLock } from "./present";
-import { createBucket, getBucket, listBuckets, updateBucket } from "./service";
+import { createBucket, getBucket, listBucketPage, updateBucket } from "./service";
 import { listTags } from "./tags";
 import { getVariables, patchVariables } from "./variables";
 
@@ -24,9 +24,10 @@ export const bucketRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
     .onTransform((ctx) => {
       if (ctx.body === undefined && ctx.request.method !== "GET") (ctx as { body: unknown }).body = {};
     })
-    .get("/api/v1/buckets", ({ actor, query }) => ({
-      data: { buckets: listBuckets(deps, must(actor), { archived: query.archived === "true" }).map((b) => presentBucket(deps, b)) },
-    }), { auth: "bucket_read", query: ListBucketsQuery, detail: { tags, summary: "List buckets (archived=true for archived ones)" } })
+    .get("/api/v1/buckets", ({ actor, query }) => {
+      const page = listBucketPage(deps, must(actor), { archived: query.archived === "true", limit: query.limit, offset: query.offset });
+      return { data: { buckets: page.buckets.map((b) => presentBucket(deps, b)), pagination: page.pagination } };
+    }, { auth: "bucket_read", query: ListBucketsQuery, detail: { tags, summary: "List buckets, newest first (archived=true for archived ones; limit default 100, max 1000)" } })
     .post("/api/v1/buckets", ({ actor, body, set }) => {
       set.status = 201;
       return { data: { bucket: presentBucket(deps, createBucket(deps, must(actor), body.bucket)) } };

@@ -1,13 +1,15 @@
 // Bucket rules: (deps, actor, input) -> result. No HTTP here.
-import { and, count, desc, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
+import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
+import { planHelp, withPlanHelp } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
-import type { BucketInput, BucketPatch } from "./model";
+import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "../mail/addresses";
 
 export function normalizeTags(tags: string[] | undefined): string[] {
@@ -22,7 +24,10 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
     const account = getAccount(deps, actor.accountId, tx);
     const max = entitlementsOf(deps, account).max_buckets;
     const n = tx.select({ n: count() }).from(buckets).where(eq(buckets.accountId, account.id)).get()!.n;
-    if (n >= max) throw new ApiError("FORBIDDEN", `The account has no room for another bucket (its plan allows ${max}).`, { reason: "bucket_limit", max_buckets: max });
+    if (n >= max) {
+      const help = planHelp(deps, account, (e) => e.max_buckets > n);
+      throw new ApiError("FORBIDDEN", withPlanHelp(`The account has no room for another bucket (its plan allows ${max}).`, help), { reason: "bucket_limit", max_buckets: max, ...help });
+    }
     const now = deps.clock.now().toISOString();
     const row = tx.insert(buckets).values({
       id: freshBucketId(tx), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
@@ -48,6 +53,21 @@ export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean 
     .where(and(eq(buckets.accountId, actor.accountId), opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt)))
     .orderBy(desc(buckets.createdAt)).all();
   return rows.filter((b) => effectiveScope(actor, b.id) !== null);
+}
+
+/** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
+export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boolean; limit?: number; offset?: number }): { buckets: BucketRow[]; pagination: Pagination } {
+  const { limit, offset } = pageWindow(opts, BUCKET_PAGE);
+  const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
+  const where = and(
+    eq(buckets.accountId, actor.accountId),
+    opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt),
+    selected ? inArray(buckets.id, selected) : undefined,
+  );
+  const total = deps.db.select({ n: count() }).from(buckets).where(where).get()!.n;
+  // id breaks ties between buckets created in the same millisecond, so pages never overlap.
+  const rows = deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(limit).offset(offset).all();
+  return { buckets: rows, pagination: pagination(limit, offset, rows.length, total) };
 }
 
 export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {

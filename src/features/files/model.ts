@@ -1,11 +1,9 @@
 import { t } from "elysia";
+import { pageQuery } from "../../http/paging";
 
 export const BucketIdParams = t.Object({ id: t.String({ maxLength: 64 }) });
 export const FileParams = t.Object({ id: t.String({ maxLength: 64 }), file_id: t.String({ maxLength: 64 }) });
-const Page = {
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: 1000, description: "Page size: default 100, at most 1000." })),
-  offset: t.Optional(t.Numeric({ minimum: 0 })),
-};
+const Page = pageQuery({ defaultLimit: 100, maxLimit: 1000 });
 export const ListFilesQuery = t.Object({
   ...Page,
   q: t.Optional(t.String({ maxLength: 1024, description: "Substring of the path, e.g. `_email/`." })),

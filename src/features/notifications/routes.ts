@@ -2,10 +2,11 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
+import { limitQuery } from "../../http/paging";
 import { listNotifications, NOTIFICATIONS_PAGE_DEFAULT, NOTIFICATIONS_PAGE_MAX } from "./service";
 
 const NotificationsQuery = t.Object({
-  limit: t.Optional(t.Numeric({ minimum: 1, maximum: NOTIFICATIONS_PAGE_MAX, description: `How many, newest first: default ${NOTIFICATIONS_PAGE_DEFAULT}, at most ${NOTIFICATIONS_PAGE_MAX}.` })),
+  ...limitQuery({ defaultLimit: NOTIFICATIONS_PAGE_DEFAULT, maxLimit: NOTIFICATIONS_PAGE_MAX, description: `How many, newest first: default ${NOTIFICATIONS_PAGE_DEFAULT}, at most ${NOTIFICATIONS_PAGE_MAX}.` }),
   account_id: t.Optional(t.String()),
 });
 

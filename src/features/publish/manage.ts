@@ -1,15 +1,16 @@
 // Reading and changing publications: list, read, manifest, settings, access, recipient links
 // and slug renames. Every publication is reached through its bucket, so per-bucket grants and
 // account boundaries apply exactly as for bucket routes.
-import { and, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, inArray } from "drizzle-orm";
 import type { Actor, Deps, Scope } from "../../core/context";
 import { ApiError } from "../../core/errors";
+import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { publications, type AccessMode } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { assertMutable, assertVisibilityUnlocked, effectiveScope, loadBucket } from "../buckets/access";
 import { accessDetails } from "./access";
 import { emitSiteChange } from "./events";
-import type { PatchPublicationInput } from "./model";
+import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";
 import { assertPublishAllowed } from "./policy";
 import { setPublicationAccess, validateSlug, type PublicationRow } from "./publications";
 import { publicUrlOf } from "./present";
@@ -24,9 +25,14 @@ export function loadPublication(deps: Deps, actor: Actor, id: string, need: Scop
   return { pub, bucket: loadBucket(deps, actor, pub.bucketId, need) };
 }
 
-export function listPublications(deps: Deps, actor: Actor): PublicationRow[] {
-  return deps.db.select().from(publications).where(eq(publications.accountId, actor.accountId)).orderBy(desc(publications.createdAt)).all()
-    .filter((p) => effectiveScope(actor, p.bucketId) !== null);
+/** One page of the account's publications the actor can see, newest first. */
+export function listPublications(deps: Deps, actor: Actor, page: { limit?: number; offset?: number } = {}): { publications: PublicationRow[]; pagination: Pagination } {
+  const { limit, offset } = pageWindow(page, PUBLICATION_PAGE);
+  const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
+  const where = and(eq(publications.accountId, actor.accountId), selected ? inArray(publications.bucketId, selected) : undefined);
+  const total = deps.db.select({ n: count() }).from(publications).where(where).get()!.n;
+  const rows = deps.db.select().from(publications).where(where).orderBy(desc(publications.createdAt), desc(publications.id)).limit(limit).offset(offset).all();
+  return { publications: rows, pagination: pagination(limit, offset, rows.length, total) };
 }
 
 export function patchPublication(deps: Deps, actor: Actor, id: string, input: PatchPublicationInput): PublicationRow {

@@ -1,6 +1,7 @@
 // Request schemas of the publishing routes.
 import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
+import { pageQuery } from "../../http/paging";
 
 const AccountId = t.Optional(t.String({ maxLength: 64, description: "Act on another account the credential is a member of." }));
 const AccessMode = t.Union([t.Literal("public"), t.Literal("password"), t.Literal("require_email")]);
@@ -37,6 +38,12 @@ export const BucketParams = t.Object({ id: t.String({ maxLength: 64 }) });
 export const PublicationParams = t.Object({ id: t.String({ maxLength: 64 }) });
 export const ManifestQuery = t.Object({
   include_manifest: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])),
+  account_id: t.Optional(t.String()),
+});
+export const PUBLICATION_PAGE = { defaultLimit: 100, maxLimit: 1000 };
+export const ListPublicationsQuery = t.Object({
+  include_manifest: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])),
+  ...pageQuery({ ...PUBLICATION_PAGE, order: "newest first" }),
   account_id: t.Optional(t.String()),
 });
 

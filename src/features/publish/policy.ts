@@ -5,6 +5,7 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { publications, type AccessMode, type PublicationKind } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { planHelp, withPlanHelp } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
 
 /** Main sites that count as live: publishing or published and not past their expiry. */
@@ -29,24 +30,31 @@ export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId:
   const base = `/api/v1/buckets/${input.bucketId}/publication`;
   if (input.accessMode !== "public") {
     if (!ent.protected_sites) {
-      throw new ApiError("PUBLICATION_UPGRADE_REQUIRED", `The ${account.plan} plan cannot publish a permanent ${input.accessMode} site.`, {
+      const help = planHelp(deps, account, (e) => e.protected_sites && e.max_protected_sites > 0);
+      throw new ApiError("PUBLICATION_UPGRADE_REQUIRED", withPlanHelp(`The ${account.plan} plan cannot publish a permanent ${input.accessMode} site.`, help), {
         requested_access_mode: input.accessMode,
+        ...help,
         choices: [
           { action: "preview", description: "Publish a temporary, noindex preview with the same access (allowed on every plan).", method: "POST", url: `${deps.urls.baseUrl}${base}/preview`, body: { access_mode: input.accessMode } },
-          { action: "upgrade", description: "Upgrade to a plan with protected sites, then publish again.", url: `${deps.urls.baseUrl}/dashboard/billing` },
+          // Self-hosted: the upgrade is the operator's command, not a checkout page.
+          { action: "upgrade", description: `${help.ask_operator} Then publish again.`, operator_hint: help.operator_hint, plan: help.suggested_plan },
           { action: "public", description: "Publish publicly instead (anyone with the link can see it).", method: "POST", url: `${deps.urls.baseUrl}${base}`, body: { access_mode: "public" } },
         ],
       });
     }
     const used = liveMainSites(deps, db, input.accountId, input.bucketId, true);
     if (used >= ent.max_protected_sites) {
-      throw new ApiError("PLAN_LIMIT_REACHED", `The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, { reason: "protected_site_limit", max_protected_sites: ent.max_protected_sites, active_count: used });
+      const help = planHelp(deps, account, (e) => e.protected_sites && e.max_protected_sites > used);
+      throw new ApiError("PLAN_LIMIT_REACHED", withPlanHelp(`The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, help), {
+        reason: "protected_site_limit", max_protected_sites: ent.max_protected_sites, active_count: used, ...help,
+      });
     }
   }
   const live = liveMainSites(deps, db, input.accountId, input.bucketId, false);
   if (live >= ent.max_live_sites) {
-    throw new ApiError("PLAN_LIMIT_REACHED", `The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, {
-      reason: "live_site_limit", max_live_sites: ent.max_live_sites, active_count: live,
+    const help = planHelp(deps, account, (e) => e.max_live_sites > live);
+    throw new ApiError("PLAN_LIMIT_REACHED", withPlanHelp(`The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, help), {
+      reason: "live_site_limit", max_live_sites: ent.max_live_sites, active_count: live, ...help,
       choices: [{ action: "preview", method: "POST", url: `${deps.urls.baseUrl}/api/v1/buckets/${input.bucketId}/publication/preview` }],
     });
   }

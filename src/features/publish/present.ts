@@ -1,6 +1,7 @@
 // The Publication resource as the spec shows it. Passwords and share text only reach
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
+import { mailerFor } from "../mail/outbound";
 import { deployManifest } from "./deploys";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./request";
@@ -15,6 +16,26 @@ export function manifestOf(deps: Deps, pub: PublicationRow) {
   return deployManifest(deps, pub.currentDeployId)
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
     .map((f) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag }));
+}
+
+export interface PublicationWarning {
+  code: "EMAIL_CODES_IN_OUTBOX";
+  message: string;
+  operator_hint: string;
+}
+
+/**
+ * What the owner should know about how the site will behave. With no SMTP relay (the default),
+ * a require_email gate cannot mail its codes: they wait in the outbox for the operator.
+ */
+export function publicationWarnings(deps: Deps, pub: Pick<PublicationRow, "accessMode">): PublicationWarning[] {
+  if (pub.accessMode !== "require_email" || mailerFor(deps).via === "relay") return [];
+  return [{
+    code: "EMAIL_CODES_IN_OUTBOX",
+    message: "No outbound mail relay is configured, so visitors' one-time codes are not emailed: they wait in the instance's outbox and the gate tells visitors to ask you for their code. " +
+      "Read them with `pier admin mail outbox` on the server, or have the operator set --smtp-relay-url so codes are mailed.",
+    operator_hint: "pier admin mail outbox",
+  }];
 }
 
 export interface PresentOptions {
@@ -55,6 +76,7 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     site_mode: pub.siteMode,
     site_type: "website" as const,
     access_mode: pub.accessMode,
+    warnings: publicationWarnings(deps, pub),
     password_configured: pub.passwordHash !== null,
     ...(password !== null ? { access_password: password } : {}),
     ...(password !== null && req.password_generated ? { generated_password: password } : {}),

@@ -4,7 +4,7 @@ import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
 import { retryPublication, unpublishBucket } from "./lifecycle";
 import { getAccess, listPublications, loadPublication, patchAccess, patchPublication, recipientLinks, renameSlug } from "./manage";
-import { BucketParams, EmptyBody, ManifestQuery, PatchAccessBody, PatchPublicationBody, PreviewBody, PublicationParams, PublishBody, RecipientLinksBody, SlugBody } from "./model";
+import { BucketParams, EmptyBody, ListPublicationsQuery, ManifestQuery, PatchAccessBody, PatchPublicationBody, PreviewBody, PublicationParams, PublishBody, RecipientLinksBody, SlugBody } from "./model";
 import { manifestOf, presentPublication } from "./present";
 import { requestPublish } from "./request";
 
@@ -46,8 +46,9 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     .get("/api/v1/publications", ({ actor, query }) => {
       const a = must(actor);
       const includeManifest = query.include_manifest !== "false";
-      return { data: { publications: listPublications(deps, a).map((p) => presentPublication(deps, a, p, { includeManifest })) } };
-    }, { auth: "bucket_read", query: ManifestQuery, detail: { tags, summary: "List publications (manifest included unless include_manifest=false)" } })
+      const page = listPublications(deps, a, { limit: query.limit, offset: query.offset });
+      return { data: { publications: page.publications.map((p) => presentPublication(deps, a, p, { includeManifest })), pagination: page.pagination } };
+    }, { auth: "bucket_read", query: ListPublicationsQuery, detail: { tags, summary: "List publications, newest first (manifest included unless include_manifest=false; limit default 100, max 1000)" } })
     .get("/api/v1/publications/:id", ({ actor, params, query }) => {
       const a = must(actor);
       const { pub } = loadPublication(deps, a, params.id, "bucket_read");
