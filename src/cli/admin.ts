@@ -12,7 +12,7 @@ import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
 import { setDisabledByAdmin } from "../features/mail/addresses";
 import { listOutbox } from "../features/mail/outbound";
-import { sendTestMessage } from "../features/mail/test-message";
+import { localSmtpServer, sendTestMessage } from "../features/mail/test-message";
 import { createDeps } from "../runtime";
 import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
 import { connectHost } from "./healthcheck";
@@ -180,9 +180,10 @@ const commands: Record<string, AdminCommand> = {
     options: [{ name: "server", value: "HOST:PORT", help: "Send to another receiver instead" }],
     async run(deps, o, io, configFlags) {
       const to = required(o, "address");
-      const server = mailTestServer(deps, o, configFlags);
-      const r = await sendTestMessage(deps.config, deps.urls, to, server ?? undefined).catch((e: Error & { response?: string }) => {
-        throw new CommandFailed(`the receiver did not accept the message: ${e.response ?? e.message}`);
+      const server = mailTestServer(deps, o, configFlags) ?? localSmtpServer(deps.config);
+      if (!server) throw new UsageError("the SMTP receiver is off (--smtp-port off) and no Pier runs on this data dir; give --server HOST:PORT");
+      const r = await sendTestMessage(deps.config, deps.urls, to, server).catch((e: Error & { response?: string }) => {
+        throw new CommandFailed(`the receiver at ${server.host}:${server.port} did not accept the message: ${e.response ?? e.message}`);
       });
       io.err(`test message sent to ${to} via ${r.server}: ${r.response}`);
       io.out(JSON.stringify(r));
