@@ -55,15 +55,15 @@ export function folderArg(dir: string): string {
  * When this run created the site and its name is not the one asked for (or the folder's), say
  * why it changed and how to choose: a silent "mysite-site" looks like a bug.
  */
-export function slugNotice(wanted: string, got: string, fromFlag: boolean): string | null {
+export function slugNotice(wanted: string, got: string, bucketId = "<bucket id>"): string | null {
   const asked = sanitizeSlug(wanted);
   if (!asked || asked === got) return null;
   const why = asked.length < MIN_SLUG_LENGTH && got.startsWith(asked)
     ? `site names need at least ${MIN_SLUG_LENGTH} characters, so "${asked}" was lengthened`
     : got.startsWith(`${asked}-`) ? `"${asked}" is taken` : `"${asked}" cannot be used as a site name`;
-  const how = fromFlag
-    ? `Choose another with --slug (at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -) on a new bucket, or rename the site with PATCH /api/v1/buckets/<id>/custom_domains/public_slug.`
-    : `To choose the name, publish with --slug NAME (at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -) the first time, or rename it later with PATCH /api/v1/buckets/<id>/custom_domains/public_slug.`;
+  const rules = `at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -`;
+  const how = `Choose the name with --slug NAME (${rules}) when a folder is published the first time; `
+    + `rename this site with PATCH /api/v1/buckets/${bucketId}/custom_domains/public_slug {"public_slug": "NAME"}.`;
   return `The site is named "${got}": ${why}. ${how}`;
 }
 
@@ -119,7 +119,7 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
   }
   process.stdout.write(`${pub.public_url}\n`);
   if (pub.created_at >= session.publish_session.created_at) {
-    const notice = slugNotice(options.slug ?? title, pub.public_slug, options.slug !== undefined);
+    const notice = slugNotice(options.slug ?? title, pub.public_slug, pub.bucket_id);
     if (notice) say(notice);
   }
   if (pub.expires_at) say(`Expires at ${pub.expires_at}.`);

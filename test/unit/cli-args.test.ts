@@ -68,11 +68,12 @@ describe("CLI wording", () => {
   });
 
   test("a lengthened or changed site name is explained with the way to choose one", () => {
-    const short = slugNotice("mysite", "mysite-site", false)!;
+    const short = slugNotice("mysite", "mysite-site", "bkt_1")!;
     expect(short).toContain('"mysite-site"');
     expect(short).toContain("at least 9 characters");
     expect(short).toContain("--slug");
-    expect(slugNotice("my-holiday-pics", "my-holiday-pics-2", true)).toContain("is taken");
-    expect(slugNotice("My Holiday Pics", "my-holiday-pics", false)).toBeNull();
+    expect(short).toContain("PATCH /api/v1/buckets/bkt_1/custom_domains/public_slug");
+    expect(slugNotice("my-holiday-pics", "my-holiday-pics-2")).toContain("is taken");
+    expect(slugNotice("My Holiday Pics", "my-holiday-pics")).toBeNull();
   });
 });
