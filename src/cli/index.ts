@@ -62,7 +62,7 @@ export async function runCli(argv: string[]): Promise<void> {
   if (load) process.exit(await runCommand(await load(), rest, debug));
   switch (name) {
     case "serve":
-      return (await import("./serve")).serve(rest);
+      return (await import("./serve")).serve(rest, debug);
     case "admin":
       process.exit(await (await import("./admin")).admin(rest, undefined, debug));
     case "healthcheck":
@@ -71,8 +71,11 @@ export async function runCli(argv: string[]): Promise<void> {
     case "--version":
     case "-v":
       process.exit(await runCommand({ spec: versionSpec, run: async () => (console.log(serverVersion), 0) }, rest, debug));
-    case undefined:
     case "help":
+      // `pier help publish` is `pier publish --help`.
+      if (rest[0]) return runCli([rest[0], "--help"]);
+    // falls through
+    case undefined:
     case "--help":
     case "-h":
       process.stdout.write(usage);

@@ -75,7 +75,7 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports"> & { smtp?: Pier
   return lines.join("\n");
 }
 
-export async function serve(argv: string[]): Promise<void> {
+export async function serve(argv: string[], debug = false): Promise<void> {
   let flags: Record<string, string>;
   try {
     const parsed = parseCommand(serveSpec, argv);
@@ -107,8 +107,9 @@ export async function serve(argv: string[]): Promise<void> {
       process.exit(1);
     }
     // System errors (data dir not writable, a file where the data dir should be, ...) get one
-    // clear line; anything else is a bug and keeps its stack.
-    console.error(`pier: could not start: ${err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : err.stack ?? String(e)}`);
+    // clear line; anything else is a bug, whose stack --debug shows.
+    const detail = err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : `${err.message ?? String(e)} (INTERNAL_ERROR)`;
+    console.error(`pier: could not start: ${detail}${debug && err.stack ? `\n${err.stack}` : err.code ? "" : "\nThis looks like a bug; run again with --debug to see where it happened, and report it."}`);
     process.exit(1);
   }
   let stopping = false;
