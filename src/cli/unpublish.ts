@@ -64,8 +64,8 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
     return 0;
   }
   const r = await client.call<{ publication: any; changed: boolean }>("DELETE", `/api/v1/buckets/${bucket.id}/publication`);
-  for (const p of [main, preview]) if (p) process.stdout.write(`${p.public_url}\n`);
   if (!r.changed) throw new CliError(`"${bucket.title}" could not be unpublished now`, "UNPUBLISH_NOT_STARTED", "It may be unpublishing already; check GET /api/v1/publications.");
+  for (const p of [main, preview]) if (p) process.stdout.write(`${p.public_url}\n`);
   say(`Unpublished "${bucket.title}"${main && preview ? " (the site and its preview)" : preview ? " (its preview)" : ""}: it answers 404 from now on. The files stay in the bucket; pier publish puts the site back.`);
   return 0;
 }
