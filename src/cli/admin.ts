@@ -1,7 +1,7 @@
 // `pier admin ...`: operator commands against the data dir directly (no server needed; a
 // running server on the same data dir is fine: SQLite WAL + busy timeout). Results go to
 // stdout (keys and codes as the only line, everything else as one JSON line); messages to stderr.
-import { loadConfig, type Config } from "../config";
+import { ConfigError, loadConfig, type Config } from "../config";
 import type { Deps, Scope } from "../core/context";
 import { ApiError } from "../core/errors";
 import { createLogger } from "../core/log";
@@ -12,46 +12,11 @@ import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
 import { setDisabledByAdmin } from "../features/mail/addresses";
 import { listOutbox } from "../features/mail/outbound";
-import { sendTestMessage } from "../features/mail/test-message";
+import { localSmtpServer, sendTestMessage } from "../features/mail/test-message";
 import { createDeps } from "../runtime";
-import { ConfigError, parseArgs, required, UsageError } from "./args";
-
-export const adminUsage = `Usage: pier admin <command> [options]
-
-Commands:
-  bootstrap --email E (--password P | --password-stdin) [--plan X]
-                        Create the user and an account they own if missing; print a NEW
-                        account-owner bucket_admin API key (the only line on stdout).
-  user create --email E (--password P | --password-stdin) [--plan X]
-                        Create a user with their own account.
-  user password --email E (--password P | --password-stdin)
-                        Set a new password (signs the user out everywhere).
-  user disable-2fa --email E
-                        Turn two-factor off for a user who lost their authenticator.
-  account create --name N --owner EMAIL [--plan X]
-  account plan --account ACC --plan X
-  account read-only --account ACC [--reason R] [--off]
-                        Make an account read-only (reads work, writes fail), or --off to undo.
-  key create --email E [--account ACC] [--scope bucket_read|bucket_write|bucket_admin] [--label L]
-                        Print a new API key (the only line on stdout; shown once).
-  invite create [--email E] [--days N]
-                        Print a one-time sign-up invite code (for --signup-mode invite).
-  plans                 Print the plans and their entitlements as JSON.
-  mail test ADDRESS [--server HOST:PORT]
-                        Send a test message (text, HTML, one attachment) to ADDRESS through
-                        the local SMTP receiver (--smtp-port; STARTTLS when offered).
-  mail disable ADDRESS | mail enable ADDRESS
-                        Block a bucket address (blocked_reason disabled_by_admin) or lift it.
-  mail outbox [--limit N]
-                        Print the outbound messages kept while no SMTP relay is configured
-                        (agent login codes, site email codes, notices), newest first, one
-                        JSON line each (default 20, at most 500).
-
-Every command takes --data-dir DIR (or PIER_DATA_DIR) and the other server options
-(--plans-file, --default-plan, --secret-key, ...). Passwords can come from --password,
-from standard input with --password-stdin, or from PIER_ADMIN_PASSWORD, so they need
-not appear in shell history or process lists.
-`;
+import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
+import { connectHost } from "./healthcheck";
+import { runningServer } from "./serve";
 
 /** A command that ran but failed (exit 1, one line on stderr). */
 class CommandFailed extends Error {}
@@ -77,19 +42,43 @@ function scopeOption(v: string | undefined): Scope | undefined {
   return v as Scope;
 }
 
-interface Command {
-  /** Name of the one positional argument (e.g. `address`), stored in the options under it. */
+interface AdminCommand {
+  usage: string;
+  summary: string;
+  /** The one positional argument (e.g. `ADDRESS`), stored in the options under its lower-case name. */
   positional?: string;
-  values?: string[];
-  flags?: string[];
-  run(deps: Deps, o: Record<string, string>, io: Io): Promise<void> | void;
+  options?: OptionSpec[];
+  /** `configFlags`: the server options given on the command line (--smtp-port, ...). */
+  run(deps: Deps, o: Record<string, string>, io: Io, configFlags: Record<string, string>): Promise<void> | void;
 }
 
-const pw = { values: ["email", "password", "plan"], flags: ["password-stdin"] };
+const opt = {
+  email: { name: "email", value: "EMAIL", help: "The user's email address" },
+  password: { name: "password", value: "PASSWORD", help: "The password (or --password-stdin, or PIER_ADMIN_PASSWORD)" },
+  passwordStdin: { name: "password-stdin", help: "Read the password from standard input" },
+  plan: { name: "plan", value: "PLAN", help: "Plan id (pier admin plans lists them; default --default-plan)" },
+  account: { name: "account", value: "ACC", help: "Account id (acc_...)" },
+};
+const pw = [opt.email, opt.password, opt.passwordStdin, opt.plan];
 
-const commands: Record<string, Command> = {
+/** Where `mail test` sends: --server, else --smtp-port, else the running server's port, else the configured one. */
+function mailTestServer(deps: Deps, o: Record<string, string>, configFlags: Record<string, string>): { host: string; port: number } | undefined {
+  if (o.server) {
+    const m = /^(.+):(\d{1,5})$/.exec(o.server);
+    if (!m) throw new UsageError("--server takes HOST:PORT");
+    return { host: m[1]!, port: Number(m[2]) };
+  }
+  if (configFlags["smtp-port"] !== undefined) return undefined;
+  const running = runningServer(deps.config.dataDir);
+  if (running?.smtp_port) return { host: connectHost(running.host), port: running.smtp_port };
+  return undefined;
+}
+
+const commands: Record<string, AdminCommand> = {
   bootstrap: {
-    ...pw,
+    usage: "bootstrap --email EMAIL (--password P | --password-stdin) [--plan PLAN]",
+    summary: "Create the user and an account they own if missing; print a NEW account-owner bucket_admin API key (the only line on stdout).",
+    options: pw,
     async run(deps, o, io) {
       const r = await bootstrap(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
       io.err(`${r.createdUser ? "created" : "found"} user ${r.user.email} (${r.user.id}); ${r.createdAccount ? "created" : "found"} account ${r.account.id} on plan ${r.account.plan}; new owner key follows`);
@@ -97,14 +86,18 @@ const commands: Record<string, Command> = {
     },
   },
   "user create": {
-    ...pw,
+    usage: "user create --email EMAIL (--password P | --password-stdin) [--plan PLAN]",
+    summary: "Create a user with their own account.",
+    options: pw,
     async run(deps, o, io) {
       const { user, account } = await adminCreateUser(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
       io.out(JSON.stringify({ user_id: user.id, email: user.email, instance_admin: user.isInstanceAdmin, account_id: account.id, plan: account.plan }));
     },
   },
   "user password": {
-    values: ["email", "password"], flags: ["password-stdin"],
+    usage: "user password --email EMAIL (--password P | --password-stdin)",
+    summary: "Set a new password (signs the user out everywhere).",
+    options: [opt.email, opt.password, opt.passwordStdin],
     async run(deps, o, io) {
       const user = await adminSetPassword(deps, required(o, "email"), await password(o));
       io.err(`password of ${user.email} changed; their browser sessions ended`);
@@ -112,28 +105,36 @@ const commands: Record<string, Command> = {
     },
   },
   "user disable-2fa": {
-    values: ["email"],
+    usage: "user disable-2fa --email EMAIL",
+    summary: "Turn two-factor off for a user who lost their authenticator.",
+    options: [opt.email],
     run(deps, o, io) {
       adminDisableTwoFactor(deps, required(o, "email"));
       io.err(`two-factor authentication is off for ${o.email}; their browser sessions ended`);
     },
   },
   "account create": {
-    values: ["name", "owner", "plan"],
+    usage: "account create --name NAME --owner EMAIL [--plan PLAN]",
+    summary: "Create an account owned by an existing user.",
+    options: [{ name: "name", value: "NAME", help: "Account name" }, { name: "owner", value: "EMAIL", help: "The owning user's email" }, opt.plan],
     run(deps, o, io) {
       const a = adminCreateAccount(deps, { name: required(o, "name"), ownerEmail: required(o, "owner"), plan: o.plan });
       io.out(JSON.stringify({ account_id: a.id, name: a.name, plan: a.plan }));
     },
   },
   "account plan": {
-    values: ["account", "plan"],
+    usage: "account plan --account ACC --plan PLAN",
+    summary: "Move an account to another plan.",
+    options: [opt.account, opt.plan],
     run(deps, o, io) {
       const a = setPlan(deps, required(o, "account"), required(o, "plan"));
       io.out(JSON.stringify({ account_id: a.id, plan: a.plan }));
     },
   },
   "account read-only": {
-    values: ["account", "reason"], flags: ["off"],
+    usage: "account read-only --account ACC [--reason R] [--off]",
+    summary: "Make an account read-only (reads work, writes fail), or --off to undo.",
+    options: [opt.account, { name: "reason", value: "R", help: "Why (shown to the account)" }, { name: "off", help: "Make the account writable again" }],
     run(deps, o, io) {
       const readOnly = !o.off;
       if (!readOnly && o.reason) throw new UsageError("--reason is for turning read-only on");
@@ -144,7 +145,9 @@ const commands: Record<string, Command> = {
     },
   },
   "key create": {
-    values: ["email", "account", "scope", "label"],
+    usage: "key create --email EMAIL [--account ACC] [--scope bucket_read|bucket_write|bucket_admin] [--label L]",
+    summary: "Print a new API key (the only line on stdout; shown once).",
+    options: [opt.email, opt.account, { name: "scope", value: "SCOPE", help: "bucket_read, bucket_write or bucket_admin (default)" }, { name: "label", value: "L", help: "A name for the key" }],
     run(deps, o, io) {
       const { key, accountId } = adminCreateKey(deps, { email: required(o, "email"), accountId: o.account, scope: scopeOption(o.scope), label: o.label });
       io.err(`new ${o.scope ?? "bucket_admin"} key for ${o.email} on ${accountId} follows; it is shown only once`);
@@ -152,7 +155,9 @@ const commands: Record<string, Command> = {
     },
   },
   "invite create": {
-    values: ["email", "days"],
+    usage: "invite create [--email EMAIL] [--days N]",
+    summary: "Print a one-time sign-up invite code (for --signup-mode invite).",
+    options: [{ name: "email", value: "EMAIL", help: "Only this address may use it" }, { name: "days", value: "N", help: "Days it stays valid" }],
     run(deps, o, io) {
       const days = o.days === undefined ? undefined : Number(o.days);
       const { code, invite } = createInvite(deps, { email: o.email ?? null, createdBy: "admin CLI", days });
@@ -160,25 +165,34 @@ const commands: Record<string, Command> = {
       io.out(code);
     },
   },
+  plans: {
+    usage: "plans",
+    summary: "Print the plans and their entitlements as JSON.",
+    run(deps, _o, io) {
+      io.out(JSON.stringify(deps.plans.ids().map((id) => ({ ...deps.plans.get(id), default: id === deps.config.defaultPlan }))));
+    },
+  },
   "mail test": {
-    positional: "address", values: ["server"],
-    async run(deps, o, io) {
+    usage: "mail test ADDRESS [--server HOST:PORT | --smtp-port PORT]",
+    summary: "Send a test message (text, HTML, one attachment) to ADDRESS through the local SMTP receiver (STARTTLS when offered): "
+      + "the SMTP port of the Pier running on this data dir, else --smtp-port / PIER_SMTP_PORT (default 2525).",
+    positional: "ADDRESS",
+    options: [{ name: "server", value: "HOST:PORT", help: "Send to another receiver instead" }],
+    async run(deps, o, io, configFlags) {
       const to = required(o, "address");
-      let server;
-      if (o.server) {
-        const m = /^(.+):(\d{1,5})$/.exec(o.server);
-        if (!m) throw new UsageError("--server takes HOST:PORT");
-        server = { host: m[1]!, port: Number(m[2]) };
-      }
+      const server = mailTestServer(deps, o, configFlags) ?? localSmtpServer(deps.config);
+      if (!server) throw new UsageError("the SMTP receiver is off (--smtp-port off) and no Pier runs on this data dir; give --server HOST:PORT");
       const r = await sendTestMessage(deps.config, deps.urls, to, server).catch((e: Error & { response?: string }) => {
-        throw new CommandFailed(`the receiver did not accept the message: ${e.response ?? e.message}`);
+        throw new CommandFailed(`the receiver at ${server.host}:${server.port} did not accept the message: ${e.response ?? e.message}`);
       });
       io.err(`test message sent to ${to} via ${r.server}: ${r.response}`);
       io.out(JSON.stringify(r));
     },
   },
   "mail disable": {
-    positional: "address",
+    usage: "mail disable ADDRESS",
+    summary: "Block a bucket address (blocked_reason disabled_by_admin) until mail enable.",
+    positional: "ADDRESS",
     run(deps, o, io) {
       const row = setDisabledByAdmin(deps, required(o, "address"), true);
       if (!row) throw new UsageError(`no bucket address ${o.address}`);
@@ -187,7 +201,9 @@ const commands: Record<string, Command> = {
     },
   },
   "mail enable": {
-    positional: "address",
+    usage: "mail enable ADDRESS",
+    summary: "Lift a mail disable.",
+    positional: "ADDRESS",
     run(deps, o, io) {
       const row = setDisabledByAdmin(deps, required(o, "address"), false);
       if (!row) throw new UsageError(`no bucket address ${o.address}`);
@@ -195,7 +211,9 @@ const commands: Record<string, Command> = {
     },
   },
   "mail outbox": {
-    values: ["limit"],
+    usage: "mail outbox [--limit N]",
+    summary: "Print the outbound messages kept while no SMTP relay is configured (agent login codes, site email codes, notices), newest first, one JSON line each.",
+    options: [{ name: "limit", value: "N", help: "How many (default 20, at most 500)" }],
     run(deps, o, io) {
       const limit = o.limit === undefined ? 20 : Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit takes a whole number from 1 to 500");
@@ -204,43 +222,76 @@ const commands: Record<string, Command> = {
       for (const m of rows) io.out(JSON.stringify({ id: m.id, created_at: m.created_at, kind: m.kind, to: m.to_address, subject: m.subject, text: m.text_body }));
     },
   },
-  plans: {
-    run(deps, _o, io) {
-      io.out(JSON.stringify(deps.plans.ids().map((id) => ({ ...deps.plans.get(id), default: id === deps.config.defaultPlan }))));
-    },
-  },
 };
 
-export async function admin(argv: string[], io: Io = { out: (l) => console.log(l), err: (l) => console.error(l) }): Promise<number> {
+const specOf = (name: string, c: AdminCommand): CommandSpec => ({
+  name: `admin ${name}`, usage: `admin ${c.usage}`, summary: c.summary, options: c.options, config: true,
+  positionals: c.positional ? [{ name: c.positional, required: true }] : [],
+});
+
+/** The command list, optionally only one group ("user", "mail", ...). */
+export function adminUsage(group?: string): string {
+  const rows = Object.entries(commands).filter(([n]) => !group || n.split(" ")[0] === group).map(([, c]) => {
+    const head = `  ${c.usage}`;
+    return `${head}\n${wrap(c.summary, 24)}`;
+  });
+  return `Usage: pier admin <command> [options]\n\nCommands:\n${rows.join("\n")}\n
+Every command takes --data-dir DIR (or PIER_DATA_DIR) and the other server options
+(--plans-file, --default-plan, --secret-key, ...), and answers --help. Passwords can come from
+--password, from standard input with --password-stdin, or from PIER_ADMIN_PASSWORD, so they need
+not appear in shell history or process lists.
+`;
+}
+
+function wrap(text: string, indent: number, width = 100): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => `${" ".repeat(indent)}${l}`).join("\n");
+}
+
+export async function admin(argv: string[], io: Io = { out: (l) => console.log(l), err: (l) => console.error(l) }, debug = false): Promise<number> {
   if (!argv.length || argv[0] === "--help" || argv[0] === "-h" || argv[0] === "help") {
-    (argv.length ? io.out : io.err)(adminUsage);
+    (argv.length ? io.out : io.err)(adminUsage());
     return argv.length ? 0 : 2;
   }
   const name = commands[`${argv[0]} ${argv[1]}`] ? `${argv[0]} ${argv[1]}` : argv[0]!;
   const command = commands[name];
   if (!command) {
-    io.err(`pier admin: unknown command "${argv.slice(0, 2).join(" ")}"\n\n${adminUsage}`);
+    const group = Object.keys(commands).some((n) => n.startsWith(`${argv[0]} `)) ? argv[0] : undefined;
+    // `pier admin user --help`: the group's commands.
+    if (group && (argv[1] === "--help" || argv[1] === "-h" || argv[1] === undefined)) {
+      (argv[1] ? io.out : io.err)(adminUsage(group));
+      return argv[1] ? 0 : 2;
+    }
+    io.err(`pier admin: unknown command "${argv.slice(0, group ? 2 : 1).join(" ")}"\n\n${adminUsage(group)}`);
     return 2;
   }
-  const rest = argv.slice(name.split(" ").length);
-  const positional = command.positional && rest[0] !== undefined && !rest[0].startsWith("--") ? rest.shift() : undefined;
-  if (rest.includes("--help") || rest.includes("-h")) {
-    io.out(adminUsage);
-    return 0;
-  }
+  const spec = specOf(name, command);
   let deps: (Deps & { close(): void }) | null = null;
   try {
-    const { options, config: flags } = parseArgs(rest, command);
-    if (command.positional && positional !== undefined) options[command.positional] = positional;
-    const config: Config = loadConfig(process.env, flags);
+    const parsed = parseCommand(spec, argv.slice(name.split(" ").length));
+    if (parsed.help) {
+      io.out(helpText(spec).trimEnd());
+      return 0;
+    }
+    const options = { ...parsed.options };
+    if (command.positional) options[command.positional.toLowerCase()] = parsed.positionals[command.positional]!;
+    const config: Config = loadConfig(process.env, parsed.config);
     // Quiet unless asked: stdout is for results, stderr for one-line messages.
-    const log = createLogger(flags["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
+    const log = createLogger(parsed.config["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
     deps = await createDeps(config, config.httpPort, { log });
-    await command.run(deps, options, io);
+    await command.run(deps, options, io, parsed.config);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {
-      io.err(`pier admin ${name}: ${e.message} (see pier admin --help)`);
+      io.err(usageErrorText(spec, e.message).trimEnd());
       return 2;
     }
     if (e instanceof ConfigError) {
@@ -248,10 +299,11 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
       return 2;
     }
     if (e instanceof ApiError || e instanceof CommandFailed) {
-      io.err(`pier admin ${name}: ${e.message}`);
+      io.err(`pier admin ${name}: ${e.message}${e instanceof ApiError ? ` (${e.code})` : ""}`);
       return 1;
     }
-    throw e;
+    io.err(`pier ${spec.name}: ${(e as Error)?.message ?? String(e)} (INTERNAL_ERROR)${debug ? `\n${(e as Error)?.stack ?? ""}` : "\nRun the command again with --debug to see where it happened."}`);
+    return 1;
   } finally {
     deps?.close();
   }

@@ -3,7 +3,13 @@
 // It reads the same options as `pier serve` (flags and PIER_* variables), so it checks the
 // port the server was told to use and sends the API host in the Host header (with a base URL
 // configured, other host names are routed to the site server, not the API).
-import { ConfigError, loadConfig, parseFlags, resolveUrls } from "../config";
+import { ConfigError, loadConfig, resolveUrls } from "../config";
+import { helpText, parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
+
+const spec: CommandSpec = {
+  name: "healthcheck", usage: "healthcheck [pier serve options]", config: true,
+  summary: "Exit 0 when the Pier on this machine answers GET /api/v1/status, 1 otherwise.",
+};
 
 const TIMEOUT_MS = 5000;
 
@@ -14,14 +20,23 @@ export function connectHost(host: string): string {
 }
 
 export async function healthcheck(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write("Usage: pier healthcheck [pier serve options]\n\nExits 0 when the Pier on this machine answers GET /api/v1/status, 1 otherwise.\n");
-    return 0;
+  let flags: Record<string, string>;
+  try {
+    const parsed = parseCommand(spec, argv);
+    if (parsed.help) {
+      process.stdout.write(helpText(spec));
+      return 0;
+    }
+    flags = parsed.config;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(usageErrorText(spec, e.message));
+    return 2;
   }
   let url: string;
   let host: string;
   try {
-    const config = loadConfig(env, parseFlags(argv));
+    const config = loadConfig(env, flags);
     if (config.httpPort === 0) throw new ConfigError("cannot check a server whose HTTP port is 0 (any free port); pass --http-port");
     url = `http://${connectHost(config.host)}:${config.httpPort}/api/v1/status`;
     host = resolveUrls(config, config.httpPort).apiHost;

@@ -1,57 +1,87 @@
-// The `pier` command: server and client side in one binary.
+// The `pier` command: server and client side in one binary. Every command parses its arguments
+// with the one parser (client/args.ts), answers --help, and fails through one reporter
+// (client/errors.ts): message, code and next step, the stack only with --debug.
 import { serverVersion } from "../core/version";
-import { serve } from "./serve";
+import { helpText, parseCommand, type CommandSpec } from "./client/args";
+import type { Command, RunContext } from "./client/command";
+import { isDebug, reportFailure } from "./client/errors";
 
 const usage = `Usage: pier <command> [options]
 
-Commands:
+Server:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
-  admin ...          Operator commands: users, accounts, plans, API keys (pier admin --help)
-  publish DIR        Publish a folder as a website (pier publish --help)
-  preview DIR        Publish a folder as a temporary, noindex preview (--expires MINUTES)
+  admin ...          Operator commands: users, accounts, plans, API keys, mail (pier admin --help)
   healthcheck        Exit 0 if the local server answers /api/v1/status (for Docker, monitors)
+
+Client (after pier login, no --url or --key needed):
   login [URL]        Connect this computer to a Pier (browser confirmation; --scope, --no-browser)
-  logout [URL]       Revoke and forget the saved key
   whoami [URL]       Show the account and scope of the saved key
+  logout [URL]       Revoke and forget the saved key
+  publish DIR        Publish a folder as a website
+  preview DIR        Publish a folder as a temporary, noindex preview (--expires MINUTES)
+  unpublish DIR      Take the folder's site offline (--preview: only its preview)
+  push DIR           Copy a folder into a bucket's files without publishing
+
   version            Print the version
 
-Run "pier serve --help" for the configuration options.
+Every command answers --help. Add --debug to see where a failure happened.
 `;
 
-export async function runCli(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case "serve":
-      return serve(rest);
-    case "admin": {
-      const { admin } = await import("./admin");
-      const code = await admin(rest);
-      process.exit(code);
+/** Client commands, loaded on use so `pier serve` starts without them. */
+const clientCommands: Record<string, () => Promise<Command>> = {
+  login: async () => (await import("./login")).login,
+  logout: async () => (await import("./login")).logout,
+  whoami: async () => (await import("./login")).whoami,
+  publish: async () => (await import("./publish")).publish,
+  preview: async () => (await import("./publish")).preview,
+  unpublish: async () => (await import("./unpublish")).unpublish,
+  push: async () => (await import("./push")).push,
+};
+
+const versionSpec: CommandSpec = { name: "version", summary: "Print the version of this pier binary.", usage: "version" };
+
+/** Parse, answer --help, run, and report any failure; resolves to the exit code. */
+export async function runCommand(command: Command, argv: string[], debug: boolean): Promise<number> {
+  const ctx: RunContext = { debug };
+  try {
+    const args = parseCommand(command.spec, argv);
+    if (args.help) {
+      process.stdout.write(helpText(command.spec));
+      return 0;
     }
-    case "publish":
-    case "preview":
-      process.exit(await (await import("./publish")).publishCommand(rest, command));
+    return await command.run(args, ctx);
+  } catch (e) {
+    return reportFailure(e, command.spec.name, { spec: command.spec, debug, baseUrl: ctx.baseUrl });
+  }
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  const debug = argv.includes("--debug") || isDebug();
+  const [name, ...rest] = argv.filter((a) => a !== "--debug");
+  const load = name !== undefined ? clientCommands[name] : undefined;
+  if (load) process.exit(await runCommand(await load(), rest, debug));
+  switch (name) {
+    case "serve":
+      return (await import("./serve")).serve(rest, debug);
+    case "admin":
+      process.exit(await (await import("./admin")).admin(rest, undefined, debug));
     case "healthcheck":
       process.exit(await (await import("./healthcheck")).healthcheck(rest));
-    case "login":
-    case "logout":
-    case "whoami": {
-      const cmd = await import("./login");
-      process.exit(await cmd[command](rest).catch((e: Error) => (console.error(`pier ${command}: ${e.message}`), 1)));
-    }
     case "version":
     case "--version":
     case "-v":
-      console.log(serverVersion);
-      return;
-    case undefined:
+      process.exit(await runCommand({ spec: versionSpec, run: async () => (console.log(serverVersion), 0) }, rest, debug));
     case "help":
+      // `pier help publish` is `pier publish --help`.
+      if (rest[0]) return runCli([rest[0], "--help"]);
+    // falls through
+    case undefined:
     case "--help":
     case "-h":
       process.stdout.write(usage);
       return;
     default:
-      console.error(`pier: unknown command "${command}"\n\n${usage}`);
+      process.stderr.write(`pier: unknown command "${name}"\n\n${usage}`);
       process.exit(2);
   }
 }

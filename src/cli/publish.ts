@@ -1,117 +1,86 @@
 // `pier publish DIR` and `pier preview DIR`: hash the folder locally, open a publish session,
 // upload only the files Pier does not have (12 per sub-batch, progress on stderr), finalize,
 // then poll the publication with backoff until it is ready or failed and print its URL.
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join, relative, resolve, sep } from "node:path";
-import { isExcludedFromPublish } from "../features/publish/exclusions";
-import { UsageError, parseArgs } from "./args";
-import { ApiFailure, backoff, PierClient, resolveCredentials } from "./client";
+import { statSync } from "node:fs";
+import { basename, resolve } from "node:path";
+import { sanitizeSlug } from "../features/publish/slugs";
+import { MIN_SLUG_LENGTH } from "../features/publish/publications";
+import { UsageError, type CommandSpec, type Parsed } from "./client/args";
+import type { Command, RunContext } from "./client/command";
+import { resolveTarget, serverOptions } from "./client/credentials";
+import { ApiFailure, CliError } from "./client/errors";
+import { humanBytes, scanFolder, uploadAll, type LocalFile } from "./client/folder";
+import { backoff, PierClient } from "./client/http";
 
-const SUB_BATCH = 12;
+const say = (line: string) => process.stderr.write(`${line}\n`);
 
-const usage = (cmd: string) => `Usage: pier ${cmd} DIR [options]
+const siteOptions = (kind: "publish" | "preview") => [
+  ...serverOptions,
+  { name: "bucket", value: "ID", help: "Publish this bucket (default: the bucket titled like DIR, created when missing)" },
+  { name: "title", value: "TITLE", help: "Bucket title to use instead of the folder name" },
+  { name: "slug", value: "SLUG", help: `Site name on the first publish (at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -)` },
+  { name: "spa", help: "Single-page app: deep links answer the index page" },
+  { name: "access", value: "MODE", help: "public, password or require_email" },
+  { name: "root", value: "DIR", help: "Folder inside DIR to serve as the site root" },
+  { name: "keep-missing", help: "Do not delete bucket files that are not in DIR" },
+  ...(kind === "preview" ? [{ name: "expires", value: "MINUTES", help: "Preview lifetime (default 15, at most 43200)" }] : []),
+];
 
-  --url URL            Pier server (default: credentials file, else PIER_URL)
-  --key KEY            API key (default: credentials file, else PIER_API_KEY)
-  --bucket ID          Publish into this bucket (default: the bucket titled like DIR, created when missing)
-  --title TITLE        Bucket title to use instead of the folder name
-  --slug SLUG          Preferred site name (first publish only)
-  --spa                Single-page app: deep links answer the index page
-  --access MODE        public, password or require_email
-  --root DIR           Folder inside DIR to serve as the site root
-  --keep-missing       Do not delete bucket files that are not in DIR
-${cmd === "preview" ? "  --expires MINUTES    Preview lifetime (default 15, at most 43200)\n" : ""}`;
+const spec = (kind: "publish" | "preview"): CommandSpec => ({
+  name: kind,
+  summary: kind === "publish"
+    ? "Publish a folder as a website: upload only what changed, wait until it is live, print its URL."
+    : "Publish a folder as a temporary, noindex preview at preview-<slug> (the main site is untouched).",
+  usage: `${kind} DIR [options]`,
+  positionals: [{ name: "DIR", required: true }],
+  options: siteOptions(kind),
+  details: "The URL goes to stdout; the summary, progress and share text to stderr. Exit 0 published, 1 refused or failed, 2 usage.",
+});
 
-export interface LocalFile {
-  path: string;
-  abs: string;
-  size: number;
-  sha256: string;
-  md5: string;
-  contentType: string;
+const ACCESS_MODES = ["public", "password", "require_email"];
+
+function checkOptions(options: Record<string, string>): void {
+  if (options.access !== undefined && !ACCESS_MODES.includes(options.access)) throw new UsageError(`--access must be one of ${ACCESS_MODES.join(", ")}`);
+  if (options.expires !== undefined && !/^\d+$/.test(options.expires)) throw new UsageError("--expires takes whole minutes (1 to 43200)");
+  if (options.bucket !== undefined && options.title !== undefined) throw new UsageError("give --bucket or --title, not both");
 }
 
-/** Every publishable file under `dir` (dot-git and never-published files are skipped). */
-export function scanFolder(dir: string): LocalFile[] {
-  const out: LocalFile[] = [];
-  const walk = (d: string) => {
-    for (const ent of readdirSync(d, { withFileTypes: true })) {
-      const abs = join(d, ent.name);
-      if (ent.isDirectory()) {
-        if (ent.name === ".git" || ent.name === "node_modules") continue;
-        walk(abs);
-      } else if (ent.isFile()) {
-        const path = relative(dir, abs).split(sep).join("/");
-        if (isExcludedFromPublish(path) || ent.name === ".DS_Store") continue;
-        const bytes = readFileSync(abs);
-        out.push({
-          path, abs, size: bytes.byteLength,
-          sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
-          md5: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
-          contentType: Bun.file(abs).type || "application/octet-stream",
-        });
-      }
-    }
-  };
-  walk(dir);
-  return out.sort((a, b) => (a.path < b.path ? -1 : 1));
-}
-
-function progress(done: number, total: number, bytes: number, totalBytes: number): void {
-  if (!process.stderr.isTTY && done !== total && done % SUB_BATCH !== 0) return;
-  const width = 30;
-  const filled = total === 0 ? width : Math.round((done / total) * width);
-  const line = `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total} files, ${(bytes / 1024).toFixed(0)}/${(totalBytes / 1024).toFixed(0)} KB`;
-  process.stderr.write(process.stderr.isTTY ? `\r${line}` : `${line}\n`);
-}
-
-async function uploadAll(client: PierClient, uploads: Array<{ path: string; upload: { url: string; headers: Record<string, string> } }>, byPath: Map<string, LocalFile>): Promise<number> {
-  const totalBytes = uploads.reduce((n, u) => n + (byPath.get(u.path)?.size ?? 0), 0);
-  let done = 0, bytes = 0;
-  progress(0, uploads.length, 0, totalBytes);
-  for (let i = 0; i < uploads.length; i += SUB_BATCH) {
-    await Promise.all(uploads.slice(i, i + SUB_BATCH).map(async (u) => {
-      const f = byPath.get(u.path)!;
-      await client.put(u.upload, readFileSync(f.abs));
-      done++;
-      bytes += f.size;
-      progress(done, uploads.length, bytes, totalBytes);
-    }));
-  }
-  if (process.stderr.isTTY) process.stderr.write("\n");
-  return bytes;
-}
-
-export async function publishCommand(argv: string[], kind: "publish" | "preview"): Promise<number> {
-  const [dir, ...rest] = argv;
-  if (!dir || dir === "--help" || dir === "-h") {
-    process.stdout.write(usage(kind));
-    return dir ? 0 : 2;
-  }
-  let options: Record<string, string>;
-  try {
-    options = parseArgs(rest, { values: ["url", "key", "bucket", "title", "slug", "access", "root", ...(kind === "preview" ? ["expires"] : [])], flags: ["spa", "keep-missing"] }).options;
-  } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`pier ${kind}: ${e.message}\n\n${usage(kind)}`);
-      return 2;
-    }
-    throw e;
-  }
+export function folderArg(dir: string): string {
   const root = resolve(dir);
-  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) {
-    process.stderr.write(`pier ${kind}: ${dir} is not a folder\n`);
-    return 2;
-  }
-  const client = new PierClient(resolveCredentials(options));
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`${dir} is not a folder`, "NOT_A_FOLDER", "Give the folder to send, e.g. ./site.", 2);
+  return root;
+}
+
+/**
+ * When this run created the site and its name is not the one asked for (or the folder's), say
+ * why it changed and how to choose: a silent "mysite-site" looks like a bug.
+ */
+export function slugNotice(wanted: string, got: string, bucketId = "<bucket id>"): string | null {
+  const asked = sanitizeSlug(wanted);
+  if (!asked || asked === got) return null;
+  const why = asked.length < MIN_SLUG_LENGTH && got.startsWith(asked)
+    ? `site names need at least ${MIN_SLUG_LENGTH} characters, so "${asked}" was lengthened`
+    : got.startsWith(`${asked}-`) ? `"${asked}" is taken` : `"${asked}" cannot be used as a site name`;
+  const rules = `at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -`;
+  const how = `Choose the name with --slug NAME (${rules}) when a folder is published the first time; `
+    + `rename this site with PATCH /api/v1/buckets/${bucketId}/custom_domains/public_slug {"public_slug": "NAME"}.`;
+  return `The site is named "${got}": ${why}. ${how}`;
+}
+
+async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): Promise<number> {
+  const { options } = args;
+  checkOptions(options);
+  const dir = args.positionals.DIR!;
+  const root = folderArg(dir);
+  const target = resolveTarget(options);
+  ctx.baseUrl = target.baseUrl;
+  const client = new PierClient(target.baseUrl, target.apiKey);
   const local = scanFolder(root);
-  if (local.length === 0) {
-    process.stderr.write(`pier ${kind}: nothing to publish in ${dir}\n`);
-    return 2;
-  }
+  if (local.length === 0) throw new CliError(`nothing to publish in ${dir}`, "EMPTY_FOLDER", "Put the site's files (an index.html at least) in the folder.", 2);
   const byPath = new Map(local.map((f) => [f.path, f]));
+  const title = options.title ?? basename(root);
   const body: Record<string, unknown> = {
-    ...(options.bucket ? { bucket_id: options.bucket } : { bucket_title: options.title ?? basename(root) }),
+    ...(options.bucket ? { bucket_id: options.bucket } : { bucket_title: title }),
     files: local.map((f) => ({ path: f.path, byte_size: f.size, content_type: f.contentType, checksum: f.md5, sha256: f.sha256 })),
     delete_missing: options["keep-missing"] !== "true",
     ...(options.slug ? { slug_suggestions: [options.slug] } : {}),
@@ -121,15 +90,16 @@ export async function publishCommand(argv: string[], kind: "publish" | "preview"
     ...(kind === "preview" ? { preview: true, ...(options.expires ? { expires_in_minutes: Number(options.expires) } : {}) } : {}),
   };
 
+  let finalized: any;
+  let session: any;
   try {
-    let finalized: any;
     for (let round = 0; ; round++) {
-      const session = await client.call("POST", "/api/v1/publish_sessions", body);
-      process.stderr.write(`${session.deploy_summary}\n`);
+      session = await client.call("POST", "/api/v1/publish_sessions", body);
+      say(session.deploy_summary);
       const uploaded = await uploadAll(client, session.publish_session.uploads, byPath);
       try {
         finalized = await finalizeWithRefresh(client, session.publish_session.id, byPath);
-        process.stderr.write(`Uploaded ${uploaded} bytes.\n`);
+        if (session.publish_session.uploads.length) say(`Uploaded ${session.publish_session.uploads.length} file${session.publish_session.uploads.length === 1 ? "" : "s"} (${humanBytes(uploaded)}).`);
         break;
       } catch (e) {
         // The spec's advice: a stale or expired session is recreated from the same manifest, once.
@@ -137,27 +107,27 @@ export async function publishCommand(argv: string[], kind: "publish" | "preview"
         throw e;
       }
     }
-    const pub = await waitUntilDone(client, finalized.publication.id);
-    if (pub.publish_state === "failed") {
-      process.stderr.write(`pier ${kind}: the build failed: ${pub.publish_error}\nFix the files and run pier ${kind} again.\n`);
-      return 1;
-    }
-    process.stdout.write(`${pub.public_url}\n`);
-    if (pub.expires_at) process.stderr.write(`Expires at ${pub.expires_at}.\n`);
-    if (pub.access_mode !== "public") {
-      if (pub.share_text) process.stderr.write(`\nShare text:\n${pub.share_text}\n`);
-      else process.stderr.write(`\nThis site is protected (${pub.access_mode}). The account owner's key reads the password and share text with:\n  curl -H "Authorization: Bearer <owner key>" ${client.creds.baseUrl}/api/v1/publications/${pub.id}?include_manifest=false\n`);
-    }
-    return 0;
   } catch (e) {
-    if (e instanceof ApiFailure) {
-      process.stderr.write(`pier ${kind}: ${e.code}: ${e.message}\n`);
-      if (e.code === "PUBLICATION_UPGRADE_REQUIRED") process.stderr.write(`Your plan has no protected sites: run "pier preview ${dir} --access ${options.access}" for a protected preview, upgrade, or publish with --access public.\n`);
-      return 1;
+    if (e instanceof ApiFailure && e.code === "PUBLICATION_UPGRADE_REQUIRED") {
+      throw new CliError(e.message, e.code, `Your plan has no protected sites: run "pier preview ${dir} --access ${options.access}" for a protected preview, publish with --access public, or ask the operator for a plan with protected sites.`);
     }
-    process.stderr.write(`pier ${kind}: ${(e as Error).message}\n`);
-    return 1;
+    throw e;
   }
+  const pub = await waitUntilDone(client, finalized.publication.id);
+  if (pub.publish_state === "failed") {
+    throw new CliError(`the build failed: ${pub.publish_error}`, "PUBLISH_FAILED", `Fix the files and run pier ${kind} again.`);
+  }
+  process.stdout.write(`${pub.public_url}\n`);
+  if (pub.created_at >= session.publish_session.created_at) {
+    const notice = slugNotice(options.slug ?? title, pub.public_slug, pub.bucket_id);
+    if (notice) say(notice);
+  }
+  if (pub.expires_at) say(`Expires at ${pub.expires_at}.`);
+  if (pub.access_mode !== "public") {
+    if (pub.share_text) say(`\nShare text:\n${pub.share_text}`);
+    else say(`\nThis site is protected (${pub.access_mode}). The account owner's key reads the password and share text with:\n  curl -H "Authorization: Bearer <owner key>" ${target.baseUrl}/api/v1/publications/${pub.id}?include_manifest=false`);
+  }
+  return 0;
 }
 
 /** Finalize; when storage reports missing bytes, upload them again (fresh URLs) and retry once. */
@@ -172,12 +142,17 @@ async function finalizeWithRefresh(client: PierClient, sessionId: string, byPath
   }
 }
 
-async function waitUntilDone(client: PierClient, id: string, timeoutMs = 15 * 60_000): Promise<any> {
+export async function waitUntilDone(client: PierClient, id: string, timeoutMs = 15 * 60_000): Promise<any> {
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     const pub = (await client.call("GET", `/api/v1/publications/${id}?include_manifest=false`)).publication;
     if (pub.publish_state === "ready" || pub.publish_state === "failed") return pub;
-    if (Date.now() - started > timeoutMs) throw new Error(`the build did not finish within ${timeoutMs / 60_000} minutes; check GET /api/v1/publications/${id}`);
+    if (Date.now() - started > timeoutMs) {
+      throw new CliError(`the build did not finish within ${timeoutMs / 60_000} minutes`, "PUBLISH_TIMEOUT", `Check it later with GET /api/v1/publications/${id}; the server keeps building.`);
+    }
     await new Promise((r) => setTimeout(r, backoff(attempt, 250, 5_000)));
   }
 }
+
+export const publish: Command = { spec: spec("publish"), run: (a, c) => run("publish", a, c) };
+export const preview: Command = { spec: spec("preview"), run: (a, c) => run("preview", a, c) };

@@ -1,10 +1,54 @@
 // `pier serve`: load and check the config, start everything, print where it listens, and shut
 // down cleanly on SIGTERM/SIGINT (exit 0) so systemd and Docker see a clean stop.
-import { checkConfig, configOptions, ConfigError, describeConfig, envName, loadConfig, parseFlags } from "../config";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkConfig, configOptions, ConfigError, describeConfig, envName, loadConfig, type Config } from "../config";
 import { serverVersion } from "../core/version";
 import { ownerPlanNote } from "../features/accounts/plan-help";
 import { countUsers } from "../features/accounts/service";
 import { startPier, type Pier } from "../runtime";
+import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
+
+export const serveSpec: CommandSpec = {
+  name: "serve", usage: "serve [options]", config: true,
+  summary: "Run Pier: HTTP, HTTPS, SMTP and the background worker in one process.",
+};
+
+/** The file a running `pier serve` keeps in its data dir: the ports it really bound. */
+const RUNNING_FILE = "running.json";
+
+export interface RunningServer {
+  pid: number;
+  host: string;
+  http_port: number;
+  https_port: number | null;
+  smtp_port: number | null;
+  started_at: string;
+}
+
+/**
+ * The Pier serving this data dir, when one is running: what `pier admin mail test` sends to, so
+ * it reaches the port the server was started with rather than the default.
+ */
+export function runningServer(dataDir: string): RunningServer | null {
+  const file = join(dataDir, RUNNING_FILE);
+  if (!existsSync(file)) return null;
+  try {
+    const r = JSON.parse(readFileSync(file, "utf8")) as RunningServer;
+    process.kill(r.pid, 0); // throws when no such process: a file left by a crash
+    return r;
+  } catch {
+    return null;
+  }
+}
+
+/** A busy port in one sentence that says which option moves it, whatever the listener's wording. */
+export function busyPortMessage(err: Error & { port?: number }, config: Pick<Config, "httpPort" | "httpsPort" | "smtpPort">): string {
+  const port = err.port ?? Number(/(?:port |:)(\d{1,5})\b(?!.*:\d)/.exec(err.message)?.[1]);
+  const which = port === config.httpPort ? ["HTTP", "--http-port"] : port === config.smtpPort ? ["SMTP", "--smtp-port"] : port === config.httpsPort ? ["HTTPS", "--https-port"] : null;
+  if (!port || !which) return "pier: a port Pier needs is already in use by another program. Stop that program, or choose other ports with --http-port, --https-port or --smtp-port.";
+  return `pier: port ${port} (${which[0]}) is already in use by another program. Stop that program (or the other Pier), or choose another port with ${which[1]}.`;
+}
 
 export function serveHelp(): string {
   const rows = configOptions.map((o) => `  --${o.name.padEnd(28)} ${envName(o).padEnd(34)} ${o.help}${o.default ? ` [${o.default}]` : ""}`);
@@ -44,15 +88,25 @@ function outboundMail(relayUrl: string | null): string {
   return `relay ${u.protocol}//${u.host}`;
 }
 
-export async function serve(argv: string[]): Promise<void> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(serveHelp());
-    return;
+export async function serve(argv: string[], debug = false): Promise<void> {
+  let flags: Record<string, string>;
+  try {
+    const parsed = parseCommand(serveSpec, argv);
+    if (parsed.help) {
+      process.stdout.write(serveHelp());
+      return;
+    }
+    flags = parsed.config;
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(usageErrorText(serveSpec, e.message));
+    process.exit(2);
   }
   let pier: Pier;
   let warnings: string[];
+  let config: Config | undefined;
   try {
-    const config = loadConfig(process.env, parseFlags(argv));
+    config = loadConfig(process.env, flags);
     warnings = checkConfig(config).warnings;
     pier = await startPier(config);
   } catch (e) {
@@ -62,12 +116,13 @@ export async function serve(argv: string[]): Promise<void> {
     }
     const err = e as Error & { code?: string; path?: string };
     if (err.code === "EADDRINUSE") {
-      console.error(`pier: ${err.message}. Another program uses the port; pick another with --http-port, --https-port or --smtp-port.`);
+      console.error(busyPortMessage(err, config!));
       process.exit(1);
     }
     // System errors (data dir not writable, a file where the data dir should be, ...) get one
-    // clear line; anything else is a bug and keeps its stack.
-    console.error(`pier: could not start: ${err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : err.stack ?? String(e)}`);
+    // clear line; anything else is a bug, whose stack --debug shows.
+    const detail = err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : `${err.message ?? String(e)} (INTERNAL_ERROR)`;
+    console.error(`pier: could not start: ${detail}${debug && err.stack ? `\n${err.stack}` : err.code ? "" : "\nThis looks like a bug; run again with --debug to see where it happened, and report it."}`);
     process.exit(1);
   }
   let stopping = false;
@@ -75,6 +130,7 @@ export async function serve(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`Pier: ${signal} received, shutting down`);
+    rmSync(runningFile, { force: true });
     try {
       await pier.stop();
     } catch (e) {
@@ -83,6 +139,15 @@ export async function serve(argv: string[]): Promise<void> {
     }
     process.exit(0);
   };
+  const runningFile = join(pier.deps.config.dataDir, RUNNING_FILE);
+  const running: RunningServer = {
+    pid: process.pid, host: pier.deps.config.host, http_port: pier.ports.http, https_port: pier.ports.https, smtp_port: pier.ports.smtp, started_at: new Date().toISOString(),
+  };
+  try {
+    writeFileSync(runningFile, JSON.stringify(running) + "\n");
+  } catch (e) {
+    pier.deps.log.warn("could not record the bound ports", { file: runningFile, error: (e as Error).message });
+  }
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   // The banner means "ready": signal handlers are in place before it appears, so a supervisor

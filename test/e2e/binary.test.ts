@@ -101,7 +101,8 @@ describe("the compiled binary", () => {
     try {
       const busy = run(["serve", "--data-dir", join(work, "data-busy"), "--http-port", String(taken.port), "--smtp-port", "off", "--host", "127.0.0.1"]);
       expect(busy.code).toBe(1);
-      expect(busy.stderr).toContain("Another program uses the port");
+      expect(busy.stderr).toContain(`pier: port ${taken.port} (HTTP) is already in use by another program. Stop that program (or the other Pier), or choose another port with --http-port.`);
+      expect(busy.stderr).not.toContain("?.");
     } finally {
       taken.stop(true);
     }

@@ -102,7 +102,19 @@ describe("pier login", () => {
     expect(await bad.exited).toBe(2);
     const down = cli(["login", "http://127.0.0.1:1", "--no-browser"]);
     expect(await down.exited).toBe(1);
-    expect(await new Response(down.stderr).text()).toContain("pier login:");
+    const downErr = await new Response(down.stderr).text();
+    expect(downErr).toContain("pier login: could not reach http://127.0.0.1:1");
+    expect(downErr).toContain("(SERVER_UNREACHABLE)");
+    expect(downErr).not.toMatch(/\n\s+at .+:\d+/);
+  });
+
+  test("pier login --help explains the command instead of calling it an unknown option", async () => {
+    const help = cli(["login", "--help"]);
+    expect(await help.exited).toBe(0);
+    const text = await new Response(help.stdout).text();
+    expect(text).toStartWith("Usage: pier login [URL] [options]");
+    expect(text).toContain("--no-browser");
+    expect(text).toContain("--scope");
   });
 });
 

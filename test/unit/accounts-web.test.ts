@@ -1,7 +1,6 @@
 // Pure pieces of the account pages: templates and escaping, safe redirects, attempt windows,
 // and the admin CLI's flag parsing.
 import { describe, expect, test } from "bun:test";
-import { parseArgs, UsageError } from "../../src/cli/args";
 import { FailureWindow, SigninGuard } from "../../src/features/accounts/attempts";
 import { safeNext } from "../../src/features/accounts/web/browser";
 import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/features/accounts/web/layout";
@@ -71,19 +70,6 @@ describe("sign-in attempt limits", () => {
     }
     g.succeed("e@x");
     expect(() => g.check("e@x", "4.4.4.4", 1)).not.toThrow();
-  });
-});
-
-describe("admin flags", () => {
-  test("command options, booleans and server config flags are told apart; unknown ones are errors", () => {
-    const r = parseArgs(["--email", "a@b.c", "--off", "--data-dir=/tmp/x", "--plan=pro"], { values: ["email", "plan"], flags: ["off"] });
-    expect(r.options).toEqual({ email: "a@b.c", off: "true", plan: "pro" });
-    expect(r.config).toEqual({ "data-dir": "/tmp/x" });
-    expect(() => parseArgs(["--nope", "1"], {})).toThrow(UsageError);
-    expect(() => parseArgs(["--email"], { values: ["email"] })).toThrow(/needs a value/);
-    expect(() => parseArgs(["--email", "--off"], { values: ["email"], flags: ["off"] })).toThrow(/needs a value/);
-    expect(() => parseArgs(["--off=1"], { flags: ["off"] })).toThrow(/takes no value/);
-    expect(() => parseArgs(["stray"], {})).toThrow(/unexpected argument/);
   });
 });
 

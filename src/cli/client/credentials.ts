@@ -1,15 +1,23 @@
-// Where the CLI keeps its credentials: $XDG_CONFIG_HOME/pier/credentials.json (default
-// ~/.config/pier), directory 0700, file 0600, written atomically. Keys are never printed.
+// The CLI's one credential store: $XDG_CONFIG_HOME/pier/credentials.json (default
+// ~/.config/pier), directory 0700, file 0600, written atomically. `pier login` writes it (one
+// entry per server, keyed by the server's canonical base URL, and the default server); every
+// client command reads it through resolveTarget. Keys are never printed.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { CliError } from "./errors";
+
+type Env = Record<string, string | undefined>;
 
 export interface ServerCredentials {
   api_key: string;
-  client_id: string;
+  /** The OAuth client `pier login` registered (absent for keys migrated from the old file). */
+  client_id?: string;
   account_id?: string;
   account_name?: string;
   saved_at: string;
+  /** Other URLs the user typed for this server (`127.0.0.1:8080` for `http://localhost:8080`). */
+  aliases?: string[];
 }
 
 export interface CredentialsFile {
@@ -19,24 +27,50 @@ export interface CredentialsFile {
   servers: Record<string, ServerCredentials>;
 }
 
-export function configDir(env: Record<string, string | undefined> = process.env): string {
+export function configDir(env: Env = process.env): string {
   const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith("/") ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), ".config");
   return join(base, "pier");
 }
 
-export const credentialsPath = (env = process.env) => join(configDir(env), "credentials.json");
+export const credentialsPath = (env: Env = process.env) => join(configDir(env), "credentials.json");
 
-export function loadCredentials(env = process.env): CredentialsFile {
-  const file = credentialsPath(env);
-  if (!existsSync(file)) return { version: 1, default: null, servers: {} };
+/** "pier.example.com" -> https://pier.example.com; loopback names default to http; paths dropped. */
+export function normalizeUrl(raw: string): string {
+  let v = raw.trim();
+  if (!/^https?:\/\//i.test(v)) v = (/^(localhost|127\.|\[::1\])/i.test(v) ? "http://" : "https://") + v;
   try {
-    const data = JSON.parse(readFileSync(file, "utf8")) as CredentialsFile;
-    if (data && data.version === 1 && typeof data.servers === "object") return data;
-  } catch {}
-  throw new Error(`${file} is not a Pier credentials file; move it away and run pier login again`);
+    return new URL(v).origin;
+  } catch {
+    throw new CliError(`"${raw}" is not a server URL`, "BAD_URL", "Give the address the server's banner prints, e.g. https://pier.example.com or http://localhost:8080.", 2);
+  }
 }
 
-export function saveCredentials(data: CredentialsFile, env = process.env): void {
+const empty = (): CredentialsFile => ({ version: 1, default: null, servers: {} });
+
+/**
+ * The store; the file of earlier CLI versions (`{ "base_url", "api_key" }`, one server) is read
+ * once and rewritten in the current shape, so keys saved before keep working.
+ */
+export function loadCredentials(env: Env = process.env): CredentialsFile {
+  const file = credentialsPath(env);
+  if (!existsSync(file)) return empty();
+  let data: any;
+  try {
+    data = JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    data = null;
+  }
+  if (data && data.version === 1 && data.servers && typeof data.servers === "object") return data as CredentialsFile;
+  if (data && typeof data.base_url === "string" && typeof data.api_key === "string") {
+    const base = normalizeUrl(data.base_url);
+    const migrated: CredentialsFile = { version: 1, default: base, servers: { [base]: { api_key: data.api_key, saved_at: new Date().toISOString() } } };
+    saveCredentials(migrated, env);
+    return migrated;
+  }
+  throw new CliError(`${file} is not a Pier credentials file`, "BAD_CREDENTIALS_FILE", "Move it away and run pier login again.");
+}
+
+export function saveCredentials(data: CredentialsFile, env: Env = process.env): void {
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = credentialsPath(env);
@@ -46,13 +80,57 @@ export function saveCredentials(data: CredentialsFile, env = process.env): void 
   renameSync(tmp, file);
 }
 
-export function removeServer(url: string, env = process.env): ServerCredentials | null {
+/** The stored entry for `url`: by canonical base URL, else by an alias typed at login. */
+export function findServer(data: CredentialsFile, url: string): { base: string; creds: ServerCredentials } | null {
+  if (data.servers[url]) return { base: url, creds: data.servers[url]! };
+  for (const [base, creds] of Object.entries(data.servers)) if (creds.aliases?.includes(url)) return { base, creds };
+  return null;
+}
+
+export function removeServer(url: string, env: Env = process.env): ServerCredentials | null {
   const data = loadCredentials(env);
-  const creds = data.servers[url] ?? null;
-  if (!creds) return null;
-  delete data.servers[url];
-  if (data.default === url) data.default = Object.keys(data.servers)[0] ?? null;
+  const found = findServer(data, url);
+  if (!found) return null;
+  delete data.servers[found.base];
+  if (data.default === found.base) data.default = Object.keys(data.servers)[0] ?? null;
   if (Object.keys(data.servers).length === 0) rmSync(credentialsPath(env), { force: true });
   else saveCredentials(data, env);
-  return creds;
+  return found.creds;
 }
+
+/** The server a command talks to: --url, else PIER_URL, else the default server of `pier login`. */
+export function resolveServer(options: { url?: string }, env: Env = process.env): string | null {
+  const given = options.url || env.PIER_URL?.trim();
+  if (given) return normalizeUrl(given);
+  return loadCredentials(env).default;
+}
+
+export interface Target {
+  baseUrl: string;
+  apiKey: string;
+}
+
+/**
+ * Server and key for a client command. Flags win, then PIER_URL / PIER_API_KEY, then what
+ * `pier login` saved (the default server, or the entry of the URL given).
+ */
+export function resolveTarget(options: { url?: string; key?: string }, env: Env = process.env): Target {
+  const baseUrl = resolveServer(options, env);
+  if (!baseUrl) {
+    throw new CliError("no Pier server to talk to", "NOT_LOGGED_IN",
+      "Run pier login URL once (the key is saved for every later command), or pass --url and --key (or set PIER_URL and PIER_API_KEY).");
+  }
+  const explicitKey = options.key || env.PIER_API_KEY?.trim();
+  if (explicitKey) return { baseUrl, apiKey: explicitKey };
+  const saved = findServer(loadCredentials(env), baseUrl);
+  if (!saved) {
+    throw new CliError(`not logged in to ${baseUrl}`, "NOT_LOGGED_IN", `Run pier login ${baseUrl}, or pass --key (or set PIER_API_KEY).`);
+  }
+  return { baseUrl: saved.base, apiKey: saved.creds.api_key };
+}
+
+/** The options of every command that talks to a server. */
+export const serverOptions = [
+  { name: "url", value: "URL", help: "Pier server (default: PIER_URL, else the server of pier login)" },
+  { name: "key", value: "KEY", help: "API key (default: PIER_API_KEY, else the key pier login saved)" },
+];

@@ -20,7 +20,7 @@ export const MCP_WRITE_MAX_CHARS = 512 * 1024;
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
 const Path = t.String({ minLength: 1, maxLength: 1024, description: "Bucket-relative path such as `index.html` or `docs/intro.md` (no `..`, no leading slash)." });
 
-const binaryHint = "Hosted MCP writes text files only. Upload binary files with `pier push DIR` or POST /api/v1/direct_uploads (see docs/files.md).";
+const binaryHint = "Hosted MCP writes text files only. Upload binary files from a computer with the Pier CLI, `pier push DIR --bucket <bucket_id>` (copies a local folder into the bucket without publishing), or with POST /api/v1/direct_uploads (see docs/files.md).";
 
 export const fileTools: McpTool[] = [
   {
@@ -63,7 +63,7 @@ export const fileTools: McpTool[] = [
   {
     name: "bucket_file_write",
     scope: "bucket_write",
-    description: `Create or replace a TEXT file (UTF-8, up to ${MCP_WRITE_MAX_CHARS} characters) as a new bucket version. The content type comes from the path's extension (or content_type) and must be textual (HTML, CSS, JS, JSON, Markdown, SVG, ...). Binary files are refused: use \`pier push\` or the REST upload endpoints. Refused on archived buckets and on files locked by another credential. Needs bucket_write on the bucket.`,
+    description: `Create or replace a TEXT file (UTF-8, up to ${MCP_WRITE_MAX_CHARS} characters) as a new bucket version. The content type comes from the path's extension (or content_type) and must be textual (HTML, CSS, JS, JSON, Markdown, SVG, ...). Binary files are refused: use \`pier push DIR --bucket <bucket_id>\` (the Pier CLI) or the REST upload endpoints. Refused on archived buckets and on files locked by another credential. Needs bucket_write on the bucket.`,
     inputSchema: t.Object({
       bucket_id: BucketId,
       path: Path,

@@ -1,0 +1,83 @@
+// A local folder as `pier publish`, `preview` and `push` send it: every file hashed (SHA-256 and
+// MD5, as the upload descriptors want), then the bytes Pier asked for PUT 12 at a time with one
+// progress line on stderr. Sizes are always shown the same way (humanBytes).
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { isExcludedFromPublish } from "../../features/publish/exclusions";
+import type { PierClient } from "./http";
+
+/** Files PUT in parallel; the spec's reference clients use 12. */
+export const SUB_BATCH = 12;
+
+export interface LocalFile {
+  path: string;
+  abs: string;
+  size: number;
+  sha256: string;
+  md5: string;
+  contentType: string;
+}
+
+/** Every file under `dir` worth sending (dot-git, node_modules and never-published files skipped). */
+export function scanFolder(dir: string): LocalFile[] {
+  const out: LocalFile[] = [];
+  const walk = (d: string) => {
+    for (const ent of readdirSync(d, { withFileTypes: true })) {
+      const abs = join(d, ent.name);
+      if (ent.isDirectory()) {
+        if (ent.name === ".git" || ent.name === "node_modules") continue;
+        walk(abs);
+      } else if (ent.isFile()) {
+        const path = relative(dir, abs).split(sep).join("/");
+        if (isExcludedFromPublish(path) || ent.name === ".DS_Store") continue;
+        const bytes = readFileSync(abs);
+        out.push({
+          path, abs, size: bytes.byteLength,
+          sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
+          md5: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
+          contentType: Bun.file(abs).type || "application/octet-stream",
+        });
+      }
+    }
+  };
+  walk(dir);
+  return out.sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/** One unit style everywhere (the server's deploy summary uses the same): 1024-based, one decimal. */
+export function humanBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/** "Uploading 3 of 12 files: 3.4 MB of 12.0 MB" */
+export function progressLine(done: number, total: number, bytes: number, totalBytes: number): string {
+  return `Uploading ${done} of ${total} file${total === 1 ? "" : "s"}: ${humanBytes(bytes)} of ${humanBytes(totalBytes)}`;
+}
+
+type Upload = { path: string; upload: { url: string; headers: Record<string, string> } };
+
+/** PUT every upload (12 at a time); returns the bytes sent. A terminal gets one redrawn line. */
+export async function uploadAll(client: PierClient, uploads: Upload[], byPath: Map<string, LocalFile>, write = (s: string) => process.stderr.write(s)): Promise<number> {
+  if (uploads.length === 0) return 0;
+  const tty = process.stderr.isTTY;
+  const totalBytes = uploads.reduce((n, u) => n + (byPath.get(u.path)?.size ?? 0), 0);
+  let done = 0, bytes = 0;
+  const show = () => write(tty ? `\r${progressLine(done, uploads.length, bytes, totalBytes)}\x1b[K` : `${progressLine(done, uploads.length, bytes, totalBytes)}\n`);
+  show();
+  for (let i = 0; i < uploads.length; i += SUB_BATCH) {
+    await Promise.all(uploads.slice(i, i + SUB_BATCH).map(async (u) => {
+      const f = byPath.get(u.path);
+      if (!f) throw new Error(`the server asked for ${u.path}, which is not in the folder`);
+      await client.put(u.upload, readFileSync(f.abs));
+      done++;
+      bytes += f.size;
+      // Without a terminal, one line per sub-batch keeps logs short.
+      if (tty || done % SUB_BATCH === 0 || done === uploads.length) show();
+    }));
+  }
+  if (tty) write("\n");
+  return bytes;
+}
