@@ -47,6 +47,8 @@ export interface Config {
   smtpRelayUrl: string | null;
   /** Public URL of the hosted MCP endpoint when a proxy/tunnel publishes it elsewhere; default <base-url>/mcp. */
   mcpResourceUrl: string | null;
+  /** Seconds a request body (other than a storage upload) may take to arrive in full. */
+  bodyTimeoutSeconds: number;
 }
 
 interface Option {
@@ -147,6 +149,7 @@ export const configOptions: Option[] = [
   { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
+  { key: "bodyTimeoutSeconds", name: "body-timeout", default: "30", help: "Seconds an API or site request body may take to arrive in full (slower: 408 BODY_TIMEOUT). Storage uploads are cut off instead when no byte arrives for this long.", parse: positiveInt },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;

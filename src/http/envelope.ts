@@ -3,6 +3,7 @@
 import { ApiError, errorCatalogue } from "../core/errors";
 import { clientVersion } from "../core/version";
 import type { Logger } from "../core/log";
+import { validationFailed } from "./json-guard";
 
 export function baseHeaders(requestId: string): Record<string, string> {
   return { "x-request-id": requestId, "x-pier-client-version": clientVersion };
@@ -15,8 +16,7 @@ export function toApiError(err: unknown, frameworkCode?: string | number): ApiEr
     case "VALIDATION": {
       const e = err as { all?: Array<{ path?: string; summary?: string; message?: string }>; type?: string };
       const fields = (e.all ?? []).slice(0, 20).map((x) => ({ path: x.path ?? "", message: x.summary ?? x.message ?? "invalid" }));
-      const where = e.type ? ` in ${e.type}` : "";
-      return new ApiError("VALIDATION_FAILED", `Invalid request${where}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details"}`, { fields });
+      return validationFailed(e.type, fields);
     }
     case "PARSE":
       return new ApiError("BAD_REQUEST", "The request body could not be parsed. Send valid JSON with Content-Type: application/json.");
