@@ -6,7 +6,7 @@ import { ApiError } from "./core/errors";
 import { authenticate, authPlugin, type AuthOptions, type BearerResolver } from "./http/auth";
 import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
-import { docsRoutes, openapiPlugin } from "./http/openapi";
+import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
 import { earlyBodyValidation, type RouteTable } from "./http/json-guard";
 import { RateLimiter } from "./http/rate-limit";
 import { requestId } from "./http/request-info";
@@ -45,6 +45,8 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
   const app = new Elysia({ name: "pier", normalize: false })
     .onRequest(({ request, set }) => {
       Object.assign(set.headers, baseHeaders(requestId(request)));
+      const docs = docsPageHeaders(new URL(request.url).pathname);
+      if (docs) Object.assign(set.headers, docs);
     })
     .onError(({ request, error, code }) => {
       const id = requestId(request);
