@@ -3,10 +3,11 @@
 import { Elysia } from "elysia";
 import type { Deps } from "./core/context";
 import { ApiError } from "./core/errors";
-import { authPlugin, type AuthOptions, type BearerResolver } from "./http/auth";
-import { jsonBodyLimit } from "./http/body-limit";
+import { authenticate, authPlugin, type AuthOptions, type BearerResolver } from "./http/auth";
+import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
-import { docsRoutes, openapiPlugin } from "./http/openapi";
+import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
+import { earlyBodyValidation, type RouteTable } from "./http/json-guard";
 import { RateLimiter } from "./http/rate-limit";
 import { requestId } from "./http/request-info";
 import { actorFromApiKey } from "./features/accounts/keys";
@@ -17,6 +18,15 @@ import { agentActivityHook } from "./features/agent-auth/routes";
 export interface AppOptions {
   /** Extra bearer credential kinds (OAuth access tokens) tried after API keys. */
   resolvers?: BearerResolver[];
+}
+
+/** Whether the request carries a credential that resolves (a bad one counts as none). */
+function hasValidCredential(deps: Deps, req: Request, opts: AuthOptions): boolean {
+  try {
+    return authenticate(deps, req, opts) !== null;
+  } catch {
+    return false;
+  }
 }
 
 export function buildApp(deps: Deps, opts: AppOptions = {}) {
@@ -30,9 +40,13 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
 
   // normalize: false — schemas with additionalProperties: false refuse unknown fields (422)
   // instead of silently dropping them.
-  return new Elysia({ name: "pier", normalize: false })
+  // The early body check reads the finished route table when the first request arrives.
+  let mounted: RouteTable | null = null;
+  const app = new Elysia({ name: "pier", normalize: false })
     .onRequest(({ request, set }) => {
       Object.assign(set.headers, baseHeaders(requestId(request)));
+      const docs = docsPageHeaders(new URL(request.url).pathname);
+      if (docs) Object.assign(set.headers, docs);
     })
     .onError(({ request, error, code }) => {
       const id = requestId(request);
@@ -40,12 +54,16 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
       if (apiError.code === "INTERNAL" && !(error instanceof ApiError)) logUnexpected(deps.log, error, id);
       return errorResponse(apiError, id, deps.urls.baseUrl);
     })
-    .use(jsonBodyLimit())
+    // Body sizes, read deadlines and JSON depth are enforced by the listener (src/http/server.ts).
+    .use(earlyBodyValidation(() => mounted!))
     .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))
     .use(statusRoutes(deps, auth))
     .use(featureRoutes(deps, auth, authOptions));
+  mounted = app;
+  credentialChecks.set(app, (req) => hasValidCredential(deps, req, authOptions));
+  return app;
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -49,6 +49,8 @@ export interface Config {
   mcpResourceUrl: string | null;
   /** Plan of the first user's account (the instance admin's); everyone else gets defaultPlan. */
   ownerPlan: string;
+  /** Seconds a request body (other than a storage upload) may take to arrive in full. */
+  bodyTimeoutSeconds: number;
 }
 
 interface Option {
@@ -150,6 +152,7 @@ export const configOptions: Option[] = [
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
   { key: "ownerPlan", name: "owner-plan", default: "owner", help: "Plan given to the first user's account (the instance admin's): by default every capability and no site renewal. --default-plan decides for everyone else.", parse: str },
+  { key: "bodyTimeoutSeconds", name: "body-timeout", default: "30", help: "Seconds an API or site request body may take to arrive in full (slower: 408 BODY_TIMEOUT). Storage uploads are cut off instead when no byte arrives for this long.", parse: positiveInt },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;

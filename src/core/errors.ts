@@ -67,6 +67,8 @@ export const errorCatalogue = {
   PUBLISH_FILES_MISSING: { status: 503, hint: "Some declared files are not in storage yet: PUT them to their upload.url (POST .../uploads/refresh for new URLs), then finalize again." },
   PUBLISH_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many publishes for this account; wait `Retry-After` seconds." },
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
+  JSON_TOO_DEEP: { status: 400, hint: "The JSON body nests arrays and objects too deeply (see details.max_depth); flatten it." },
+  BODY_TIMEOUT: { status: 408, hint: "The request body arrived too slowly and was cut off; send it again in one go." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -1,47 +1,111 @@
-// One size limit for JSON (and other small, parsed) request bodies: file bytes never go
-// through the JSON API; uploads stream to their own storage endpoint. Declared sizes are
-// refused before anything is read; undeclared (chunked) bodies are counted while read by the
-// listener, so nothing larger is ever buffered.
-import { Elysia } from "elysia";
+// Request body limits, enforced by the listener before any route, parser or credential check
+// runs: each route accepts what its largest valid body needs and no more, a declared
+// Content-Length over the limit is refused before a byte is read, and an undeclared (chunked)
+// body is counted while it streams. Bodies larger than an anonymous caller can need are only
+// read for a caller whose credential is valid, so an unauthenticated client can make Pier hold
+// and parse at most ANONYMOUS_BODY_LIMIT bytes. Storage PUTs stream to disk under their own
+// signed size and are never buffered here.
 import { ApiError } from "../core/errors";
 
-export const JSON_BODY_LIMIT = 1024 * 1024;
-/** Paths that stream large bodies themselves (file uploads carry any content type, JSON too). */
-export const UNLIMITED_PATH_PREFIXES = ["/_storage/"];
+const KiB = 1024;
+const MiB = 1024 * KiB;
 
-const limitedType = (contentType: string | null) =>
-  /^(application\/(json|[\w.+-]+\+json|x-www-form-urlencoded)|text\/plain)\b/i.test(contentType ?? "");
-const exempt = (req: Request) => {
-  const path = new URL(req.url).pathname;
-  return UNLIMITED_PATH_PREFIXES.some((p) => path.startsWith(p));
-};
-const applies = (req: Request) => req.body !== null && limitedType(req.headers.get("content-type")) && !exempt(req);
-export const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${JSON_BODY_LIMIT} bytes.`, { max_bytes: JSON_BODY_LIMIT });
+/** Every body on the API and site hosts unless the route is listed below: forms, small JSON writes. */
+export const DEFAULT_BODY_LIMIT = 64 * KiB;
+/** The most any caller without a valid credential can make Pier read. */
+export const ANONYMOUS_BODY_LIMIT = DEFAULT_BODY_LIMIT;
+/** Site hosts take form posts to their gates (a password or an email address) and nothing bigger. */
+export const SITE_BODY_LIMIT = 16 * KiB;
+/** The largest JSON body of an ordinary route (lists of up to 1,000 paths, 100 variables, an MCP text file). */
+export const JSON_BODY_LIMIT = 1 * MiB;
+/** A publish manifest lists up to 20,000 files (~170 bytes each with a short path). */
+export const MANIFEST_BODY_LIMIT = 8 * MiB;
 
-/**
- * For the listener: a request whose body has no Content-Length is read here, at most
- * JSON_BODY_LIMIT bytes, and handed on buffered. Throws PAYLOAD_TOO_LARGE past the limit.
- */
-export async function bufferUndeclaredBody(req: Request): Promise<Request> {
-  if (!applies(req) || req.headers.has("content-length")) return req;
-  const reader = req.body!.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > JSON_BODY_LIMIT) {
-      void reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return new Request(req, { body: Buffer.concat(chunks) });
+/** Paths that stream their bodies themselves (storage PUTs: bounded by the signed size). */
+export const STREAMED_PATH_PREFIXES = ["/_storage/"];
+
+const ID = "[^/]+";
+/** Routes whose valid bodies can exceed DEFAULT_BODY_LIMIT, with the size their largest valid body needs. */
+const LARGER_LIMITS: Array<{ method: string; path: RegExp; bytes: number }> = [
+  { method: "POST", path: /^\/api\/v1\/publish_sessions$/, bytes: MANIFEST_BODY_LIMIT },
+  { method: "POST", path: /^\/mcp$/, bytes: JSON_BODY_LIMIT },
+  { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/files/(reorganize|append_text|lock)$`), bytes: JSON_BODY_LIMIT },
+  { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/upload_sessions/${ID}/uploads$`), bytes: JSON_BODY_LIMIT },
+  { method: "PATCH", path: new RegExp(`^/api/v1/buckets/${ID}/variables$`), bytes: JSON_BODY_LIMIT },
+  { method: "PATCH", path: new RegExp(`^/api/v1/buckets/${ID}$`), bytes: JSON_BODY_LIMIT },
+  { method: "POST", path: /^\/api\/v1\/buckets$/, bytes: JSON_BODY_LIMIT },
+];
+
+/** The body limit of an API-host request, or null for paths that stream their own bodies. */
+export function bodyLimitFor(method: string, pathname: string): number | null {
+  if (STREAMED_PATH_PREFIXES.some((p) => pathname.startsWith(p))) return null;
+  for (const r of LARGER_LIMITS) if (r.method === method && r.path.test(pathname)) return r.bytes;
+  return DEFAULT_BODY_LIMIT;
 }
 
-/** In the app: refuse a declared Content-Length over the limit before the body is read. */
-export const jsonBodyLimit = () =>
-  new Elysia({ name: "json-body-limit" }).onRequest(({ request }) => {
-    if (applies(request) && Number(request.headers.get("content-length") ?? 0) > JSON_BODY_LIMIT) throw tooLarge();
+export const tooLarge = (limit: number) =>
+  new ApiError("PAYLOAD_TOO_LARGE", `This request's body is limited to ${limit} bytes.`, { max_bytes: limit });
+
+const bodyTimedOut = (seconds: number) =>
+  new ApiError("BODY_TIMEOUT", `The request body did not arrive within ${seconds} seconds.`, { timeout_seconds: seconds });
+
+export interface BodyRules {
+  /** The route's limit. */
+  limit: number;
+  /** Seconds the whole body may take to arrive. */
+  timeoutSeconds: number;
+  /** Whether the caller holds a valid credential; asked only for bodies over ANONYMOUS_BODY_LIMIT. */
+  credentialed: () => boolean;
+}
+
+/** The declared Content-Length: a number, null when absent, NaN when malformed. */
+function declaredLength(req: Request): number | null {
+  const raw = req.headers.get("content-length");
+  if (raw === null) return null;
+  return /^\d{1,15}$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+}
+
+/** Refuse a declared size before reading: over the route's limit, or over the anonymous one without a credential. */
+function checkDeclared(req: Request, rules: BodyRules): void {
+  const len = declaredLength(req);
+  if (len === null) return;
+  if (Number.isNaN(len)) throw new ApiError("BAD_REQUEST", "Content-Length is not a number.");
+  if (len > rules.limit) throw tooLarge(rules.limit);
+  if (len > ANONYMOUS_BODY_LIMIT && !rules.credentialed()) throw tooLarge(ANONYMOUS_BODY_LIMIT);
+}
+
+/**
+ * Read the whole body under `rules`: at most the route's limit (the anonymous one until the
+ * caller proves a credential), within the time limit. Any content type, declared or chunked.
+ * Returns null when the request has no body.
+ */
+export async function readBoundedBody(req: Request, rules: BodyRules): Promise<Buffer<ArrayBuffer> | null> {
+  checkDeclared(req, rules);
+  if (req.body === null) return null;
+  let allowed = Math.min(rules.limit, ANONYMOUS_BODY_LIMIT);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(bodyTimedOut(rules.timeoutSeconds)), rules.timeoutSeconds * 1000);
   });
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) break;
+      size += value.byteLength;
+      if (size > allowed) {
+        if (allowed < rules.limit && rules.credentialed()) allowed = rules.limit;
+        if (size > allowed) throw tooLarge(allowed);
+      }
+      chunks.push(value);
+    }
+  } catch (e) {
+    void reader.cancel().catch(() => {});
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  return Buffer.concat(chunks) as Buffer<ArrayBuffer>;
+}

@@ -4,6 +4,7 @@ import { ApiError, errorCatalogue } from "../core/errors";
 import { clientVersion } from "../core/version";
 import type { Logger } from "../core/log";
 import { describeIssue, type ValidationIssue } from "./validation";
+import { validationFailed } from "./json-guard";
 
 export function baseHeaders(requestId: string): Record<string, string> {
   return { "x-request-id": requestId, "x-pier-client-version": clientVersion };
@@ -17,8 +18,7 @@ export function toApiError(err: unknown, frameworkCode?: string | number): ApiEr
       const e = err as { all?: ValidationIssue[]; type?: string };
       const fields = (e.all ?? []).slice(0, 20).map(describeIssue);
       // "property": Elysia re-checked one coerced value on its own (it no longer knows where from).
-      const where = e.type && e.type !== "property" ? ` in ${e.type}` : "";
-      return new ApiError("VALIDATION_FAILED", `Invalid request${where}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details"}`, { fields });
+      return validationFailed(e.type && e.type !== "property" ? e.type : undefined, fields);
     }
     case "PARSE":
       return new ApiError("BAD_REQUEST", "The request body could not be parsed. Send valid JSON with Content-Type: application/json.");

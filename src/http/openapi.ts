@@ -36,6 +36,24 @@ export const openapiPlugin = () =>
     },
   });
 
+/**
+ * /docs runs one script, Scalar's, from Pier itself; it fetches the spec from /docs/json and
+ * styles itself inline. Nothing else may load, frame the page or post anywhere (Scalar's calls
+ * to its own cloud search are refused too). The hash is the openapi plugin's configuration
+ * `<script>` element, which holds only whitespace: allowed so the browser reports no violation.
+ */
+const EMPTY_CONFIG_SCRIPT_HASH = "'sha256-TcUB1mzXiQO4GxpTRZ0EMpOXKMU3u+n/q1WrgVIcs1I='";
+export const DOCS_CSP = [
+  "default-src 'none'", `script-src 'self' ${EMPTY_CONFIG_SCRIPT_HASH}`, "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:",
+  "font-src 'self' data:", "connect-src 'self'", "worker-src 'self' blob:", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'",
+].join("; ");
+
+/** Headers of the API reference pages (HTML), set before the openapi plugin answers. */
+export function docsPageHeaders(pathname: string): Record<string, string> | null {
+  if (pathname !== "/docs" && pathname !== "/docs/" && pathname !== "/docs/errors") return null;
+  return { "content-security-policy": DOCS_CSP, "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "same-origin" };
+}
+
 export function errorsPage(): string {
   const rows = Object.entries(errorCatalogue)
     .map(([code, e]) => `<tr id="${code}"><td><code>${code}</code></td><td>${e.status}</td><td>${escapeHtml(e.hint)}</td></tr>`)

@@ -3,18 +3,23 @@ import type { Server } from "bun";
 import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
 import type { SiteHandler } from "../sites/server";
-import { bufferUndeclaredBody } from "./body-limit";
+import { bodyLimitFor, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
+import { checkJsonDepth, isJsonType } from "./json-guard";
 import { requestId, setClientIp } from "./request-info";
+import { guardStalls } from "./upload-stall";
 
 export interface Dispatch {
   app: { fetch(req: Request): Response | Promise<Response> };
   sites: SiteHandler;
 }
 
-/** Large enough for the storage endpoint's uploads; JSON routes enforce their own limits. */
+/** Large enough for the storage endpoint's uploads; every other route has its own limit (body-limit.ts). */
 export const MAX_BODY_BYTES = 64 * 1024 ** 3;
+
+/** Per app: does a request carry a valid credential? Set by buildApp; asked before reading a large body. */
+export const credentialChecks = new WeakMap<object, (req: Request) => boolean>();
 
 export function clientAddress(req: Request, server: Server<unknown>, trustProxy: boolean): string {
   if (trustProxy) {
@@ -39,9 +44,10 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
     switch (host.kind) {
       case "api":
         setClientIp(req, ip);
-        return dispatchApi(deps, d, req, ip);
+        return dispatchApi(deps, d, req, ip, server);
       case "site":
       case "custom": {
+        if (hasBody(req)) return dispatchSiteWithBody(deps, d, req, host, ip, server);
         const res = d.sites(req, host, ip);
         return res instanceof Promise ? res.then((r) => withBaseHeaders(r, req)) : withBaseHeaders(res, req);
       }
@@ -51,17 +57,64 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
   };
 }
 
-/** API requests with a body of undeclared length are read (up to the JSON limit) before the app sees them. */
-async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => string): Promise<Response> {
+const hasBody = (req: Request) => req.body !== null && req.method !== "GET" && req.method !== "HEAD";
+
+/**
+ * Bun's idle timer does not see a request body arriving (a steady upload is cut after
+ * idleTimeout), so while a body is read the request gets a timer of its own: long enough for
+ * the body deadline, which is what cuts slow bodies.
+ */
+function allowBodyTime(deps: Deps, req: Request, server: Server<unknown>): void {
+  server.timeout(req, deps.config.bodyTimeoutSeconds + 5);
+}
+
+/** The body is read here, whole and bounded, so no route, parser or credential check ever sees an unbounded one. */
+async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => string, server: Server<unknown>): Promise<Response> {
+  if (!hasBody(req)) return d.app.fetch(req);
+  const limit = bodyLimitFor(req.method, new URL(req.url).pathname);
+  if (limit === null) {
+    // Storage PUTs stream to disk for as long as bytes keep coming (size bounded by the signed token).
+    const streamed = guardStalls(req, server, deps.config.bodyTimeoutSeconds);
+    setClientIp(streamed, ip);
+    return d.app.fetch(streamed);
+  }
+  const checkCredential = credentialChecks.get(d.app);
+  const rules: BodyRules = { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => checkCredential?.(req) ?? false };
   let api: Request;
   try {
-    api = await bufferUndeclaredBody(req);
+    allowBodyTime(deps, req, server);
+    const bytes = await readBoundedBody(req, rules);
+    if (bytes && isJsonType(req.headers.get("content-type"))) checkJsonDepth(bytes);
+    api = new Request(req, { body: bytes });
   } catch (e) {
-    const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
-    return errorResponse(err, requestId(req), deps.urls.baseUrl);
+    return bodyRefused(deps, req, e);
   }
-  if (api !== req) setClientIp(api, ip);
+  setClientIp(api, ip);
   return d.app.fetch(api);
+}
+
+/** Site hosts take only small form posts (gates); everything else is answered without its body mattering. */
+async function dispatchSiteWithBody(
+  deps: Deps, d: Dispatch, req: Request, host: Parameters<Dispatch["sites"]>[1], ip: () => string, server: Server<unknown>,
+): Promise<Response> {
+  let site: Request;
+  try {
+    allowBodyTime(deps, req, server);
+    const bytes = await readBoundedBody(req, { limit: SITE_BODY_LIMIT, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
+    site = new Request(req, { body: bytes });
+  } catch (e) {
+    return bodyRefused(deps, req, e);
+  }
+  setClientIp(site, ip);
+  return withBaseHeaders(await d.sites(site, host, ip), req);
+}
+
+function bodyRefused(deps: Deps, req: Request, e: unknown): Response {
+  const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
+  const res = errorResponse(err, requestId(req), deps.urls.baseUrl);
+  // The rest of an refused body is not read: end the connection rather than drain it.
+  res.headers.set("connection", "close");
+  return res;
 }
 
 /** Site responses carry the request id and version headers like API ones (every response does). */

@@ -7,7 +7,7 @@ import type { Deps } from "../core/context";
 import { getAutoIndexTemplate } from "../features/publish/templates";
 import type { Manifest, Site } from "./directory";
 import type { FileServer } from "./files";
-import { renderMarkdown } from "./markdown";
+import { renderReadme } from "./markdown";
 import { escapeHtml } from "../http/html";
 import { fillTemplate, type SiteTemplates } from "./pages";
 
@@ -64,7 +64,7 @@ export class AutoIndex {
       const f = m.files.get(prefix + name);
       if (!f || f.size > README_MAX_BYTES) continue;
       const text = await this.files.text(f.blobSha256, f.size);
-      readme = name.toLowerCase().endsWith(".txt") ? `<pre>${escapeHtml(text)}</pre>` : renderMarkdown(text);
+      readme = name.toLowerCase().endsWith(".txt") ? `<pre>${escapeHtml(text)}</pre>` : await renderReadme(text);
       readme = `<section class="pier-readme">${readme}</section>`;
       break;
     }

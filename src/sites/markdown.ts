@@ -2,6 +2,12 @@
 // in the markdown is shown as text (never parsed as markup), and link/image targets are limited
 // to relative, http(s) and mailto URLs. The page's CSP forbids scripts besides Pier's own as a
 // second line of defence.
+//
+// marked's cost is not linear in its input: 64 KiB of crafted markdown takes 0.3-2 s and 512 KiB
+// of `>` 15 s (then a stack overflow). So visitors' pages never render on the event loop:
+// renderReadme() hands the text to a worker with a time limit, remembers results by content,
+// and shows the README as plain text when rendering fails or takes too long.
+import { LRUCache } from "lru-cache";
 import { Marked, type Tokens } from "marked";
 import { escapeHtml } from "../http/html";
 
@@ -36,4 +42,81 @@ const marked = new Marked({
 
 export function renderMarkdown(source: string): string {
   return marked.parse(source, { async: false }) as string;
+}
+
+/** A README that takes longer than this to render is shown as plain text. */
+export const README_RENDER_TIMEOUT_MS = 1000;
+
+const asPlainText = (source: string) => `<pre>${escapeHtml(source)}</pre>`;
+const rendered = new LRUCache<string, string>({ max: 200, maxSize: 32 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
+
+/** The HTML, UNRENDERABLE when this very text was too slow or broke marked, or null when the worker was lost for another reason. */
+type Outcome = string | typeof UNRENDERABLE | null;
+const UNRENDERABLE = Symbol("unrenderable");
+type Pending = { resolve: (outcome: Outcome) => void; timer: ReturnType<typeof setTimeout> };
+let worker: Worker | null = null;
+const pending = new Map<number, Pending>();
+let nextId = 0;
+
+function settleAll(): void {
+  for (const [id, p] of pending) {
+    clearTimeout(p.timer);
+    pending.delete(id);
+    p.resolve(null);
+  }
+}
+
+function renderer(): Worker {
+  if (worker) return worker;
+  // In the compiled binary the worker is an extra entrypoint of the build (scripts/build.ts).
+  const w = new Worker(new URL("./markdown-worker.ts", import.meta.url).href);
+  (w as unknown as { unref(): void }).unref(); // an idle renderer does not keep the process alive
+  w.onmessage = (e: MessageEvent<{ id: number; html: string | null }>) => {
+    const p = pending.get(e.data.id);
+    if (!p) return;
+    clearTimeout(p.timer);
+    pending.delete(e.data.id);
+    p.resolve(e.data.html ?? UNRENDERABLE);
+  };
+  w.onerror = () => {
+    if (worker === w) worker = null;
+    w.terminate();
+    settleAll();
+  };
+  return (worker = w);
+}
+
+/** Render in the worker; a render that takes longer than the timeout ends the worker (a new one starts on demand). */
+function renderOffThread(source: string, timeoutMs: number): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let w: Worker;
+    try {
+      w = renderer();
+    } catch {
+      return resolve(null);
+    }
+    const id = ++nextId;
+    const timer = setTimeout(() => {
+      pending.delete(id);
+      resolve(UNRENDERABLE);
+      // A render that runs away keeps the worker busy: drop it; whatever queued behind it is retried later.
+      if (worker === w) worker = null;
+      w.terminate();
+      settleAll();
+    }, timeoutMs);
+    pending.set(id, { resolve, timer });
+    w.postMessage({ id, source });
+  });
+}
+
+/** A README's HTML for a visitor's page: rendered off the event loop, once per content, plain text as the fallback. */
+export async function renderReadme(source: string, timeoutMs = README_RENDER_TIMEOUT_MS): Promise<string> {
+  const key = new Bun.CryptoHasher("sha256").update(source).digest("hex");
+  const hit = rendered.get(key);
+  if (hit !== undefined) return hit;
+  const outcome = await renderOffThread(source, timeoutMs);
+  if (outcome === null) return asPlainText(source); // not this text's fault: not remembered
+  const html = outcome === UNRENDERABLE ? asPlainText(source) : outcome;
+  rendered.set(key, html);
+  return html;
 }

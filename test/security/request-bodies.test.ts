@@ -1,0 +1,242 @@
+// Attacks on request bodies and the event loop (docs/security.md, "Request bodies and the event
+// loop"): each test sends what the attacker sent, over a real socket to a running Pier, and
+// checks it no longer gets through or stalls anyone else.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ANONYMOUS_BODY_LIMIT, DEFAULT_BODY_LIMIT, SITE_BODY_LIMIT } from "../../src/http/body-limit";
+import { MAX_JSON_DEPTH } from "../../src/http/json-guard";
+import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+import { rawErrorCode, rawRequest } from "../helpers/raw-http";
+import { publishSite } from "../helpers/sites";
+
+let t: TestPier;
+let owner: TestUser;
+let port: number;
+const BODY_TIMEOUT_S = 2;
+
+beforeAll(async () => {
+  t = await startTestPier({ bodyTimeoutSeconds: BODY_TIMEOUT_S });
+  owner = await t.user();
+  port = t.pier.httpPort;
+});
+afterAll(() => t.stop());
+
+const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
+  fetch(t.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+
+/** Time of a cheap request sent while `attack` is in flight: what every other user waits. */
+async function probeDuring(attack: () => Promise<unknown>[]): Promise<number> {
+  const inFlight = attack();
+  await Bun.sleep(1);
+  const t0 = performance.now();
+  const r = await fetch(`${t.url}/api/v1/status`);
+  const waited = performance.now() - t0;
+  expect(r.status).toBe(200);
+  await Promise.allSettled(inFlight);
+  return waited;
+}
+
+const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+
+describe("JSON nesting and validation cost", () => {
+  test("20,000 nested brackets to a JSON route are refused at once with JSON_TOO_DEEP, before authentication", async () => {
+    const t0 = performance.now();
+    const r = await post("/api/v1/buckets", nested(20_000));
+    const took = performance.now() - t0;
+    expect(r.status).toBe(400);
+    expect((await r.json()).error.code).toBe("JSON_TOO_DEEP");
+    expect(took).toBeLessThan(500); // was 34 s
+  });
+
+  test("nesting inside strings does not count; the limit is exactly MAX_JSON_DEPTH", async () => {
+    const inString = JSON.stringify({ bucket: { title: "brackets", description: "[{".repeat(2_000) } });
+    expect((await post("/api/v1/buckets", inString, { authorization: `Bearer ${owner.key}` })).status).toBe(201);
+    const atLimit = JSON.stringify({ bucket: { title: "ok", metadata: { deep: JSON.parse(nested(MAX_JSON_DEPTH - 3)) } } });
+    expect((await post("/api/v1/buckets", atLimit, { authorization: `Bearer ${owner.key}` })).status).toBe(201);
+    const over = JSON.stringify({ bucket: { title: "ok", metadata: { deep: JSON.parse(nested(MAX_JSON_DEPTH - 1)) } } });
+    const r = await post("/api/v1/buckets", over, { authorization: `Bearer ${owner.key}` });
+    expect(r.status).toBe(400);
+    expect((await r.json()).error.code).toBe("JSON_TOO_DEEP");
+  });
+
+  test("other users are answered quickly while deep bodies arrive on every kind of JSON route", async () => {
+    const routes = ["/api/v1/buckets", "/oauth/register", "/mcp", "/api/v1/publish_sessions", "/api/v1/agent_auth/request_code"];
+    const waited = await probeDuring(() => routes.flatMap((p) => [post(p, nested(20_000)), post(p, nested(50_000).slice(0, 60_000))]));
+    expect(waited).toBeLessThan(250);
+  });
+
+  test("a large invalid body from a signed-in caller costs milliseconds, and the error stays small", async () => {
+    // 1 MiB of zeros 30 levels deep where tag_paths wants strings: Elysia's own error pretty-printed all of it.
+    const zeros = "0,".repeat(500_000 - 200) + "0";
+    const body = `{"bucket":{"title":"x","tag_paths":${"[".repeat(30)}${zeros}${"]".repeat(30)}}}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const t0 = performance.now();
+    const r = await post("/api/v1/buckets", body, { authorization: `Bearer ${owner.key}` });
+    const took = performance.now() - t0;
+    const text = await r.text();
+    expect(r.status).toBe(422);
+    expect(JSON.parse(text).error.code).toBe("VALIDATION_FAILED");
+    expect(text.length).toBeLessThan(10_000);
+    expect(took).toBeLessThan(250);
+  });
+
+  test("many invalid fields are reported, not walked to the end", async () => {
+    const body = JSON.stringify({ operation: "archive", bucket_ids: Array.from({ length: 5_000 }, () => 1) });
+    const r = await post("/api/v1/buckets/bulk", body, { authorization: `Bearer ${owner.key}` });
+    expect(r.status).toBe(422);
+    const err = (await r.json()).error;
+    expect(err.code).toBe("VALIDATION_FAILED");
+    expect(err.details.fields.length).toBeLessThanOrEqual(20);
+  });
+});
+
+describe("body size limits, enforced while streaming", () => {
+  test("an unauthenticated 500 MB octet-stream POST is refused before it is read", async () => {
+    const chunk = new Uint8Array(1024 * 1024);
+    const r = await rawRequest({
+      port,
+      head: `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${500 * 1024 * 1024}`,
+      next: (i) => (i < 500 ? chunk : null),
+    });
+    expect(r.status).toBe(413);
+    expect(rawErrorCode(r)).toBe("PAYLOAD_TOO_LARGE");
+    expect(r.answeredAfterMs).toBeLessThan(1000);
+    expect(r.bodyBytesSent).toBeLessThan(100 * 1024 * 1024);
+  });
+
+  test("a chunked body with no length is cut off at the limit, whatever its content type", async () => {
+    for (const type of ["application/octet-stream", "text/plain", "multipart/form-data; boundary=x", "application/json", "image/png", ""]) {
+      const piece = new Uint8Array(16 * 1024).fill(0x61);
+      const hex = piece.byteLength.toString(16);
+      const r = await rawRequest({
+        port,
+        head: `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\n${type ? `Content-Type: ${type}\r\n` : ""}Transfer-Encoding: chunked`,
+        next: (i) => (i < 2_000 ? Buffer.concat([Buffer.from(`${hex}\r\n`), piece, Buffer.from("\r\n")]) : "0\r\n\r\n"),
+      });
+      expect(r.status, type).toBe(413);
+      expect(rawErrorCode(r)).toBe("PAYLOAD_TOO_LARGE");
+      expect(r.bodyBytesSent).toBeLessThan(20 * 1024 * 1024);
+    }
+  });
+
+  test("routes with larger limits read past the anonymous limit only for a valid credential", async () => {
+    const files = Array.from({ length: 600 }, (_, i) => ({
+      path: `assets/file-${i}-${"x".repeat(60)}.txt`, byte_size: 1, checksum: "DMF1ucDxtqgxw5niaXcmYQ==",
+      sha256: "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+    }));
+    const body = JSON.stringify({ bucket_title: "Big manifest", files });
+    expect(body.length).toBeGreaterThan(ANONYMOUS_BODY_LIMIT);
+    const anon = await post("/api/v1/publish_sessions", body);
+    expect(anon.status).toBe(413);
+    expect((await anon.json()).error.details.max_bytes).toBe(ANONYMOUS_BODY_LIMIT);
+    const badKey = await post("/api/v1/publish_sessions", body, { authorization: "Bearer pier_not_a_real_key" });
+    expect(badKey.status).toBe(413);
+    const signedIn = await post("/api/v1/publish_sessions", body, { authorization: `Bearer ${owner.key}` });
+    expect(signedIn.status).toBe(201);
+  });
+
+  test("a route's own limit holds for signed-in callers too", async () => {
+    const big = JSON.stringify({ bucket: { title: "x", description: "y".repeat(DEFAULT_BODY_LIMIT) } });
+    const r = await post(`/api/v1/buckets/bkt_x/archive`, big, { authorization: `Bearer ${owner.key}` });
+    expect(r.status).toBe(413);
+    expect((await r.json()).error.details.max_bytes).toBe(DEFAULT_BODY_LIMIT);
+  });
+
+  test("a lying Content-Length (not a number) is refused", async () => {
+    const r = await rawRequest({
+      port, head: "POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1e9\r\nConnection: close",
+      next: () => null,
+    });
+    expect(r.status).toBe(400);
+  });
+});
+
+describe("slow bodies", () => {
+  test("a body sent one byte at a time is cut off after the body timeout with 408 BODY_TIMEOUT", async () => {
+    const body = JSON.stringify({ bucket: { title: "slow" } });
+    const r = await rawRequest({
+      port,
+      head: `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nAuthorization: Bearer ${owner.key}`,
+      next: (i) => (i < body.length ? body[i]! : null),
+      every: 500,
+    });
+    expect(r.status).toBe(408);
+    expect(rawErrorCode(r)).toBe("BODY_TIMEOUT");
+    expect(r.answeredAfterMs).toBeGreaterThan(BODY_TIMEOUT_S * 1000 - 200);
+    expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
+    expect(r.closedAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 5000);
+  });
+
+  test("a storage upload that stops sending is disconnected after the same time without a byte", async () => {
+    const r0 = await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "uploads" } } });
+    const bytes = new Uint8Array(100_000).fill(7);
+    const hasher = new Bun.CryptoHasher("md5");
+    hasher.update(bytes);
+    const d = await t.api("POST", "/api/v1/direct_uploads", {
+      key: owner.key,
+      body: {
+        bucket_id: r0.body.data.bucket.id, path: "big.bin",
+        blob: { filename: "big.bin", byte_size: bytes.byteLength, checksum: hasher.digest("base64"), content_type: "application/octet-stream", sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), purpose: "bucket_file" },
+      },
+    });
+    expect(d.status).toBe(201);
+    const url = new URL(d.body.data.upload.url);
+    const headers = Object.entries(d.body.data.upload.headers as Record<string, string>).map(([k, v]) => `${k}: ${v}`).join("\r\n");
+    const r = await rawRequest({
+      port,
+      head: `PUT ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${headers}\r\nContent-Length: ${bytes.byteLength}`,
+      next: (i) => (i === 0 ? bytes.slice(0, 1000) : null), // then silence
+    });
+    expect(r.closedAfterMs).toBeGreaterThan(BODY_TIMEOUT_S * 1000 - 200);
+    expect(r.closedAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 5000);
+    expect(r.status === 0 || r.status >= 400).toBe(true);
+  });
+});
+
+describe("site hosts", () => {
+  let host: string;
+  beforeAll(async () => {
+    host = (await publishSite(t, { files: [{ path: "index.html", bytes: new TextEncoder().encode("<h1>hi</h1>"), contentType: "text/html" }], access: "password", password: "hunter2hunter2" })).host;
+  });
+
+  test("a 500 MB POST to a site is refused before it is read", async () => {
+    const chunk = new Uint8Array(1024 * 1024);
+    for (const path of ["/", "/_pier/gate/password"]) {
+      const r = await rawRequest({
+        port, head: `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${500 * 1024 * 1024}`,
+        next: (i) => (i < 500 ? chunk : null),
+      });
+      expect(r.status, path).toBe(413);
+      expect(r.answeredAfterMs).toBeLessThan(1000);
+    }
+  });
+
+  test("a chunked POST to a site is cut off at the site limit", async () => {
+    const piece = new Uint8Array(4096).fill(0x61);
+    const r = await rawRequest({
+      port, head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked`,
+      next: (i) => (i < 10_000 ? Buffer.concat([Buffer.from("1000\r\n"), piece, Buffer.from("\r\n")]) : "0\r\n\r\n"),
+    });
+    expect(r.status).toBe(413);
+    expect(r.bodyBytesSent).toBeLessThan(20 * 1024 * 1024);
+    expect(SITE_BODY_LIMIT).toBeLessThan(DEFAULT_BODY_LIMIT + 1);
+  });
+
+  test("a slow gate form post is cut off after the body timeout", async () => {
+    const form = "password=hunter2hunter2&next=%2F";
+    const r = await rawRequest({
+      port, head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`,
+      next: (i) => (i < form.length ? form[i]! : null), every: 500,
+    });
+    expect(r.status).toBe(408);
+    expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
+  });
+
+  test("a normal gate form post still works", async () => {
+    const r = await fetch(`${t.url}/_pier/gate/password`, {
+      method: "POST", redirect: "manual",
+      headers: { host, "content-type": "application/x-www-form-urlencoded" },
+      body: "password=hunter2hunter2&next=%2F",
+    });
+    expect(r.status).toBe(303);
+  });
+});
