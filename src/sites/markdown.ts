@@ -66,10 +66,19 @@ function settleAll(): void {
   }
 }
 
+/**
+ * From source the worker file sits beside this one. In the compiled binary it is an extra
+ * entrypoint of the build (scripts/build.ts), embedded under the entrypoints' common folder
+ * (src/) as sites/markdown-worker, while this module is bundled into the executable itself, so a
+ * path relative to import.meta.url would miss it.
+ */
+function workerEntry(): string {
+  return import.meta.url.includes("/$bunfs/") ? "./sites/markdown-worker.ts" : new URL("./markdown-worker.ts", import.meta.url).href;
+}
+
 function renderer(): Worker {
   if (worker) return worker;
-  // In the compiled binary the worker is an extra entrypoint of the build (scripts/build.ts).
-  const w = new Worker(new URL("./markdown-worker.ts", import.meta.url).href);
+  const w = new Worker(workerEntry());
   (w as unknown as { unref(): void }).unref(); // an idle renderer does not keep the process alive
   w.onmessage = (e: MessageEvent<{ id: number; html: string | null }>) => {
     const p = pending.get(e.data.id);

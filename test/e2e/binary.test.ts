@@ -9,19 +9,17 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import pkg from "../../package.json";
 import { migrations } from "../../src/db/migrations";
+import { buildBinary } from "../helpers/binary";
 
-const root = join(import.meta.dir, "../..");
 const SECRET = "e2e-secret-that-must-never-be-printed-0123456789";
 let work: string;
 let bin: string;
 let dataDir: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "pier-e2e-"));
-  bin = join(work, "bin", "pier");
   dataDir = join(work, "data");
-  const build = Bun.spawnSync([process.execPath, "run", "scripts/build.ts", "--no-gen", "--outfile", bin], { cwd: root, stdout: "pipe", stderr: "pipe" });
-  if (build.exitCode !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`);
+  bin = await buildBinary();
 }, 180_000);
 
 afterAll(() => {
