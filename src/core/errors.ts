@@ -67,6 +67,8 @@ export const errorCatalogue = {
   PUBLISH_FILES_MISSING: { status: 503, hint: "Some declared files are not in storage yet: PUT them to their upload.url (POST .../uploads/refresh for new URLs), then finalize again." },
   PUBLISH_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many publishes for this account; wait `Retry-After` seconds." },
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
+  REAUTHENTICATION_REQUIRED: { status: 403, hint: "Account-security actions in a browser need the password entered in the last 10 minutes: confirm it at error.details.reauthenticate_url, then retry." },
+  GATE_MAIL_RATE_LIMITED: { status: 429, hint: "Too many access-code emails for this site or this address; wait `Retry-After` seconds before asking for another code.", retryAfter: 600 },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

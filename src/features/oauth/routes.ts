@@ -15,6 +15,7 @@ import { clientIp } from "../../http/request-info";
 import { checkCsrf, type SessionRow } from "../accounts/sessions";
 import { getAccount } from "../accounts/service";
 import { browserSession } from "../accounts/web/browser";
+import { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "../accounts/sudo";
 import { corsPreflight, withCors } from "./cors";
 import { UserCodeGuard } from "./attempts";
 import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
@@ -214,13 +215,15 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
+      if (!inSudoMode(deps, request, b.session.id)) return redirectResponse(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent("/oauth/connections")}`);
       revokeConnection(deps, b.actor, params.id);
       return redirectResponse("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
     .get("/api/v1/oauth/connections", ({ actor }) => ({ data: { connections: listConnections(deps, must(actor)) } }), {
       auth: "session", detail: { tags, summary: "List agent connections (OAuth grants) of the signed-in user's account" },
     })
-    .delete("/api/v1/oauth/connections/:id", ({ actor, params }) => {
+    .delete("/api/v1/oauth/connections/:id", ({ actor, params, request }) => {
+      requireSudo(deps, request, must(actor));
       revokeConnection(deps, must(actor), params.id);
       return { data: { id: params.id, revoked: true } };
     }, { auth: "session", detail: { tags, summary: "Revoke a connection: its tokens and API key stop working at once" } });
