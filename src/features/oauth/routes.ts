@@ -18,7 +18,7 @@ import { browserSession } from "../accounts/web/browser";
 import { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "../accounts/sudo";
 import { corsPreflight, withCors } from "./cors";
 import { UserCodeGuard } from "./attempts";
-import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
+import { approveAuthorization, hasConsented, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
 import { registerClient } from "./clients";
 import { listConnections, revokeConnection } from "./connections";
 import { decideDevice, findPendingDevice, startDeviceAuthorization } from "./device";
@@ -197,7 +197,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       try {
         req = validateAuthorizeRequest(deps, params);
       } catch (e) {
-        return authorizeFailure(e);
+        return authorizeFailure(e, b);
       }
       if (decision !== "approve") return redirectResponse(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
       return redirectResponse(approveAuthorization(deps, b.actor, req));
@@ -228,23 +228,32 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       return { data: { id: params.id, revoked: true } };
     }, { auth: "session", detail: { tags, summary: "Revoke a connection: its tokens and API key stop working at once" } });
 
-  function authorizeFailure(e: unknown): Response | Promise<Response> {
-    if (e instanceof UntrustedRedirectError) return html(messagePage(null, "Cannot authorize", e.message), 400);
+  /**
+   * A bad authorization request. Anyone can register a client with any https redirect URI, so
+   * sending errors there before a person has approved that client would make Pier an open
+   * redirect (RFC 9700 §4.11.2). Errors go back to the client only for a signed-in user who has
+   * an active connection with it; everyone else reads the error on Pier's own page.
+   */
+  function authorizeFailure(e: unknown, b: ReturnType<typeof browser>): Response | Promise<Response> {
+    if (e instanceof UntrustedRedirectError) return html(messagePage(b?.viewer ?? null, "Cannot authorize", e.message), 400);
     if (e instanceof OAuthError) {
-      const { redirect_uri, state } = e.extra as { redirect_uri: string; state?: string };
-      return redirectResponse(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
+      const { redirect_uri, state, client_id } = e.extra as { redirect_uri: string; state?: string; client_id: string };
+      if (b?.actor.userId && hasConsented(deps, b.actor.userId, client_id)) {
+        return redirectResponse(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
+      }
+      return html(messagePage(b?.viewer ?? null, "Cannot authorize", `The application's request is not valid (${e.error}): ${e.description}`), 400);
     }
     throw e;
   }
 
   function authorizePage(request: Request, params: Record<string, string>): Response | Promise<Response> {
+    const b = browser(request);
     let req;
     try {
       req = validateAuthorizeRequest(deps, params);
     } catch (e) {
-      return authorizeFailure(e);
+      return authorizeFailure(e, b);
     }
-    const b = browser(request);
     if (!b) return toSignin(request);
     return html(consentPage(b.viewer, {
       clientName: req.client.clientName, redirectHost: new URL(req.redirectUri).host, permission: req.scope.permission,
