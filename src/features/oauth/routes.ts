@@ -145,6 +145,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!b) return toSignin(request);
       const raw = new URL(request.url).searchParams.get("user_code");
       if (!raw) return html(deviceEntryPage(b.viewer));
+      // Another site sent the browser here: look nothing up (and count no miss), or any page
+      // could spend the user's allowance of wrong codes. Links from the terminal arrive as
+      // "none", Pier's own redirects as "same-origin"; browsers without the header are counted.
+      const fetchSite = request.headers.get("sec-fetch-site");
+      if (fetchSite && fetchSite !== "none" && fetchSite !== "same-origin") {
+        return html(deviceEntryPage(b.viewer, "Enter the Connection ID your terminal shows to continue."));
+      }
       const limits = codeLimits(request, b.actor);
       limits.check();
       const found = findPendingDevice(deps, raw);
