@@ -48,8 +48,12 @@ describe("browser login links cannot turn a weaker credential into the owner", (
       const r = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key, body: {} });
       expect(r.status).toBe(403);
       expect(r.body.error.code).toBe("FORBIDDEN");
-      expect(r.body.error.details.reason).toBe("needs_owner_full_access");
+      expect(r.body.error.details.required_scope).toBe("bucket_admin");
+      expect(r.body.data).toBeUndefined();
     }
+    // The bucket_admin key limited to one bucket passes the scope check and is refused by the rule.
+    const limited = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key: oneBucketAdmin, body: {} });
+    expect(limited.body.error.details.reason).toBe("needs_owner_full_access");
     // The owner's own account-wide admin key still may.
     expect((await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key: owner.key, body: {} })).status).toBe(200);
   });
