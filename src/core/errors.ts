@@ -69,6 +69,8 @@ export const errorCatalogue = {
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
   JSON_TOO_DEEP: { status: 400, hint: "The JSON body nests arrays and objects too deeply (see details.max_depth); flatten it." },
   BODY_TIMEOUT: { status: 408, hint: "The request body arrived too slowly and was cut off; send it again in one go." },
+  REAUTHENTICATION_REQUIRED: { status: 403, hint: "Account-security actions in a browser need the password entered in the last 10 minutes: confirm it at error.details.reauthenticate_url, then retry." },
+  GATE_MAIL_RATE_LIMITED: { status: 429, hint: "Too many access-code emails for this site or this address; wait `Retry-After` seconds before asking for another code.", retryAfter: 600 },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

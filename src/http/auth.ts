@@ -8,10 +8,9 @@ import type { Actor, Deps, Scope } from "../core/context";
 import { scopeRank } from "../core/context";
 import { ApiError } from "../core/errors";
 import { actorFromApiKey } from "../features/accounts/keys";
-import { actorFromSession, checkCsrf, findSession, SESSION_COOKIE } from "../features/accounts/sessions";
+import { actorFromSession, checkCsrf, findSession, sessionTokenOf } from "../features/accounts/sessions";
 import { getAccount, membership } from "../features/accounts/service";
 import { roleScope } from "../features/accounts/roles";
-import { cookieValue } from "./cookies";
 import { RateLimiter } from "./rate-limit";
 import { clientIp, isMutation } from "./request-info";
 
@@ -49,7 +48,7 @@ export function authenticate(deps: Deps, req: Request, opts: AuthOptions): Actor
     opts.anonLimiter.take(`ip:${clientIp(req)}`);
     throw new ApiError("UNAUTHORIZED", "The API key or access token is missing, invalid, revoked or expired.");
   }
-  const session = findSession(deps, cookieValue(req, SESSION_COOKIE));
+  const session = findSession(deps, sessionTokenOf(deps, req));
   if (!session) return null;
   const actor = actorFromSession(deps, session);
   // Browsers send cookies cross-site on top-level navigations; mutations also need the

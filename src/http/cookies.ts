@@ -39,3 +39,30 @@ export function cookieValue(req: Request, name: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * The name of a cookie of the API host's own pages. On https it carries the `__Host-` prefix:
+ * browsers accept such a cookie only from this exact host, Secure, with Path=/ and no Domain,
+ * so a published site on a sibling or child host cannot plant ("toss") one, not even with a
+ * longer Path. Over plain http (local development) browsers do not reliably accept `__Host-`
+ * cookies (Safari refuses Secure cookies on http://localhost), so the plain name is used; plain
+ * http has no integrity against the network anyway.
+ */
+export function apiCookieName(deps: Deps, base: string): string {
+  return apiHostIsHttps(deps) ? `__Host-${base}` : base;
+}
+
+/**
+ * The one value sent under `name`, URI-decoded. Two or more values mean a cookie of that name
+ * was also set for another path or a parent domain (cookie tossing): Pier cannot tell which one
+ * it set, so it trusts none of them and the request reads as carrying no such cookie.
+ */
+export function soleCookieValue(req: Request, name: string): string | undefined {
+  const values = cookieValues(req, name);
+  if (values.length !== 1) return undefined;
+  try {
+    return decodeURIComponent(values[0]!);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,33 +1,48 @@
-// Attempt limits for site gates, per site and client address, plus a site-wide cap against
-// brute force spread over many addresses. Stored in SQLite so a restart does not reset them.
-import { and, eq, sql } from "drizzle-orm";
+// Attempt limits for site gates, kept in SQLite so a restart does not reset them. Guesses
+// (passwords, codes) follow the shared guess policy (src/core/guess-limits.ts): each client
+// address gets a few failures per site and window, then waits; while a site collects failures
+// from many addresses each address gets fewer (down to a floor), but a fresh address always gets
+// its tries, so the right password still works for the people it was given to. The site-wide
+// row only measures the attack; it never locks the site. Code mail is also limited per site and
+// per recipient (gateMailRetryAfter), so a gate cannot be used to mail strangers.
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
-import { siteGateAttempts } from "../db/schema";
+import { addressKey, pairAllowance, type GuessPolicy } from "../core/guess-limits";
+import { siteEmailCodes, siteGateAttempts } from "../db/schema";
 import { transaction } from "../db/tx";
 import { isoBefore } from "../core/clock";
 
 export type GateKind = "password" | "email_send" | "code";
 
-export const GATE_LIMITS: Record<GateKind, { perClient: number; perSite: number; windowMs: number }> = {
-  password: { perClient: 10, perSite: 200, windowMs: 15 * 60_000 },
-  email_send: { perClient: 5, perSite: 200, windowMs: 15 * 60_000 },
-  code: { perClient: 10, perSite: 200, windowMs: 15 * 60_000 },
+export const GATE_LIMITS: Record<GateKind, { perClient: number; windowMs: number }> = {
+  password: { perClient: 10, windowMs: 15 * 60_000 },
+  email_send: { perClient: 5, windowMs: 15 * 60_000 },
+  code: { perClient: 10, windowMs: 15 * 60_000 },
 };
+/** Every 50 failures on a site halve each address's allowance there, down to 3. */
+const ATTACK_STEP = 50;
+const FLOOR = 3;
 const SITE_WIDE = "*";
 
-/** Seconds until another attempt is allowed, or 0 when allowed now. */
+const policyOf = (kind: GateKind): GuessPolicy => {
+  const l = GATE_LIMITS[kind];
+  return { perPair: l.perClient, perAddress: Number.MAX_SAFE_INTEGER, attackStep: ATTACK_STEP, floor: Math.min(FLOOR, l.perClient), windowMs: l.windowMs };
+};
+
+/** Seconds until this client may try again on this site, or 0 when allowed now. */
 export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind, client: string): number {
   const limit = GATE_LIMITS[kind];
   const now = deps.clock.now().getTime();
-  let wait = 0;
-  for (const [key, max] of [[client, limit.perClient], [SITE_WIDE, limit.perSite]] as const) {
+  const live = (key: string) => {
     const row = deps.db.select().from(siteGateAttempts)
       .where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, key))).get();
-    if (!row) continue;
-    const ends = Date.parse(row.windowStartedAt) + limit.windowMs;
-    if (ends > now && row.failures >= max) wait = Math.max(wait, Math.ceil((ends - now) / 1000));
-  }
-  return wait;
+    const ends = row ? Date.parse(row.windowStartedAt) + limit.windowMs : 0;
+    return row && ends > now ? { failures: row.failures, ends } : { failures: 0, ends: now };
+  };
+  // Sending a code is not a guess: its per-address count is a plain cap.
+  const allowed = kind === "email_send" ? limit.perClient : pairAllowance(policyOf(kind), live(SITE_WIDE).failures);
+  const mine = live(addressKey(client));
+  return mine.failures >= allowed ? Math.max(1, Math.ceil((mine.ends - now) / 1000)) : 0;
 }
 
 /** Count one failed (or, for email sends, one spent) attempt for the client and the site. */
@@ -36,7 +51,7 @@ export function recordGateAttempt(deps: Deps, publicationId: string, kind: GateK
   const now = deps.clock.now();
   const windowStart = isoBefore(now, limit.windowMs);
   transaction(deps.db, (tx) => {
-    for (const key of [client, SITE_WIDE]) {
+    for (const key of [addressKey(client), SITE_WIDE]) {
       tx.insert(siteGateAttempts).values({ publicationId, kind, clientKey: key, failures: 1, windowStartedAt: now.toISOString() })
         .onConflictDoUpdate({
           target: [siteGateAttempts.publicationId, siteGateAttempts.kind, siteGateAttempts.clientKey],
@@ -53,6 +68,26 @@ export function recordGateAttempt(deps: Deps, publicationId: string, kind: GateK
 /** A success clears the client's own failures (not the site-wide count). */
 export function clearGateAttempts(deps: Deps, publicationId: string, kind: GateKind, client: string): void {
   transaction(deps.db, (tx) => {
-    tx.delete(siteGateAttempts).where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, client))).run();
+    tx.delete(siteGateAttempts).where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, addressKey(client)))).run();
   });
+}
+
+/** Code mail a site may send per hour, and a recipient may receive per hour from all sites. */
+export const GATE_MAIL_LIMITS = { perSite: 100, perRecipient: 5, windowMs: 3600_000 };
+
+/**
+ * Seconds until another access-code mail may go to `email` from this site, or 0. Counted from
+ * the codes already issued (site_email_codes), so nothing more is stored.
+ */
+export function gateMailRetryAfter(deps: Deps, publicationId: string, email: string): number {
+  const { perSite, perRecipient, windowMs } = GATE_MAIL_LIMITS;
+  const now = deps.clock.now().getTime();
+  const since = isoBefore(deps.clock.now(), windowMs);
+  let wait = 0;
+  for (const [where, max] of [[eq(siteEmailCodes.publicationId, publicationId), perSite], [eq(siteEmailCodes.email, email), perRecipient]] as const) {
+    const times = deps.db.select({ at: siteEmailCodes.createdAt }).from(siteEmailCodes)
+      .where(and(where, gt(siteEmailCodes.createdAt, since))).orderBy(asc(siteEmailCodes.createdAt)).all();
+    if (times.length >= max) wait = Math.max(wait, Math.ceil((Date.parse(times[times.length - max]!.at) + windowMs - now) / 1000));
+  }
+  return wait > 0 ? Math.max(1, wait) : 0;
 }

@@ -9,10 +9,10 @@ import { safeEqual } from "../core/crypto";
 import { newId } from "../core/ids";
 import { siteEmailCodes, siteLeads } from "../db/schema";
 import { transaction } from "../db/tx";
-import { mailerFor } from "../features/mail/outbound";
+import { mailerFor, quotedForMail } from "../features/mail/outbound";
 import { verifyRecipientToken } from "../features/publish/manage";
 import type { Site } from "./directory";
-import { clearGateAttempts, gateRetryAfter, recordGateAttempt } from "./gate-limits";
+import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
@@ -108,6 +108,11 @@ const tooMany = (g: GateContext, retryAfter: number) =>
   pageResponse(g.t, 429, "Too many attempts", messageBody("Too many attempts", `Please wait ${Math.ceil(retryAfter / 60)} minute(s) and try again.`),
     { ...g.extraHeaders, "retry-after": String(retryAfter) });
 
+// Code mail over its per-site or per-recipient budget: 429 with Retry-After, and the page says why.
+const mailLimited = (g: GateContext, next: string, retryAfter: number) =>
+  emailGatePage(g, next, 429, `Too many codes were sent for this site or to this address. Please wait ${Math.ceil(retryAfter / 60)} minute(s) before asking for another one.`,
+    { "retry-after": String(retryAfter), "x-pier-error-code": "GATE_MAIL_RATE_LIMITED" });
+
 const seeOther = (g: GateContext, location: string, cookie: string) =>
   new Response(null, { status: 303, headers: { ...g.extraHeaders, location, "set-cookie": cookie, "cache-control": "no-store" } });
 
@@ -172,6 +177,8 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     }
     const wait = gateRetryAfter(g.deps, g.site.id, "email_send", g.client);
     if (wait > 0) return tooMany(g, wait);
+    const mailWait = gateMailRetryAfter(g.deps, g.site.id, email);
+    if (mailWait > 0) return mailLimited(g, next, mailWait);
     recordGateAttempt(g.deps, g.site.id, "email_send", g.client);
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
     const id = newId("gcd");
@@ -182,11 +189,13 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
         createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_MS),
       }).run();
     });
-    const siteName = g.site.title || g.host;
+    // The title is the site owner's text: quoted, cut short and named as a site's title, and the
+    // host it came from is always stated, so the mail cannot pass for a message from anyone else.
+    const siteName = g.site.title ? `${quotedForMail(g.site.title)} (${g.host})` : g.host;
     try {
       await mailerFor(g.deps).send({
-        to: email, kind: "site-email-code", subject: `Your code for ${siteName}: ${code}`,
-        text: `Your one-time code for ${siteName} is:\n\n    ${code}\n\nIt is valid for 15 minutes. If you did not ask for it, ignore this message.\n`,
+        to: email, kind: "site-email-code", subject: `Your access code for ${siteName}: ${code}`,
+        text: `Your one-time access code is:\n\n    ${code}\n\nSomeone entered this address to open the site ${siteName}, published with Pier at ${g.secure ? "https" : "http"}://${g.host}/ (the title is chosen by the site's publisher, not by Pier). The code is valid for 15 minutes. If you did not ask for it, ignore this message: nothing happens without the code.\n`,
       });
     } catch (e) {
       g.deps.log.warn("site email code could not be sent", { publication_id: g.site.id, error: e });

@@ -2,6 +2,7 @@
 // consent pages driven by real HTTP form posts (what a browser does, minus the rendering).
 import * as oauth from "oauth4webapi";
 import { createSession } from "../../src/features/accounts/sessions";
+import { sudoCookie } from "../../src/features/accounts/sudo";
 import type { TestPier, TestUser } from "./pier";
 
 /** oauth4webapi talks plain http (the test server) only when told to. */
@@ -15,9 +16,11 @@ export async function discoverAndRegister(t: TestPier, metadata: Parameters<type
   return { as, client };
 }
 
+/** The cookies of a browser that has just signed in with the password (so it is in sudo mode). */
 export function sessionCookie(t: TestPier, u: TestUser): string {
-  const { token } = createSession(t.pier.deps, u.userId, { remember: false });
-  return `pier_session=${token}`;
+  const { token, session } = createSession(t.pier.deps, u.userId, { remember: false });
+  const sudo = sudoCookie(t.pier.deps, session.id).split(";")[0]!;
+  return `pier_session=${token}; ${sudo}`;
 }
 
 export function hiddenFields(html: string): Record<string, string> {

@@ -237,7 +237,7 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect(res.location).toBe("/dashboard");
   });
 
-  test("too many failed attempts lock the email out, even with the right password", async () => {
+  test("too many failed attempts lock the failing address out of that email, even with the right password", async () => {
     const victim = "limited@example.com";
     await signUp(t, victim);
     const b = new Browser(t.url);
@@ -248,7 +248,7 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     }
     const locked = await b.submit("/signin", "/signin", { email: victim, password: PASSWORD });
     expect(locked.status).toBe(429);
-    expect(locked.text).toContain("Too many failed sign-in attempts for this email");
+    expect(locked.text).toContain("Too many failed sign-in attempts for this email from your network address");
     expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
     // Other people are not affected, and the lock lifts when the window passes.
     expect((await new Browser(t.url).submit("/signin", "/signin", { email, password: PASSWORD })).status).toBe(303);
@@ -299,7 +299,7 @@ describe("behind an https reverse proxy", () => {
   });
   afterAll(() => t.stop());
 
-  test("every browser cookie is Secure and the pre-session CSRF cookie is __Host- prefixed", async () => {
+  test("every browser cookie is Secure and __Host- prefixed (session, sudo and pre-session CSRF)", async () => {
     const u = await t.user();
     const b = new Browser(t.url, { host: "pier.example.test", "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.7" });
     const form = await b.get("/signin");
@@ -310,9 +310,11 @@ describe("behind an https reverse proxy", () => {
     expect(csrf.toLowerCase()).not.toContain("domain=");
     const res = await b.submit("/signin", "/signin", { email: u.email, password: u.password });
     expect(res.status).toBe(303);
-    expect(res.setCookies.find((c) => c.startsWith("pier_session="))).toMatch(/; HttpOnly; SameSite=Lax.*; Secure$/);
+    expect(res.setCookies.find((c) => c.startsWith("__Host-pier_session="))).toMatch(/; Path=\/; HttpOnly; SameSite=Lax.*; Secure$/);
+    expect(res.setCookies.find((c) => c.startsWith("__Host-pier_sudo="))).toMatch(/; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
+    expect(res.setCookies.some((c) => c.startsWith("pier_session="))).toBe(false);
     expect((await b.get("/dashboard")).status).toBe(200);
     const out = await b.submit("/dashboard", "/signout", {});
-    expect(out.setCookies.find((c) => c.startsWith("pier_session="))).toContain("; Secure");
+    expect(out.setCookies.find((c) => c.startsWith("__Host-pier_session="))).toContain("; Secure");
   });
 });

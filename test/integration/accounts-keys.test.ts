@@ -172,7 +172,8 @@ describe("API keys over REST", () => {
   test("a signed-in browser may call the REST API, but mutations need the X-Pier-CSRF header", async () => {
     const u = await t.user({ plan: "pro" });
     const b = await browserFor(u);
-    const cookie = `pier_session=${b.cookies.get("pier_session")}`;
+    // The browser signed in with its password just now: it is in sudo mode (pier_sudo).
+    const cookie = `pier_session=${b.cookies.get("pier_session")}; pier_sudo=${b.cookies.get("pier_sudo")}`;
     const list = await t.api("GET", "/api/v1/api_keys", { headers: { cookie } });
     expect(list.status).toBe(200);
     const noCsrf = await t.api("POST", "/api/v1/api_keys", { headers: { cookie }, body: { label: "x" } });

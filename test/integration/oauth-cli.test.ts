@@ -57,7 +57,7 @@ describe("pier login", () => {
 
     // Revoked from the browser: the CLI says so instead of failing obscurely.
     expect((await t.api("DELETE", `/api/v1/oauth/connections/${conns.body.data.connections[0].id}`, {
-      headers: { cookie, "x-pier-csrf": csrfToken(t.pier.deps, findSession(t.pier.deps, cookie.split("=")[1])!.id) },
+      headers: { cookie, "x-pier-csrf": csrfToken(t.pier.deps, findSession(t.pier.deps, cookie.split(";")[0]!.split("=")[1])!.id) },
     })).status).toBe(200);
     const who = cli(["whoami"]);
     expect(await who.exited).toBe(1);

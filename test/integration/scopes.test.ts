@@ -218,7 +218,7 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/agent_auth/capabilities": { auth: "public" },
   "POST /api/v1/agent_auth/request_code": { auth: "public" },
   "POST /api/v1/agent_auth/verify_code": { auth: "public" },
-  "POST /api/v1/agent_auth/browser_login_link": { auth: "any", body: () => ({ redirect_path: "/dashboard" }) },
+  "POST /api/v1/agent_auth/browser_login_link": { auth: "bucket_admin", accountWide: true, body: () => ({ redirect_path: "/dashboard" }) },
   "GET /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "POST /login_link/:token": { auth: "page", params: () => ({ token: "not-a-real-token" }) },
   "GET /api/v1/agent_auth/activity": { auth: "bucket_admin", accountWide: true },
@@ -239,6 +239,8 @@ const expectations: Record<string, Expectation> = {
   "POST /account/security/totp/enroll": { auth: "page", signedIn: true },
   "POST /account/security/totp/confirm": { auth: "page", signedIn: true },
   "POST /account/security/totp/disable": { auth: "page", signedIn: true },
+  "GET /account/confirm-password": { auth: "page", signedIn: true },
+  "POST /account/confirm-password": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

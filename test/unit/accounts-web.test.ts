@@ -52,24 +52,37 @@ describe("sign-in attempt limits", () => {
     expect(w.blockedFor("k", 20_000)).toBe(0);
   });
 
-  test("per-IP limit catches one address trying many emails; success clears only the email", () => {
+  test("per-IP limit catches one address trying many emails", () => {
     const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000, signupsPerIpHour: 20 });
     g.fail("a@x", "1.1.1.1", 0);
     g.fail("b@x", "1.1.1.1", 0);
     g.fail("c@x", "1.1.1.1", 0);
-    expect(() => g.check("d@x", "1.1.1.1", 1)).toThrow(/network address/);
+    expect(() => g.check("d@x", "1.1.1.1", 1)).toThrow(/from your network address/);
     expect(() => g.check("d@x", "2.2.2.2", 1)).not.toThrow();
+  });
+
+  test("failures on an email lock out the failing address, never a fresh one; success clears that address", () => {
+    const g = new SigninGuard({ perEmail: 2, perIp: 30, windowMs: 60_000, signupsPerIpHour: 20 });
     g.fail("e@x", "2.2.2.2", 0);
-    g.fail("e@x", "3.3.3.3", 0);
+    g.fail("e@x", "2.2.2.2", 0);
     try {
-      g.check("e@x", "4.4.4.4", 1);
+      g.check("e@x", "2.2.2.2", 1);
       throw new Error("not blocked");
     } catch (e) {
       expect((e as { code: string }).code).toBe("TOO_MANY_ATTEMPTS");
       expect((e as { retryAfter: number }).retryAfter).toBe(60);
     }
-    g.succeed("e@x");
     expect(() => g.check("e@x", "4.4.4.4", 1)).not.toThrow();
+    g.succeed("e@x", "2.2.2.2");
+    expect(() => g.check("e@x", "2.2.2.2", 1)).not.toThrow();
+  });
+
+  test("an IPv6 attacker cannot rotate through its /64", () => {
+    const g = new SigninGuard({ perEmail: 2, perIp: 30, windowMs: 60_000, signupsPerIpHour: 20 });
+    g.fail("e@x", "2001:db8:1:2::1", 0);
+    g.fail("e@x", "2001:db8:1:2:ffff::9", 0);
+    expect(() => g.check("e@x", "2001:0db8:0001:0002:abcd::1", 1)).toThrow(/network address/);
+    expect(() => g.check("e@x", "2001:db8:1:3::1", 1)).not.toThrow();
   });
 });
 

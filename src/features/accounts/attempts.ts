@@ -1,13 +1,18 @@
-// Failed sign-in attempt limits, per email and per client IP: a fixed number of failures in a
-// sliding window, then refusals until the oldest failure leaves the window. Kept in memory
-// (bounded LRU) per running Pier: a restart forgets them, which only ever helps the legitimate
-// user, and the password hash (argon2id) keeps offline-speed guessing out of reach anyway.
+// Failed sign-in attempt limits. Password guesses follow the shared guess policy
+// (src/core/guess-limits.ts): per client address on one email, per address overall, and a
+// smaller per-address allowance while an email is under attack from many addresses; never a lock
+// on the email itself, which would let anyone lock its owner out. Sign-ups are counted per
+// address. Kept in memory (bounded LRU) per running Pier: a restart forgets them, which only
+// ever helps the legitimate user, and argon2id keeps offline-speed guessing out of reach anyway.
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
+import { GuessLimiter, type GuessPolicy } from "../../core/guess-limits";
 
 export interface AttemptLimits {
+  /** Failures one address may make on one email (fewer while the email is under attack). */
   perEmail: number;
+  /** Failures one address may make over all emails. */
   perIp: number;
   windowMs: number;
   /** Accounts one client IP may create per hour (open sign-up must not become a spam tap). */
@@ -15,6 +20,10 @@ export interface AttemptLimits {
 }
 
 export const defaultAttemptLimits: AttemptLimits = { perEmail: 10, perIp: 50, windowMs: 15 * 60_000, signupsPerIpHour: 20 };
+
+/** Every 50 failures on an email (from anyone) halve each address's allowance on it, down to 3. */
+const ATTACK_STEP = 50;
+const FLOOR = 3;
 
 /** Failure timestamps per key; pure (time is passed in) so it is unit-testable. */
 export class FailureWindow {
@@ -45,13 +54,12 @@ export class FailureWindow {
 }
 
 export class SigninGuard {
-  private readonly byEmail: FailureWindow;
-  private readonly byIp: FailureWindow;
+  private readonly guesses: GuessLimiter;
   private readonly signups: FailureWindow;
 
   constructor(limits: AttemptLimits = defaultAttemptLimits) {
-    this.byEmail = new FailureWindow(limits.perEmail, limits.windowMs);
-    this.byIp = new FailureWindow(limits.perIp, limits.windowMs);
+    const policy: GuessPolicy = { perPair: limits.perEmail, perAddress: limits.perIp, attackStep: ATTACK_STEP, floor: Math.min(FLOOR, limits.perEmail), windowMs: limits.windowMs };
+    this.guesses = new GuessLimiter(policy);
     this.signups = new FailureWindow(limits.signupsPerIpHour, 3600_000);
   }
 
@@ -64,25 +72,22 @@ export class SigninGuard {
     this.signups.fail(`s:${ip}`, now);
   }
 
-  /** Throws TOO_MANY_ATTEMPTS before any password is checked when a limit is reached. */
+  /** Throws TOO_MANY_ATTEMPTS before any password is checked when this address must wait. */
   check(email: string, ip: string, now: number): void {
-    const emailWait = this.byEmail.blockedFor(`e:${email}`, now);
-    const ipWait = this.byIp.blockedFor(`i:${ip}`, now);
-    const wait = Math.max(emailWait, ipWait);
+    const { wait, reason } = this.guesses.check(email, ip, now);
     if (wait > 0) {
       const minutes = Math.ceil(wait / 60);
-      const who = emailWait >= ipWait ? "this email" : "your network address";
-      throw new ApiError("TOO_MANY_ATTEMPTS", `Too many failed sign-in attempts for ${who}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, { retry_after: wait }, wait);
+      const what = reason === "address" ? "from your network address" : "for this email from your network address";
+      throw new ApiError("TOO_MANY_ATTEMPTS", `Too many failed sign-in attempts ${what}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, { retry_after: wait }, wait);
     }
   }
 
   fail(email: string, ip: string, now: number): void {
-    this.byEmail.fail(`e:${email}`, now);
-    this.byIp.fail(`i:${ip}`, now);
+    this.guesses.fail(email, ip, now);
   }
 
-  succeed(email: string): void {
-    this.byEmail.clear(`e:${email}`);
+  succeed(email: string, ip: string): void {
+    this.guesses.succeed(email, ip);
   }
 }
 

@@ -1,5 +1,6 @@
 // Signed-in pages: the minimal dashboard landing page (which records the dashboard visit),
-// Account access (API keys: list, create, revoke) and Sign-in security (two-factor).
+// Account access (API keys: list, create, revoke), Sign-in security (two-factor), and the
+// password confirmation that account-security actions ask for outside sudo mode (sudo.ts).
 import { Elysia } from "elysia";
 import { renderSVG } from "uqr";
 import type { Deps, Scope } from "../../core/context";
@@ -10,8 +11,9 @@ import { dashboardSummary, recordDashboardVisit } from "./dashboard";
 import { planHelp } from "./plan-help";
 import { getAccount } from "./service";
 import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
-import { alertBox, html, renderView, SafeHtml, shortTime } from "./web/layout";
-import { browserSession, checkSessionCsrf, field, type BrowserSession } from "./web/browser";
+import { alertBox, html, renderPage, renderView, SafeHtml, shortTime } from "./web/layout";
+import { browserSession, checkSessionCsrf, clientMeta, field, safeNext, type BrowserSession } from "./web/browser";
+import { confirmPassword, CONFIRM_PASSWORD_PATH, requireSudo, SUDO_TTL_S, sudoCookie } from "./sudo";
 import type { ApiKeyRow } from "./keys";
 import { listConnections } from "../oauth/connections";
 import { connectionsTable } from "../oauth/pages";
@@ -66,7 +68,8 @@ export const accountPages = (deps: Deps) => {
 
   const securityPage = async (s: BrowserSession, v: { error?: ApiError; notice?: string; enrolling?: { secret: string; uri: string } } = {}) => {
     const enabled = twoFactorEnabled(s.user);
-    const enrolling = v.enrolling ?? (!enabled && s.user.totpSealed ? beginTotpEnrollment(deps, s.user) : undefined);
+    // A pending set-up key is shown only in sudo mode: whoever sees it holds the future second factor.
+    const enrolling = v.enrolling ?? (!enabled && s.user.totpSealed && s.sudo ? beginTotpEnrollment(deps, s.user) : undefined);
     const page = await renderView("auth/security.html", {
       csrf: s.csrf, enabled, enrolling: !!enrolling, off: !enabled && !enrolling, secret: enrolling?.secret, uri: enrolling?.uri,
       // The QR code is an inline SVG made from the otpauth URI (uqr: no network, no script).
@@ -76,16 +79,33 @@ export const accountPages = (deps: Deps) => {
     return htmlResponse(page, { error: v.error });
   };
 
-  /** A signed-in form POST: session + CSRF first, then the action; errors re-render `page`. */
-  const action = (run: (s: BrowserSession, body: unknown, params: Record<string, string>) => Promise<Response> | Response, page: (s: BrowserSession, error: ApiError) => Promise<Response>) =>
+  const confirmPasswordPage = async (s: BrowserSession, next: string, error?: ApiError) => {
+    const body = html`<section class="card" aria-labelledby="h"><h1 id="h">Confirm your password</h1>${alertBox(error?.message)}
+<p>Changing sign-in security, API keys or connections needs your password (asked again after ${SUDO_TTL_S / 60} minutes, and always in a browser opened from an agent's sign-in link).</p>
+<form method="post" action="${CONFIRM_PASSWORD_PATH}"><input type="hidden" name="csrf" value="${s.csrf}"><input type="hidden" name="next" value="${next}">
+<input type="text" name="email" value="${s.user.email}" autocomplete="username" hidden>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Confirm</button></form></section>`;
+    return htmlResponse(await renderPage({ title: "Confirm your password", user: layoutUser(s), body }), { error });
+  };
+
+  /**
+   * A signed-in form POST: session + CSRF first, then (for account-security actions) sudo mode,
+   * then the action; errors re-render `page`, a missing sudo mode asks for the password and
+   * comes back to `returnTo`.
+   */
+  const action = (run: (s: BrowserSession, body: unknown, params: Record<string, string>) => Promise<Response> | Response, page: (s: BrowserSession, error: ApiError) => Promise<Response>, returnTo?: string) =>
     async ({ request, body, params }: { request: Request; body: unknown; params: Record<string, string> }) => {
       const s = browserSession(deps, request);
       if (!s) return redirectResponse("/signin");
       try {
         checkSessionCsrf(deps, s, field(body, "csrf"));
+        if (returnTo) requireSudo(deps, request, s.actor);
         return await run(s, body, params);
       } catch (e) {
-        return page(browserSession(deps, request) ?? s, asApiError(e));
+        const error = asApiError(e);
+        if (returnTo && error.code === "REAUTHENTICATION_REQUIRED") return confirmPasswordPage(s, returnTo, error);
+        return page(browserSession(deps, request) ?? s, error);
       }
     };
 
@@ -104,11 +124,11 @@ export const accountPages = (deps: Deps) => {
       const label = field(body, "label");
       const { key, record } = createNamedKey(deps, s.actor, { label, permission_scope: scope });
       return accessPage(s, { newKey: { key, label: record.label } });
-    }, (s, error) => accessPage(s, { error })), { detail: hide })
+    }, (s, error) => accessPage(s, { error }), "/account/access"), { detail: hide })
     .post("/account/access/keys/:id/revoke", action((s, _body, params) => {
       revokeAccountKey(deps, s.actor, params.id!);
       return accessPage(s, { notice: "Key revoked. Clients using it now get 401 Unauthorized." });
-    }, (s, error) => accessPage(s, { error })), { detail: hide })
+    }, (s, error) => accessPage(s, { error }), "/account/access"), { detail: hide })
     .get("/account/security", ({ request }) => {
       const s = browserSession(deps, request);
       if (!s) return toSignin(request);
@@ -116,13 +136,30 @@ export const accountPages = (deps: Deps) => {
       return securityPage(s);
     }, { detail: hide })
     .post("/account/security/totp/enroll", action((s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
-      (s, error) => securityPage(s, { error })), { detail: hide })
+      (s, error) => securityPage(s, { error }), "/account/security"), { detail: hide })
     .post("/account/security/totp/confirm", action(async (s, body) => {
       confirmTotpEnrollment(deps, s.user, field(body, "code"));
       return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
-    }, (s, error) => securityPage(s, { error })), { detail: hide })
+    }, (s, error) => securityPage(s, { error }), "/account/security"), { detail: hide })
     .post("/account/security/totp/disable", action(async (s, body) => {
       disableTotp(deps, s.user, field(body, "code"));
       return securityPage({ ...s, user: { ...s.user, totpSealed: null, totpEnabledAt: null } }, { notice: "Two-factor authentication is off." });
-    }, (s, error) => securityPage(s, { error })), { detail: hide });
+    }, (s, error) => securityPage(s, { error }), "/account/security"), { detail: hide })
+    .get(CONFIRM_PASSWORD_PATH, ({ request, query }) => {
+      const s = browserSession(deps, request);
+      if (!s) return toSignin(request);
+      return confirmPasswordPage(s, safeNext(query.next, "/account/security"));
+    }, { detail: hide })
+    .post(CONFIRM_PASSWORD_PATH, async ({ request, body }) => {
+      const s = browserSession(deps, request);
+      if (!s) return redirectResponse("/signin");
+      const next = safeNext(field(body, "next"), "/account/security");
+      try {
+        checkSessionCsrf(deps, s, field(body, "csrf"));
+        await confirmPassword(deps, s.user, field(body, "password"), clientMeta(request).ip);
+        return redirectResponse(next, [sudoCookie(deps, s.session.id)]);
+      } catch (e) {
+        return confirmPasswordPage(s, next, asApiError(e));
+      }
+    }, { detail: hide });
 };

@@ -4,19 +4,22 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { cookieValue } from "../../http/cookies";
+import { apiCookieName, soleCookieValue } from "../../http/cookies";
 import { htmlResponse, redirectResponse } from "../../http/html";
-import { clearSessionCookie, destroySession, SESSION_COOKIE, sessionCookie } from "./sessions";
+import { clearSessionCookie, destroySession, sessionCookie, sessionTokenOf } from "./sessions";
 import { completeTwoFactor, signIn, signUp, signupClosed, signupNeedsInvite, type NewSession } from "./signin";
 import { countUsers } from "./service";
+import { clearSudoCookie, sudoCookie } from "./sudo";
 import { alertBox, renderPage, renderView } from "./web/layout";
 import { browserSession, checkPreSessionCsrf, checkSessionCsrf, clientMeta, field, hostCookie, preSessionCsrf, safeNext } from "./web/browser";
 
-const PENDING_COOKIE = "pier_2fa";
+// The signed "password was right, code still due" token between the two sign-in steps.
+const pendingCookie = (deps: Deps) => apiCookieName(deps, "pier_2fa");
 const hide = { hide: true };
 
+// The password was just entered: the new session starts in sudo mode.
 function sessionCookies(deps: Deps, s: NewSession): string[] {
-  return [sessionCookie(deps, s.token, s.maxAgeSeconds, s.remember), hostCookie(deps, PENDING_COOKIE, "", 0)];
+  return [sessionCookie(deps, s.token, s.maxAgeSeconds, s.remember), hostCookie(deps, pendingCookie(deps), "", 0), sudoCookie(deps, s.sessionId)];
 }
 
 /** Re-render on a known error; anything else is a bug and goes to the error envelope. */
@@ -65,7 +68,7 @@ export const authPages = (deps: Deps) => {
         checkPreSessionCsrf(deps, request, field(body, "csrf"));
         const result = await signIn(deps, { email, password: field(body, "password"), remember }, clientMeta(request));
         if (result.kind === "two_factor") {
-          return redirectResponse(`/signin/two-factor?next=${encodeURIComponent(next)}`, [hostCookie(deps, PENDING_COOKIE, result.pending, result.maxAgeSeconds)]);
+          return redirectResponse(`/signin/two-factor?next=${encodeURIComponent(next)}`, [hostCookie(deps, pendingCookie(deps), result.pending, result.maxAgeSeconds)]);
         }
         return redirectResponse(next, sessionCookies(deps, result.session));
       } catch (e) {
@@ -74,14 +77,14 @@ export const authPages = (deps: Deps) => {
     }, { detail: hide })
     .get("/signin/two-factor", ({ request, query }) => {
       const next = safeNext(query.next);
-      if (!cookieValue(request, PENDING_COOKIE)) return redirectResponse(`/signin?next=${encodeURIComponent(next)}`);
+      if (!soleCookieValue(request, pendingCookie(deps))) return redirectResponse(`/signin?next=${encodeURIComponent(next)}`);
       return twoFactorPage(request, next);
     }, { detail: hide })
     .post("/signin/two-factor", async ({ request, body }) => {
       const next = safeNext(field(body, "next"));
       try {
         checkPreSessionCsrf(deps, request, field(body, "csrf"));
-        const { session } = completeTwoFactor(deps, cookieValue(request, PENDING_COOKIE), field(body, "code"), clientMeta(request));
+        const { session } = completeTwoFactor(deps, soleCookieValue(request, pendingCookie(deps)), field(body, "code"), clientMeta(request));
         return redirectResponse(next, sessionCookies(deps, session));
       } catch (e) {
         const err = asApiError(e);
@@ -113,8 +116,8 @@ export const authPages = (deps: Deps) => {
           const error = asApiError(e);
           return htmlResponse(await renderPage({ title: "Sign out", user: s.user && { email: s.user.email, csrf: s.csrf }, body: alertBox(error.message) }), { error });
         }
-        destroySession(deps, cookieValue(request, SESSION_COOKIE));
+        destroySession(deps, sessionTokenOf(deps, request));
       }
-      return redirectResponse("/signin?signed_out=1", [clearSessionCookie(deps)]);
+      return redirectResponse("/signin?signed_out=1", [clearSessionCookie(deps), clearSudoCookie(deps)]);
     }, { detail: hide });
 };

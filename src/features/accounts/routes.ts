@@ -1,6 +1,7 @@
 // Account routes: the browser pages (sign-up, sign-in, dashboard landing, account access,
 // two-factor) and the REST twin of Account access for API keys. Key management is for a
-// signed-in owner/admin (session, with the X-Pier-CSRF header) or the account owner's key.
+// signed-in owner/admin (session, with the X-Pier-CSRF header, in sudo mode) or the account
+// owner's key.
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
@@ -9,6 +10,7 @@ import { presentKey } from "./keys";
 import { AccountQuery, ApiKeyParams, CreateApiKeyBody } from "./model";
 import { accountPages } from "./pages-account";
 import { authPages } from "./pages-auth";
+import { requireSudo } from "./sudo";
 
 const tags = ["API keys"];
 
@@ -20,12 +22,14 @@ export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     .get("/api/v1/api_keys", ({ actor }) => ({
       data: { api_keys: listAccountKeys(deps, must(actor)).map(presentKey) },
     }), { auth: "bucket_admin", query: AccountQuery, detail: { tags, summary: "List the account's active API keys (account owner/admin only)" } })
-    .post("/api/v1/api_keys", ({ actor, body, set }) => {
+    .post("/api/v1/api_keys", ({ actor, body, set, request }) => {
+      requireSudo(deps, request, must(actor));
       const { key, record } = createNamedKey(deps, must(actor), body);
       set.status = 201;
       return { data: { api_key: key, key: presentKey(record) } };
     }, { auth: "bucket_admin", body: CreateApiKeyBody, detail: { tags, summary: "Create a named API key (plans with named_api_keys; the key is returned once)" } })
-    .delete("/api/v1/api_keys/:id", ({ actor, params }) => {
+    .delete("/api/v1/api_keys/:id", ({ actor, params, request }) => {
+      requireSudo(deps, request, must(actor));
       revokeAccountKey(deps, must(actor), params.id);
       return { data: { revoked: true, id: params.id } };
     }, { auth: "bucket_admin", params: ApiKeyParams, query: AccountQuery, detail: { tags, summary: "Revoke an API key (it stops working at once)" } });

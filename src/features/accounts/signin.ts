@@ -87,7 +87,7 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
   if (twoFactorEnabled(user)) {
     return { kind: "two_factor", pending: pendingToken(deps, user.id, input.remember), maxAgeSeconds: PENDING_MS / 1000 };
   }
-  guard.succeed(email);
+  guard.succeed(email, meta.ip);
   return { kind: "session", session: startSession(deps, user, input.remember, meta), user };
 }
 
@@ -119,6 +119,6 @@ export function completeTwoFactor(deps: Deps, pending: string | undefined, code:
     guard.fail(user.email, meta.ip, deps.clock.now().getTime());
     throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match. Enter the current 6-digit code from your authenticator app.", { field: "code" });
   }
-  guard.succeed(user.email);
+  guard.succeed(user.email, meta.ip);
   return { session: startSession(deps, user, p.remember, meta), user };
 }

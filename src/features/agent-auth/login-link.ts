@@ -1,7 +1,14 @@
 // browser_login_link: an agent holding a key hands its user a one-time link that signs the
-// browser in to the dashboard (e.g. to approve something or revoke a connection). Refused for
-// two-factor users: a key must not be a way around the second factor. Opening the link shows a
-// "Continue" button; only the POST consumes it, so link scanners and previews cannot.
+// browser in to the dashboard (e.g. to approve something or revoke a connection). Opening the
+// link shows a "Continue" button; only the POST consumes it, so link scanners and previews cannot.
+//
+// A browser session holds the owner's full power, so only a credential that already holds it may
+// mint a link: an API key or OAuth token of the account's owner, with bucket_admin scope over all
+// buckets (`isAccountOwner` and bucket access "all"). A bucket_read key, a key limited to selected
+// buckets, or a member's key is refused: otherwise the link would turn it into the owner. Refused
+// too for users with two-factor on: a key must not be a way around the second factor. And the
+// session it opens never saw the password: its account-security actions (keys, two-factor,
+// connections) ask for the password first (sudo mode, sudo.ts in accounts).
 import { and, eq, isNull } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, sha256Hex } from "../../core/crypto";
@@ -15,9 +22,19 @@ import { isoAfter } from "../../core/clock";
 
 export const LOGIN_LINK_TTL_S = 300;
 
+/** A credential with everything a browser session of the owner could do (see the header). */
+export function holdsOwnersFullPower(actor: Actor): boolean {
+  return (actor.kind === "api_key" || actor.kind === "oauth") && actor.isAccountOwner && actor.scope === "bucket_admin" && actor.bucketAccess === "all";
+}
+
 export function createLoginLink(deps: Deps, actor: Actor, input: { redirect_path?: string }) {
   if (actor.kind === "session") throw new ApiError("FORBIDDEN", "You are already signed in in this browser.");
   if (!actor.userId) throw new ApiError("FORBIDDEN", "This credential belongs to no user.");
+  if (!holdsOwnersFullPower(actor)) {
+    throw new ApiError("FORBIDDEN", "Only the account owner's credential with bucket_admin scope over all buckets may create a browser login link; sign in at /signin instead.", {
+      reason: "needs_owner_full_access", required_scope: "bucket_admin", signin_url: `${deps.urls.baseUrl}/signin`,
+    });
+  }
   const path = input.redirect_path ?? "/dashboard";
   if (safeNext(path, "") !== path) throw new ApiError("VALIDATION_FAILED", "redirect_path must be a path on this Pier, such as /dashboard or /account/access.", { field: "redirect_path" });
   const user = deps.db.select().from(users).where(eq(users.id, actor.userId)).get();

@@ -40,10 +40,12 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
       query: ActivityQuery,
       detail: { tags, summary: "Agent activity log (User-Agent and X-Pier-Agent* per credential); account owner only" },
     })
+    // bucket_admin is the floor the route table shows; the service also needs the owner's
+    // credential over all buckets (login-link.ts).
     .post("/api/v1/agent_auth/browser_login_link", ({ actor, body }) => ({ data: createLoginLink(deps, must(actor), body) }), {
-      auth: "any",
+      auth: "bucket_admin",
       body: LoginLinkBody,
-      detail: { tags, summary: "One-time link that signs the user's browser in to the dashboard (5 minutes; refused for two-factor users)" },
+      detail: { tags, summary: "One-time link that signs the user's browser in to the dashboard (5 minutes; the account owner's key with bucket_admin over all buckets only; refused for two-factor users)" },
     })
     // The link itself is a browser page: GET only shows a Continue button (prefetchers and link
     // scanners must not consume it), the POST (double-submit CSRF) signs in and redirects.

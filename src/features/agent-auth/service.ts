@@ -54,7 +54,7 @@ export function capabilities(deps: Deps) {
       browser_login_link: {
         available: true,
         endpoint: `${base}/api/v1/agent_auth/browser_login_link`,
-        description: "With a key: POST { redirect_path } for a one-time link (5 minutes) that signs the user's browser in. Refused for two-factor users.",
+        description: "With the account owner's key or token (bucket_admin over all buckets): POST { redirect_path } for a one-time link (5 minutes) that signs the user's browser in. Refused for other credentials and for two-factor users; the browser must confirm the password before changing keys, two-factor or connections.",
       },
     },
     scopes: {

@@ -48,6 +48,17 @@ export class SmtpRelayMailer implements Mailer {
   }
 }
 
+/**
+ * Text a stranger chose (a site title) made fit for a mail Pier sends in its own name: no
+ * control, bidi or invisible characters, no line breaks (which could fake headers or paragraphs),
+ * at most `max` characters, and in quotes so it reads as the name it is, not as Pier's words.
+ */
+export function quotedForMail(text: string, max = 60): string {
+  const clean = text.replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}"]/gu, " ").replace(/\s+/g, " ").trim();
+  const chars = [...clean];
+  return `"${chars.length > max ? `${chars.slice(0, max - 1).join("").trimEnd()}…` : clean}"`;
+}
+
 const mailers = new WeakMap<Deps, Mailer>();
 
 /** The process's mailer (one per Deps, so the relay connection pool is shared). */

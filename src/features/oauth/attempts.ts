@@ -1,62 +1,27 @@
-// Brute-force limit for user codes typed or followed on the approval page: a user (or, before
-// sign-in, an address) gets a few wrong codes per window. With ~34.6 bits per code and 10
-// misses per user (50 per address, which may be shared) per 15 minutes, guessing a live code
-// is out of reach.
-import { LRUCache } from "lru-cache";
+// Brute-force limit for user codes typed or followed on the approval page, by the shared guess
+// policy (src/core/guess-limits.ts): each address gets 10 wrong codes per signed-in user and 50
+// overall per 15 minutes, fewer while a user's page sees many misses from several addresses; a
+// fresh address always gets its tries. With ~34.6 bits per code, guessing a live code is out of
+// reach. Misses are only counted for requests a page of Pier or the user started (see routes.ts):
+// another site cannot spend someone's allowance by sending their browser to wrong codes.
 import type { Clock } from "../../core/clock";
 import { ApiError } from "../../core/errors";
+import { GuessLimiter } from "../../core/guess-limits";
 
-const MAX_MISSES_PER_USER = 10;
-const MAX_MISSES_PER_IP = 50;
-const WINDOW_MS = 15 * 60_000;
-
-class MissCounter {
-  private readonly misses = new LRUCache<string, { n: number; since: number }>({ max: 50_000 });
-  constructor(private readonly clock: Clock, private readonly max: number) {}
-
-  /** Throws 429 while `key` is over the limit. */
-  check(key: string): void {
-    const m = this.current(key);
-    if (m && m.n >= this.max) {
-      const retryAfter = Math.ceil((m.since + WINDOW_MS - this.clock.now().getTime()) / 1000);
-      throw new ApiError("RATE_LIMIT_EXCEEDED", "Too many wrong Connection IDs. Wait a while, then start the login again from your terminal.", { retry_after: retryAfter }, retryAfter);
-    }
-  }
-
-  miss(key: string): void {
-    const m = this.current(key) ?? { n: 0, since: this.clock.now().getTime() };
-    m.n += 1;
-    this.misses.set(key, m);
-  }
-
-  private current(key: string) {
-    const m = this.misses.get(key);
-    if (m && this.clock.now().getTime() - m.since > WINDOW_MS) {
-      this.misses.delete(key);
-      return undefined;
-    }
-    return m;
-  }
-}
-
-/** Wrong user codes counted for the signed-in user and for the client address, each with its own limit. */
 export class UserCodeGuard {
-  private readonly byUser: MissCounter;
-  private readonly byIp: MissCounter;
+  private readonly guesses = new GuessLimiter({ perPair: 10, perAddress: 50, attackStep: 20, floor: 3, windowMs: 15 * 60_000 });
 
-  constructor(clock: Clock) {
-    this.byUser = new MissCounter(clock, MAX_MISSES_PER_USER);
-    this.byIp = new MissCounter(clock, MAX_MISSES_PER_IP);
-  }
+  constructor(private readonly clock: Clock) {}
 
-  /** Throws 429 while the user or the address is over its limit. */
+  /** Throws 429 while this address must wait (for this user, or overall). */
   check(userId: string, ip: string): void {
-    this.byUser.check(userId);
-    this.byIp.check(ip);
+    const { wait } = this.guesses.check(userId, ip, this.clock.now().getTime());
+    if (wait > 0) {
+      throw new ApiError("RATE_LIMIT_EXCEEDED", "Too many wrong Connection IDs from your network address. Wait a while, then start the login again from your terminal.", { retry_after: wait }, wait);
+    }
   }
 
   miss(userId: string, ip: string): void {
-    this.byUser.miss(userId);
-    this.byIp.miss(ip);
+    this.guesses.fail(userId, ip, this.clock.now().getTime());
   }
 }

@@ -44,7 +44,7 @@ export function validateAuthorizeRequest(deps: Deps, q: Record<string, unknown>)
   const uri = redirectUri ?? client.redirectUris[0]!;
   if (!client.redirectUris.includes(uri)) throw new UntrustedRedirectError("The redirect_uri does not match any URI the application registered.");
   const state = str(q.state);
-  const fail = (code: ConstructorParameters<typeof OAuthError>[0], msg: string) => new OAuthError(code, msg, { redirect_uri: uri, state });
+  const fail = (code: ConstructorParameters<typeof OAuthError>[0], msg: string) => new OAuthError(code, msg, { redirect_uri: uri, state, client_id: client.id });
   if (q.response_type !== "code") throw fail("unsupported_response_type", "response_type must be \"code\".");
   try {
     assertGrantType(client, "authorization_code");
@@ -63,6 +63,12 @@ export function validateAuthorizeRequest(deps: Deps, q: Record<string, unknown>)
     throw fail(oe.error, oe.description);
   }
   return { client, redirectUri: uri, state, codeChallenge: challenge, scope, resource: str(q.resource) };
+}
+
+/** Has this user an active connection with this client (approved it before, not revoked)? */
+export function hasConsented(deps: Deps, userId: string, clientId: string): boolean {
+  return !!deps.db.select({ id: oauthGrants.id }).from(oauthGrants)
+    .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId), isNull(oauthGrants.revokedAt))).get();
 }
 
 /** The redirect back to the client: `code` (or `error`), `state` and `iss` (RFC 9207). */

@@ -13,6 +13,14 @@ export type ClientRow = typeof oauthClients.$inferSelect;
 
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
 
+// The client name is shown on the consent and device pages as "<name> wants to connect". Characters
+// that reorder or hide text (a right-to-left override makes "moc.kcab" read "back.com", a
+// zero-width space hides a lookalike; emoji joined with U+200D are refused with it) would let a client pass for another, so registration
+// refuses them: controls (Cc), format characters (Cf: bidi controls, zero-width, soft hyphen),
+// unassigned, private-use and surrogate code points, line and paragraph separators, and the
+// blank fillers that render as nothing (Hangul fillers, braille blank).
+const DECEPTIVE_NAME_CHARS = /[\p{Cc}\p{Cf}\p{Cn}\p{Co}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u2800\u034F\u17B4\u17B5]/u;
+
 /** https anywhere, or http on a loopback address (native apps, RFC 8252 §7.3). No fragments. */
 export function checkRedirectUri(raw: unknown): string {
   if (typeof raw !== "string" || raw.length > 2000 || !URL.canParse(raw)) throw new OAuthError("invalid_redirect_uri", "Each redirect URI must be an absolute URL.");
@@ -47,6 +55,11 @@ export function registerClient(deps: Deps, input: Record<string, unknown>) {
   }
   const rawName = input.client_name;
   if (rawName !== undefined && (typeof rawName !== "string" || rawName.length > 200)) throw new OAuthError("invalid_client_metadata", "client_name must be a string of at most 200 characters.");
+  if (typeof rawName === "string" && DECEPTIVE_NAME_CHARS.test(rawName)) {
+    throw new OAuthError("invalid_client_metadata", "client_name must not contain control, bidirectional-override or invisible characters.", {
+      field: "client_name", reason: "deceptive_characters",
+    });
+  }
   const clientName = (rawName as string | undefined)?.trim() || "Unnamed client";
   const now = deps.clock.now();
   const row = deps.db.insert(oauthClients).values({

@@ -15,9 +15,10 @@ import { clientIp } from "../../http/request-info";
 import { checkCsrf, type SessionRow } from "../accounts/sessions";
 import { getAccount } from "../accounts/service";
 import { browserSession } from "../accounts/web/browser";
+import { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "../accounts/sudo";
 import { corsPreflight, withCors } from "./cors";
 import { UserCodeGuard } from "./attempts";
-import { approveAuthorization, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
+import { approveAuthorization, hasConsented, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
 import { registerClient } from "./clients";
 import { listConnections, revokeConnection } from "./connections";
 import { decideDevice, findPendingDevice, startDeviceAuthorization } from "./device";
@@ -144,6 +145,13 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!b) return toSignin(request);
       const raw = new URL(request.url).searchParams.get("user_code");
       if (!raw) return html(deviceEntryPage(b.viewer));
+      // Another site sent the browser here: look nothing up (and count no miss), or any page
+      // could spend the user's allowance of wrong codes. Links from the terminal arrive as
+      // "none", Pier's own redirects as "same-origin"; browsers without the header are counted.
+      const fetchSite = request.headers.get("sec-fetch-site");
+      if (fetchSite && fetchSite !== "none" && fetchSite !== "same-origin") {
+        return html(deviceEntryPage(b.viewer, "Enter the Connection ID your terminal shows to continue."));
+      }
       const limits = codeLimits(request, b.actor);
       limits.check();
       const found = findPendingDevice(deps, raw);
@@ -196,7 +204,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       try {
         req = validateAuthorizeRequest(deps, params);
       } catch (e) {
-        return authorizeFailure(e);
+        return authorizeFailure(e, b);
       }
       if (decision !== "approve") return redirectResponse(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
       return redirectResponse(approveAuthorization(deps, b.actor, req));
@@ -214,34 +222,45 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
+      if (!inSudoMode(deps, request, b.session.id)) return redirectResponse(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent("/oauth/connections")}`);
       revokeConnection(deps, b.actor, params.id);
       return redirectResponse("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
     .get("/api/v1/oauth/connections", ({ actor }) => ({ data: { connections: listConnections(deps, must(actor)) } }), {
       auth: "session", detail: { tags, summary: "List agent connections (OAuth grants) of the signed-in user's account" },
     })
-    .delete("/api/v1/oauth/connections/:id", ({ actor, params }) => {
+    .delete("/api/v1/oauth/connections/:id", ({ actor, params, request }) => {
+      requireSudo(deps, request, must(actor));
       revokeConnection(deps, must(actor), params.id);
       return { data: { id: params.id, revoked: true } };
     }, { auth: "session", detail: { tags, summary: "Revoke a connection: its tokens and API key stop working at once" } });
 
-  function authorizeFailure(e: unknown): Response | Promise<Response> {
-    if (e instanceof UntrustedRedirectError) return html(messagePage(null, "Cannot authorize", e.message), 400);
+  /**
+   * A bad authorization request. Anyone can register a client with any https redirect URI, so
+   * sending errors there before a person has approved that client would make Pier an open
+   * redirect (RFC 9700 §4.11.2). Errors go back to the client only for a signed-in user who has
+   * an active connection with it; everyone else reads the error on Pier's own page.
+   */
+  function authorizeFailure(e: unknown, b: ReturnType<typeof browser>): Response | Promise<Response> {
+    if (e instanceof UntrustedRedirectError) return html(messagePage(b?.viewer ?? null, "Cannot authorize", e.message), 400);
     if (e instanceof OAuthError) {
-      const { redirect_uri, state } = e.extra as { redirect_uri: string; state?: string };
-      return redirectResponse(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
+      const { redirect_uri, state, client_id } = e.extra as { redirect_uri: string; state?: string; client_id: string };
+      if (b?.actor.userId && hasConsented(deps, b.actor.userId, client_id)) {
+        return redirectResponse(redirectWith(deps, redirect_uri, { error: e.error, error_description: e.description, state }));
+      }
+      return html(messagePage(b?.viewer ?? null, "Cannot authorize", `The application's request is not valid (${e.error}): ${e.description}`), 400);
     }
     throw e;
   }
 
   function authorizePage(request: Request, params: Record<string, string>): Response | Promise<Response> {
+    const b = browser(request);
     let req;
     try {
       req = validateAuthorizeRequest(deps, params);
     } catch (e) {
-      return authorizeFailure(e);
+      return authorizeFailure(e, b);
     }
-    const b = browser(request);
     if (!b) return toSignin(request);
     return html(consentPage(b.viewer, {
       clientName: req.client.clientName, redirectHost: new URL(req.redirectUri).host, permission: req.scope.permission,

@@ -3,11 +3,12 @@
 import type { Actor, Deps } from "../../../core/context";
 import { randomSecret, safeEqual } from "../../../core/crypto";
 import { ApiError } from "../../../core/errors";
-import { apiHostIsHttps, cookieValue, setCookie } from "../../../http/cookies";
+import { apiCookieName, setCookie, soleCookieValue, apiHostIsHttps } from "../../../http/cookies";
 import { clientIp } from "../../../http/request-info";
 import type { ClientMeta } from "../signin";
-import { actorFromSession, checkCsrf, csrfToken, findSession, SESSION_COOKIE, type SessionRow } from "../sessions";
+import { actorFromSession, checkCsrf, csrfToken, findSession, sessionTokenOf, type SessionRow } from "../sessions";
 import { getUser, type UserRow } from "../service";
+import { inSudoMode } from "../sudo";
 
 export interface BrowserSession {
   session: SessionRow;
@@ -15,15 +16,17 @@ export interface BrowserSession {
   user: UserRow;
   /** The token forms of this session must echo (hidden field `csrf`). */
   csrf: string;
+  /** The password was entered in this session in the last few minutes (sudo.ts). */
+  sudo: boolean;
 }
 
 export function browserSession(deps: Deps, req: Request): BrowserSession | null {
-  const session = findSession(deps, cookieValue(req, SESSION_COOKIE));
+  const session = findSession(deps, sessionTokenOf(deps, req));
   if (!session) return null;
   const actor = actorFromSession(deps, session);
   const user = getUser(deps, session.userId);
   if (!actor || !user) return null;
-  return { session, actor, user, csrf: csrfToken(deps, session.id) };
+  return { session, actor, user, csrf: csrfToken(deps, session.id), sudo: inSudoMode(deps, req, session.id) };
 }
 
 export function clientMeta(req: Request): ClientMeta {
@@ -39,12 +42,12 @@ export function hostCookie(deps: Deps, name: string, value: string, maxAgeSecond
 // hidden field. On https the cookie carries the __Host- prefix, which browsers only accept
 // from this exact host, so a page on a sibling domain cannot plant one (cookie tossing).
 export function preCsrfCookieName(deps: Deps): string {
-  return apiHostIsHttps(deps) ? "__Host-pier_csrf" : "pier_csrf";
+  return apiCookieName(deps, "pier_csrf");
 }
 
 /** The double-submit value for a pre-session form, plus the Set-Cookie when it is new. */
 export function preSessionCsrf(deps: Deps, req: Request): { token: string; cookies: string[] } {
-  const existing = cookieValue(req, preCsrfCookieName(deps));
+  const existing = soleCookieValue(req, preCsrfCookieName(deps));
   if (existing && /^[A-Za-z0-9_-]{20,100}$/.test(existing)) return { token: existing, cookies: [] };
   const token = randomSecret(24);
   return { token, cookies: [hostCookie(deps, preCsrfCookieName(deps), token, 2 * 3600)] };
@@ -53,7 +56,7 @@ export function preSessionCsrf(deps: Deps, req: Request): { token: string; cooki
 const formExpired = () => new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
 
 export function checkPreSessionCsrf(deps: Deps, req: Request, field: string | undefined): void {
-  const cookie = cookieValue(req, preCsrfCookieName(deps));
+  const cookie = soleCookieValue(req, preCsrfCookieName(deps));
   if (!cookie || !field || !safeEqual(cookie, field)) throw formExpired();
 }
 

@@ -1,0 +1,98 @@
+// Limits on guessing a secret (a password, a code) that one target holds: a user's password, a
+// site's gate password, a Connection ID on the approval page. Never a lock on the target: that
+// would let anyone lock the rightful user out by failing on purpose. Instead:
+//   - each client address gets a few failures per target, then waits until the oldest leaves
+//     the window (the attacker's address is locked out, nobody else);
+//   - each address gets a larger number of failures over all targets (a scanner is locked out);
+//   - while a target collects failures from many addresses, the per-address allowance on it
+//     halves for every `attackStep` failures, down to `floor` (spread guessing slows down), yet a
+//     fresh address always gets its `floor` tries, so the right secret from it still works.
+// IPv6 clients are grouped by /64: one host usually holds the whole prefix.
+import { LRUCache } from "lru-cache";
+
+export interface GuessPolicy {
+  /** Failures one address may make against one target in the window. */
+  perPair: number;
+  /** Failures one address may make against all targets in the window. */
+  perAddress: number;
+  /** Every this many failures against a target (from anyone) halves `perPair` for it. */
+  attackStep: number;
+  /** `perPair` never drops below this. */
+  floor: number;
+  windowMs: number;
+}
+
+/** The allowance of one address on a target that has seen `targetFailures` failures in the window. */
+export function pairAllowance(p: GuessPolicy, targetFailures: number): number {
+  const halvings = Math.min(30, Math.floor(targetFailures / p.attackStep));
+  return Math.max(p.floor, p.perPair >> halvings);
+}
+
+/** The address a limit is kept for: IPv4 as is, IPv6 by its /64 prefix. */
+export function addressKey(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  const [head = "", tail = ""] = ip.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = ip.includes("::") ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
+
+/** Seconds to wait when `recent` (failure times, oldest first) has reached `allowed`, else 0. */
+export function waitFor(recent: number[], allowed: number, windowMs: number, now: number): number {
+  if (recent.length < allowed) return 0;
+  return Math.max(1, Math.ceil((recent[recent.length - allowed]! + windowMs - now) / 1000));
+}
+
+export interface GuessVerdict {
+  /** Seconds until this address may try this target again (0: now). */
+  wait: number;
+  /** Which limit is reached: this address on this target, or this address overall. */
+  reason: "target" | "address" | null;
+}
+
+/**
+ * The policy kept in memory (bounded LRUs) for one running Pier: a restart forgets the counts,
+ * which only ever helps the rightful user; argon2id or short-lived codes keep guessing slow anyway.
+ */
+export class GuessLimiter {
+  private readonly failures = new LRUCache<string, number[]>({ max: 100_000 });
+
+  constructor(private readonly policy: GuessPolicy) {}
+
+  private recent(key: string, now: number): number[] {
+    return (this.failures.get(key) ?? []).filter((t) => t > now - this.policy.windowMs);
+  }
+
+  private push(key: string, now: number, keep: number): void {
+    const list = this.recent(key, now);
+    list.push(now);
+    this.failures.set(key, list.slice(-keep));
+  }
+
+  check(target: string, ip: string, now: number): GuessVerdict {
+    const p = this.policy;
+    const address = addressKey(ip);
+    const addressWait = waitFor(this.recent(`a|${address}`, now), p.perAddress, p.windowMs, now);
+    const allowed = pairAllowance(p, this.recent(`t|${target}`, now).length);
+    const pairWait = waitFor(this.recent(`p|${target}|${address}`, now), allowed, p.windowMs, now);
+    const wait = Math.max(addressWait, pairWait);
+    return { wait, reason: wait === 0 ? null : addressWait >= pairWait ? "address" : "target" };
+  }
+
+  fail(target: string, ip: string, now: number): void {
+    const p = this.policy;
+    const address = addressKey(ip);
+    this.push(`a|${address}`, now, p.perAddress);
+    this.push(`p|${target}|${address}`, now, p.perPair);
+    // Enough history to see every halving down to the floor.
+    this.push(`t|${target}`, now, p.attackStep * 32);
+  }
+
+  /** The right secret: this address starts over on this target (the target's count stays). */
+  succeed(target: string, ip: string): void {
+    this.failures.delete(`p|${target}|${addressKey(ip)}`);
+  }
+}

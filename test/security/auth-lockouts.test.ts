@@ -1,0 +1,129 @@
+// Lockouts anyone could trigger, and gate mail anyone could aim at a stranger (docs/security.md,
+// "Accounts, sessions, OAuth and gates"). The server trusts X-Forwarded-For here so that one test
+// can speak from many client addresses, as a distributed attacker does.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { listOutbox } from "../../src/features/mail/outbound";
+import { Browser } from "../helpers/browser";
+import { sessionCookie } from "../helpers/oauth";
+import { startTestPier, type TestPier } from "../helpers/pier";
+import { publishSite, siteFetch } from "../helpers/sites";
+
+let t: TestPier;
+beforeAll(async () => {
+  t = await startTestPier({ trustProxy: true });
+});
+afterAll(() => t.stop());
+
+const form = { "content-type": "application/x-www-form-urlencoded" };
+const from = (ip: string) => ({ "x-forwarded-for": ip });
+
+describe("password-gated site", () => {
+  test("200 wrong passwords from 20 addresses do not lock out a visitor with the right password", async () => {
+    const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
+    const attempt = (password: string, ip: string) =>
+      siteFetch(t, site.host, "/_pier/gate/password", { method: "POST", headers: { ...form, ...from(ip) }, body: new URLSearchParams({ password, next: "/" }).toString() });
+    // Over-long guesses are refused without an argon2id check, so the attack runs fast; each
+    // still counts as a failed attempt, as any wrong password does.
+    const wrong = "w".repeat(201);
+    for (let a = 0; a < 20; a++) {
+      const statuses = await Promise.all(Array.from({ length: 10 }, () => attempt(wrong, `198.51.100.${a + 1}`).then((r) => r.status)));
+      expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    }
+    // The attacker's addresses are locked out, even with the right password...
+    const attacker = await attempt("open sesame", "198.51.100.1");
+    expect(attacker.status).toBe(429);
+    expect(Number(attacker.headers.get("retry-after"))).toBeGreaterThan(0);
+    // ...the visitor from a fresh address gets in.
+    const visitor = await attempt("open sesame", "203.0.113.50");
+    expect(visitor.status).toBe(303);
+    // While the site is under attack each new address gets fewer guesses (slower spread guessing).
+    const fresh = "203.0.113.77";
+    const tries: number[] = [];
+    for (let i = 0; i < 4; i++) tries.push((await attempt(wrong, fresh)).status);
+    expect(tries).toEqual([401, 401, 401, 429]);
+  }, 30_000);
+});
+
+describe("sign-in", () => {
+  test("failures on an email from one address do not lock out its owner at another address", async () => {
+    const u = await t.user();
+    const attacker = new Browser(t.url, from("198.51.100.200"));
+    await attacker.get("/signin");
+    for (let i = 0; i < 10; i++) expect((await attacker.submit("/signin", "/signin", { email: u.email, password: `guess ${i}` })).status).toBe(401);
+    const locked = await attacker.submit("/signin", "/signin", { email: u.email, password: u.password });
+    expect(locked.status).toBe(429);
+    const owner = new Browser(t.url, from("203.0.113.9"));
+    expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  }, 30_000);
+});
+
+describe("device approval", () => {
+  async function startDevice() {
+    const reg = await t.api("POST", "/oauth/register", { body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" } });
+    const res = await fetch(`${t.url}/oauth/device_authorization`, { method: "POST", headers: form, body: new URLSearchParams({ client_id: reg.body.client_id }).toString() });
+    return (await res.json()) as { user_code: string; device_code: string };
+  }
+
+  test("another site sending the user's browser to wrong Connection IDs cannot lock the user out", async () => {
+    const u = await t.user();
+    const cookie = sessionCookie(t, u);
+    for (let i = 0; i < 15; i++) {
+      const r = await fetch(`${t.url}/oauth/device?user_code=BBBB-BBB${"BCDFGHJKLMNPQ"[i]}`, { headers: { cookie, "sec-fetch-site": "cross-site" }, redirect: "manual" });
+      expect(r.status).toBe(200);
+    }
+    const d = await startDevice();
+    const own = await fetch(`${t.url}/oauth/device?user_code=${d.user_code}`, { headers: { cookie, "sec-fetch-site": "none" }, redirect: "manual" });
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain("Confirm");
+  });
+
+  test("wrong codes from one address lock out that address, not the user at another one", async () => {
+    const u = await t.user();
+    const cookie = sessionCookie(t, u);
+    const guess = (ip: string) => fetch(`${t.url}/oauth/device?user_code=BBBB-BBBB`, { headers: { cookie, ...from(ip) }, redirect: "manual" });
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await guess("198.51.100.33")).status);
+    expect(statuses).toEqual([...Array(10).fill(404), 429]);
+    const d = await startDevice();
+    const elsewhere = await fetch(`${t.url}/oauth/device?user_code=${d.user_code}`, { headers: { cookie, ...from("203.0.113.33") }, redirect: "manual" });
+    expect(elsewhere.status).toBe(200);
+  });
+});
+
+describe("access-code mail", () => {
+  test("a phishing title is quoted, cut short and attributed to the site in the mail", async () => {
+    const title = "URGENT: your bank account is locked.\nCall +1 555 0100 now or lose your savings \u202Eforever and ever and ever";
+    const site = await publishSite(t, { kind: "preview", access: "require_email", title, files: [{ path: "index.html", bytes: "<h1>x</h1>" }] });
+    const r = await siteFetch(t, site.host, "/_pier/gate/email", { method: "POST", headers: { ...form, ...from("198.51.100.60") }, body: new URLSearchParams({ email: "stranger@example.com", next: "/" }).toString() });
+    expect(r.status).toBe(200);
+    const msg = listOutbox(t.pier.deps).find((m) => m.to_address === "stranger@example.com")!;
+    expect(msg.subject).not.toContain("\n");
+    expect(msg.subject).not.toContain("\u202E");
+    expect(msg.subject).toContain(`"URGENT: your bank account is locked. Call +1 555 0100 now o…" (${site.host})`);
+    expect(msg.text_body).toContain("chosen by the site's publisher, not by Pier");
+    expect(msg.text_body).not.toContain("lose your savings");
+  });
+
+  test("code mail is limited per recipient across sites and per site, with 429 and Retry-After", async () => {
+    const sites = await Promise.all([1, 2].map(() => publishSite(t, { kind: "preview", access: "require_email", title: "Members", files: [{ path: "index.html", bytes: "x" }] })));
+    const ask = (host: string, email: string, ip: string) =>
+      siteFetch(t, host, "/_pier/gate/email", { method: "POST", headers: { ...form, ...from(ip) }, body: new URLSearchParams({ email, next: "/" }).toString() });
+    const victim = "target@example.com";
+    // Five codes to one address (from different addresses and sites), then no more for an hour.
+    for (let i = 0; i < 5; i++) expect((await ask(sites[i % 2]!.host, victim, `198.51.101.${i}`)).status).toBe(200);
+    const refused = await ask(sites[1]!.host, victim, "198.51.101.99");
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-pier-error-code")).toBe("GATE_MAIL_RATE_LIMITED");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await refused.text()).toContain("Too many codes were sent");
+    expect(listOutbox(t.pier.deps, 500).filter((m) => m.to_address === victim)).toHaveLength(5);
+    // One site mails at most 100 codes an hour, whoever asks.
+    const site = sites[0]!;
+    let sent = listOutbox(t.pier.deps, 1000).length;
+    for (let i = 0; i < 100; i++) await ask(site.host, `visitor${i}@example.com`, `198.51.102.${Math.floor(i / 4)}`);
+    const over = await ask(site.host, "one-more@example.com", "198.51.103.1");
+    expect(over.status).toBe(429);
+    sent = listOutbox(t.pier.deps, 1000).length - sent;
+    expect(sent).toBeLessThanOrEqual(100);
+  }, 30_000);
+});

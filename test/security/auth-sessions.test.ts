@@ -1,0 +1,167 @@
+// Attacks on sign-in links, sessions and cookies (docs/security.md, "Accounts, sessions, OAuth
+// and gates"). Each test replays what the attacker did and shows it no longer gets through.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, eq, isNull } from "drizzle-orm";
+import { apiKeys, users } from "../../src/db/schema";
+import { Browser, csrfOf } from "../helpers/browser";
+import { hiddenFields } from "../helpers/oauth";
+import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+
+let t: TestPier;
+beforeAll(async () => {
+  t = await startTestPier();
+});
+afterAll(() => t.stop());
+
+const local = (url: string) => url.replace(t.pier.deps.urls.baseUrl, t.url);
+const liveKeys = (accountId: string) => t.pier.deps.db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).all().length;
+const totpSeed = (userId: string) => t.pier.deps.db.select({ s: users.totpSealed }).from(users).where(eq(users.id, userId)).get()!.s;
+
+/** Mint a login link with `key` and open it in a fresh browser, as the attacker did. */
+async function browserFromLink(key: string): Promise<Browser> {
+  const r = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key, body: { redirect_path: "/account/access" } });
+  expect(r.status).toBe(200);
+  const b = new Browser(t.url);
+  const path = new URL(local(r.body.data.url)).pathname;
+  const page = await b.get(path);
+  const done = await b.post(path, hiddenFields(page.text));
+  expect(done.status).toBe(303);
+  expect(b.cookies.has("pier_session")).toBe(true);
+  return b;
+}
+
+async function signedIn(u: TestUser): Promise<Browser> {
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  return b;
+}
+
+describe("browser login links cannot turn a weaker credential into the owner", () => {
+  test("a bucket_read key, a key limited to one bucket and a bucket_write key are refused a login link", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const bucket = await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "one" } } });
+    const bucketId = bucket.body.data.bucket.id as string;
+    const readKey = t.key(owner, { scope: "bucket_read" });
+    const oneBucketAdmin = t.key(owner, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [bucketId]: "admin" } });
+    const writeKey = t.key(owner, { scope: "bucket_write" });
+    for (const key of [readKey, oneBucketAdmin, writeKey]) {
+      const r = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key, body: {} });
+      expect(r.status).toBe(403);
+      expect(r.body.error.code).toBe("FORBIDDEN");
+      expect(r.body.error.details.required_scope).toBe("bucket_admin");
+      expect(r.body.data).toBeUndefined();
+    }
+    // The bucket_admin key limited to one bucket passes the scope check and is refused by the rule.
+    const limited = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key: oneBucketAdmin, body: {} });
+    expect(limited.body.error.details.reason).toBe("needs_owner_full_access");
+    // The owner's own account-wide admin key still may.
+    expect((await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key: owner.key, body: {} })).status).toBe(200);
+  });
+
+  test("a session opened from a login link cannot create or revoke keys, or turn on two-factor, without the password", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const before = liveKeys(owner.accountId);
+    const b = await browserFromLink(owner.key);
+
+    // Dashboard form: asks for the password instead of creating the key.
+    const create = await b.submit("/account/access", "/account/access/keys", { label: "attacker", scope: "bucket_admin" });
+    expect(create.status).toBe(403);
+    expect(create.text).toContain("Confirm your password");
+    expect(liveKeys(owner.accountId)).toBe(before);
+
+    // REST with the session and its CSRF token: the same refusal, with a stable code.
+    const csrf = csrfOf((await b.get("/dashboard")).text);
+    const cookie = `pier_session=${b.cookies.get("pier_session")}`;
+    const rest = await t.api("POST", "/api/v1/api_keys", { headers: { cookie, "x-pier-csrf": csrf }, body: { label: "attacker" } });
+    expect(rest.status).toBe(403);
+    expect(rest.body.error.code).toBe("REAUTHENTICATION_REQUIRED");
+    expect(rest.body.error.details.reauthenticate_url).toEndWith("/account/confirm-password");
+    const revoke = await t.api("DELETE", `/api/v1/api_keys/${t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.accountId, owner.accountId)).get()!.id}`, { headers: { cookie, "x-pier-csrf": csrf } });
+    expect(revoke.body.error.code).toBe("REAUTHENTICATION_REQUIRED");
+    expect(liveKeys(owner.accountId)).toBe(before);
+
+    // Two-factor set-up (which would lock the owner out) is refused before any seed is stored.
+    const enroll = await b.submit("/account/security", "/account/security/totp/enroll", {});
+    expect(enroll.text).toContain("Confirm your password");
+    expect(totpSeed(owner.userId)).toBeNull();
+
+    // A wrong password does not open sudo mode.
+    const wrong = await b.submit("/account/confirm-password", "/account/confirm-password", { password: "not the password", next: "/account/access" });
+    expect(wrong.status).toBe(401);
+    expect((await b.submit("/account/access", "/account/access/keys", { label: "attacker", scope: "bucket_admin" })).text).toContain("Confirm your password");
+    expect(liveKeys(owner.accountId)).toBe(before);
+  });
+
+  test("the owner who knows the password confirms it once and can then manage keys and two-factor", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const b = await browserFromLink(owner.key);
+    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", { password: owner.password, next: "/account/access" });
+    expect(ok.status).toBe(303);
+    expect(ok.location).toBe("/account/access");
+    const before = liveKeys(owner.accountId);
+    const create = await b.submit("/account/access", "/account/access/keys", { label: "mine", scope: "bucket_read" });
+    expect(create.status).toBe(200);
+    expect(liveKeys(owner.accountId)).toBe(before + 1);
+    const enroll = await b.submit("/account/security", "/account/security/totp/enroll", {});
+    expect(enroll.text).toContain("Scan this code");
+    expect(totpSeed(owner.userId)).not.toBeNull();
+  });
+
+  test("a password sign-in is in sudo mode for 10 minutes, then asks again", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const b = await signedIn(owner);
+    expect((await b.submit("/account/access", "/account/access/keys", { label: "fresh", scope: "bucket_read" })).status).toBe(200);
+    t.clock.advance(11 * 60_000);
+    const stale = await b.submit("/account/access", "/account/access/keys", { label: "stale", scope: "bucket_read" });
+    expect(stale.status).toBe(403);
+    expect(stale.text).toContain("Confirm your password");
+  });
+
+  test("a sudo cookie from one session does not work in another", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const withPassword = await signedIn(owner);
+    const fromLink = await browserFromLink(owner.key);
+    fromLink.cookies.set("pier_sudo", withPassword.cookies.get("pier_sudo")!);
+    const r = await fromLink.submit("/account/access", "/account/access/keys", { label: "borrowed", scope: "bucket_admin" });
+    expect(r.status).toBe(403);
+    expect(r.text).toContain("Confirm your password");
+  });
+});
+
+describe("session cookie tossing", () => {
+  test("a request with two session cookies is signed out, even when one of them is valid", async () => {
+    const owner = await t.user();
+    const b = await signedIn(owner);
+    const good = b.cookies.get("pier_session")!;
+    expect((await fetch(`${t.url}/dashboard`, { headers: { cookie: `pier_session=${good}` }, redirect: "manual" })).status).toBe(200);
+    // A site on a sibling host set a second pier_session (longer Path, or a parent Domain).
+    const attacker = await signedIn(await t.user());
+    const tossed = attacker.cookies.get("pier_session")!;
+    for (const cookie of [`pier_session=${tossed}; pier_session=${good}`, `pier_session=${good}; pier_session=${good}`]) {
+      expect((await fetch(`${t.url}/dashboard`, { headers: { cookie }, redirect: "manual" })).status).toBe(303);
+      expect((await t.api("GET", "/api/v1/buckets", { headers: { cookie } })).status).toBe(401);
+    }
+  });
+});
+
+describe("session cookie tossing over https", () => {
+  let s: TestPier;
+  beforeAll(async () => {
+    s = await startTestPier({ baseUrl: "https://pier.example.test", trustProxy: true });
+  });
+  afterAll(() => s.stop());
+
+  test("only the __Host- session cookie counts: a plain pier_session planted by a site is ignored", async () => {
+    const u = await s.user();
+    const headers = { host: "pier.example.test", "x-forwarded-proto": "https" };
+    const b = new Browser(s.url, headers);
+    expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const token = b.cookies.get("__Host-pier_session")!;
+    expect(token).toBeDefined();
+    const get = (cookie: string) => fetch(`${s.url}/dashboard`, { headers: { ...headers, cookie }, redirect: "manual" });
+    expect((await get(`__Host-pier_session=${token}`)).status).toBe(200);
+    // The name a sibling host can set is not read at all, and two __Host- values are refused.
+    expect((await get(`pier_session=${token}`)).status).toBe(303);
+    expect((await get(`__Host-pier_session=${token}; __Host-pier_session=${token}`)).status).toBe(303);
+  });
+});
