@@ -6,15 +6,15 @@ import { statusRoutes } from "./status/routes";
 import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
 import { fileRoutes } from "./files/routes";
-import { uploadRoutes } from "./uploads/routes";
-import { versionRoutes } from "./versions/routes";
-import { storageRoutes } from "./storage/routes";
+import { uploadRoutes } from "./files/uploads/routes";
+import { versionRoutes } from "./files/versions/routes";
+import { storageRoutes } from "./files/storage/routes";
 import { mailRoutes } from "./mail/routes";
 import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
 import { publishRoutes } from "./publish/routes";
-import { publishSessionRoutes } from "./publish-sessions/routes";
+import { publishSessionRoutes } from "./publish/sessions/routes";
 import { notificationRoutes } from "./notifications/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>

@@ -4,12 +4,12 @@
 import { collectGarbage } from "../blobs/gc";
 import { purgeExpiredSessionsAndInvites } from "../features/accounts/housekeeping";
 import { BUCKET_DELETE_JOB, bucketDeleteJob } from "../features/buckets/delete";
-import { expireUploads } from "../features/uploads/sessions";
+import { expireUploads } from "../features/files/uploads/sessions";
 import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth/housekeeping";
 import { runBuild, runUnpublish } from "../features/publish/build";
 import { BUILD_JOB } from "../features/publish/request";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish/lifecycle";
-import { prunePublishSessions } from "../features/publish-sessions/service";
+import { prunePublishSessions } from "../features/publish/sessions/service";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export interface Task {
