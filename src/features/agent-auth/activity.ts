@@ -74,13 +74,9 @@ export class ActivityRecorder {
   }
 }
 
-const recorders = new WeakMap<Deps, ActivityRecorder>();
-
-/** One recorder per running Pier (REST hook and MCP endpoint share its buffer). */
+/** One recorder per running Pier, built with Deps (REST hook and MCP endpoint share its buffer). */
 export function activityRecorder(deps: Deps): ActivityRecorder {
-  let r = recorders.get(deps);
-  if (!r) recorders.set(deps, (r = new ActivityRecorder(deps)));
-  return r;
+  return deps.agentActivity;
 }
 
 /** The account's agent activity, newest first; only the account owner may read it. */
