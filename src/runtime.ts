@@ -18,6 +18,7 @@ import { newUsedTotpSteps } from "./features/accounts/totp";
 import { ActivityRecorder } from "./features/agent-auth/activity";
 import { newEmailCodeLog } from "./features/agent-auth/email-code";
 import { newMailer } from "./features/mail/outbound";
+import { recordMessageRead } from "./features/mail/messages";
 import { newPublishLimiters } from "./features/publish/limits";
 import type { SiteChangeListener } from "./features/publish/events";
 import { JobQueue } from "./jobs/queue";
@@ -76,7 +77,7 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     config, urls: resolveUrls(config, httpPort), db: handle.db, sqlite: handle.sqlite, blobs,
     jobs: new JobQueue(handle.db, clock), clock, log, secrets: new SecretBox(ensureSecretKey(config)), plans,
     emailCodesSent: newEmailCodeLog(), publishLimiters: newPublishLimiters(config),
-    usedTotpSteps: newUsedTotpSteps(), signinGuard: new SigninGuard(),
+    usedTotpSteps: newUsedTotpSteps(), signinGuard: new SigninGuard(), onFileRead: [recordMessageRead],
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };

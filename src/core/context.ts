@@ -43,6 +43,11 @@ export interface Deps {
   usedTotpSteps: LRUCache<string, true>;
   /** Sign-in guess limits per address and per IP. */
   signinGuard: SigninGuard;
+  /**
+   * Told when a file's bytes are handed out through the API (mail marks a message read). Files
+   * sits below mail, so it announces the read instead of calling mail.
+   */
+  onFileRead: ((deps: Deps, actor: Actor, bucketId: string, path: string) => void)[];
 }
 
 export type Scope = "bucket_read" | "bucket_write" | "bucket_admin";

@@ -10,7 +10,7 @@ import { planHelp, withPlanHelp } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
-import { setInboundEmail } from "../mail/addresses";
+import { setInboundEmail } from "./inbound-address";
 
 export function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];

@@ -19,7 +19,7 @@ import type { Deps } from "../../core/context";
 import { mailAddresses, mailMessages } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
-import { lookupRecipient } from "./addresses";
+import { lookupRecipient } from "../buckets/inbound-address";
 import { messageFilesFor, readInboundMessage, type AttachmentPlan, type InboundMessage, type MessageFile } from "./inbound";
 
 export const INBOUND_WRITER: SystemWriter = { kind: "system", name: "inbound-mail" };

@@ -14,7 +14,7 @@ import { assertMutable, loadBucket } from "../../buckets/access";
 import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
-import { isMailPath } from "../../mail/paths";
+import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
 
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;

@@ -8,7 +8,7 @@ import type { DbOrTx } from "../../../db/tx";
 import { transaction } from "../../../db/tx";
 import { loadBucket } from "../../buckets/access";
 import { bucketForWrite, commitChanges, type BlobRef, type Change, type VersionRow } from "../commit";
-import { isMailPath } from "../../mail/paths";
+import { isMailPath } from "../paths";
 
 export const VERSION_PAGE_DEFAULT = 50;
 export const VERSION_PAGE_MAX = 500;
