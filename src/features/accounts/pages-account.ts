@@ -11,7 +11,7 @@ import { dashboardSummary, recordDashboardVisit } from "./dashboard";
 import { planHelp } from "./plan-help";
 import { getAccount } from "./service";
 import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
-import { alertBox, html, renderPage, renderView, SafeHtml, shortTime } from "./web/layout";
+import { alertBox, html, renderPage, renderView, SafeHtml, shortTime } from "../../http/pages/layout";
 import { browserSession, checkSessionCsrf, clientMeta, field, safeNext, type BrowserSession } from "./web/browser";
 import { confirmPassword, CONFIRM_PASSWORD_PATH, requireSudo, SUDO_TTL_S, sudoCookie } from "./sudo";
 import type { ApiKeyRow } from "./keys";

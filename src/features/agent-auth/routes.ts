@@ -5,7 +5,7 @@ import { ApiError } from "../../core/errors";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { sessionCookie } from "../accounts/sessions";
 import { checkPreSessionCsrf, clientMeta, preSessionCsrf } from "../accounts/web/browser";
-import { alertBox, renderView } from "../accounts/web/layout";
+import { alertBox, renderView } from "../../http/pages/layout";
 import { activityRecorder, listActivity } from "./activity";
 import { createLoginLink, peekLoginLink, useLoginLink } from "./login-link";
 import { requestCode, verifyCode } from "./email-code";

@@ -2,7 +2,7 @@
 // sites/oauth/*.html inside Pier's shared layout (sites/auth/layout.html). The device pages put
 // the Connection ID at the top right of the header, where `pier login` tells people to look.
 import type { Actor, Deps, Scope } from "../../core/context";
-import { html, loadTemplate, renderTemplate, SafeHtml, shortTime, type TemplateVars } from "../accounts/web/layout";
+import { html, loadTemplate, renderTemplate, SafeHtml, shortTime, type TemplateVars } from "../../http/pages/layout";
 import { listConnections, type ConnectionView } from "./connections";
 import { scopeMeaning } from "./scopes";
 
