@@ -9,7 +9,7 @@ import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { agentActivity } from "../../db/schema";
-import { hasAccountWideAdmin } from "../buckets/access";
+import { hasAccountWideAdmin } from "../buckets";
 
 const FLUSH_MS = 30_000;
 const field = (req: Request, name: string) => (req.headers.get(name) ?? "").replace(/[\x00-\x1f\x7f]/g, "").trim().slice(0, 200);

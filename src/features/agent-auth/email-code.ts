@@ -12,10 +12,10 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { agentLoginCodes, buckets } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { createApiKey } from "../accounts/keys";
-import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts/service";
-import { twoFactorEnabled } from "../accounts/totp";
-import { mailerFor } from "../mail/outbound";
+import { createApiKey } from "../accounts";
+import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts";
+import { twoFactorEnabled } from "../accounts";
+import { mailerFor } from "../mail";
 import { isoAfter } from "../../core/clock";
 
 export const CODE_TTL_S = 600;

@@ -9,8 +9,8 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets/access";
-import { assertNoUploadCommitting } from "../buckets/locks";
+import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets";
+import { assertNoUploadCommitting } from "../buckets";
 
 export type FileRow = typeof files.$inferSelect;
 export type VersionRow = typeof bucketVersions.$inferSelect;

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
-import { presentBucket } from "../buckets/present";
+import { presentBucket } from "../buckets";
 import { attachBlob } from "./uploads/direct";
 import { lockFiles, unlockFile } from "./locks";
 import {

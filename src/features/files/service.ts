@@ -4,7 +4,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { loadBucket } from "../buckets/access";
+import { loadBucket } from "../buckets";
 import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "./storage/tokens";
 import { latestVersion, type FileRow } from "./commit";
 import { baseName, normalizePath } from "./paths";

@@ -7,7 +7,7 @@
 //     attachments/<safe name>  each attachment
 
 // The folder itself is a rule of the files feature (private, never synced away); mail fills it.
-import { EMAIL_ROOT, isMailPath } from "../files/paths";
+import { EMAIL_ROOT, isMailPath } from "../files";
 export { EMAIL_ROOT, isMailPath };
 export const MAX_ATTACHMENT_NAME_BYTES = 150;
 

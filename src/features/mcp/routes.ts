@@ -11,8 +11,8 @@ import { ApiError } from "../../core/errors";
 import { bearerToken, type AuthOptions } from "../../http/auth";
 import { errorResponse } from "../../http/envelope";
 import { clientIp, requestId } from "../../http/request-info";
-import { withCors } from "../oauth/cors";
-import { resourceMetadataUrl } from "../oauth/metadata";
+import { withCors } from "../oauth";
+import { resourceMetadataUrl } from "../oauth";
 import { buildMcpServer } from "./server";
 
 /** Tool arguments are JSON with at most a text file in them; binary bytes go through the upload endpoints. */

@@ -7,7 +7,7 @@ import { randomToken } from "../../core/ids";
 import { accounts, notifications, publications } from "../../db/schema";
 import { afterCommit, transaction } from "../../db/tx";
 import { newId } from "../../core/ids";
-import { assertMutable, assertVisibilityUnlocked, loadBucket } from "../buckets/access";
+import { assertMutable, assertVisibilityUnlocked, loadBucket } from "../buckets";
 import { hasLiveJob } from "./build";
 import { emitSiteChange } from "./events";
 import { takePublishToken } from "./limits";

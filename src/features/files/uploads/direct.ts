@@ -7,7 +7,7 @@ import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import { uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction } from "../../../db/tx";
-import { assertMutable, loadBucket } from "../../buckets/access";
+import { assertMutable, loadBucket } from "../../buckets";
 import { assertAllowedFile } from "../forbidden";
 import { commitChanges, type FileRow } from "../commit";
 import { normalizePath } from "../paths";

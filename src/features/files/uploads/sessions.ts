@@ -10,7 +10,7 @@ import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import { files, uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
-import { assertMutable, loadBucket } from "../../buckets/access";
+import { assertMutable, loadBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";

@@ -6,7 +6,7 @@ import { ApiError } from "../../../core/errors";
 import { bucketVersions, fileChanges, files } from "../../../db/schema";
 import type { DbOrTx } from "../../../db/tx";
 import { transaction } from "../../../db/tx";
-import { loadBucket } from "../../buckets/access";
+import { loadBucket } from "../../buckets";
 import { bucketForWrite, commitChanges, type BlobRef, type Change, type VersionRow } from "../commit";
 import { isMailPath } from "../paths";
 

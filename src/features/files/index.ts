@@ -1,0 +1,13 @@
+// The files feature: current files, version history, uploads and the storage endpoint.
+// What other features may use of it: they import "../files", never a file inside this folder.
+export { commitChanges, latestVersion } from "./commit";
+export type { BlobRef, Change, SystemWriter } from "./commit";
+export { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES, forbiddenReason, normalizeContentType } from "./forbidden";
+export { isTextType } from "./ops";
+export { EMAIL_ROOT, isMailPath, normalizePath } from "./paths";
+export { presentFile } from "./present";
+export { FILE_PAGE_MAX, downloadUrl, listFiles, readFileBytes } from "./service";
+export { ExecutableScanner } from "./sniff";
+export { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared } from "./uploads/declare";
+export type { UploadEntryRow } from "./uploads/declare";
+export { guessContentType, writeFiles } from "./write";
