@@ -11,7 +11,6 @@ import { earlyBodyValidation, type RouteTable } from "./http/json-guard";
 import { RateLimiter } from "./http/rate-limit";
 import { requestId } from "./http/request-info";
 import { actorFromApiKey } from "./features/accounts/keys";
-import { statusRoutes } from "./features/status/routes";
 import { featureRoutes } from "./features";
 import { agentActivityHook } from "./features/agent-auth/routes";
 
@@ -59,7 +58,6 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
     .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))
-    .use(statusRoutes(deps, auth))
     .use(featureRoutes(deps, auth, authOptions));
   mounted = app;
   credentialChecks.set(app, (req) => hasValidCredential(deps, req, authOptions));

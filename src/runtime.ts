@@ -13,6 +13,14 @@ import { createLogger, type Logger } from "./core/log";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import { PlanCatalog } from "./features/accounts/plans";
+import { SigninGuard } from "./features/accounts/attempts";
+import { newUsedTotpSteps } from "./features/accounts/totp";
+import { ActivityRecorder } from "./features/agent-auth/activity";
+import { newEmailCodeLog } from "./features/agent-auth/email-code";
+import { newMailer } from "./features/mail/outbound";
+import { recordMessageRead } from "./features/mail/messages";
+import { newPublishLimiters } from "./features/publish/limits";
+import type { SiteChangeListener } from "./features/publish/events";
 import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
@@ -64,11 +72,19 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));
   await blobs.init();
   const clock = opts.clock ?? systemClock;
-  return {
+  // The recorder and the mailer hold Deps themselves: they are attached once the rest exists.
+  const base = {
     config, urls: resolveUrls(config, httpPort), db: handle.db, sqlite: handle.sqlite, blobs,
     jobs: new JobQueue(handle.db, clock), clock, log, secrets: new SecretBox(ensureSecretKey(config)), plans,
+    emailCodesSent: newEmailCodeLog(), publishLimiters: newPublishLimiters(config),
+    usedTotpSteps: newUsedTotpSteps(), signinGuard: new SigninGuard(), onFileRead: [recordMessageRead],
     close: () => handle.close(),
+    siteChangeListeners: new Set<SiteChangeListener>(),
   };
+  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer">;
+  deps.agentActivity = new ActivityRecorder(deps);
+  deps.mailer = newMailer(deps);
+  return deps;
 }
 
 export async function startPier(config: Config, opts: StartOptions = {}): Promise<Pier> {

@@ -10,7 +10,7 @@ import {
 } from "../features/accounts/admin";
 import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
-import { setDisabledByAdmin } from "../features/mail/addresses";
+import { setDisabledByAdmin } from "../features/buckets/inbound-address";
 import { listOutbox } from "../features/mail/outbound";
 import { localSmtpServer, sendTestMessage } from "../features/mail/test-message";
 import { createDeps } from "../runtime";

@@ -5,7 +5,13 @@ import type { BlobStore } from "../blobs/store";
 import type { Config, Urls } from "../config";
 import type { Db } from "../db/client";
 import type { JobQueue } from "../jobs/queue";
+import type { LRUCache } from "lru-cache";
 import type { PlanCatalog } from "../features/accounts/plans";
+import type { SigninGuard } from "../features/accounts/attempts";
+import type { ActivityRecorder } from "../features/agent-auth/activity";
+import type { Mailer } from "../features/mail/outbound";
+import type { PublishLimiters } from "../features/publish/limits";
+import type { SiteChangeListener } from "../features/publish/events";
 import type { Clock } from "./clock";
 import type { SecretBox } from "./crypto";
 import type { Logger } from "./log";
@@ -21,6 +27,27 @@ export interface Deps {
   log: Logger;
   secrets: SecretBox;
   plans: PlanCatalog;
+  // Per-process state, built once in createDeps (src/runtime.ts) — never module globals, so two
+  // Piers in one test process stay apart.
+  /** Agent activity buffer shared by the REST hook and the MCP endpoint. */
+  agentActivity: ActivityRecorder;
+  /** When sign-in codes were last mailed to each address (per-address hourly cap). */
+  emailCodesSent: LRUCache<string, number[]>;
+  /** Per-account publish and upload-control throttles. */
+  publishLimiters: PublishLimiters;
+  /** Told when a publication's live state changed (the site server drops its cached lookup). */
+  siteChangeListeners: Set<SiteChangeListener>;
+  /** Outbound mail: the SMTP relay (one connection pool) or the outbox table. */
+  mailer: Mailer;
+  /** TOTP codes already accepted, so one observed code cannot be replayed. */
+  usedTotpSteps: LRUCache<string, true>;
+  /** Sign-in guess limits per address and per IP. */
+  signinGuard: SigninGuard;
+  /**
+   * Told when a file's bytes are handed out through the API (mail marks a message read). Files
+   * sits below mail, so it announces the read instead of calling mail.
+   */
+  onFileRead: ((deps: Deps, actor: Actor, bucketId: string, path: string) => void)[];
 }
 
 export type Scope = "bucket_read" | "bucket_write" | "bucket_admin";

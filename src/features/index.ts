@@ -1,25 +1,36 @@
-// The feature route table: every feature's routes mounted in one place.
+// The route table: every feature's routes mounted in one place (status first, as before).
 import { Elysia } from "elysia";
 import type { Deps } from "../core/context";
 import type { AuthOptions, authPlugin } from "../http/auth";
+import { statusRoutes } from "./status/routes";
 import { accountRoutes } from "./accounts/routes";
 import { bucketRoutes } from "./buckets/routes";
-import { fileFeatureRoutes } from "./files";
+import { fileRoutes } from "./files/routes";
+import { uploadRoutes } from "./files/uploads/routes";
+import { versionRoutes } from "./files/versions/routes";
+import { storageRoutes } from "./files/storage/routes";
 import { mailRoutes } from "./mail/routes";
 import { agentAuthRoutes } from "./agent-auth/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { oauthRoutes } from "./oauth/routes";
-import { publishFeatureRoutes } from "./publish/index";
+import { publishRoutes } from "./publish/routes";
+import { publishSessionRoutes } from "./publish/sessions/routes";
 import { notificationRoutes } from "./notifications/routes";
+import { connectionsSection } from "./oauth/pages";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
+    .use(statusRoutes(deps, auth))
     .use(bucketRoutes(deps, auth))
-    .use(accountRoutes(deps, auth))
-    .use(fileFeatureRoutes(deps, auth))
+    .use(accountRoutes(deps, auth, connectionsSection))
+    .use(fileRoutes(deps, auth))
+    .use(uploadRoutes(deps, auth))
+    .use(versionRoutes(deps, auth))
+    .use(storageRoutes(deps, auth))
     .use(mailRoutes(deps, auth))
     .use(oauthRoutes(deps, auth))
     .use(mcpRoutes(deps, authOptions))
     .use(agentAuthRoutes(deps, auth))
-    .use(publishFeatureRoutes(deps, auth))
+    .use(publishRoutes(deps, auth))
+    .use(publishSessionRoutes(deps, auth))
     .use(notificationRoutes(deps, auth));

@@ -1,26 +1,83 @@
-// The table of background work: every job kind with its handler, and the periodic tasks
-// (GoatCounter cron/cron.go). Features export handlers; this file is the one place that lists them.
+// The table of background work (GoatCounter cron/cron.go): every job kind with its handler, its
+// period when it runs on a timer, and what it is for. Features export the handlers; this file is
+// the one place that lists them, so a newcomer reads all background work here.
 import { collectGarbage } from "../blobs/gc";
-import { accountJobs } from "../features/accounts/jobs";
-import { bucketJobs } from "../features/buckets/jobs";
-import { uploadJobs } from "../features/uploads/jobs";
-import { oauthJobs } from "../features/oauth/jobs";
-import { publishJobs, publishPeriodic } from "../features/publish/jobs";
+import { purgeExpiredSessionsAndInvites } from "../features/accounts/housekeeping";
+import { BUCKET_DELETE_JOB, bucketDeleteJob } from "../features/buckets/delete";
+import { expireUploads } from "../features/files/uploads/sessions";
+import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth/housekeeping";
+import { runBuild, runUnpublish } from "../features/publish/build";
+import { BUILD_JOB } from "../features/publish/request";
+import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish/lifecycle";
+import { prunePublishSessions } from "../features/publish/sessions/service";
 import type { JobHandler, PeriodicTask } from "./runner";
 
-export const jobHandlers: Record<string, JobHandler> = {
-  "blobs.gc": { run: async (deps) => collectGarbage(deps), maxAttempts: 1 },
-  ...bucketJobs,
-  ...accountJobs,
-  ...uploadJobs,
-  ...oauthJobs,
-  ...publishJobs,
-};
+export interface Task {
+  kind: string;
+  handler: JobHandler;
+  /** Enqueued by the runner on this period; absent = enqueued by a feature when needed. */
+  everyMs?: number;
+  description: string;
+}
 
-export const periodicTasks: PeriodicTask[] = [
-  { kind: "blobs.gc", everyMs: 6 * 3600_000 },
-  { kind: "accounts.cleanup", everyMs: 3600_000 },
-  { kind: "uploads.expire", everyMs: 60_000 },
-  { kind: "oauth.purge", everyMs: 3600_000 },
-  ...publishPeriodic,
+const MINUTE = 60_000;
+const HOUR = 3600_000;
+
+export const tasks: Task[] = [
+  {
+    kind: "blobs.gc", everyMs: 6 * HOUR,
+    handler: { run: async (deps) => collectGarbage(deps), maxAttempts: 1 },
+    description: "Mark-and-sweep of blobs no file, version or upload refers to any more",
+  },
+  {
+    kind: "accounts.cleanup", everyMs: HOUR,
+    handler: { run: async (deps) => purgeExpiredSessionsAndInvites(deps), maxAttempts: 1 },
+    description: "Delete expired browser sessions and long-expired unused invites",
+  },
+  {
+    kind: "uploads.expire", everyMs: MINUTE,
+    handler: { run: async (deps) => expireUploads(deps), maxAttempts: 1 },
+    description: "Expire abandoned upload sessions (releasing their bucket locks) and stale direct uploads",
+  },
+  {
+    kind: "oauth.purge", everyMs: HOUR,
+    handler: { run: async (deps) => purgeExpiredOAuthCodesAndTokens(deps), maxAttempts: 1 },
+    description: "Delete device codes, authorization codes and tokens expired for a day",
+  },
+  {
+    kind: BUCKET_DELETE_JOB,
+    handler: bucketDeleteJob,
+    description: "Empty a large deleted bucket in small batches, then remove it",
+  },
+  {
+    // One attempt: a failed build is reported (failed + notification) and retried by the owner.
+    // The runner's heartbeat renews the lease of a long build; no longer lease needed.
+    kind: BUILD_JOB,
+    handler: { run: runBuild, maxAttempts: 1 },
+    description: "Build a publication from its bucket snapshot and make it live",
+  },
+  {
+    kind: UNPUBLISH_JOB,
+    handler: { run: runUnpublish, maxAttempts: 3 },
+    description: "Take a publication's site offline (it already answers 404 while unpublishing)",
+  },
+  {
+    kind: "publish.sweep", everyMs: 5 * MINUTE,
+    handler: { run: async (deps) => ({ ...sweepStuckPublications(deps), ...prunePublishSessions(deps) }), maxAttempts: 1 },
+    description: "Queue again builds and unpublishes whose job is gone; forget publish sessions finished a week ago",
+  },
+  {
+    kind: "publish.expire_previews", everyMs: MINUTE,
+    handler: { run: async (deps) => endExpiredSites(deps), maxAttempts: 1 },
+    description: "End sites a grace week past their expiry (unpublished, no longer blocking archive or delete)",
+  },
+  {
+    kind: "publish.site_renewal", everyMs: HOUR,
+    handler: { run: async (deps) => enforceSiteRenewal(deps), maxAttempts: 1 },
+    description: "Unpublish main sites of plans with site renewal when the account had no dashboard visit in time",
+  },
 ];
+
+export const jobHandlers: Record<string, JobHandler> = Object.fromEntries(tasks.map((t) => [t.kind, t.handler]));
+
+export const periodicTasks: PeriodicTask[] = tasks.filter((t) => t.everyMs !== undefined).map((t) => ({ kind: t.kind, everyMs: t.everyMs! }));

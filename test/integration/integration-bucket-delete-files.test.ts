@@ -3,7 +3,7 @@
 // become garbage for the GC, and a delete or archive never tears an upload finalize apart.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { collectGarbage } from "../../src/blobs/gc";
-import { uploadLimits } from "../../src/features/uploads/sessions";
+import { uploadLimits } from "../../src/features/files/uploads/sessions";
 import { bucketOwnedTables } from "../../src/features/buckets/items";
 import { getTableName } from "drizzle-orm";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";

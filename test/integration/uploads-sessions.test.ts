@@ -1,7 +1,7 @@
 // Upload-session edges: large finalize (202), expiry, foreign sessions, incomplete finalize,
 // finalize_batch, concurrency answers.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { uploadLimits } from "../../src/features/uploads/sessions";
+import { uploadLimits } from "../../src/features/files/uploads/sessions";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { declared, newBucket, putBytes, textFile } from "../helpers/uploads";
 

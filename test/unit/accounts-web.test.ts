@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { FailureWindow, SigninGuard } from "../../src/features/accounts/attempts";
 import { safeNext } from "../../src/features/accounts/web/browser";
-import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/features/accounts/web/layout";
+import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/http/pages/layout";
 
 describe("templates", () => {
   test("values are escaped, raw slots take only SafeHtml, sections nest", () => {

@@ -91,14 +91,7 @@ export class SigninGuard {
   }
 }
 
-// One guard per running Pier (tests run several in one process), without a global.
-const guards = new WeakMap<object, SigninGuard>();
-
+// One guard per running Pier (tests run several in one process), a field of Deps.
 export function signinGuard(deps: Deps): SigninGuard {
-  let g = guards.get(deps);
-  if (!g) {
-    g = new SigninGuard();
-    guards.set(deps, g);
-  }
-  return g;
+  return deps.signinGuard;
 }

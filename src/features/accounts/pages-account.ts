@@ -11,12 +11,17 @@ import { dashboardSummary, recordDashboardVisit } from "./dashboard";
 import { planHelp } from "./plan-help";
 import { getAccount } from "./service";
 import { beginTotpEnrollment, confirmTotpEnrollment, disableTotp, twoFactorEnabled } from "./totp";
-import { alertBox, html, renderPage, renderView, SafeHtml, shortTime } from "./web/layout";
+import { alertBox, html, renderPage, renderView, SafeHtml, shortTime } from "../../http/pages/layout";
 import { browserSession, checkSessionCsrf, clientMeta, field, safeNext, type BrowserSession } from "./web/browser";
 import { confirmPassword, CONFIRM_PASSWORD_PATH, requireSudo, SUDO_TTL_S, sudoCookie } from "./sudo";
 import type { ApiKeyRow } from "./keys";
-import { listConnections } from "../oauth/connections";
-import { connectionsTable } from "../oauth/pages";
+import type { Actor } from "../../core/context";
+
+/**
+ * The account page's "agent connections" section. OAuth owns connections and sits above
+ * accounts, so the route table passes its renderer in rather than accounts importing OAuth.
+ */
+export type ConnectionsSection = (deps: Deps, actor: Actor, csrf: string) => SafeHtml;
 
 const hide = { hide: true };
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -44,7 +49,7 @@ function keysTable(keys: ApiKeyRow[], csrf: string): SafeHtml {
 <tbody>${rows}</tbody></table>`;
 }
 
-export const accountPages = (deps: Deps) => {
+export const accountPages = (deps: Deps, connectionsSection: ConnectionsSection) => {
   const layoutUser = (s: BrowserSession) => ({ email: s.user.email, csrf: s.csrf });
 
   const dashboard = async (req: Request) => {
@@ -60,7 +65,7 @@ export const accountPages = (deps: Deps) => {
     const keys = listAccountKeys(deps, s.actor);
     const help = summary.namedKeys ? null : planHelp(deps, getAccount(deps, s.actor.accountId), (e) => e.named_api_keys);
     const page = await renderView("auth/access.html", {
-      ...summary, askOperator: help?.ask_operator, operatorHint: help?.operator_hint, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsTable(listConnections(deps, s.actor), s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
+      ...summary, askOperator: help?.ask_operator, operatorHint: help?.operator_hint, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsSection(deps, s.actor, s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
       notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
     }, { title: "Account access", user: layoutUser(s), width: "wide" });
     return htmlResponse(page, { error: v.error });

@@ -10,7 +10,7 @@ import { clearSessionCookie, destroySession, sessionCookie, sessionTokenOf } fro
 import { completeTwoFactor, signIn, signUp, signupClosed, signupNeedsInvite, type NewSession } from "./signin";
 import { countUsers } from "./service";
 import { clearSudoCookie, sudoCookie } from "./sudo";
-import { alertBox, renderPage, renderView } from "./web/layout";
+import { alertBox, renderPage, renderView } from "../../http/pages/layout";
 import { browserSession, checkPreSessionCsrf, checkSessionCsrf, clientMeta, field, hostCookie, preSessionCsrf, safeNext } from "./web/browser";
 
 // The signed "password was right, code still due" token between the two sign-in steps.

@@ -26,8 +26,8 @@ function openSeed(deps: Deps, user: UserRow): string | null {
 }
 
 // Codes already accepted, per running Pier, so one observed code cannot be replayed within
-// its validity window.
-const usedSteps = new WeakMap<object, LRUCache<string, true>>();
+// its validity window. A field of Deps, built by this function.
+export const newUsedTotpSteps = () => new LRUCache<string, true>({ max: 100_000, ttl: 3 * PERIOD * 1000 });
 
 /** Check a code against the user's seed (one step of clock drift either way), once only. */
 export function verifyTotp(deps: Deps, user: UserRow, code: string): boolean {
@@ -37,11 +37,7 @@ export function verifyTotp(deps: Deps, user: UserRow, code: string): boolean {
   const timestamp = deps.clock.now().getTime();
   const delta = totpFor(deps, user, seed).validate({ token, timestamp, window: 1 });
   if (delta === null) return false;
-  let used = usedSteps.get(deps);
-  if (!used) {
-    used = new LRUCache({ max: 100_000, ttl: 3 * PERIOD * 1000 });
-    usedSteps.set(deps, used);
-  }
+  const used = deps.usedTotpSteps;
   const key = `${user.id}:${Math.floor(timestamp / 1000 / PERIOD) + delta}`;
   if (used.has(key)) return false;
   used.set(key, true);

@@ -9,7 +9,7 @@ import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { agentActivity } from "../../db/schema";
-import { hasAccountWideAdmin } from "../buckets/access";
+import { hasAccountWideAdmin } from "../buckets";
 
 const FLUSH_MS = 30_000;
 const field = (req: Request, name: string) => (req.headers.get(name) ?? "").replace(/[\x00-\x1f\x7f]/g, "").trim().slice(0, 200);
@@ -74,13 +74,9 @@ export class ActivityRecorder {
   }
 }
 
-const recorders = new WeakMap<Deps, ActivityRecorder>();
-
-/** One recorder per running Pier (REST hook and MCP endpoint share its buffer). */
+/** One recorder per running Pier, built with Deps (REST hook and MCP endpoint share its buffer). */
 export function activityRecorder(deps: Deps): ActivityRecorder {
-  let r = recorders.get(deps);
-  if (!r) recorders.set(deps, (r = new ActivityRecorder(deps)));
-  return r;
+  return deps.agentActivity;
 }
 
 /** The account's agent activity, newest first; only the account owner may read it. */

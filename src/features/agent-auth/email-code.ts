@@ -12,10 +12,10 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { agentLoginCodes, buckets } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { createApiKey } from "../accounts/keys";
-import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts/service";
-import { twoFactorEnabled } from "../accounts/totp";
-import { mailerFor } from "../mail/outbound";
+import { createApiKey } from "../accounts";
+import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts";
+import { twoFactorEnabled } from "../accounts";
+import { mailerFor } from "../mail";
 import { isoAfter } from "../../core/clock";
 
 export const CODE_TTL_S = 600;
@@ -29,15 +29,15 @@ const guidance = (deps: Deps) => ({
 });
 
 const hashCode = (id: string, code: string) => sha256Hex(`${id}:${code}`);
-const sentPerEmail = new WeakMap<Deps, LRUCache<string, number[]>>();
+/** Per running Pier (a field of Deps): when codes were last sent to each address. */
+export const newEmailCodeLog = () => new LRUCache<string, number[]>({ max: 50_000 });
 
 export function requestCode(deps: Deps, input: { email: string }) {
   const email = normalizeEmail(input.email);
   const answer = { status: "code_sent_if_the_address_can_sign_in", expires_in: CODE_TTL_S, ...guidance(deps) };
   const user = findUserByEmail(deps, email);
   if (!user || twoFactorEnabled(user)) return answer;
-  let sent = sentPerEmail.get(deps);
-  if (!sent) sentPerEmail.set(deps, (sent = new LRUCache({ max: 50_000 })));
+  const sent = deps.emailCodesSent;
   const now = deps.clock.now();
   const recent = (sent.get(email) ?? []).filter((t) => now.getTime() - t < 3600_000);
   if (recent.length >= CODES_PER_EMAIL_PER_HOUR) return answer;

@@ -15,9 +15,9 @@ import { randomSecret, sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { loginLinks, memberships, sessions, users } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { createSession } from "../accounts/sessions";
-import { twoFactorEnabled } from "../accounts/totp";
-import { safeNext } from "../accounts/web/browser";
+import { createSession } from "../accounts";
+import { twoFactorEnabled } from "../accounts";
+import { safeNext } from "../accounts";
 import { isoAfter } from "../../core/clock";
 
 export const LOGIN_LINK_TTL_S = 300;

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { limitQuery } from "../../http/paging";
-import { BucketPermissionSchema, ScopeSchema } from "../accounts/model";
+import { BucketPermissionSchema, ScopeSchema } from "../accounts";
 
 export const RequestCodeBody = t.Object({ email: t.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false });
 export const VerifyCodeBody = t.Object({

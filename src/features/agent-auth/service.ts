@@ -2,11 +2,11 @@
 // endpoints, the scopes, and the MCP URL. Agents read it instead of guessing.
 import type { Deps } from "../../core/context";
 import { serverVersion } from "../../core/version";
-import { DEVICE_GRANT } from "../oauth/clients";
-import { tools } from "../mcp/tools";
-import { resourceMetadataUrl } from "../oauth/metadata";
-import { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "../oauth/scopes";
-import { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "../oauth/util";
+import { DEVICE_GRANT } from "../oauth";
+import { tools } from "../mcp";
+import { resourceMetadataUrl } from "../oauth";
+import { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "../oauth";
+import { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "../oauth";
 
 export function capabilities(deps: Deps) {
   const base = deps.urls.baseUrl;

@@ -12,7 +12,7 @@ import { ApiError } from "../../core/errors";
 import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
-import { assertNoUploadCommitting } from "../files/commit";
+import { assertNoUploadCommitting } from "./locks";
 import { assertMutable, loadBucket, type BucketRow } from "./access";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";

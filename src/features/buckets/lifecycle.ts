@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { buckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { assertNoUploadCommitting } from "../files/commit";
+import { assertNoUploadCommitting } from "./locks";
 import { assertMutable, loadBucket, type BucketRow } from "./access";
 import { publicationLifecycleActive } from "./publication-state";
 

@@ -1,10 +1,11 @@
 // The explicit bucket lock (an agent reserving a bucket while it works) and the
 // visibility-change lock (freezing publish/unpublish/access/slug; unlocked only in the UI).
-import { and, eq, or, lte } from "drizzle-orm";
+import { and, eq, gt, ne, or, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { bucketLocks, buckets } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { bucketLocks, buckets, uploadSessions } from "../../db/schema";
+import { transaction, type DbOrTx } from "../../db/tx";
 import { activeLock, assertMutable, loadBucket, type BucketRow } from "./access";
 import { LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS } from "./model";
 import { isoAfter } from "../../core/clock";
@@ -81,4 +82,21 @@ export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { re
     }).where(eq(buckets.id, bucket.id)).returning().get()!;
     return { bucket: updated, changed: true };
   });
+}
+
+/**
+ * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
+ * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
+ */
+export function assertNoUploadCommitting(deps: Deps, bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+  // An abandoned finalize stops blocking once its session expires (the expiry job closes it later).
+  const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
+    .where(and(
+      eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), gt(uploadSessions.expiresAt, deps.clock.now().toISOString()),
+      exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined,
+    ))
+    .get();
+  if (busy) {
+    throw new ApiError("DATABASE_BUSY_RETRY", `Upload session ${busy.id} is still committing to this bucket; retry shortly.`, { retry_after: 2, upload_session_id: busy.id }, 2);
+  }
 }

@@ -2,7 +2,7 @@
 import type { Deps } from "../../core/context";
 import { activeLock, type BucketRow } from "./access";
 import { publicationSummary } from "./publication-state";
-import { inboundEmailState } from "../mail/addresses";
+import { inboundEmailState } from "./inbound-address";
 
 export function deleteConfirmation(bucket: BucketRow): string {
   return `delete ${bucket.id}`;

@@ -6,11 +6,11 @@ import { newId } from "../../core/ids";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { planHelp, withPlanHelp } from "../accounts/plan-help";
-import { entitlementsOf, getAccount } from "../accounts/service";
+import { planHelp, withPlanHelp } from "../accounts";
+import { entitlementsOf, getAccount } from "../accounts";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
-import { setInboundEmail } from "../mail/addresses";
+import { setInboundEmail } from "./inbound-address";
 
 export function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];

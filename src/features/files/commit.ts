@@ -9,7 +9,8 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets/access";
+import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets";
+import { assertNoUploadCommitting } from "../buckets";
 
 export type FileRow = typeof files.$inferSelect;
 export type VersionRow = typeof bucketVersions.$inferSelect;
@@ -78,22 +79,6 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
   return bucket;
 }
 
-/**
- * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
- * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
- */
-export function assertNoUploadCommitting(deps: Deps, bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
-  // An abandoned finalize stops blocking once its session expires (the expiry job closes it later).
-  const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
-    .where(and(
-      eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), gt(uploadSessions.expiresAt, deps.clock.now().toISOString()),
-      exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined,
-    ))
-    .get();
-  if (busy) {
-    throw new ApiError("DATABASE_BUSY_RETRY", `Upload session ${busy.id} is still committing to this bucket; retry shortly.`, { retry_after: 2, upload_session_id: busy.id }, 2);
-  }
-}
 
 /** Refuse when another credential holds an unexpired lock on any of these paths. */
 export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string, paths: string[], tx: DbOrTx): void {

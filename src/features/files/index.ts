@@ -1,15 +1,13 @@
-// Files, uploads, versions and the storage endpoint mount together (one line in features/index.ts).
-import { Elysia } from "elysia";
-import type { Deps } from "../../core/context";
-import type { authPlugin } from "../../http/auth";
-import { storageRoutes } from "../storage/routes";
-import { uploadRoutes } from "../uploads/routes";
-import { versionRoutes } from "../versions/routes";
-import { fileRoutes } from "./routes";
-
-export const fileFeatureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
-  new Elysia({ name: "file-features" })
-    .use(fileRoutes(deps, auth))
-    .use(uploadRoutes(deps, auth))
-    .use(versionRoutes(deps, auth))
-    .use(storageRoutes(deps, auth));
+// The files feature: current files, version history, uploads and the storage endpoint.
+// What other features may use of it: they import "../files", never a file inside this folder.
+export { commitChanges, latestVersion } from "./commit";
+export type { BlobRef, Change, SystemWriter } from "./commit";
+export { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES, forbiddenReason, normalizeContentType } from "./forbidden";
+export { isTextType } from "./ops";
+export { EMAIL_ROOT, isMailPath, normalizePath } from "./paths";
+export { presentFile } from "./present";
+export { FILE_PAGE_MAX, downloadUrl, listFiles, readFileBytes } from "./service";
+export { ExecutableScanner } from "./sniff";
+export { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared } from "./uploads/declare";
+export type { UploadEntryRow } from "./uploads/declare";
+export { guessContentType, writeFiles } from "./write";

@@ -4,7 +4,7 @@
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { transaction } from "../../db/tx";
-import { loadBucket } from "../buckets/access";
+import { loadBucket } from "../buckets";
 import { bucketForWrite, commitChanges, type BlobRef, type Change, type FileRow } from "./commit";
 import { assertAllowedFile, normalizeContentType } from "./forbidden";
 import { normalizePath } from "./paths";

@@ -61,3 +61,13 @@ export function normalizePath(raw: unknown): string {
 
 /** The last segment of a path (what a download is called). */
 export const baseName = (path: string): string => path.slice(path.lastIndexOf("/") + 1);
+
+/** Where the mail feature files received messages (see mail/paths.ts). */
+export const EMAIL_ROOT = "_email/";
+
+/**
+ * Received mail is private to the API and dashboard: never deployed, listed or served by a
+ * site, and never deleted by a folder sync (delete_missing, publish sessions, restore); only an
+ * explicit delete of the file or folder removes it.
+ */
+export const isMailPath = (bucketPath: string): boolean => bucketPath.startsWith(EMAIL_ROOT);

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
-import { presentBucket } from "../buckets/present";
-import { attachBlob } from "../uploads/direct";
+import { presentBucket } from "../buckets";
+import { attachBlob } from "./uploads/direct";
 import { lockFiles, unlockFile } from "./locks";
 import {
   AppendTextBody, AttachBody, BucketIdParams, ByPathQuery, CopyMoveBody, FileParams, FromTemplateBody, ListFilesQuery, LockFilesBody,

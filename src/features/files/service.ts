@@ -4,12 +4,11 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { loadBucket } from "../buckets/access";
-import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "../storage/tokens";
+import { loadBucket } from "../buckets";
+import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "./storage/tokens";
 import { latestVersion, type FileRow } from "./commit";
 import { baseName, normalizePath } from "./paths";
 import { presentFile } from "./present";
-import { recordMessageRead } from "../mail/messages";
 
 /** Page size for file lists (documented): default 100, at most 1000. */
 export const FILE_PAGE_DEFAULT = 100;
@@ -66,7 +65,7 @@ function readableFileAt(deps: Deps, actor: Actor, bucketId: string, rawPath: str
 /** A signed, expiring same-origin URL that serves the bytes (the bearer never leaves the API). */
 export function downloadUrl(deps: Deps, actor: Actor, bucketId: string, rawPath: string): string {
   const { bucket, file: f } = readableFileAt(deps, actor, bucketId, rawPath);
-  recordMessageRead(deps, actor, bucket.id, f.path);
+  for (const hook of deps.onFileRead) hook(deps, actor, bucket.id, f.path);
   return storageUrl(deps, signToken(deps, "get", { a: actor.accountId, b: bucket.id, f: f.id, h: f.sha256, s: f.size, t: f.contentType, n: baseName(f.path), e: expiresIn(deps, GET_URL_TTL_S) }));
 }
 

@@ -5,8 +5,8 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { transaction } from "../../db/tx";
 import { siteAssets } from "../../sites-assets.gen";
-import { createBucket } from "../buckets/service";
-import type { BucketRow } from "../buckets/access";
+import { createBucket } from "../buckets";
+import type { BucketRow } from "../buckets";
 import { commitChanges, type Change } from "./commit";
 import { guessContentType } from "./write";
 

@@ -3,8 +3,8 @@
 import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { files, mailMessages } from "../../db/schema";
-import { loadBucket } from "../buckets/access";
-import { inboundEmailState } from "./addresses";
+import { loadBucket } from "../buckets";
+import { inboundEmailState } from "../buckets";
 import { EMAIL_ROOT } from "./paths";
 
 const MESSAGE_JSON = /^(_email\/\d{4}\/\d{2}\/\d{2}\/[0-9TZ]+-[a-z0-9]+\/)message\.json$/;

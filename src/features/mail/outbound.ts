@@ -59,18 +59,16 @@ export function quotedForMail(text: string, max = 60): string {
   return `"${chars.length > max ? `${chars.slice(0, max - 1).join("").trimEnd()}…` : clean}"`;
 }
 
-const mailers = new WeakMap<Deps, Mailer>();
+/** Built once with Deps (a field), so the relay connection pool is shared by the process. */
+export function newMailer(deps: Deps): Mailer {
+  return deps.config.smtpRelayUrl
+    ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`)
+    : new OutboxMailer(deps);
+}
 
-/** The process's mailer (one per Deps, so the relay connection pool is shared). */
+/** The process's mailer. */
 export function mailerFor(deps: Deps): Mailer {
-  let m = mailers.get(deps);
-  if (!m) {
-    m = deps.config.smtpRelayUrl
-      ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`)
-      : new OutboxMailer(deps);
-    mailers.set(deps, m);
-  }
-  return m;
+  return deps.mailer;
 }
 
 /** Newest outbox messages first (admin CLI and tests). */

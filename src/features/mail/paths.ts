@@ -6,14 +6,9 @@
 //     message.json             the decoded message (see docs/inbound-email.md)
 //     attachments/<safe name>  each attachment
 
-export const EMAIL_ROOT = "_email/";
-
-/**
- * Received mail is private to the API and dashboard: never deployed, listed or served by a
- * site, and never deleted by a folder sync (delete_missing, publish sessions, restore); only an
- * explicit delete of the file or folder removes it.
- */
-export const isMailPath = (bucketPath: string): boolean => bucketPath.startsWith(EMAIL_ROOT);
+// The folder itself is a rule of the files feature (private, never synced away); mail fills it.
+import { EMAIL_ROOT, isMailPath } from "../files";
+export { EMAIL_ROOT, isMailPath };
 export const MAX_ATTACHMENT_NAME_BYTES = 150;
 
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");

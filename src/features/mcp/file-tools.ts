@@ -4,12 +4,12 @@
 import { t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { normalizeContentType } from "../files/forbidden";
-import { isTextType } from "../files/ops";
-import { presentFile } from "../files/present";
-import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files/service";
-import { recordMessageRead } from "../mail/messages";
-import { guessContentType, writeFiles } from "../files/write";
+import { normalizeContentType } from "../files";
+import { isTextType } from "../files";
+import { presentFile } from "../files";
+import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files";
+import { recordMessageRead } from "../mail";
+import { guessContentType, writeFiles } from "../files";
 import type { McpTool } from "./tools";
 
 /** Largest file bucket_file_read returns inline (bigger ones: download_url). */

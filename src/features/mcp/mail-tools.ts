@@ -3,8 +3,8 @@
 import { t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { serverVersion } from "../../core/version";
-import { loadBucket } from "../buckets/access";
-import { getInboundEmail, listMessages, MESSAGES_PAGE_MAX } from "../mail/messages";
+import { loadBucket } from "../buckets";
+import { getInboundEmail, listMessages, MESSAGES_PAGE_MAX } from "../mail";
 import type { McpTool } from "./tools";
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });

@@ -5,14 +5,14 @@
 import { t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { loadBucket } from "../buckets/access";
-import { hasLiveJob } from "../publish/build";
-import { retryPublication, unpublishBucket } from "../publish/lifecycle";
-import { loadPublication } from "../publish/manage";
-import { publishFields, type PublishInput } from "../publish/model";
-import { presentPublication } from "../publish/present";
-import type { PublicationRow } from "../publish/publications";
-import { BUILD_JOB, findPublication, requestPublish } from "../publish/request";
+import { loadBucket } from "../buckets";
+import { hasLiveJob } from "../publish";
+import { retryPublication, unpublishBucket } from "../publish";
+import { loadPublication } from "../publish";
+import { publishFields, type PublishInput } from "../publish";
+import { presentPublication } from "../publish";
+import type { PublicationRow } from "../publish";
+import { BUILD_JOB, findPublication, requestPublish } from "../publish";
 import type { McpTool } from "./tools";
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });

@@ -11,9 +11,8 @@ import { ApiError } from "../../core/errors";
 import { bearerToken, type AuthOptions } from "../../http/auth";
 import { errorResponse } from "../../http/envelope";
 import { clientIp, requestId } from "../../http/request-info";
-import { activityRecorder } from "../agent-auth/activity";
-import { withCors } from "../oauth/cors";
-import { resourceMetadataUrl } from "../oauth/metadata";
+import { withCors } from "../oauth";
+import { resourceMetadataUrl } from "../oauth";
 import { buildMcpServer } from "./server";
 
 /** Tool arguments are JSON with at most a text file in them; binary bytes go through the upload endpoints. */
@@ -60,7 +59,7 @@ export const mcpRoutes = (deps: Deps, auth: AuthOptions) => {
         return withCors(unauthorized(request, token !== null));
       }
       auth.accountLimiter.take(`acct:${actor.accountId}`);
-      activityRecorder(deps).record(actor, request);
+      deps.agentActivity.record(actor, request);
       const server = buildMcpServer(deps, actor);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES,

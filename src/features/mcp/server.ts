@@ -9,7 +9,7 @@ import { scopeRank } from "../../core/context";
 import { ApiError, errorCatalogue } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { selectAccount } from "../../http/auth";
-import { getAccount } from "../accounts/service";
+import { getAccount } from "../accounts";
 import { tools } from "./tools";
 
 const byName = new Map(tools.map((x) => [x.name, x]));

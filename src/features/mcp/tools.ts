@@ -4,12 +4,12 @@
 import { t, type TSchema } from "elysia";
 import type { Actor, Deps, Scope } from "../../core/context";
 import { serverVersion } from "../../core/version";
-import { BucketInput, BucketPatch } from "../buckets/model";
-import { presentBucket } from "../buckets/present";
-import { deleteBucket } from "../buckets/delete";
-import { archiveBucket, unarchiveBucket } from "../buckets/lifecycle";
-import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets/service";
-import { getStatus } from "../status/service";
+import { BucketInput, BucketPatch } from "../buckets";
+import { presentBucket } from "../buckets";
+import { deleteBucket } from "../buckets";
+import { archiveBucket, unarchiveBucket } from "../buckets";
+import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets";
+import { getStatus } from "../status";
 import { fileTools } from "./file-tools";
 import { mailTools } from "./mail-tools";
 import { publishTools } from "./publish-tools";

@@ -7,7 +7,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { oauthDeviceCodes, oauthGrants } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { createApiKey } from "../accounts/keys";
+import { createApiKey } from "../accounts";
 import { assertGrantType, DEVICE_GRANT, getClient, type ClientRow } from "./clients";
 import { OAuthError } from "./errors";
 import { createGrant, issueTokens } from "./grants";

@@ -6,7 +6,7 @@ import type { Actor, Deps, Scope } from "../../core/context";
 import { scopeRank } from "../../core/context";
 import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { roleScope } from "../accounts/roles";
+import { roleScope } from "../accounts";
 import {
   ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S,
 } from "./util";

@@ -7,7 +7,7 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { deployFiles, deploys, publications } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { afterCommit, transaction } from "../../db/tx";
 import { contentTypeFor, etagFor, isCompressible, precompressAsync } from "./content";
 
 /** Files prepared at once by a build (bounded: each may hold its bytes and compressed copies). */
@@ -138,8 +138,8 @@ export function activateDeploy(deps: Deps, publicationId: string, deployId: stri
       currentDeployId: deployId, publishedFilesCount: d.fileCount, status: "published", publishState: "ready",
       publishError: null, publishCompletedAt: now, updatedAt: now,
     }).where(eq(publications.id, publicationId)).run();
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId }));
   });
-  emitSiteChange(deps, { publicationId });
 }
 
 export type DeployFile = typeof deployFiles.$inferSelect;

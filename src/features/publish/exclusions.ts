@@ -3,7 +3,7 @@
 // bucket's private `_email/` folder whatever the publication root) before writeDeploy,
 // writeDeploy filters again, and the site server refuses the same paths, so a secret or a
 // private file can never be listed or served even if a caller forgets a step.
-import { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES } from "../files/forbidden";
+import { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES } from "../files";
 
 const LOCKFILES = new Set([
   "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",

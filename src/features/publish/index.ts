@@ -1,9 +1,10 @@
-// Publishing's routes: publications and publish sessions.
-import { Elysia } from "elysia";
-import type { Deps } from "../../core/context";
-import type { authPlugin } from "../../http/auth";
-import { publishSessionRoutes } from "../publish-sessions/routes";
-import { publishRoutes } from "./routes";
-
-export const publishFeatureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
-  new Elysia({ name: "publish-feature" }).use(publishRoutes(deps, auth)).use(publishSessionRoutes(deps, auth));
+// The publish feature: publications, publish sessions, builds, deploys and site rules.
+// What other features may use of it: they import "../publish", never a file inside this folder.
+export { hasLiveJob } from "./build";
+export { retryPublication, unpublishBucket } from "./lifecycle";
+export { loadPublication } from "./manage";
+export { publishFields } from "./model";
+export type { PublishInput } from "./model";
+export { presentPublication } from "./present";
+export type { PublicationRow } from "./publications";
+export { BUILD_JOB, findPublication, requestPublish } from "./request";

@@ -5,9 +5,9 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
 import { accounts, notifications, publications } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { afterCommit, transaction } from "../../db/tx";
 import { newId } from "../../core/ids";
-import { assertMutable, assertVisibilityUnlocked, loadBucket } from "../buckets/access";
+import { assertMutable, assertVisibilityUnlocked, loadBucket } from "../buckets";
 import { hasLiveJob } from "./build";
 import { emitSiteChange } from "./events";
 import { takePublishToken } from "./limits";
@@ -79,9 +79,9 @@ function startUnpublish(deps: Deps, id: string): PublicationRow | null {
     const r = tx.update(publications).set({ status: "unpublishing", publishState: "unpublishing", publishEnqueuedAt: now, updatedAt: now })
       .where(and(eq(publications.id, id), inArray(publications.status, ["publishing", "published"]))).returning().get();
     if (r) deps.jobs.enqueue(UNPUBLISH_JOB, { publication_id: id }, { maxAttempts: 3 }, tx);
+    if (r) afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
     return r ?? null;
   });
-  if (row) emitSiteChange(deps, { publicationId: id });
   return row;
 }
 

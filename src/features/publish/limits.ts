@@ -1,21 +1,22 @@
 // Per-account throttles for publishing and upload control (config: publish/upload rate limits).
-// One pair of limiters per process (keyed by Deps, so two Piers in one test process stay apart).
+// One pair of limiters per process (a field of Deps, so two Piers in one test process stay apart).
+import type { Config } from "../../config";
 import type { Actor, Deps } from "../../core/context";
 import { RateLimiter } from "../../http/rate-limit";
 
-const limiters = new WeakMap<Deps, { publish: RateLimiter; upload: RateLimiter }>();
-
-function of(deps: Deps) {
-  let l = limiters.get(deps);
-  if (!l) {
-    l = {
-      publish: new RateLimiter(deps.config.publishRateLimitPerMinute, "PUBLISH_RATE_LIMIT_EXCEEDED"),
-      upload: new RateLimiter(deps.config.uploadRateLimitPerMinute, "UPLOAD_RATE_LIMIT_EXCEEDED"),
-    };
-    limiters.set(deps, l);
-  }
-  return l;
+export interface PublishLimiters {
+  publish: RateLimiter;
+  upload: RateLimiter;
 }
+
+export function newPublishLimiters(config: Config): PublishLimiters {
+  return {
+    publish: new RateLimiter(config.publishRateLimitPerMinute, "PUBLISH_RATE_LIMIT_EXCEEDED"),
+    upload: new RateLimiter(config.uploadRateLimitPerMinute, "UPLOAD_RATE_LIMIT_EXCEEDED"),
+  };
+}
+
+const of = (deps: Deps) => deps.publishLimiters;
 
 /** 429 PUBLISH_RATE_LIMIT_EXCEEDED with Retry-After when the account publishes too often. */
 export const takePublishToken = (deps: Deps, actor: Actor) => of(deps).publish.take(actor.accountId, deps.clock.now().getTime());

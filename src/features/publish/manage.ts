@@ -7,7 +7,7 @@ import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { publications, type AccessMode } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, effectiveScope, loadBucket } from "../buckets/access";
+import { assertMutable, assertVisibilityUnlocked, effectiveScope, loadBucket } from "../buckets";
 import { accessDetails } from "./access";
 import { emitSiteChange } from "./events";
 import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";

@@ -5,8 +5,8 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { publications, type AccessMode, type PublicationKind } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { planHelp, withPlanHelp } from "../accounts/plan-help";
-import { entitlementsOf, getAccount } from "../accounts/service";
+import { planHelp, withPlanHelp } from "../accounts";
+import { entitlementsOf, getAccount } from "../accounts";
 
 /** Main sites that count as live: publishing or published and not past their expiry. */
 function liveMainSites(deps: Deps, db: DbOrTx, accountId: string, exceptBucketId: string, protectedOnly: boolean): number {

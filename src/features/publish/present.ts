@@ -1,7 +1,7 @@
 // The Publication resource as the spec shows it. Passwords and share text only reach
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
-import { mailerFor } from "../mail/outbound";
+import { mailerFor } from "../mail";
 import { deployManifest } from "./deploys";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./request";

@@ -6,7 +6,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { randomSecret } from "../../core/crypto";
 import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
-import { transaction, type DbOrTx } from "../../db/tx";
+import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
 import { emitSiteChange } from "./events";
 
 export type PublicationRow = typeof publications.$inferSelect;
@@ -86,8 +86,8 @@ export async function setPublicationAccess(deps: Deps, publicationId: string, ch
   transaction(deps.db, (tx) => {
     tx.update(publications).set({ accessMode: change.mode, passwordHash: hash, passwordSealed: sealed, accessVersion: pub.accessVersion + 1, updatedAt: now })
       .where(eq(publications.id, pub.id)).run();
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
   });
-  emitSiteChange(deps, { publicationId: pub.id });
   return { generatedPassword: generated };
 }
 
@@ -102,6 +102,6 @@ export function markUnpublished(deps: Deps, publicationId: string): void {
   transaction(deps.db, (tx) => {
     tx.update(publications).set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, updatedAt: now })
       .where(eq(publications.id, publicationId)).run();
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId }));
   });
-  emitSiteChange(deps, { publicationId });
 }

@@ -9,7 +9,7 @@ import { newId, randomToken } from "../../core/ids";
 import { randomSecret } from "../../core/crypto";
 import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, loadBucket, type BucketRow } from "../buckets/access";
+import { assertMutable, assertVisibilityUnlocked, loadBucket, type BucketRow } from "../buckets";
 import { emitSiteChange } from "./events";
 import { normalizeSitePath } from "./exclusions";
 import { takePublishToken } from "./limits";

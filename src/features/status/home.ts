@@ -3,7 +3,7 @@
 // an API client gets a small index of where things are. No HTTP here: the route picks.
 import type { Deps } from "../../core/context";
 import { serverVersion } from "../../core/version";
-import { countUsers } from "../accounts/service";
+import { countUsers } from "../accounts";
 
 /** The page a browser opening `/` is sent to. */
 export function homePage(deps: Deps, signedIn: boolean): "/dashboard" | "/signup" | "/signin" {

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import type { authPlugin } from "../../http/auth";
 import { redirectResponse } from "../../http/html";
-import { browserSession } from "../accounts/web/browser";
+import { browserSession } from "../accounts";
 import { apiIndex, homePage } from "./home";
 import { getStatus } from "./service";
 

@@ -1,6 +1,6 @@
 import type { Actor, Deps } from "../../core/context";
 import { clientVersion, serverVersion } from "../../core/version";
-import { entitlementsOf, getAccount } from "../accounts/service";
+import { entitlementsOf, getAccount } from "../accounts";
 
 export function getStatus(deps: Deps, actor: Actor | null) {
   const account = actor ? getAccount(deps, actor.accountId) : null;

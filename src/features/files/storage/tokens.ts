@@ -2,8 +2,8 @@
 // JSON claim set and an HMAC-SHA256 over it under the `storage-url` key (SecretBox.sign), with
 // the direction ("put"/"get") bound into the signed string so a download link can never be
 // used to upload, nor the reverse. Claims bind account, bucket, size, MD5, sha256 and type.
-import type { Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
+import type { Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
 
 export interface PutClaims {
   /** Upload entry id (upl_...): what the bytes are for. */

@@ -5,17 +5,17 @@
 // its own transaction, so a crash mid-finalize loses nothing committed and the client's repeat
 // of the same call continues where it stopped.
 import { and, asc, count, eq, inArray, lte, notInArray, sql } from "drizzle-orm";
-import type { Actor, Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
-import { newId } from "../../core/ids";
-import { files, uploadEntries, uploadSessions } from "../../db/schema";
-import { transaction, type DbOrTx } from "../../db/tx";
-import { assertMutable, loadBucket } from "../buckets/access";
-import { commitChanges, type Change } from "../files/commit";
+import type { Actor, Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
+import { newId } from "../../../core/ids";
+import { files, uploadEntries, uploadSessions } from "../../../db/schema";
+import { transaction, type DbOrTx } from "../../../db/tx";
+import { assertMutable, loadBucket } from "../../buckets";
+import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
-import { isMailPath } from "../mail/paths";
-import { isoAfter } from "../../core/clock";
+import { isMailPath } from "../paths";
+import { isoAfter } from "../../../core/clock";
 
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;
 

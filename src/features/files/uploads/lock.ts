@@ -2,9 +2,9 @@
 // behalf of the credential that opened them: that credential keeps writing, every other one
 // gets BUCKET_LOCKED until the last of its sessions closes or expires.
 import { and, eq, gt, inArray } from "drizzle-orm";
-import type { Actor, Deps } from "../../core/context";
-import { bucketLocks, uploadSessions } from "../../db/schema";
-import type { DbOrTx } from "../../db/tx";
+import type { Actor, Deps } from "../../../core/context";
+import { bucketLocks, uploadSessions } from "../../../db/schema";
+import type { DbOrTx } from "../../../db/tx";
 
 /** Take or extend the lock (the caller ran assertMutable, so no foreign active lock exists). */
 export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sessionId: string, expiresAt: string, db: DbOrTx): void {

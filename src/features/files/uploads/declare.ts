@@ -2,13 +2,13 @@
 // upload entry and answers with a signed PUT descriptor, or with none when the account
 // already stores those bytes (dedupe).
 import { and, eq, isNotNull } from "drizzle-orm";
-import type { Actor, Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
-import { newId } from "../../core/ids";
-import { buckets, fileChanges, files, uploadEntries } from "../../db/schema";
-import { transaction, type DbOrTx } from "../../db/tx";
-import { assertAllowedFile, normalizeContentType } from "../files/forbidden";
-import { normalizePath } from "../files/paths";
+import type { Actor, Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
+import { newId } from "../../../core/ids";
+import { buckets, fileChanges, files, uploadEntries } from "../../../db/schema";
+import { transaction, type DbOrTx } from "../../../db/tx";
+import { assertAllowedFile, normalizeContentType } from "../forbidden";
+import { normalizePath } from "../paths";
 import { expiresIn, PUT_URL_TTL_S, signToken, storageUrl } from "../storage/tokens";
 
 /** Largest single file Pier accepts (documented in docs/files.md). */

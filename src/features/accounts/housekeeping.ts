@@ -3,10 +3,9 @@
 import { and, isNull, lte } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { invites, sessions } from "../../db/schema";
-import type { JobHandler } from "../../jobs/runner";
 import { isoBefore } from "../../core/clock";
 
-export function purgeExpired(deps: Deps): { sessions: number; invites: number } {
+export function purgeExpiredSessionsAndInvites(deps: Deps): { sessions: number; invites: number } {
   const now = deps.clock.now();
   const s = deps.db.delete(sessions).where(lte(sessions.expiresAt, now.toISOString())).returning({ id: sessions.id }).all().length;
   // Unused invites are kept 30 days past expiry so an operator can still see what happened.
@@ -14,7 +13,3 @@ export function purgeExpired(deps: Deps): { sessions: number; invites: number } 
   const i = deps.db.delete(invites).where(and(isNull(invites.usedAt), lte(invites.expiresAt, cutoff))).returning({ id: invites.id }).all().length;
   return { sessions: s, invites: i };
 }
-
-export const accountJobs: Record<string, JobHandler> = {
-  "accounts.cleanup": { run: async (deps) => purgeExpired(deps), maxAttempts: 1 },
-};

@@ -3,22 +3,22 @@
 // the client PUTs those bytes to Pier's storage endpoint; finalize writes the files (and, with
 // delete_missing, deletes omitted ones) and queues the publication in ONE transaction.
 import { and, desc, eq, inArray, isNull, lte } from "drizzle-orm";
-import type { Actor, Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
-import { newId } from "../../core/ids";
-import { buckets, files, publishSessions, uploadEntries, type PublishSessionFile } from "../../db/schema";
-import { transaction } from "../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "../buckets/access";
-import { createBucket } from "../buckets/service";
-import { commitChanges, type Change } from "../files/commit";
-import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../uploads/declare";
-import { isMailPath } from "../mail/paths";
-import { emitSiteChange } from "../publish/events";
-import { takePublishToken, takeUploadToken } from "../publish/limits";
-import { assertPublishAllowed } from "../publish/policy";
-import { presentPublication } from "../publish/present";
-import { commitPublish, findPublication, preparePublish } from "../publish/request";
-import type { PublishInput } from "../publish/model";
+import type { Actor, Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
+import { newId } from "../../../core/ids";
+import { buckets, files, publishSessions, uploadEntries, type PublishSessionFile } from "../../../db/schema";
+import { transaction } from "../../../db/tx";
+import { assertMutable, assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "../../buckets";
+import { createBucket } from "../../buckets";
+import { commitChanges, type Change } from "../../files";
+import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../../files";
+import { isMailPath } from "../../mail";
+import { emitSiteChange } from "../events";
+import { takePublishToken, takeUploadToken } from "../limits";
+import { assertPublishAllowed } from "../policy";
+import { presentPublication } from "../present";
+import { commitPublish, findPublication, preparePublish } from "../request";
+import type { PublishInput } from "../model";
 import type { CreatePublishSessionInput } from "./model";
 
 export const PUBLISH_SESSION_TTL_MS = 3600_000;

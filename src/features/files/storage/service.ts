@@ -2,15 +2,15 @@
 // it only when size, MD5 and sha256 match the signed claims; GET/HEAD serve a blob named by a
 // signed download token. The token is the whole credential: no bearer, no cookie.
 import { and, eq } from "drizzle-orm";
-import type { Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
-import { BlobMismatchError } from "../../blobs/store";
-import { files, uploadEntries, uploadSessions } from "../../db/schema";
-import { assertAllowedFile } from "../files/forbidden";
-import { refuseExecutables } from "../files/sniff";
+import type { Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
+import { BlobMismatchError } from "../../../blobs/store";
+import { files, uploadEntries, uploadSessions } from "../../../db/schema";
+import { assertAllowedFile } from "../forbidden";
+import { refuseExecutables } from "../sniff";
 import { markReceived } from "../uploads/declare";
 import { verifyToken, type GetClaims, type PutClaims } from "./tokens";
-import { noneMatch } from "../../sites/negotiate";
+import { noneMatch } from "../../../sites/negotiate";
 
 const empty = (async function* () {})();
 

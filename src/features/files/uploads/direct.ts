@@ -2,15 +2,15 @@
 // with its PUT descriptor; after the PUT, attaching the signed blob id to the bucket opens and
 // finalizes a one-file upload session (one version) in a single transaction.
 import { and, eq } from "drizzle-orm";
-import type { Actor, Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
-import { newId } from "../../core/ids";
-import { uploadEntries, uploadSessions } from "../../db/schema";
-import { transaction } from "../../db/tx";
-import { assertMutable, loadBucket } from "../buckets/access";
-import { assertAllowedFile } from "../files/forbidden";
-import { commitChanges, type FileRow } from "../files/commit";
-import { normalizePath } from "../files/paths";
+import type { Actor, Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
+import { newId } from "../../../core/ids";
+import { uploadEntries, uploadSessions } from "../../../db/schema";
+import { transaction } from "../../../db/tx";
+import { assertMutable, loadBucket } from "../../buckets";
+import { assertAllowedFile } from "../forbidden";
+import { commitChanges, type FileRow } from "../commit";
+import { normalizePath } from "../paths";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile } from "./declare";
 
 export const DIRECT_UPLOAD_TTL_MS = 24 * 3600_000;

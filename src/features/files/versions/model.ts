@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { pageQuery } from "../../http/paging";
+import { pageQuery } from "../../../http/paging";
 
 export const VersionParams = t.Object({ id: t.String({ maxLength: 64 }), version_id: t.String({ maxLength: 64 }) });
 // Versions default to 50 (at most 500), a version's files to 100 (at most 1000).

@@ -5,9 +5,8 @@ import { lt } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { oauthAuthCodes, oauthDeviceCodes, oauthTokens } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import type { JobHandler } from "../../jobs/runner";
 
-export function purgeExpired(deps: Deps): void {
+export function purgeExpiredOAuthCodesAndTokens(deps: Deps): void {
   const cutoff = new Date(deps.clock.now().getTime() - 24 * 3600_000).toISOString();
   transaction(deps.db, (tx) => {
     tx.delete(oauthDeviceCodes).where(lt(oauthDeviceCodes.expiresAt, cutoff)).run();
@@ -15,7 +14,3 @@ export function purgeExpired(deps: Deps): void {
     tx.delete(oauthTokens).where(lt(oauthTokens.expiresAt, cutoff)).run();
   });
 }
-
-export const oauthJobs: Record<string, JobHandler> = {
-  "oauth.purge": { run: async (deps) => purgeExpired(deps), maxAttempts: 1 },
-};

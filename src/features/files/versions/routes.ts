@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
-import type { Deps } from "../../core/context";
-import { must, type authPlugin } from "../../http/auth";
-import { BucketParams } from "../buckets/model";
+import type { Deps } from "../../../core/context";
+import { must, type authPlugin } from "../../../http/auth";
+import { BucketParams } from "../../buckets";
 import { RestoreBody, VersionPageQuery, VersionParams } from "./model";
 import { getVersion, listVersions, restoreVersion, versionFiles } from "./service";
 

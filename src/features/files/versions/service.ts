@@ -1,14 +1,14 @@
 // Bucket versions: list, get (with the paths it changed), snapshot reconstruction from the
 // change log, and restore (a new latest version equal to an old snapshot; newer history kept).
 import { and, asc, desc, eq, sql } from "drizzle-orm";
-import type { Actor, Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
-import { bucketVersions, fileChanges, files } from "../../db/schema";
-import type { DbOrTx } from "../../db/tx";
-import { transaction } from "../../db/tx";
-import { loadBucket } from "../buckets/access";
-import { bucketForWrite, commitChanges, type BlobRef, type Change, type VersionRow } from "../files/commit";
-import { isMailPath } from "../mail/paths";
+import type { Actor, Deps } from "../../../core/context";
+import { ApiError } from "../../../core/errors";
+import { bucketVersions, fileChanges, files } from "../../../db/schema";
+import type { DbOrTx } from "../../../db/tx";
+import { transaction } from "../../../db/tx";
+import { loadBucket } from "../../buckets";
+import { bucketForWrite, commitChanges, type BlobRef, type Change, type VersionRow } from "../commit";
+import { isMailPath } from "../paths";
 
 export const VERSION_PAGE_DEFAULT = 50;
 export const VERSION_PAGE_MAX = 500;

@@ -1,7 +1,7 @@
 // Publish-session routes: validate, call one service function, wrap in { data }.
 import { Elysia } from "elysia";
-import type { Deps } from "../../core/context";
-import { must, type authPlugin } from "../../http/auth";
+import type { Deps } from "../../../core/context";
+import { must, type authPlugin } from "../../../http/auth";
 import { CreatePublishSessionBody, EmptyBody, SessionParams } from "./model";
 import { createPublishSession, finalizePublishSession, refreshUploads } from "./service";
 

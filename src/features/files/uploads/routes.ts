@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import type { Deps } from "../../core/context";
-import { must, type authPlugin } from "../../http/auth";
+import type { Deps } from "../../../core/context";
+import { must, type authPlugin } from "../../../http/auth";
 import { createDirectUpload } from "./direct";
 import { BucketParams, CreateSessionBody, DeclareBody, DirectUploadBody, FinalizeBatchBody, FinalizeBody, SessionParams } from "./model";
 import { createSession, declareUploads, finalizeBatch, finalizeSession, getSession, presentSession } from "./sessions";

@@ -1,8 +1,8 @@
 // /_storage/<token>: Pier's signed object-storage endpoint on the API host. Not under /api/v1
 // and `auth: "signed"`: the signed token is the credential (clients PUT without the bearer).
 import { Elysia, t } from "elysia";
-import type { Deps } from "../../core/context";
-import type { authPlugin } from "../../http/auth";
+import type { Deps } from "../../../core/context";
+import type { authPlugin } from "../../../http/auth";
 import { receiveUpload, serveDownload } from "./service";
 
 const tags = ["Storage"];

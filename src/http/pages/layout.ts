@@ -6,7 +6,7 @@
 //   {{{name}}}             value inserted as is (only for HTML built with `html` below)
 //   {{#name}}...{{/name}}  kept when `name` is truthy
 //   {{^name}}...{{/name}}  kept when `name` is falsy
-import { siteAssets } from "../../../sites-assets.gen";
+import { siteAssets } from "../../sites-assets.gen";
 
 export type TemplateVars = Record<string, string | number | boolean | null | undefined | SafeHtml>;
 

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
-import { TagPath } from "../buckets/model";
-import { publishFields } from "../publish/model";
+import { TagPath } from "../../buckets";
+import { publishFields } from "../model";
 
 export const MAX_SESSION_FILES = 20_000;
 
