@@ -6,7 +6,7 @@ import { newId } from "../../core/ids";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { planHelp, withPlanHelp } from "../accounts/plan-help";
+import { planHelp, planLimitError } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
 import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
@@ -26,7 +26,7 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
     const n = tx.select({ n: count() }).from(buckets).where(eq(buckets.accountId, account.id)).get()!.n;
     if (n >= max) {
       const help = planHelp(deps, account, (e) => e.max_buckets > n);
-      throw new ApiError("FORBIDDEN", withPlanHelp(`The account has no room for another bucket (its plan allows ${max}).`, help), { reason: "bucket_limit", max_buckets: max, ...help });
+      throw planLimitError(`The account has no room for another bucket (its plan allows ${max}).`, "max_buckets", help, { max_buckets: max });
     }
     const now = deps.clock.now().toISOString();
     const row = tx.insert(buckets).values({

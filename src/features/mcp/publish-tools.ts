@@ -34,7 +34,7 @@ const PreviewArgs = t.Object({
  * names the tool and arguments that carry it out (upgrade stays a link for the user).
  */
 function withToolChoices(e: unknown, bucketId: string): never {
-  if (e instanceof ApiError && (e.code === "PUBLICATION_UPGRADE_REQUIRED" || e.code === "PLAN_LIMIT_REACHED") && Array.isArray(e.details?.choices)) {
+  if (e instanceof ApiError && (e.code === "PUBLICATION_UPGRADE_REQUIRED" || e.details?.reason === "plan_limit") && Array.isArray(e.details?.choices)) {
     const choices = (e.details.choices as Array<Record<string, unknown>>).map((c) => {
       const body = (c.body ?? {}) as Record<string, unknown>;
       if (c.action === "preview") return { ...c, tool: "bucket_preview", arguments: { bucket_id: bucketId, ...body } };

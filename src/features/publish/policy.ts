@@ -5,7 +5,7 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { publications, type AccessMode, type PublicationKind } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { planHelp, withPlanHelp } from "../accounts/plan-help";
+import { planHelp, planLimitError, withPlanHelp } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
 
 /** Main sites that count as live: publishing or published and not past their expiry. */
@@ -45,16 +45,16 @@ export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId:
     const used = liveMainSites(deps, db, input.accountId, input.bucketId, true);
     if (used >= ent.max_protected_sites) {
       const help = planHelp(deps, account, (e) => e.protected_sites && e.max_protected_sites > used);
-      throw new ApiError("PLAN_LIMIT_REACHED", withPlanHelp(`The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, help), {
-        reason: "protected_site_limit", max_protected_sites: ent.max_protected_sites, active_count: used, ...help,
+      throw planLimitError(`The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, "max_protected_sites", help, {
+        max_protected_sites: ent.max_protected_sites, active_count: used,
       });
     }
   }
   const live = liveMainSites(deps, db, input.accountId, input.bucketId, false);
   if (live >= ent.max_live_sites) {
     const help = planHelp(deps, account, (e) => e.max_live_sites > live);
-    throw new ApiError("PLAN_LIMIT_REACHED", withPlanHelp(`The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, help), {
-      reason: "live_site_limit", max_live_sites: ent.max_live_sites, active_count: live, ...help,
+    throw planLimitError(`The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, "max_live_sites", help, {
+      max_live_sites: ent.max_live_sites, active_count: live,
       choices: [{ action: "preview", method: "POST", url: `${deps.urls.baseUrl}/api/v1/buckets/${input.bucketId}/publication/preview` }],
     });
   }
