@@ -13,7 +13,7 @@ import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
 import { assertNoUploadCommitting } from "../files/commit";
-import { assertMutable, loadBucket, type BucketRow } from "./access";
+import { loadMutableBucket, type BucketRow } from "./access";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";
 import { notifyAccount } from "./notify";
@@ -29,9 +29,8 @@ export type DeleteOutcome =
 
 export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { confirmation: string }): DeleteOutcome {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
     // Deleting buckets answer BUCKET_LOCKED (lock.kind = bucket_delete); so do other keys' locks.
-    assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin", allowArchived: true }, tx);
     if (input.confirmation !== deleteConfirmation(bucket)) {
       throw new ApiError("CONFIRMATION_MISMATCH", `The confirmation does not match. Pass the bucket's delete.confirmation value (see GET /api/v1/buckets/${bucket.id}).`);
     }

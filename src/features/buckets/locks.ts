@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { newId } from "../../core/ids";
 import { bucketLocks, buckets } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { activeLock, assertMutable, loadBucket, type BucketRow } from "./access";
+import { activeLock, loadMutableBucket, type BucketRow } from "./access";
 import { LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS } from "./model";
 import { isoAfter } from "../../core/clock";
 
@@ -33,8 +33,7 @@ const holderKindOf = (actor: Actor): LockRow["holderKind"] => actor.kind;
  */
 export function lockBucket(deps: Deps, actor: Actor, id: string, input: { message?: string; duration_seconds?: number }): LockRow {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_write", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_write" }, tx);
     const now = deps.clock.now();
     const seconds = Math.min(input.duration_seconds ?? LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS);
     const mine = activeLock(deps, bucket.id, tx);
@@ -56,10 +55,9 @@ export function lockBucket(deps: Deps, actor: Actor, id: string, input: { messag
 /** Release this credential's lock (and clear an expired one). Idempotent: no lock is fine. */
 export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: boolean } {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_write", tx);
     // Another credential's live lock is theirs to release (423). Archived buckets may still be
     // unlocked: a lock left behind would otherwise block delete by everyone else until it expires.
-    assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_write", allowArchived: true }, tx);
     const removed = tx.delete(bucketLocks).where(and(
       eq(bucketLocks.bucketId, bucket.id),
       or(eq(bucketLocks.holderId, actor.credentialId), lte(bucketLocks.expiresAt, deps.clock.now().toISOString())),
@@ -72,8 +70,7 @@ export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: 
 /** Freeze visibility changes. Idempotent; there is deliberately no API to unlock. */
 export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { reason?: string }): { bucket: BucketRow; changed: boolean } {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (bucket.visibilityLockedAt) return { bucket, changed: false };
     const now = deps.clock.now().toISOString();
     const updated = tx.update(buckets).set({

@@ -8,7 +8,7 @@ import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { planHelp, planLimitError } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
-import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
+import { effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./access";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "../mail/addresses";
 
@@ -76,8 +76,7 @@ export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
 
 export function updateBucket(deps: Deps, actor: Actor, id: string, patch: BucketPatch): BucketRow {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (patch.inbound_email) setInboundEmail(deps, tx, bucket, patch.inbound_email);
     return tx.update(buckets).set({
       ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),

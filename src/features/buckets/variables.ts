@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketVariables } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { assertMutable, loadBucket } from "./access";
+import { loadBucket, loadMutableBucket } from "./access";
 import { VARIABLE_NAME, VARIABLE_VALUE_MAX, VARIABLES_MAX, type PatchVariablesInput } from "./model";
 
 const nameRe = new RegExp(VARIABLE_NAME);
@@ -57,8 +57,7 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
   for (const [n, v] of Object.entries(secretPatch)) { checkName(n, "secrets"); if (v !== null) checkValue(v, "secrets", n); }
 
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     const rows = tx.select().from(bucketVariables).where(eq(bucketVariables.bucketId, bucket.id)).all();
 
     // The state after the patch, computed before writing so a refused patch changes nothing.

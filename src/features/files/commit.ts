@@ -9,7 +9,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets/access";
+import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets/access";
 
 export type FileRow = typeof files.$inferSelect;
 export type VersionRow = typeof bucketVersions.$inferSelect;
@@ -71,8 +71,7 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
     if (row.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucketId} is archived and read-only.`);
     bucket = row;
   } else {
-    bucket = loadBucket(deps, writer, bucketId, "bucket_write", tx);
-    assertMutable(deps, writer, bucket, { allowArchived: opts.allowArchived }, tx);
+    bucket = loadMutableBucket(deps, writer, bucketId, { need: "bucket_write", allowArchived: opts.allowArchived }, tx);
   }
   assertNoUploadCommitting(deps, bucketId, tx, opts.sessionId);
   return bucket;

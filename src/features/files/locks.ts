@@ -1,5 +1,5 @@
 // File locks: a credential reserves paths for a while (an agent editing them). The bucket lock
-// is checked first (assertMutable via bucketForWrite); another holder's file lock is 423.
+// is checked first (loadMutableBucket via bucketForWrite); another holder's file lock is 423.
 import { and, eq, gt, inArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";

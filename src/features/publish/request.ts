@@ -9,7 +9,7 @@ import { newId, randomToken } from "../../core/ids";
 import { randomSecret } from "../../core/crypto";
 import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, loadBucket, type BucketRow } from "../buckets/access";
+import { assertVisibilityUnlocked, loadMutableBucket, type BucketRow } from "../buckets/access";
 import { emitSiteChange } from "./events";
 import { normalizeSitePath } from "./exclusions";
 import { takePublishToken } from "./limits";
@@ -64,8 +64,7 @@ export function normalizeRoot(raw: unknown): string {
 
 /** Everything that can fail before the transaction: access, rules, plan, password hashing. */
 export async function preparePublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind, db: DbOrTx = deps.db, opts: { skipRateLimit?: boolean } = {}): Promise<PreparedPublish> {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin", db);
-  assertMutable(deps, actor, bucket, {}, db);
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" }, db);
   assertVisibilityUnlocked(bucket);
   if (!opts.skipRateLimit) takePublishToken(deps, actor);
   const existing = findPublication(db, bucket.id, kind);
