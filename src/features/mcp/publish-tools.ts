@@ -3,15 +3,13 @@
 // with the same presenter, so secrets (access_password, share_text) reach account owners only,
 // and only once the build is ready, exactly as on REST.
 import { t } from "elysia";
-import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { loadBucket } from "../buckets/access";
 import { hasLiveJob } from "../publish/build";
 import { retryPublication, unpublishBucket } from "../publish/lifecycle";
 import { loadPublication } from "../publish/manage";
 import { publishFields, type PublishInput } from "../publish/model";
-import { presentPublication } from "../publish/present";
-import type { PublicationRow } from "../publish/publications";
+import { presentPublication, presentPublishAnswer } from "../publish/present";
 import { BUILD_JOB, findPublication, requestPublish } from "../publish/request";
 import type { McpTool } from "./tools";
 
@@ -46,9 +44,6 @@ function withToolChoices(e: unknown, bucketId: string): never {
   throw e;
 }
 
-const published = (deps: Deps, actor: Actor, row: PublicationRow, extra: Record<string, unknown> = {}) =>
-  ({ publication: presentPublication(deps, actor, row, { immediate: true }), ...extra });
-
 export const publishTools: McpTool[] = [
   {
     name: "bucket_publish",
@@ -58,7 +53,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
       const r = await requestPublish(deps, actor, bucket_id, input, "main").catch((e) => withToolChoices(e, bucket_id));
-      return published(deps, actor, r.publication);
+      return presentPublishAnswer(deps, actor, r.publication);
     },
   },
   {
@@ -69,7 +64,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
       const r = await requestPublish(deps, actor, bucket_id, input, "preview");
-      return published(deps, actor, r.publication);
+      return presentPublishAnswer(deps, actor, r.publication);
     },
   },
   {
@@ -83,13 +78,13 @@ export const publishTools: McpTool[] = [
       const pub = findPublication(deps.db, bucket.id, "main");
       if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published; call bucket_preview or bucket_publish first.`);
       const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
-      if (pub.publishState === "failed" || stuck) return published(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
+      if (pub.publishState === "failed" || stuck) return presentPublishAnswer(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
       const saved = pub.publishRequest as { publication_root_directory?: string };
       // Omitted fields keep the publication's settings; the root folder is passed explicitly so a
       // later change of the bucket's metadata default does not move the site.
       const input: PublishInput = { ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}) };
       const r = await requestPublish(deps, actor, bucket.id, input, "main").catch((e) => withToolChoices(e, bucket.id));
-      return published(deps, actor, r.publication, { action: "republish" });
+      return presentPublishAnswer(deps, actor, r.publication, { action: "republish" });
     },
   },
   {
@@ -100,7 +95,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: (deps, actor, a: { bucket_id: string }) => {
       const r = unpublishBucket(deps, actor, a.bucket_id);
-      return published(deps, actor, r.publication, { changed: r.changed });
+      return presentPublishAnswer(deps, actor, r.publication, { changed: r.changed });
     },
   },
   {
