@@ -29,7 +29,7 @@ export function archiveBucket(deps: Deps, actor: Actor, id: string): LifecycleRe
     if (bucket.archivedAt) return { bucket, changed: false };
     assertNoPublicationLifecycle(deps, bucket, "archive", tx);
     // An archived bucket refuses the rest of a finalize committing in chunks: let it finish first.
-    assertNoUploadCommitting(deps, bucket.id, tx);
+    assertNoUploadCommitting(deps, bucket.id, undefined, tx);
     const now = deps.clock.now().toISOString();
     const updated = tx.update(buckets).set({ archivedAt: now, updatedAt: now }).where(eq(buckets.id, bucket.id)).returning().get()!;
     return { bucket: updated, changed: true };

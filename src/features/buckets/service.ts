@@ -33,7 +33,7 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
       id: freshBucketId(tx), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
       tagPaths: normalizeTags(input.tag_paths), metadata: input.metadata ?? {}, createdAt: now, updatedAt: now,
     }).returning().get();
-    if (input.inbound_email) setInboundEmail(deps, tx, row, input.inbound_email);
+    if (input.inbound_email) setInboundEmail(deps, row, input.inbound_email, tx);
     return row;
   });
 }
@@ -77,7 +77,7 @@ export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
 export function updateBucket(deps: Deps, actor: Actor, id: string, patch: BucketPatch): BucketRow {
   return transaction(deps.db, (tx) => {
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
-    if (patch.inbound_email) setInboundEmail(deps, tx, bucket, patch.inbound_email);
+    if (patch.inbound_email) setInboundEmail(deps, bucket, patch.inbound_email, tx);
     return tx.update(buckets).set({
       ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),

@@ -62,7 +62,7 @@ export interface CommitResult {
 const writerId = (w: Writer): string => (w.kind === "system" ? `system:${w.name}` : w.credentialId);
 
 /** Bucket for writing: access and lifecycle checked, in the caller's transaction. */
-export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx: DbOrTx, opts: { allowArchived?: boolean; sessionId?: string } = {}): BucketRow {
+export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, opts: { allowArchived?: boolean; sessionId?: string } = {}, tx: DbOrTx): BucketRow {
   let bucket: BucketRow;
   if (writer.kind === "system") {
     const row = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
@@ -73,7 +73,7 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
   } else {
     bucket = loadMutableBucket(deps, writer, bucketId, { need: "bucket_write", allowArchived: opts.allowArchived }, tx);
   }
-  assertNoUploadCommitting(deps, bucketId, tx, opts.sessionId);
+  assertNoUploadCommitting(deps, bucketId, opts.sessionId, tx);
   return bucket;
 }
 
@@ -81,7 +81,7 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
  * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
  * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
  */
-export function assertNoUploadCommitting(deps: Deps, bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+export function assertNoUploadCommitting(deps: Deps, bucketId: string, exceptSessionId: string | undefined, db: DbOrTx): void {
   // An abandoned finalize stops blocking once its session expires (the expiry job closes it later).
   const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
     .where(and(
@@ -118,7 +118,7 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
   return new ApiError("FILE_LOCKED", message, { path: lock.path, lock: { message: lock.message, expires_at: lock.expiresAt }, retry_after: retryAfter }, retryAfter);
 }
 
-export function latestVersion(tx: DbOrTx, bucketId: string): VersionRow | undefined {
+export function latestVersion(bucketId: string, tx: DbOrTx): VersionRow | undefined {
   return tx.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1).get();
 }
 
@@ -140,7 +140,7 @@ export function commitChanges(deps: Deps, writer: Writer, bucketId: string, chan
 }
 
 function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Change[], opts: CommitOptions, tx: Tx): CommitResult {
-  const bucket = bucketForWrite(deps, writer, bucketId, tx, opts);
+  const bucket = bucketForWrite(deps, writer, bucketId, opts, tx);
   // Last change per path wins (callers such as reorganize may touch a path twice).
   const byPath = new Map<string, Change>();
   for (const c of changes) {
@@ -150,7 +150,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   assertPathsUnlocked(deps, writer, bucketId, [...byPath.keys()], tx);
 
   const now = deps.clock.now().toISOString();
-  const prev = latestVersion(tx, bucketId);
+  const prev = latestVersion(bucketId, tx);
   const number = (prev?.number ?? 0) + 1;
   let fileCount = prev?.fileCount ?? 0;
   let totalBytes = prev?.totalBytes ?? 0;

@@ -75,7 +75,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: async (deps, actor, a: { bucket_id: string }) => {
       const bucket = loadBucket(deps, actor, a.bucket_id, "bucket_admin");
-      const pub = findPublication(deps.db, bucket.id, "main");
+      const pub = findPublication(bucket.id, "main", deps.db);
       if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published; call bucket_preview or bucket_publish first.`);
       const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
       if (pub.publishState === "failed" || stuck) return presentPublishAnswer(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
@@ -117,7 +117,7 @@ export const publishTools: McpTool[] = [
       let id = a.publication_id;
       if (id === undefined) {
         const bucket = loadBucket(deps, actor, a.bucket_id!, "bucket_read");
-        const pub = findPublication(deps.db, bucket.id, a.kind ?? "main");
+        const pub = findPublication(bucket.id, a.kind ?? "main", deps.db);
         if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no ${a.kind ?? "main"} publication.`);
         id = pub.id;
       }

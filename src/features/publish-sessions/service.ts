@@ -63,8 +63,8 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   const bucket = resolveBucket(deps, actor, input);
   assertVisibilityUnlocked(bucket);
   // Learn about the plan before uploading anything (finalize checks again).
-  const existing = findPublication(deps.db, bucket.id, kind);
-  assertPublishAllowed(deps, deps.db, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" });
+  const existing = findPublication(bucket.id, kind, deps.db);
+  assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" }, deps.db);
 
   const current = new Map(deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucket.id)).all().map((f) => [f.path, f]));
   const now = deps.clock.now();
@@ -151,7 +151,7 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
   for (const f of s.files) if (!(await sessionFileReady(deps, f))) missing.push(f.path);
   if (missing.length) throw new ApiError("PUBLISH_FILES_MISSING", `${missing.length} file(s) were not uploaded.`, { missing: missing.slice(0, 100), missing_count: missing.length, retry_after: 1 }, 1);
   takePublishToken(deps, actor);
-  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, deps.db, { skipRateLimit: true });
+  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true }, deps.db);
 
   const result = transaction(deps.db, (tx) => {
     const fresh = tx.select().from(publishSessions).where(eq(publishSessions.id, id)).get()!;

@@ -36,7 +36,7 @@ function requeue(deps: Deps, pub: PublicationRow): PublicationRow {
 export function retryPublication(deps: Deps, actor: Actor, bucketId: string): PublicationRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(deps.db, bucket.id, "main");
+  const pub = findPublication(bucket.id, "main", deps.db);
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
   const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
   if (pub.publishState !== "failed" && !stuck) {
@@ -54,8 +54,8 @@ export function unpublishBucket(deps: Deps, actor: Actor, bucketId: string): { p
   // Unpublish stays available on archived buckets (spec): only locks and deletion refuse it.
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin", allowArchived: true });
   assertVisibilityUnlocked(bucket);
-  const main = findPublication(deps.db, bucket.id, "main");
-  const preview = findPublication(deps.db, bucket.id, "preview");
+  const main = findPublication(bucket.id, "main", deps.db);
+  const preview = findPublication(bucket.id, "preview", deps.db);
   const pub = main ?? preview;
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
   let changed = false;

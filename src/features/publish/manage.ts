@@ -79,10 +79,10 @@ export async function patchAccess(deps: Deps, actor: Actor, id: string, input: {
   const { pub, bucket } = loadMutablePublication(deps, actor, id);
   assertVisibilityUnlocked(bucket);
   if (input.access_mode !== "password" && input.password !== undefined) throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
-  assertPublishAllowed(deps, deps.db, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: input.access_mode });
+  assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: input.access_mode }, deps.db);
   const { generatedPassword } = await setPublicationAccess(deps, pub.id, { mode: input.access_mode, password: input.password, regeneratePassword: input.regenerate_password });
   if (input.access_mode === "password" && (input.password !== undefined || generatedPassword !== null)) {
-    const fresh = findPublication(deps.db, pub.bucketId, pub.kind)!;
+    const fresh = findPublication(pub.bucketId, pub.kind, deps.db)!;
     transaction(deps.db, (tx) => tx.update(publications).set({ publishRequest: { ...(fresh.publishRequest as object), access_mode: input.access_mode, password_generated: generatedPassword !== null } }).where(eq(publications.id, pub.id)).run());
   }
   return getAccess(deps, actor, id);
@@ -129,13 +129,13 @@ export function recipientLinks(deps: Deps, actor: Actor, id: string, input: { em
 export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: string): PublicationRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(deps.db, bucket.id, "main");
+  const pub = findPublication(bucket.id, "main", deps.db);
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no publication; publish it first.`);
   const next = slug.trim().toLowerCase();
   validateSlug(next);
   if (next === pub.publicSlug) return pub;
   const row = transaction(deps.db, (tx) => {
-    if (slugTaken(tx, "main", next, pub.id)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    if (slugTaken("main", next, pub.id, tx)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
     return tx.update(publications).set({ publicSlug: next, updatedAt: deps.clock.now().toISOString() }).where(eq(publications.id, pub.id)).returning().get()!;
   });
   emitSiteChange(deps, { publicationId: pub.id });

@@ -9,7 +9,7 @@ import { planHelp, planLimitError, withPlanHelp } from "../accounts/plan-help";
 import { entitlementsOf, getAccount } from "../accounts/service";
 
 /** Main sites that count as live: publishing or published and not past their expiry. */
-function liveMainSites(deps: Deps, db: DbOrTx, accountId: string, exceptBucketId: string, protectedOnly: boolean): number {
+function liveMainSites(deps: Deps, accountId: string, exceptBucketId: string, protectedOnly: boolean, db: DbOrTx): number {
   const now = deps.clock.now().toISOString();
   return db.select({ n: sql<number>`count(*)` }).from(publications).where(and(
     eq(publications.accountId, accountId), eq(publications.kind, "main"), ne(publications.bucketId, exceptBucketId),
@@ -23,7 +23,7 @@ function liveMainSites(deps: Deps, db: DbOrTx, accountId: string, exceptBucketId
  * Refuse a main publish the plan does not allow. Never falls back to public: a protected
  * request on a plan without protected sites fails with the three choices the caller has.
  */
-export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId: string; bucketId: string; kind: PublicationKind; accessMode: AccessMode }): void {
+export function assertPublishAllowed(deps: Deps, input: { accountId: string; bucketId: string; kind: PublicationKind; accessMode: AccessMode }, db: DbOrTx): void {
   if (input.kind === "preview") return;
   const account = getAccount(deps, input.accountId, db);
   const ent = entitlementsOf(deps, account);
@@ -42,7 +42,7 @@ export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId:
         ],
       });
     }
-    const used = liveMainSites(deps, db, input.accountId, input.bucketId, true);
+    const used = liveMainSites(deps, input.accountId, input.bucketId, true, db);
     if (used >= ent.max_protected_sites) {
       const help = planHelp(deps, account, (e) => e.protected_sites && e.max_protected_sites > used);
       throw planLimitError(`The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, "max_protected_sites", help, {
@@ -50,7 +50,7 @@ export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId:
       });
     }
   }
-  const live = liveMainSites(deps, db, input.accountId, input.bucketId, false);
+  const live = liveMainSites(deps, input.accountId, input.bucketId, false, db);
   if (live >= ent.max_live_sites) {
     const help = planHelp(deps, account, (e) => e.max_live_sites > live);
     throw planLimitError(`The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, "max_live_sites", help, {

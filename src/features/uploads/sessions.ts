@@ -140,10 +140,8 @@ async function uploadedSplit(deps: Deps, entries: UploadEntryRow[]): Promise<{ r
   return { ready, missing };
 }
 
-const pendingOf = (db: DbOrTx, sessionId: string, limit?: number) => {
-  const q = db.select().from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id));
-  return limit === undefined ? q.all() : q.limit(limit).all();
-};
+const pendingOf = (sessionId: string, db: DbOrTx) =>
+  db.select().from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id)).all();
 
 const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
 
@@ -156,7 +154,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
     // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
     loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
-    const entries = pendingOf(tx, s.id).filter((e) => ids.has(e.id));
+    const entries = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
     const changes = entries.map(toChange);
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
@@ -187,7 +185,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const { ready, missing } = await uploadedSplit(deps, pendingOf(deps.db, session.id));
+  const { ready, missing } = await uploadedSplit(deps, pendingOf(session.id, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
   const remaining = deps.db.select({ n: count() }).from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).get()!.n;
@@ -215,7 +213,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
 
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const pending = pendingOf(deps.db, session.id);
+  const pending = pendingOf(session.id, deps.db);
   if (session.status === "open") {
     const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
     if (declared < session.expectedFileCount) {
