@@ -6,7 +6,7 @@ export const errorCatalogue = {
   VALIDATION_FAILED: { status: 422, hint: "A field has the wrong type or value; see error.details." },
   PAYLOAD_TOO_LARGE: { status: 413, hint: "The request body is larger than Pier accepts." },
   UNAUTHORIZED: { status: 401, hint: "Send a valid API key or access token as `Authorization: Bearer <key>`." },
-  FORBIDDEN: { status: 403, hint: "The credential is valid but does not allow this action." },
+  FORBIDDEN: { status: 403, hint: "The credential is valid but does not allow this action. With details.reason plan_limit the account's plan does not (details.entitlement names the limit): details.ask_operator says what to ask the instance's operator, details.operator_hint the command that lifts it." },
   CSRF_FAILED: { status: 403, hint: "The form expired or came from another site. Reload the page and try again." },
   NOT_FOUND: { status: 404, hint: "No such route or resource." },
   METHOD_NOT_ALLOWED: { status: 405, hint: "This path does not accept that HTTP method." },
@@ -22,8 +22,6 @@ export const errorCatalogue = {
   VISIBILITY_LOCKED: { status: 423, hint: "Visibility changes are locked for this bucket; unlock it in the dashboard." },
   BUCKET_ARCHIVED: { status: 409, hint: "The bucket is archived and read-only; unarchive it first." },
   ACCOUNT_READ_ONLY: { status: 403, hint: "The account is read-only; reads work, writes do not. Do not retry." },
-  PLAN_LIMIT_REACHED: { status: 403, hint: "The account's plan does not allow more of this resource; error.details.ask_operator says what to ask the instance's operator, details.operator_hint the command that lifts it." },
-  UPGRADE_REQUIRED: { status: 402, hint: "This feature is not part of the account's plan; error.details.ask_operator says what to ask the instance's operator, details.operator_hint the command that lifts it." },
   SIGNUP_CLOSED: { status: 403, hint: "This Pier instance does not accept new sign-ups." },
   INVALID_CREDENTIALS: { status: 401, hint: "Email or password is wrong." },
   TWO_FACTOR_REQUIRED: { status: 401, hint: "Enter the code from your authenticator app." },
@@ -31,7 +29,7 @@ export const errorCatalogue = {
   INVALID_CODE: { status: 401, hint: "The email code is wrong, expired or used up (or the account cannot use email codes). Fall back to the browser device sign-in (pier login) instead of retrying." },
   INVITE_REQUIRED: { status: 403, hint: "Sign-up on this instance needs an invite code; ask the operator (pier admin invite create)." },
   INVITE_INVALID: { status: 403, hint: "The invite code is wrong, used, expired or meant for another email; ask for a new one." },
-  TOO_MANY_ATTEMPTS: { status: 429, hint: "Too many failed sign-in attempts; wait `Retry-After` seconds before trying again." },
+  TOO_MANY_ATTEMPTS: { status: 429, hint: "Too many wrong guesses (password, sign-in code, Connection ID) from this address; wait `Retry-After` seconds before trying again." },
   RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many requests; wait `Retry-After` seconds." },
   INVALID_PATH: { status: 422, hint: "Use a bucket-relative path: no leading \"/\", no \"..\", backslashes, NUL or control characters; see error.details.reason." },
   FORBIDDEN_FILE_TYPE: { status: 422, hint: "This file type is refused (executables, installers, secrets); see the forbidden file types in docs/files.md." },
@@ -71,6 +69,11 @@ export const errorCatalogue = {
   BODY_TIMEOUT: { status: 408, hint: "The request body arrived too slowly and was cut off; send it again in one go." },
   REAUTHENTICATION_REQUIRED: { status: 403, hint: "Account-security actions in a browser need the password entered in the last 10 minutes: confirm it at error.details.reauthenticate_url, then retry." },
   GATE_MAIL_RATE_LIMITED: { status: 429, hint: "Too many access-code emails for this site or this address; wait `Retry-After` seconds before asking for another code.", retryAfter: 600 },
+  USER_NOT_FOUND: { status: 404, hint: "No user with that email on this instance; check the address." },
+  API_KEY_NOT_FOUND: { status: 404, hint: "No such API key in this account; list the account's keys." },
+  CONNECTION_NOT_FOUND: { status: 404, hint: "The Connection ID or connected app is unknown, expired, already used or not yours; start the login again from your terminal." },
+  LOGIN_LINK_NOT_FOUND: { status: 404, hint: "The sign-in link is invalid, expired or already used; ask your agent for a new one, or sign in at /signin." },
+  DEPLOY_NOT_FOUND: { status: 404, hint: "No such deploy of this publication; list the publication's deploys." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

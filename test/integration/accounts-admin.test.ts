@@ -117,7 +117,7 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
 
   test("account plan switches entitlements for the running server", async () => {
     const u = await t.user();
-    expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).status).toBe(402);
+    expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).status).toBe(403);
     const r = await pier(["account", "plan", "--account", u.accountId, "--plan", "pro"]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ account_id: u.accountId, plan: "pro" });

@@ -61,7 +61,7 @@ describe("account access page", () => {
     expect(page.text).toContain("owner");
     const before = keyCount(u.accountId);
     const res = await b.submit("/account/access", "/account/access/keys", { label: "ci", scope: "bucket_write" });
-    expect(res.status).toBe(402);
+    expect(res.status).toBe(403);
     expect(res.text).toContain(`Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`);
     expect(keyCount(u.accountId)).toBe(before);
   });
@@ -114,14 +114,14 @@ describe("account access page", () => {
 });
 
 describe("API keys over REST", () => {
-  test("Free: POST /api/v1/api_keys is 402 UPGRADE_REQUIRED naming the entitlement", async () => {
+  test("Free: POST /api/v1/api_keys is 403 FORBIDDEN with reason plan_limit naming the entitlement", async () => {
     const u = await t.user();
     const before = keyCount(u.accountId);
     const r = await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "ci" } });
-    expect(r.status).toBe(402);
-    expect(r.body.error.code).toBe("UPGRADE_REQUIRED");
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe("FORBIDDEN");
     expect(r.body.error.details).toEqual({
-      entitlement: "named_api_keys", plan: "free", suggested_plan: "pro",
+      reason: "plan_limit", entitlement: "named_api_keys", plan: "free", suggested_plan: "pro",
       ask_operator: `Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`,
       operator_hint: `pier admin account plan --account ${u.accountId} --plan pro`,
     });
@@ -144,7 +144,8 @@ describe("API keys over REST", () => {
     const del = await t.api("DELETE", `/api/v1/api_keys/${created.body.data.key.id}`, { key: u.key });
     expect(del.status).toBe(200);
     expect((await t.api("GET", "/api/v1/buckets", { key })).status).toBe(401);
-    expect((await t.api("DELETE", `/api/v1/api_keys/${created.body.data.key.id}`, { key: u.key })).status).toBe(404);
+    const gone = await t.api("DELETE", `/api/v1/api_keys/${created.body.data.key.id}`, { key: u.key });
+    expect([gone.status, gone.body.error.code]).toEqual([404, "API_KEY_NOT_FOUND"]);
   });
 
   test("keys that are not the owner's own key cannot manage keys; bad bodies change nothing", async () => {
@@ -212,7 +213,7 @@ describe("read-only account", () => {
 
   test("a plan change takes effect at once for named keys", async () => {
     const u = await t.user();
-    expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).status).toBe(402);
+    expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).status).toBe(403);
     setPlan(t.pier.deps, u.accountId, "pro");
     expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).status).toBe(201);
   });

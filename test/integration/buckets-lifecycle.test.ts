@@ -121,7 +121,7 @@ describe("create", () => {
       const full = await small.api("POST", "/api/v1/buckets", { key: v.key, body: { bucket: { title: "one too many" } } });
       // The instance's first user: the way out is the owner plan, by the operator's command.
       expect([full.status, full.body.error.code, full.body.error.details]).toEqual([403, "FORBIDDEN", {
-        reason: "bucket_limit", max_buckets: 2, suggested_plan: "owner",
+        reason: "plan_limit", entitlement: "max_buckets", max_buckets: 2, suggested_plan: "owner",
         ask_operator: `Ask the operator of this Pier instance to move account ${v.accountId} to the owner plan.`,
         operator_hint: `pier admin account plan --account ${v.accountId} --plan owner`,
       }]);

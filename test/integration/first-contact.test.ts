@@ -122,10 +122,10 @@ describe("the owner plan", () => {
     const second = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "two" } } });
     expect([first.status, second.status]).toEqual([201, 201]);
 
-    // Bucket limit (FORBIDDEN with a reason).
+    // Every plan limit answers one way: 403 FORBIDDEN, reason plan_limit, the entitlement named.
     const full = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "three" } } });
     expect(full.status).toBe(403);
-    expect(full.body.error).toMatchObject({ code: "FORBIDDEN", details: { reason: "bucket_limit", suggested_plan: "pro" } });
+    expect(full.body.error).toMatchObject({ code: "FORBIDDEN", details: { reason: "plan_limit", entitlement: "max_buckets", suggested_plan: "pro" } });
     expect(full.body.error.details.ask_operator).toBe(`Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`);
     expect(full.body.error.message).toContain(full.body.error.details.operator_hint);
 
@@ -138,17 +138,18 @@ describe("the owner plan", () => {
     expect(upgrade.operator_hint).toBe(`pier admin account plan --account ${u.accountId} --plan pro`);
     expect(JSON.stringify(prot.body)).not.toContain("/dashboard/billing");
 
-    // Named keys (UPGRADE_REQUIRED).
+    // Named keys (a feature the plan lacks): the same code and reason.
     const key = await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "ci" } });
-    expect(key.status).toBe(402);
+    expect(key.status).toBe(403);
+    expect(key.body.error).toMatchObject({ code: "FORBIDDEN", details: { reason: "plan_limit", entitlement: "named_api_keys" } });
     expect(key.body.error.details.operator_hint).toBe(`pier admin account plan --account ${u.accountId} --plan pro`);
 
-    // Live-site limit (PLAN_LIMIT_REACHED): Free has one live site.
+    // Live-site limit: Free has one live site.
     expect((await t.api("POST", `/api/v1/buckets/${bucketId}/publication`, { key: u.key, body: {} })).status).toBe(202);
     const otherId = second.body.data.bucket.id;
     const other = await t.api("POST", `/api/v1/buckets/${otherId}/publication`, { key: u.key, body: {} });
     expect(other.status).toBe(403);
-    expect(other.body.error).toMatchObject({ code: "PLAN_LIMIT_REACHED", details: { reason: "live_site_limit" } });
+    expect(other.body.error).toMatchObject({ code: "FORBIDDEN", details: { reason: "plan_limit", entitlement: "max_live_sites" } });
     expect(other.body.error.details.ask_operator).toContain("Ask the operator of this Pier instance");
 
     // The operator runs exactly the hint; every refusal above is lifted.

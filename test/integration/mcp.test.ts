@@ -236,6 +236,40 @@ describe("file tools", () => {
   });
 });
 
+describe("one presenter per resource", () => {
+  /** The answer's structure: keys and value types, without ids, times or counts. */
+  const shapeOf = (v: unknown): unknown =>
+    v === null ? null : Array.isArray(v) ? v.map(shapeOf) : typeof v === "object" ? Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, shapeOf(x)])) : typeof v;
+
+  test("REST and MCP answer archive, unarchive, delete and a text write with the same shapes", async () => {
+    const u = await t.user({ plan: "pro" });
+    const client = await connectWithKey(u.key);
+    const newBucket = async () => (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "same shape" } } })).body.data.bucket.id as string;
+    const [viaRest, viaMcp] = [await newBucket(), await newBucket()];
+    const tool = async (name: string, args: Record<string, unknown>) => json(await client.callTool({ name, arguments: args }));
+
+    for (const action of ["archive", "unarchive"]) {
+      const rest = await t.api("POST", `/api/v1/buckets/${viaRest}/${action}`, { key: u.key, body: {} });
+      const mcp = await tool(`bucket_${action}`, { bucket_id: viaMcp });
+      expect(rest.body.data.changed).toBe(true);
+      expect(shapeOf(mcp)).toEqual(shapeOf(rest.body.data));
+    }
+
+    const appended = await t.api("POST", `/api/v1/buckets/${viaRest}/files/append_text`, { key: u.key, body: { path: "notes.md", text: "hi", create: true } });
+    const written = await tool("bucket_file_write", { bucket_id: viaMcp, path: "notes.md", content: "hi" });
+    expect(appended.status).toBe(200);
+    const { changed, ...writeAnswer } = written;
+    expect(changed).toBe(true);
+    expect(shapeOf(writeAnswer)).toEqual(shapeOf(appended.body.data));
+
+    const restDelete = await t.api("DELETE", `/api/v1/buckets/${viaRest}`, { key: u.key, body: { confirmation: `delete ${viaRest}` } });
+    const mcpDelete = await tool("bucket_delete", { bucket_id: viaMcp, confirmation: `delete ${viaMcp}` });
+    expect(restDelete.body.data.deleted).toBe(true);
+    expect(shapeOf(mcpDelete)).toEqual(shapeOf(restDelete.body.data));
+    await client.close();
+  });
+});
+
 describe("account selection", () => {
   test("account_id switches to another account the user belongs to, capped by the role there", async () => {
     const a = await t.user();

@@ -320,7 +320,7 @@ describe("previews and plan policy", () => {
     // A second live main site is over Free's limit.
     const other = await bucketWith(u, "Second Free Site", { "index.html": "2" });
     const second = await publish(u.key, other);
-    expect([second.status, second.body.error.code, second.body.error.details.max_live_sites]).toEqual([403, "PLAN_LIMIT_REACHED", 1]);
+    expect([second.status, second.body.error.code, second.body.error.details.max_live_sites]).toEqual([403, "FORBIDDEN", 1]);
 
     // Re-running the preview republishes the same slug with a new expiry; the main site is untouched.
     const again = await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 60 } });

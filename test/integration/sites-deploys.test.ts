@@ -51,7 +51,7 @@ describe("deploys", () => {
       [{ path: "a.html" }],
     ];
     for (const files of cases) expect(await codeOf(writeDeploy(t.pier.deps, site.pub.id, files))).toBe("VALIDATION_FAILED");
-    expect(await codeOf(writeDeploy(t.pier.deps, "pub_nope", [{ path: "a", bytes: "a" }]))).toBe("NOT_FOUND");
+    expect(await codeOf(writeDeploy(t.pier.deps, "pub_nope", [{ path: "a", bytes: "a" }]))).toBe("PUBLICATION_NOT_FOUND");
     expect(listDeploys(t.pier.deps, site.pub.id).length).toBe(before);
     expect(() => activateDeploy(t.pier.deps, site.pub.id, "dpl_nope")).toThrow(ApiError);
     expect(await (await siteFetch(t, site.host, "/")).text()).toBe("ok");

@@ -80,12 +80,12 @@ describe("bucket deletion hooks", () => {
     const { countBucketItems, deleteBucketItemsBatch } = await import("../../src/features/buckets/items");
     const bucket = await newBucket(t, u.key);
     await syncFiles(t, u.key, bucket, Array.from({ length: 20 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
-    const c = countBucketItems(t.pier.deps.db, bucket);
+    const c = countBucketItems(bucket, t.pier.deps.db);
     expect(c.files).toBe(20);
     expect(c.versions).toBe(1);
     let batches = 0;
-    while (deleteBucketItemsBatch(t.pier.deps.db, bucket, 15).deleted > 0) batches++;
+    while (deleteBucketItemsBatch(bucket, 15, t.pier.deps.db).deleted > 0) batches++;
     expect(batches).toBeGreaterThan(2);
-    expect(countBucketItems(t.pier.deps.db, bucket).total).toBe(0);
+    expect(countBucketItems(bucket, t.pier.deps.db).total).toBe(0);
   });
 });

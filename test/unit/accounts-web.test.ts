@@ -2,6 +2,7 @@
 // and the admin CLI's flag parsing.
 import { describe, expect, test } from "bun:test";
 import { FailureWindow, SigninGuard } from "../../src/features/accounts/attempts";
+import { UserCodeGuard } from "../../src/features/oauth/attempts";
 import { safeNext } from "../../src/features/accounts/web/browser";
 import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/http/pages/layout";
 
@@ -92,7 +93,29 @@ describe("sign-up limit", () => {
     g.recordSignup("1.1.1.1", 0);
     g.recordSignup("1.1.1.1", 0);
     expect(() => g.checkSignup("1.1.1.1", 1000)).toThrow(/Too many new accounts/);
+    // A count limit, not a wrong guess: the general rate-limit code.
+    expect(codeOf(() => g.checkSignup("1.1.1.1", 1000))).toBe("RATE_LIMIT_EXCEEDED");
     expect(() => g.checkSignup("2.2.2.2", 1000)).not.toThrow();
     expect(() => g.checkSignup("1.1.1.1", 3600_001)).not.toThrow();
+  });
+});
+
+const codeOf = (fn: () => void): string | undefined => {
+  try {
+    fn();
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return undefined;
+};
+
+describe("wrong-guess lockouts", () => {
+  test("sign-in passwords and OAuth Connection IDs lock out with the same code", () => {
+    const signin = new SigninGuard({ perEmail: 1, perIp: 30, windowMs: 60_000, signupsPerIpHour: 20 });
+    signin.fail("e@x", "3.3.3.3", 0);
+    const clock = { now: () => new Date(0) };
+    const device = new UserCodeGuard(clock);
+    for (let i = 0; i < 10; i++) device.miss("usr_1", "3.3.3.3");
+    expect([codeOf(() => signin.check("e@x", "3.3.3.3", 1)), codeOf(() => device.check("usr_1", "3.3.3.3"))]).toEqual(["TOO_MANY_ATTEMPTS", "TOO_MANY_ATTEMPTS"]);
   });
 });

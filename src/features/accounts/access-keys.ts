@@ -7,7 +7,7 @@ import { scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { buckets } from "../../db/schema";
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from "./keys";
-import { planHelp, withPlanHelp } from "./plan-help";
+import { planHelp, planLimitError } from "./plan-help";
 import { entitlementsOf, getAccount } from "./service";
 
 export function assertCanManageKeys(actor: Actor): void {
@@ -38,9 +38,7 @@ export function createNamedKey(deps: Deps, actor: Actor, input: NamedKeyInput): 
   const plan = deps.plans.get(account.plan);
   if (!entitlementsOf(deps, account).named_api_keys) {
     const help = planHelp(deps, account, (e) => e.named_api_keys);
-    throw new ApiError("UPGRADE_REQUIRED", withPlanHelp(`Named API keys are not part of the ${plan.name} plan this account is on; AI connections (pier login, MCP) work on every plan.`, help), {
-      entitlement: "named_api_keys", plan: plan.id, ...help,
-    });
+    throw planLimitError(`Named API keys are not part of the ${plan.name} plan this account is on; AI connections (pier login, MCP) work on every plan.`, "named_api_keys", help, { plan: plan.id });
   }
   const label = input.label.trim();
   if (!label || label.length > 100) throw new ApiError("VALIDATION_FAILED", "Give the key a name of 1-100 characters.", { field: "label" });

@@ -16,7 +16,7 @@ import {
 
 function userByEmail(deps: Deps, email: string): UserRow {
   const user = findUserByEmail(deps, normalizeEmail(email));
-  if (!user) throw new ApiError("NOT_FOUND", `No user with email ${email}.`);
+  if (!user) throw new ApiError("USER_NOT_FOUND", `No user with email ${email}.`);
   return user;
 }
 

@@ -65,7 +65,7 @@ export class SigninGuard {
 
   checkSignup(ip: string, now: number): void {
     const wait = this.signups.blockedFor(`s:${ip}`, now);
-    if (wait > 0) throw new ApiError("TOO_MANY_ATTEMPTS", `Too many new accounts from your network address. Try again in ${Math.ceil(wait / 60)} minutes.`, { retry_after: wait }, wait);
+    if (wait > 0) throw new ApiError("RATE_LIMIT_EXCEEDED", `Too many new accounts from your network address. Try again in ${Math.ceil(wait / 60)} minutes.`, { retry_after: wait }, wait);
   }
 
   recordSignup(ip: string, now: number): void {

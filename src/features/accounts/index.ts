@@ -2,7 +2,7 @@
 // What other features may use of it: they import "../accounts", never a file inside this folder.
 export { createApiKey } from "./keys";
 export { BucketPermissionSchema, ScopeSchema } from "./model";
-export { planHelp, withPlanHelp } from "./plan-help";
+export { planHelp, planLimitError, withPlanHelp } from "./plan-help";
 export { roleScope } from "./roles";
 export { countUsers, defaultAccountOf, entitlementsOf, findUserByEmail, getAccount, normalizeEmail } from "./service";
 export { checkCsrf, createSession, sessionCookie } from "./sessions";

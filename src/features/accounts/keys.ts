@@ -89,7 +89,7 @@ export function listApiKeys(deps: Deps, accountId: string): ApiKeyRow[] {
 export function revokeApiKey(deps: Deps, accountId: string, keyId: string): void {
   const res = deps.db.update(apiKeys).set({ revokedAt: deps.clock.now().toISOString() })
     .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id }).all();
-  if (!res.length) throw new ApiError("NOT_FOUND", `API key ${keyId} was not found.`);
+  if (!res.length) throw new ApiError("API_KEY_NOT_FOUND", `API key ${keyId} was not found.`);
 }
 
 /** Public view of a key (never the hash). */

@@ -3,6 +3,7 @@
 // there is no shop to send anyone to.
 import { and, asc, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
 import { accounts, memberships, users } from "../../db/schema";
 import type { Entitlements } from "./plans";
 import type { AccountRow } from "./service";
@@ -51,6 +52,15 @@ export function planHelp(deps: Deps, account: AccountRow, allows: (e: Entitlemen
 /** The refusal's message with the way out appended (CLIs often show only the message). */
 export function withPlanHelp(message: string, help: PlanHelp): string {
   return `${message} ${help.ask_operator} (Operator: ${help.operator_hint}.)`;
+}
+
+/**
+ * The one answer to "the plan does not allow this" (a count limit or a feature the plan lacks):
+ * 403 FORBIDDEN as the spec has it for a bucket without room, `details.reason: plan_limit` and
+ * the entitlement that refused, so clients branch on one code and one reason.
+ */
+export function planLimitError(message: string, entitlement: keyof Entitlements, help: PlanHelp, details: Record<string, unknown> = {}): ApiError {
+  return new ApiError("FORBIDDEN", withPlanHelp(message, help), { reason: "plan_limit", entitlement, ...details, ...help });
 }
 
 /**

@@ -52,7 +52,7 @@ export function createLoginLink(deps: Deps, actor: Actor, input: { redirect_path
   return { url: `${deps.urls.baseUrl}/login_link/${token}`, expires_at: expiresAt, redirect_path: path, one_time: true };
 }
 
-const invalid = () => new ApiError("NOT_FOUND", "This sign-in link is invalid, expired or already used. Ask your agent for a new one, or sign in at /signin.");
+const invalid = () => new ApiError("LOGIN_LINK_NOT_FOUND", "This sign-in link is invalid, expired or already used. Ask your agent for a new one, or sign in at /signin.");
 
 /** Is the link usable (for the confirmation page)? */
 export function peekLoginLink(deps: Deps, token: string) {

@@ -61,7 +61,7 @@ export function assertNotDeleting(bucket: BucketRow): void {
 }
 
 /** Refuse a change to an archived, deleting or locked-by-someone-else bucket. */
-export function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: MutationCheck = {}, db: DbOrTx = deps.db): void {
+function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: MutationCheck = {}, db: DbOrTx = deps.db): void {
   assertNotDeleting(bucket);
   if (bucket.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucket.id} is archived and read-only; unarchive it first.`);
   const lock = activeLock(deps, bucket.id, db);
@@ -72,6 +72,23 @@ export function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts:
       retry_after: retryAfter,
     }, retryAfter);
   }
+}
+
+export interface MutableBucketCheck extends MutationCheck {
+  /** The scope the change needs on the bucket: bucket_write for contents, bucket_admin for settings. */
+  need: Scope;
+}
+
+/**
+ * The one way to load a bucket the actor is about to change: visible to it with `check.need`
+ * (else BUCKET_NOT_FOUND / FORBIDDEN), not being deleted, not archived unless the change is
+ * allowed on archived buckets, and not locked by another credential. Pass the transaction
+ * that will make the change, so the checks and the write see the same row.
+ */
+export function loadMutableBucket(deps: Deps, actor: Actor, bucketId: string, check: MutableBucketCheck, db: DbOrTx = deps.db): BucketRow {
+  const bucket = loadBucket(deps, actor, bucketId, check.need, db);
+  assertMutable(deps, actor, bucket, check, db);
+  return bucket;
 }
 
 export function activeLock(deps: Deps, bucketId: string, db: DbOrTx = deps.db) {

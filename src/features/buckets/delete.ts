@@ -13,7 +13,7 @@ import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
 import { assertNoUploadCommitting } from "./locks";
-import { assertMutable, loadBucket, type BucketRow } from "./access";
+import { loadMutableBucket, type BucketRow } from "./access";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";
 import { notifyAccount } from "./notify";
@@ -29,26 +29,25 @@ export type DeleteOutcome =
 
 export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { confirmation: string }): DeleteOutcome {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
     // Deleting buckets answer BUCKET_LOCKED (lock.kind = bucket_delete); so do other keys' locks.
-    assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin", allowArchived: true }, tx);
     if (input.confirmation !== deleteConfirmation(bucket)) {
       throw new ApiError("CONFIRMATION_MISMATCH", `The confirmation does not match. Pass the bucket's delete.confirmation value (see GET /api/v1/buckets/${bucket.id}).`);
     }
     assertNoPublicationLifecycle(deps, bucket, "delete", tx);
     // A finalize committing in chunks must not lose its bucket between two chunks: wait for it.
-    assertNoUploadCommitting(deps, bucket.id, tx);
+    assertNoUploadCommitting(deps, bucket.id, undefined, tx);
     const running = tx.select({ id: buckets.id }).from(buckets)
       .where(and(eq(buckets.accountId, bucket.accountId), isNotNull(buckets.deletion), ne(buckets.id, bucket.id))).get();
     if (running) {
       throw new ApiError("BUCKET_DELETE_IN_PROGRESS", `Bucket ${running.id} is still being deleted; buckets are deleted one at a time.`, { deleting_bucket_id: running.id }, 30);
     }
 
-    const counts = countBucketItems(tx, bucket.id);
+    const counts = countBucketItems(bucket.id, tx);
     const now = deps.clock.now().toISOString();
     if (counts.total <= deps.config.bucketDeleteSyncLimit) {
-      while (deleteBucketItemsBatch(tx, bucket.id, DELETE_BATCH_SIZE).deleted > 0);
-      removeBucketRow(deps, tx, bucket, actor.credentialId);
+      while (deleteBucketItemsBatch(bucket.id, DELETE_BATCH_SIZE, tx).deleted > 0);
+      removeBucketRow(deps, bucket, actor.credentialId, tx);
       return { kind: "deleted", bucketId: bucket.id, deletedAt: now };
     }
     const jobId = deps.jobs.enqueue(BUCKET_DELETE_JOB, { bucket_id: bucket.id, deleted_by: actor.credentialId }, { uniqueKey: `bucket-delete:${bucket.id}`, maxAttempts: 3 }, tx);
@@ -61,7 +60,7 @@ export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { conf
   });
 }
 
-function removeBucketRow(deps: Deps, tx: Tx, bucket: BucketRow, deletedBy: string): void {
+function removeBucketRow(deps: Deps, bucket: BucketRow, deletedBy: string, tx: Tx): void {
   tx.insert(deletedBuckets).values({ id: bucket.id, accountId: bucket.accountId, title: bucket.title, deletedBy, deletedAt: deps.clock.now().toISOString() }).run();
   tx.delete(buckets).where(eq(buckets.id, bucket.id)).run();
 }
@@ -74,19 +73,19 @@ function deleteStep(deps: Deps, bucketId: string, deletedBy: string): boolean {
     const bucket = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
     // Gone (finished on an earlier attempt) or unmarked (a failed delete was given up): stop.
     if (!bucket?.deletion) return false;
-    const batch = deleteBucketItemsBatch(tx, bucketId, DELETE_BATCH_SIZE);
+    const batch = deleteBucketItemsBatch(bucketId, DELETE_BATCH_SIZE, tx);
     if (batch.deleted > 0) {
       const d = bucket.deletion;
       tx.update(buckets).set({ deletion: { ...d, phase: phaseOf[batch.kind!], deleted_items: d.deleted_items + batch.deleted } }).where(eq(buckets.id, bucketId)).run();
       return true;
     }
-    removeBucketRow(deps, tx, bucket, deletedBy);
-    notifyAccount(deps, tx, {
+    removeBucketRow(deps, bucket, deletedBy, tx);
+    notifyAccount(deps, {
       accountId: bucket.accountId, kind: "bucket_deleted",
       subject: `Bucket "${bucket.title}" was deleted`,
       body: `The bucket "${bucket.title}" (${bucket.id}) and its ${bucket.deletion.total_items} items were permanently deleted.`,
       data: { bucket_id: bucket.id, title: bucket.title, total_items: bucket.deletion.total_items, started_at: bucket.deletion.started_at },
-    });
+    }, tx);
     return false;
   });
 }
@@ -97,12 +96,12 @@ function failDelete(deps: Deps, bucketId: string, error: string): void {
     const bucket = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
     if (!bucket?.deletion) return;
     tx.update(buckets).set({ deletion: null, updatedAt: deps.clock.now().toISOString() }).where(eq(buckets.id, bucketId)).run();
-    notifyAccount(deps, tx, {
+    notifyAccount(deps, {
       accountId: bucket.accountId, kind: "bucket_delete_failed",
       subject: `Deleting bucket "${bucket.title}" failed`,
       body: `Pier could not finish deleting the bucket "${bucket.title}" (${bucket.id}). The bucket is unlocked again; ${bucket.deletion.deleted_items} of ${bucket.deletion.total_items} items were removed. Try the delete again; if it keeps failing, check the server log.`,
       data: { bucket_id: bucket.id, title: bucket.title, error, deleted_items: bucket.deletion.deleted_items, total_items: bucket.deletion.total_items },
-    });
+    }, tx);
   });
 }
 

@@ -32,7 +32,7 @@ export function newLocalPart(title: string): string {
 
 export const fullAddress = (deps: Pick<Deps, "urls">, row: AddressRow) => `${row.localPart}@${deps.urls.mailDomain}`;
 
-export function addressOfBucket(db: DbOrTx, bucketId: string): AddressRow | undefined {
+export function addressOfBucket(bucketId: string, db: DbOrTx): AddressRow | undefined {
   return db.select().from(mailAddresses).where(eq(mailAddresses.bucketId, bucketId)).get();
 }
 
@@ -42,10 +42,10 @@ export function addressOfBucket(db: DbOrTx, bucketId: string): AddressRow | unde
  * the same address). Local parts are primary keys of rows that are never deleted, so a
  * collision (or an address of a deleted bucket) is simply skipped.
  */
-export function setInboundEmail(deps: Deps, tx: DbOrTx, bucket: BucketRow, input: { enabled: boolean }): void {
+export function setInboundEmail(deps: Deps, bucket: BucketRow, input: { enabled: boolean }, tx: DbOrTx): void {
   transaction(tx, (t) => {
     const now = deps.clock.now().toISOString();
-    const existing = addressOfBucket(t, bucket.id);
+    const existing = addressOfBucket(bucket.id, t);
     if (existing) {
       if (existing.enabled !== input.enabled) t.update(mailAddresses).set({ enabled: input.enabled, updatedAt: now }).where(eq(mailAddresses.localPart, existing.localPart)).run();
       return;
@@ -72,13 +72,13 @@ export function blockedReason(deps: Deps, bucket: BucketRow, row: AddressRow | u
   return null;
 }
 
-const accountReadOnly = (db: DbOrTx, accountId: string) =>
+const accountReadOnly = (accountId: string, db: DbOrTx) =>
   Boolean(db.select({ r: accounts.readOnly }).from(accounts).where(eq(accounts.id, accountId)).get()?.r);
 
 /** The `inbound_email` object of a bucket response and of GET /buckets/:id/inbound_email. */
 export function inboundEmailState(deps: Deps, bucket: BucketRow, db: DbOrTx = deps.db) {
-  const row = addressOfBucket(db, bucket.id);
-  const reason = blockedReason(deps, bucket, row, accountReadOnly(db, bucket.accountId));
+  const row = addressOfBucket(bucket.id, db);
+  const reason = blockedReason(deps, bucket, row, accountReadOnly(bucket.accountId, db));
   return {
     enabled: Boolean(row?.enabled),
     ready: reason === null,
@@ -104,7 +104,7 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   if (!row) return { ok: false, code: 550, message: "No such mailbox" };
   const bucket = deps.db.select().from(buckets).where(eq(buckets.id, row.bucketId)).get();
   if (!bucket) return { ok: false, code: 550, message: "Mailbox no longer exists" };
-  const reason = blockedReason(deps, bucket, row, accountReadOnly(deps.db, bucket.accountId));
+  const reason = blockedReason(deps, bucket, row, accountReadOnly(bucket.accountId, deps.db));
   if (reason === "not_enabled") return { ok: false, code: 550, message: "No such mailbox" };
   if (reason === "bucket_deleting") return { ok: false, code: 550, message: "Mailbox no longer exists" };
   if (reason) return { ok: false, code: 550, message: `Mailbox disabled, not accepting messages (${reason})` };

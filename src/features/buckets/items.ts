@@ -75,7 +75,7 @@ export interface ItemCounts {
 }
 
 /** How many rows the bucket owns across every bucket-owned table. */
-export function countBucketItems(db: DbOrTx, bucketId: string): ItemCounts {
+export function countBucketItems(bucketId: string, db: DbOrTx): ItemCounts {
   const counts: ItemCounts = { files: 0, versions: 0, other: 0, total: 0 };
   for (const t of bucketOwnedTables) {
     const n = db.select({ n: sql<number>`count(*)` }).from(t.table).where(ownedBy(t, bucketId)).get()?.n ?? 0;
@@ -92,7 +92,7 @@ export interface BatchResult {
 }
 
 /** Delete up to `limit` of the bucket's items, from the first table that still has some. */
-export function deleteBucketItemsBatch(db: DbOrTx, bucketId: string, limit: number): BatchResult {
+export function deleteBucketItemsBatch(bucketId: string, limit: number, db: DbOrTx): BatchResult {
   for (const t of bucketOwnedTables) {
     const name = sql.identifier(getTableName(t.table));
     // SQLite is built without DELETE ... LIMIT; a rowid sub-select bounds the batch instead.

@@ -1,4 +1,4 @@
-// Archive, unarchive and bulk archive/unarchive. Archived buckets are read-only (assertMutable
+// Archive, unarchive and bulk archive/unarchive. Archived buckets are read-only (loadMutableBucket
 // answers BUCKET_ARCHIVED); archiving needs the bucket unpublished first.
 import { eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
@@ -6,7 +6,7 @@ import { ApiError } from "../../core/errors";
 import { buckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { assertNoUploadCommitting } from "./locks";
-import { assertMutable, loadBucket, type BucketRow } from "./access";
+import { loadMutableBucket, type BucketRow } from "./access";
 import { publicationLifecycleActive } from "./publication-state";
 
 export interface LifecycleResult {
@@ -25,12 +25,11 @@ export function assertNoPublicationLifecycle(deps: Deps, bucket: BucketRow, acti
 
 export function archiveBucket(deps: Deps, actor: Actor, id: string): LifecycleResult {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin", allowArchived: true }, tx);
     if (bucket.archivedAt) return { bucket, changed: false };
     assertNoPublicationLifecycle(deps, bucket, "archive", tx);
     // An archived bucket refuses the rest of a finalize committing in chunks: let it finish first.
-    assertNoUploadCommitting(deps, bucket.id, tx);
+    assertNoUploadCommitting(deps, bucket.id, undefined, tx);
     const now = deps.clock.now().toISOString();
     const updated = tx.update(buckets).set({ archivedAt: now, updatedAt: now }).where(eq(buckets.id, bucket.id)).returning().get()!;
     return { bucket: updated, changed: true };
@@ -39,8 +38,7 @@ export function archiveBucket(deps: Deps, actor: Actor, id: string): LifecycleRe
 
 export function unarchiveBucket(deps: Deps, actor: Actor, id: string): LifecycleResult {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin", allowArchived: true }, tx);
     if (!bucket.archivedAt) return { bucket, changed: false };
     const now = deps.clock.now().toISOString();
     const updated = tx.update(buckets).set({ archivedAt: null, updatedAt: now }).where(eq(buckets.id, bucket.id)).returning().get()!;

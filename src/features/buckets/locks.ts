@@ -6,7 +6,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketLocks, buckets, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { activeLock, assertMutable, loadBucket, type BucketRow } from "./access";
+import { activeLock, loadMutableBucket, type BucketRow } from "./access";
 import { LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS } from "./model";
 import { isoAfter } from "../../core/clock";
 
@@ -34,8 +34,7 @@ const holderKindOf = (actor: Actor): LockRow["holderKind"] => actor.kind;
  */
 export function lockBucket(deps: Deps, actor: Actor, id: string, input: { message?: string; duration_seconds?: number }): LockRow {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_write", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_write" }, tx);
     const now = deps.clock.now();
     const seconds = Math.min(input.duration_seconds ?? LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS);
     const mine = activeLock(deps, bucket.id, tx);
@@ -57,10 +56,9 @@ export function lockBucket(deps: Deps, actor: Actor, id: string, input: { messag
 /** Release this credential's lock (and clear an expired one). Idempotent: no lock is fine. */
 export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: boolean } {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_write", tx);
     // Another credential's live lock is theirs to release (423). Archived buckets may still be
     // unlocked: a lock left behind would otherwise block delete by everyone else until it expires.
-    assertMutable(deps, actor, bucket, { allowArchived: true }, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_write", allowArchived: true }, tx);
     const removed = tx.delete(bucketLocks).where(and(
       eq(bucketLocks.bucketId, bucket.id),
       or(eq(bucketLocks.holderId, actor.credentialId), lte(bucketLocks.expiresAt, deps.clock.now().toISOString())),
@@ -73,8 +71,7 @@ export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: 
 /** Freeze visibility changes. Idempotent; there is deliberately no API to unlock. */
 export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { reason?: string }): { bucket: BucketRow; changed: boolean } {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (bucket.visibilityLockedAt) return { bucket, changed: false };
     const now = deps.clock.now().toISOString();
     const updated = tx.update(buckets).set({
@@ -88,7 +85,7 @@ export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { re
  * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
  * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
  */
-export function assertNoUploadCommitting(deps: Deps, bucketId: string, db: DbOrTx, exceptSessionId?: string): void {
+export function assertNoUploadCommitting(deps: Deps, bucketId: string, exceptSessionId: string | undefined, db: DbOrTx): void {
   // An abandoned finalize stops blocking once its session expires (the expiry job closes it later).
   const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
     .where(and(

@@ -8,8 +8,9 @@ import type { DbOrTx } from "../../db/tx";
 export type BucketNotificationKind = "bucket_deleted" | "bucket_delete_failed";
 
 export function notifyAccount(
-  deps: Deps, db: DbOrTx,
+  deps: Deps,
   n: { accountId: string; kind: BucketNotificationKind; subject: string; body: string; data: Record<string, unknown> },
+  db: DbOrTx,
 ): void {
   db.insert(notifications).values({
     id: newId("ntf"), accountId: n.accountId, kind: n.kind, subject: n.subject, body: n.body, data: n.data,

@@ -1,6 +1,7 @@
 // The Bucket resource as the spec shows it, with lifecycle action metadata.
 import type { Deps } from "../../core/context";
 import { activeLock, type BucketRow } from "./access";
+import type { DeleteOutcome } from "./delete";
 import { publicationSummary } from "./publication-state";
 import { inboundEmailState } from "./inbound-address";
 
@@ -62,3 +63,15 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
   };
 }
 
+
+/** The answer to archive and unarchive: the bucket as it is now, and whether anything changed. */
+export function presentLifecycleResult(deps: Deps, result: { bucket: BucketRow; changed: boolean }) {
+  return { bucket: presentBucket(deps, result.bucket), changed: result.changed };
+}
+
+/** The answer to a delete: gone at once (a tombstone), or a background delete with its progress. */
+export function presentDeleteOutcome(deps: Deps, outcome: DeleteOutcome) {
+  return outcome.kind === "deleted"
+    ? { deleted: true as const, bucket: { id: outcome.bucketId, deleted: true as const, deleted_at: outcome.deletedAt } }
+    : { deleted: false as const, bucket: { ...presentBucket(deps, outcome.bucket), deletion_started: true as const }, delete_progress: outcome.progress };
+}

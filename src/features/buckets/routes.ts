@@ -9,7 +9,7 @@ import {
   BucketParams, BulkBody, CreateBucketBody, DeleteBucketBody, EmptyWriteBody, ListBucketsQuery, LockBody,
   PatchBucketBody, PatchVariablesBody, VisibilityLockBody,
 } from "./model";
-import { presentBucket, presentVisibilityLock } from "./present";
+import { presentBucket, presentDeleteOutcome, presentLifecycleResult, presentVisibilityLock } from "./present";
 import { createBucket, getBucket, listBucketPage, updateBucket } from "./service";
 import { listTags } from "./tags";
 import { getVariables, patchVariables } from "./variables";
@@ -43,19 +43,14 @@ export const bucketRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
     }), { auth: "bucket_admin", params: BucketParams, body: PatchBucketBody, detail: { tags, summary: "Update title, description, tags or metadata" } })
     .delete("/api/v1/buckets/:id", ({ actor, params, body, set }) => {
       const outcome = deleteBucket(deps, must(actor), params.id, body);
-      if (outcome.kind === "deleted") {
-        return { data: { deleted: true, bucket: { id: outcome.bucketId, deleted: true, deleted_at: outcome.deletedAt } } };
-      }
-      set.status = 202;
-      return { data: { deleted: false, bucket: { ...presentBucket(deps, outcome.bucket), deletion_started: true }, delete_progress: outcome.progress } };
+      if (outcome.kind === "started") set.status = 202;
+      return { data: presentDeleteOutcome(deps, outcome) };
     }, { auth: "bucket_admin", params: BucketParams, body: DeleteBucketBody, detail: { tags, summary: "Delete a bucket permanently (confirmation phrase; large buckets answer 202)" } })
     .post("/api/v1/buckets/:id/archive", ({ actor, params }) => {
-      const r = archiveBucket(deps, must(actor), params.id);
-      return { data: { bucket: presentBucket(deps, r.bucket), changed: r.changed } };
+      return { data: presentLifecycleResult(deps, archiveBucket(deps, must(actor), params.id)) };
     }, { auth: "bucket_admin", params: BucketParams, body: EmptyWriteBody, detail: { tags, summary: "Archive an unpublished bucket (read-only until unarchived)" } })
     .post("/api/v1/buckets/:id/unarchive", ({ actor, params }) => {
-      const r = unarchiveBucket(deps, must(actor), params.id);
-      return { data: { bucket: presentBucket(deps, r.bucket), changed: r.changed } };
+      return { data: presentLifecycleResult(deps, unarchiveBucket(deps, must(actor), params.id)) };
     }, { auth: "bucket_admin", params: BucketParams, body: EmptyWriteBody, detail: { tags, summary: "Unarchive a bucket" } })
     .post("/api/v1/buckets/:id/lock", ({ actor, params, body }) => {
       const a = must(actor);

@@ -6,9 +6,9 @@ import { newId } from "../../core/ids";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { planHelp, withPlanHelp } from "../accounts";
+import { planHelp, planLimitError } from "../accounts";
 import { entitlementsOf, getAccount } from "../accounts";
-import { assertMutable, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "./access";
+import { effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./access";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "./inbound-address";
 
@@ -26,14 +26,14 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
     const n = tx.select({ n: count() }).from(buckets).where(eq(buckets.accountId, account.id)).get()!.n;
     if (n >= max) {
       const help = planHelp(deps, account, (e) => e.max_buckets > n);
-      throw new ApiError("FORBIDDEN", withPlanHelp(`The account has no room for another bucket (its plan allows ${max}).`, help), { reason: "bucket_limit", max_buckets: max, ...help });
+      throw planLimitError(`The account has no room for another bucket (its plan allows ${max}).`, "max_buckets", help, { max_buckets: max });
     }
     const now = deps.clock.now().toISOString();
     const row = tx.insert(buckets).values({
       id: freshBucketId(tx), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
       tagPaths: normalizeTags(input.tag_paths), metadata: input.metadata ?? {}, createdAt: now, updatedAt: now,
     }).returning().get();
-    if (input.inbound_email) setInboundEmail(deps, tx, row, input.inbound_email);
+    if (input.inbound_email) setInboundEmail(deps, row, input.inbound_email, tx);
     return row;
   });
 }
@@ -76,9 +76,8 @@ export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
 
 export function updateBucket(deps: Deps, actor: Actor, id: string, patch: BucketPatch): BucketRow {
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
-    if (patch.inbound_email) setInboundEmail(deps, tx, bucket, patch.inbound_email);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
+    if (patch.inbound_email) setInboundEmail(deps, bucket, patch.inbound_email, tx);
     return tx.update(buckets).set({
       ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
       ...(patch.description !== undefined ? { description: patch.description } : {}),

@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketVariables } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { assertMutable, loadBucket } from "./access";
+import { loadBucket, loadMutableBucket } from "./access";
 import { VARIABLE_NAME, VARIABLE_VALUE_MAX, VARIABLES_MAX, type PatchVariablesInput } from "./model";
 
 const nameRe = new RegExp(VARIABLE_NAME);
@@ -20,7 +20,7 @@ export interface VariablesView {
 
 export const secretAad = (bucketId: string, name: string) => `${bucketId}:${name}`;
 
-function view(db: DbOrTx, bucketId: string): VariablesView {
+function view(bucketId: string, db: DbOrTx): VariablesView {
   const rows = db.select().from(bucketVariables).where(eq(bucketVariables.bucketId, bucketId)).orderBy(bucketVariables.name).all();
   return {
     bucket_id: bucketId,
@@ -31,7 +31,7 @@ function view(db: DbOrTx, bucketId: string): VariablesView {
 
 export function getVariables(deps: Deps, actor: Actor, id: string): VariablesView {
   const bucket = loadBucket(deps, actor, id, "bucket_read");
-  return view(deps.db, bucket.id);
+  return view(bucket.id, deps.db);
 }
 
 function checkName(name: string, field: string): void {
@@ -57,8 +57,7 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
   for (const [n, v] of Object.entries(secretPatch)) { checkName(n, "secrets"); if (v !== null) checkValue(v, "secrets", n); }
 
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, id, "bucket_admin", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     const rows = tx.select().from(bucketVariables).where(eq(bucketVariables.bucketId, bucket.id)).all();
 
     // The state after the patch, computed before writing so a refused patch changes nothing.
@@ -88,6 +87,6 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
       const row = { bucketId: bucket.id, name, secret: true, value: null, sealed: deps.secrets.seal("bucket-variables", value, secretAad(bucket.id, name)), updatedAt: now };
       tx.insert(bucketVariables).values(row).onConflictDoUpdate({ target: [bucketVariables.bucketId, bucketVariables.name], set: row }).run();
     }
-    return view(tx, bucket.id);
+    return view(bucket.id, tx);
   });
 }

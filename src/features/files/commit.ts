@@ -9,7 +9,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertNotDeleting, loadBucket, type BucketRow } from "../buckets";
+import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
 import { assertNoUploadCommitting } from "../buckets";
 
 export type FileRow = typeof files.$inferSelect;
@@ -63,7 +63,7 @@ export interface CommitResult {
 const writerId = (w: Writer): string => (w.kind === "system" ? `system:${w.name}` : w.credentialId);
 
 /** Bucket for writing: access and lifecycle checked, in the caller's transaction. */
-export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx: DbOrTx, opts: { allowArchived?: boolean; sessionId?: string } = {}): BucketRow {
+export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, opts: { allowArchived?: boolean; sessionId?: string } = {}, tx: DbOrTx): BucketRow {
   let bucket: BucketRow;
   if (writer.kind === "system") {
     const row = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
@@ -72,10 +72,9 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, tx:
     if (row.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucketId} is archived and read-only.`);
     bucket = row;
   } else {
-    bucket = loadBucket(deps, writer, bucketId, "bucket_write", tx);
-    assertMutable(deps, writer, bucket, { allowArchived: opts.allowArchived }, tx);
+    bucket = loadMutableBucket(deps, writer, bucketId, { need: "bucket_write", allowArchived: opts.allowArchived }, tx);
   }
-  assertNoUploadCommitting(deps, bucketId, tx, opts.sessionId);
+  assertNoUploadCommitting(deps, bucketId, opts.sessionId, tx);
   return bucket;
 }
 
@@ -104,7 +103,7 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
   return new ApiError("FILE_LOCKED", message, { path: lock.path, lock: { message: lock.message, expires_at: lock.expiresAt }, retry_after: retryAfter }, retryAfter);
 }
 
-export function latestVersion(tx: DbOrTx, bucketId: string): VersionRow | undefined {
+export function latestVersion(bucketId: string, tx: DbOrTx): VersionRow | undefined {
   return tx.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1).get();
 }
 
@@ -126,7 +125,7 @@ export function commitChanges(deps: Deps, writer: Writer, bucketId: string, chan
 }
 
 function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Change[], opts: CommitOptions, tx: Tx): CommitResult {
-  const bucket = bucketForWrite(deps, writer, bucketId, tx, opts);
+  const bucket = bucketForWrite(deps, writer, bucketId, opts, tx);
   // Last change per path wins (callers such as reorganize may touch a path twice).
   const byPath = new Map<string, Change>();
   for (const c of changes) {
@@ -136,7 +135,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   assertPathsUnlocked(deps, writer, bucketId, [...byPath.keys()], tx);
 
   const now = deps.clock.now().toISOString();
-  const prev = latestVersion(tx, bucketId);
+  const prev = latestVersion(bucketId, tx);
   const number = (prev?.number ?? 0) + 1;
   let fileCount = prev?.fileCount ?? 0;
   let totalBytes = prev?.totalBytes ?? 0;

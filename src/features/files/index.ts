@@ -5,7 +5,7 @@ export type { BlobRef, Change, SystemWriter } from "./commit";
 export { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES, forbiddenReason, normalizeContentType } from "./forbidden";
 export { isTextType } from "./ops";
 export { EMAIL_ROOT, isMailPath, normalizePath } from "./paths";
-export { presentFile } from "./present";
+export { presentFile, presentFileWrite } from "./present";
 export { FILE_PAGE_MAX, downloadUrl, listFiles, readFileBytes } from "./service";
 export { ExecutableScanner } from "./sniff";
 export { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared } from "./uploads/declare";

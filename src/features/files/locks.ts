@@ -1,5 +1,5 @@
 // File locks: a credential reserves paths for a while (an agent editing them). The bucket lock
-// is checked first (assertMutable via bucketForWrite); another holder's file lock is 423.
+// is checked first (loadMutableBucket via bucketForWrite); another holder's file lock is 423.
 import { and, eq, gt, inArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
@@ -20,7 +20,7 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
   }
   const paths = [...new Set(input.paths.map(normalizePath))];
   return transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    bucketForWrite(deps, actor, bucketId, {}, tx);
     const now = deps.clock.now();
     const nowIso = now.toISOString();
     for (const p of paths) if (!fileByPath(bucketId, p, tx)) throw new ApiError("FILE_NOT_FOUND", `No file at ${p}.`, { path: p });
@@ -41,7 +41,7 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
 export function unlockFile(deps: Deps, actor: Actor, bucketId: string, fileId: string) {
   return transaction(deps.db, (tx) => {
     // Releasing is allowed on an archived bucket (like the bucket lock): it changes no file.
-    bucketForWrite(deps, actor, bucketId, tx, { allowArchived: true });
+    bucketForWrite(deps, actor, bucketId, { allowArchived: true }, tx);
     const f = fileById(bucketId, fileId, tx);
     const lock = tx.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path))).get();
     if (lock && lock.holderId !== actor.credentialId && lock.expiresAt > deps.clock.now().toISOString()) {

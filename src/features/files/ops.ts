@@ -27,7 +27,7 @@ export function renameFile(deps: Deps, actor: Actor, bucketId: string, fileId: s
   if (input.path === undefined) throw new ApiError("VALIDATION_FAILED", "path (the new bucket-relative path) is required.", { field: "path" });
   const to = normalizePath(input.path);
   return transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    bucketForWrite(deps, actor, bucketId, {}, tx);
     const f = fileById(bucketId, fileId, tx);
     if (to === f.path) return f;
     assertAllowedFile(to, f.contentType);
@@ -44,12 +44,12 @@ export function copyOrMoveFile(deps: Deps, actor: Actor, bucketId: string, fileI
   return transaction(deps.db, (tx) => {
     // Copying out of an archived bucket is allowed: reading is not a change.
     loadBucket(deps, actor, bucketId, kind === "copy" ? "bucket_read" : "bucket_write", tx);
-    if (kind === "move") bucketForWrite(deps, actor, bucketId, tx);
+    if (kind === "move") bucketForWrite(deps, actor, bucketId, {}, tx);
     const f = fileById(bucketId, fileId, tx);
     const to = input.path === undefined ? f.path : normalizePath(input.path);
     if (targetBucket === bucketId && to === f.path) throw new ApiError("FILE_EXISTS", "A copy needs a different path or bucket.", { path: to });
     assertAllowedFile(to, f.contentType);
-    bucketForWrite(deps, actor, targetBucket, tx);
+    bucketForWrite(deps, actor, targetBucket, {}, tx);
     if (fileByPath(targetBucket, to, tx) && !input.overwrite) throw new ApiError("FILE_EXISTS", `A file already exists at ${to} in bucket ${targetBucket}.`, { path: to, bucket_id: targetBucket });
     const r = commitChanges(deps, actor, targetBucket, [{ path: to, blob: blobOf(f) }], { kind: kind, comment: `${kind} from ${bucketId}:${f.path}` }, tx);
     if (kind === "move") commitChanges(deps, actor, bucketId, [{ path: f.path, blob: null }], { kind: "move", comment: `moved to ${targetBucket}:${to}` }, tx);
@@ -59,7 +59,7 @@ export function copyOrMoveFile(deps: Deps, actor: Actor, bucketId: string, fileI
 
 export function deleteFile(deps: Deps, actor: Actor, bucketId: string, fileId: string) {
   return transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    bucketForWrite(deps, actor, bucketId, {}, tx);
     const f = fileById(bucketId, fileId, tx);
     const r = commitChanges(deps, actor, bucketId, [{ path: f.path, blob: null }], { kind: "delete", comment: `delete ${f.path}` }, tx);
     return { deleted: true, path: f.path, version_id: r.version?.id ?? null };
@@ -79,7 +79,7 @@ export function reorganize(deps: Deps, actor: Actor, bucketId: string, ops: Reor
     throw new ApiError("VALIDATION_FAILED", `Send 1 to ${MAX_REORGANIZE_OPERATIONS} operations.`, { field: "operations" });
   }
   return transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    bucketForWrite(deps, actor, bucketId, {}, tx);
     type Entry = { blob: BlobRef; fileId?: string } | null;
     const view = new Map<string, Entry>();
     const original = new Map<string, FileRow | undefined>();
@@ -137,7 +137,7 @@ export async function appendText(deps: Deps, actor: Actor, bucketId: string, inp
   if (addition.byteLength === 0) throw new ApiError("VALIDATION_FAILED", "text must not be empty.", { field: "text" });
   if (addition.byteLength > MAX_APPEND_BYTES) throw new ApiError("FILE_TOO_LARGE", `Append at most ${MAX_APPEND_BYTES} bytes per call.`, { max_bytes: MAX_APPEND_BYTES });
   const before = transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    bucketForWrite(deps, actor, bucketId, {}, tx);
     return fileByPath(bucketId, path, tx);
   });
   let existing = new Uint8Array(0);

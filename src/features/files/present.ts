@@ -26,3 +26,8 @@ export function presentFile(deps: Deps, f: FileRow, lock?: FileLockView | null) 
     lock: lock ?? null,
   };
 }
+
+/** The answer to a write of one file's content (append, MCP write): the file and the version it made. */
+export function presentFileWrite(deps: Deps, f: FileRow, versionId: string | null) {
+  return { file: presentFile(deps, f), version_id: versionId };
+}

@@ -9,7 +9,7 @@ import {
   PageQuery, RenameBody, ReorganizeBody,
 } from "./model";
 import { appendText, copyOrMoveFile, deleteFile, renameFile, reorganize } from "./ops";
-import { presentFile } from "./present";
+import { presentFile, presentFileWrite } from "./present";
 import { downloadUrl, fileHistory, getFile, listFiles } from "./service";
 import { createFromTemplate, listTemplates } from "./templates";
 
@@ -37,7 +37,7 @@ export const fileRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
       { auth: "bucket_write", params: BucketIdParams, body: ReorganizeBody, detail: { tags, summary: "Apply rename/move/copy/delete operations atomically" } })
     .post("/api/v1/buckets/:id/files/append_text", async ({ actor, params, body }) => {
       const r = await appendText(deps, must(actor), params.id, body);
-      return { data: { file: presentFile(deps, r.file), version_id: r.version_id } };
+      return { data: presentFileWrite(deps, r.file, r.version_id) };
     }, { auth: "bucket_write", params: BucketIdParams, body: AppendTextBody, detail: { tags, summary: "Append UTF-8 text to a text file (new version)" } })
     .post("/api/v1/buckets/:id/files/lock", ({ actor, params, body }) => ({ data: lockFiles(deps, must(actor), params.id, body) }),
       { auth: "bucket_write", params: BucketIdParams, body: LockFilesBody, detail: { tags, summary: "Lock files for this credential" } })

@@ -39,7 +39,7 @@ export function listFiles(deps: Deps, actor: Actor, bucketId: string, q: { limit
   const where = filter ? and(eq(files.bucketId, bucket.id), sql`instr(${files.path}, ${filter}) > 0`) : eq(files.bucketId, bucket.id);
   const rows = deps.db.select().from(files).where(where).orderBy(asc(files.path)).limit(limit).offset(offset).all();
   // Without a filter the latest version already knows the count: no scan of the bucket per page.
-  const total = filter ? deps.db.select({ n: count() }).from(files).where(where).get()!.n : (latestVersion(deps.db, bucket.id)?.fileCount ?? 0);
+  const total = filter ? deps.db.select({ n: count() }).from(files).where(where).get()!.n : (latestVersion(bucket.id, deps.db)?.fileCount ?? 0);
   const locks = lockViews(deps, actor, bucket.id);
   return {
     files: rows.map((f) => presentFile(deps, f, locks.get(f.path))),

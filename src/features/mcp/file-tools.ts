@@ -6,7 +6,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { normalizeContentType } from "../files";
 import { isTextType } from "../files";
-import { presentFile } from "../files";
+import { presentFile, presentFileWrite } from "../files";
 import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files";
 import { recordMessageRead } from "../mail";
 import { guessContentType, writeFiles } from "../files";
@@ -80,7 +80,7 @@ export const fileTools: McpTool[] = [
       }
       const type = isTextType(contentType) ? contentType : "text/plain; charset=utf-8";
       const r = await writeFiles(deps, actor, a.bucket_id, [{ path: a.path, bytes: a.content, contentType: type }], { kind: "write", comment: a.comment ?? `write ${a.path} (MCP)` });
-      return { file: presentFile(deps, r.written[0]!), version_id: r.version?.id ?? null, changed: r.version !== null };
+      return { ...presentFileWrite(deps, r.written[0]!, r.version?.id ?? null), changed: r.version !== null };
     },
   },
 ];

@@ -3,14 +3,13 @@
 // with the same presenter, so secrets (access_password, share_text) reach account owners only,
 // and only once the build is ready, exactly as on REST.
 import { t } from "elysia";
-import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { loadBucket } from "../buckets";
 import { hasLiveJob } from "../publish";
 import { retryPublication, unpublishBucket } from "../publish";
 import { loadPublication } from "../publish";
 import { publishFields, type PublishInput } from "../publish";
-import { presentPublication } from "../publish";
+import { presentPublication, presentPublishAnswer } from "../publish";
 import type { PublicationRow } from "../publish";
 import { BUILD_JOB, findPublication, requestPublish } from "../publish";
 import type { McpTool } from "./tools";
@@ -34,7 +33,7 @@ const PreviewArgs = t.Object({
  * names the tool and arguments that carry it out (upgrade stays a link for the user).
  */
 function withToolChoices(e: unknown, bucketId: string): never {
-  if (e instanceof ApiError && (e.code === "PUBLICATION_UPGRADE_REQUIRED" || e.code === "PLAN_LIMIT_REACHED") && Array.isArray(e.details?.choices)) {
+  if (e instanceof ApiError && (e.code === "PUBLICATION_UPGRADE_REQUIRED" || e.details?.reason === "plan_limit") && Array.isArray(e.details?.choices)) {
     const choices = (e.details.choices as Array<Record<string, unknown>>).map((c) => {
       const body = (c.body ?? {}) as Record<string, unknown>;
       if (c.action === "preview") return { ...c, tool: "bucket_preview", arguments: { bucket_id: bucketId, ...body } };
@@ -46,9 +45,6 @@ function withToolChoices(e: unknown, bucketId: string): never {
   throw e;
 }
 
-const published = (deps: Deps, actor: Actor, row: PublicationRow, extra: Record<string, unknown> = {}) =>
-  ({ publication: presentPublication(deps, actor, row, { immediate: true }), ...extra });
-
 export const publishTools: McpTool[] = [
   {
     name: "bucket_publish",
@@ -58,7 +54,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
       const r = await requestPublish(deps, actor, bucket_id, input, "main").catch((e) => withToolChoices(e, bucket_id));
-      return published(deps, actor, r.publication);
+      return presentPublishAnswer(deps, actor, r.publication);
     },
   },
   {
@@ -69,7 +65,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
       const r = await requestPublish(deps, actor, bucket_id, input, "preview");
-      return published(deps, actor, r.publication);
+      return presentPublishAnswer(deps, actor, r.publication);
     },
   },
   {
@@ -80,16 +76,16 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: async (deps, actor, a: { bucket_id: string }) => {
       const bucket = loadBucket(deps, actor, a.bucket_id, "bucket_admin");
-      const pub = findPublication(deps.db, bucket.id, "main");
+      const pub = findPublication(bucket.id, "main", deps.db);
       if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published; call bucket_preview or bucket_publish first.`);
       const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
-      if (pub.publishState === "failed" || stuck) return published(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
+      if (pub.publishState === "failed" || stuck) return presentPublishAnswer(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
       const saved = pub.publishRequest as { publication_root_directory?: string };
       // Omitted fields keep the publication's settings; the root folder is passed explicitly so a
       // later change of the bucket's metadata default does not move the site.
       const input: PublishInput = { ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}) };
       const r = await requestPublish(deps, actor, bucket.id, input, "main").catch((e) => withToolChoices(e, bucket.id));
-      return published(deps, actor, r.publication, { action: "republish" });
+      return presentPublishAnswer(deps, actor, r.publication, { action: "republish" });
     },
   },
   {
@@ -100,7 +96,7 @@ export const publishTools: McpTool[] = [
     mutates: true,
     run: (deps, actor, a: { bucket_id: string }) => {
       const r = unpublishBucket(deps, actor, a.bucket_id);
-      return published(deps, actor, r.publication, { changed: r.changed });
+      return presentPublishAnswer(deps, actor, r.publication, { changed: r.changed });
     },
   },
   {
@@ -122,7 +118,7 @@ export const publishTools: McpTool[] = [
       let id = a.publication_id;
       if (id === undefined) {
         const bucket = loadBucket(deps, actor, a.bucket_id!, "bucket_read");
-        const pub = findPublication(deps.db, bucket.id, a.kind ?? "main");
+        const pub = findPublication(bucket.id, a.kind ?? "main", deps.db);
         if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no ${a.kind ?? "main"} publication.`);
         id = pub.id;
       }

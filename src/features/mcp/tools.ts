@@ -5,7 +5,7 @@ import { t, type TSchema } from "elysia";
 import type { Actor, Deps, Scope } from "../../core/context";
 import { serverVersion } from "../../core/version";
 import { BucketInput, BucketPatch } from "../buckets";
-import { presentBucket } from "../buckets";
+import { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "../buckets";
 import { deleteBucket } from "../buckets";
 import { archiveBucket, unarchiveBucket } from "../buckets";
 import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets";
@@ -76,10 +76,7 @@ const bucketTools: McpTool[] = [
     description: "Archive a bucket: it becomes read-only and leaves the default bucket_list. Refused with UNPUBLISH_FIRST while a publication is active (see the bucket's archive.required_action). Archiving an archived bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: true,
-    run: (deps, actor, a: { bucket_id: string }) => {
-      const r = archiveBucket(deps, actor, a.bucket_id);
-      return { bucket: presentBucket(deps, r.bucket), changed: r.changed };
-    },
+    run: (deps, actor, a: { bucket_id: string }) => presentLifecycleResult(deps, archiveBucket(deps, actor, a.bucket_id)),
   },
   {
     name: "bucket_unarchive",
@@ -87,10 +84,7 @@ const bucketTools: McpTool[] = [
     description: "Unarchive a bucket so it can be changed again. Unarchiving an active bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: true,
-    run: (deps, actor, a: { bucket_id: string }) => {
-      const r = unarchiveBucket(deps, actor, a.bucket_id);
-      return { bucket: presentBucket(deps, r.bucket), changed: r.changed };
-    },
+    run: (deps, actor, a: { bucket_id: string }) => presentLifecycleResult(deps, unarchiveBucket(deps, actor, a.bucket_id)),
   },
   {
     name: "bucket_delete",
@@ -101,12 +95,8 @@ const bucketTools: McpTool[] = [
       confirmation: t.String({ minLength: 1, maxLength: 200, description: "The bucket's delete.confirmation phrase, verbatim." }),
     }, { additionalProperties: false }),
     mutates: true,
-    run: (deps, actor, a: { bucket_id: string; confirmation: string }) => {
-      const outcome = deleteBucket(deps, actor, a.bucket_id, { confirmation: a.confirmation });
-      return outcome.kind === "deleted"
-        ? { deleted: true, bucket: { id: outcome.bucketId, deleted: true, deleted_at: outcome.deletedAt } }
-        : { deleted: false, bucket: { ...presentBucket(deps, outcome.bucket), deletion_started: true }, delete_progress: outcome.progress };
-    },
+    run: (deps, actor, a: { bucket_id: string; confirmation: string }) =>
+      presentDeleteOutcome(deps, deleteBucket(deps, actor, a.bucket_id, { confirmation: a.confirmation })),
   },
 ];
 

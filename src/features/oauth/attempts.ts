@@ -13,11 +13,11 @@ export class UserCodeGuard {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Throws 429 while this address must wait (for this user, or overall). */
+  /** Throws 429 TOO_MANY_ATTEMPTS (the code of every wrong-guess lockout) while this address must wait (for this user, or overall). */
   check(userId: string, ip: string): void {
     const { wait } = this.guesses.check(userId, ip, this.clock.now().getTime());
     if (wait > 0) {
-      throw new ApiError("RATE_LIMIT_EXCEEDED", "Too many wrong Connection IDs from your network address. Wait a while, then start the login again from your terminal.", { retry_after: wait }, wait);
+      throw new ApiError("TOO_MANY_ATTEMPTS", "Too many wrong Connection IDs from your network address. Wait a while, then start the login again from your terminal.", { retry_after: wait }, wait);
     }
   }
 

@@ -38,6 +38,6 @@ export type ConnectionView = ReturnType<typeof listConnections>[number];
 
 export function revokeConnection(deps: Deps, actor: Actor, id: string): void {
   const grant = deps.db.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, id), visible(actor))).get();
-  if (!grant) throw new ApiError("NOT_FOUND", `Connection ${id.slice(0, 64)} was not found.`);
+  if (!grant) throw new ApiError("CONNECTION_NOT_FOUND", `Connection ${id.slice(0, 64)} was not found.`);
   revokeGrant(deps, grant.id, "revoked_by_user");
 }

@@ -64,7 +64,7 @@ export function findPendingDevice(deps: Deps, rawUserCode: string | undefined): 
 export function decideDevice(deps: Deps, actor: Actor, rawUserCode: string | undefined, approve: boolean): { client: ClientRow; device: DeviceRow } {
   if (actor.kind !== "session" || !actor.userId) throw new ApiError("FORBIDDEN", "Approve connections in a signed-in browser.");
   const found = findPendingDevice(deps, rawUserCode);
-  if (!found) throw new ApiError("NOT_FOUND", "This Connection ID is unknown, expired or already used. Start the login again from your terminal.");
+  if (!found) throw new ApiError("CONNECTION_NOT_FOUND", "This Connection ID is unknown, expired or already used. Start the login again from your terminal.");
   return transaction(deps.db, (tx) => {
     if (!approve) {
       tx.update(oauthDeviceCodes).set({ status: "denied" }).where(and(eq(oauthDeviceCodes.deviceCodeHash, found.device.deviceCodeHash), eq(oauthDeviceCodes.status, "pending"))).run();

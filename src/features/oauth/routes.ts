@@ -176,7 +176,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
             ? html(messagePage(b.viewer, "Connection confirmed", "You can close this window and return to your terminal.", id))
             : html(messagePage(b.viewer, "Connection denied", "Nothing was connected. You can close this window.", id));
         } catch (e) {
-          if (!(e instanceof ApiError) || e.code !== "NOT_FOUND") throw e;
+          if (!(e instanceof ApiError) || e.code !== "CONNECTION_NOT_FOUND") throw e;
           limits.miss();
           return html(deviceEntryPage(b.viewer, e.message), 404);
         }

@@ -43,7 +43,7 @@ export async function runBuild(deps: Deps, payload: Record<string, unknown>): Pr
 async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, unknown>> {
   const req = pub.publishRequest as Partial<SavedRequest>;
   const root = req.publication_root_directory ?? "";
-  const version = latestVersion(deps.db, pub.bucketId) ?? null;
+  const version = latestVersion(pub.bucketId, deps.db) ?? null;
   const live = pub.currentDeployId ? deps.db.select().from(deploys).where(eq(deploys.id, pub.currentDeployId)).get() : undefined;
 
   let deployId: string;

@@ -37,7 +37,7 @@ export async function writeDeploy(
   deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null; rootDirectory?: string } = {},
 ): Promise<DeployResult> {
   const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
-  if (!pub) throw new ApiError("NOT_FOUND", `Publication ${publicationId} was not found.`);
+  if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${publicationId} was not found.`);
 
   const excluded: string[] = [];
   const seen = new Set<string>();
@@ -132,7 +132,7 @@ function previousVariants(deps: Deps, sha: string) {
 export function activateDeploy(deps: Deps, publicationId: string, deployId: string): void {
   transaction(deps.db, (tx) => {
     const d = tx.select().from(deploys).where(and(eq(deploys.id, deployId), eq(deploys.publicationId, publicationId))).get();
-    if (!d) throw new ApiError("NOT_FOUND", `Deploy ${deployId} of publication ${publicationId} was not found.`);
+    if (!d) throw new ApiError("DEPLOY_NOT_FOUND", `Deploy ${deployId} of publication ${publicationId} was not found.`);
     const now = deps.clock.now().toISOString();
     tx.update(publications).set({
       currentDeployId: deployId, publishedFilesCount: d.fileCount, status: "published", publishState: "ready",

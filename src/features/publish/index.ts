@@ -5,6 +5,6 @@ export { retryPublication, unpublishBucket } from "./lifecycle";
 export { loadPublication } from "./manage";
 export { publishFields } from "./model";
 export type { PublishInput } from "./model";
-export { presentPublication } from "./present";
+export { presentPublication, presentPublishAnswer } from "./present";
 export type { PublicationRow } from "./publications";
 export { BUILD_JOB, findPublication, requestPublish } from "./request";

@@ -7,7 +7,7 @@ import { randomToken } from "../../core/ids";
 import { accounts, notifications, publications } from "../../db/schema";
 import { afterCommit, transaction } from "../../db/tx";
 import { newId } from "../../core/ids";
-import { assertMutable, assertVisibilityUnlocked, loadBucket } from "../buckets";
+import { assertVisibilityUnlocked, loadMutableBucket } from "../buckets";
 import { hasLiveJob } from "./build";
 import { emitSiteChange } from "./events";
 import { takePublishToken } from "./limits";
@@ -34,10 +34,9 @@ function requeue(deps: Deps, pub: PublicationRow): PublicationRow {
 
 /** POST /buckets/:id/publication/retry: re-run the saved request of a failed (or stuck) build. */
 export function retryPublication(deps: Deps, actor: Actor, bucketId: string): PublicationRow {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin");
-  assertMutable(deps, actor, bucket);
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(deps.db, bucket.id, "main");
+  const pub = findPublication(bucket.id, "main", deps.db);
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
   const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
   if (pub.publishState !== "failed" && !stuck) {
@@ -52,12 +51,11 @@ export function retryPublication(deps: Deps, actor: Actor, bucketId: string): Pu
  * (they answer 404 at once) and the job finishes them; archive and delete are unblocked then.
  */
 export function unpublishBucket(deps: Deps, actor: Actor, bucketId: string): { publication: PublicationRow; changed: boolean } {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin");
   // Unpublish stays available on archived buckets (spec): only locks and deletion refuse it.
-  assertMutable(deps, actor, bucket, { allowArchived: true });
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin", allowArchived: true });
   assertVisibilityUnlocked(bucket);
-  const main = findPublication(deps.db, bucket.id, "main");
-  const preview = findPublication(deps.db, bucket.id, "preview");
+  const main = findPublication(bucket.id, "main", deps.db);
+  const preview = findPublication(bucket.id, "preview", deps.db);
   const pub = main ?? preview;
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
   let changed = false;

@@ -7,7 +7,7 @@ import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { publications, type AccessMode } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, effectiveScope, loadBucket } from "../buckets";
+import { assertVisibilityUnlocked, effectiveScope, loadBucket, loadMutableBucket } from "../buckets";
 import { accessDetails } from "./access";
 import { emitSiteChange } from "./events";
 import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";
@@ -17,12 +17,23 @@ import { publicUrlOf } from "./present";
 import { findPublication } from "./request";
 import { slugTaken } from "./slugs";
 
-/** A publication the actor may use at `need` (its bucket decides); others are not found. */
-export function loadPublication(deps: Deps, actor: Actor, id: string, need: Scope) {
+function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
   const pub = deps.db.select().from(publications).where(and(eq(publications.id, id), eq(publications.accountId, actor.accountId))).get();
   // Another account's publication, or one whose bucket the key cannot see: not found, no leak.
   if (!pub || effectiveScope(actor, pub.bucketId) === null) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${id} was not found.`);
+  return pub;
+}
+
+/** A publication the actor may use at `need` (its bucket decides); others are not found. */
+export function loadPublication(deps: Deps, actor: Actor, id: string, need: Scope) {
+  const pub = visiblePublication(deps, actor, id);
   return { pub, bucket: loadBucket(deps, actor, pub.bucketId, need) };
+}
+
+/** A publication whose settings the actor is about to change: its bucket must be mutable. */
+function loadMutablePublication(deps: Deps, actor: Actor, id: string) {
+  const pub = visiblePublication(deps, actor, id);
+  return { pub, bucket: loadMutableBucket(deps, actor, pub.bucketId, { need: "bucket_admin" }) };
 }
 
 /** One page of the account's publications the actor can see, newest first. */
@@ -36,8 +47,7 @@ export function listPublications(deps: Deps, actor: Actor, page: { limit?: numbe
 }
 
 export function patchPublication(deps: Deps, actor: Actor, id: string, input: PatchPublicationInput): PublicationRow {
-  const { pub, bucket } = loadPublication(deps, actor, id, "bucket_admin");
-  assertMutable(deps, actor, bucket);
+  const { pub, bucket } = loadMutablePublication(deps, actor, id);
   if (input.expires_at !== undefined && input.expires_at !== null && new Date(input.expires_at).toISOString() <= deps.clock.now().toISOString()) {
     throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null).", { field: "expires_at" });
   }
@@ -66,14 +76,13 @@ export function getAccess(deps: Deps, actor: Actor, id: string) {
 }
 
 export async function patchAccess(deps: Deps, actor: Actor, id: string, input: { access_mode: AccessMode; password?: string; regenerate_password?: boolean }) {
-  const { pub, bucket } = loadPublication(deps, actor, id, "bucket_admin");
-  assertMutable(deps, actor, bucket);
+  const { pub, bucket } = loadMutablePublication(deps, actor, id);
   assertVisibilityUnlocked(bucket);
   if (input.access_mode !== "password" && input.password !== undefined) throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
-  assertPublishAllowed(deps, deps.db, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: input.access_mode });
+  assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: input.access_mode }, deps.db);
   const { generatedPassword } = await setPublicationAccess(deps, pub.id, { mode: input.access_mode, password: input.password, regeneratePassword: input.regenerate_password });
   if (input.access_mode === "password" && (input.password !== undefined || generatedPassword !== null)) {
-    const fresh = findPublication(deps.db, pub.bucketId, pub.kind)!;
+    const fresh = findPublication(pub.bucketId, pub.kind, deps.db)!;
     transaction(deps.db, (tx) => tx.update(publications).set({ publishRequest: { ...(fresh.publishRequest as object), access_mode: input.access_mode, password_generated: generatedPassword !== null } }).where(eq(publications.id, pub.id)).run());
   }
   return getAccess(deps, actor, id);
@@ -118,16 +127,15 @@ export function recipientLinks(deps: Deps, actor: Actor, id: string, input: { em
 
 /** PATCH /buckets/:id/custom_domains/public_slug: the main site moves to the new slug at once. */
 export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: string): PublicationRow {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin");
-  assertMutable(deps, actor, bucket);
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(deps.db, bucket.id, "main");
+  const pub = findPublication(bucket.id, "main", deps.db);
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no publication; publish it first.`);
   const next = slug.trim().toLowerCase();
   validateSlug(next);
   if (next === pub.publicSlug) return pub;
   const row = transaction(deps.db, (tx) => {
-    if (slugTaken(tx, "main", next, pub.id)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    if (slugTaken("main", next, pub.id, tx)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
     return tx.update(publications).set({ publicSlug: next, updatedAt: deps.clock.now().toISOString() }).where(eq(publications.id, pub.id)).returning().get()!;
   });
   emitSiteChange(deps, { publicationId: pub.id });

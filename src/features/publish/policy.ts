@@ -5,11 +5,11 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { publications, type AccessMode, type PublicationKind } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { planHelp, withPlanHelp } from "../accounts";
+import { planHelp, planLimitError, withPlanHelp } from "../accounts";
 import { entitlementsOf, getAccount } from "../accounts";
 
 /** Main sites that count as live: publishing or published and not past their expiry. */
-function liveMainSites(deps: Deps, db: DbOrTx, accountId: string, exceptBucketId: string, protectedOnly: boolean): number {
+function liveMainSites(deps: Deps, accountId: string, exceptBucketId: string, protectedOnly: boolean, db: DbOrTx): number {
   const now = deps.clock.now().toISOString();
   return db.select({ n: sql<number>`count(*)` }).from(publications).where(and(
     eq(publications.accountId, accountId), eq(publications.kind, "main"), ne(publications.bucketId, exceptBucketId),
@@ -23,7 +23,7 @@ function liveMainSites(deps: Deps, db: DbOrTx, accountId: string, exceptBucketId
  * Refuse a main publish the plan does not allow. Never falls back to public: a protected
  * request on a plan without protected sites fails with the three choices the caller has.
  */
-export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId: string; bucketId: string; kind: PublicationKind; accessMode: AccessMode }): void {
+export function assertPublishAllowed(deps: Deps, input: { accountId: string; bucketId: string; kind: PublicationKind; accessMode: AccessMode }, db: DbOrTx): void {
   if (input.kind === "preview") return;
   const account = getAccount(deps, input.accountId, db);
   const ent = entitlementsOf(deps, account);
@@ -42,19 +42,19 @@ export function assertPublishAllowed(deps: Deps, db: DbOrTx, input: { accountId:
         ],
       });
     }
-    const used = liveMainSites(deps, db, input.accountId, input.bucketId, true);
+    const used = liveMainSites(deps, input.accountId, input.bucketId, true, db);
     if (used >= ent.max_protected_sites) {
       const help = planHelp(deps, account, (e) => e.protected_sites && e.max_protected_sites > used);
-      throw new ApiError("PLAN_LIMIT_REACHED", withPlanHelp(`The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, help), {
-        reason: "protected_site_limit", max_protected_sites: ent.max_protected_sites, active_count: used, ...help,
+      throw planLimitError(`The plan allows ${ent.max_protected_sites} protected sites and ${used} are live.`, "max_protected_sites", help, {
+        max_protected_sites: ent.max_protected_sites, active_count: used,
       });
     }
   }
-  const live = liveMainSites(deps, db, input.accountId, input.bucketId, false);
+  const live = liveMainSites(deps, input.accountId, input.bucketId, false, db);
   if (live >= ent.max_live_sites) {
     const help = planHelp(deps, account, (e) => e.max_live_sites > live);
-    throw new ApiError("PLAN_LIMIT_REACHED", withPlanHelp(`The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, help), {
-      reason: "live_site_limit", max_live_sites: ent.max_live_sites, active_count: live, ...help,
+    throw planLimitError(`The plan allows ${ent.max_live_sites} live site${ent.max_live_sites === 1 ? "" : "s"} and ${live} ${live === 1 ? "is" : "are"} live; unpublish one or publish a preview.`, "max_live_sites", help, {
+      max_live_sites: ent.max_live_sites, active_count: live,
       choices: [{ action: "preview", method: "POST", url: `${deps.urls.baseUrl}/api/v1/buckets/${input.bucketId}/publication/preview` }],
     });
   }

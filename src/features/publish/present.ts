@@ -92,3 +92,11 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     ...(opts.includeManifest ? { manifest: manifestOf(deps, pub) } : {}),
   };
 }
+
+/**
+ * The immediate answer to publish, preview, retry and unpublish (REST and MCP): the publication
+ * without secrets (they appear on reads once the build is ready), plus what the caller adds.
+ */
+export function presentPublishAnswer<Extra extends Record<string, unknown>>(deps: Deps, actor: Actor, pub: PublicationRow, extra?: Extra) {
+  return { publication: presentPublication(deps, actor, pub, { immediate: true }), ...(extra ?? ({} as Extra)) };
+}

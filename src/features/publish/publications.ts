@@ -37,7 +37,7 @@ export function createPublication(deps: Deps, input: NewPublication, db: DbOrTx 
   validateSlug(input.slug);
   return transaction(db, (tx) => {
     const taken = tx.select({ id: publications.id }).from(publications).where(and(eq(publications.kind, input.kind), eq(publications.publicSlug, input.slug))).get();
-    if (taken) throw new ApiError("CONFLICT", `Slug "${input.slug}" is taken.`, { slug: input.slug });
+    if (taken) throw new ApiError("SLUG_TAKEN", `Slug "${input.slug}" is taken.`, { slug: input.slug });
     const now = deps.clock.now().toISOString();
     return tx.insert(publications).values({
       id: newId("pub"), bucketId: input.bucketId, accountId: input.accountId, kind: input.kind, publicSlug: input.slug,
@@ -50,7 +50,7 @@ export function createPublication(deps: Deps, input: NewPublication, db: DbOrTx 
 
 export function getPublication(deps: Deps, id: string, db: DbOrTx = deps.db): PublicationRow {
   const row = db.select().from(publications).where(eq(publications.id, id)).get();
-  if (!row) throw new ApiError("NOT_FOUND", `Publication ${id} was not found.`);
+  if (!row) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${id} was not found.`);
   return row;
 }
 

@@ -9,7 +9,7 @@ import { newId, randomToken } from "../../core/ids";
 import { randomSecret } from "../../core/crypto";
 import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, loadBucket, type BucketRow } from "../buckets";
+import { assertVisibilityUnlocked, loadMutableBucket, type BucketRow } from "../buckets";
 import { emitSiteChange } from "./events";
 import { normalizeSitePath } from "./exclusions";
 import { takePublishToken } from "./limits";
@@ -47,7 +47,7 @@ export interface PreparedPublish {
   access: null | { mode: AccessMode; hash: string | null; sealed: string | null; generated: string | null };
 }
 
-export function findPublication(db: DbOrTx, bucketId: string, kind: PublicationKind): PublicationRow | undefined {
+export function findPublication(bucketId: string, kind: PublicationKind, db: DbOrTx): PublicationRow | undefined {
   return db.select().from(publications).where(and(eq(publications.bucketId, bucketId), eq(publications.kind, kind))).get();
 }
 
@@ -63,12 +63,11 @@ export function normalizeRoot(raw: unknown): string {
 }
 
 /** Everything that can fail before the transaction: access, rules, plan, password hashing. */
-export async function preparePublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind, db: DbOrTx = deps.db, opts: { skipRateLimit?: boolean } = {}): Promise<PreparedPublish> {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_admin", db);
-  assertMutable(deps, actor, bucket, {}, db);
+export async function preparePublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind, opts: { skipRateLimit?: boolean } = {}, db: DbOrTx = deps.db): Promise<PreparedPublish> {
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" }, db);
   assertVisibilityUnlocked(bucket);
   if (!opts.skipRateLimit) takePublishToken(deps, actor);
-  const existing = findPublication(db, bucket.id, kind);
+  const existing = findPublication(bucket.id, kind, db);
   if (existing?.status === "unpublishing") throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.", { publication_id: existing.id });
 
   const now = deps.clock.now();
@@ -90,7 +89,7 @@ export async function preparePublish(deps: Deps, actor: Actor, bucketId: string,
   const root = normalizeRoot(input.publication_root_directory !== undefined ? input.publication_root_directory : fromMetadata);
   const accessMode: AccessMode = input.access_mode ?? existing?.accessMode ?? "public";
   const previous = (existing?.publishRequest ?? {}) as Partial<SavedRequest>;
-  assertPublishAllowed(deps, db, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode });
+  assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode }, db);
 
   const publicationId = existing?.id ?? newId("pub");
   let access: PreparedPublish["access"] = null;
@@ -131,7 +130,7 @@ export async function preparePublish(deps: Deps, actor: Actor, bucketId: string,
 export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.db): PublicationRow {
   return transaction(db, (tx: Tx) => {
     // The plan is checked again where it is enforced: two concurrent publishes cannot both pass.
-    assertPublishAllowed(deps, tx, { accountId: p.bucket.accountId, bucketId: p.bucket.id, kind: p.kind, accessMode: p.request.access_mode });
+    assertPublishAllowed(deps, { accountId: p.bucket.accountId, bucketId: p.bucket.id, kind: p.kind, accessMode: p.request.access_mode }, tx);
     const now = deps.clock.now().toISOString();
     const common = {
       status: "publishing" as const, publishState: "queued" as const, publishError: null, publishEnqueuedAt: now, publishStartedAt: null,
@@ -149,10 +148,10 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
     } else {
       let slug: string;
       if (p.kind === "preview") {
-        const main = findPublication(tx, p.bucket.id, "main");
-        slug = pickSlug(tx, "preview", main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title);
+        const main = findPublication(p.bucket.id, "main", tx);
+        slug = pickSlug("preview", main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title, tx);
       } else {
-        slug = pickSlug(tx, "main", p.slugSuggestions, p.bucket.title);
+        slug = pickSlug("main", p.slugSuggestions, p.bucket.title, tx);
       }
       row = tx.insert(publications).values({
         id: p.publicationId, bucketId: p.bucket.id, accountId: p.bucket.accountId, kind: p.kind, publicSlug: slug,

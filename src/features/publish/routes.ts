@@ -5,7 +5,7 @@ import { must, type authPlugin } from "../../http/auth";
 import { retryPublication, unpublishBucket } from "./lifecycle";
 import { getAccess, listPublications, loadPublication, patchAccess, patchPublication, recipientLinks, renameSlug } from "./manage";
 import { BucketParams, EmptyBody, ListPublicationsQuery, ManifestQuery, PatchAccessBody, PatchPublicationBody, PreviewBody, PublicationParams, PublishBody, RecipientLinksBody, SlugBody } from "./model";
-import { manifestOf, presentPublication } from "./present";
+import { manifestOf, presentPublication, presentPublishAnswer } from "./present";
 import { requestPublish } from "./request";
 
 const tags = ["Publications"];
@@ -20,24 +20,24 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
       const a = must(actor);
       const r = await requestPublish(deps, a, params.id, body, "main");
       set.status = 202;
-      return { data: { publication: presentPublication(deps, a, r.publication, { immediate: true }) } };
+      return { data: presentPublishAnswer(deps, a, r.publication) };
     }, { auth: "bucket_admin", params: BucketParams, body: PublishBody, detail: { tags, summary: "Publish the bucket (202, queued; poll the publication until ready)" } })
     .post("/api/v1/buckets/:id/publication/preview", async ({ actor, params, body, set }) => {
       const a = must(actor);
       const r = await requestPublish(deps, a, params.id, body, "preview");
       set.status = 202;
-      return { data: { publication: presentPublication(deps, a, r.publication, { immediate: true }) } };
+      return { data: presentPublishAnswer(deps, a, r.publication) };
     }, { auth: "bucket_admin", params: BucketParams, body: PreviewBody, detail: { tags, summary: "Publish a temporary noindex preview at preview-<slug> (202)" } })
     .post("/api/v1/buckets/:id/publication/retry", ({ actor, params, set }) => {
       const a = must(actor);
       set.status = 202;
-      return { data: { publication: presentPublication(deps, a, retryPublication(deps, a, params.id), { immediate: true }) } };
+      return { data: presentPublishAnswer(deps, a, retryPublication(deps, a, params.id)) };
     }, { auth: "bucket_admin", params: BucketParams, body: EmptyBody, detail: { tags, summary: "Re-run a failed build with the saved request (202)" } })
     .delete("/api/v1/buckets/:id/publication", ({ actor, params, set }) => {
       const a = must(actor);
       const r = unpublishBucket(deps, a, params.id);
       set.status = 202;
-      return { data: { publication: presentPublication(deps, a, r.publication, { immediate: true }), changed: r.changed } };
+      return { data: presentPublishAnswer(deps, a, r.publication, { changed: r.changed }) };
     }, { auth: "bucket_admin", params: BucketParams, body: EmptyBody, detail: { tags, summary: "Unpublish (202 unpublishing; the job finishes it)" } })
     .patch("/api/v1/buckets/:id/custom_domains/public_slug", ({ actor, params, body }) => {
       const a = must(actor);

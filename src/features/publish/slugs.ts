@@ -23,7 +23,7 @@ function usable(slug: string): boolean {
   }
 }
 
-export function slugTaken(db: DbOrTx, kind: PublicationKind, slug: string, exceptId?: string): boolean {
+export function slugTaken(kind: PublicationKind, slug: string, exceptId: string | undefined, db: DbOrTx): boolean {
   const row = db.select({ id: publications.id }).from(publications).where(and(eq(publications.kind, kind), eq(publications.publicSlug, slug))).get();
   return !!row && row.id !== exceptId;
 }
@@ -36,16 +36,16 @@ function padded(s: string): string {
   return out;
 }
 
-export function pickSlug(db: DbOrTx, kind: PublicationKind, suggestions: string[], bucketTitle: string): string {
+export function pickSlug(kind: PublicationKind, suggestions: string[], bucketTitle: string, db: DbOrTx): string {
   const explicit = suggestions.map(sanitizeSlug).filter(Boolean);
   const candidates = explicit.length ? explicit : [padded(sanitizeSlug(bucketTitle))].filter(Boolean);
   const valid = candidates.filter(usable);
-  for (const c of valid) if (!slugTaken(db, kind, c)) return c;
+  for (const c of valid) if (!slugTaken(kind, c, undefined, db)) return c;
   const base = valid[0];
   if (base) {
     for (let n = 2; n < 1000; n++) {
       const c = `${base.slice(0, 45)}-${n}`;
-      if (usable(c) && !slugTaken(db, kind, c)) return c;
+      if (usable(c) && !slugTaken(kind, c, undefined, db)) return c;
     }
   }
   if (explicit.length && !valid.length) {
@@ -54,6 +54,6 @@ export function pickSlug(db: DbOrTx, kind: PublicationKind, suggestions: string[
   }
   for (;;) {
     const c = `site-${randomToken(8).toLowerCase().replace(/[^a-z0-9]/g, "0")}`;
-    if (usable(c) && !slugTaken(db, kind, c)) return c;
+    if (usable(c) && !slugTaken(kind, c, undefined, db)) return c;
   }
 }

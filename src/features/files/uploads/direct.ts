@@ -7,7 +7,7 @@ import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import { uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction } from "../../../db/tx";
-import { assertMutable, loadBucket } from "../../buckets";
+import { loadMutableBucket } from "../../buckets";
 import { assertAllowedFile } from "../forbidden";
 import { commitChanges, type FileRow } from "../commit";
 import { normalizePath } from "../paths";
@@ -39,8 +39,7 @@ export async function createDirectUpload(deps: Deps, actor: Actor, input: Direct
     throw new ApiError("VALIDATION_FAILED", "blob.purpose must be bucket_file.", { field: "blob.purpose" });
   }
   const f = validateDeclared({ ...input.blob, path: input.path });
-  const bucket = loadBucket(deps, actor, input.bucket_id, "bucket_write");
-  assertMutable(deps, actor, bucket);
+  const bucket = loadMutableBucket(deps, actor, input.bucket_id, { need: "bucket_write" });
   const stored = await alreadyStored(deps, actor.accountId, f);
   const expiresAt = new Date(deps.clock.now().getTime() + DIRECT_UPLOAD_TTL_MS).toISOString();
   const entry = transaction(deps.db, (tx) => insertEntry(deps, actor, bucket.id, null, f, expiresAt, tx));
@@ -65,7 +64,7 @@ export async function createDirectUpload(deps: Deps, actor: Actor, input: Direct
 export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, input: { signed_blob_id: string; path?: string }): Promise<FileRow> {
   // The bucket first: a foreign or hidden bucket answers BUCKET_NOT_FOUND like every bucket
   // route, and an archived, deleting or locked one says so before anything about the upload.
-  assertMutable(deps, actor, loadBucket(deps, actor, bucketId, "bucket_write"));
+  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const id = entryIdOf(deps, input.signed_blob_id);
   const entry = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, id)).get();
   if (!entry || entry.accountId !== actor.accountId || entry.bucketId !== bucketId) {
@@ -82,8 +81,7 @@ export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, inp
   return transaction(deps.db, (tx) => {
     const fresh = tx.select().from(uploadEntries).where(and(eq(uploadEntries.id, id), eq(uploadEntries.status, "pending"))).get();
     if (!fresh) throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This signed_blob_id was already attached.");
-    const bucket = loadBucket(deps, actor, bucketId, "bucket_write", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const now = deps.clock.now().toISOString();
     const sessionId = newId("bus");
     const result = commitChanges(deps, actor, bucketId, [{ path, blob: { sha256: entry.sha256, size: entry.size, md5: entry.md5, contentType: entry.contentType } }], {

@@ -6,7 +6,7 @@ import type { Actor, Deps } from "../../../core/context";
 import { bucketLocks, uploadSessions } from "../../../db/schema";
 import type { DbOrTx } from "../../../db/tx";
 
-/** Take or extend the lock (the caller ran assertMutable, so no foreign active lock exists). */
+/** Take or extend the lock (the caller ran loadMutableBucket, so no foreign active lock exists). */
 export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sessionId: string, expiresAt: string, db: DbOrTx): void {
   const now = deps.clock.now().toISOString();
   const lock = db.select().from(bucketLocks).where(eq(bucketLocks.bucketId, bucketId)).get();

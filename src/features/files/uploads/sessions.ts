@@ -10,7 +10,7 @@ import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import { files, uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
-import { assertMutable, loadBucket } from "../../buckets";
+import { loadBucket, loadMutableBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
@@ -50,16 +50,6 @@ export function presentSession(s: UploadSessionRow, extra: Record<string, unknow
 
 const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
 
-/**
- * The bucket, writable by this actor: the bucket's state (deleted, being deleted, archived,
- * locked by another key) answers before anything about the session or its files.
- */
-function writableBucket(deps: Deps, actor: Actor, bucketId: string, db: DbOrTx = deps.db) {
-  const bucket = loadBucket(deps, actor, bucketId, "bucket_write", db);
-  assertMutable(deps, actor, bucket, {}, db);
-  return bucket;
-}
-
 /** A session of this bucket opened by this credential; anything else does not exist for it. */
 function loadSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, db: DbOrTx = deps.db): UploadSessionRow {
   const s = db.select().from(uploadSessions).where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.bucketId, bucketId))).get();
@@ -86,8 +76,7 @@ export function createSession(deps: Deps, actor: Actor, bucketId: string, input:
     throw new ApiError("VALIDATION_FAILED", `expected_file_count must be an integer from 0 to ${uploadLimits.maxExpectedFiles}.`, { field: "expected_file_count" });
   }
   return transaction(deps.db, (tx) => {
-    const bucket = loadBucket(deps, actor, bucketId, "bucket_write", tx);
-    assertMutable(deps, actor, bucket, {}, tx);
+    const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const now = deps.clock.now();
     const expiresAt = isoAfter(now, uploadLimits.sessionTtlMs);
     const id = newId("bus");
@@ -119,7 +108,7 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
   loadBucket(deps, actor, bucketId, "bucket_write");
   const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor.accountId, f)));
   const entries = transaction(deps.db, (tx) => {
-    writableBucket(deps, actor, bucketId, tx);
+    loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const session = liveSession(deps, actor, bucketId, sessionId, tx);
     if (session.status === "finalizing") {
       throw new ApiError("UPLOAD_SESSION_CLOSED", `Upload session ${sessionId} is finalizing; start a new session for more files.`, { status: session.status });
@@ -151,10 +140,8 @@ async function uploadedSplit(deps: Deps, entries: UploadEntryRow[]): Promise<{ r
   return { ready, missing };
 }
 
-const pendingOf = (db: DbOrTx, sessionId: string, limit?: number) => {
-  const q = db.select().from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id));
-  return limit === undefined ? q.all() : q.limit(limit).all();
-};
+const pendingOf = (sessionId: string, db: DbOrTx) =>
+  db.select().from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id)).all();
 
 const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
 
@@ -165,9 +152,9 @@ const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256:
 function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean }) {
   return transaction(deps.db, (tx) => {
     // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
-    writableBucket(deps, actor, session.bucketId, tx);
+    loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
-    const entries = pendingOf(tx, s.id).filter((e) => ids.has(e.id));
+    const entries = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
     const changes = entries.map(toChange);
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
@@ -196,9 +183,9 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
 
 /** Commit up to `limit` uploaded files; files still waiting for bytes stay pending. Never prunes. */
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
-  writableBucket(deps, actor, bucketId);
+  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const { ready, missing } = await uploadedSplit(deps, pendingOf(deps.db, session.id));
+  const { ready, missing } = await uploadedSplit(deps, pendingOf(session.id, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
   const remaining = deps.db.select({ n: count() }).from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).get()!.n;
@@ -224,9 +211,9 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
-  writableBucket(deps, actor, bucketId);
+  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const pending = pendingOf(deps.db, session.id);
+  const pending = pendingOf(session.id, deps.db);
   if (session.status === "open") {
     const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
     if (declared < session.expectedFileCount) {

@@ -68,7 +68,7 @@ export interface SnapshotEntry {
  * The files of version `number`: per path, the newest change at or before it, unless that is a
  * deletion. SQLite returns the bare columns of the row holding max(version) in a GROUP BY.
  */
-export function snapshotAt(db: DbOrTx, bucketId: string, number: number): SnapshotEntry[] {
+export function snapshotAt(bucketId: string, number: number, db: DbOrTx): SnapshotEntry[] {
   const rows = db.all<{ path: string; file_id: string; sha256: string | null; size: number; content_type: string; md5: string }>(sql`
     SELECT path, file_id, sha256, size, content_type, md5 FROM (
       SELECT path, max(version) AS version, file_id, sha256, size, content_type, md5
@@ -79,9 +79,9 @@ export function snapshotAt(db: DbOrTx, bucketId: string, number: number): Snapsh
 
 export function restoreVersion(deps: Deps, actor: Actor, bucketId: string, input: { version_id: string; comment?: string }) {
   return transaction(deps.db, (tx) => {
-    bucketForWrite(deps, actor, bucketId, tx);
+    bucketForWrite(deps, actor, bucketId, {}, tx);
     const target = versionRow(bucketId, input.version_id, tx);
-    const snapshot = new Map(snapshotAt(tx, bucketId, target.number).map((e) => [e.path, e]));
+    const snapshot = new Map(snapshotAt(bucketId, target.number, tx).map((e) => [e.path, e]));
     const current = tx.select().from(files).where(eq(files.bucketId, bucketId)).all();
     const changes: Change[] = [];
     for (const f of current) {
@@ -109,7 +109,7 @@ export function versionFiles(deps: Deps, actor: Actor, bucketId: string, version
   const v = versionRow(bucket.id, versionId, deps.db);
   const limit = Math.min(Math.max(page.limit ?? 100, 1), 1000);
   const offset = Math.max(page.offset ?? 0, 0);
-  const all = snapshotAt(deps.db, bucket.id, v.number).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const all = snapshotAt(bucket.id, v.number, deps.db).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const rows = all.slice(offset, offset + limit);
   return {
     version: presentVersion(v),

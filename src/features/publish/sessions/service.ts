@@ -8,7 +8,7 @@ import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import { buckets, files, publishSessions, uploadEntries, type PublishSessionFile } from "../../../db/schema";
 import { transaction } from "../../../db/tx";
-import { assertMutable, assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, type BucketRow } from "../../buckets";
+import { assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "../../buckets";
 import { createBucket } from "../../buckets";
 import { commitChanges, type Change } from "../../files";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../../files";
@@ -29,15 +29,15 @@ const PUBLISH_KEYS = [
   "title", "tracking_enabled", "publication_analytics_enabled", "publication_client_events_enabled", "analytics_enabled", "client_events_enabled", "expires_in_minutes",
 ] as const;
 
-/** bucket_id, else the account's active bucket titled bucket_title, else a new one. */
+/** bucket_id, else the account's active bucket titled bucket_title, else a new one; mutable by the actor. */
 function resolveBucket(deps: Deps, actor: Actor, input: CreatePublishSessionInput): BucketRow {
-  if (input.bucket_id) return loadBucket(deps, actor, input.bucket_id, "bucket_admin");
+  if (input.bucket_id) return loadMutableBucket(deps, actor, input.bucket_id, { need: "bucket_admin" });
   if (!input.bucket_title) throw new ApiError("VALIDATION_FAILED", "Give bucket_id, or bucket_title to pick or create the bucket.", { field: "bucket_title" });
   const title = input.bucket_title.trim();
   const found = deps.db.select().from(buckets)
     .where(and(eq(buckets.accountId, actor.accountId), eq(buckets.title, title), isNull(buckets.archivedAt)))
     .orderBy(desc(buckets.updatedAt)).all().find((b) => !b.deletion);
-  if (found) return loadBucket(deps, actor, found.id, "bucket_admin");
+  if (found) return loadMutableBucket(deps, actor, found.id, { need: "bucket_admin" });
   if (!hasAccountWideAdmin(actor)) throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access; pass bucket_id instead.", { required_scope: "bucket_admin", bucket_access: "all" });
   return createBucket(deps, actor, { title, description: input.bucket_description, tag_paths: input.bucket_tag_paths });
 }
@@ -61,11 +61,10 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
     seen.add(f.path);
   }
   const bucket = resolveBucket(deps, actor, input);
-  assertMutable(deps, actor, bucket);
   assertVisibilityUnlocked(bucket);
   // Learn about the plan before uploading anything (finalize checks again).
-  const existing = findPublication(deps.db, bucket.id, kind);
-  assertPublishAllowed(deps, deps.db, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" });
+  const existing = findPublication(bucket.id, kind, deps.db);
+  assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" }, deps.db);
 
   const current = new Map(deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucket.id)).all().map((f) => [f.path, f]));
   const now = deps.clock.now();
@@ -152,7 +151,7 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
   for (const f of s.files) if (!(await sessionFileReady(deps, f))) missing.push(f.path);
   if (missing.length) throw new ApiError("PUBLISH_FILES_MISSING", `${missing.length} file(s) were not uploaded.`, { missing: missing.slice(0, 100), missing_count: missing.length, retry_after: 1 }, 1);
   takePublishToken(deps, actor);
-  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, deps.db, { skipRateLimit: true });
+  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true }, deps.db);
 
   const result = transaction(deps.db, (tx) => {
     const fresh = tx.select().from(publishSessions).where(eq(publishSessions.id, id)).get()!;
