@@ -5,6 +5,7 @@ import type { Scope } from "../../../src/core/context";
 import { JSON_BODY_LIMIT } from "../../../src/http/body-limit";
 import { createBucket, snapshot } from "../../helpers/buckets";
 import { startTestPier, type ApiResult, type RequestOpts, type TestPier, type TestUser } from "../../helpers/pier";
+import { scenarios } from "../../helpers/scenario";
 
 interface Endpoint {
   method: string;
@@ -171,18 +172,17 @@ describe.each(endpoints.map((e) => [label(e), e] as const))("%s", (_name, e) => 
 });
 
 describe("queries", () => {
-  test("list with a bad archived value is 422", async () => {
-    const r = await t.api("GET", "/api/v1/buckets?archived=maybe", { key: owner.key });
-    expect([r.status, r.body.error.code]).toEqual([422, "VALIDATION_FAILED"]);
+  let b: any;
+  beforeAll(async () => {
+    b = await createBucket(t, owner);
   });
-
-  test("a malformed account_id is 422 and a foreign one 403, on reads and writes", async () => {
-    const b = await createBucket(t, owner);
-    const bad = await t.api("GET", `/api/v1/buckets/${b.id}?account_id=nope`, { key: owner.key });
-    expect([bad.status, bad.body.error.code]).toEqual([422, "VALIDATION_FAILED"]);
-    const before = snapshot(t);
-    const foreign = await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: owner.key, body: { bucket: { title: "x" }, account_id: stranger.accountId } });
-    expect([foreign.status, foreign.body.error.code]).toEqual([403, "FORBIDDEN"]);
-    expect(snapshot(t)).toBe(before);
-  });
+  scenarios({ pier: () => t, credentials: () => ({ owner: owner.key }), snapshot: () => snapshot(t) }, [
+    { name: "list with a bad archived value is 422", method: "GET", url: "/api/v1/buckets?archived=maybe", as: "owner", status: 422, code: "VALIDATION_FAILED" },
+    { name: "a malformed account_id is 422 on reads", method: "GET", url: () => `/api/v1/buckets/${b.id}?account_id=nope`, as: "owner", status: 422, code: "VALIDATION_FAILED" },
+    {
+      name: "a foreign account_id is 403 on writes, and nothing changes",
+      method: "PATCH", url: () => `/api/v1/buckets/${b.id}`, as: "owner", body: () => ({ bucket: { title: "x" }, account_id: stranger.accountId }),
+      status: 403, code: "FORBIDDEN",
+    },
+  ]);
 });

@@ -1,6 +1,7 @@
 // Every bad input gets a documented 4xx code and changes nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { scenarios, type Scenario, type ScenarioTable } from "../../helpers/scenario";
 import { declared, directUpload, newBucket, syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
@@ -15,6 +16,8 @@ afterAll(() => t.stop());
 
 const countRows = (table: string) => (t.pier.deps.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 const snapshot = () => ["files", "file_changes", "bucket_versions", "upload_entries"].map(countRows).join(",");
+// Every refused row below also proves these counts did not move.
+const table: ScenarioTable = { pier: () => t, credentials: () => ({ owner: u.key }), snapshot };
 
 const badPaths: [string, string][] = [
   ["../etc/passwd", "traversal"],
@@ -42,19 +45,26 @@ const badPaths: [string, string][] = [
 ];
 
 describe("bad paths", () => {
-  test.each(badPaths)("%j is refused (%s) on every entry point, nothing changes", async (path, reason) => {
-    const before = snapshot();
-    const d = declared(textFile("ok.txt", "x"));
-    const direct = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path, blob: d } });
-    expect(direct.status).toBe(422);
-    expect(direct.body.error.code).toBe("INVALID_PATH");
-    expect(direct.body.error.details.reason).toBe(reason);
-    const dl = await t.api("GET", `/api/v1/buckets/${bucket}/files/by_path?path=${encodeURIComponent(path)}`, { key: u.key });
-    expect(dl.status).toBe(422);
-    const append = await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path, text: "x", create: true } });
-    expect(append.body.error.code).toBe("INVALID_PATH");
-    expect(snapshot()).toBe(before);
-  });
+  // Each bad path is refused on every entry point: direct upload (with the reason), download
+  // by path and append_text.
+  scenarios(
+    table,
+    badPaths.flatMap(([path, reason]): Scenario[] => [
+      {
+        name: `${JSON.stringify(path)} is refused (${reason}) by a direct upload`,
+        method: "POST", url: "/api/v1/direct_uploads", as: "owner", body: () => ({ bucket_id: bucket, path, blob: declared(textFile("ok.txt", "x")) }),
+        status: 422, code: "INVALID_PATH", expect: { error: { details: { reason } } },
+      },
+      {
+        name: `${JSON.stringify(path)} is refused by a download by path`,
+        method: "GET", url: () => `/api/v1/buckets/${bucket}/files/by_path?path=${encodeURIComponent(path)}`, as: "owner", status: 422,
+      },
+      {
+        name: `${JSON.stringify(path)} is refused by append_text`,
+        method: "POST", url: () => `/api/v1/buckets/${bucket}/files/append_text`, as: "owner", body: { path, text: "x", create: true }, status: 422, code: "INVALID_PATH",
+      },
+    ]),
+  );
 
   test("session descriptors refuse a bad path in a batch as a whole", async () => {
     const s = await t.api("POST", `/api/v1/buckets/${bucket}/upload_sessions`, { key: u.key, body: { delete_missing: false, expected_file_count: 2 } });
@@ -79,37 +89,32 @@ describe("bad paths", () => {
 });
 
 describe("forbidden file types", () => {
-  test.each(["setup.exe", "Installer.DMG", ".env", "config/.env.production", "home/.ssh/id_rsa", "certs/server.key", "tls.pem", "run.bat"])("%s is refused", async (path) => {
-    const before = snapshot();
-    const r = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path, blob: declared(textFile(path, "x")) } });
-    expect(r.status).toBe(422);
-    expect(r.body.error.code).toBe("FORBIDDEN_FILE_TYPE");
-    expect(snapshot()).toBe(before);
-  });
-
-  test("a forbidden content type is refused even with an innocent name", async () => {
-    const f = { ...textFile("readme.txt", "MZ"), contentType: "application/x-msdownload" };
-    const r = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path: f.path, blob: declared(f) } });
-    expect(r.body.error.code).toBe("FORBIDDEN_FILE_TYPE");
-  });
+  const upload = (path: string, file = textFile(path, "x")) => () => ({ bucket_id: bucket, path, blob: declared(file) });
+  scenarios(table, [
+    ...["setup.exe", "Installer.DMG", ".env", "config/.env.production", "home/.ssh/id_rsa", "certs/server.key", "tls.pem", "run.bat"].map(
+      (path): Scenario => ({ name: `${path} is refused`, method: "POST", url: "/api/v1/direct_uploads", as: "owner", body: upload(path), status: 422, code: "FORBIDDEN_FILE_TYPE" }),
+    ),
+    {
+      name: "a forbidden content type is refused even with an innocent name",
+      method: "POST", url: "/api/v1/direct_uploads", as: "owner", body: upload("readme.txt", { ...textFile("readme.txt", "MZ"), contentType: "application/x-msdownload" }),
+      status: 422, code: "FORBIDDEN_FILE_TYPE",
+    },
+  ]);
 });
 
 describe("declared sizes and checksums", () => {
-  const cases: [string, Record<string, unknown>, number, string][] = [
-    ["negative byte_size", { byte_size: -1 }, 422, "VALIDATION_FAILED"],
-    ["fractional byte_size", { byte_size: 1.5 }, 422, "VALIDATION_FAILED"],
-    ["huge byte_size", { byte_size: 11 * 1024 ** 3 }, 413, "FILE_TOO_LARGE"],
-    ["checksum not base64 MD5", { checksum: "abc" }, 422, "VALIDATION_FAILED"],
-    ["sha256 not hex", { sha256: "z".repeat(64) }, 422, "VALIDATION_FAILED"],
-    ["bad content type", { content_type: "text\\html" }, 422, "VALIDATION_FAILED"],
-  ];
-  test.each(cases)("%s", async (_name, patch, status, code) => {
-    const before = snapshot();
-    const r = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path: "f.txt", blob: { ...declared(textFile("f.txt", "x")), ...patch } } });
-    expect(r.status).toBe(status);
-    expect(r.body.error.code).toBe(code);
-    expect(snapshot()).toBe(before);
+  const declaring = (name: string, patch: Record<string, unknown>, status: number, code: string): Scenario => ({
+    name, method: "POST", url: "/api/v1/direct_uploads", as: "owner",
+    body: () => ({ bucket_id: bucket, path: "f.txt", blob: { ...declared(textFile("f.txt", "x")), ...patch } }), status, code,
   });
+  scenarios(table, [
+    declaring("negative byte_size", { byte_size: -1 }, 422, "VALIDATION_FAILED"),
+    declaring("fractional byte_size", { byte_size: 1.5 }, 422, "VALIDATION_FAILED"),
+    declaring("huge byte_size", { byte_size: 11 * 1024 ** 3 }, 413, "FILE_TOO_LARGE"),
+    declaring("checksum not base64 MD5", { checksum: "abc" }, 422, "VALIDATION_FAILED"),
+    declaring("sha256 not hex", { sha256: "z".repeat(64) }, 422, "VALIDATION_FAILED"),
+    declaring("bad content type", { content_type: "text\\html" }, 422, "VALIDATION_FAILED"),
+  ]);
 
   test("a lying byte_size is caught at PUT: the body is refused and nothing is attached", async () => {
     const f = textFile("lie.txt", "twelve bytes");

@@ -1,47 +1,43 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import pkg from "../../../package.json";
-import { startTestPier, type TestPier } from "../../helpers/pier";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { scenarios } from "../../helpers/scenario";
 
 let t: TestPier;
+let u: TestUser;
 beforeAll(async () => {
   t = await startTestPier();
+  u = await t.user();
 });
 afterAll(() => t.stop());
 
 describe("status", () => {
-  test("GET /api/v1/status answers without a key, with versions and headers", async () => {
-    const r = await t.api("GET", "/api/v1/status");
-    expect(r.status).toBe(200);
-    expect(r.body.data.server_version).toBe(pkg.version);
-    expect(r.body.data.client_version).toBe(pkg.version);
-    expect(r.body.data.publishing.free_plan_available).toBe(true);
-    expect(r.body.data.account).toBeNull();
-    expect(r.headers.get("x-pier-client-version")).toBe(pkg.version);
-    expect(r.headers.get("x-request-id")).toMatch(/^req_[a-z0-9]{20}$/);
-  });
-
-  test("with a key, status reports the account state", async () => {
-    const u = await t.user();
-    const r = await t.api("GET", "/api/v1/agent_auth/status", { key: u.key });
-    expect(r.status).toBe(200);
-    expect(r.body.data.account).toMatchObject({ id: u.accountId, state: "active", read_only: false, permission_scope: "bucket_admin" });
-  });
-
-  test("agent_auth/status without a key is 401 in the error envelope", async () => {
-    const r = await t.api("GET", "/api/v1/agent_auth/status");
-    expect(r.status).toBe(401);
-    expect(r.body.error.code).toBe("UNAUTHORIZED");
-    expect(r.body.error.request_id).toBe(r.headers.get("x-request-id"));
-    expect(r.body.error.docs_url).toBe(`${t.pier.deps.urls.baseUrl}/docs/errors#UNAUTHORIZED`);
-  });
-
-  test("an unknown route is a 404 envelope, and a bad key is 401", async () => {
-    const r = await t.api("GET", "/api/v1/nope");
-    expect(r.status).toBe(404);
-    expect(r.body.error.code).toBe("NOT_FOUND");
-    const bad = await t.api("GET", "/api/v1/buckets", { key: "pier_notarealkey" });
-    expect(bad.status).toBe(401);
-  });
+  scenarios({ pier: () => t, credentials: () => ({ user: u.key, notAKey: "pier_notarealkey" }) }, [
+    {
+      name: "GET /api/v1/status answers without a key, with versions and headers",
+      method: "GET", url: "/api/v1/status", status: 200,
+      expect: (r) => {
+        expect(r.body.data.server_version).toBe(pkg.version);
+        expect(r.body.data.client_version).toBe(pkg.version);
+        expect(r.body.data.publishing.free_plan_available).toBe(true);
+        expect(r.body.data.account).toBeNull();
+        expect(r.headers.get("x-pier-client-version")).toBe(pkg.version);
+        expect(r.headers.get("x-request-id")).toMatch(/^req_[a-z0-9]{20}$/);
+      },
+    },
+    {
+      name: "with a key, status reports the account state",
+      method: "GET", url: "/api/v1/agent_auth/status", as: "user", status: 200,
+      expect: (r) => expect(r.body.data.account).toMatchObject({ id: u.accountId, state: "active", read_only: false, permission_scope: "bucket_admin" }),
+    },
+    {
+      name: "agent_auth/status without a key is 401 in the error envelope",
+      method: "GET", url: "/api/v1/agent_auth/status", status: 401, code: "UNAUTHORIZED",
+      expect: (r) => expect(r.body.error.docs_url).toBe(`${t.pier.deps.urls.baseUrl}/docs/errors#UNAUTHORIZED`),
+    },
+    { name: "an unknown route is a 404 envelope", method: "GET", url: "/api/v1/nope", status: 404, code: "NOT_FOUND" },
+    { name: "a bad key is 401", method: "GET", url: "/api/v1/buckets", as: "notAKey", status: 401, code: "UNAUTHORIZED" },
+  ]);
 
   test("/docs serves the API reference offline and /docs/json lists the routes with their scope", async () => {
     const page = await fetch(`${t.url}/docs`);
