@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { assertVisibilityUnlocked, loadBucket } from "../../../src/features/buckets/access";
+import { createBucket, snapshot } from "../../helpers/buckets";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+
+let t: TestPier;
+let u: TestUser;
+beforeAll(async () => {
+  t = await startTestPier();
+  u = await t.user();
+});
+afterAll(() => t.stop());
+
+describe("bucket lock", () => {
+  test("the holder keeps working; other keys get 423 BUCKET_LOCKED on mutations until it is released", async () => {
+    const b = await createBucket(t, u);
+    const agent = t.key(u, { scope: "bucket_write" });
+    const lock = await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: agent, body: { message: "publishing docs", duration_seconds: 120 } });
+    expect(lock.status).toBe(200);
+    expect(lock.body.data.lock).toMatchObject({
+      bucket_id: b.id, kind: "bucket_lock", message: "publishing docs", holder_kind: "api_key", held_by_you: true, expires_in_seconds: 120,
+    });
+    expect(lock.body.data.lock.id).toMatch(/^lck_/);
+
+    // Everyone can see the lock on the bucket.
+    const seen = await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key });
+    expect(seen.body.data.bucket.lock).toMatchObject({ kind: "bucket_lock", message: "publishing docs" });
+
+    const before = snapshot(t);
+    for (const [method, path, body] of [
+      ["PATCH", `/api/v1/buckets/${b.id}`, { bucket: { title: "x" } }],
+      ["PATCH", `/api/v1/buckets/${b.id}/variables`, { variables: { A: "1" } }],
+      ["POST", `/api/v1/buckets/${b.id}/archive`, undefined],
+      ["POST", `/api/v1/buckets/${b.id}/lock`, { message: "mine now" }],
+      ["DELETE", `/api/v1/buckets/${b.id}/lock`, undefined],
+      ["POST", `/api/v1/buckets/${b.id}/visibility_change_lock`, undefined],
+    ] as [string, string, unknown][]) {
+      const r = await t.api(method, path, { key: u.key, body });
+      expect([method, path, r.status, r.body.error.code]).toEqual([method, path, 423, "BUCKET_LOCKED"]);
+      expect(r.body.error.details.lock.message).toBe("publishing docs");
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    expect(snapshot(t)).toBe(before);
+
+    // Renewing by the holder keeps the lock id, and the holder's writes go through.
+    const renewed = await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: agent, body: { message: "still at it" } });
+    expect(renewed.body.data.lock).toMatchObject({ id: lock.body.data.lock.id, message: "still at it", expires_in_seconds: 600 });
+
+    const un = await t.api("DELETE", `/api/v1/buckets/${b.id}/lock`, { key: agent });
+    expect(un.status).toBe(200);
+    expect(un.body.data).toEqual({ bucket_id: b.id, released: true });
+    expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).body.data.bucket.lock).toBeUndefined();
+    expect((await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: u.key, body: { bucket: { title: "free again" } } })).status).toBe(200);
+    // Releasing when nothing is held is fine.
+    expect((await t.api("DELETE", `/api/v1/buckets/${b.id}/lock`, { key: agent })).body.data.released).toBe(false);
+  });
+
+  test("a lock expires on its own; then another key may take it", async () => {
+    const b = await createBucket(t, u);
+    const a1 = t.key(u, { scope: "bucket_write" });
+    const a2 = t.key(u, { scope: "bucket_write" });
+    await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: a1, body: { duration_seconds: 30 } });
+    expect((await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: a2, body: {} })).status).toBe(423);
+    t.clock.advance(31_000);
+    const taken = await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: a2, body: {} });
+    expect(taken.status).toBe(200);
+    expect(taken.body.data.lock).toMatchObject({ held_by_you: true, expires_in_seconds: 600, message: "Locked by another agent" });
+  });
+
+  test("duration is bounded: 0 and more than an hour are refused", async () => {
+    const b = await createBucket(t, u);
+    for (const duration_seconds of [0, 3601, 1.5, -5]) {
+      const r = await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: u.key, body: { duration_seconds } });
+      expect([duration_seconds, r.status, r.body.error.code]).toEqual([duration_seconds, 422, "VALIDATION_FAILED"]);
+    }
+    expect((await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: u.key, body: { duration_seconds: 3600 } })).status).toBe(200);
+  });
+});
+
+describe("visibility change lock", () => {
+  test("locks once, stays locked (no API unlock) and is reported on the bucket", async () => {
+    const b = await createBucket(t, u);
+    expect(b.visibility_change_lock).toEqual({ locked: false });
+    const r = await t.api("POST", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key, body: { reason: "launch freeze" } });
+    expect(r.status).toBe(200);
+    expect(r.body.data.changed).toBe(true);
+    expect(r.body.data.visibility_change_lock).toMatchObject({ locked: true, reason: "launch freeze", unlock_url: `${t.pier.deps.urls.baseUrl}/dashboard/buckets/${b.id}/settings` });
+    expect(r.body.data.bucket.visibility_change_lock.locked).toBe(true);
+    const again = await t.api("POST", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key });
+    expect(again.body.data.changed).toBe(false);
+    expect(again.body.data.visibility_change_lock.locked_at).toBe(r.body.data.visibility_change_lock.locked_at);
+    expect((await t.api("DELETE", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key })).status).toBe(404);
+
+    // The helper the publishing feature calls before any visibility change.
+    const actor = { kind: "api_key", credentialId: "x", userId: u.userId, accountId: u.accountId, scope: "bucket_admin", bucketAccess: "all", bucketPermissions: {}, isAccountOwner: true, isInstanceAdmin: false } as const;
+    const row = loadBucket(t.pier.deps, { ...actor, bucketPermissions: {} }, b.id, "bucket_read");
+    expect(() => assertVisibilityUnlocked(row)).toThrow(expect.objectContaining({ code: "VISIBILITY_LOCKED" }));
+    const other = await createBucket(t, u);
+    expect(() => assertVisibilityUnlocked(loadBucket(t.pier.deps, { ...actor, bucketPermissions: {} }, other.id, "bucket_read"))).not.toThrow();
+  });
+});

@@ -1,0 +1,307 @@
+// The `pier` client as a user runs it: real subprocesses (`bun run src/main.ts ...`) with a temp
+// HOME against a live Pier. `pier login` (device flow, approved over HTTP by a signed-in session)
+// and then publish, preview, push, unpublish, whoami and logout with no --url or --key; --help on
+// every command; failures that say what to do, with no stack trace unless --debug.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decideDevice, sessionCookie } from "../../helpers/oauth";
+import { startTestPier, type TestPier } from "../../helpers/pier";
+import { siteFetch } from "../../helpers/sites";
+
+let t: TestPier;
+let home: string;
+const root = join(import.meta.dir, "../../..");
+const temps: string[] = [];
+
+beforeAll(async () => {
+  t = await startTestPier({ uploadRateLimitPerMinute: 1000 });
+  home = mkdtempSync(join(tmpdir(), "pier-cli-home-"));
+});
+afterAll(async () => {
+  await t.stop();
+  for (const d of [home, ...temps]) rmSync(d, { recursive: true, force: true });
+});
+
+const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "cfg") });
+const credentialsFile = () => join(home, "cfg/pier/credentials.json");
+
+/** Run the CLI to the end, draining the job runner (builds, unpublishes) while it waits. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
+  let exited = false;
+  const pump = (async () => {
+    while (!exited) {
+      await t.pier.runner.drain();
+      await Bun.sleep(50);
+    }
+  })();
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  exited = true;
+  await pump;
+  return { code, stdout, stderr };
+}
+
+/** A folder with this exact name (the site and bucket are named after it). */
+function folder(name: string, files: Record<string, string | Uint8Array>): string {
+  const parent = mkdtempSync(join(tmpdir(), "pier-cli-dir-"));
+  temps.push(parent);
+  const dir = join(parent, name);
+  for (const [p, body] of Object.entries(files)) {
+    mkdirSync(join(dir, p, ".."), { recursive: true });
+    writeFileSync(join(dir, p), body);
+  }
+  return dir;
+}
+
+async function loginApproved(cookie: string): Promise<string> {
+  const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), "login", t.url, "--no-browser"], { cwd: root, env: baseEnv(), stdout: "pipe", stderr: "pipe" });
+  const reader = proc.stdout.getReader();
+  let out = "";
+  while (!/Waiting for you/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`login ended early: ${out} ${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+  }
+  const link = /(http:\/\/\S+\/oauth\/device\?user_code=\S+)/.exec(out)![1]!;
+  expect((await decideDevice(t, cookie, link)).status).toBe(200);
+  for (let r = await reader.read(); !r.done; r = await reader.read()) out += new TextDecoder().decode(r.value);
+  expect(await proc.exited).toBe(0);
+  return out;
+}
+
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+/);
+
+describe("pier login, then every client command without flags", () => {
+  test("publish, preview, whoami, push, unpublish and logout use the saved login", async () => {
+    const u = await t.user({ plan: "pro" });
+    const out = await loginApproved(sessionCookie(t, u));
+    // The terminal and the approval page agree: compare the ID the page shows, or type it at the bare address.
+    expect(out).toMatch(/Connection ID: [A-Z]{4}-[A-Z]{4}/);
+    expect(out).toContain("The page shows a Connection ID at the top right: confirm only if it is the same as this one.");
+    expect(out).toContain(`go to ${t.pier.deps.urls.baseUrl}/oauth/device and enter the Connection ID there`);
+    expect(out).not.toMatch(/never type/i);
+    expect(statSync(credentialsFile()).mode & 0o777).toBe(0o600);
+
+    // A folder named "mysite": the site name needs 9 characters, and the CLI says so.
+    const site = folder("mysite", { "index.html": "<h1>mine</h1>", "css/a.css": "body{}" });
+    const pub = await cli(["publish", site]);
+    expect(pub.code).toBe(0);
+    const url = pub.stdout.trim();
+    expect(url).toContain("mysite-site.");
+    expect(pub.stderr).toContain('The site is named "mysite-site": site names need at least 9 characters, so "mysite" was lengthened.');
+    expect(pub.stderr).toContain("--slug");
+    // One unit style in the progress and the summary.
+    expect(pub.stderr).toMatch(/Uploading 2 of 2 files: \d+ B of \d+ B/);
+    expect(pub.stderr).not.toMatch(/\d+\/\d+ KB|bytes/);
+    const host = new URL(url).hostname;
+    expect(await (await siteFetch(t, host, "/")).text()).toBe("<h1>mine</h1>");
+    // The next publish of the same site does not repeat the explanation.
+    writeFileSync(join(site, "index.html"), "<h1>mine v2</h1>");
+    const again = await cli(["publish", site]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toContain("The site is named");
+
+    const preview = await cli(["preview", site]);
+    expect(preview.code).toBe(0);
+    const previewHost = new URL(preview.stdout.trim()).hostname;
+    expect(previewHost).toStartWith("preview-mysite-site.");
+    expect((await siteFetch(t, previewHost, "/")).status).toBe(200);
+
+    const who = await cli(["whoami"]);
+    expect(who.code).toBe(0);
+    expect(who.stdout).toContain(u.accountId);
+
+    // push: files into a bucket, nothing published; missing files stay unless --delete-missing.
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
+    const assets = folder("team-assets", { "logo.png": png, "notes/readme.md": "# notes", ".env": "SECRET=1" });
+    const pushed = await cli(["push", assets]);
+    expect(pushed.code).toBe(0);
+    const bucketId = pushed.stdout.trim();
+    expect(bucketId).toMatch(/^bkt_/);
+    expect(pushed.stderr).toContain('Created the bucket "team-assets"');
+    expect(pushed.stderr).toContain("Nothing was published.");
+    const paths = async () => (await t.api("GET", `/api/v1/buckets/${bucketId}/files`, { key: u.key })).body.data.files.map((f: any) => f.path).sort();
+    expect(await paths()).toEqual(["logo.png", "notes/readme.md"]);
+    const logo = await fetch(`${t.url}/api/v1/buckets/${bucketId}/files/by_path?path=logo.png`, { headers: { authorization: `Bearer ${u.key}` } });
+    expect(new Uint8Array(await logo.arrayBuffer())).toEqual(png);
+    const pubs = (await t.api("GET", "/api/v1/publications?include_manifest=false", { key: u.key })).body.data.publications;
+    expect(pubs.filter((p: any) => p.bucket_id === bucketId)).toEqual([]);
+    rmSync(join(assets, "notes"), { recursive: true });
+    writeFileSync(join(assets, "extra.txt"), "more");
+    const kept = await cli(["push", assets]);
+    expect(kept.code).toBe(0);
+    expect(kept.stdout.trim()).toBe(bucketId);
+    expect(kept.stderr).toContain("1 to upload");
+    expect(await paths()).toEqual(["extra.txt", "logo.png", "notes/readme.md"]);
+    const synced = await cli(["push", assets, "--delete-missing"]);
+    expect(synced.code).toBe(0);
+    expect(synced.stderr).toContain("1 deleted");
+    expect(await paths()).toEqual(["extra.txt", "logo.png"]);
+
+    // unpublish --preview ends the preview only; unpublish takes the site down.
+    const endPreview = await cli(["unpublish", site, "--preview"]);
+    expect(endPreview.code).toBe(0);
+    expect(endPreview.stdout.trim()).toBe(preview.stdout.trim());
+    t.clock.advance(5_000);
+    expect((await siteFetch(t, previewHost, "/")).status).toBe(410);
+    expect((await siteFetch(t, host, "/")).status).toBe(200);
+    const down = await cli(["unpublish", site]);
+    expect(down.code).toBe(0);
+    expect(down.stdout.trim()).toBe(url);
+    expect(down.stderr).toContain('Unpublished "mysite"');
+    expect((await siteFetch(t, host, "/")).status).toBe(404);
+    const twice = await cli(["unpublish", site]);
+    expect(twice.code).toBe(0);
+    expect(twice.stderr).toContain("is not published; nothing to do");
+    const saved = JSON.parse(readFileSync(credentialsFile(), "utf8"));
+    const key = saved.servers[saved.default].api_key;
+
+    const bye = await cli(["logout"]);
+    expect(bye.code).toBe(0);
+    expect((await t.api("GET", "/api/v1/buckets", { key })).status).toBe(401);
+    expect(existsSync(credentialsFile())).toBe(false);
+    const after = await cli(["publish", site]);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toContain("(NOT_LOGGED_IN)");
+    expect(after.stderr).toContain("pier login");
+    noStack(after.stderr);
+  }, 90_000);
+
+  test("flags and PIER_URL / PIER_API_KEY still override the saved login", async () => {
+    const u = await t.user({ plan: "pro" });
+    const site = folder("override-site", { "index.html": "env" });
+    const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(r.code).toBe(0);
+    const flags = await cli(["unpublish", site, "--url", t.url, "--key", u.key]);
+    expect(flags.code).toBe(0);
+    expect(flags.stdout.trim()).toBe(r.stdout.trim());
+  }, 30_000);
+
+  test("the credentials file of earlier versions is read once and migrated", async () => {
+    const u = await t.user();
+    const xdg = mkdtempSync(join(tmpdir(), "pier-xdg-"));
+    temps.push(xdg);
+    mkdirSync(join(xdg, "pier"));
+    writeFileSync(join(xdg, "pier/credentials.json"), JSON.stringify({ base_url: t.url, api_key: u.key }));
+    const who = await cli(["whoami"], { XDG_CONFIG_HOME: xdg });
+    expect(who.code).toBe(0);
+    expect(who.stdout).toContain(u.accountId);
+    const file = join(xdg, "pier/credentials.json");
+    const migrated = JSON.parse(readFileSync(file, "utf8"));
+    expect(migrated).toMatchObject({ version: 1, default: t.url, servers: { [t.url]: { api_key: u.key } } });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("help and usage", () => {
+  const commands = [
+    "login", "logout", "whoami", "publish", "preview", "push", "unpublish", "serve", "healthcheck", "version",
+    "admin bootstrap", "admin user create", "admin user password", "admin user disable-2fa", "admin account create", "admin account plan",
+    "admin account read-only", "admin key create", "admin invite create", "admin plans", "admin mail test", "admin mail disable",
+    "admin mail enable", "admin mail outbox",
+  ];
+
+  test("--help works on every command and admin subcommand", async () => {
+    const results = await Promise.all(commands.map((c) => cli([...c.split(" "), "--help"])));
+    results.forEach((r, i) => {
+      expect({ command: commands[i], code: r.code }).toEqual({ command: commands[i], code: 0 });
+      expect(r.stdout).toStartWith(`Usage: pier ${commands[i]}`);
+    });
+    const groups = await Promise.all(["admin", "admin user", "admin mail"].map((c) => cli([...c.split(" "), "--help"])));
+    for (const g of groups) {
+      expect(g.code).toBe(0);
+      expect(g.stdout).toContain("Usage: pier admin <command>");
+    }
+  }, 60_000);
+
+  test("an unknown option is named, with the command's usage, exit 2", async () => {
+    const clientSide = ["login", "logout", "whoami", "publish", "preview", "push", "unpublish", "serve", "healthcheck", "admin user create"];
+    const results = await Promise.all(clientSide.map((c) => cli([...c.split(" "), "--bogus"])));
+    results.forEach((r, i) => {
+      expect({ command: clientSide[i], code: r.code }).toEqual({ command: clientSide[i], code: 2 });
+      expect(r.stderr).toContain(`pier ${clientSide[i]}: unknown option --bogus`);
+      expect(r.stderr).toContain(`Usage: pier ${clientSide[i]}`);
+      noStack(r.stderr);
+    });
+  }, 60_000);
+
+  test("a bad --access value names the choices", async () => {
+    const r = await cli(["publish", folder("access-site", { "index.html": "x" }), "--access", "secret"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--access must be one of public, password, require_email");
+  });
+});
+
+describe("failures say what to do, without a stack trace", () => {
+  test("an unreachable server, a bad key, a missing folder; --debug adds the stack", async () => {
+    const site = folder("failing-site", { "index.html": "x" });
+    const down = await cli(["publish", site, "--url", "http://127.0.0.1:1", "--key", "pier_nope"]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain("could not reach http://127.0.0.1:1");
+    expect(down.stderr).toContain("(SERVER_UNREACHABLE)");
+    expect(down.stderr).toContain("Is the server running");
+    noStack(down.stderr);
+    const debug = await cli(["publish", site, "--url", "http://127.0.0.1:1", "--key", "pier_nope", "--debug"]);
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toMatch(/\n\s+at .+/);
+
+    const badKey = await cli(["publish", site, "--url", t.url, "--key", "pier_not_a_real_key"]);
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toContain("(UNAUTHORIZED)");
+    expect(badKey.stderr).toContain(`pier login ${t.url}`);
+    noStack(badKey.stderr);
+
+    const missing = await cli(["push", join(site, "nope"), "--url", t.url, "--key", "k"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("is not a folder (NOT_A_FOLDER)");
+    noStack(missing.stderr);
+  }, 60_000);
+});
+
+describe("pier admin mail test", () => {
+  test("sends to the SMTP port of the Pier running on the data dir, not the default 2525", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "pier-cli-serve-"));
+    temps.push(dataDir);
+    const env = { ...baseEnv(), PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" };
+    const serve = Bun.spawn([process.execPath, join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--http-port", "0", "--smtp-port", "0", "--host", "127.0.0.1", "--log-level", "error"], {
+      cwd: root, env, stdout: "pipe", stderr: "pipe",
+    });
+    try {
+      const reader = serve.stdout.getReader();
+      let banner = "";
+      while (!/SMTP +127\.0\.0\.1:\d+/.test(banner)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`serve ended: ${banner}${await new Response(serve.stderr).text()}`);
+        banner += new TextDecoder().decode(value);
+      }
+      const smtpPort = Number(/SMTP +127\.0\.0\.1:(\d+)/.exec(banner)![1]);
+      const httpPort = Number(/HTTP +127\.0\.0\.1:(\d+)/.exec(banner)![1]);
+      expect(smtpPort).not.toBe(2525);
+      const admin = async (args: string[]) => {
+        const p = Bun.spawn([process.execPath, join(root, "src/main.ts"), "admin", ...args, "--data-dir", dataDir], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
+        const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        return { stdout, stderr, code };
+      };
+      const boot = await admin(["bootstrap", "--email", "owner@example.com", "--password", "a long enough password"]);
+      expect(boot.code).toBe(0);
+      const key = boot.stdout.trim();
+      const created = await fetch(`http://127.0.0.1:${httpPort}/api/v1/buckets`, {
+        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ bucket: { title: "Inbox", inbound_email: { enabled: true } } }),
+      });
+      const bucket = ((await created.json()) as any).data.bucket;
+      const sent = await admin(["mail", "test", bucket.inbound_email.address]);
+      expect(sent.code).toBe(0);
+      expect(sent.stderr).toContain(`via 127.0.0.1:${smtpPort}`);
+      const state = await fetch(`http://127.0.0.1:${httpPort}/api/v1/buckets/${bucket.id}/inbound_email`, { headers: { authorization: `Bearer ${key}` } });
+      expect(((await state.json()) as any).data.received_count).toBe(1);
+    } finally {
+      serve.kill("SIGTERM");
+      await serve.exited;
+    }
+    // A stopped server leaves no port record behind to mislead the next mail test.
+    expect(existsSync(join(dataDir, "running.json"))).toBe(false);
+  }, 60_000);
+});

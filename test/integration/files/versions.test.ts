@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { collectGarbage } from "../../../src/blobs/gc";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { declared, newBucket, syncFiles, textFile } from "../../helpers/uploads";
+
+let t: TestPier;
+let u: TestUser;
+beforeAll(async () => {
+  t = await startTestPier();
+  u = await t.user();
+});
+afterAll(() => t.stop());
+
+const read = async (bucket: string, path: string) => {
+  const r = await t.api("GET", `/api/v1/buckets/${bucket}/files/by_path?path=${encodeURIComponent(path)}`, { key: u.key });
+  return r.status === 302 ? (await fetch(r.headers.get("location")!)).text() : null;
+};
+const paths = async (bucket: string) => (await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files.map((f: any) => f.path);
+
+describe("bucket versions", () => {
+  test("list, get with changed paths, restore makes a new latest version and keeps history", async () => {
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, [textFile("index.html", "v1"), textFile("about.html", "about")]);
+    await syncFiles(t, u.key, bucket, [textFile("index.html", "v2"), textFile("new.html", "new")]);
+    const id = (await t.api("GET", `/api/v1/buckets/${bucket}/files?q=about`, { key: u.key })).body.data.files[0].id;
+    await t.api("DELETE", `/api/v1/buckets/${bucket}/files/${id}`, { key: u.key });
+    const list = await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key });
+    const versions = list.body.data.versions;
+    expect(versions.map((v: any) => v.number)).toEqual([3, 2, 1]);
+    expect(versions.map((v: any) => v.file_count)).toEqual([2, 3, 2]);
+    const first = versions[2];
+    const got = await t.api("GET", `/api/v1/buckets/${bucket}/versions/${first.id}`, { key: u.key });
+    expect(got.body.data.version.changes.map((c: any) => `${c.change} ${c.path}`)).toEqual(["written about.html", "written index.html"]);
+
+    const snap = await t.api("GET", `/api/v1/buckets/${bucket}/versions/${versions[1].id}/files`, { key: u.key });
+    expect(snap.body.data.files.map((f: any) => f.path)).toEqual(["about.html", "index.html", "new.html"]);
+    const restore = await t.api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { key: u.key, body: { version_id: first.id, comment: "back to v1" } });
+    expect(restore.status).toBe(201);
+    expect(restore.body.data.version).toMatchObject({ number: 4, kind: "restore", comment: "back to v1", restored_from: first.id, file_count: 2 });
+    expect(await paths(bucket)).toEqual(["about.html", "index.html"]);
+    expect(await read(bucket, "index.html")).toBe("v1");
+    expect(await read(bucket, "about.html")).toBe("about");
+    // The restored file got its old id back.
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files/${id}`, { key: u.key })).body.data.file.path).toBe("about.html");
+    // Newer history is kept: restoring version 2 brings back new.html.
+    const again = await t.api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { key: u.key, body: { version_id: versions[1].id } });
+    expect(again.body.data.version.number).toBe(5);
+    expect(await paths(bucket)).toEqual(["about.html", "index.html", "new.html"]);
+    expect(await read(bucket, "index.html")).toBe("v2");
+    const unknown = await t.api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { key: u.key, body: { version_id: "bktrv_nope" } });
+    expect(unknown.body.error.code).toBe("VERSION_NOT_FOUND");
+  });
+
+  test("a version stores only the changed paths", async () => {
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, Array.from({ length: 50 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
+    await syncFiles(t, u.key, bucket, [textFile("f7.txt", "changed")]);
+    const v = (await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key })).body.data.versions[0];
+    expect(v.changed_paths_count).toBe(1);
+    expect(v.file_count).toBe(50);
+    const rows = t.pier.deps.sqlite.query("SELECT count(*) AS n FROM file_changes WHERE bucket_id = ?").get(bucket) as { n: number };
+    expect(rows.n).toBe(51);
+  });
+
+  test("GC keeps blobs that only old versions reference, frees unreferenced ones", async () => {
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, [textFile("h.txt", "historic")]);
+    await syncFiles(t, u.key, bucket, [textFile("h.txt", "current")]);
+    const orphan = await t.pier.deps.blobs.putBytes("never attached");
+    t.clock.advance(48 * 3600_000);
+    await collectGarbage(t.pier.deps);
+    expect(await t.pier.deps.blobs.has(declared(textFile("h.txt", "historic")).sha256)).toBe(true);
+    expect(await t.pier.deps.blobs.has(orphan.sha256)).toBe(false);
+    t.clock.advance(-48 * 3600_000);
+  });
+});
+
+describe("bucket deletion hooks", () => {
+  test("the bucket-owned tables count a bucket's files and versions and empty it in bounded batches", async () => {
+    const { countBucketItems, deleteBucketItemsBatch } = await import("../../../src/features/buckets/items");
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, Array.from({ length: 20 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
+    const c = countBucketItems(bucket, t.pier.deps.db);
+    expect(c.files).toBe(20);
+    expect(c.versions).toBe(1);
+    let batches = 0;
+    while (deleteBucketItemsBatch(bucket, 15, t.pier.deps.db).deleted > 0) batches++;
+    expect(batches).toBeGreaterThan(2);
+    expect(countBucketItems(bucket, t.pier.deps.db).total).toBe(0);
+  });
+});

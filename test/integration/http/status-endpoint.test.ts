@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import pkg from "../../../package.json";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { scenarios } from "../../helpers/scenario";
+
+let t: TestPier;
+let u: TestUser;
+beforeAll(async () => {
+  t = await startTestPier();
+  u = await t.user();
+});
+afterAll(() => t.stop());
+
+describe("status", () => {
+  scenarios({ pier: () => t, credentials: () => ({ user: u.key, notAKey: "pier_notarealkey" }) }, [
+    {
+      name: "GET /api/v1/status answers without a key, with versions and headers",
+      method: "GET", url: "/api/v1/status", status: 200,
+      expect: (r) => {
+        expect(r.body.data.server_version).toBe(pkg.version);
+        expect(r.body.data.client_version).toBe(pkg.version);
+        expect(r.body.data.publishing.free_plan_available).toBe(true);
+        expect(r.body.data.account).toBeNull();
+        expect(r.headers.get("x-pier-client-version")).toBe(pkg.version);
+        expect(r.headers.get("x-request-id")).toMatch(/^req_[a-z0-9]{20}$/);
+      },
+    },
+    {
+      name: "with a key, status reports the account state",
+      method: "GET", url: "/api/v1/agent_auth/status", as: "user", status: 200,
+      expect: (r) => expect(r.body.data.account).toMatchObject({ id: u.accountId, state: "active", read_only: false, permission_scope: "bucket_admin" }),
+    },
+    {
+      name: "agent_auth/status without a key is 401 in the error envelope",
+      method: "GET", url: "/api/v1/agent_auth/status", status: 401, code: "UNAUTHORIZED",
+      expect: (r) => expect(r.body.error.docs_url).toBe(`${t.pier.deps.urls.baseUrl}/docs/errors#UNAUTHORIZED`),
+    },
+    { name: "an unknown route is a 404 envelope", method: "GET", url: "/api/v1/nope", status: 404, code: "NOT_FOUND" },
+    { name: "a bad key is 401", method: "GET", url: "/api/v1/buckets", as: "notAKey", status: 401, code: "UNAUTHORIZED" },
+  ]);
+
+  test("/docs serves the API reference offline and /docs/json lists the routes with their scope", async () => {
+    const page = await fetch(`${t.url}/docs`);
+    const html = await page.text();
+    expect(html).toContain("/docs/assets/scalar.js");
+    expect(html).not.toMatch(/https:\/\/(cdn|unpkg|fonts)\./);
+    const js = await fetch(`${t.url}/docs/assets/scalar.js`);
+    expect(js.status).toBe(200);
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    const spec = await (await fetch(`${t.url}/docs/json`)).json();
+    expect(spec.paths["/api/v1/buckets"].get["x-pier-auth"]).toBe("bucket_read");
+    const errors = await (await fetch(`${t.url}/docs/errors`)).text();
+    expect(errors).toContain('id="BUCKET_LOCKED"');
+  });
+
+  test("site hosts never reach the API", async () => {
+    const res = await fetch(`${t.url}/api/v1/status`, { headers: { host: "someslug123.localhost" } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("text/html");
+  });
+});

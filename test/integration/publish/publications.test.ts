@@ -1,0 +1,359 @@
+// Publications over real HTTP: the state machine (queued -> processing -> ready | failed,
+// unpublishing -> unpublished), retry, settings-only reuse, bucket integration, slugs, access
+// secrets, previews and the plan policy. Background work runs when the test drains the runner.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts, jobs, notifications, publications } from "../../../src/db/schema";
+import { listOutbox } from "../../../src/features/mail/outbound";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { siteFetch } from "../../helpers/sites";
+import { directUpload, newBucket, textFile } from "../../helpers/uploads";
+
+let t: TestPier;
+beforeAll(async () => {
+  t = await startTestPier();
+});
+afterAll(() => t.stop());
+
+const host = (slug: string, preview = false) => `${preview ? "preview-" : ""}${slug}.${t.pier.deps.urls.sitesDomain}`;
+const drain = () => t.pier.runner.drain();
+
+async function bucketWith(u: TestUser, title: string, files: Record<string, string>): Promise<string> {
+  const id = await newBucket(t, u.key, title);
+  for (const [path, text] of Object.entries(files)) {
+    const ct = path.endsWith(".html") ? "text/html; charset=utf-8" : path.endsWith(".json") ? "application/json" : "text/plain; charset=utf-8";
+    const r = await directUpload(t, u.key, id, textFile(path, text, ct));
+    if (r.status >= 300) throw new Error(`${path}: ${r.status} ${r.text}`);
+  }
+  return id;
+}
+
+const publish = (key: string, id: string, body: unknown = {}) => t.api("POST", `/api/v1/buckets/${id}/publication`, { key, body });
+const readPub = async (key: string, id: string, q = "") => (await t.api("GET", `/api/v1/publications/${id}${q}`, { key })).body.data.publication;
+
+describe("publish, build, serve, unpublish", () => {
+  test("the state machine end to end, with exclusions, bucket fields and UNPUBLISH_FIRST", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Walkthrough Site", { "index.html": "<h1>home</h1>", "about.html": "<p>about</p>", "package-lock.json": "{}" });
+    const r = await publish(u.key, id, { slug_suggestions: ["Walk Through!"], site_type: "website", analytics_enabled: false });
+    expect(r.status).toBe(202);
+    const p = r.body.data.publication;
+    expect(p).toMatchObject({ status: "publishing", publish_state: "queued", publish_pending: true, public_slug: "walk-through", site_mode: "static", site_type: "website", publication_analytics_enabled: false, publication_client_events_enabled: true });
+    expect(p.access_password).toBeUndefined();
+    // Queued on a first publish: the site does not exist yet.
+    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(404);
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket.publication_lifecycle_active).toBe(true);
+
+    await drain();
+    const ready = await readPub(u.key, p.id);
+    expect(ready).toMatchObject({ status: "published", publish_state: "ready", publish_pending: false, published_files_count: 2 });
+    expect(ready.manifest.map((f: { path: string }) => f.path)).toEqual(["about.html", "index.html"]);
+    expect(ready.publish_started_at).toBeTruthy();
+    expect(ready.publish_completed_at).toBeTruthy();
+    expect(await (await siteFetch(t, host("walk-through"), "/")).text()).toBe("<h1>home</h1>");
+    expect((await siteFetch(t, host("walk-through"), "/package-lock.json")).status).toBe(404);
+
+    const polled = await readPub(u.key, p.id, "?include_manifest=false");
+    expect(polled.manifest).toBeUndefined();
+    const list = (await t.api("GET", "/api/v1/publications", { key: u.key })).body.data.publications;
+    expect(list[0].manifest.length).toBe(2);
+    expect((await t.api("GET", "/api/v1/publications?include_manifest=false", { key: u.key })).body.data.publications[0].manifest).toBeUndefined();
+    expect((await t.api("GET", `/api/v1/publications/${p.id}/manifest`, { key: u.key })).body.data.manifest.length).toBe(2);
+
+    const b = (await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket;
+    expect(b).toMatchObject({ published: true, public_url: ready.public_url, publication_lifecycle_active: true, website: { published: true, status: "published", lifecycle_active: true } });
+    expect(b.archive).toMatchObject({ allowed: false, required_action: "unpublish_first" });
+    const archive = await t.api("POST", `/api/v1/buckets/${id}/archive`, { key: u.key });
+    expect([archive.status, archive.body.error.code]).toEqual([409, "UNPUBLISH_FIRST"]);
+    const del = await t.api("DELETE", `/api/v1/buckets/${id}`, { key: u.key, body: { confirmation: b.delete.confirmation } });
+    expect(del.body.error.code).toBe("UNPUBLISH_FIRST");
+
+    // Settings-only republish reuses the live deploy; a changed file makes a new one.
+    const deploysBefore = t.pier.deps.sqlite.query("SELECT count(*) AS n FROM deploys WHERE publication_id = ?").get(p.id) as { n: number };
+    expect((await publish(u.key, id, { site_mode: "spa" })).status).toBe(202);
+    expect(await (await siteFetch(t, host("walk-through"), "/")).text()).toBe("<h1>home</h1>"); // old deploy live while queued
+    await drain();
+    expect((t.pier.deps.sqlite.query("SELECT count(*) AS n FROM deploys WHERE publication_id = ?").get(p.id) as { n: number }).n).toBe(deploysBefore.n);
+    expect((await readPub(u.key, p.id)).site_mode).toBe("spa");
+    await directUpload(t, u.key, id, textFile("index.html", "<h1>v2</h1>", "text/html; charset=utf-8"));
+    await publish(u.key, id);
+    await drain();
+    expect(await (await siteFetch(t, host("walk-through"), "/")).text()).toBe("<h1>v2</h1>");
+
+    // Two requests before the worker runs: only the newest builds (one new deploy).
+    const deploysNow = (t.pier.deps.sqlite.query("SELECT count(*) AS n FROM deploys WHERE publication_id = ?").get(p.id) as { n: number }).n;
+    await directUpload(t, u.key, id, textFile("index.html", "<h1>v3</h1>", "text/html; charset=utf-8"));
+    await publish(u.key, id);
+    await publish(u.key, id, { title: "newest" });
+    await drain();
+    expect((t.pier.deps.sqlite.query("SELECT count(*) AS n FROM deploys WHERE publication_id = ?").get(p.id) as { n: number }).n).toBe(deploysNow + 1);
+    expect(await (await siteFetch(t, host("walk-through"), "/")).text()).toBe("<h1>v3</h1>");
+    expect((await readPub(u.key, p.id)).title).toBe("newest");
+
+    // A live preview is unpublished with the main site.
+    const pv = (await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 600 } })).body.data.publication;
+    await drain();
+    expect((await siteFetch(t, host(pv.public_slug, true), "/")).status).toBe(200);
+    const un = await t.api("DELETE", `/api/v1/buckets/${id}/publication`, { key: u.key });
+    expect(un.status).toBe(202);
+    expect(un.body.data.publication).toMatchObject({ status: "unpublishing", publish_state: "unpublishing" });
+    expect((await siteFetch(t, host("walk-through"), "/")).status).toBe(404);
+    expect((await siteFetch(t, host(pv.public_slug, true), "/")).status).toBe(404);
+    await drain();
+    expect(await readPub(u.key, p.id)).toMatchObject({ status: "unpublished", published_files_count: 0 });
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket).toMatchObject({ published: false, publication_lifecycle_active: false });
+    expect((await t.api("POST", `/api/v1/buckets/${id}/archive`, { key: u.key })).status).toBe(200);
+    // Archived: publishing is refused, nothing changes.
+    const again = await publish(u.key, id);
+    expect([again.status, again.body.error.code]).toEqual([409, "BUCKET_ARCHIVED"]);
+    expect((await readPub(u.key, p.id)).status).toBe("unpublished");
+  });
+
+  test("a failed build records publish_error, notifies the owner (row + mail) and retry re-runs the saved request", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Failing Site", { "docs/readme.txt": "hi" });
+    const r = await publish(u.key, id, { publication_root_directory: "site", site_mode: "spa" });
+    await drain();
+    const failed = await readPub(u.key, r.body.data.publication.id);
+    expect(failed.publish_state).toBe("failed");
+    expect(failed.publish_error).toContain("site");
+    expect(failed.status).toBe("unpublished");
+    const n = t.pier.deps.db.select().from(notifications).where(eq(notifications.accountId, u.accountId)).all();
+    expect(n.map((x) => x.kind)).toContain("publish_failed");
+    expect(listOutbox(t.pier.deps).some((m) => m.to_address === u.email && m.kind === "publish-failed")).toBe(true);
+    const early = await t.api("POST", `/api/v1/buckets/${id}/publication/retry`, { key: u.key });
+    expect(early.status).toBe(202); // failed: retry allowed
+    await drain();
+    await directUpload(t, u.key, id, textFile("site/index.html", "<p>root</p>", "text/html; charset=utf-8"));
+    const retry = await t.api("POST", `/api/v1/buckets/${id}/publication/retry`, { key: u.key });
+    expect(retry.status).toBe(202);
+    expect(retry.body.data.publication.publish_state).toBe("queued");
+    await drain();
+    const ok = await readPub(u.key, failed.id);
+    expect(ok).toMatchObject({ publish_state: "ready", status: "published", site_mode: "spa", publication_root_directory: "site" });
+    expect(await (await siteFetch(t, host(ok.public_slug), "/deep/link", { headers: { accept: "text/html" } })).text()).toBe("<p>root</p>");
+    const none = await t.api("POST", `/api/v1/buckets/${id}/publication/retry`, { key: u.key });
+    expect([none.status, none.body.error.code]).toEqual([409, "NOTHING_TO_RETRY"]);
+  });
+
+  test("a publication left without a job is recovered by the sweeper", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Lost Job Site", { "index.html": "x" });
+    const p = (await publish(u.key, id)).body.data.publication;
+    t.pier.deps.db.delete(jobs).where(eq(jobs.kind, "publish.build")).run(); // the job vanished
+    t.pier.deps.jobs.enqueue("publish.sweep");
+    await drain();
+    expect((await readPub(u.key, p.id)).publish_state).toBe("ready");
+
+    // A build whose worker died on its only attempt: the runner marks the job failed and the
+    // publication is left in processing; the sweeper queues it again.
+    await directUpload(t, u.key, id, textFile("index.html", "<p>after crash</p>", "text/html; charset=utf-8"));
+    await publish(u.key, id);
+    t.pier.deps.db.update(jobs).set({ status: "failed", lastError: "its worker stopped during the last attempt" }).where(eq(jobs.kind, "publish.build")).run();
+    t.pier.deps.db.update(publications).set({ publishState: "processing" }).where(eq(publications.id, p.id)).run();
+    expect((await readPub(u.key, p.id)).publish_state).toBe("processing");
+    t.pier.deps.jobs.enqueue("publish.sweep");
+    await drain();
+    expect((await readPub(u.key, p.id)).publish_state).toBe("ready");
+    expect(await (await siteFetch(t, host(p.public_slug), "/")).text()).toBe("<p>after crash</p>");
+  });
+});
+
+describe("secrets, slugs and settings", () => {
+  test("password and share text reach only account-owner keys, only on read after ready", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Secret Site Here", { "index.html": "secret" });
+    const r = await publish(u.key, id, { access_mode: "password" });
+    expect(r.status).toBe(202);
+    expect(r.body.data.publication.access_password).toBeUndefined();
+    expect(r.body.data.publication.password_configured).toBe(true);
+    const early = await readPub(u.key, r.body.data.publication.id);
+    expect(early.access_password).toBeUndefined();
+    await drain();
+    const owner = await readPub(u.key, early.id);
+    expect(owner.access_password).toMatch(/^\S{8,}$/);
+    expect(owner.generated_password).toBe(owner.access_password);
+    expect(owner.share_text).toContain(owner.access_password);
+    expect(owner.share_text).toContain(owner.public_url);
+    const named = t.key(u, { scope: "bucket_read" }); // not an account-owner publish key
+    const other = await readPub(named, early.id);
+    expect(other.access_password).toBeUndefined();
+    expect(other.share_text).toBeUndefined();
+    expect((await siteFetch(t, host(owner.public_slug), "/")).status).toBe(401);
+    const acc = await t.api("GET", `/api/v1/publications/${early.id}/access`, { key: u.key });
+    expect(acc.body.data.access).toMatchObject({ access_mode: "password", password_configured: true, access_password: owner.access_password });
+    const set = await t.api("PATCH", `/api/v1/publications/${early.id}/access`, { key: u.key, body: { access_mode: "password", password: "hunter22-long" } });
+    expect(set.body.data.access.access_password).toBe("hunter22-long");
+    expect((await readPub(u.key, early.id)).generated_password).toBeUndefined();
+    const pub = await t.api("PATCH", `/api/v1/publications/${early.id}/access`, { key: u.key, body: { access_mode: "public" } });
+    expect(pub.body.data.access.access_mode).toBe("public");
+    expect(await (await siteFetch(t, host(owner.public_slug), "/")).text()).toBe("secret");
+  });
+
+  test("slugs: sanitized suggestions, numeric suffix, title default, reserved and short refused, rename", async () => {
+    const u = await t.user({ plan: "pro" });
+    const a = await bucketWith(u, "Slug Owner A", { "index.html": "a" });
+    const b = await bucketWith(u, "Slug Owner B", { "index.html": "b" });
+    const c = await bucketWith(u, "Blog", { "index.html": "c" });
+    const d = await bucketWith(u, "Slug Owner D", { "index.html": "d" });
+    expect((await publish(u.key, a, { slug_suggestions: ["Été Café Menu"] })).body.data.publication.public_slug).toBe("ete-cafe-menu");
+    expect((await publish(u.key, b, { slug_suggestions: ["ete cafe menu"] })).body.data.publication.public_slug).toBe("ete-cafe-menu-2");
+    expect((await publish(u.key, c)).body.data.publication.public_slug).toBe("blog-site");
+    for (const bad of [["dashboard"], ["short"], ["preview-something"]]) {
+      const r = await publish(u.key, d, { slug_suggestions: bad });
+      expect([r.status, r.body.error.code]).toEqual([422, "VALIDATION_FAILED"]);
+    }
+    expect((await t.api("GET", `/api/v1/buckets/${d}`, { key: u.key })).body.data.bucket.website).toBeNull();
+    await drain();
+    const rename = await t.api("PATCH", `/api/v1/buckets/${a}/custom_domains/public_slug`, { key: u.key, body: { public_slug: "renamed-site" } });
+    expect(rename.status).toBe(200);
+    expect(rename.body.data.publication.public_url).toContain("renamed-site.");
+    expect(await (await siteFetch(t, host("renamed-site"), "/")).text()).toBe("a");
+    expect((await siteFetch(t, host("ete-cafe-menu"), "/")).status).toBe(404);
+    const taken = await t.api("PATCH", `/api/v1/buckets/${a}/custom_domains/public_slug`, { key: u.key, body: { public_slug: "ete-cafe-menu-2" } });
+    expect([taken.status, taken.body.error.code]).toEqual([409, "SLUG_TAKEN"]);
+    const short = await t.api("PATCH", `/api/v1/buckets/${a}/custom_domains/public_slug`, { key: u.key, body: { public_slug: "tiny" } });
+    expect(short.body.error.code).toBe("VALIDATION_FAILED");
+  });
+
+  test("PATCH changes title, routing and tracking without a rebuild; visibility lock refuses visibility changes", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Patch Me Site", { "index.html": "<p>i</p>" });
+    const p = (await publish(u.key, id)).body.data.publication;
+    await drain();
+    const r = await t.api("PATCH", `/api/v1/publications/${p.id}`, { key: u.key, body: { title: "New title", site_mode: "spa", client_events_enabled: false } });
+    expect(r.body.data.publication).toMatchObject({ title: "New title", site_mode: "spa", publication_client_events_enabled: false, publish_state: "ready" });
+    expect(await (await siteFetch(t, host(p.public_slug), "/x/y")).text()).toBe("<p>i</p>");
+    await t.api("POST", `/api/v1/buckets/${id}/visibility_change_lock`, { key: u.key, body: { reason: "launch" } });
+    for (const [m, path, body] of [["POST", `/api/v1/buckets/${id}/publication`, {}], ["DELETE", `/api/v1/buckets/${id}/publication`, undefined], ["PATCH", `/api/v1/publications/${p.id}/access`, { access_mode: "require_email" }]] as const) {
+      const res = await t.api(m, path, { key: u.key, body });
+      expect([res.status, res.body.error.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+    }
+  });
+});
+
+describe("root folder and expiry", () => {
+  test("publication_root_directory comes from bucket metadata unless given; \"\" publishes the whole bucket; expires_at ends a main site with 410", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Rooted Site Bucket", { "public/index.html": "<p>inner</p>", "index.html": "<p>outer</p>" });
+    await t.api("PATCH", `/api/v1/buckets/${id}`, { key: u.key, body: { bucket: { metadata: { publication_root_directory: "/public/" } } } });
+    const p = (await publish(u.key, id)).body.data.publication;
+    await drain();
+    expect(await (await siteFetch(t, host(p.public_slug), "/")).text()).toBe("<p>inner</p>");
+    expect((await readPub(u.key, p.id)).publication_root_directory).toBe("public");
+    await publish(u.key, id, { publication_root_directory: "" });
+    await drain();
+    expect(await (await siteFetch(t, host(p.public_slug), "/")).text()).toBe("<p>outer</p>");
+    expect(await (await siteFetch(t, host(p.public_slug), "/public/")).text()).toBe("<p>inner</p>");
+    const bad = await publish(u.key, id, { publication_root_directory: "../up" });
+    expect(bad.status).toBe(422);
+    const past = await publish(u.key, id, { expires_at: new Date(t.clock.now().getTime() - 1000).toISOString() });
+    expect(past.status).toBe(422);
+    const soon = new Date(t.clock.now().getTime() + 3600_000).toISOString();
+    expect((await publish(u.key, id, { expires_at: soon })).status).toBe(202);
+    await drain();
+    expect((await readPub(u.key, p.id)).expires_at).toBe(soon);
+    t.clock.advance(3601_000);
+    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(410);
+    // Expired: no longer live, so the bucket can be archived.
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket.publication_lifecycle_active).toBe(false);
+  });
+});
+
+describe("recipient links", () => {
+  test("a signed link lets its recipient through the require_email gate, records the lead, dies when access changes", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Recipient Link Site", { "index.html": "<p>members</p>" });
+    const p = (await publish(u.key, id, { access_mode: "require_email" })).body.data.publication;
+    await drain();
+    const pub = await t.api("POST", `/api/v1/buckets/${id}/publication`, { key: u.key, body: {} });
+    expect(pub.status).toBe(202);
+    await drain();
+    const r = await t.api("POST", `/api/v1/publications/${p.id}/recipient_links`, { key: u.key, body: { emails: ["Ann@Example.com"] } });
+    expect(r.status).toBe(200);
+    const link = new URL(r.body.data.recipient_links[0].url);
+    expect(r.body.data.recipient_links[0].email).toBe("ann@example.com");
+    expect(link.hostname).toBe(host(p.public_slug));
+    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(401);
+    const open = await siteFetch(t, host(p.public_slug), link.pathname + link.search);
+    expect(open.status).toBe(303);
+    const cookie = open.headers.get("set-cookie")!.split(";")[0]!;
+    expect(await (await siteFetch(t, host(p.public_slug), "/", { headers: { cookie } })).text()).toBe("<p>members</p>");
+    const acc = await t.api("GET", `/api/v1/publications/${p.id}/access`, { key: u.key });
+    expect(acc.body.data.access.leads.map((l: { email: string }) => l.email)).toEqual(["ann@example.com"]);
+    const forged = await siteFetch(t, host(p.public_slug), `/_pier/gate/recipient?token=${link.searchParams.get("token")!.slice(0, -2)}xx`);
+    expect(forged.status).toBe(401);
+    await t.api("PATCH", `/api/v1/publications/${p.id}/access`, { key: u.key, body: { access_mode: "require_email" } });
+    expect((await siteFetch(t, host(p.public_slug), link.pathname + link.search)).status).toBe(401);
+    const publicPub = await bucketWith(u, "Public Link Site", { "index.html": "x" });
+    const pp = (await publish(u.key, publicPub)).body.data.publication;
+    const refused = await t.api("POST", `/api/v1/publications/${pp.id}/recipient_links`, { key: u.key, body: { emails: ["a@example.com"] } });
+    expect(refused.status).toBe(422);
+  });
+});
+
+describe("previews and plan policy", () => {
+  test("Free: protected main sites need an upgrade (with choices), previews may be protected, expire to 410 and do not count", async () => {
+    const u = await t.user({ plan: "free" });
+    const id = await bucketWith(u, "Free Preview Site", { "index.html": "<p>free</p>" });
+    const refused = await publish(u.key, id, { access_mode: "password" });
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.code).toBe("PUBLICATION_UPGRADE_REQUIRED");
+    expect(refused.body.error.details.choices.map((c: { action: string }) => c.action)).toEqual(["preview", "upgrade", "public"]);
+    expect((await t.api("GET", "/api/v1/publications", { key: u.key })).body.data.publications).toEqual([]);
+
+    const pv = await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { access_mode: "password", password: "preview-pass" } });
+    expect(pv.status).toBe(202);
+    const prev = pv.body.data.publication;
+    expect(prev.kind).toBe("preview");
+    expect(prev.public_url).toContain(`preview-${prev.public_slug}.`);
+    expect(Math.abs(Date.parse(prev.expires_at) - t.clock.now().getTime() - 15 * 60_000)).toBeLessThan(5_000);
+    await drain();
+    expect((await siteFetch(t, host(prev.public_slug, true), "/")).status).toBe(401);
+    // The preview does not count: the one public main site is still allowed.
+    const main = await publish(u.key, id);
+    expect(main.status).toBe(202);
+    await drain();
+    const mainPub = await readPub(u.key, main.body.data.publication.id);
+    expect(mainPub.access_mode).toBe("public");
+    expect(await (await siteFetch(t, host(mainPub.public_slug), "/")).text()).toBe("<p>free</p>");
+    // A second live main site is over Free's limit.
+    const other = await bucketWith(u, "Second Free Site", { "index.html": "2" });
+    const second = await publish(u.key, other);
+    expect([second.status, second.body.error.code, second.body.error.details.max_live_sites]).toEqual([403, "FORBIDDEN", 1]);
+
+    // Re-running the preview republishes the same slug with a new expiry; the main site is untouched.
+    const again = await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 60 } });
+    expect(again.body.data.publication.public_slug).toBe(prev.public_slug);
+    expect(again.body.data.publication.id).toBe(prev.id);
+    await drain();
+    t.clock.advance(61 * 60_000);
+    expect((await siteFetch(t, host(prev.public_slug, true), "/")).status).toBe(410);
+    expect((await siteFetch(t, host(mainPub.public_slug), "/")).status).toBe(200);
+    const tooLong = await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 43201 } });
+    expect(tooLong.status).toBe(422);
+    // The expiry job ends a preview a week after it expired (404, lifecycle over).
+    t.clock.advance(8 * 24 * 3600_000);
+    t.pier.deps.jobs.enqueue("publish.expire_previews");
+    await drain();
+    expect((await readPub(u.key, prev.id)).status).toBe("unpublished");
+  });
+
+  test("Free-site renewal: without a dashboard visit for 30 days the main site is unpublished; API traffic does not renew", async () => {
+    const u = await t.user({ plan: "free" });
+    const id = await bucketWith(u, "Renewal Test Site", { "index.html": "r" });
+    const p = (await publish(u.key, id)).body.data.publication;
+    await drain();
+    const visit = new Date(t.clock.now().getTime() - 29 * 86_400_000).toISOString();
+    t.pier.deps.db.update(accounts).set({ lastDashboardVisitAt: visit }).where(eq(accounts.id, u.accountId)).run();
+    t.pier.deps.jobs.enqueue("publish.site_renewal");
+    await drain();
+    expect((await readPub(u.key, p.id)).status).toBe("published");
+    t.clock.advance(2 * 86_400_000);
+    await t.api("GET", "/api/v1/buckets", { key: u.key }); // API traffic: no renewal
+    t.pier.deps.jobs.enqueue("publish.site_renewal");
+    await drain();
+    expect((await readPub(u.key, p.id)).status).toBe("unpublished");
+    expect(t.pier.deps.db.select().from(notifications).where(eq(notifications.accountId, u.accountId)).all().map((n) => n.kind)).toContain("site_renewal_lapsed");
+  });
+});
