@@ -17,6 +17,7 @@ import { publishRoutes } from "./publish/routes";
 import { publishSessionRoutes } from "./publish/sessions/routes";
 import { notificationRoutes } from "./notifications/routes";
 import { connectionsSection } from "./oauth/pages";
+import { dashboardRoutes } from "./dashboard";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
@@ -33,4 +34,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(agentAuthRoutes(deps, auth))
     .use(publishRoutes(deps, auth))
     .use(publishSessionRoutes(deps, auth))
-    .use(notificationRoutes(deps, auth));
+    .use(notificationRoutes(deps, auth))
+    .use(dashboardRoutes(deps));

@@ -10,3 +10,5 @@ export type { SessionRow } from "./sessions";
 export { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "./sudo";
 export { twoFactorEnabled } from "./totp";
 export { browserSession, checkPreSessionCsrf, clientMeta, preSessionCsrf, safeNext } from "./web/browser";
+export { dashboardSummary, recordDashboardVisit } from "./dashboard";
+export type { BrowserSession } from "./web/browser";

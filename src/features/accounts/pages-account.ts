@@ -116,7 +116,6 @@ export const accountPages = (deps: Deps, connectionsSection: ConnectionsSection)
 
   return new Elysia({ name: "account-pages" })
     .get("/dashboard", ({ request }) => dashboard(request), { detail: hide })
-    .get("/dashboard/*", ({ request }) => dashboard(request), { detail: hide })
     .get("/account/access", ({ request }) => {
       const s = browserSession(deps, request);
       if (!s) return toSignin(request);

@@ -1,5 +1,5 @@
 // Bucket rules: (deps, actor, input) -> result. No HTTP here.
-import { and, count, desc, eq, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -56,13 +56,15 @@ export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean 
 }
 
 /** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
-export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boolean; limit?: number; offset?: number }): { buckets: BucketRow[]; pagination: Pagination } {
+export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boolean; limit?: number; offset?: number; titleContains?: string }): { buckets: BucketRow[]; pagination: Pagination } {
   const { limit, offset } = pageWindow(opts, BUCKET_PAGE);
   const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
   const where = and(
     eq(buckets.accountId, actor.accountId),
     opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt),
     selected ? inArray(buckets.id, selected) : undefined,
+    // instr, not LIKE: the dashboard's search text is matched literally (no % or _ wildcards).
+    opts.titleContains ? sql`instr(lower(${buckets.title}), lower(${opts.titleContains})) > 0` : undefined,
   );
   const total = deps.db.select({ n: count() }).from(buckets).where(where).get()!.n;
   // id breaks ties between buckets created in the same millisecond, so pages never overlap.

@@ -84,7 +84,7 @@ export interface LayoutInput {
 export async function renderPage(input: LayoutInput): Promise<string> {
   const layout = await loadTemplate("auth/layout.html");
   const nav = input.user
-    ? html`<nav aria-label="Account"><a href="/dashboard">Dashboard</a><a href="/account/access">Access</a><a href="/account/security">Security</a>
+    ? html`<nav aria-label="Account"><a href="/dashboard">Dashboard</a><a href="/dashboard/buckets">Buckets</a><a href="/account/access">Access</a><a href="/account/security">Security</a>
 <form method="post" action="/signout" class="inline"><input type="hidden" name="csrf" value="${input.user.csrf}"><button type="submit" class="link" title="Signed in as ${input.user.email}">Sign out</button></form></nav>`
     : html``;
   return renderTemplate(layout, { title: input.title, body: input.body, nav, width: input.width ?? "narrow" });

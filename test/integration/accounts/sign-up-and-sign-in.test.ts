@@ -262,7 +262,10 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     const again = await b.get("/signin?next=/account/access");
     expect(again.status).toBe(303);
     expect(again.location).toBe("/account/access");
-    expect((await b.get("/dashboard/buckets/anything")).status).toBe(200);
+    // Signed in, an unknown bucket is the dashboard's not-found page (404), not a sign-in redirect.
+    const unknown = await b.get("/dashboard/buckets/anything");
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain("Not found");
     const anon = await new Browser(t.url).get("/dashboard/buckets/anything");
     expect(anon.location).toBe("/signin?next=%2Fdashboard%2Fbuckets%2Fanything");
   });

@@ -241,6 +241,13 @@ const expectations: Record<string, Expectation> = {
   "POST /account/security/totp/disable": { auth: "page", signedIn: true },
   "GET /account/confirm-password": { auth: "page", signedIn: true },
   "POST /account/confirm-password": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/inbound": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/archive": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

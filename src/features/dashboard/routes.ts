@@ -1,0 +1,20 @@
+// The dashboard's routes: every registered page in one shell, then the signed-in not-found
+// page for any other /dashboard/ path (after the pages, so it only catches what they do not).
+import { Elysia } from "elysia";
+import type { Deps } from "../../core/context";
+import { dashboardPages } from "./registry";
+import { createShell, type NavItem } from "./shell";
+
+// Pages that live outside this feature (account pages) still belong in the dashboard's nav.
+const accountNav: NavItem[] = [
+  { label: "Account", href: "/account/access" },
+  { label: "Security", href: "/account/security" },
+];
+
+export const dashboardRoutes = (deps: Deps) => {
+  const nav = [...dashboardPages.flatMap((p) => (p.nav ? [p.nav] : [])), ...accountNav];
+  const shell = createShell(deps, nav);
+  let app = new Elysia({ name: "dashboard" }) as unknown as Elysia;
+  for (const page of dashboardPages) app = page.routes(app, shell);
+  return app.get("/dashboard/*", shell.view((s) => shell.notFound(s)), { detail: { hide: true } });
+};
