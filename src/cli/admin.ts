@@ -12,7 +12,7 @@ import { createInvite } from "../features/accounts/invites";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
 import { setDisabledByAdmin } from "../features/buckets/inbound-address";
 import { listOutbox } from "../features/mail/outbound";
-import { localSmtpServer, sendTestMessage } from "../features/mail/test-message";
+import { localSmtpServer, sendTestMessage } from "../features/mail/delivery-check";
 import { createDeps } from "../runtime";
 import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
 import { connectHost } from "./healthcheck";

@@ -7,7 +7,7 @@ import { BUCKET_DELETE_JOB, bucketDeleteJob } from "../features/buckets/delete";
 import { expireUploads } from "../features/files/uploads/sessions";
 import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth/housekeeping";
 import { runBuild, runUnpublish } from "../features/publish/build";
-import { BUILD_JOB } from "../features/publish/request";
+import { BUILD_JOB } from "../features/publish/accept-publish";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish/lifecycle";
 import { prunePublishSessions } from "../features/publish/sessions/service";
 import type { JobHandler, PeriodicTask } from "./runner";

@@ -10,7 +10,7 @@ import { newId } from "../core/ids";
 import { siteEmailCodes, siteLeads } from "../db/schema";
 import { transaction } from "../db/tx";
 import { mailerFor, quotedForMail } from "../features/mail/outbound";
-import { verifyRecipientToken } from "../features/publish/manage";
+import { verifyRecipientToken } from "../features/publish/service";
 import type { Site } from "./directory";
 import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";

@@ -13,7 +13,7 @@ import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
 import { assertNoUploadCommitting } from "./locks";
-import { loadMutableBucket, type BucketRow } from "./access";
+import { loadMutableBucket, type BucketRow } from "./authorization";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";
 import { notifyAccount } from "./notify";

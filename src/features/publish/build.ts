@@ -15,7 +15,7 @@ import { activateDeploy, writeDeploy } from "./deploys";
 import { emitSiteChange } from "./events";
 import { isExcludedFromPublish } from "./exclusions";
 import type { PublicationRow } from "./publications";
-import type { SavedRequest } from "./request";
+import type { SavedRequest } from "./accept-publish";
 
 const current = (deps: Deps, id: string) => deps.db.select().from(publications).where(eq(publications.id, id)).get();
 const tokenOf = (p: PublicationRow) => (p.publishRequest as Partial<SavedRequest>).build_token;

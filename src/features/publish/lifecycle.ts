@@ -12,7 +12,7 @@ import { hasLiveJob } from "./build";
 import { emitSiteChange } from "./events";
 import { takePublishToken } from "./limits";
 import type { PublicationRow } from "./publications";
-import { BUILD_JOB, findPublication, type SavedRequest } from "./request";
+import { BUILD_JOB, findPublication, type SavedRequest } from "./accept-publish";
 
 export const UNPUBLISH_JOB = "publish.unpublish";
 /** Expired sites keep answering 410 this long, then end (404, lifecycle over). */

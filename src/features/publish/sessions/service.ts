@@ -17,7 +17,7 @@ import { emitSiteChange } from "../events";
 import { takePublishToken, takeUploadToken } from "../limits";
 import { assertPublishAllowed } from "../policy";
 import { presentPublication } from "../present";
-import { commitPublish, findPublication, preparePublish } from "../request";
+import { commitPublish, findPublication, preparePublish } from "../accept-publish";
 import type { PublishInput } from "../model";
 import type { CreatePublishSessionInput } from "./model";
 

@@ -8,13 +8,13 @@ import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { publications, type AccessMode } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { assertVisibilityUnlocked, effectiveScope, loadBucket, loadMutableBucket } from "../buckets";
-import { accessDetails } from "./access";
+import { accessDetails } from "./visitor-access";
 import { emitSiteChange } from "./events";
 import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";
 import { assertPublishAllowed } from "./policy";
 import { setPublicationAccess, validateSlug, type PublicationRow } from "./publications";
 import { publicUrlOf } from "./present";
-import { findPublication } from "./request";
+import { findPublication } from "./accept-publish";
 import { slugTaken } from "./slugs";
 
 function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
