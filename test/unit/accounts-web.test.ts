@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { FailureWindow, SigninGuard } from "../../src/features/accounts/signin-limits";
 import { UserCodeGuard } from "../../src/features/oauth/user-code-limits";
-import { safeNext } from "../../src/features/accounts/web/browser";
+import { safeNext } from "../../src/http/browser";
 import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/http/pages/layout";
 
 describe("templates", () => {
