@@ -8,7 +8,7 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { newId } from "../../core/ids";
 import { deploys, files, memberships, notifications, publications, users } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { afterCommit, transaction } from "../../db/tx";
 import { latestVersion } from "../files";
 import { mailerFor } from "../mail";
 import { activateDeploy, writeDeploy } from "./deploys";
@@ -77,9 +77,10 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
 /** failed + publish_error; the live deploy (if any) stays up; the owner is told. */
 export async function markFailed(deps: Deps, id: string, token: unknown, message: string): Promise<void> {
   const now = deps.clock.now().toISOString();
-  const pub = transaction(deps.db, (tx) => {
+  let ownerTold: Promise<void> | undefined;
+  transaction(deps.db, (tx) => {
     const p = tx.select().from(publications).where(eq(publications.id, id)).get();
-    if (!p || tokenOf(p) !== token) return null;
+    if (!p || tokenOf(p) !== token) return;
     tx.update(publications).set({
       publishState: "failed", publishError: message, publishCompletedAt: now, updatedAt: now,
       // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
@@ -90,10 +91,15 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
       body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
       data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message }, createdAt: now,
     }).run();
-    return p;
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
+    afterCommit(tx, () => { ownerTold = mailFailureToOwner(deps, p, message); });
   });
-  if (!pub) return;
-  emitSiteChange(deps, { publicationId: id });
+  await ownerTold;
+}
+
+/** The publish-failed mail to the account owner; a mail that cannot be sent is logged, not thrown. */
+async function mailFailureToOwner(deps: Deps, pub: PublicationRow, message: string): Promise<void> {
+  const id = pub.id;
   const owner = deps.db.select({ email: users.email }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
     .where(and(eq(memberships.accountId, pub.accountId), eq(memberships.role, "owner"))).get();
   if (!owner) return;
@@ -111,10 +117,13 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
 export async function runUnpublish(deps: Deps, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
   const id = String(payload.publication_id);
   const now = deps.clock.now().toISOString();
-  const done = transaction(deps.db, (tx) => tx.update(publications)
-    .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
-    .where(and(eq(publications.id, id), eq(publications.status, "unpublishing"))).returning({ id: publications.id }).all().length > 0);
-  if (done) emitSiteChange(deps, { publicationId: id });
+  const done = transaction(deps.db, (tx) => {
+    const changed = tx.update(publications)
+      .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
+      .where(and(eq(publications.id, id), eq(publications.status, "unpublishing"))).returning({ id: publications.id }).all().length > 0;
+    if (changed) afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
+    return changed;
+  });
   return { unpublished: done };
 }
 

@@ -13,7 +13,6 @@ import { createBucket } from "../../buckets";
 import { commitChanges, type Change } from "../../files";
 import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../../files";
 import { isMailPath } from "../../mail";
-import { emitSiteChange } from "../events";
 import { takePublishToken, takeUploadToken } from "../limits";
 import { assertPublishAllowed } from "../policy";
 import { presentPublication } from "../present";
@@ -175,7 +174,6 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
     const session = tx.update(publishSessions).set({ status: "finalized", finalizedAt: now, publicationId: pub.id }).where(eq(publishSessions.id, id)).returning().get()!;
     return { pub, session, commit };
   });
-  if (prepared.access) emitSiteChange(deps, { publicationId: result.pub.id });
   return {
     publish_session: presentSession(deps, result.session, undefined),
     publication: presentPublication(deps, actor, result.pub, { immediate: true }),
