@@ -73,7 +73,7 @@ const KNOWN_TABLE_CROSSINGS = new Set<string>([
   "files/commit.ts -> buckets", "files/uploads/declare.ts -> buckets", "files/uploads/lock.ts -> bucketLocks",
   "mail/filer.ts -> mailAddresses", "mail/messages.ts -> files",
   "oauth/connections.ts -> apiKeys", "oauth/grants.ts -> apiKeys", "oauth/grants.ts -> memberships", "oauth/grants.ts -> users", "oauth/token.ts -> apiKeys",
-  "publish/build.ts -> files", "publish/build.ts -> memberships", "publish/build.ts -> notifications", "publish/build.ts -> users", "publish/lifecycle.ts -> accounts", "publish/lifecycle.ts -> notifications", "publish/sessions/service.ts -> buckets", "publish/sessions/service.ts -> files", "publish/sessions/service.ts -> uploadEntries",
+  "publish/build.ts -> files", "publish/build.ts -> memberships", "publish/build.ts -> notifications", "publish/build.ts -> users", "publish/lifecycle.ts -> accounts", "publish/lifecycle.ts -> notifications",
 ]);
 
 function tableCrossings(): string[] {

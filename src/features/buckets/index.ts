@@ -8,4 +8,4 @@ export { archiveBucket, unarchiveBucket } from "./lifecycle";
 export { assertNoUploadCommitting } from "./locks";
 export { BucketInput, BucketParams, BucketPatch, TagPath } from "./model";
 export { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "./present";
-export { createBucket, getBucket, listBuckets, updateBucket } from "./service";
+export { bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listBuckets, updateBucket } from "./service";

@@ -70,6 +70,18 @@ export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boole
   return { buckets: rows, pagination: pagination(limit, offset, rows.length, total) };
 }
 
+/** The account's newest active (not archived, not being deleted) bucket with this exact title. */
+export function findActiveBucketByTitle(accountId: string, title: string, db: DbOrTx): BucketRow | undefined {
+  return db.select().from(buckets)
+    .where(and(eq(buckets.accountId, accountId), eq(buckets.title, title), isNull(buckets.archivedAt)))
+    .orderBy(desc(buckets.updatedAt)).all().find((b) => !b.deletion);
+}
+
+/** A bucket's revision (it grows with every change of its files), or undefined when it is gone. */
+export function bucketRevision(bucketId: string, db: DbOrTx): number | undefined {
+  return db.select({ revision: buckets.revision }).from(buckets).where(eq(buckets.id, bucketId)).get()?.revision;
+}
+
 export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
   return loadBucket(deps, actor, id, "bucket_read");
 }
