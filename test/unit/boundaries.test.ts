@@ -69,11 +69,11 @@ const KNOWN_TABLE_CROSSINGS = new Set<string>([
   // Bucket deletion (buckets/items.ts) empties every table that holds a bucket's rows.
   "accounts/access-keys.ts -> buckets", "accounts/dashboard.ts -> buckets",
   "agent-auth/email-code.ts -> buckets", "agent-auth/login-link.ts -> memberships", "agent-auth/login-link.ts -> sessions", "agent-auth/login-link.ts -> users",
-  "buckets/inbound-address.ts -> accounts", "buckets/items.ts -> bucketVersions", "buckets/items.ts -> deployFiles", "buckets/items.ts -> deploys", "buckets/items.ts -> fileChanges", "buckets/items.ts -> fileLocks", "buckets/items.ts -> files", "buckets/items.ts -> mailMessages", "buckets/items.ts -> publications", "buckets/items.ts -> publishSessions", "buckets/items.ts -> uploadEntries", "buckets/items.ts -> uploadSessions", "buckets/locks.ts -> uploadSessions", "buckets/notify.ts -> notifications", "buckets/publication-state.ts -> publications",
+  "buckets/inbound-address.ts -> accounts", "buckets/items.ts -> bucketVersions", "buckets/items.ts -> deployFiles", "buckets/items.ts -> deploys", "buckets/items.ts -> fileChanges", "buckets/items.ts -> fileLocks", "buckets/items.ts -> files", "buckets/items.ts -> mailMessages", "buckets/items.ts -> publications", "buckets/items.ts -> publishSessions", "buckets/items.ts -> uploadEntries", "buckets/items.ts -> uploadSessions", "buckets/locks.ts -> uploadSessions", "buckets/publication-state.ts -> publications",
   "files/commit.ts -> buckets", "files/uploads/declare.ts -> buckets", "files/uploads/lock.ts -> bucketLocks",
   "mail/filer.ts -> mailAddresses", "mail/messages.ts -> files",
   "oauth/connections.ts -> apiKeys", "oauth/grants.ts -> apiKeys", "oauth/grants.ts -> memberships", "oauth/grants.ts -> users", "oauth/token.ts -> apiKeys",
-  "publish/build.ts -> files", "publish/build.ts -> memberships", "publish/build.ts -> notifications", "publish/build.ts -> users", "publish/lifecycle.ts -> accounts", "publish/lifecycle.ts -> notifications",
+  "publish/lifecycle.ts -> accounts",
 ]);
 
 function tableCrossings(): string[] {

@@ -11,3 +11,4 @@ export { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "./sudo";
 export { twoFactorEnabled } from "./totp";
 export { browserSession } from "./browser-session";
 export type { BrowserSession } from "./browser-session";
+export { accountOwnerEmail } from "./service";

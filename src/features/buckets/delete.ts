@@ -16,7 +16,7 @@ import { assertNoUploadCommitting } from "./locks";
 import { loadMutableBucket, type BucketRow } from "./authorization";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";
-import { notifyAccount } from "./notify";
+import { notifyAccount } from "../notifications";
 import { deleteConfirmation } from "./present";
 
 export const BUCKET_DELETE_JOB = "buckets.delete";

@@ -4,12 +4,13 @@
 // the blobs already stored (nothing is re-uploaded) and switches the site to it atomically.
 // A request that changed only settings (no file change since the live deploy's bucket version,
 // same root) reuses the live deploy.
-import { and, asc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
-import { newId } from "../../core/ids";
-import { deploys, files, memberships, notifications, publications, users } from "../../db/schema";
+import { deploys, publications } from "../../db/schema";
+import { accountOwnerEmail } from "../accounts";
+import { notifyAccount } from "../notifications";
 import { afterCommit, transaction } from "../../db/tx";
-import { latestVersion } from "../files";
+import { currentFiles, latestVersion } from "../files";
 import { mailerFor } from "../mail";
 import { activateDeploy, writeDeploy } from "./deploys";
 import { emitSiteChange } from "./events";
@@ -53,8 +54,7 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
     reused = true;
   } else {
     const prefix = root === "" ? "" : `${root}/`;
-    const rows = deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files)
-      .where(eq(files.bucketId, pub.bucketId)).orderBy(asc(files.path)).all();
+    const rows = currentFiles(pub.bucketId, deps.db, { byPath: true });
     const inputs = rows
       // Received mail stays private whatever the publication root (even "_email" itself).
       .filter((f) => f.path.startsWith(prefix) && !isExcludedFromPublish(f.path))
@@ -86,11 +86,11 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
       // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
       status: p.currentDeployId ? "published" : "unpublished",
     }).where(eq(publications.id, id)).run();
-    tx.insert(notifications).values({
-      id: newId("ntf"), accountId: p.accountId, kind: "publish_failed", subject: `Publishing ${p.publicSlug} failed`,
+    notifyAccount(deps, {
+      accountId: p.accountId, kind: "publish_failed", subject: `Publishing ${p.publicSlug} failed`,
       body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
-      data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message }, createdAt: now,
-    }).run();
+      data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message },
+    }, tx);
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
     afterCommit(tx, () => { ownerTold = mailFailureToOwner(deps, p, message); });
   });
@@ -100,12 +100,11 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
 /** The publish-failed mail to the account owner; a mail that cannot be sent is logged, not thrown. */
 async function mailFailureToOwner(deps: Deps, pub: PublicationRow, message: string): Promise<void> {
   const id = pub.id;
-  const owner = deps.db.select({ email: users.email }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, pub.accountId), eq(memberships.role, "owner"))).get();
-  if (!owner) return;
+  const ownerEmail = accountOwnerEmail(pub.accountId, deps.db);
+  if (!ownerEmail) return;
   try {
     await mailerFor(deps).send({
-      to: owner.email, kind: "publish-failed", subject: `Pier: publishing ${pub.publicSlug} failed`,
+      to: ownerEmail, kind: "publish-failed", subject: `Pier: publishing ${pub.publicSlug} failed`,
       text: `The build of ${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier publish again, or POST /api/v1/buckets/${pub.bucketId}/publication/retry).\n`,
     });
   } catch (e) {
