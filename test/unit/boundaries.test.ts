@@ -106,6 +106,22 @@ function cycles(edges: Map<string, Set<string>>): string[] {
   return [...found].sort();
 }
 
+const SRC = resolve(import.meta.dir, "../../src");
+
+/**
+ * Files outside src/features that may still reach inside a feature, and why. Everything else
+ * (src/sites, src/jobs, src/cli, src/app.ts, ...) imports a feature through its index.ts.
+ */
+const OUTSIDE_EXCEPTIONS: Record<string, string> = {
+  // Deps is built from the features' per-process state classes; the type names them.
+  "core/context.ts": "types of the per-process state held in Deps",
+  "runtime.ts": "builds Deps: constructs each feature's per-process state",
+  // The authentication edge resolves credentials with the accounts internals it was built with.
+  "http/auth.ts": "resolves API keys and sessions into actors",
+  // The CLI client stays light: it must not load the server's publish feature for one rule.
+  "cli/client/folder.ts": "the client shares the publish exclusion rule without loading the server",
+};
+
 describe("feature boundaries", () => {
   test("the parser sees the features and their crossings (the rules below are not vacuous)", () => {
     const features = new Set(featureFiles.map((f) => featureOf(f)));
@@ -140,6 +156,21 @@ describe("feature boundaries", () => {
     const tables = tsFiles(SCHEMA).flatMap((f) => [...readFileSync(f, "utf8").matchAll(/export const (\w+) = sqliteTable\(/g)].map((m) => m[1]!));
     expect(tables.length).toBeGreaterThan(30);
     expect(tables.filter((t) => !(t in TABLE_OWNER))).toEqual([]);
+  });
+
+  test("src/ outside features imports a feature only through its index.ts (listed exceptions aside)", () => {
+    const outside = tsFiles(SRC).filter((f) => !f.startsWith(FEATURES + "/") && !f.endsWith(".gen.ts"));
+    expect(outside.length).toBeGreaterThan(20);
+    const reaching = outside.flatMap(importsOf)
+      .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
+      .map((i) => relative(SRC, i.from))
+      .filter((from) => !(from in OUTSIDE_EXCEPTIONS));
+    expect([...new Set(reaching)]).toEqual([]);
+    // An exception that no longer reaches inside a feature is removed from the list.
+    const stillReaching = new Set(outside.flatMap(importsOf)
+      .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
+      .map((i) => relative(SRC, i.from)));
+    expect(Object.keys(OUTSIDE_EXCEPTIONS).filter((f) => !stillReaching.has(f))).toEqual([]);
   });
 
   test("a feature queries only its own tables (known crossings may only go away)", () => {

@@ -12,3 +12,10 @@ export { twoFactorEnabled } from "./totp";
 export { browserSession } from "./browser-session";
 export type { BrowserSession } from "./browser-session";
 export { accountOwnerEmail } from "./service";
+// Used by the CLI (pier admin, pier serve), the task table and the app outside src/features.
+export { actorFromApiKey } from "./keys";
+export { adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetPassword, bootstrap } from "./admin";
+export { createInvite } from "./invites";
+export { setPlan, setReadOnly } from "./service";
+export { ownerPlanNote } from "./plan-help";
+export { purgeExpiredSessionsAndInvites } from "./housekeeping";

@@ -9,3 +9,6 @@ export { assertNoUploadCommitting } from "./locks";
 export { BucketInput, BucketParams, BucketPatch, TagPath } from "./model";
 export { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "./present";
 export { bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listBuckets, updateBucket } from "./service";
+// Used by the task table and `pier admin` outside src/features.
+export { BUCKET_DELETE_JOB, bucketDeleteJob } from "./delete";
+export { setDisabledByAdmin } from "./inbound-address";

@@ -11,3 +11,5 @@ export { ExecutableScanner } from "./sniff";
 export { alreadyStored, descriptor, entryBytesReady, findEntry, insertEntry, markEntriesFinalized, validateDeclared } from "./uploads/declare";
 export type { UploadEntryRow } from "./uploads/declare";
 export { guessContentType, writeFiles } from "./write";
+// Used by the task table outside src/features.
+export { expireUploads } from "./uploads/sessions";

@@ -6,3 +6,6 @@
 export { MESSAGES_PAGE_MAX, getInboundEmail, listMessages, recordMessageRead } from "./messages";
 export { mailerFor } from "./outbound";
 export { isMailPath } from "./paths";
+// Used by the site server and `pier admin` outside src/features.
+export { listOutbox, quotedForMail } from "./outbound";
+export { localSmtpServer, sendTestMessage } from "./delivery-check";

@@ -11,3 +11,15 @@ export type { PublishInput } from "./model";
 export { presentPublication, presentPublishAnswer } from "./present";
 export type { PublicationRow } from "./publications";
 export { BUILD_JOB, findPublication, requestPublish } from "./accept-publish";
+// Used by the task table, the site server (src/sites) and the CLI outside src/features.
+export { runBuild, runUnpublish } from "./build";
+export { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "./lifecycle";
+export { prunePublishSessions } from "./sessions/service";
+export { deployManifest } from "./deploys";
+export type { DeployFile } from "./deploys";
+export { onSiteChange } from "./events";
+export { isExcludedFromPublish } from "./exclusions";
+export { verifyRecipientToken } from "./service";
+export { getAutoIndexTemplate } from "./autoindex-templates";
+export { sanitizeSlug } from "./slugs";
+export { MIN_SLUG_LENGTH } from "./publications";
