@@ -50,7 +50,7 @@ async function runPierServer() {
   const { silentLogger } = await import("../src/core/log");
   const { loadConfig } = await import("../src/config");
   const { startPier } = await import("../src/runtime");
-  const { tableResolver } = await import("../src/features/mail/auth");
+  const { tableResolver } = await import("../src/features/mail/sender-auth");
   const { createApiKey } = await import("../src/features/accounts/keys");
   const { hashPassword, insertUserWithAccount } = await import("../src/features/accounts/service");
   const dir = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));

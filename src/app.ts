@@ -10,9 +10,9 @@ import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
 import { earlyBodyValidation, type RouteTable } from "./http/json-guard";
 import { RateLimiter } from "./http/rate-limit";
 import { requestId } from "./http/request-info";
-import { actorFromApiKey } from "./features/accounts/keys";
+import { actorFromApiKey } from "./features/accounts";
 import { featureRoutes } from "./features";
-import { agentActivityHook } from "./features/agent-auth/routes";
+import { agentActivityHook } from "./features/agent-auth";
 
 export interface AppOptions {
   /** Extra bearer credential kinds (OAuth access tokens) tried after API keys. */

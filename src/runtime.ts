@@ -13,7 +13,7 @@ import { createLogger, type Logger } from "./core/log";
 import { openDatabase } from "./db/client";
 import { migrate } from "./db/migrate";
 import { PlanCatalog } from "./features/accounts/plans";
-import { SigninGuard } from "./features/accounts/attempts";
+import { SigninGuard } from "./features/accounts/signin-limits";
 import { newUsedTotpSteps } from "./features/accounts/totp";
 import { ActivityRecorder } from "./features/agent-auth/activity";
 import { newEmailCodeLog } from "./features/agent-auth/email-code";

@@ -7,12 +7,12 @@ import { ApiError } from "../core/errors";
 import { createLogger } from "../core/log";
 import {
   adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetPassword, bootstrap,
-} from "../features/accounts/admin";
-import { createInvite } from "../features/accounts/invites";
-import { getAccount, setPlan, setReadOnly } from "../features/accounts/service";
-import { setDisabledByAdmin } from "../features/buckets/inbound-address";
-import { listOutbox } from "../features/mail/outbound";
-import { localSmtpServer, sendTestMessage } from "../features/mail/test-message";
+} from "../features/accounts";
+import { createInvite } from "../features/accounts";
+import { getAccount, setPlan, setReadOnly } from "../features/accounts";
+import { setDisabledByAdmin } from "../features/buckets";
+import { listOutbox } from "../features/mail";
+import { localSmtpServer, sendTestMessage } from "../features/mail";
 import { createDeps } from "../runtime";
 import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
 import { connectHost } from "./healthcheck";

@@ -3,8 +3,8 @@
 // then poll the publication with backoff until it is ready or failed and print its URL.
 import { statSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { sanitizeSlug } from "../features/publish/slugs";
-import { MIN_SLUG_LENGTH } from "../features/publish/publications";
+import { sanitizeSlug } from "../features/publish";
+import { MIN_SLUG_LENGTH } from "../features/publish";
 import { UsageError, type CommandSpec, type Parsed } from "./client/args";
 import type { Command, RunContext } from "./client/command";
 import { resolveTarget, serverOptions } from "./client/credentials";

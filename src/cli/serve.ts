@@ -4,8 +4,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkConfig, configOptions, ConfigError, describeConfig, envName, loadConfig, type Config } from "../config";
 import { serverVersion } from "../core/version";
-import { ownerPlanNote } from "../features/accounts/plan-help";
-import { countUsers } from "../features/accounts/service";
+import { ownerPlanNote } from "../features/accounts";
+import { countUsers } from "../features/accounts";
 import { startPier, type Pier } from "../runtime";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
 

@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import type { JobQueue } from "../jobs/queue";
 import type { LRUCache } from "lru-cache";
 import type { PlanCatalog } from "../features/accounts/plans";
-import type { SigninGuard } from "../features/accounts/attempts";
+import type { SigninGuard } from "../features/accounts/signin-limits";
 import type { ActivityRecorder } from "../features/agent-auth/activity";
 import type { Mailer } from "../features/mail/outbound";
 import type { PublishLimiters } from "../features/publish/limits";

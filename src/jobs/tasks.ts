@@ -2,14 +2,14 @@
 // period when it runs on a timer, and what it is for. Features export the handlers; this file is
 // the one place that lists them, so a newcomer reads all background work here.
 import { collectGarbage } from "../blobs/gc";
-import { purgeExpiredSessionsAndInvites } from "../features/accounts/housekeeping";
-import { BUCKET_DELETE_JOB, bucketDeleteJob } from "../features/buckets/delete";
-import { expireUploads } from "../features/files/uploads/sessions";
-import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth/housekeeping";
-import { runBuild, runUnpublish } from "../features/publish/build";
-import { BUILD_JOB } from "../features/publish/request";
-import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish/lifecycle";
-import { prunePublishSessions } from "../features/publish/sessions/service";
+import { purgeExpiredSessionsAndInvites } from "../features/accounts";
+import { BUCKET_DELETE_JOB, bucketDeleteJob } from "../features/buckets";
+import { expireUploads } from "../features/files";
+import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth";
+import { runBuild, runUnpublish } from "../features/publish";
+import { BUILD_JOB } from "../features/publish";
+import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish";
+import { prunePublishSessions } from "../features/publish";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export interface Task {

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../core/context";
-import { getAutoIndexTemplate } from "../features/publish/templates";
+import { getAutoIndexTemplate } from "../features/publish";
 import type { Manifest, Site } from "./directory";
 import type { FileServer } from "./files";
 import { renderReadme } from "./markdown";

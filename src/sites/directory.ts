@@ -5,9 +5,9 @@ import { and, eq } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../core/context";
 import { accounts, publications } from "../db/schema";
-import { deployManifest, type DeployFile } from "../features/publish/deploys";
-import { onSiteChange } from "../features/publish/events";
-import { isExcludedFromPublish } from "../features/publish/exclusions";
+import { deployManifest, type DeployFile } from "../features/publish";
+import { onSiteChange } from "../features/publish";
+import { isExcludedFromPublish } from "../features/publish";
 
 export interface Site {
   id: string;

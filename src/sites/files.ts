@@ -4,7 +4,7 @@
 // the blob store with sendfile via Bun.file().
 import { LRUCache } from "lru-cache";
 import type { BlobStore } from "../blobs/store";
-import type { DeployFile } from "../features/publish/deploys";
+import type { DeployFile } from "../features/publish";
 import { noneMatch, parseRange, pickEncoding, type Encoding } from "./negotiate";
 
 /** Files up to this size are kept in memory once read. */

@@ -1,9 +1,9 @@
 // Pure pieces of the account pages: templates and escaping, safe redirects, attempt windows,
 // and the admin CLI's flag parsing.
 import { describe, expect, test } from "bun:test";
-import { FailureWindow, SigninGuard } from "../../src/features/accounts/attempts";
-import { UserCodeGuard } from "../../src/features/oauth/attempts";
-import { safeNext } from "../../src/features/accounts/web/browser";
+import { FailureWindow, SigninGuard } from "../../src/features/accounts/signin-limits";
+import { UserCodeGuard } from "../../src/features/oauth/user-code-limits";
+import { safeNext } from "../../src/http/browser";
 import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/http/pages/layout";
 
 describe("templates", () => {

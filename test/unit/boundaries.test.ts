@@ -69,11 +69,11 @@ const KNOWN_TABLE_CROSSINGS = new Set<string>([
   // Bucket deletion (buckets/items.ts) empties every table that holds a bucket's rows.
   "accounts/access-keys.ts -> buckets", "accounts/dashboard.ts -> buckets",
   "agent-auth/email-code.ts -> buckets", "agent-auth/login-link.ts -> memberships", "agent-auth/login-link.ts -> sessions", "agent-auth/login-link.ts -> users",
-  "buckets/inbound-address.ts -> accounts", "buckets/items.ts -> bucketVersions", "buckets/items.ts -> deployFiles", "buckets/items.ts -> deploys", "buckets/items.ts -> fileChanges", "buckets/items.ts -> fileLocks", "buckets/items.ts -> files", "buckets/items.ts -> mailMessages", "buckets/items.ts -> publications", "buckets/items.ts -> publishSessions", "buckets/items.ts -> uploadEntries", "buckets/items.ts -> uploadSessions", "buckets/locks.ts -> uploadSessions", "buckets/notify.ts -> notifications", "buckets/publication-state.ts -> publications",
+  "buckets/inbound-address.ts -> accounts", "buckets/items.ts -> bucketVersions", "buckets/items.ts -> deployFiles", "buckets/items.ts -> deploys", "buckets/items.ts -> fileChanges", "buckets/items.ts -> fileLocks", "buckets/items.ts -> files", "buckets/items.ts -> mailMessages", "buckets/items.ts -> publications", "buckets/items.ts -> publishSessions", "buckets/items.ts -> uploadEntries", "buckets/items.ts -> uploadSessions", "buckets/locks.ts -> uploadSessions", "buckets/publication-state.ts -> publications",
   "files/commit.ts -> buckets", "files/uploads/declare.ts -> buckets", "files/uploads/lock.ts -> bucketLocks",
   "mail/filer.ts -> mailAddresses", "mail/messages.ts -> files",
   "oauth/connections.ts -> apiKeys", "oauth/grants.ts -> apiKeys", "oauth/grants.ts -> memberships", "oauth/grants.ts -> users", "oauth/token.ts -> apiKeys",
-  "publish/build.ts -> files", "publish/build.ts -> memberships", "publish/build.ts -> notifications", "publish/build.ts -> users", "publish/lifecycle.ts -> accounts", "publish/lifecycle.ts -> notifications", "publish/sessions/service.ts -> buckets", "publish/sessions/service.ts -> files", "publish/sessions/service.ts -> uploadEntries",
+  "publish/lifecycle.ts -> accounts",
 ]);
 
 function tableCrossings(): string[] {
@@ -105,6 +105,22 @@ function cycles(edges: Map<string, Set<string>>): string[] {
   for (const start of edges.keys()) walk(start, start, [start]);
   return [...found].sort();
 }
+
+const SRC = resolve(import.meta.dir, "../../src");
+
+/**
+ * Files outside src/features that may still reach inside a feature, and why. Everything else
+ * (src/sites, src/jobs, src/cli, src/app.ts, ...) imports a feature through its index.ts.
+ */
+const OUTSIDE_EXCEPTIONS: Record<string, string> = {
+  // Deps is built from the features' per-process state classes; the type names them.
+  "core/context.ts": "types of the per-process state held in Deps",
+  "runtime.ts": "builds Deps: constructs each feature's per-process state",
+  // The authentication edge resolves credentials with the accounts internals it was built with.
+  "http/auth.ts": "resolves API keys and sessions into actors",
+  // The CLI client stays light: it must not load the server's publish feature for one rule.
+  "cli/client/folder.ts": "the client shares the publish exclusion rule without loading the server",
+};
 
 describe("feature boundaries", () => {
   test("the parser sees the features and their crossings (the rules below are not vacuous)", () => {
@@ -140,6 +156,21 @@ describe("feature boundaries", () => {
     const tables = tsFiles(SCHEMA).flatMap((f) => [...readFileSync(f, "utf8").matchAll(/export const (\w+) = sqliteTable\(/g)].map((m) => m[1]!));
     expect(tables.length).toBeGreaterThan(30);
     expect(tables.filter((t) => !(t in TABLE_OWNER))).toEqual([]);
+  });
+
+  test("src/ outside features imports a feature only through its index.ts (listed exceptions aside)", () => {
+    const outside = tsFiles(SRC).filter((f) => !f.startsWith(FEATURES + "/") && !f.endsWith(".gen.ts"));
+    expect(outside.length).toBeGreaterThan(20);
+    const reaching = outside.flatMap(importsOf)
+      .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
+      .map((i) => relative(SRC, i.from))
+      .filter((from) => !(from in OUTSIDE_EXCEPTIONS));
+    expect([...new Set(reaching)]).toEqual([]);
+    // An exception that no longer reaches inside a feature is removed from the list.
+    const stillReaching = new Set(outside.flatMap(importsOf)
+      .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
+      .map((i) => relative(SRC, i.from)));
+    expect(Object.keys(OUTSIDE_EXCEPTIONS).filter((f) => !stillReaching.has(f))).toEqual([]);
   });
 
   test("a feature queries only its own tables (known crossings may only go away)", () => {

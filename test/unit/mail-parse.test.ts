@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dkimSign } from "mailauth";
 import MailComposer from "nodemailer/lib/mail-composer";
-import { shouldRejectForDmarc, tableResolver, verifyAuthentication } from "../../src/features/mail/auth";
+import { shouldRejectForDmarc, tableResolver, verifyAuthentication } from "../../src/features/mail/sender-auth";
 import { parseMessageFile } from "../../src/features/mail/parse";
 
 const dir = mkdtempSync(join(tmpdir(), "pier-mail-"));

@@ -6,12 +6,14 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { apiCookieName, soleCookieValue } from "../../http/cookies";
 import { htmlResponse, redirectResponse } from "../../http/html";
-import { clearSessionCookie, destroySession, sessionCookie, sessionTokenOf } from "./sessions";
+import { destroySession } from "./sessions";
+import { clearSessionCookie, sessionCookie, sessionTokenOf } from "../../http/session-cookie";
 import { completeTwoFactor, signIn, signUp, signupClosed, signupNeedsInvite, type NewSession } from "./signin";
 import { countUsers } from "./service";
 import { clearSudoCookie, sudoCookie } from "./sudo";
 import { alertBox, renderPage, renderView } from "../../http/pages/layout";
-import { browserSession, checkPreSessionCsrf, checkSessionCsrf, clientMeta, field, hostCookie, preSessionCsrf, safeNext } from "./web/browser";
+import { checkPreSessionCsrf, clientMeta, field, hostCookie, preSessionCsrf, safeNext } from "../../http/browser";
+import { browserSession, checkSessionCsrf } from "./browser-session";
 
 // The signed "password was right, code still due" token between the two sign-in steps.
 const pendingCookie = (deps: Deps) => apiCookieName(deps, "pier_2fa");

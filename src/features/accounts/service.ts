@@ -119,3 +119,9 @@ export function setReadOnly(deps: Deps, accountId: string, readOnly: boolean, re
 export function entitlementsOf(deps: Deps, account: AccountRow) {
   return deps.plans.get(account.plan).entitlements;
 }
+
+/** The email of the account's owner (where mail about the account goes), if it has one. */
+export function accountOwnerEmail(accountId: string, db: DbOrTx): string | undefined {
+  return db.select({ email: users.email }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.role, "owner"))).get()?.email;
+}

@@ -1,24 +1,14 @@
-// Browser sessions: a random token in a host-only, HttpOnly, SameSite=Lax cookie on the API
-// host (never a Domain attribute, so published sites under the sites domain never see it),
-// named `__Host-pier_session` on https so no other host can plant one, and ignored when a
-// request carries two (see apiCookieName, soleCookieValue). Only the token's SHA-256 is stored.
+// Browser sessions: a random token (the cookie that carries it is src/http/session-cookie.ts)
+// of which only the SHA-256 is stored, a sliding expiry, and the CSRF token bound to it.
 import { and, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
 import { memberships, sessions, users } from "../../db/schema";
-import { apiCookieName, apiHostIsHttps, setCookie, soleCookieValue } from "../../http/cookies";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
 import { isoAfter } from "../../core/clock";
 
-export const SESSION_COOKIE = "pier_session";
-
-/** `__Host-pier_session` when the API host is https, `pier_session` over plain http. */
-export const sessionCookieName = (deps: Deps): string => apiCookieName(deps, SESSION_COOKIE);
-
-/** The session token the request carries: none when it carries none, or two (cookie tossing). */
-export const sessionTokenOf = (deps: Deps, req: Request): string | undefined => soleCookieValue(req, sessionCookieName(deps));
 const SHORT_MS = 12 * 3600_000;
 const REMEMBER_MS = 30 * 24 * 3600_000;
 
@@ -78,13 +68,4 @@ export function csrfToken(deps: Deps, sessionId: string): string {
 
 export function checkCsrf(deps: Deps, sessionId: string, presented: string | null | undefined): boolean {
   return !!presented && safeEqual(csrfToken(deps, sessionId), presented);
-}
-
-/** `persistent: false` (no "remember me") makes a browser-session cookie: gone when the browser closes. */
-export function sessionCookie(deps: Deps, token: string, maxAgeSeconds: number, persistent = true): string {
-  return setCookie(sessionCookieName(deps), token, { maxAgeSeconds: persistent ? maxAgeSeconds : undefined, secure: apiHostIsHttps(deps) });
-}
-
-export function clearSessionCookie(deps: Deps): string {
-  return setCookie(sessionCookieName(deps), "", { maxAgeSeconds: 0, secure: apiHostIsHttps(deps) });
 }

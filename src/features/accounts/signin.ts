@@ -7,7 +7,7 @@ import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { users } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { signinGuard } from "./attempts";
+import { signinGuard } from "./signin-limits";
 import { consumeInvite } from "./invites";
 import { createSession } from "./sessions";
 import { checkPasswordStrength, findUserByEmail, getUser, hashPassword, insertUserWithAccount, normalizeEmail, type CreatedUser, type UserRow } from "./service";

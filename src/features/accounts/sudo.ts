@@ -11,7 +11,7 @@ import type { Actor, Deps } from "../../core/context";
 import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { apiCookieName, apiHostIsHttps, setCookie, soleCookieValue } from "../../http/cookies";
-import { signinGuard } from "./attempts";
+import { signinGuard } from "./signin-limits";
 import type { UserRow } from "./service";
 
 export const SUDO_TTL_S = 600;

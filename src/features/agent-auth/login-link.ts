@@ -17,7 +17,7 @@ import { loginLinks, memberships, sessions, users } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { createSession } from "../accounts";
 import { twoFactorEnabled } from "../accounts";
-import { safeNext } from "../accounts";
+import { safeNext } from "../../http/browser";
 import { isoAfter } from "../../core/clock";
 
 export const LOGIN_LINK_TTL_S = 300;

@@ -13,10 +13,10 @@ import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
 import { assertNoUploadCommitting } from "./locks";
-import { loadMutableBucket, type BucketRow } from "./access";
+import { loadMutableBucket, type BucketRow } from "./authorization";
 import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items";
 import { assertNoPublicationLifecycle } from "./lifecycle";
-import { notifyAccount } from "./notify";
+import { notifyAccount } from "../notifications";
 import { deleteConfirmation } from "./present";
 
 export const BUCKET_DELETE_JOB = "buckets.delete";

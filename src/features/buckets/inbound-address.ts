@@ -7,7 +7,7 @@ import type { Deps } from "../../core/context";
 import { randomToken } from "../../core/ids";
 import { accounts, buckets, mailAddresses } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import type { BucketRow } from "./access";
+import type { BucketRow } from "./authorization";
 
 export type AddressRow = typeof mailAddresses.$inferSelect;
 

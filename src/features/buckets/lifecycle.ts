@@ -6,7 +6,7 @@ import { ApiError } from "../../core/errors";
 import { buckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { assertNoUploadCommitting } from "./locks";
-import { loadMutableBucket, type BucketRow } from "./access";
+import { loadMutableBucket, type BucketRow } from "./authorization";
 import { publicationLifecycleActive } from "./publication-state";
 
 export interface LifecycleResult {

@@ -6,7 +6,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketLocks, buckets, uploadSessions } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { activeLock, loadMutableBucket, type BucketRow } from "./access";
+import { activeLock, loadMutableBucket, type BucketRow } from "./authorization";
 import { LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS } from "./model";
 import { isoAfter } from "../../core/clock";
 

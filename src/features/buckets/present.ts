@@ -1,6 +1,6 @@
 // The Bucket resource as the spec shows it, with lifecycle action metadata.
 import type { Deps } from "../../core/context";
-import { activeLock, type BucketRow } from "./access";
+import { activeLock, type BucketRow } from "./authorization";
 import type { DeleteOutcome } from "./delete";
 import { publicationSummary } from "./publication-state";
 import { inboundEmailState } from "./inbound-address";

@@ -8,7 +8,7 @@ import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { planHelp, planLimitError } from "../accounts";
 import { entitlementsOf, getAccount } from "../accounts";
-import { effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./access";
+import { effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./authorization";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "./inbound-address";
 
@@ -70,6 +70,18 @@ export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boole
   // id breaks ties between buckets created in the same millisecond, so pages never overlap.
   const rows = deps.db.select().from(buckets).where(where).orderBy(desc(buckets.createdAt), desc(buckets.id)).limit(limit).offset(offset).all();
   return { buckets: rows, pagination: pagination(limit, offset, rows.length, total) };
+}
+
+/** The account's newest active (not archived, not being deleted) bucket with this exact title. */
+export function findActiveBucketByTitle(accountId: string, title: string, db: DbOrTx): BucketRow | undefined {
+  return db.select().from(buckets)
+    .where(and(eq(buckets.accountId, accountId), eq(buckets.title, title), isNull(buckets.archivedAt)))
+    .orderBy(desc(buckets.updatedAt)).all().find((b) => !b.deletion);
+}
+
+/** A bucket's revision (it grows with every change of its files), or undefined when it is gone. */
+export function bucketRevision(bucketId: string, db: DbOrTx): number | undefined {
+  return db.select({ revision: buckets.revision }).from(buckets).where(eq(buckets.id, bucketId)).get()?.revision;
 }
 
 export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {

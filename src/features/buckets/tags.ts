@@ -3,7 +3,7 @@
 import { eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { buckets } from "../../db/schema";
-import { effectiveScope } from "./access";
+import { effectiveScope } from "./authorization";
 
 export interface TagView {
   path: string;

@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketVariables } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { loadBucket, loadMutableBucket } from "./access";
+import { loadBucket, loadMutableBucket } from "./authorization";
 import { VARIABLE_NAME, VARIABLE_VALUE_MAX, VARIABLES_MAX, type PatchVariablesInput } from "./model";
 
 const nameRe = new RegExp(VARIABLE_NAME);

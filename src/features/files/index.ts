@@ -6,8 +6,10 @@ export { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES, forbiddenReason, normalizeConten
 export { isTextType } from "./ops";
 export { EMAIL_ROOT, isMailPath, normalizePath } from "./paths";
 export { presentFile, presentFileWrite } from "./present";
-export { FILE_PAGE_MAX, downloadUrl, listFiles, readFileBytes } from "./service";
+export { FILE_PAGE_MAX, currentFiles, downloadUrl, listFiles, readFileBytes } from "./service";
 export { ExecutableScanner } from "./sniff";
-export { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared } from "./uploads/declare";
+export { alreadyStored, descriptor, entryBytesReady, findEntry, insertEntry, markEntriesFinalized, validateDeclared } from "./uploads/declare";
 export type { UploadEntryRow } from "./uploads/declare";
 export { guessContentType, writeFiles } from "./write";
+// Used by the task table outside src/features.
+export { expireUploads } from "./uploads/sessions";

@@ -11,7 +11,7 @@ import {
 import { appendText, copyOrMoveFile, deleteFile, renameFile, reorganize } from "./ops";
 import { presentFile, presentFileWrite } from "./present";
 import { downloadUrl, fileHistory, getFile, listFiles } from "./service";
-import { createFromTemplate, listTemplates } from "./templates";
+import { createFromTemplate, listTemplates } from "./bucket-templates";
 
 const tags = ["Files"];
 

@@ -24,6 +24,12 @@ export function fileByPath(bucketId: string, path: string, db: DbOrTx): FileRow 
   return db.select().from(files).where(and(eq(files.bucketId, bucketId), eq(files.path, path))).get();
 }
 
+/** Path, content hash and type of every current file of a bucket (for manifests, diffs and builds). */
+export function currentFiles(bucketId: string, db: DbOrTx, opts: { byPath?: boolean } = {}): { path: string; sha256: string; contentType: string }[] {
+  const q = db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucketId));
+  return (opts.byPath ? q.orderBy(asc(files.path)) : q).all();
+}
+
 function lockViews(deps: Deps, actor: Actor, bucketId: string) {
   const now = deps.clock.now().toISOString();
   const rows = deps.db.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now))).all();

@@ -6,7 +6,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { SmtpReply, type InboundEnvelope, type SmtpSessionInfo } from "../../smtp/server";
-import { shouldRejectForDmarc, verifyAuthentication, type AuthenticationResults } from "./auth";
+import { shouldRejectForDmarc, verifyAuthentication, type AuthenticationResults } from "./sender-auth";
 import { parseMessageFile, type DecodedMessage } from "./parse";
 import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
 

@@ -1,5 +1,11 @@
 // The mail feature: inbound mail filing into buckets and outbound notification mail.
 // What other features may use of it: they import "../mail", never a file inside this folder.
+// The services (no service.ts: each part of mail is its own flow): filer.ts files a received
+// message into buckets, messages.ts reads what was filed, outbound.ts sends notification mail,
+// delivery-check.ts is `pier admin mail test`; sender-auth.ts gives SPF/DKIM/DMARC verdicts.
 export { MESSAGES_PAGE_MAX, getInboundEmail, listMessages, recordMessageRead } from "./messages";
 export { mailerFor } from "./outbound";
 export { isMailPath } from "./paths";
+// Used by the site server and `pier admin` outside src/features.
+export { listOutbox, quotedForMail } from "./outbound";
+export { localSmtpServer, sendTestMessage } from "./delivery-check";

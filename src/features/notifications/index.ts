@@ -1,3 +1,5 @@
 // The notifications feature: account notifications.
 // What other features may use of it: they import "../notifications", never a file inside this folder.
-// (Nothing yet: no other feature uses this one; its routes are mounted by features/index.ts.)
+// Features that raise notifications (bucket deletes, failed builds, lapsed sites) write them here.
+export { notifyAccount } from "./service";
+export type { NewNotification } from "./service";

@@ -3,7 +3,9 @@
 import { desc, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
+import { newId } from "../../core/ids";
 import { notifications } from "../../db/schema";
+import type { DbOrTx } from "../../db/tx";
 
 export const NOTIFICATIONS_PAGE_DEFAULT = 20;
 export const NOTIFICATIONS_PAGE_MAX = 100;
@@ -20,4 +22,21 @@ export function listNotifications(deps: Deps, actor: Actor, q: { limit?: number 
   return {
     notifications: rows.map((n) => ({ id: n.id, kind: n.kind, subject: n.subject, body: n.body, data: n.data, created_at: n.createdAt })),
   };
+}
+
+/** What a feature raises: `kind` names the event (bucket_deleted, publish_failed, ...). */
+export interface NewNotification {
+  accountId: string;
+  kind: string;
+  subject: string;
+  body: string;
+  data: Record<string, unknown>;
+}
+
+/** Record a notification for the account, in the caller's transaction. */
+export function notifyAccount(deps: Deps, n: NewNotification, db: DbOrTx): void {
+  db.insert(notifications).values({
+    id: newId("ntf"), accountId: n.accountId, kind: n.kind, subject: n.subject, body: n.body, data: n.data,
+    createdAt: deps.clock.now().toISOString(),
+  }).run();
 }

@@ -12,7 +12,7 @@ import { createGrant, issueTokens, revokeGrant } from "./grants";
 import { checkResource } from "./metadata";
 import { parseScope, type ParsedScope } from "./scopes";
 import { str } from "./device";
-import { AUTH_CODE_TTL_S, hashSecret, newSecret } from "./util";
+import { AUTH_CODE_TTL_S, hashSecret, newSecret } from "./credentials";
 import { isoAfter } from "../../core/clock";
 
 export interface AuthorizeRequest {

@@ -5,7 +5,7 @@ import { eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { oauthClients } from "../../db/schema";
 import { OAuthError } from "./errors";
-import { CLIENT_ID_PREFIX, newClientId } from "./util";
+import { CLIENT_ID_PREFIX, newClientId } from "./credentials";
 
 export const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 export const GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_GRANT] as const;

@@ -13,7 +13,7 @@ import { OAuthError } from "./errors";
 import { createGrant, issueTokens } from "./grants";
 import { checkResource } from "./metadata";
 import { parseScope } from "./scopes";
-import { DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, formatUserCode, hashSecret, newSecret, newUserCode, normalizeUserCode } from "./util";
+import { DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, formatUserCode, hashSecret, newSecret, newUserCode, normalizeUserCode } from "./credentials";
 import { isoAfter } from "../../core/clock";
 
 export type DeviceRow = typeof oauthDeviceCodes.$inferSelect;

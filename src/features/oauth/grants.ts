@@ -9,7 +9,7 @@ import { transaction, type DbOrTx } from "../../db/tx";
 import { roleScope } from "../accounts";
 import {
   ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S,
-} from "./util";
+} from "./credentials";
 import { newId, randomToken } from "../../core/ids";
 import { isoAfter } from "../../core/clock";
 

@@ -1,7 +1,12 @@
 // The oauth feature: OAuth clients, device and authorization-code grants, connections.
 // What other features may use of it: they import "../oauth", never a file inside this folder.
+// The services (no service.ts: one file per grant, as the RFCs split them): clients.ts
+// (registration), device.ts and authorize.ts (the two grants), token.ts (the token endpoint),
+// grants.ts and connections.ts (approved connections and their tokens).
 export { DEVICE_GRANT } from "./clients";
 export { withCors } from "./cors";
 export { resourceMetadataUrl } from "./metadata";
 export { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "./scopes";
-export { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "./util";
+export { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "./credentials";
+// Used by the task table outside src/features.
+export { purgeExpiredOAuthCodesAndTokens } from "./housekeeping";

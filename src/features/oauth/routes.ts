@@ -17,7 +17,7 @@ import { getAccount } from "../accounts";
 import { browserSession } from "../accounts";
 import { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "../accounts";
 import { corsPreflight, withCors } from "./cors";
-import { UserCodeGuard } from "./attempts";
+import { UserCodeGuard } from "./user-code-limits";
 import { approveAuthorization, hasConsented, redirectWith, UntrustedRedirectError, validateAuthorizeRequest } from "./authorize";
 import { registerClient } from "./clients";
 import { listConnections, revokeConnection } from "./connections";
@@ -26,7 +26,7 @@ import { OAuthError } from "./errors";
 import { authorizationServerMetadata, protectedResourceMetadata, resourceMetadataUrl } from "./metadata";
 import { connectionsPage, consentPage, deviceConfirmPage, deviceEntryPage, messagePage, type Viewer } from "./pages";
 import { revokeToken, tokenRequest } from "./token";
-import { formatUserCode } from "./util";
+import { formatUserCode } from "./credentials";
 
 const MAX_FORM_BYTES = 64 * 1024;
 const tags = ["OAuth"];

@@ -8,7 +8,7 @@ import { assertGrantType, DEVICE_GRANT, getClient } from "./clients";
 import { pollDeviceToken, str } from "./device";
 import { OAuthError } from "./errors";
 import { issueTokens, revokeGrant } from "./grants";
-import { hashSecret, REFRESH_TOKEN_PREFIX } from "./util";
+import { hashSecret, REFRESH_TOKEN_PREFIX } from "./credentials";
 
 export function tokenRequest(deps: Deps, input: Record<string, unknown>) {
   switch (input.grant_type) {

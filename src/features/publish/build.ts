@@ -4,18 +4,19 @@
 // the blobs already stored (nothing is re-uploaded) and switches the site to it atomically.
 // A request that changed only settings (no file change since the live deploy's bucket version,
 // same root) reuses the live deploy.
-import { and, asc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
-import { newId } from "../../core/ids";
-import { deploys, files, memberships, notifications, publications, users } from "../../db/schema";
-import { transaction } from "../../db/tx";
-import { latestVersion } from "../files";
+import { deploys, publications } from "../../db/schema";
+import { accountOwnerEmail } from "../accounts";
+import { notifyAccount } from "../notifications";
+import { afterCommit, transaction } from "../../db/tx";
+import { currentFiles, latestVersion } from "../files";
 import { mailerFor } from "../mail";
 import { activateDeploy, writeDeploy } from "./deploys";
 import { emitSiteChange } from "./events";
 import { isExcludedFromPublish } from "./exclusions";
 import type { PublicationRow } from "./publications";
-import type { SavedRequest } from "./request";
+import type { SavedRequest } from "./accept-publish";
 
 const current = (deps: Deps, id: string) => deps.db.select().from(publications).where(eq(publications.id, id)).get();
 const tokenOf = (p: PublicationRow) => (p.publishRequest as Partial<SavedRequest>).build_token;
@@ -53,8 +54,7 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
     reused = true;
   } else {
     const prefix = root === "" ? "" : `${root}/`;
-    const rows = deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files)
-      .where(eq(files.bucketId, pub.bucketId)).orderBy(asc(files.path)).all();
+    const rows = currentFiles(pub.bucketId, deps.db, { byPath: true });
     const inputs = rows
       // Received mail stays private whatever the publication root (even "_email" itself).
       .filter((f) => f.path.startsWith(prefix) && !isExcludedFromPublish(f.path))
@@ -77,29 +77,34 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
 /** failed + publish_error; the live deploy (if any) stays up; the owner is told. */
 export async function markFailed(deps: Deps, id: string, token: unknown, message: string): Promise<void> {
   const now = deps.clock.now().toISOString();
-  const pub = transaction(deps.db, (tx) => {
+  let ownerTold: Promise<void> | undefined;
+  transaction(deps.db, (tx) => {
     const p = tx.select().from(publications).where(eq(publications.id, id)).get();
-    if (!p || tokenOf(p) !== token) return null;
+    if (!p || tokenOf(p) !== token) return;
     tx.update(publications).set({
       publishState: "failed", publishError: message, publishCompletedAt: now, updatedAt: now,
       // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
       status: p.currentDeployId ? "published" : "unpublished",
     }).where(eq(publications.id, id)).run();
-    tx.insert(notifications).values({
-      id: newId("ntf"), accountId: p.accountId, kind: "publish_failed", subject: `Publishing ${p.publicSlug} failed`,
+    notifyAccount(deps, {
+      accountId: p.accountId, kind: "publish_failed", subject: `Publishing ${p.publicSlug} failed`,
       body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
-      data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message }, createdAt: now,
-    }).run();
-    return p;
+      data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message },
+    }, tx);
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
+    afterCommit(tx, () => { ownerTold = mailFailureToOwner(deps, p, message); });
   });
-  if (!pub) return;
-  emitSiteChange(deps, { publicationId: id });
-  const owner = deps.db.select({ email: users.email }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, pub.accountId), eq(memberships.role, "owner"))).get();
-  if (!owner) return;
+  await ownerTold;
+}
+
+/** The publish-failed mail to the account owner; a mail that cannot be sent is logged, not thrown. */
+async function mailFailureToOwner(deps: Deps, pub: PublicationRow, message: string): Promise<void> {
+  const id = pub.id;
+  const ownerEmail = accountOwnerEmail(pub.accountId, deps.db);
+  if (!ownerEmail) return;
   try {
     await mailerFor(deps).send({
-      to: owner.email, kind: "publish-failed", subject: `Pier: publishing ${pub.publicSlug} failed`,
+      to: ownerEmail, kind: "publish-failed", subject: `Pier: publishing ${pub.publicSlug} failed`,
       text: `The build of ${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier publish again, or POST /api/v1/buckets/${pub.bucketId}/publication/retry).\n`,
     });
   } catch (e) {
@@ -111,10 +116,13 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
 export async function runUnpublish(deps: Deps, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
   const id = String(payload.publication_id);
   const now = deps.clock.now().toISOString();
-  const done = transaction(deps.db, (tx) => tx.update(publications)
-    .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
-    .where(and(eq(publications.id, id), eq(publications.status, "unpublishing"))).returning({ id: publications.id }).all().length > 0);
-  if (done) emitSiteChange(deps, { publicationId: id });
+  const done = transaction(deps.db, (tx) => {
+    const changed = tx.update(publications)
+      .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
+      .where(and(eq(publications.id, id), eq(publications.status, "unpublishing"))).returning({ id: publications.id }).all().length > 0;
+    if (changed) afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
+    return changed;
+  });
   return { unpublished: done };
 }
 

@@ -1,10 +1,25 @@
 // The publish feature: publications, publish sessions, builds, deploys and site rules.
 // What other features may use of it: they import "../publish", never a file inside this folder.
+// The services: service.ts reads and changes publications (settings, access, recipient links,
+// slugs), accept-publish.ts accepts a publish and queues its build, build.ts runs it,
+// lifecycle.ts unpublishes and retries, sessions/service.ts runs publish sessions.
 export { hasLiveJob } from "./build";
 export { retryPublication, unpublishBucket } from "./lifecycle";
-export { loadPublication } from "./manage";
+export { loadPublication } from "./service";
 export { publishFields } from "./model";
 export type { PublishInput } from "./model";
 export { presentPublication, presentPublishAnswer } from "./present";
 export type { PublicationRow } from "./publications";
-export { BUILD_JOB, findPublication, requestPublish } from "./request";
+export { BUILD_JOB, findPublication, requestPublish } from "./accept-publish";
+// Used by the task table, the site server (src/sites) and the CLI outside src/features.
+export { runBuild, runUnpublish } from "./build";
+export { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "./lifecycle";
+export { prunePublishSessions } from "./sessions/service";
+export { deployManifest } from "./deploys";
+export type { DeployFile } from "./deploys";
+export { onSiteChange } from "./events";
+export { isExcludedFromPublish } from "./exclusions";
+export { verifyRecipientToken } from "./service";
+export { getAutoIndexTemplate } from "./autoindex-templates";
+export { sanitizeSlug } from "./slugs";
+export { MIN_SLUG_LENGTH } from "./publications";

@@ -4,15 +4,15 @@ import { and, eq, inArray, isNotNull, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
-import { accounts, notifications, publications } from "../../db/schema";
+import { accounts, publications } from "../../db/schema";
+import { notifyAccount } from "../notifications";
 import { afterCommit, transaction } from "../../db/tx";
-import { newId } from "../../core/ids";
 import { assertVisibilityUnlocked, loadMutableBucket } from "../buckets";
 import { hasLiveJob } from "./build";
 import { emitSiteChange } from "./events";
 import { takePublishToken } from "./limits";
 import type { PublicationRow } from "./publications";
-import { BUILD_JOB, findPublication, type SavedRequest } from "./request";
+import { BUILD_JOB, findPublication, type SavedRequest } from "./accept-publish";
 
 export const UNPUBLISH_JOB = "publish.unpublish";
 /** Expired sites keep answering 410 this long, then end (404, lifecycle over). */
@@ -143,11 +143,11 @@ export function enforceSiteRenewal(deps: Deps): { unpublished: number } {
     if (now - last < days * 86_400_000) continue;
     if (!startUnpublish(deps, p.id)) continue;
     n++;
-    transaction(deps.db, (tx) => tx.insert(notifications).values({
-      id: newId("ntf"), accountId: p.accountId, kind: "site_renewal_lapsed", subject: `${p.slug} was unpublished`,
+    transaction(deps.db, (tx) => notifyAccount(deps, {
+      accountId: p.accountId, kind: "site_renewal_lapsed", subject: `${p.slug} was unpublished`,
       body: `Sites on the ${account.plan} plan stay online while you sign in to the dashboard at least every ${days} days. Sign in and publish the bucket again to bring it back.`,
-      data: { publication_id: p.id, bucket_id: p.bucketId, site_renewal_days: days }, createdAt: deps.clock.now().toISOString(),
-    }).run());
+      data: { publication_id: p.id, bucket_id: p.bucketId, site_renewal_days: days },
+    }, tx));
   }
   return { unpublished: n };
 }

@@ -4,7 +4,7 @@ import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
 import { deployManifest } from "./deploys";
 import { revealSitePassword, type PublicationRow } from "./publications";
-import type { SavedRequest } from "./request";
+import type { SavedRequest } from "./accept-publish";
 
 export function siteHost(deps: Deps, pub: Pick<PublicationRow, "kind" | "publicSlug">): string {
   return `${pub.kind === "preview" ? "preview-" : ""}${pub.publicSlug}.${deps.urls.sitesDomain}`;

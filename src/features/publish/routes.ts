@@ -3,10 +3,10 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
 import { must, type authPlugin } from "../../http/auth";
 import { retryPublication, unpublishBucket } from "./lifecycle";
-import { getAccess, listPublications, loadPublication, patchAccess, patchPublication, recipientLinks, renameSlug } from "./manage";
+import { getAccess, listPublications, loadPublication, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
 import { BucketParams, EmptyBody, ListPublicationsQuery, ManifestQuery, PatchAccessBody, PatchPublicationBody, PreviewBody, PublicationParams, PublishBody, RecipientLinksBody, SlugBody } from "./model";
 import { manifestOf, presentPublication, presentPublishAnswer } from "./present";
-import { requestPublish } from "./request";
+import { requestPublish } from "./accept-publish";
 
 const tags = ["Publications"];
 

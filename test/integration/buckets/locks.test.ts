@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { assertVisibilityUnlocked, loadBucket } from "../../../src/features/buckets/access";
+import { assertVisibilityUnlocked, loadBucket } from "../../../src/features/buckets/authorization";
 import { createBucket, snapshot } from "../../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
-import { tableResolver } from "../../../src/features/mail/auth";
+import { tableResolver } from "../../../src/features/mail/sender-auth";
 import { messageFilesFor, messageJsonFor, readInboundMessage, type MessageFile, type MessageJson } from "../../../src/features/mail/inbound";
 import { pendingTempFiles } from "../../../src/smtp/server";
 import { startTestPier } from "../../helpers/pier";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { setAutoIndexTemplate, validateAutoIndexTemplate } from "../../../src/features/publish/templates";
+import { setAutoIndexTemplate, validateAutoIndexTemplate } from "../../../src/features/publish/autoindex-templates";
 import { ApiError } from "../../../src/core/errors";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";

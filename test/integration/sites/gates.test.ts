@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setPublicationAccess } from "../../../src/features/publish/publications";
 import { listOutbox } from "../../../src/features/mail/outbound";
-import { accessDetails, listLeads } from "../../../src/features/publish/access";
+import { accessDetails, listLeads } from "../../../src/features/publish/visitor-access";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 

@@ -1,6 +1,7 @@
 // Pier's own "object storage": PUT streams a body into the blob store while hashing and keeps
 // it only when size, MD5 and sha256 match the signed claims; GET/HEAD serve a blob named by a
-// signed download token. The token is the whole credential: no bearer, no cookie.
+// signed download token. The token is the whole credential: no bearer, no cookie. The HTTP
+// answers (headers, 304) are built by routes.ts from what these functions return.
 import { and, eq } from "drizzle-orm";
 import type { Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
@@ -10,7 +11,6 @@ import { assertAllowedFile } from "../forbidden";
 import { refuseExecutables } from "../sniff";
 import { markReceived } from "../uploads/declare";
 import { verifyToken, type GetClaims, type PutClaims } from "./tokens";
-import { noneMatch } from "../../../sites/negotiate";
 
 const empty = (async function* () {})();
 
@@ -31,17 +31,24 @@ function usableEntry(deps: Deps, claims: PutClaims) {
   return entry;
 }
 
-export async function receiveUpload(deps: Deps, token: string, headers: Headers, body: ReadableStream<Uint8Array> | null) {
+/** What the uploader declared alongside the body (its Content-Type, Content-MD5, Content-Length headers). */
+export interface DeclaredUpload {
+  contentType: string | null;
+  contentMd5: string | null;
+  contentLength: string | null;
+}
+
+export async function receiveUpload(deps: Deps, token: string, declared: DeclaredUpload, body: ReadableStream<Uint8Array> | null) {
   const claims = verifyToken<PutClaims>(deps, "put", token);
   const entry = usableEntry(deps, claims);
   assertAllowedFile(entry.path, claims.t);
-  if (!sameType(headers.get("content-type"), claims.t)) {
+  if (!sameType(declared.contentType, claims.t)) {
     throw new ApiError("UPLOAD_HEADER_MISMATCH", `Content-Type must be exactly "${claims.t}" (from upload.headers).`, { header: "Content-Type", expected: claims.t });
   }
-  if (headers.get("content-md5") !== claims.m) {
+  if (declared.contentMd5 !== claims.m) {
     throw new ApiError("UPLOAD_HEADER_MISMATCH", "Content-MD5 must be the base64 MD5 from upload.headers.", { header: "Content-MD5", expected: claims.m });
   }
-  const declaredLength = headers.get("content-length");
+  const declaredLength = declared.contentLength;
   if (declaredLength !== null && Number(declaredLength) !== claims.s) {
     throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body is ${declaredLength} bytes; the descriptor is for ${claims.s}. Nothing was stored.`, { expected: claims.s, actual: Number(declaredLength) });
   }
@@ -60,8 +67,18 @@ export async function receiveUpload(deps: Deps, token: string, headers: Headers,
   }
 }
 
-/** Serve a blob for a signed download token: ETag, 304, HEAD; Bun answers Range from the file. */
-export async function serveDownload(deps: Deps, token: string, req: Request): Promise<Response> {
+/** What a signed download sends; the route turns it into the HTTP answer (ETag, 304, HEAD). */
+export interface Download {
+  sha256: string;
+  contentType: string;
+  fileName: string;
+  /** Seconds until the link expires: no cache may keep it longer. */
+  maxAgeSeconds: number;
+  body: ReturnType<Deps["blobs"]["file"]>;
+}
+
+/** The blob a signed download token names, checked to still be a file of its bucket. */
+export async function resolveDownload(deps: Deps, token: string): Promise<Download> {
   const claims = verifyToken<GetClaims>(deps, "get", token);
   // Checked on every use, not only when signing: a link must die with the file (deleted,
   // replaced, or its bucket deleted), not up to GET_URL_TTL_S later.
@@ -70,19 +87,6 @@ export async function serveDownload(deps: Deps, token: string, req: Request): Pr
   if (!still) throw new ApiError("FILE_NOT_FOUND", "This file was deleted or replaced since the link was made; request a new download link.");
   const size = await deps.blobs.size(claims.h);
   if (size === null) throw new ApiError("FILE_NOT_FOUND", "The stored content is gone (deleted and collected).");
-  const etag = `"${claims.h}"`;
-  const maxAge = Math.max(0, claims.e - Math.floor(deps.clock.now().getTime() / 1000));
-  const headers: Record<string, string> = {
-    "content-type": claims.t,
-    etag,
-    "accept-ranges": "bytes",
-    "cache-control": `private, max-age=${maxAge}`,
-    "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(claims.n)}`,
-    // The API origin must never run uploaded HTML/SVG as a page of its own: opaque origin, no script.
-    "content-security-policy": "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; media-src 'self'",
-    "x-content-type-options": "nosniff",
-  };
-  if (noneMatch(req.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
-  // For HEAD, Bun sends the file response's headers (with its length) and no body.
-  return new Response(deps.blobs.file(claims.h), { status: 200, headers });
+  const maxAgeSeconds = Math.max(0, claims.e - Math.floor(deps.clock.now().getTime() / 1000));
+  return { sha256: claims.h, contentType: claims.t, fileName: claims.n, maxAgeSeconds, body: deps.blobs.file(claims.h) };
 }

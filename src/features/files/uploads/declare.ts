@@ -1,7 +1,7 @@
 // A declared upload: the client promises path, size, MD5, sha256 and type; Pier records an
 // upload entry and answers with a signed PUT descriptor, or with none when the account
 // already stores those bytes (dedupe).
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -95,6 +95,18 @@ export async function entryBytesReady(deps: Deps, e: UploadEntryRow): Promise<bo
 /** Record that the bytes of an entry arrived through its own signed PUT (proof of possession). */
 export function markReceived(deps: Deps, entryId: string): void {
   transaction(deps.db, (tx) => tx.update(uploadEntries).set({ receivedAt: deps.clock.now().toISOString() }).where(eq(uploadEntries.id, entryId)).run());
+}
+
+export function findEntry(entryId: string, db: DbOrTx): UploadEntryRow | undefined {
+  return db.select().from(uploadEntries).where(eq(uploadEntries.id, entryId)).get();
+}
+
+/** The entries' files were committed (by a publish session's finalize): they cannot be used again. */
+export function markEntriesFinalized(entryIds: string[], at: string, db: DbOrTx): void {
+  // Chunked: SQLite caps the number of bound parameters per statement.
+  for (let i = 0; i < entryIds.length; i += 500) {
+    db.update(uploadEntries).set({ status: "finalized", finalizedAt: at }).where(inArray(uploadEntries.id, entryIds.slice(i, i + 500))).run();
+  }
 }
 
 export function insertEntry(deps: Deps, actor: Actor, bucketId: string, sessionId: string | null, f: ValidFile, expiresAt: string, db: DbOrTx): UploadEntryRow {

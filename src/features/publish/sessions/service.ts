@@ -2,22 +2,21 @@
 // with the bucket's current files and hands out upload descriptors only for changed content;
 // the client PUTs those bytes to Pier's storage endpoint; finalize writes the files (and, with
 // delete_missing, deletes omitted ones) and queues the publication in ONE transaction.
-import { and, desc, eq, inArray, isNull, lte } from "drizzle-orm";
+import { and, eq, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
-import { buckets, files, publishSessions, uploadEntries, type PublishSessionFile } from "../../../db/schema";
+import { publishSessions, type PublishSessionFile } from "../../../db/schema";
 import { transaction } from "../../../db/tx";
 import { assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "../../buckets";
-import { createBucket } from "../../buckets";
-import { commitChanges, type Change } from "../../files";
-import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type UploadEntryRow } from "../../files";
+import { bucketRevision, createBucket, findActiveBucketByTitle } from "../../buckets";
+import { commitChanges, currentFiles, type Change } from "../../files";
+import { alreadyStored, descriptor, entryBytesReady, findEntry, insertEntry, markEntriesFinalized, validateDeclared, type UploadEntryRow } from "../../files";
 import { isMailPath } from "../../mail";
-import { emitSiteChange } from "../events";
 import { takePublishToken, takeUploadToken } from "../limits";
 import { assertPublishAllowed } from "../policy";
 import { presentPublication } from "../present";
-import { commitPublish, findPublication, preparePublish } from "../request";
+import { commitPublish, findPublication, preparePublish } from "../accept-publish";
 import type { PublishInput } from "../model";
 import type { CreatePublishSessionInput } from "./model";
 
@@ -34,9 +33,7 @@ function resolveBucket(deps: Deps, actor: Actor, input: CreatePublishSessionInpu
   if (input.bucket_id) return loadMutableBucket(deps, actor, input.bucket_id, { need: "bucket_admin" });
   if (!input.bucket_title) throw new ApiError("VALIDATION_FAILED", "Give bucket_id, or bucket_title to pick or create the bucket.", { field: "bucket_title" });
   const title = input.bucket_title.trim();
-  const found = deps.db.select().from(buckets)
-    .where(and(eq(buckets.accountId, actor.accountId), eq(buckets.title, title), isNull(buckets.archivedAt)))
-    .orderBy(desc(buckets.updatedAt)).all().find((b) => !b.deletion);
+  const found = findActiveBucketByTitle(actor.accountId, title, deps.db);
   if (found) return loadMutableBucket(deps, actor, found.id, { need: "bucket_admin" });
   if (!hasAccountWideAdmin(actor)) throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access; pass bucket_id instead.", { required_scope: "bucket_admin", bucket_access: "all" });
   return createBucket(deps, actor, { title, description: input.bucket_description, tag_paths: input.bucket_tag_paths });
@@ -66,7 +63,7 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   const existing = findPublication(bucket.id, kind, deps.db);
   assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" }, deps.db);
 
-  const current = new Map(deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucket.id)).all().map((f) => [f.path, f]));
+  const current = new Map(currentFiles(bucket.id, deps.db).map((f) => [f.path, f]));
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + PUBLISH_SESSION_TTL_MS).toISOString();
   const toUpload: typeof declared = [];
@@ -115,7 +112,7 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
  */
 async function sessionFileReady(deps: Deps, f: PublishSessionFile): Promise<boolean> {
   if (f.entryId === null) return (await deps.blobs.size(f.sha256)) === f.size;
-  const e = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, f.entryId)).get();
+  const e = findEntry(f.entryId, deps.db);
   return e !== undefined && await entryBytesReady(deps, e);
 }
 
@@ -155,12 +152,11 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
 
   const result = transaction(deps.db, (tx) => {
     const fresh = tx.select().from(publishSessions).where(eq(publishSessions.id, id)).get()!;
-    const b = tx.select({ revision: buckets.revision }).from(buckets).where(eq(buckets.id, s.bucketId)).get();
-    assertPending(deps, fresh, b?.revision ?? -1);
+    assertPending(deps, fresh, bucketRevision(s.bucketId, tx) ?? -1);
     const changes: Change[] = s.files.map((f) => ({ path: f.path, blob: { sha256: f.sha256, size: f.size, md5: f.md5, contentType: f.contentType } }));
     if (s.deleteMissing) {
       const keep = new Set(s.files.map((f) => f.path));
-      for (const row of tx.select({ path: files.path }).from(files).where(eq(files.bucketId, s.bucketId)).all()) {
+      for (const row of currentFiles(s.bucketId, tx)) {
         // Received mail is never part of the local folder: publishing never deletes it.
         if (!keep.has(row.path) && !isMailPath(row.path)) changes.push({ path: row.path, blob: null });
       }
@@ -168,14 +164,11 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
     const commit = commitChanges(deps, actor, s.bucketId, changes, { kind: "finalize", comment: `publish session ${s.id}` }, tx);
     const now = deps.clock.now().toISOString();
     const entryIds = s.files.map((f) => f.entryId).filter((e): e is string => e !== null);
-    for (let i = 0; i < entryIds.length; i += 500) {
-      tx.update(uploadEntries).set({ status: "finalized", finalizedAt: now }).where(inArray(uploadEntries.id, entryIds.slice(i, i + 500))).run();
-    }
+    markEntriesFinalized(entryIds, now, tx);
     const pub = commitPublish(deps, prepared, tx);
     const session = tx.update(publishSessions).set({ status: "finalized", finalizedAt: now, publicationId: pub.id }).where(eq(publishSessions.id, id)).returning().get()!;
     return { pub, session, commit };
   });
-  if (prepared.access) emitSiteChange(deps, { publicationId: result.pub.id });
   return {
     publish_session: presentSession(deps, result.session, undefined),
     publication: presentPublication(deps, actor, result.pub, { immediate: true }),
@@ -189,12 +182,11 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
 export async function refreshUploads(deps: Deps, actor: Actor, id: string) {
   takeUploadToken(deps, actor);
   const s = loadSession(deps, actor, id);
-  const bucket = deps.db.select({ revision: buckets.revision }).from(buckets).where(eq(buckets.id, s.bucketId)).get()!;
-  assertPending(deps, s, bucket.revision);
+  assertPending(deps, s, bucketRevision(s.bucketId, deps.db) ?? -1);
   const uploads = [];
   for (const f of s.files) {
     if (!f.entryId) continue;
-    const e = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, f.entryId)).get();
+    const e = findEntry(f.entryId, deps.db);
     if (e && !(await entryBytesReady(deps, e))) uploads.push({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) });
   }
   return { publish_session: presentSession(deps, s, uploads) };

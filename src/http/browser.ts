@@ -1,35 +1,14 @@
-// Browser plumbing for Pier's pages: the signed-in session behind a request, CSRF for forms
-// before sign-in (double-submit cookie) and after (session-bound token), and safe redirects.
-import type { Actor, Deps } from "../../../core/context";
-import { randomSecret, safeEqual } from "../../../core/crypto";
-import { ApiError } from "../../../core/errors";
-import { apiCookieName, setCookie, soleCookieValue, apiHostIsHttps } from "../../../http/cookies";
-import { clientIp } from "../../../http/request-info";
-import type { ClientMeta } from "../signin";
-import { actorFromSession, checkCsrf, csrfToken, findSession, sessionTokenOf, type SessionRow } from "../sessions";
-import { getUser, type UserRow } from "../service";
-import { inSudoMode } from "../sudo";
+// Browser plumbing for Pier's pages: who is asking (client meta), cookies of the API host's
+// pages, CSRF for forms before sign-in (double-submit cookie), safe redirects and form fields.
+// The signed-in session behind a request is the accounts feature's (browserSession).
+import type { Deps } from "../core/context";
+import { randomSecret, safeEqual } from "../core/crypto";
+import { ApiError } from "../core/errors";
+import { apiCookieName, apiHostIsHttps, setCookie, soleCookieValue } from "./cookies";
+import { clientIp } from "./request-info";
 
-export interface BrowserSession {
-  session: SessionRow;
-  actor: Actor;
-  user: UserRow;
-  /** The token forms of this session must echo (hidden field `csrf`). */
-  csrf: string;
-  /** The password was entered in this session in the last few minutes (sudo.ts). */
-  sudo: boolean;
-}
-
-export function browserSession(deps: Deps, req: Request): BrowserSession | null {
-  const session = findSession(deps, sessionTokenOf(deps, req));
-  if (!session) return null;
-  const actor = actorFromSession(deps, session);
-  const user = getUser(deps, session.userId);
-  if (!actor || !user) return null;
-  return { session, actor, user, csrf: csrfToken(deps, session.id), sudo: inSudoMode(deps, req, session.id) };
-}
-
-export function clientMeta(req: Request): ClientMeta {
+/** The client facts a sign-in records with the session it makes. */
+export function clientMeta(req: Request): { ip: string; userAgent: string } {
   return { ip: clientIp(req), userAgent: req.headers.get("user-agent") ?? "" };
 }
 
@@ -53,15 +32,12 @@ export function preSessionCsrf(deps: Deps, req: Request): { token: string; cooki
   return { token, cookies: [hostCookie(deps, preCsrfCookieName(deps), token, 2 * 3600)] };
 }
 
-const formExpired = () => new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
+/** The one answer to a form whose CSRF proof is missing or wrong, before or after sign-in. */
+export const formExpired = () => new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
 
 export function checkPreSessionCsrf(deps: Deps, req: Request, field: string | undefined): void {
   const cookie = soleCookieValue(req, preCsrfCookieName(deps));
   if (!cookie || !field || !safeEqual(cookie, field)) throw formExpired();
-}
-
-export function checkSessionCsrf(deps: Deps, s: BrowserSession, field: string | undefined): void {
-  if (!checkCsrf(deps, s.session.id, field)) throw formExpired();
 }
 
 /** Only same-site paths: never `//host`, `/\host` or absolute URLs (no open redirects). */

@@ -1,4 +1,4 @@
-// Small OAuth helpers: identifiers, secrets, the user-code alphabet.
+// OAuth credentials: client ids, token prefixes and lifetimes, secrets and their hashes, user codes.
 import { randomBytes } from "node:crypto";
 import { randomSecret, sha256Hex } from "../../core/crypto";
 import { randomToken } from "../../core/ids";

@@ -8,7 +8,7 @@ import { ApiError } from "../../core/errors";
 import { newId, randomToken } from "../../core/ids";
 import { randomSecret } from "../../core/crypto";
 import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
-import { transaction, type DbOrTx, type Tx } from "../../db/tx";
+import { afterCommit, transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { assertVisibilityUnlocked, loadMutableBucket, type BucketRow } from "../buckets";
 import { emitSiteChange } from "./events";
 import { normalizeSitePath } from "./exclusions";
@@ -160,6 +160,10 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       }).returning().get();
     }
     deps.jobs.enqueue(BUILD_JOB, { publication_id: row.id, build_token: p.request.build_token }, { maxAttempts: 1 }, tx);
+    // New access settings apply to the live deploy at once; inside a publish-session finalize
+    // this waits for the session's own transaction.
+    const publicationId = row.id;
+    if (p.access) afterCommit(tx, () => emitSiteChange(deps, { publicationId }));
     return row;
   });
 }
@@ -168,6 +172,5 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
 export async function requestPublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind) {
   const prepared = await preparePublish(deps, actor, bucketId, input, kind);
   const row = commitPublish(deps, prepared);
-  if (prepared.access) emitSiteChange(deps, { publicationId: row.id });
   return { publication: row, generatedPassword: prepared.access?.generated ?? null };
 }

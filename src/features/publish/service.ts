@@ -6,15 +6,15 @@ import type { Actor, Deps, Scope } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { publications, type AccessMode } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { afterCommit, transaction } from "../../db/tx";
 import { assertVisibilityUnlocked, effectiveScope, loadBucket, loadMutableBucket } from "../buckets";
-import { accessDetails } from "./access";
+import { accessDetails } from "./visitor-access";
 import { emitSiteChange } from "./events";
 import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";
 import { assertPublishAllowed } from "./policy";
 import { setPublicationAccess, validateSlug, type PublicationRow } from "./publications";
 import { publicUrlOf } from "./present";
-import { findPublication } from "./request";
+import { findPublication } from "./accept-publish";
 import { slugTaken } from "./slugs";
 
 function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
@@ -53,7 +53,10 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
   }
   if (pub.kind === "preview" && input.expires_at === null) throw new ApiError("VALIDATION_FAILED", "Previews always expire; expires_at cannot be null.", { field: "expires_at" });
   const now = deps.clock.now().toISOString();
-  const row = transaction(deps.db, (tx) => tx.update(publications).set({
+  const row = transaction(deps.db, (tx) => {
+    // Routing, titles and expiry apply to the live deploy at once: no rebuild needed.
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
+    return tx.update(publications).set({
     ...(input.title !== undefined ? { title: input.title } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.site_mode !== undefined ? { siteMode: input.site_mode } : {}),
@@ -63,9 +66,8 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
     ...(input.expires_at !== undefined ? { expiresAt: input.expires_at === null ? null : new Date(input.expires_at).toISOString() } : {}),
     publishRequest: { ...(pub.publishRequest as object), ...(input.site_mode ? { site_mode: input.site_mode } : {}) },
     updatedAt: now,
-  }).where(eq(publications.id, pub.id)).returning().get()!);
-  // Routing, titles and expiry apply to the live deploy at once: no rebuild needed.
-  emitSiteChange(deps, { publicationId: pub.id });
+  }).where(eq(publications.id, pub.id)).returning().get()!;
+  });
   return row;
 }
 
@@ -136,8 +138,8 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
   if (next === pub.publicSlug) return pub;
   const row = transaction(deps.db, (tx) => {
     if (slugTaken("main", next, pub.id, tx)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
     return tx.update(publications).set({ publicSlug: next, updatedAt: deps.clock.now().toISOString() }).where(eq(publications.id, pub.id)).returning().get()!;
   });
-  emitSiteChange(deps, { publicationId: pub.id });
   return row;
 }
