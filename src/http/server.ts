@@ -6,7 +6,7 @@ import type { SiteHandler } from "../sites/server";
 import { bodyLimitFor, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
-import { checkJsonDepth, isJsonType } from "./json-guard";
+import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
 import { requestId, setClientIp } from "./request-info";
 import { guardStalls } from "./upload-stall";
 
@@ -84,7 +84,8 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
   try {
     allowBodyTime(deps, req, server);
     const bytes = await readBoundedBody(req, rules);
-    if (bytes && isJsonType(req.headers.get("content-type"))) checkJsonDepth(bytes);
+    // Whatever the Content-Type says: some parser downstream may read the body as JSON anyway.
+    if (bytes && mayBeJsonContainer(bytes)) checkJsonDepth(bytes);
     api = new Request(req, { body: bytes });
   } catch (e) {
     return bodyRefused(deps, req, e);

@@ -240,3 +240,27 @@ describe("site hosts", () => {
     expect(r.status).toBe(303);
   });
 });
+
+describe("JSON nesting under other content types", () => {
+  // Elysia parses JSON for any type whose 13th character is `j` (application/jsonx), the MCP SDK
+  // for any type containing application/json, the OAuth endpoints likewise: the depth guard used
+  // to run only for application/json and +json, so these reached the parser however deep they were.
+  const deep = `{"bucket":${"[".repeat(30_000)}${"]".repeat(30_000)}}`; // under every route's body limit
+  const cases: Array<[string, string]> = [
+    ["/api/v1/buckets", "application/jsonx"],
+    ["/api/v1/buckets", "application/json5"],
+    ["/api/v1/buckets", "text/plain"],
+    ["/mcp", "text/plain; profile=application/json"],
+    ["/oauth/register", "application/json-patch"],
+  ];
+  for (const [path, type] of cases) {
+    test(`a 30,000-deep body sent to ${path} as ${type} is refused at once with JSON_TOO_DEEP`, async () => {
+      const t0 = performance.now();
+      const r = await post(path, ` \n${deep}`, { "content-type": type, authorization: `Bearer ${owner.key}` });
+      const took = performance.now() - t0;
+      expect(r.status).toBe(400);
+      expect((await r.json()).error.code).toBe("JSON_TOO_DEEP");
+      expect(took).toBeLessThan(500);
+    });
+  }
+});
