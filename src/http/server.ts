@@ -76,7 +76,9 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
     // Storage PUTs stream to disk for as long as bytes keep coming (size bounded by the signed token).
     const streamed = guardStalls(req, server, deps.config.bodyTimeoutSeconds);
     setClientIp(streamed, ip);
-    return d.app.fetch(streamed);
+    const res = await d.app.fetch(streamed);
+    // A refused upload's body was never read: end the connection rather than wait for or drain it.
+    return res.status >= 400 ? withHeader(res, "connection", "close") : res;
   }
   const checkCredential = credentialChecks.get(d.app);
   const rules: BodyRules = { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => checkCredential?.(req) ?? false };
@@ -116,6 +118,17 @@ function bodyRefused(deps: Deps, req: Request, e: unknown): Response {
   // The rest of an refused body is not read: end the connection rather than drain it.
   res.headers.set("connection", "close");
   return res;
+}
+
+function withHeader(res: Response, name: string, value: string): Response {
+  try {
+    res.headers.set(name, value);
+    return res;
+  } catch {
+    const copy = new Response(res.body, res);
+    copy.headers.set(name, value);
+    return copy;
+  }
 }
 
 /** Site responses carry the request id and version headers like API ones (every response does). */

@@ -264,3 +264,20 @@ describe("JSON nesting under other content types", () => {
     });
   }
 });
+
+describe("refused storage uploads", () => {
+  test("a storage PUT with a bad token and a 100 MB Content-Length but no body is answered and disconnected", async () => {
+    // The stall guard used to switch Bun's idle timer off before the token was checked, so the
+    // refused request's socket stayed open for good: a cheap way to hold connections.
+    const r = await rawRequest({
+      port,
+      head: `PUT /_storage/abc.def HTTP/1.1\r\nHost: ${new URL(t.url).host}\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000000`,
+      next: () => null,
+      giveUpMs: 15_000,
+    });
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(r.text.toLowerCase()).toContain("connection: close");
+    expect(r.closedAfterMs).toBeLessThan(3_000);
+  });
+});
