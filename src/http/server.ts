@@ -21,10 +21,15 @@ export const MAX_BODY_BYTES = 64 * 1024 ** 3;
 /** Per app: does a request carry a valid credential? Set by buildApp; asked before reading a large body. */
 export const credentialChecks = new WeakMap<object, (req: Request) => boolean>();
 
-export function clientAddress(req: Request, server: Server<unknown>, trustProxy: boolean): string {
-  if (trustProxy) {
-    const fwd = req.headers.get("x-forwarded-for");
-    if (fwd) return fwd.split(",")[0]!.trim();
+/**
+ * The client's address. Behind trusted proxies it is read from the right of X-Forwarded-For:
+ * proxies append the peer they saw, so everything left of what the trusted hops added was sent
+ * by the client itself and would let it pick any address (and so any address-keyed limit).
+ */
+export function clientAddress(req: Request, server: Server<unknown>, proxy: { trustProxy: boolean; trustedProxyHops: number }): string {
+  if (proxy.trustProxy) {
+    const entries = (req.headers.get("x-forwarded-for") ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+    if (entries.length > 0) return entries[Math.max(0, entries.length - proxy.trustedProxyHops)]!;
   }
   return server.requestIP(req)?.address ?? "unknown";
 }
@@ -37,7 +42,7 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
-    const ip = () => clientAddress(req, server, deps.config.trustProxy);
+    const ip = () => clientAddress(req, server, deps.config);
     const d = getDispatch();
     if (!d) return startingResponse(req);
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
