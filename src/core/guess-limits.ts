@@ -53,31 +53,50 @@ export interface GuessVerdict {
   reason: "target" | "address" | null;
 }
 
-/**
- * The policy kept in memory (bounded LRUs) for one running Pier: a restart forgets the counts,
- * which only ever helps the rightful user; argon2id or short-lived codes keep guessing slow anyway.
- */
-export class GuessLimiter {
+/** Failure times per key inside a sliding window, in a bounded LRU (the one window every limit here uses). */
+export class FailureLog {
   private readonly failures = new LRUCache<string, number[]>({ max: 100_000 });
 
-  constructor(private readonly policy: GuessPolicy) {}
+  constructor(readonly windowMs: number) {}
 
-  private recent(key: string, now: number): number[] {
-    return (this.failures.get(key) ?? []).filter((t) => t > now - this.policy.windowMs);
+  recent(key: string, now: number): number[] {
+    return (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs);
   }
 
-  private push(key: string, now: number, keep: number): void {
+  /** Records a failure, keeping the newest `keep` (enough to answer any limit asked of this key). */
+  add(key: string, now: number, keep: number): void {
     const list = this.recent(key, now);
     list.push(now);
     this.failures.set(key, list.slice(-keep));
   }
 
+  /** Seconds until `key` has fewer than `allowed` failures in the window (0: now). */
+  waitFor(key: string, allowed: number, now: number): number {
+    return waitFor(this.recent(key, now), allowed, this.windowMs, now);
+  }
+
+  clear(key: string): void {
+    this.failures.delete(key);
+  }
+}
+
+/**
+ * The policy kept in memory (bounded LRUs) for one running Pier: a restart forgets the counts,
+ * which only ever helps the rightful user; argon2id or short-lived codes keep guessing slow anyway.
+ */
+export class GuessLimiter {
+  private readonly log: FailureLog;
+
+  constructor(private readonly policy: GuessPolicy) {
+    this.log = new FailureLog(policy.windowMs);
+  }
+
   check(target: string, ip: string, now: number): GuessVerdict {
     const p = this.policy;
     const address = addressKey(ip);
-    const addressWait = waitFor(this.recent(`a|${address}`, now), p.perAddress, p.windowMs, now);
-    const allowed = pairAllowance(p, this.recent(`t|${target}`, now).length);
-    const pairWait = waitFor(this.recent(`p|${target}|${address}`, now), allowed, p.windowMs, now);
+    const addressWait = this.log.waitFor(`a|${address}`, p.perAddress, now);
+    const allowed = pairAllowance(p, this.log.recent(`t|${target}`, now).length);
+    const pairWait = this.log.waitFor(`p|${target}|${address}`, allowed, now);
     const wait = Math.max(addressWait, pairWait);
     return { wait, reason: wait === 0 ? null : addressWait >= pairWait ? "address" : "target" };
   }
@@ -85,14 +104,14 @@ export class GuessLimiter {
   fail(target: string, ip: string, now: number): void {
     const p = this.policy;
     const address = addressKey(ip);
-    this.push(`a|${address}`, now, p.perAddress);
-    this.push(`p|${target}|${address}`, now, p.perPair);
+    this.log.add(`a|${address}`, now, p.perAddress);
+    this.log.add(`p|${target}|${address}`, now, p.perPair);
     // Enough history to see every halving down to the floor.
-    this.push(`t|${target}`, now, p.attackStep * 32);
+    this.log.add(`t|${target}`, now, p.attackStep * 32);
   }
 
   /** The right secret: this address starts over on this target (the target's count stays). */
   succeed(target: string, ip: string): void {
-    this.failures.delete(`p|${target}|${addressKey(ip)}`);
+    this.log.clear(`p|${target}|${addressKey(ip)}`);
   }
 }

@@ -2,8 +2,10 @@
 // "Accounts, sessions, OAuth and gates"). The server trusts X-Forwarded-For here so that one test
 // can speak from many client addresses, as a distributed attacker does.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as OTPAuth from "otpauth";
+import { TWO_FACTOR_FAILURES_PER_USER } from "../../src/features/accounts/attempts";
 import { listOutbox } from "../../src/features/mail/outbound";
-import { Browser } from "../helpers/browser";
+import { Browser, unescapeHtml } from "../helpers/browser";
 import { sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier } from "../helpers/pier";
 import { publishSite, siteFetch } from "../helpers/sites";
@@ -125,5 +127,52 @@ describe("access-code mail", () => {
     expect(over.status).toBe(429);
     sent = listOutbox(t.pier.deps, 1000).length - sent;
     expect(sent).toBeLessThanOrEqual(100);
+  }, 30_000);
+});
+
+describe("two-factor sign-in", () => {
+  test("a password holder spreading code guesses over many addresses gets only a few guesses per account", async () => {
+    const u = await t.user();
+    const owner = new Browser(t.url, from("203.0.113.30"));
+    expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const enroll = await owner.submit("/account/security", "/account/security/totp/enroll", {});
+    const totp = OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP;
+    const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
+    expect((await owner.submit("/account/security", "/account/security/totp/confirm", { code: code() })).status).toBe(200);
+    t.clock.advance(30_000);
+
+    // The attacker knows the password; each address used to get 10 code guesses of its own.
+    const wrong = () => (code() === "000000" ? "111111" : "000000");
+    let wrongCodesChecked = 0;
+    let passwordStepsRefused = 0;
+    const pending: Browser[] = [];
+    for (let a = 0; a < 10; a++) {
+      const b = new Browser(t.url, from(`198.51.100.${60 + a}`));
+      const signin = await b.submit("/signin", "/signin", { email: u.email, password: u.password });
+      if (signin.status === 429) {
+        passwordStepsRefused++;
+        continue;
+      }
+      expect(signin.status).toBe(303);
+      pending.push(b);
+      for (let i = 0; i < 2; i++) {
+        const r = await b.submit("/signin/two-factor", "/signin/two-factor", { code: wrong() });
+        if (r.text.includes("did not match")) wrongCodesChecked++;
+      }
+    }
+    expect(wrongCodesChecked).toBe(TWO_FACTOR_FAILURES_PER_USER); // was 20
+    expect(passwordStepsRefused).toBeGreaterThan(0);
+    // Past the allowance even the right code on a pending sign-in is refused (password asked again).
+    const late = await pending[0]!.submit("/signin/two-factor", "/signin/two-factor", { code: code() });
+    expect(late.setCookies.some((c) => c.startsWith("pier_session="))).toBe(false);
+    expect(late.text).toContain("Too many wrong codes");
+
+    // After the window the owner signs in with the password and the right code.
+    t.clock.advance(16 * 60_000);
+    const back = new Browser(t.url, from("203.0.113.30"));
+    expect((await back.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const done = await back.submit("/signin/two-factor", "/signin/two-factor", { code: code() });
+    expect(done.status).toBe(303);
+    expect(done.setCookies.some((c) => c.startsWith("pier_session="))).toBe(true);
   }, 30_000);
 });
