@@ -107,6 +107,45 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     expect(totpSeed(owner.userId)).not.toBeNull();
   });
 
+  test("a session opened from a login link cannot approve a device login or an OAuth consent without the password", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const b = await browserFromLink(owner.key);
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const tokenFor = (client: string, deviceCode: string) => fetch(`${t.url}/oauth/token`, {
+      method: "POST", headers: form,
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: client }).toString(),
+    });
+
+    // Device flow: the attacker's terminal waits for the approval of its Connection ID.
+    const cli = await t.api("POST", "/oauth/register", { body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" } });
+    const device = await (await fetch(`${t.url}/oauth/device_authorization`, { method: "POST", headers: form, body: new URLSearchParams({ client_id: cli.body.client_id }).toString() })).json() as { user_code: string; device_code: string };
+    const shown = await b.get(`/oauth/device?user_code=${device.user_code}`);
+    expect(shown.status).toBe(200);
+    const approve = await b.post("/oauth/device", { ...hiddenFields(shown.text), action: "approve" });
+    expect(approve.status).toBe(303);
+    expect(approve.location).toBe(`/account/confirm-password?next=${encodeURIComponent(`/oauth/device?user_code=${device.user_code}`)}`);
+    expect((await (await tokenFor(cli.body.client_id, device.device_code)).json()).error).toBe("authorization_pending");
+
+    // Authorization code flow: Allow asks for the password instead of redirecting with a code.
+    const redirect = "https://app.example/cb";
+    const app = await t.api("POST", "/oauth/register", { body: { client_name: "App", redirect_uris: [redirect], grant_types: ["authorization_code"], token_endpoint_auth_method: "none" } });
+    const params = { response_type: "code", client_id: app.body.client_id, redirect_uri: redirect, code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", state: "s" };
+    const consentPage = await b.get(`/oauth/authorize?${new URLSearchParams(params)}`);
+    expect(consentPage.status).toBe(200);
+    const allow = await b.post("/oauth/authorize", { ...hiddenFields(consentPage.text), decision: "approve" });
+    expect(allow.status).toBe(303);
+    expect(allow.location).toStartWith("/account/confirm-password?next=%2Foauth%2Fauthorize%3F");
+    expect(allow.location).not.toContain("code=");
+
+    // With the password confirmed, the owner approves and is sent back to the same request.
+    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", { password: owner.password, next: `/oauth/device?user_code=${device.user_code}` });
+    expect(ok.status).toBe(303);
+    const again = await b.get(ok.location!);
+    expect((await b.post("/oauth/device", { ...hiddenFields(again.text), action: "approve" })).status).toBe(200);
+    t.clock.advance(10_000); // past the polling interval
+    expect((await (await tokenFor(cli.body.client_id, device.device_code)).json()).access_token).toBeString();
+  });
+
   test("a password sign-in is in sudo mode for 10 minutes, then asks again", async () => {
     const owner = await t.user({ plan: "pro" });
     const b = await signedIn(owner);

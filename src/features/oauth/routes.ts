@@ -97,6 +97,12 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     const u = new URL(request.url);
     return redirectResponse(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
   };
+  /**
+   * Approving a connection mints a lasting credential for the account, so, like creating an API
+   * key, it needs the password entered recently in this session: a session opened by a login
+   * link, or one left signed in on a shared computer, cannot approve. Back on `path` afterwards.
+   */
+  const toConfirmPassword = (path: string) => redirectResponse(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent(path)}`);
   /** The wrong-code limits for this user and address: `check()` before a lookup, `miss()` after a failed one. */
   const codeLimits = (request: Request, actor: Actor) => {
     const userId = actor.userId!;
@@ -168,6 +174,9 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
       const limits = codeLimits(request, b.actor);
       limits.check();
+      if (form.action === "approve" && !inSudoMode(deps, request, b.session.id)) {
+        return toConfirmPassword(form.user_code ? `/oauth/device?user_code=${encodeURIComponent(form.user_code)}` : "/oauth/device");
+      }
       if (form.action === "approve" || form.action === "deny") {
         try {
           const { device } = decideDevice(deps, b.actor, form.user_code, form.action === "approve");
@@ -207,6 +216,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         return authorizeFailure(e, b);
       }
       if (decision !== "approve") return redirectResponse(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
+      if (!inSudoMode(deps, request, b.session.id)) return toConfirmPassword(`/oauth/authorize?${new URLSearchParams(params)}`);
       return redirectResponse(approveAuthorization(deps, b.actor, req));
     }, { parse: "none", detail: { ...hide, tags, summary: "Consent decision (form post with CSRF token)" } })
 
@@ -222,7 +232,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
-      if (!inSudoMode(deps, request, b.session.id)) return redirectResponse(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent("/oauth/connections")}`);
+      if (!inSudoMode(deps, request, b.session.id)) return toConfirmPassword("/oauth/connections");
       revokeConnection(deps, b.actor, params.id);
       return redirectResponse("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })
