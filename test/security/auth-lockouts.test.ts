@@ -176,3 +176,37 @@ describe("two-factor sign-in", () => {
     expect(done.setCookies.some((c) => c.startsWith("pier_session="))).toBe(true);
   }, 30_000);
 });
+
+describe("agent email codes", () => {
+  const ask = (email: string, ip: string) => t.api("POST", "/api/v1/agent_auth/request_code", { headers: from(ip), body: { email } });
+  const verify = (email: string, code: string, ip: string) => t.api("POST", "/api/v1/agent_auth/verify_code", { headers: from(ip), body: { email, code } });
+  const codesTo = (email: string) => listOutbox(t.pier.deps, 500).filter((m) => m.to_address === email && m.kind === "agent-login-code").map((m) => /\b(\d{8})\b/.exec(m.text_body)![1]!);
+
+  test("strangers' wrong codes and code requests do not lock the owner out of the email-code flow", async () => {
+    const u = await t.user();
+    // The stranger asks for codes for the victim until the old per-address quota (5 an hour) is used up...
+    for (let i = 0; i < 5; i++) expect((await ask(u.email, "198.51.100.150")).status).toBe(200);
+    await Bun.sleep(20); // mail goes out after the response
+    expect(codesTo(u.email)).toHaveLength(5);
+    // ...and more from the same client mail nothing, answering as before.
+    expect((await ask(u.email, "198.51.100.150")).status).toBe(200);
+    await Bun.sleep(20);
+    expect(codesTo(u.email)).toHaveLength(5);
+
+    // The owner still gets a code of their own.
+    expect((await ask(u.email, "203.0.113.40")).status).toBe(200);
+    await Bun.sleep(20);
+    const mine = codesTo(u.email)[0]!;
+    expect(codesTo(u.email)).toHaveLength(6);
+
+    // Wrong guesses from several addresses (5 used to burn the code) lock out only those addresses.
+    const wrong = mine === "00000000" ? "11111111" : "00000000";
+    for (const ip of ["198.51.100.151", "198.51.100.152", "198.51.100.153"]) {
+      for (let i = 0; i < 5; i++) expect((await verify(u.email, wrong, ip)).body.error.code).toBe("INVALID_CODE");
+      expect((await verify(u.email, mine, ip)).status).toBe(429);
+    }
+    const ok = await verify(u.email, mine, "203.0.113.40");
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.api_key).toMatch(/^pier_/);
+  });
+});
