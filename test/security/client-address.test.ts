@@ -19,4 +19,17 @@ describe("behind a trusted proxy that appends to X-Forwarded-For", () => {
     // Another real client behind the same proxy still has its own budget.
     expect((await t.api("GET", "/api/v1/status", { headers: { "x-forwarded-for": "203.0.113.6" } })).status).toBe(200);
   });
+
+  test("an IPv6 client rotating addresses inside its /64 shares one anonymous budget", async () => {
+    const from = (ip: string) => t.api("GET", "/api/v1/status", { headers: { "x-forwarded-for": ip } });
+    expect((await from("2001:db8:1:2::1")).status).toBe(200);
+    for (const ip of ["2001:db8:1:2::2", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:0DB8:0001:0002:0:0:0:9"]) expect((await from(ip)).status).toBe(429);
+    expect((await from("2001:db8:1:3::1")).status).toBe(200); // the next /64 is someone else
+  });
+
+  test("other spellings of one IPv4 address (mapped IPv6, with a port) share its budget", async () => {
+    const from = (ip: string) => t.api("GET", "/api/v1/status", { headers: { "x-forwarded-for": ip } });
+    expect((await from("192.0.2.77")).status).toBe(200);
+    for (const ip of ["::ffff:192.0.2.77", "0:0:0:0:0:ffff:c000:24d", "192.0.2.77:40000"]) expect((await from(ip)).status).toBe(429);
+  });
 });

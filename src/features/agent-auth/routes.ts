@@ -10,7 +10,7 @@ import { activityRecorder, listActivity } from "./activity";
 import { createLoginLink, peekLoginLink, useLoginLink } from "./login-link";
 import { requestCode, verifyCode } from "./email-code";
 import { RateLimiter } from "../../http/rate-limit";
-import { clientIp } from "../../http/request-info";
+import { clientIp, clientKey } from "../../http/request-info";
 import { capabilities } from "./service";
 import { ActivityQuery, LoginLinkBody, RequestCodeBody, VerifyCodeBody } from "./model";
 
@@ -24,11 +24,11 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
   return new Elysia({ name: "agent-auth" })
     .use(auth)
     .post("/api/v1/agent_auth/request_code", ({ request, body }) => {
-      take(`request:${clientIp(request)}`);
+      take(`request:${clientKey(request)}`);
       return { data: requestCode(deps, body, clientIp(request)) };
     }, { auth: "public", body: RequestCodeBody, detail: { tags, summary: "Email a one-time code for an agent key (same answer for every valid address)" } })
     .post("/api/v1/agent_auth/verify_code", ({ request, body }) => {
-      take(`verify:${clientIp(request)}`);
+      take(`verify:${clientKey(request)}`);
       return { data: verifyCode(deps, body, clientIp(request)) };
     }, { auth: "public", body: VerifyCodeBody, detail: { tags, summary: "Trade the emailed code for an agent API key (INVALID_CODE on any failure)" } })
     .get("/api/v1/agent_auth/capabilities", () => ({ data: capabilities(deps) }), {

@@ -11,7 +11,7 @@ import { ApiError } from "../../core/errors";
 import { must, type authPlugin } from "../../http/auth";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { RateLimiter } from "../../http/rate-limit";
-import { clientIp } from "../../http/request-info";
+import { clientIp, clientKey } from "../../http/request-info";
 import { checkCsrf, type SessionRow } from "../accounts";
 import { getAccount } from "../accounts";
 import { browserSession } from "../accounts";
@@ -130,11 +130,11 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         : app.get(suffixed, () => json(200, protectedResourceMetadata(deps)), { auth: "public", detail: { tags, summary: "Protected resource metadata under the public MCP path (mcp-resource-url)" } });
     })
     .post("/oauth/register", ({ request }) => {
-      anon.take(`register:${clientIp(request)}`);
+      anon.take(`register:${clientKey(request)}`);
       return oauthJson(201, async () => registerClient(deps, await readBody(request)));
     }, { auth: "public", parse: "none", detail: { tags, summary: "Dynamic client registration (RFC 7591); public clients only" } })
     .post("/oauth/device_authorization", ({ request }) => {
-      anon.take(`device:${clientIp(request)}`);
+      anon.take(`device:${clientKey(request)}`);
       return oauthJson(200, async () => startDeviceAuthorization(deps, await readBody(request)));
     }, { auth: "public", parse: "none", detail: { tags, summary: "Start a device authorization (RFC 8628)" } })
     .post("/oauth/token", ({ request }) => oauthJson(200, async () => tokenRequest(deps, await readBody(request))), {
