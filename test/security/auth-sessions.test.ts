@@ -15,6 +15,7 @@ afterAll(() => t.stop());
 
 const local = (url: string) => url.replace(t.pier.deps.urls.baseUrl, t.url);
 const liveKeys = (accountId: string) => t.pier.deps.db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).all().length;
+const hashOf = (key: string) => new Bun.CryptoHasher("sha256").update(key).digest("hex");
 const totpSeed = (userId: string) => t.pier.deps.db.select({ s: users.totpSealed }).from(users).where(eq(users.id, userId)).get()!.s;
 
 /** Mint a login link with `key` and open it in a fresh browser, as the attacker did. */
@@ -144,6 +145,38 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     expect((await b.post("/oauth/device", { ...hiddenFields(again.text), action: "approve" })).status).toBe(200);
     t.clock.advance(10_000); // past the polling interval
     expect((await (await tokenFor(cli.body.client_id, device.device_code)).json()).access_token).toBeString();
+  });
+
+  test("a login link stops working when the key that minted it is revoked or narrowed", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const leaked = t.key(owner, { scope: "bucket_admin" });
+    const mint = async (key: string) => {
+      const r = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key, body: {} });
+      expect(r.status).toBe(200);
+      return new URL(local(r.body.data.url)).pathname;
+    };
+    const open = async (path: string) => {
+      const b = new Browser(t.url);
+      const page = await b.get(path);
+      const done = await b.post(path, hiddenFields(page.text));
+      return { done, signedIn: b.cookies.has("pier_session") };
+    };
+    // The owner revokes the leaked key: the link it already handed out must die with it.
+    const link = await mint(leaked);
+    const keyId = t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.tokenHash, hashOf(leaked))).get()!.id;
+    expect((await t.api("DELETE", `/api/v1/api_keys/${keyId}`, { key: owner.key })).status).toBe(200);
+    const afterRevoke = await open(link);
+    expect(afterRevoke.signedIn).toBe(false);
+    expect(afterRevoke.done.status).not.toBe(303);
+
+    // A key narrowed since (here: to bucket_read) no longer holds the owner's power either.
+    const other = t.key(owner, { scope: "bucket_admin" });
+    const link2 = await mint(other);
+    t.pier.deps.db.update(apiKeys).set({ permissionScope: "bucket_read" }).where(eq(apiKeys.tokenHash, hashOf(other))).run();
+    expect((await open(link2)).signedIn).toBe(false);
+
+    // A link from a key still in good standing works.
+    expect((await open(await mint(owner.key))).signedIn).toBe(true);
   });
 
   test("a password sign-in is in sudo mode for 10 minutes, then asks again", async () => {

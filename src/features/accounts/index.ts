@@ -12,3 +12,4 @@ export { twoFactorEnabled } from "./totp";
 export { browserSession, checkPreSessionCsrf, clientMeta, preSessionCsrf, safeNext } from "./web/browser";
 export { dashboardSummary, recordDashboardVisit } from "./dashboard";
 export type { BrowserSession } from "./web/browser";
+export { actorFromApiKeyId } from "./keys";

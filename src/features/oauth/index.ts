@@ -5,3 +5,4 @@ export { withCors } from "./cors";
 export { resourceMetadataUrl } from "./metadata";
 export { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "./scopes";
 export { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "./util";
+export { actorFromGrantId } from "./grants";
