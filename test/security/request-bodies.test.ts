@@ -281,3 +281,14 @@ describe("refused storage uploads", () => {
     expect(r.closedAfterMs).toBeLessThan(3_000);
   });
 });
+
+describe("OAuth endpoints rely on the listener's limit", () => {
+  test("a form body over the default limit to /oauth/token or the consent page is refused before the route reads it", async () => {
+    const big = `grant_type=refresh_token&refresh_token=${"a".repeat(DEFAULT_BODY_LIMIT)}`;
+    for (const path of ["/oauth/token", "/oauth/authorize"]) {
+      const r = await post(path, big, { "content-type": "application/x-www-form-urlencoded" });
+      expect(r.status).toBe(413);
+      expect((await r.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+    }
+  });
+});
