@@ -15,6 +15,7 @@ import type { Site } from "./directory";
 import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
+import { safeNext as sameHostPath } from "../http/safe-next";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { isoAfter } from "../core/clock";
 
@@ -60,11 +61,8 @@ export function hasAccess(deps: Deps, req: Request, site: Site, host: string): b
 
 // ---- pages ----
 
-/** Only same-site paths may be a post-login destination (no open redirects). */
-export function safeNext(raw: unknown): string {
-  const s = typeof raw === "string" ? raw : "/";
-  return s.startsWith("/") && !s.startsWith("//") && !s.startsWith("/\\") && !/[\u0000-\u001f]/.test(s) ? s : "/";
-}
+/** Only same-site paths may be a post-login destination (no open redirects; the one rule in http/safe-next.ts). */
+export const safeNext = (raw: unknown): string => sameHostPath(raw, "/");
 
 const hiddenNext = (next: string) => `<input type="hidden" name="next" value="${escapeHtml(next)}">`;
 

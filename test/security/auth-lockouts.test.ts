@@ -231,3 +231,16 @@ describe("agent email codes", () => {
     expect(ok.body.data.api_key).toMatch(/^pier_/);
   });
 });
+
+describe("gate redirects", () => {
+  test("a site gate's next follows Pier's sign-in rule: backslashes, control characters and overlong paths go to /", async () => {
+    const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
+    for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example"]) {
+      const r = await siteFetch(t, site.host, "/_pier/gate/password", {
+        method: "POST", headers: { ...form, ...from("203.0.113.70") }, body: new URLSearchParams({ password: "open sesame", next }).toString(),
+      });
+      expect(r.status).toBe(303);
+      expect(r.headers.get("location")).toBe("/");
+    }
+  });
+});

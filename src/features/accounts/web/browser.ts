@@ -5,6 +5,7 @@ import { randomSecret, safeEqual } from "../../../core/crypto";
 import { ApiError } from "../../../core/errors";
 import { apiCookieName, setCookie, soleCookieValue, apiHostIsHttps } from "../../../http/cookies";
 import { clientIp } from "../../../http/request-info";
+import { safeNext as sameHostPath } from "../../../http/safe-next";
 import type { ClientMeta } from "../signin";
 import { actorFromSession, checkCsrf, csrfToken, findSession, sessionTokenOf, type SessionRow } from "../sessions";
 import { getUser, type UserRow } from "../service";
@@ -66,9 +67,7 @@ export function checkSessionCsrf(deps: Deps, s: BrowserSession, field: string | 
 
 /** Only same-site paths: never `//host`, `/\host` or absolute URLs (no open redirects). */
 export function safeNext(next: unknown, fallback = "/dashboard"): string {
-  if (typeof next !== "string" || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\") || next.length > 2000) return fallback;
-  if (/[\u0000-\u001f\\]/.test(next)) return fallback;
-  return next;
+  return sameHostPath(next, fallback);
 }
 
 /** A string field of a parsed form body (missing, repeated or non-string fields read as ""). */
