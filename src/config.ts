@@ -42,6 +42,8 @@ export interface Config {
   uploadRateLimitPerMinute: number;
   siteRenewal: boolean;
   trustProxy: boolean;
+  /** With trustProxy: how many proxies append to X-Forwarded-For; the client is that many entries from the right. */
+  trustedProxyHops: number;
   logLevel: LogLevel;
   /** smtp(s)://user:pass@host:port for outbound mail; null = messages go to the outbox table. */
   smtpRelayUrl: string | null;
@@ -147,12 +149,13 @@ export const configOptions: Option[] = [
   { key: "publishRateLimitPerMinute", name: "publish-rate-limit-per-minute", default: "30", help: "Publishes (publish, preview, retry, publish-session finalize) per minute per account (over: 429 PUBLISH_RATE_LIMIT_EXCEEDED).", parse: positiveInt },
   { key: "uploadRateLimitPerMinute", name: "upload-rate-limit-per-minute", default: "120", help: "Upload-control calls (publish-session create and upload refresh) per minute per account (over: 429 UPLOAD_RATE_LIMIT_EXCEEDED).", parse: positiveInt },
   { key: "siteRenewal", name: "site-renewal", default: "true", help: "Unpublish main sites of plans with site_renewal_days (Free: 30) when the account had no signed-in dashboard visit for that long.", parse: bool },
-  { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy (its first X-Forwarded-For entry is taken as the client IP, so the proxy must set, not append, it).", parse: bool },
+  { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy. The client IP is the X-Forwarded-For entry --trusted-proxy-hops places from the right (the one your proxy appended); entries to its left are the client's own claims and are ignored.", parse: bool },
   { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
   { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
   { key: "ownerPlan", name: "owner-plan", default: "owner", help: "Plan given to the first user's account (the instance admin's): by default every capability and no site renewal. --default-plan decides for everyone else.", parse: str },
   { key: "bodyTimeoutSeconds", name: "body-timeout", default: "30", help: "Seconds an API or site request body may take to arrive in full (slower: 408 BODY_TIMEOUT). Storage uploads are cut off instead when no byte arrives for this long.", parse: positiveInt },
+  { key: "trustedProxyHops", name: "trusted-proxy-hops", default: "1", help: "With --trust-proxy: how many reverse proxies in a row append to X-Forwarded-For in front of Pier (1 = one proxy; the rightmost entry is the client).", parse: positiveInt },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;

@@ -9,6 +9,7 @@ import type { LRUCache } from "lru-cache";
 import type { PlanCatalog } from "../features/accounts/plans";
 import type { SigninGuard } from "../features/accounts/signin-limits";
 import type { ActivityRecorder } from "../features/agent-auth/activity";
+import type { EmailCodeLimits } from "../features/agent-auth/email-code";
 import type { Mailer } from "../features/mail/outbound";
 import type { PublishLimiters } from "../features/publish/limits";
 import type { SiteChangeListener } from "../features/publish/events";
@@ -31,8 +32,8 @@ export interface Deps {
   // Piers in one test process stay apart.
   /** Agent activity buffer shared by the REST hook and the MCP endpoint. */
   agentActivity: ActivityRecorder;
-  /** When sign-in codes were last mailed to each address (per-address hourly cap). */
-  emailCodesSent: LRUCache<string, number[]>;
+  /** Agent email-code limits: codes mailed per address and client, wrong codes per client. */
+  emailCodesSent: EmailCodeLimits;
   /** Per-account publish and upload-control throttles. */
   publishLimiters: PublishLimiters;
   /** Told when a publication's live state changed (the site server drops its cached lookup). */

@@ -8,6 +8,7 @@
 //     halves for every `attackStep` failures, down to `floor` (spread guessing slows down), yet a
 //     fresh address always gets its `floor` tries, so the right secret from it still works.
 // IPv6 clients are grouped by /64: one host usually holds the whole prefix.
+import { isIP } from "node:net";
 import { LRUCache } from "lru-cache";
 
 export interface GuessPolicy {
@@ -28,16 +29,39 @@ export function pairAllowance(p: GuessPolicy, targetFailures: number): number {
   return Math.max(p.floor, p.perPair >> halvings);
 }
 
-/** The address a limit is kept for: IPv4 as is, IPv6 by its /64 prefix. */
-export function addressKey(ip: string): string {
-  if (!ip.includes(":")) return ip;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  const [head = "", tail = ""] = ip.toLowerCase().split("::");
+/**
+ * The address a limit is kept for: IPv4 as is, IPv6 by its /64 prefix, every spelling of one
+ * address the same key (IPv4-mapped IPv6 is its IPv4; a port or an IPv6 zone is dropped). A
+ * value that is no IP address at all is its own key, never merged with anything else.
+ */
+export function addressKey(raw: string): string {
+  let ip = raw.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(ip);
+  if (bracketed) ip = bracketed[1]!;
+  else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(ip)) ip = ip.slice(0, ip.lastIndexOf(":"));
+  ip = ip.replace(/%.*$/, "");
+  const version = isIP(ip);
+  if (version === 4) return ip;
+  if (version !== 6) return raw;
+  const groups = ipv6Groups(ip.toLowerCase());
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (isIP checked it), a dotted IPv4 tail included. */
+function ipv6Groups(ip: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    ip = `${ip.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = ip.split("::");
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
-  const groups = ip.includes("::") ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+  const fill = tail === undefined ? [] : Array(8 - left.length - right.length).fill("0");
+  return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
 }
 
 /** Seconds to wait when `recent` (failure times, oldest first) has reached `allowed`, else 0. */
@@ -53,31 +77,50 @@ export interface GuessVerdict {
   reason: "target" | "address" | null;
 }
 
-/**
- * The policy kept in memory (bounded LRUs) for one running Pier: a restart forgets the counts,
- * which only ever helps the rightful user; argon2id or short-lived codes keep guessing slow anyway.
- */
-export class GuessLimiter {
+/** Failure times per key inside a sliding window, in a bounded LRU (the one window every limit here uses). */
+export class FailureLog {
   private readonly failures = new LRUCache<string, number[]>({ max: 100_000 });
 
-  constructor(private readonly policy: GuessPolicy) {}
+  constructor(readonly windowMs: number) {}
 
-  private recent(key: string, now: number): number[] {
-    return (this.failures.get(key) ?? []).filter((t) => t > now - this.policy.windowMs);
+  recent(key: string, now: number): number[] {
+    return (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs);
   }
 
-  private push(key: string, now: number, keep: number): void {
+  /** Records a failure, keeping the newest `keep` (enough to answer any limit asked of this key). */
+  add(key: string, now: number, keep: number): void {
     const list = this.recent(key, now);
     list.push(now);
     this.failures.set(key, list.slice(-keep));
   }
 
+  /** Seconds until `key` has fewer than `allowed` failures in the window (0: now). */
+  waitFor(key: string, allowed: number, now: number): number {
+    return waitFor(this.recent(key, now), allowed, this.windowMs, now);
+  }
+
+  clear(key: string): void {
+    this.failures.delete(key);
+  }
+}
+
+/**
+ * The policy kept in memory (bounded LRUs) for one running Pier: a restart forgets the counts,
+ * which only ever helps the rightful user; argon2id or short-lived codes keep guessing slow anyway.
+ */
+export class GuessLimiter {
+  private readonly log: FailureLog;
+
+  constructor(private readonly policy: GuessPolicy) {
+    this.log = new FailureLog(policy.windowMs);
+  }
+
   check(target: string, ip: string, now: number): GuessVerdict {
     const p = this.policy;
     const address = addressKey(ip);
-    const addressWait = waitFor(this.recent(`a|${address}`, now), p.perAddress, p.windowMs, now);
-    const allowed = pairAllowance(p, this.recent(`t|${target}`, now).length);
-    const pairWait = waitFor(this.recent(`p|${target}|${address}`, now), allowed, p.windowMs, now);
+    const addressWait = this.log.waitFor(`a|${address}`, p.perAddress, now);
+    const allowed = pairAllowance(p, this.log.recent(`t|${target}`, now).length);
+    const pairWait = this.log.waitFor(`p|${target}|${address}`, allowed, now);
     const wait = Math.max(addressWait, pairWait);
     return { wait, reason: wait === 0 ? null : addressWait >= pairWait ? "address" : "target" };
   }
@@ -85,14 +128,14 @@ export class GuessLimiter {
   fail(target: string, ip: string, now: number): void {
     const p = this.policy;
     const address = addressKey(ip);
-    this.push(`a|${address}`, now, p.perAddress);
-    this.push(`p|${target}|${address}`, now, p.perPair);
+    this.log.add(`a|${address}`, now, p.perAddress);
+    this.log.add(`p|${target}|${address}`, now, p.perPair);
     // Enough history to see every halving down to the floor.
-    this.push(`t|${target}`, now, p.attackStep * 32);
+    this.log.add(`t|${target}`, now, p.attackStep * 32);
   }
 
   /** The right secret: this address starts over on this target (the target's count stays). */
   succeed(target: string, ip: string): void {
-    this.failures.delete(`p|${target}|${addressKey(ip)}`);
+    this.log.clear(`p|${target}|${addressKey(ip)}`);
   }
 }

@@ -13,7 +13,7 @@ import { sessionTokenOf } from "./session-cookie";
 import { getAccount, membership } from "../features/accounts/service";
 import { roleScope } from "../features/accounts/roles";
 import { RateLimiter } from "./rate-limit";
-import { clientIp, isMutation } from "./request-info";
+import { clientKey, isMutation } from "./request-info";
 
 /**
  * What a route needs: a scope, "any" credential, a browser "session", nothing ("public"), or
@@ -46,7 +46,7 @@ export function authenticate(deps: Deps, req: Request, opts: AuthOptions): Actor
       const actor = resolve(deps, bearer);
       if (actor) return actor;
     }
-    opts.anonLimiter.take(`ip:${clientIp(req)}`);
+    opts.anonLimiter.take(`ip:${clientKey(req)}`);
     throw new ApiError("UNAUTHORIZED", "The API key or access token is missing, invalid, revoked or expired.");
   }
   const session = findSession(deps, sessionTokenOf(deps, req));
@@ -88,7 +88,7 @@ export function authPlugin(deps: Deps, opts: AuthOptions) {
         if (need === "signed") return { actor: null as Actor | null };
         let actor = authenticate(deps, request, opts);
         if (!actor) {
-          opts.anonLimiter.take(`ip:${clientIp(request)}`); // anonymous callers are limited per client IP
+          opts.anonLimiter.take(`ip:${clientKey(request)}`); // anonymous callers are limited per client IP
           if (need === "public") return { actor: null as Actor | null };
           throw new ApiError("UNAUTHORIZED", "Send an API key as `Authorization: Bearer pier_...` (create one with `pier login` or in the dashboard).");
         }

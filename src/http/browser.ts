@@ -6,6 +6,7 @@ import { randomSecret, safeEqual } from "../core/crypto";
 import { ApiError } from "../core/errors";
 import { apiCookieName, apiHostIsHttps, setCookie, soleCookieValue } from "./cookies";
 import { clientIp } from "./request-info";
+import { safeNext as sameHostPath } from "./safe-next";
 
 /** The client facts a sign-in records with the session it makes. */
 export function clientMeta(req: Request): { ip: string; userAgent: string } {
@@ -42,9 +43,7 @@ export function checkPreSessionCsrf(deps: Deps, req: Request, field: string | un
 
 /** Only same-site paths: never `//host`, `/\host` or absolute URLs (no open redirects). */
 export function safeNext(next: unknown, fallback = "/dashboard"): string {
-  if (typeof next !== "string" || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\") || next.length > 2000) return fallback;
-  if (/[\u0000-\u001f\\]/.test(next)) return fallback;
-  return next;
+  return sameHostPath(next, fallback);
 }
 
 /** A string field of a parsed form body (missing, repeated or non-string fields read as ""). */

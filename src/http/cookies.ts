@@ -29,17 +29,6 @@ export function cookieValues(req: Request, name: string): string[] {
   return values;
 }
 
-/** The first value sent under `name`, URI-decoded; a malformed encoding reads as no cookie (Pier never sets one). */
-export function cookieValue(req: Request, name: string): string | undefined {
-  const first = cookieValues(req, name)[0];
-  if (first === undefined) return undefined;
-  try {
-    return decodeURIComponent(first);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The name of a cookie of the API host's own pages. On https it carries the `__Host-` prefix:
  * browsers accept such a cookie only from this exact host, Secure, with Path=/ and no Domain,

@@ -38,8 +38,22 @@ export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
   return false;
 }
 
-export const isJsonType = (contentType: string | null): boolean =>
-  /^\s*application\/(json|[\w.+-]+\+json)\s*(;|$)/i.test(contentType ?? "");
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * True when the bytes could be a JSON array or object: the first non-space byte is `[` or `{`.
+ * Deliberately not decided by Content-Type: parsers downstream accept JSON under many types
+ * (Elysia reads any type whose 13th character is `j`, e.g. application/jsonx; the MCP SDK any
+ * type containing application/json), so the type cannot say which bodies will be parsed.
+ */
+export function mayBeJsonContainer(bytes: Uint8Array): boolean {
+  const hasBom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  for (let i = hasBom ? 3 : 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (!WHITESPACE.has(b)) return b === OPEN_ARRAY || b === OPEN_OBJECT;
+  }
+  return false;
+}
 
 /** Refuse a JSON body nested deeper than MAX_JSON_DEPTH (400 JSON_TOO_DEEP). */
 export function checkJsonDepth(bytes: Uint8Array): void {

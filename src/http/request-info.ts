@@ -1,5 +1,6 @@
 // Per-request facts captured by the outer listener (Elysia's context has no server when it is
 // called through app.fetch): the client IP and the request id.
+import { addressKey } from "../core/guess-limits";
 import { newId } from "../core/ids";
 
 const ips = new WeakMap<Request, string | (() => string)>();
@@ -17,6 +18,12 @@ export function clientIp(req: Request): string {
   ips.set(req, ip);
   return ip;
 }
+
+/**
+ * The client as a limit key: addressKey of its IP, so an IPv6 client counts once for its whole
+ * /64 (it usually holds all of it) and every spelling of one address is one key.
+ */
+export const clientKey = (req: Request): string => addressKey(clientIp(req));
 
 export function requestId(req: Request): string {
   let id = ids.get(req);

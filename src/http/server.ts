@@ -6,7 +6,7 @@ import type { SiteHandler } from "../sites/server";
 import { bodyLimitFor, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
-import { checkJsonDepth, isJsonType } from "./json-guard";
+import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
 import { requestId, setClientIp } from "./request-info";
 import { guardStalls } from "./upload-stall";
 
@@ -21,10 +21,15 @@ export const MAX_BODY_BYTES = 64 * 1024 ** 3;
 /** Per app: does a request carry a valid credential? Set by buildApp; asked before reading a large body. */
 export const credentialChecks = new WeakMap<object, (req: Request) => boolean>();
 
-export function clientAddress(req: Request, server: Server<unknown>, trustProxy: boolean): string {
-  if (trustProxy) {
-    const fwd = req.headers.get("x-forwarded-for");
-    if (fwd) return fwd.split(",")[0]!.trim();
+/**
+ * The client's address. Behind trusted proxies it is read from the right of X-Forwarded-For:
+ * proxies append the peer they saw, so everything left of what the trusted hops added was sent
+ * by the client itself and would let it pick any address (and so any address-keyed limit).
+ */
+export function clientAddress(req: Request, server: Server<unknown>, proxy: { trustProxy: boolean; trustedProxyHops: number }): string {
+  if (proxy.trustProxy) {
+    const entries = (req.headers.get("x-forwarded-for") ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+    if (entries.length > 0) return entries[Math.max(0, entries.length - proxy.trustedProxyHops)]!;
   }
   return server.requestIP(req)?.address ?? "unknown";
 }
@@ -37,7 +42,7 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
-    const ip = () => clientAddress(req, server, deps.config.trustProxy);
+    const ip = () => clientAddress(req, server, deps.config);
     const d = getDispatch();
     if (!d) return startingResponse(req);
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
@@ -76,7 +81,9 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
     // Storage PUTs stream to disk for as long as bytes keep coming (size bounded by the signed token).
     const streamed = guardStalls(req, server, deps.config.bodyTimeoutSeconds);
     setClientIp(streamed, ip);
-    return d.app.fetch(streamed);
+    const res = await d.app.fetch(streamed);
+    // A refused upload's body was never read: end the connection rather than wait for or drain it.
+    return res.status >= 400 ? withHeader(res, "connection", "close") : res;
   }
   const checkCredential = credentialChecks.get(d.app);
   const rules: BodyRules = { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => checkCredential?.(req) ?? false };
@@ -84,7 +91,8 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
   try {
     allowBodyTime(deps, req, server);
     const bytes = await readBoundedBody(req, rules);
-    if (bytes && isJsonType(req.headers.get("content-type"))) checkJsonDepth(bytes);
+    // Whatever the Content-Type says: some parser downstream may read the body as JSON anyway.
+    if (bytes && mayBeJsonContainer(bytes)) checkJsonDepth(bytes);
     api = new Request(req, { body: bytes });
   } catch (e) {
     return bodyRefused(deps, req, e);
@@ -115,6 +123,17 @@ function bodyRefused(deps: Deps, req: Request, e: unknown): Response {
   // The rest of an refused body is not read: end the connection rather than drain it.
   res.headers.set("connection", "close");
   return res;
+}
+
+function withHeader(res: Response, name: string, value: string): Response {
+  try {
+    res.headers.set(name, value);
+    return res;
+  } catch {
+    const copy = new Response(res.body, res);
+    copy.headers.set(name, value);
+    return copy;
+  }
 }
 
 /** Site responses carry the request id and version headers like API ones (every response does). */

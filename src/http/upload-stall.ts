@@ -8,10 +8,16 @@ import { ApiError } from "../core/errors";
 /** The request with its body read through a stall timer; the caller's size checks still apply. */
 export function guardStalls(req: Request, server: Server<unknown>, stallSeconds: number): Request {
   if (req.body === null) return req;
-  server.timeout(req, 0);
   const reader = req.body.getReader();
+  let reading = false;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      // Bun's idle timer is switched off only once the route reads the body (its token checked):
+      // a refused upload keeps the ordinary timer and cannot hold its connection open.
+      if (!reading) {
+        reading = true;
+        server.timeout(req, 0);
+      }
       let timer: ReturnType<typeof setTimeout> | undefined;
       const stalled = new Promise<"stalled">((resolve) => (timer = setTimeout(() => resolve("stalled"), stallSeconds * 1000)));
       try {

@@ -4,7 +4,8 @@
 // from many addresses each address gets fewer (down to a floor), but a fresh address always gets
 // its tries, so the right password still works for the people it was given to. The site-wide
 // row only measures the attack; it never locks the site. Code mail is also limited per site and
-// per recipient (gateMailRetryAfter), so a gate cannot be used to mail strangers.
+// per recipient (gateMailRetryAfter), so a gate cannot be used to mail strangers, and without
+// locking anyone out: over the budget a code already mailed stays usable.
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { addressKey, pairAllowance, type GuessPolicy } from "../core/guess-limits";
@@ -72,19 +73,30 @@ export function clearGateAttempts(deps: Deps, publicationId: string, kind: GateK
   });
 }
 
-/** Code mail a site may send per hour, and a recipient may receive per hour from all sites. */
-export const GATE_MAIL_LIMITS = { perSite: 100, perRecipient: 5, windowMs: 3600_000 };
+/**
+ * Code mail per hour: a site sends at most `perSite`; one recipient gets at most
+ * `perSiteRecipient` from one site and `perRecipient` from all sites together (no gate becomes a
+ * way to flood a stranger's inbox). Over a budget no mail goes out, but a code already mailed to
+ * that recipient for that site stays usable (gates.ts answers "sent before"), so strangers who
+ * use a recipient's budget up cannot lock the recipient out.
+ */
+export const GATE_MAIL_LIMITS = { perSite: 100, perSiteRecipient: 5, perRecipient: 20, windowMs: 3600_000 };
 
 /**
  * Seconds until another access-code mail may go to `email` from this site, or 0. Counted from
  * the codes already issued (site_email_codes), so nothing more is stored.
  */
 export function gateMailRetryAfter(deps: Deps, publicationId: string, email: string): number {
-  const { perSite, perRecipient, windowMs } = GATE_MAIL_LIMITS;
+  const { perSite, perSiteRecipient, perRecipient, windowMs } = GATE_MAIL_LIMITS;
   const now = deps.clock.now().getTime();
   const since = isoBefore(deps.clock.now(), windowMs);
+  const budgets = [
+    [eq(siteEmailCodes.publicationId, publicationId), perSite],
+    [and(eq(siteEmailCodes.publicationId, publicationId), eq(siteEmailCodes.email, email)), perSiteRecipient],
+    [eq(siteEmailCodes.email, email), perRecipient],
+  ] as const;
   let wait = 0;
-  for (const [where, max] of [[eq(siteEmailCodes.publicationId, publicationId), perSite], [eq(siteEmailCodes.email, email), perRecipient]] as const) {
+  for (const [where, max] of budgets) {
     const times = deps.db.select({ at: siteEmailCodes.createdAt }).from(siteEmailCodes)
       .where(and(where, gt(siteEmailCodes.createdAt, since))).orderBy(asc(siteEmailCodes.createdAt)).all();
     if (times.length >= max) wait = Math.max(wait, Math.ceil((Date.parse(times[times.length - max]!.at) + windowMs - now) / 1000));

@@ -3,7 +3,7 @@
 // API host or another site) whose HMAC binds the publication, its access version (rotation signs
 // everyone out), the host and an expiry.
 import { randomInt } from "node:crypto";
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { safeEqual } from "../core/crypto";
 import { newId } from "../core/ids";
@@ -15,6 +15,7 @@ import type { Site } from "./directory";
 import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
+import { safeNext as sameHostPath } from "../http/safe-next";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { isoAfter } from "../core/clock";
 
@@ -60,11 +61,8 @@ export function hasAccess(deps: Deps, req: Request, site: Site, host: string): b
 
 // ---- pages ----
 
-/** Only same-site paths may be a post-login destination (no open redirects). */
-export function safeNext(raw: unknown): string {
-  const s = typeof raw === "string" ? raw : "/";
-  return s.startsWith("/") && !s.startsWith("//") && !s.startsWith("/\\") && !/[\u0000-\u001f]/.test(s) ? s : "/";
-}
+/** Only same-site paths may be a post-login destination (no open redirects; the one rule in http/safe-next.ts). */
+export const safeNext = (raw: unknown): string => sameHostPath(raw, "/");
 
 const hiddenNext = (next: string) => `<input type="hidden" name="next" value="${escapeHtml(next)}">`;
 
@@ -139,6 +137,14 @@ async function readForm(req: Request): Promise<Record<string, string> | null> {
   return out;
 }
 
+/** The newest code mailed to `email` for this site that can still be used. */
+function liveCodeFor(g: GateContext, email: string) {
+  return g.deps.db.select({ id: siteEmailCodes.id }).from(siteEmailCodes)
+    .where(and(eq(siteEmailCodes.publicationId, g.site.id), eq(siteEmailCodes.email, email), isNull(siteEmailCodes.usedAt),
+      gt(siteEmailCodes.expiresAt, g.deps.clock.now().toISOString()), lt(siteEmailCodes.attempts, CODE_MAX_ATTEMPTS)))
+    .orderBy(desc(siteEmailCodes.createdAt)).get();
+}
+
 /** POST /_pier/gate/<action>. Returns null for an unknown action (the caller answers 404). */
 export async function handleGatePost(g: GateContext, req: Request, action: string): Promise<Response | null> {
   if (action !== "password" && action !== "email" && action !== "code") return null;
@@ -177,9 +183,14 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     }
     const wait = gateRetryAfter(g.deps, g.site.id, "email_send", g.client);
     if (wait > 0) return tooMany(g, wait);
-    const mailWait = gateMailRetryAfter(g.deps, g.site.id, email);
-    if (mailWait > 0) return mailLimited(g, next, mailWait);
     recordGateAttempt(g.deps, g.site.id, "email_send", g.client);
+    const mailWait = gateMailRetryAfter(g.deps, g.site.id, email);
+    if (mailWait > 0) {
+      // No more mail; but whoever used the recipient's budget up must not lock them out: the
+      // code already in their inbox for this site still opens it.
+      const sent = liveCodeFor(g, email);
+      return sent ? codePage(g, next, sent.id, email, 200) : mailLimited(g, next, mailWait);
+    }
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
     const id = newId("gcd");
     const now = g.deps.clock.now();

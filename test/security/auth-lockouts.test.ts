@@ -2,8 +2,10 @@
 // "Accounts, sessions, OAuth and gates"). The server trusts X-Forwarded-For here so that one test
 // can speak from many client addresses, as a distributed attacker does.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as OTPAuth from "otpauth";
+import { TWO_FACTOR_FAILURES_PER_USER } from "../../src/features/accounts/signin-limits";
 import { listOutbox } from "../../src/features/mail/outbound";
-import { Browser } from "../helpers/browser";
+import { Browser, unescapeHtml } from "../helpers/browser";
 import { sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier } from "../helpers/pier";
 import { publishSite, siteFetch } from "../helpers/sites";
@@ -104,19 +106,40 @@ describe("access-code mail", () => {
     expect(msg.text_body).not.toContain("lose your savings");
   });
 
-  test("code mail is limited per recipient across sites and per site, with 429 and Retry-After", async () => {
+  test("code mail is limited per recipient and per site; strangers using a recipient's budget up do not lock them out", async () => {
     const sites = await Promise.all([1, 2].map(() => publishSite(t, { kind: "preview", access: "require_email", title: "Members", files: [{ path: "index.html", bytes: "x" }] })));
     const ask = (host: string, email: string, ip: string) =>
       siteFetch(t, host, "/_pier/gate/email", { method: "POST", headers: { ...form, ...from(ip) }, body: new URLSearchParams({ email, next: "/" }).toString() });
     const victim = "target@example.com";
-    // Five codes to one address (from different addresses and sites), then no more for an hour.
-    for (let i = 0; i < 5; i++) expect((await ask(sites[i % 2]!.host, victim, `198.51.101.${i}`)).status).toBe(200);
-    const refused = await ask(sites[1]!.host, victim, "198.51.101.99");
+    const mailsTo = (email: string) => listOutbox(t.pier.deps, 500).filter((m) => m.to_address === email);
+    // Five requests naming the victim on one site (from different addresses): five mails...
+    for (let i = 0; i < 5; i++) expect((await ask(sites[0]!.host, victim, `198.51.101.${i}`)).status).toBe(200);
+    expect(mailsTo(victim)).toHaveLength(5);
+    // ...then no more mail from that site, but the victim is not refused: the page asks for the
+    // code already sent (it used to be 429 on every email-gated site for an hour).
+    const again = await ask(sites[0]!.host, victim, "203.0.113.60");
+    expect(again.status).toBe(200);
+    const page = await again.text();
+    expect(page).toContain("Enter your code");
+    expect(mailsTo(victim)).toHaveLength(5);
+    const newest = /\b(\d{6})\b/.exec(mailsTo(victim)[0]!.text_body)![1]!;
+    const request = /name="request" value="([^"]+)"/.exec(page)![1]!;
+    const enter = await siteFetch(t, sites[0]!.host, "/_pier/gate/code", { method: "POST", headers: { ...form, ...from("203.0.113.60") }, body: new URLSearchParams({ request, code: newest, next: "/" }).toString() });
+    expect(enter.status).toBe(303);
+    // Another site still mails the victim a code of its own.
+    expect((await ask(sites[1]!.host, victim, "203.0.113.60")).status).toBe(200);
+    expect(mailsTo(victim)).toHaveLength(6);
+
+    // Over the budget with no usable code left: 429 with Retry-After, and the page says why.
+    const other = "other-target@example.com";
+    for (let i = 0; i < 5; i++) await ask(sites[1]!.host, other, `198.51.104.${i}`);
+    t.pier.deps.sqlite.run("UPDATE site_email_codes SET used_at = created_at WHERE email = ?", [other]);
+    const refused = await ask(sites[1]!.host, other, "198.51.104.99");
     expect(refused.status).toBe(429);
     expect(refused.headers.get("x-pier-error-code")).toBe("GATE_MAIL_RATE_LIMITED");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await refused.text()).toContain("Too many codes were sent");
-    expect(listOutbox(t.pier.deps, 500).filter((m) => m.to_address === victim)).toHaveLength(5);
+
     // One site mails at most 100 codes an hour, whoever asks.
     const site = sites[0]!;
     let sent = listOutbox(t.pier.deps, 1000).length;
@@ -126,4 +149,98 @@ describe("access-code mail", () => {
     sent = listOutbox(t.pier.deps, 1000).length - sent;
     expect(sent).toBeLessThanOrEqual(100);
   }, 30_000);
+});
+
+describe("two-factor sign-in", () => {
+  test("a password holder spreading code guesses over many addresses gets only a few guesses per account", async () => {
+    const u = await t.user();
+    const owner = new Browser(t.url, from("203.0.113.30"));
+    expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const enroll = await owner.submit("/account/security", "/account/security/totp/enroll", {});
+    const totp = OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP;
+    const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
+    expect((await owner.submit("/account/security", "/account/security/totp/confirm", { code: code() })).status).toBe(200);
+    t.clock.advance(30_000);
+
+    // The attacker knows the password; each address used to get 10 code guesses of its own.
+    const wrong = () => (code() === "000000" ? "111111" : "000000");
+    let wrongCodesChecked = 0;
+    let passwordStepsRefused = 0;
+    const pending: Browser[] = [];
+    for (let a = 0; a < 10; a++) {
+      const b = new Browser(t.url, from(`198.51.100.${60 + a}`));
+      const signin = await b.submit("/signin", "/signin", { email: u.email, password: u.password });
+      if (signin.status === 429) {
+        passwordStepsRefused++;
+        continue;
+      }
+      expect(signin.status).toBe(303);
+      pending.push(b);
+      for (let i = 0; i < 2; i++) {
+        const r = await b.submit("/signin/two-factor", "/signin/two-factor", { code: wrong() });
+        if (r.text.includes("did not match")) wrongCodesChecked++;
+      }
+    }
+    expect(wrongCodesChecked).toBe(TWO_FACTOR_FAILURES_PER_USER); // was 20
+    expect(passwordStepsRefused).toBeGreaterThan(0);
+    // Past the allowance even the right code on a pending sign-in is refused (password asked again).
+    const late = await pending[0]!.submit("/signin/two-factor", "/signin/two-factor", { code: code() });
+    expect(late.setCookies.some((c) => c.startsWith("pier_session="))).toBe(false);
+    expect(late.text).toContain("Too many wrong codes");
+
+    // After the window the owner signs in with the password and the right code.
+    t.clock.advance(16 * 60_000);
+    const back = new Browser(t.url, from("203.0.113.30"));
+    expect((await back.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const done = await back.submit("/signin/two-factor", "/signin/two-factor", { code: code() });
+    expect(done.status).toBe(303);
+    expect(done.setCookies.some((c) => c.startsWith("pier_session="))).toBe(true);
+  }, 30_000);
+});
+
+describe("agent email codes", () => {
+  const ask = (email: string, ip: string) => t.api("POST", "/api/v1/agent_auth/request_code", { headers: from(ip), body: { email } });
+  const verify = (email: string, code: string, ip: string) => t.api("POST", "/api/v1/agent_auth/verify_code", { headers: from(ip), body: { email, code } });
+  const codesTo = (email: string) => listOutbox(t.pier.deps, 500).filter((m) => m.to_address === email && m.kind === "agent-login-code").map((m) => /\b(\d{8})\b/.exec(m.text_body)![1]!);
+
+  test("strangers' wrong codes and code requests do not lock the owner out of the email-code flow", async () => {
+    const u = await t.user();
+    // The stranger asks for codes for the victim until the old per-address quota (5 an hour) is used up...
+    for (let i = 0; i < 5; i++) expect((await ask(u.email, "198.51.100.150")).status).toBe(200);
+    await Bun.sleep(20); // mail goes out after the response
+    expect(codesTo(u.email)).toHaveLength(5);
+    // ...and more from the same client mail nothing, answering as before.
+    expect((await ask(u.email, "198.51.100.150")).status).toBe(200);
+    await Bun.sleep(20);
+    expect(codesTo(u.email)).toHaveLength(5);
+
+    // The owner still gets a code of their own.
+    expect((await ask(u.email, "203.0.113.40")).status).toBe(200);
+    await Bun.sleep(20);
+    const mine = codesTo(u.email)[0]!;
+    expect(codesTo(u.email)).toHaveLength(6);
+
+    // Wrong guesses from several addresses (5 used to burn the code) lock out only those addresses.
+    const wrong = mine === "00000000" ? "11111111" : "00000000";
+    for (const ip of ["198.51.100.151", "198.51.100.152", "198.51.100.153"]) {
+      for (let i = 0; i < 5; i++) expect((await verify(u.email, wrong, ip)).body.error.code).toBe("INVALID_CODE");
+      expect((await verify(u.email, mine, ip)).status).toBe(429);
+    }
+    const ok = await verify(u.email, mine, "203.0.113.40");
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.api_key).toMatch(/^pier_/);
+  });
+});
+
+describe("gate redirects", () => {
+  test("a site gate's next follows Pier's sign-in rule: backslashes, control characters and overlong paths go to /", async () => {
+    const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
+    for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example"]) {
+      const r = await siteFetch(t, site.host, "/_pier/gate/password", {
+        method: "POST", headers: { ...form, ...from("203.0.113.70") }, body: new URLSearchParams({ password: "open sesame", next }).toString(),
+      });
+      expect(r.status).toBe(303);
+      expect(r.headers.get("location")).toBe("/");
+    }
+  });
 });

@@ -3,6 +3,8 @@
 // attacker-chosen parameters against authorize, token, register and device_authorization.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { eq } from "drizzle-orm";
+import { oauthClients } from "../../src/db/schema";
 import { consent, page, sessionCookie } from "../helpers/oauth";
 import { startTestPier, type TestPier } from "../helpers/pier";
 
@@ -79,6 +81,34 @@ describe("deceptive client names are refused at registration", () => {
       expect(r.status).toBe(201);
       expect(r.body.client_name).toBe(name);
     }
+  });
+});
+
+describe("deceptive client names registered before the rule", () => {
+  test("are shown cleaned on the consent page, the device page and the connections list", async () => {
+    // A client from before registration refused such names: written directly, as it sits in old data.
+    const spoof = "Pier CLI \u202Egnp.exe\u200B";
+    const reg = await t.api("POST", "/oauth/register", {
+      body: { client_name: "placeholder", redirect_uris: ["https://old.example/cb"], grant_types: ["authorization_code", "urn:ietf:params:oauth:grant-type:device_code"], token_endpoint_auth_method: "none" },
+    });
+    t.pier.deps.db.update(oauthClients).set({ clientName: spoof }).where(eq(oauthClients.id, reg.body.client_id)).run();
+    const u = await t.user();
+    const cookie = sessionCookie(t, u);
+    const clean = "Pier CLI gnp.exe";
+
+    const consentHtml = await (await page(authorizeUrl({ client_id: reg.body.client_id, redirect_uri: "https://old.example/cb", response_type: "code", code_challenge_method: "S256", code_challenge: challenge, state: "s" }), cookie)).text();
+    expect(consentHtml).toContain(clean);
+    expect(consentHtml).not.toMatch(/[\u202E\u200B]/);
+
+    const device = await (await fetch(`${t.url}/oauth/device_authorization`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ client_id: reg.body.client_id }).toString() })).json() as { user_code: string };
+    const deviceHtml = await (await page(`${t.url}/oauth/device?user_code=${device.user_code}`, cookie)).text();
+    expect(deviceHtml).toContain(clean);
+    expect(deviceHtml).not.toMatch(/[\u202E\u200B]/);
+
+    await consent(t, cookie, authorizeUrl({ client_id: reg.body.client_id, redirect_uri: "https://old.example/cb", response_type: "code", code_challenge_method: "S256", code_challenge: challenge, state: "s" }));
+    const listed = await (await page(`${t.url}/oauth/connections`, cookie)).text();
+    expect(listed).toContain(clean);
+    expect(listed).not.toMatch(/[\u202E\u200B]/);
   });
 });
 

@@ -15,6 +15,7 @@ afterAll(() => t.stop());
 
 const local = (url: string) => url.replace(t.pier.deps.urls.baseUrl, t.url);
 const liveKeys = (accountId: string) => t.pier.deps.db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).all().length;
+const hashOf = (key: string) => new Bun.CryptoHasher("sha256").update(key).digest("hex");
 const totpSeed = (userId: string) => t.pier.deps.db.select({ s: users.totpSealed }).from(users).where(eq(users.id, userId)).get()!.s;
 
 /** Mint a login link with `key` and open it in a fresh browser, as the attacker did. */
@@ -105,6 +106,77 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     const enroll = await b.submit("/account/security", "/account/security/totp/enroll", {});
     expect(enroll.text).toContain("Scan this code");
     expect(totpSeed(owner.userId)).not.toBeNull();
+  });
+
+  test("a session opened from a login link cannot approve a device login or an OAuth consent without the password", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const b = await browserFromLink(owner.key);
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const tokenFor = (client: string, deviceCode: string) => fetch(`${t.url}/oauth/token`, {
+      method: "POST", headers: form,
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: client }).toString(),
+    });
+
+    // Device flow: the attacker's terminal waits for the approval of its Connection ID.
+    const cli = await t.api("POST", "/oauth/register", { body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" } });
+    const device = await (await fetch(`${t.url}/oauth/device_authorization`, { method: "POST", headers: form, body: new URLSearchParams({ client_id: cli.body.client_id }).toString() })).json() as { user_code: string; device_code: string };
+    const shown = await b.get(`/oauth/device?user_code=${device.user_code}`);
+    expect(shown.status).toBe(200);
+    const approve = await b.post("/oauth/device", { ...hiddenFields(shown.text), action: "approve" });
+    expect(approve.status).toBe(303);
+    expect(approve.location).toBe(`/account/confirm-password?next=${encodeURIComponent(`/oauth/device?user_code=${device.user_code}`)}`);
+    expect((await (await tokenFor(cli.body.client_id, device.device_code)).json()).error).toBe("authorization_pending");
+
+    // Authorization code flow: Allow asks for the password instead of redirecting with a code.
+    const redirect = "https://app.example/cb";
+    const app = await t.api("POST", "/oauth/register", { body: { client_name: "App", redirect_uris: [redirect], grant_types: ["authorization_code"], token_endpoint_auth_method: "none" } });
+    const params = { response_type: "code", client_id: app.body.client_id, redirect_uri: redirect, code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", state: "s" };
+    const consentPage = await b.get(`/oauth/authorize?${new URLSearchParams(params)}`);
+    expect(consentPage.status).toBe(200);
+    const allow = await b.post("/oauth/authorize", { ...hiddenFields(consentPage.text), decision: "approve" });
+    expect(allow.status).toBe(303);
+    expect(allow.location).toStartWith("/account/confirm-password?next=%2Foauth%2Fauthorize%3F");
+    expect(allow.location).not.toContain("code=");
+
+    // With the password confirmed, the owner approves and is sent back to the same request.
+    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", { password: owner.password, next: `/oauth/device?user_code=${device.user_code}` });
+    expect(ok.status).toBe(303);
+    const again = await b.get(ok.location!);
+    expect((await b.post("/oauth/device", { ...hiddenFields(again.text), action: "approve" })).status).toBe(200);
+    t.clock.advance(10_000); // past the polling interval
+    expect((await (await tokenFor(cli.body.client_id, device.device_code)).json()).access_token).toBeString();
+  });
+
+  test("a login link stops working when the key that minted it is revoked or narrowed", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const leaked = t.key(owner, { scope: "bucket_admin" });
+    const mint = async (key: string) => {
+      const r = await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key, body: {} });
+      expect(r.status).toBe(200);
+      return new URL(local(r.body.data.url)).pathname;
+    };
+    const open = async (path: string) => {
+      const b = new Browser(t.url);
+      const page = await b.get(path);
+      const done = await b.post(path, hiddenFields(page.text));
+      return { done, signedIn: b.cookies.has("pier_session") };
+    };
+    // The owner revokes the leaked key: the link it already handed out must die with it.
+    const link = await mint(leaked);
+    const keyId = t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.tokenHash, hashOf(leaked))).get()!.id;
+    expect((await t.api("DELETE", `/api/v1/api_keys/${keyId}`, { key: owner.key })).status).toBe(200);
+    const afterRevoke = await open(link);
+    expect(afterRevoke.signedIn).toBe(false);
+    expect(afterRevoke.done.status).not.toBe(303);
+
+    // A key narrowed since (here: to bucket_read) no longer holds the owner's power either.
+    const other = t.key(owner, { scope: "bucket_admin" });
+    const link2 = await mint(other);
+    t.pier.deps.db.update(apiKeys).set({ permissionScope: "bucket_read" }).where(eq(apiKeys.tokenHash, hashOf(other))).run();
+    expect((await open(link2)).signedIn).toBe(false);
+
+    // A link from a key still in good standing works.
+    expect((await open(await mint(owner.key))).signedIn).toBe(true);
   });
 
   test("a password sign-in is in sudo mode for 10 minutes, then asks again", async () => {

@@ -240,3 +240,55 @@ describe("site hosts", () => {
     expect(r.status).toBe(303);
   });
 });
+
+describe("JSON nesting under other content types", () => {
+  // Elysia parses JSON for any type whose 13th character is `j` (application/jsonx), the MCP SDK
+  // for any type containing application/json, the OAuth endpoints likewise: the depth guard used
+  // to run only for application/json and +json, so these reached the parser however deep they were.
+  const deep = `{"bucket":${"[".repeat(30_000)}${"]".repeat(30_000)}}`; // under every route's body limit
+  const cases: Array<[string, string]> = [
+    ["/api/v1/buckets", "application/jsonx"],
+    ["/api/v1/buckets", "application/json5"],
+    ["/api/v1/buckets", "text/plain"],
+    ["/mcp", "text/plain; profile=application/json"],
+    ["/oauth/register", "application/json-patch"],
+  ];
+  for (const [path, type] of cases) {
+    test(`a 30,000-deep body sent to ${path} as ${type} is refused at once with JSON_TOO_DEEP`, async () => {
+      const t0 = performance.now();
+      const r = await post(path, ` \n${deep}`, { "content-type": type, authorization: `Bearer ${owner.key}` });
+      const took = performance.now() - t0;
+      expect(r.status).toBe(400);
+      expect((await r.json()).error.code).toBe("JSON_TOO_DEEP");
+      expect(took).toBeLessThan(500);
+    });
+  }
+});
+
+describe("refused storage uploads", () => {
+  test("a storage PUT with a bad token and a 100 MB Content-Length but no body is answered and disconnected", async () => {
+    // The stall guard used to switch Bun's idle timer off before the token was checked, so the
+    // refused request's socket stayed open for good: a cheap way to hold connections.
+    const r = await rawRequest({
+      port,
+      head: `PUT /_storage/abc.def HTTP/1.1\r\nHost: ${new URL(t.url).host}\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000000`,
+      next: () => null,
+      giveUpMs: 15_000,
+    });
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(r.text.toLowerCase()).toContain("connection: close");
+    expect(r.closedAfterMs).toBeLessThan(3_000);
+  });
+});
+
+describe("OAuth endpoints rely on the listener's limit", () => {
+  test("a form body over the default limit to /oauth/token or the consent page is refused before the route reads it", async () => {
+    const big = `grant_type=refresh_token&refresh_token=${"a".repeat(DEFAULT_BODY_LIMIT)}`;
+    for (const path of ["/oauth/token", "/oauth/authorize"]) {
+      const r = await post(path, big, { "content-type": "application/x-www-form-urlencoded" });
+      expect(r.status).toBe(413);
+      expect((await r.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+    }
+  });
+});

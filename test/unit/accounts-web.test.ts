@@ -1,7 +1,8 @@
 // Pure pieces of the account pages: templates and escaping, safe redirects, attempt windows,
 // and the admin CLI's flag parsing.
 import { describe, expect, test } from "bun:test";
-import { FailureWindow, SigninGuard } from "../../src/features/accounts/signin-limits";
+import { SigninGuard } from "../../src/features/accounts/signin-limits";
+import { FailureLog } from "../../src/core/guess-limits";
 import { UserCodeGuard } from "../../src/features/oauth/user-code-limits";
 import { safeNext } from "../../src/http/browser";
 import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../src/http/pages/layout";
@@ -41,16 +42,16 @@ describe("safeNext", () => {
 
 describe("sign-in attempt limits", () => {
   test("a window allows max failures, then blocks until the oldest leaves the window", () => {
-    const w = new FailureWindow(3, 60_000);
-    w.fail("k", 0);
-    w.fail("k", 10_000);
-    expect(w.blockedFor("k", 10_000)).toBe(0);
-    w.fail("k", 20_000);
-    expect(w.blockedFor("k", 20_000)).toBe(40);
-    expect(w.blockedFor("k", 59_000)).toBe(1);
-    expect(w.blockedFor("k", 60_001)).toBe(0);
+    const w = new FailureLog(60_000);
+    w.add("k", 0, 3);
+    w.add("k", 10_000, 3);
+    expect(w.waitFor("k", 3, 10_000)).toBe(0);
+    w.add("k", 20_000, 3);
+    expect(w.waitFor("k", 3, 20_000)).toBe(40);
+    expect(w.waitFor("k", 3, 59_000)).toBe(1);
+    expect(w.waitFor("k", 3, 60_001)).toBe(0);
     w.clear("k");
-    expect(w.blockedFor("k", 20_000)).toBe(0);
+    expect(w.waitFor("k", 3, 20_000)).toBe(0);
   });
 
   test("per-IP limit catches one address trying many emails", () => {

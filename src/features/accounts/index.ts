@@ -20,3 +20,4 @@ export { createInvite } from "./invites";
 export { setPlan, setReadOnly } from "./service";
 export { ownerPlanNote } from "./plan-help";
 export { purgeExpiredSessionsAndInvites } from "./housekeeping";
+export { actorFromApiKeyId } from "./keys";

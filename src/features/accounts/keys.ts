@@ -47,7 +47,16 @@ export function createApiKey(deps: Deps, input: NewKeyInput, db: DbOrTx = deps.d
 export function actorFromApiKey(deps: Deps, token: string): Actor | null {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) return null;
   const row = deps.db.select().from(apiKeys).where(and(eq(apiKeys.tokenHash, sha256Hex(token)), isNull(apiKeys.revokedAt))).get();
-  if (!row) return null;
+  return row ? actorOfKey(deps, row, true) : null;
+}
+
+/** What a key may do now, by its id (null when revoked, expired or its user left the account); not a use of the key. */
+export function actorFromApiKeyId(deps: Deps, keyId: string): Actor | null {
+  const row = deps.db.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))).get();
+  return row ? actorOfKey(deps, row, false) : null;
+}
+
+function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
   const now = deps.clock.now();
   if (row.expiresAt && row.expiresAt <= now.toISOString()) return null;
   const account = deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, row.accountId)).get();
@@ -65,7 +74,7 @@ export function actorFromApiKey(deps: Deps, token: string): Actor | null {
     isAdmin = m.admin;
   }
   // Touch last_used_at at most once a minute: keys are checked on every request.
-  if (!row.lastUsedAt || now.getTime() - Date.parse(row.lastUsedAt) > 60_000) {
+  if (used && (!row.lastUsedAt || now.getTime() - Date.parse(row.lastUsedAt) > 60_000)) {
     deps.db.update(apiKeys).set({ lastUsedAt: now.toISOString() }).where(eq(apiKeys.id, row.id)).run();
   }
   const scope = scopeRank[row.permissionScope] <= scopeRank[roleCap] ? row.permissionScope : roleCap;

@@ -4,10 +4,9 @@
 // on the email itself, which would let anyone lock its owner out. Sign-ups are counted per
 // address. Kept in memory (bounded LRU) per running Pier: a restart forgets them, which only
 // ever helps the legitimate user, and argon2id keeps offline-speed guessing out of reach anyway.
-import { LRUCache } from "lru-cache";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { GuessLimiter, type GuessPolicy } from "../../core/guess-limits";
+import { addressKey, FailureLog, GuessLimiter, type GuessPolicy } from "../../core/guess-limits";
 
 export interface AttemptLimits {
   /** Failures one address may make on one email (fewer while the email is under attack). */
@@ -25,51 +24,41 @@ export const defaultAttemptLimits: AttemptLimits = { perEmail: 10, perIp: 50, wi
 const ATTACK_STEP = 50;
 const FLOOR = 3;
 
-/** Failure timestamps per key; pure (time is passed in) so it is unit-testable. */
-export class FailureWindow {
-  private readonly failures = new LRUCache<string, number[]>({ max: 50_000 });
-
-  constructor(private readonly max: number, private readonly windowMs: number) {}
-
-  private recent(key: string, now: number): number[] {
-    return (this.failures.get(key) ?? []).filter((t) => t > now - this.windowMs);
-  }
-
-  /** Seconds until another attempt is allowed, or 0 when one is allowed now. */
-  blockedFor(key: string, now: number): number {
-    const recent = this.recent(key, now);
-    if (recent.length < this.max) return 0;
-    return Math.max(1, Math.ceil((recent[recent.length - this.max]! + this.windowMs - now) / 1000));
-  }
-
-  fail(key: string, now: number): void {
-    const recent = this.recent(key, now);
-    recent.push(now);
-    this.failures.set(key, recent.slice(-this.max));
-  }
-
-  clear(key: string): void {
-    this.failures.delete(key);
-  }
-}
+/**
+ * Wrong two-factor codes one user may enter in the window, from all addresses and pending
+ * sign-ins together: the code is the last secret standing once the password is known, and
+ * per-address limits alone let a password holder with many addresses guess on. Only someone who
+ * knows the password can use this allowance up.
+ */
+export const TWO_FACTOR_FAILURES_PER_USER = 5;
 
 export class SigninGuard {
   private readonly guesses: GuessLimiter;
-  private readonly signups: FailureWindow;
+  private readonly signups = new FailureLog(3600_000);
+  private readonly codes: FailureLog;
 
-  constructor(limits: AttemptLimits = defaultAttemptLimits) {
+  constructor(private readonly limits: AttemptLimits = defaultAttemptLimits) {
     const policy: GuessPolicy = { perPair: limits.perEmail, perAddress: limits.perIp, attackStep: ATTACK_STEP, floor: Math.min(FLOOR, limits.perEmail), windowMs: limits.windowMs };
     this.guesses = new GuessLimiter(policy);
-    this.signups = new FailureWindow(limits.signupsPerIpHour, 3600_000);
+    this.codes = new FailureLog(limits.windowMs);
   }
 
   checkSignup(ip: string, now: number): void {
-    const wait = this.signups.blockedFor(`s:${ip}`, now);
+    const wait = this.signups.waitFor(addressKey(ip), this.limits.signupsPerIpHour, now);
     if (wait > 0) throw new ApiError("RATE_LIMIT_EXCEEDED", `Too many new accounts from your network address. Try again in ${Math.ceil(wait / 60)} minutes.`, { retry_after: wait }, wait);
   }
 
   recordSignup(ip: string, now: number): void {
-    this.signups.fail(`s:${ip}`, now);
+    this.signups.add(addressKey(ip), now, this.limits.signupsPerIpHour);
+  }
+
+  /** Seconds until this user may try a two-factor code again (0: now). */
+  twoFactorWait(userId: string, now: number): number {
+    return this.codes.waitFor(userId, TWO_FACTOR_FAILURES_PER_USER, now);
+  }
+
+  failTwoFactor(userId: string, now: number): void {
+    this.codes.add(userId, now, TWO_FACTOR_FAILURES_PER_USER);
   }
 
   /** Throws TOO_MANY_ATTEMPTS before any password is checked when this address must wait. */

@@ -85,10 +85,18 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
     throw new ApiError("INVALID_CREDENTIALS", "Email or password is wrong.");
   }
   if (twoFactorEnabled(user)) {
+    // Told only to someone who knew the password: the account's code allowance is used up.
+    const wait = guard.twoFactorWait(user.id, deps.clock.now().getTime());
+    if (wait > 0) throw tooManyCodes(wait);
     return { kind: "two_factor", pending: pendingToken(deps, user.id, input.remember), maxAgeSeconds: PENDING_MS / 1000 };
   }
   guard.succeed(email, meta.ip);
   return { kind: "session", session: startSession(deps, user, input.remember, meta), user };
+}
+
+function tooManyCodes(wait: number): ApiError {
+  const minutes = Math.ceil(wait / 60);
+  return new ApiError("TOO_MANY_ATTEMPTS", `Too many wrong two-factor codes for this account. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, { retry_after: wait }, wait);
 }
 
 // Between the password and the code, the browser holds a short-lived signed token naming the
@@ -114,9 +122,14 @@ export function completeTwoFactor(deps: Deps, pending: string | undefined, code:
   const user = p ? getUser(deps, p.userId) : undefined;
   if (!p || !user || !twoFactorEnabled(user)) throw new ApiError("TWO_FACTOR_REQUIRED", "Your sign-in expired. Enter your email and password again.", { restart: true });
   const guard = signinGuard(deps);
-  guard.check(user.email, meta.ip, deps.clock.now().getTime());
+  const now = deps.clock.now().getTime();
+  guard.check(user.email, meta.ip, now);
+  // Over the account's allowance every pending sign-in ends: the password is asked again (and
+  // answered with the wait), so guessing cannot go on from other addresses or older cookies.
+  if (guard.twoFactorWait(user.id, now) > 0) throw new ApiError("TWO_FACTOR_REQUIRED", "Too many wrong codes. Sign in again with your email and password later.", { restart: true });
   if (!verifyTotp(deps, user, code)) {
-    guard.fail(user.email, meta.ip, deps.clock.now().getTime());
+    guard.fail(user.email, meta.ip, now);
+    guard.failTwoFactor(user.id, now);
     throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match. Enter the current 6-digit code from your authenticator app.", { field: "code" });
   }
   guard.succeed(user.email, meta.ip);

@@ -2,10 +2,14 @@
 // an agent API key. Privacy first: request_code answers the same for every valid address (no
 // account, two-factor, over a limit: nothing is sent, the answer does not change, and the mail
 // goes out after the response so timing tells nothing either); INVALID_CODE covers every failure.
-// It never creates accounts. Codes: 10 minutes, 5 tries, single use, stored as SHA-256.
+// It never creates accounts. Codes: 10 minutes, single use, stored as SHA-256.
+//
+// No limit here may let a stranger lock the address's owner out (docs/security.md): wrong codes
+// are counted per (address, client) with the shared guess policy, not against the code (5 wrong
+// tries from anyone used to burn it); the mail quota is kept per (address, client) too, and over
+// it nothing is sent but the code already mailed stays good.
 import { randomInt } from "node:crypto";
 import { and, desc, eq, gt, inArray, isNull } from "drizzle-orm";
-import { LRUCache } from "lru-cache";
 import type { BucketPermission, Deps, Scope } from "../../core/context";
 import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
@@ -17,10 +21,15 @@ import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts";
 import { twoFactorEnabled } from "../accounts";
 import { mailerFor } from "../mail";
 import { isoAfter } from "../../core/clock";
+import { addressKey, FailureLog, GuessLimiter } from "../../core/guess-limits";
 
 export const CODE_TTL_S = 600;
-export const MAX_CODE_ATTEMPTS = 5;
-const CODES_PER_EMAIL_PER_HOUR = 5;
+/** Wrong tries one code survives from all clients together: 1 in 100,000 of the 8-digit space. */
+export const MAX_CODE_ATTEMPTS = 1000;
+/** Codes one client may have mailed to one address per hour. */
+export const CODES_PER_CLIENT_PER_HOUR = 5;
+/** Codes mailed to one address per hour, whoever asks (bounds mail to a victim's inbox). */
+export const CODES_PER_EMAIL_PER_HOUR = 20;
 
 const guidance = (deps: Deps) => ({
   fallback_url: `${deps.urls.baseUrl}/oauth/device`,
@@ -29,19 +38,31 @@ const guidance = (deps: Deps) => ({
 });
 
 const hashCode = (id: string, code: string) => sha256Hex(`${id}:${code}`);
-/** Per running Pier (a field of Deps): when codes were last sent to each address. */
-export const newEmailCodeLog = () => new LRUCache<string, number[]>({ max: 50_000 });
+/** Per running Pier (a field of Deps): codes mailed and wrong codes tried. */
+export class EmailCodeLimits {
+  readonly mailed = new FailureLog(3600_000);
+  readonly guesses = new GuessLimiter({ perPair: 5, perAddress: 50, attackStep: 50, floor: 3, windowMs: 15 * 60_000 });
 
-export function requestCode(deps: Deps, input: { email: string }) {
+  /** May another code be mailed to `email` for this client? Records it when so. */
+  takeMail(email: string, ip: string, now: number): boolean {
+    const pair = `${email}|${addressKey(ip)}`;
+    if (this.mailed.waitFor(pair, CODES_PER_CLIENT_PER_HOUR, now) > 0 || this.mailed.waitFor(email, CODES_PER_EMAIL_PER_HOUR, now) > 0) return false;
+    this.mailed.add(pair, now, CODES_PER_CLIENT_PER_HOUR);
+    this.mailed.add(email, now, CODES_PER_EMAIL_PER_HOUR);
+    return true;
+  }
+}
+export const newEmailCodeLog = () => new EmailCodeLimits();
+
+export function requestCode(deps: Deps, input: { email: string }, ip: string) {
   const email = normalizeEmail(input.email);
   const answer = { status: "code_sent_if_the_address_can_sign_in", expires_in: CODE_TTL_S, ...guidance(deps) };
   const user = findUserByEmail(deps, email);
   if (!user || twoFactorEnabled(user)) return answer;
-  const sent = deps.emailCodesSent;
   const now = deps.clock.now();
-  const recent = (sent.get(email) ?? []).filter((t) => now.getTime() - t < 3600_000);
-  if (recent.length >= CODES_PER_EMAIL_PER_HOUR) return answer;
-  sent.set(email, [...recent, now.getTime()]);
+  // Over the quota nothing more is mailed, and nothing is replaced: the newest code already
+  // mailed stays the one verify_code accepts.
+  if (!deps.emailCodesSent.takeMail(email, ip, now.getTime())) return answer;
   const id = newId("lcd");
   const code = String(randomInt(0, 100_000_000)).padStart(8, "0");
   deps.db.insert(agentLoginCodes).values({
@@ -68,13 +89,18 @@ export interface VerifyInput {
   bucket_permissions?: Record<string, BucketPermission>;
 }
 
-export function verifyCode(deps: Deps, input: VerifyInput) {
+export function verifyCode(deps: Deps, input: VerifyInput, ip: string) {
   const invalid = () => new ApiError("INVALID_CODE", "The code is wrong, expired or used up.", guidance(deps));
   let email: string;
   try {
     email = normalizeEmail(input.email);
   } catch {
     throw invalid();
+  }
+  const guesses = deps.emailCodesSent.guesses;
+  const { wait } = guesses.check(email, ip, deps.clock.now().getTime());
+  if (wait > 0) {
+    throw new ApiError("TOO_MANY_ATTEMPTS", `Too many wrong codes from your network address. Try again in ${Math.ceil(wait / 60)} minutes, or use the browser device sign-in.`, { retry_after: wait, ...guidance(deps) }, wait);
   }
   const code = input.code.trim();
   const now = deps.clock.now().toISOString();
@@ -88,6 +114,7 @@ export function verifyCode(deps: Deps, input: VerifyInput) {
       tx.update(agentLoginCodes).set({ attempts: row.attempts + 1 }).where(eq(agentLoginCodes.id, row.id)).run();
       return invalid();
     }
+    guesses.succeed(email, ip);
     const user = findUserByEmail(deps, email, tx);
     const accountId = user ? defaultAccountOf(deps, user.id) : null;
     if (!user || twoFactorEnabled(user) || !accountId) {
@@ -113,6 +140,9 @@ export function verifyCode(deps: Deps, input: VerifyInput) {
     }, tx);
     return { api_key: key, key_id: record.id, permission_scope: scope, bucket_access: access, guidance: "Store api_key securely (for example in the user's config dir with 0600 permissions); never print or log it. Send it as Authorization: Bearer <key>." };
   });
-  if (outcome instanceof ApiError) throw outcome;
+  if (outcome instanceof ApiError) {
+    if (outcome.code === "INVALID_CODE") guesses.fail(email, ip, deps.clock.now().getTime());
+    throw outcome;
+  }
   return outcome;
 }

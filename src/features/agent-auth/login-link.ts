@@ -18,6 +18,8 @@ import { transaction } from "../../db/tx";
 import { createSession } from "../accounts";
 import { twoFactorEnabled } from "../accounts";
 import { safeNext } from "../../http/browser";
+import { actorFromApiKeyId } from "../accounts";
+import { actorFromGrantId } from "../oauth";
 import { isoAfter } from "../../core/clock";
 
 export const LOGIN_LINK_TTL_S = 300;
@@ -74,6 +76,10 @@ export function useLoginLink(deps: Deps, token: string, meta: { ip: string; user
     // Two-factor switched on since the link was made: the link no longer works.
     if (!user || twoFactorEnabled(user)) throw invalid();
     if (!tx.select().from(memberships).where(and(eq(memberships.userId, user.id), eq(memberships.accountId, row.accountId))).get()) throw invalid();
+    // The credential that minted the link must still hold the owner's full power now: revoking
+    // a leaked key (or narrowing it, or the user's role) also ends the links it handed out.
+    const minter = actorFromApiKeyId(deps, row.credentialId) ?? actorFromGrantId(deps, row.credentialId);
+    if (!minter || !holdsOwnersFullPower(minter) || minter.userId !== user.id || minter.accountId !== row.accountId) throw invalid();
     const session = createSession(deps, user.id, { remember: false, userAgent: meta.userAgent, ip: meta.ip });
     // The browser acts on the account the agent's key acts on.
     tx.update(sessions).set({ accountId: row.accountId }).where(eq(sessions.id, session.session.id)).run();

@@ -10,26 +10,26 @@ import { activityRecorder, listActivity } from "./activity";
 import { createLoginLink, peekLoginLink, useLoginLink } from "./login-link";
 import { requestCode, verifyCode } from "./email-code";
 import { RateLimiter } from "../../http/rate-limit";
-import { clientIp } from "../../http/request-info";
+import { clientIp, clientKey } from "../../http/request-info";
 import { capabilities } from "./service";
 import { ActivityQuery, LoginLinkBody, RequestCodeBody, VerifyCodeBody } from "./model";
 
 const tags = ["Agent auth"];
 
 export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => {
-  // Per address: a handful of codes and guesses a minute is plenty for a person (each code also
-  // allows only 5 tries, and each address only 5 codes an hour).
+  // Per address: a handful of codes and guesses a minute is plenty for a person (wrong codes and
+  // mailed codes have their own per-client limits in email-code.ts).
   const codeLimiter = new RateLimiter(10);
   const take = (key: string) => codeLimiter.take(key, deps.clock.now().getTime());
   return new Elysia({ name: "agent-auth" })
     .use(auth)
     .post("/api/v1/agent_auth/request_code", ({ request, body }) => {
-      take(`request:${clientIp(request)}`);
-      return { data: requestCode(deps, body) };
+      take(`request:${clientKey(request)}`);
+      return { data: requestCode(deps, body, clientIp(request)) };
     }, { auth: "public", body: RequestCodeBody, detail: { tags, summary: "Email a one-time code for an agent key (same answer for every valid address)" } })
     .post("/api/v1/agent_auth/verify_code", ({ request, body }) => {
-      take(`verify:${clientIp(request)}`);
-      return { data: verifyCode(deps, body) };
+      take(`verify:${clientKey(request)}`);
+      return { data: verifyCode(deps, body, clientIp(request)) };
     }, { auth: "public", body: VerifyCodeBody, detail: { tags, summary: "Trade the emailed code for an agent API key (INVALID_CODE on any failure)" } })
     .get("/api/v1/agent_auth/capabilities", () => ({ data: capabilities(deps) }), {
       auth: "public",

@@ -10,7 +10,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bearerToken, type AuthOptions } from "../../http/auth";
 import { errorResponse } from "../../http/envelope";
-import { clientIp, requestId } from "../../http/request-info";
+import { clientKey, requestId } from "../../http/request-info";
 import { withCors } from "../oauth";
 import { resourceMetadataUrl } from "../oauth";
 import { buildMcpServer } from "./server";
@@ -55,7 +55,7 @@ export const mcpRoutes = (deps: Deps, auth: AuthOptions) => {
       let actor: Actor | null = null;
       for (const resolve of token ? auth.resolvers : []) if ((actor = resolve(deps, token!))) break;
       if (!actor) {
-        auth.anonLimiter.take(`ip:${clientIp(request)}`);
+        auth.anonLimiter.take(`ip:${clientKey(request)}`);
         return withCors(unauthorized(request, token !== null));
       }
       auth.accountLimiter.take(`acct:${actor.accountId}`);

@@ -21,6 +21,14 @@ const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
 // blank fillers that render as nothing (Hangul fillers, braille blank).
 const DECEPTIVE_NAME_CHARS = /[\p{Cc}\p{Cf}\p{Cn}\p{Co}\p{Cs}\p{Zl}\p{Zp}\u115F\u1160\u3164\uFFA0\u2800\u034F\u17B4\u17B5]/u;
 
+/**
+ * A client name as people are shown it. Registration refuses deceptive characters, but clients
+ * registered before that rule keep their names: every display strips them again.
+ */
+export function displayClientName(name: string): string {
+  return name.replace(new RegExp(DECEPTIVE_NAME_CHARS.source, "gu"), "").trim().slice(0, 200) || "Unnamed client";
+}
+
 /** https anywhere, or http on a loopback address (native apps, RFC 8252 §7.3). No fragments. */
 export function checkRedirectUri(raw: unknown): string {
   if (typeof raw !== "string" || raw.length > 2000 || !URL.canParse(raw)) throw new OAuthError("invalid_redirect_uri", "Each redirect URI must be an absolute URL.");

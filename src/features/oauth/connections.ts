@@ -5,6 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { apiKeys, oauthClients, oauthGrants } from "../../db/schema";
 import { revokeGrant } from "./grants";
+import { displayClientName } from "./clients";
 
 function visible(actor: Actor) {
   const active = and(eq(oauthGrants.accountId, actor.accountId), isNull(oauthGrants.revokedAt));
@@ -22,7 +23,7 @@ export function listConnections(deps: Deps, actor: Actor) {
     return {
       id: r.grant.id,
       client_id: r.grant.clientId,
-      client_name: r.clientName,
+      client_name: displayClientName(r.clientName),
       flow: r.grant.flow,
       scope: r.grant.scope,
       permission_scope: r.grant.permissionScope,

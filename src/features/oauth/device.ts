@@ -8,7 +8,7 @@ import { ApiError } from "../../core/errors";
 import { oauthDeviceCodes, oauthGrants } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { createApiKey } from "../accounts";
-import { assertGrantType, DEVICE_GRANT, getClient, type ClientRow } from "./clients";
+import { assertGrantType, DEVICE_GRANT, displayClientName, getClient, type ClientRow } from "./clients";
 import { OAuthError } from "./errors";
 import { createGrant, issueTokens } from "./grants";
 import { checkResource } from "./metadata";
@@ -107,7 +107,7 @@ export function pollDeviceToken(deps: Deps, input: Record<string, unknown>) {
     const grant = tx.select().from(oauthGrants).where(eq(oauthGrants.id, device.grantId!)).get();
     if (!grant || grant.revokedAt) return new OAuthError("access_denied", "The connection was revoked.");
     const { key, record } = createApiKey(deps, {
-      accountId: grant.accountId, userId: grant.userId, label: `${client.clientName} (device login)`.slice(0, 200), kind: "agent", scope: grant.permissionScope,
+      accountId: grant.accountId, userId: grant.userId, label: `${displayClientName(client.clientName)} (device login)`.slice(0, 200), kind: "agent", scope: grant.permissionScope,
     }, tx);
     tx.update(oauthGrants).set({ apiKeyId: record.id }).where(eq(oauthGrants.id, grant.id)).run();
     tx.update(oauthDeviceCodes).set({ status: "consumed" }).where(where).run();

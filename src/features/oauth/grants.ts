@@ -64,19 +64,29 @@ export function actorFromOAuthToken(deps: Deps, token: string): Actor | null {
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .where(and(eq(oauthTokens.tokenHash, hashSecret(token)), eq(oauthTokens.kind, "access"))).get();
   if (!row || row.grant.revokedAt) return null;
+  if (row.token.expiresAt <= deps.clock.now().toISOString()) return null;
+  return actorOfGrant(deps, row.grant, true);
+}
+
+/** What a connection may do now, by its grant id (null when revoked or its user left); not a use of it. */
+export function actorFromGrantId(deps: Deps, grantId: string): Actor | null {
+  const grant = deps.db.select().from(oauthGrants).where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt))).get();
+  return grant ? actorOfGrant(deps, grant, false) : null;
+}
+
+function actorOfGrant(deps: Deps, grant: GrantRow, used: boolean): Actor | null {
   const now = deps.clock.now();
-  if (row.token.expiresAt <= now.toISOString()) return null;
   const m = deps.db.select({ role: memberships.role, admin: users.isInstanceAdmin }).from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, row.grant.accountId), eq(memberships.userId, row.grant.userId))).get();
+    .where(and(eq(memberships.accountId, grant.accountId), eq(memberships.userId, grant.userId))).get();
   if (!m) return null; // the approving user left the account: the connection dies with the membership
-  if (!row.grant.lastUsedAt || now.getTime() - Date.parse(row.grant.lastUsedAt) > 60_000) {
-    deps.db.update(oauthGrants).set({ lastUsedAt: now.toISOString() }).where(eq(oauthGrants.id, row.grant.id)).run();
+  if (used && (!grant.lastUsedAt || now.getTime() - Date.parse(grant.lastUsedAt) > 60_000)) {
+    deps.db.update(oauthGrants).set({ lastUsedAt: now.toISOString() }).where(eq(oauthGrants.id, grant.id)).run();
   }
   const cap = roleScope(m.role);
-  const scope = scopeRank[row.grant.permissionScope] <= scopeRank[cap] ? row.grant.permissionScope : cap;
+  const scope = scopeRank[grant.permissionScope] <= scopeRank[cap] ? grant.permissionScope : cap;
   return {
-    kind: "oauth", credentialId: row.grant.id, userId: row.grant.userId, accountId: row.grant.accountId, scope,
+    kind: "oauth", credentialId: grant.id, userId: grant.userId, accountId: grant.accountId, scope,
     bucketAccess: "all", bucketPermissions: {}, isAccountOwner: m.role === "owner" && scope === "bucket_admin", isInstanceAdmin: m.admin,
   };
 }

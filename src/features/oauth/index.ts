@@ -10,3 +10,4 @@ export { DEFAULT_PERMISSION, MCP_SCOPE, PERMISSION_SCOPES } from "./scopes";
 export { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_TOKEN_TTL_S } from "./credentials";
 // Used by the task table outside src/features.
 export { purgeExpiredOAuthCodesAndTokens } from "./housekeeping";
+export { actorFromGrantId } from "./grants";

@@ -3,6 +3,7 @@
 // the Connection ID at the top right of the header, where `pier login` tells people to look.
 import type { Actor, Deps, Scope } from "../../core/context";
 import { html, loadTemplate, renderTemplate, SafeHtml, shortTime, type TemplateVars } from "../../http/pages/layout";
+import { displayClientName } from "./clients";
 import { listConnections, type ConnectionView } from "./connections";
 import { scopeMeaning } from "./scopes";
 
@@ -40,7 +41,7 @@ export const deviceEntryPage = (viewer: Viewer, error?: string) =>
 
 export const deviceConfirmPage = (viewer: Viewer, opts: { userCode: string; clientName: string; permission: Scope }) =>
   page("Confirm connection", "oauth/device-confirm.html", {
-    csrf: viewer.csrf, email: viewer.email, accountName: viewer.accountName, userCode: opts.userCode, clientName: opts.clientName,
+    csrf: viewer.csrf, email: viewer.email, accountName: viewer.accountName, userCode: opts.userCode, clientName: displayClientName(opts.clientName),
     permission: opts.permission, permissionMeaning: scopeMeaning[opts.permission],
   }, viewer, { connectionId: opts.userCode });
 
@@ -51,7 +52,7 @@ export function consentPage(viewer: Viewer, opts: { clientName: string; redirect
   const fields = Object.entries({ ...opts.params, csrf: viewer.csrf }).filter(([, v]) => v !== undefined);
   const hidden = html`${fields.map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}`;
   return page("Authorize application", "oauth/consent.html", {
-    clientName: opts.clientName, email: viewer.email, accountName: viewer.accountName, permission: opts.permission,
+    clientName: displayClientName(opts.clientName), email: viewer.email, accountName: viewer.accountName, permission: opts.permission,
     permissionMeaning: scopeMeaning[opts.permission], redirectHost: opts.redirectHost, hidden,
   }, viewer);
 }
@@ -64,9 +65,9 @@ export const connectionsSection = (deps: Deps, actor: Actor, csrf: string): Safe
 export function connectionsTable(list: ConnectionView[], csrf: string): SafeHtml {
   return list.length
     ? html`<table><caption class="skip">Agent connections</caption><thead><tr><th>Client</th><th>Permission</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${list.map((c) => html`<tr>
-<td>${c.client_name}<br><span class="badge">${c.flow === "device_code" ? "device login" : "MCP / app"}</span></td>
+<td>${displayClientName(c.client_name)}<br><span class="badge">${c.flow === "device_code" ? "device login" : "MCP / app"}</span></td>
 <td><code>${c.permission_scope}</code></td><td class="small">${shortTime(c.created_at)}</td><td class="small">${shortTime(c.last_used_at)}</td>
-<td><form method="post" action="/oauth/connections/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="danger" aria-label="Revoke ${c.client_name}">Revoke</button></form></td></tr>`)}</tbody></table>`
+<td><form method="post" action="/oauth/connections/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="danger" aria-label="Revoke ${displayClientName(c.client_name)}">Revoke</button></form></td></tr>`)}</tbody></table>`
     : html`<p class="muted">No agent is connected.</p>`;
 }
 

@@ -11,7 +11,7 @@ import { ApiError } from "../../core/errors";
 import { must, type authPlugin } from "../../http/auth";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { RateLimiter } from "../../http/rate-limit";
-import { clientIp } from "../../http/request-info";
+import { clientIp, clientKey } from "../../http/request-info";
 import { checkCsrf, type SessionRow } from "../accounts";
 import { getAccount } from "../accounts";
 import { browserSession } from "../accounts";
@@ -28,7 +28,6 @@ import { connectionsPage, consentPage, deviceConfirmPage, deviceEntryPage, messa
 import { revokeToken, tokenRequest } from "./token";
 import { formatUserCode } from "./credentials";
 
-const MAX_FORM_BYTES = 64 * 1024;
 const tags = ["OAuth"];
 const hide = { hide: true };
 
@@ -50,10 +49,12 @@ async function oauthJson(status: number, fn: () => unknown): Promise<Response> {
   }
 }
 
-/** Form-encoded (the OAuth default) or JSON bodies, as a flat object. */
+/**
+ * Form-encoded (the OAuth default) or JSON bodies, as a flat object. Size and nesting were
+ * already bounded by the listener (http/body-limit.ts, json-guard.ts) before this route ran.
+ */
 export async function readBody(request: Request): Promise<Record<string, unknown>> {
   const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "The request body is too large.");
   const type = request.headers.get("content-type") ?? "";
   if (type.includes("application/json")) {
     let v: unknown;
@@ -68,9 +69,9 @@ export async function readBody(request: Request): Promise<Record<string, unknown
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-/** A page's form post as a flat object (the pages' forms are small; anything past the limit is ignored). */
+/** A page's form post as a flat object (its size bounded by the listener's body limit). */
 async function readPageForm(request: Request): Promise<Record<string, string>> {
-  return Object.fromEntries(new URLSearchParams((await request.text()).slice(0, MAX_FORM_BYTES)));
+  return Object.fromEntries(new URLSearchParams(await request.text()));
 }
 
 // No scripts at all; frame-ancestors stops clickjacking of the Confirm/Allow buttons. Not
@@ -97,6 +98,12 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
     const u = new URL(request.url);
     return redirectResponse(`/signin?next=${encodeURIComponent(path ?? u.pathname + u.search)}`);
   };
+  /**
+   * Approving a connection mints a lasting credential for the account, so, like creating an API
+   * key, it needs the password entered recently in this session: a session opened by a login
+   * link, or one left signed in on a shared computer, cannot approve. Back on `path` afterwards.
+   */
+  const toConfirmPassword = (path: string) => redirectResponse(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent(path)}`);
   /** The wrong-code limits for this user and address: `check()` before a lookup, `miss()` after a failed one. */
   const codeLimits = (request: Request, actor: Actor) => {
     const userId = actor.userId!;
@@ -124,11 +131,11 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         : app.get(suffixed, () => json(200, protectedResourceMetadata(deps)), { auth: "public", detail: { tags, summary: "Protected resource metadata under the public MCP path (mcp-resource-url)" } });
     })
     .post("/oauth/register", ({ request }) => {
-      anon.take(`register:${clientIp(request)}`);
+      anon.take(`register:${clientKey(request)}`);
       return oauthJson(201, async () => registerClient(deps, await readBody(request)));
     }, { auth: "public", parse: "none", detail: { tags, summary: "Dynamic client registration (RFC 7591); public clients only" } })
     .post("/oauth/device_authorization", ({ request }) => {
-      anon.take(`device:${clientIp(request)}`);
+      anon.take(`device:${clientKey(request)}`);
       return oauthJson(200, async () => startDeviceAuthorization(deps, await readBody(request)));
     }, { auth: "public", parse: "none", detail: { tags, summary: "Start a device authorization (RFC 8628)" } })
     .post("/oauth/token", ({ request }) => oauthJson(200, async () => tokenRequest(deps, await readBody(request))), {
@@ -168,6 +175,9 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "This form expired or came from another site. Open the link from your terminal again."), 403);
       const limits = codeLimits(request, b.actor);
       limits.check();
+      if (form.action === "approve" && !inSudoMode(deps, request, b.session.id)) {
+        return toConfirmPassword(form.user_code ? `/oauth/device?user_code=${encodeURIComponent(form.user_code)}` : "/oauth/device");
+      }
       if (form.action === "approve" || form.action === "deny") {
         try {
           const { device } = decideDevice(deps, b.actor, form.user_code, form.action === "approve");
@@ -207,6 +217,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
         return authorizeFailure(e, b);
       }
       if (decision !== "approve") return redirectResponse(redirectWith(deps, req.redirectUri, { error: "access_denied", error_description: "The user denied the request.", state: req.state }));
+      if (!inSudoMode(deps, request, b.session.id)) return toConfirmPassword(`/oauth/authorize?${new URLSearchParams(params)}`);
       return redirectResponse(approveAuthorization(deps, b.actor, req));
     }, { parse: "none", detail: { ...hide, tags, summary: "Consent decision (form post with CSRF token)" } })
 
@@ -222,7 +233,7 @@ export const oauthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) => 
       const b = browser(request);
       if (!b) return toSignin(request, "/oauth/connections");
       if (!checkCsrf(deps, b.session.id, form.csrf)) return html(messagePage(b.viewer, "Form expired", "Reload the connections page and try again."), 403);
-      if (!inSudoMode(deps, request, b.session.id)) return redirectResponse(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent("/oauth/connections")}`);
+      if (!inSudoMode(deps, request, b.session.id)) return toConfirmPassword("/oauth/connections");
       revokeConnection(deps, b.actor, params.id);
       return redirectResponse("/oauth/connections?revoked=1");
     }, { parse: "none", detail: { ...hide, tags, summary: "Revoke a connection (form post with CSRF token)" } })

@@ -84,10 +84,10 @@ describe("rate limits", () => {
     }
   });
 
-  test("behind a trusted proxy the client IP comes from X-Forwarded-For", async () => {
-    const t = await startTestPier({ rateLimitAnonPerMinute: 1, trustProxy: true });
+  test("behind two trusted proxies the client IP is the second X-Forwarded-For entry from the right", async () => {
+    const t = await startTestPier({ rateLimitAnonPerMinute: 1, trustProxy: true, trustedProxyHops: 2 });
     try {
-      const from = (ip: string) => t.api("GET", "/api/v1/status", { headers: { "x-forwarded-for": `${ip}, 10.0.0.1` } });
+      const from = (ip: string) => t.api("GET", "/api/v1/status", { headers: { "x-forwarded-for": `198.51.100.1, ${ip}, 10.0.0.1` } });
       expect((await from("203.0.113.1")).status).toBe(200);
       expect((await from("203.0.113.1")).status).toBe(429);
       expect((await from("203.0.113.2")).status).toBe(200);

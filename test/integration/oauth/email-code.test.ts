@@ -54,7 +54,7 @@ describe("email-code flow", () => {
     expect(countUsers(t.pier.deps)).toBe(users0);
   });
 
-  test("wrong codes count; after five even the right one is refused; INVALID_CODE carries the fallback", async () => {
+  test("wrong codes count per client address; INVALID_CODE carries the fallback", async () => {
     t.clock.advance(61_000); // a fresh minute for the per-address limiter
     const u = await t.user();
     await request(u.email);
@@ -66,9 +66,12 @@ describe("email-code flow", () => {
       expect(r.body.error.code).toBe("INVALID_CODE");
       expect(r.body.error.details).toMatchObject({ fallback_url: `${t.pier.deps.urls.baseUrl}/oauth/device`, signup_url: expect.any(String), hint: expect.any(String) });
     }
-    t.clock.advance(61_000); // let the per-address limiter refill
+    t.clock.advance(61_000); // let the per-minute limiter refill: the guess limit still holds
     const right = await verify({ email: u.email, code });
-    expect(right.status).toBe(401);
+    expect(right.status).toBe(429);
+    expect(right.body.error.code).toBe("TOO_MANY_ATTEMPTS");
+    expect(right.body.error.details.fallback_url).toBe(`${t.pier.deps.urls.baseUrl}/oauth/device`);
+    t.clock.advance(15 * 60_000);
     expect((await verify({ email: "never@example.com", code: "12345678" })).body.error.code).toBe("INVALID_CODE");
   });
 

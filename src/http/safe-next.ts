@@ -1,0 +1,10 @@
+// Where a sign-in (to Pier or to a site's gate) may send the browser afterwards: a path on the
+// same host, nothing a browser could read as another host. Browsers treat `\` as `/` and drop
+// tabs and newlines from URLs, so `/\evil.example` or `/<TAB>/evil.example` would become
+// `//evil.example`: any backslash or control character is refused, not just a leading pair.
+
+/** `next` when it is a same-host path, else `fallback`. */
+export function safeNext(next: unknown, fallback: string): string {
+  if (typeof next !== "string" || next.length > 2000 || !next.startsWith("/") || next.startsWith("//")) return fallback;
+  return /[\u0000-\u001f\u007f\\]/.test(next) ? fallback : next;
+}
