@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
-import { declared, directUpload, newBucket, textFile, type LocalFile } from "../helpers/uploads";
+import { uploadLimits } from "../../src/features/files/uploads/sessions";
+import { declared, directUpload, newBucket, putBytes, textFile, type LocalFile } from "../helpers/uploads";
 
 let t: TestPier;
 let alice: TestUser;
@@ -140,5 +141,42 @@ describe("no existence oracle", () => {
     expect(d.body.data.upload_required).toBe(false);
     const attach = await t.api("POST", `/api/v1/buckets/${malloryBucket}/files`, { key: mallory.key, body: { signed_blob_id: d.body.data.signed_blob_id } });
     expect(attach.status).toBe(201);
+  });
+});
+
+describe("forging an entry into a finalize that runs in chunks", () => {
+  // Review item 1: a finalize that commits in several chunks used to check proof of possession
+  // only on its first call, and a declare sent while that first check awaited the disk slipped
+  // a forged entry in; the next finalize call committed it unchecked.
+  test("declare the victim's hash while a chunked finalize checks the disk: never committed", async () => {
+    // A victim file of its own: earlier tests let Mallory upload `secret` with its real bytes.
+    const victim = textFile("ledger.txt", `iban ${randomBytes(16).toString("hex")}`);
+    expect((await directUpload(t, alice.key, aliceBucket, victim)).status).toBe(201);
+    const defaultChunk = uploadLimits.finalizeChunk;
+    uploadLimits.finalizeChunk = 2;
+    try {
+      for (let round = 0; round < 8; round++) {
+        const s = await t.api("POST", `/api/v1/buckets/${malloryBucket}/upload_sessions`, { key: mallory.key, body: {} });
+        const sid = s.body.data.upload_session.id;
+        const base = `/api/v1/buckets/${malloryBucket}/upload_sessions/${sid}`;
+        const own = Array.from({ length: 70 }, (_, i) => textFile(`round${round}/f${i}.txt`, `mine ${round} ${i}`));
+        for (let i = 0; i < own.length; i += 35) {
+          const batch = own.slice(i, i + 35);
+          const d = await t.api("POST", `${base}/uploads`, { key: mallory.key, body: { files: batch.map(declared) } });
+          for (const up of d.body.data.uploads) expect((await putBytes(up.upload, batch.find((f) => f.path === up.path)!.bytes)).status).toBe(200);
+        }
+        const loot = `round${round}/loot.txt`;
+        const [first] = await Promise.all([
+          t.api("POST", `${base}/finalize`, { key: mallory.key, body: { complete: true } }),
+          t.api("POST", `${base}/uploads`, { key: mallory.key, body: { files: [forged(victim, loot)] } }),
+        ]);
+        let fin = first;
+        for (let n = 0; n < 100 && fin.status === 202; n++) fin = await t.api("POST", `${base}/finalize`, { key: mallory.key, body: { complete: true } });
+        const dl = await t.api("GET", `/api/v1/buckets/${malloryBucket}/files/by_path?path=${encodeURIComponent(loot)}`, { key: mallory.key });
+        expect(dl.status).toBe(404);
+      }
+    } finally {
+      uploadLimits.finalizeChunk = defaultChunk;
+    }
   });
 });

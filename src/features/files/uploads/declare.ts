@@ -54,12 +54,12 @@ export function validateDeclared(f: DeclaredFile): ValidFile {
  * one of its buckets. Only such content proves possession; a blob stored by another account
  * proves nothing about this one (issue: reading another account's file by its hash).
  */
-function heldByAccount(deps: Deps, accountId: string, sha256: string): { md5: string; size: number } | undefined {
-  return deps.db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
+function heldByAccount(db: DbOrTx, accountId: string, sha256: string): { md5: string; size: number } | undefined {
+  return db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
     .where(and(eq(files.sha256, sha256), eq(buckets.accountId, accountId))).limit(1).get()
-    ?? deps.db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
+    ?? db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
       .where(and(eq(fileChanges.sha256, sha256), eq(buckets.accountId, accountId))).limit(1).get() as { md5: string; size: number } | undefined
-    ?? deps.db.select({ md5: uploadEntries.md5, size: uploadEntries.size }).from(uploadEntries)
+    ?? db.select({ md5: uploadEntries.md5, size: uploadEntries.size }).from(uploadEntries)
       .where(and(eq(uploadEntries.sha256, sha256), eq(uploadEntries.accountId, accountId), isNotNull(uploadEntries.receivedAt))).limit(1).get();
 }
 
@@ -70,7 +70,7 @@ function heldByAccount(deps: Deps, accountId: string, sha256: string): { md5: st
  * "upload", whether or not the bytes exist elsewhere, and the store dedupes on disk afterwards.
  */
 export async function alreadyStored(deps: Deps, accountId: string, f: ValidFile): Promise<boolean> {
-  const known = heldByAccount(deps, accountId, f.sha256);
+  const known = heldByAccount(deps.db, accountId, f.sha256);
   if (!known) return false;
   if (known.size !== f.size || known.md5 !== f.md5) {
     throw new ApiError("UPLOAD_CHECKSUM_MISMATCH", `${f.path}: byte_size or checksum does not match the declared sha256.`, { path: f.path });
@@ -85,11 +85,18 @@ export async function alreadyStored(deps: Deps, accountId: string, f: ValidFile)
  * same whether or not another account stored those bytes.
  */
 export async function entryBytesReady(deps: Deps, e: UploadEntryRow): Promise<boolean> {
-  if (e.receivedAt === null) {
-    const known = heldByAccount(deps, e.accountId, e.sha256);
-    if (!known || known.size !== e.size || known.md5 !== e.md5) return false;
-  }
+  if (!entryProven(e, deps.db)) return false;
   return (await deps.blobs.size(e.sha256)) === e.size;
+}
+
+/**
+ * The possession half of entryBytesReady, synchronous so that a commit can re-check it inside
+ * its own transaction: whatever was checked before an await may have changed since.
+ */
+export function entryProven(e: UploadEntryRow, db: DbOrTx): boolean {
+  if (e.receivedAt !== null) return true;
+  const known = heldByAccount(db, e.accountId, e.sha256);
+  return known !== undefined && known.size === e.size && known.md5 === e.md5;
 }
 
 /** Record that the bytes of an entry arrived through its own signed PUT (proof of possession). */

@@ -12,7 +12,7 @@ import { files, uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
 import { loadBucket, loadMutableBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
-import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
+import { alreadyStored, descriptor, entryBytesReady, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
@@ -145,16 +145,27 @@ const pendingOf = (sessionId: string, db: DbOrTx) =>
 
 const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
 
+const incomplete = (missing: UploadEntryRow[]) =>
+  new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
+    missing: missing.slice(0, 50).map((e) => e.path), missing_count: missing.length,
+  });
+
 /**
- * Commit `entries` (re-checked inside the transaction: still pending) plus `deletions`, mark
- * them finalized, and update the session counters. One transaction, one version.
+ * Commit `entries` (re-checked inside the transaction: still pending, and proven) plus
+ * `deletions`, mark them finalized, and update the session counters. One transaction, one version.
+ * Entries without proof of possession are skipped, or with `refuseUnproven` refuse the whole
+ * commit: this is the one place every commit passes through, so the proof is checked here and
+ * not only by callers, whose checks ran before an await and may be stale.
  */
-function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean }) {
+function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean; refuseUnproven?: boolean }) {
   return transaction(deps.db, (tx) => {
     // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
     loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
-    const entries = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
+    const chosen = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
+    const unproven = chosen.filter((e) => !entryProven(e, tx));
+    if (unproven.length && opts.refuseUnproven) throw incomplete(unproven);
+    const entries = unproven.length ? chosen.filter((e) => !unproven.includes(e)) : chosen;
     const changes = entries.map(toChange);
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
@@ -173,7 +184,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
       deletedCount: s.deletedCount + result.deleted.length,
       lastVersionId: result.version?.id ?? s.lastVersionId,
       updatedAt: now,
-      // "finalizing" is set in the same transaction as the first chunk: a failed chunk leaves the session open.
+      // A first call sets "finalizing" before its checks (see startFinalizing) and reopens on failure.
       ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: opts.finalizing ? "finalizing" as const : s.status }),
     }).where(eq(uploadSessions.id, s.id)).returning().get()!;
     if (opts.close) releaseSessionLock(deps, s.bucketId, tx);
@@ -214,31 +225,13 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
   const pending = pendingOf(session.id, deps.db);
-  if (session.status === "open") {
-    const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
-    if (declared < session.expectedFileCount) {
-      throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
-        expected_file_count: session.expectedFileCount, declared_files_count: declared,
-      });
-    }
-    if (session.deleteMissing && declared === 0) {
-      // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
-      throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
-        expected_file_count: session.expectedFileCount, declared_files_count: 0,
-      });
-    }
-    const { missing } = await uploadedSplit(deps, pending);
-    if (missing.length) {
-      throw new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
-        missing: missing.slice(0, 50).map((e) => e.path), missing_count: missing.length,
-      });
-    }
-  }
+  const startedHere = session.status === "open";
+  if (startedHere) await startFinalizing(deps, session, pending);
   const chunk = pending.slice(0, uploadLimits.finalizeChunk);
   const last = pending.length <= uploadLimits.finalizeChunk;
   let r: ReturnType<typeof commitEntries>;
   try {
-    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last });
+    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last, refuseUnproven: true });
   } catch (e) {
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
     // (Only then is the session re-read: after a bucket delete it is gone, and the delete's answer stands.)
@@ -246,6 +239,8 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     if (now?.status === "completed") {
       return { pending: false, data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId } };
     }
+    // A first chunk that failed committed nothing: the session is open again, as before the call.
+    if (startedHere) setStatus(deps, session.id, "finalizing", "open");
     throw e;
   }
   if (!last) {
@@ -255,6 +250,41 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     };
   }
   return { pending: false, data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId } };
+}
+
+/**
+ * The checks of a first finalize call: everything expected was declared and has its bytes.
+ * The session turns "finalizing" before the bytes are checked, so that no declare can slip in
+ * while the check awaits the disk (such a file would join the commit unchecked); when the check
+ * fails the session is open again.
+ */
+async function startFinalizing(deps: Deps, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
+  const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
+  if (declared < session.expectedFileCount) {
+    throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
+      expected_file_count: session.expectedFileCount, declared_files_count: declared,
+    });
+  }
+  if (session.deleteMissing && declared === 0) {
+    // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
+    throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
+      expected_file_count: session.expectedFileCount, declared_files_count: 0,
+    });
+  }
+  setStatus(deps, session.id, "open", "finalizing");
+  try {
+    const { missing } = await uploadedSplit(deps, pending);
+    if (missing.length) throw incomplete(missing);
+  } catch (e) {
+    setStatus(deps, session.id, "finalizing", "open");
+    throw e;
+  }
+}
+
+/** Move a session between open and finalizing, only if no other call moved it meanwhile. */
+function setStatus(deps: Deps, sessionId: string, from: "open" | "finalizing", to: "open" | "finalizing"): void {
+  transaction(deps.db, (tx) => tx.update(uploadSessions).set({ status: to, updatedAt: deps.clock.now().toISOString() })
+    .where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.status, from))).run());
 }
 
 /** complete: false — drop unfinalized staged uploads, keep finalized batches, release the lock. */
