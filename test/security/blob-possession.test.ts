@@ -180,3 +180,56 @@ describe("forging an entry into a finalize that runs in chunks", () => {
     }
   });
 });
+
+describe("a key limited to some buckets", () => {
+  // Review item 9: "content the account already holds" ignored the key's bucket limits, so a
+  // key for bucket X could attach (and then read) a file of bucket Y by its hash, and a wrong
+  // MD5 answered UPLOAD_CHECKSUM_MISMATCH, confirming the content exists.
+  let hidden: LocalFile;
+  let allowed: string;
+  let limitedKey: string;
+  beforeAll(async () => {
+    const hiddenBucket = await newBucket(t, alice.key, "Alice hidden");
+    allowed = await newBucket(t, alice.key, "Alice shared");
+    hidden = textFile("salary.txt", `salary ${randomBytes(16).toString("hex")}`);
+    expect((await directUpload(t, alice.key, hiddenBucket, hidden)).status).toBe(201);
+    limitedKey = t.key(alice, { scope: "bucket_write", bucketAccess: "selected", bucketPermissions: { [allowed]: "write" } });
+  });
+
+  test("declaring the hash of a file in a bucket the key cannot read asks for the bytes; attach without them fails", async () => {
+    const d = await declareDirect(limitedKey, allowed, declared({ ...hidden, path: "peek.txt" }));
+    expect(d.status).toBe(201);
+    expect(d.body.data.upload_required).toBe(true);
+    const attach = await t.api("POST", `/api/v1/buckets/${allowed}/files`, { key: limitedKey, body: { signed_blob_id: d.body.data.signed_blob_id } });
+    expect([attach.status, attach.body.error?.code]).toEqual([409, "BLOB_NOT_UPLOADED"]);
+    expect((await t.api("GET", `/api/v1/buckets/${allowed}/files/by_path?path=peek.txt`, { key: limitedKey })).status).toBe(404);
+  });
+
+  test("the same through an upload session: nothing to skip, finalize without bytes refused", async () => {
+    const s = await t.api("POST", `/api/v1/buckets/${allowed}/upload_sessions`, { key: limitedKey, body: { expected_file_count: 1 } });
+    const base = `/api/v1/buckets/${allowed}/upload_sessions/${s.body.data.upload_session.id}`;
+    const decl = await t.api("POST", `${base}/uploads`, { key: limitedKey, body: { files: [declared({ ...hidden, path: "peek2.txt" })] } });
+    expect(decl.body.data.files[0].upload_required).toBe(true);
+    const fin = await t.api("POST", `${base}/finalize`, { key: limitedKey, body: { complete: true } });
+    expect([fin.status, fin.body.error?.code]).toEqual([409, "UPLOAD_INCOMPLETE"]);
+    await t.api("POST", `${base}/finalize`, { key: limitedKey, body: { complete: false } });
+  });
+
+  test("a wrong MD5 for held content gets the answer an unknown hash gets, not a mismatch error", async () => {
+    const wrongMd5 = forged(hidden, "probe.txt");
+    const unknown = forged(textFile("x.txt", `nothing ${randomBytes(16).toString("hex")}`), "probe.txt");
+    for (const key of [limitedKey, alice.key]) {
+      const a = await declareDirect(key, allowed, wrongMd5);
+      const b = await declareDirect(key, allowed, unknown);
+      expect([a.status, a.body.data?.upload_required]).toEqual([201, true]);
+      expect([b.status, b.body.data?.upload_required]).toEqual([201, true]);
+    }
+  });
+
+  test("content in a bucket the key can read still needs no upload", async () => {
+    const mine = textFile("shared.txt", `shared ${randomBytes(16).toString("hex")}`);
+    expect((await directUpload(t, limitedKey, allowed, mine)).status).toBe(201);
+    const d = await declareDirect(limitedKey, allowed, declared({ ...mine, path: "shared-copy.txt" }));
+    expect(d.body.data.upload_required).toBe(false);
+  });
+});

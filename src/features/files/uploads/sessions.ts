@@ -106,7 +106,7 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
     seen.add(f.path);
   }
   loadBucket(deps, actor, bucketId, "bucket_write");
-  const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor.accountId, f)));
+  const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor, f)));
   const entries = transaction(deps.db, (tx) => {
     loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const session = liveSession(deps, actor, bucketId, sessionId, tx);
@@ -129,12 +129,12 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
 }
 
 /** Pending entries whose bytes were proven and are in the store (checked outside any transaction). */
-async function uploadedSplit(deps: Deps, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
+async function uploadedSplit(deps: Deps, actor: Actor, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
   const ready: UploadEntryRow[] = [];
   const missing: UploadEntryRow[] = [];
   for (let i = 0; i < entries.length; i += 64) {
     const slice = entries.slice(i, i + 64);
-    const ok = await Promise.all(slice.map((e) => entryBytesReady(deps, e)));
+    const ok = await Promise.all(slice.map((e) => entryBytesReady(deps, actor, e)));
     slice.forEach((e, j) => (ok[j] ? ready : missing).push(e));
   }
   return { ready, missing };
@@ -163,7 +163,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
     loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
     const chosen = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
-    const unproven = chosen.filter((e) => !entryProven(e, tx));
+    const unproven = chosen.filter((e) => !entryProven(actor, e, tx));
     if (unproven.length && opts.refuseUnproven) throw incomplete(unproven);
     const entries = unproven.length ? chosen.filter((e) => !unproven.includes(e)) : chosen;
     const changes = entries.map(toChange);
@@ -196,7 +196,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const { ready, missing } = await uploadedSplit(deps, pendingOf(session.id, deps.db));
+  const { ready, missing } = await uploadedSplit(deps, actor, pendingOf(session.id, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
   const remaining = deps.db.select({ n: count() }).from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).get()!.n;
@@ -226,7 +226,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
   const pending = pendingOf(session.id, deps.db);
   const startedHere = session.status === "open";
-  if (startedHere) await startFinalizing(deps, session, pending);
+  if (startedHere) await startFinalizing(deps, actor, session, pending);
   const chunk = pending.slice(0, uploadLimits.finalizeChunk);
   const last = pending.length <= uploadLimits.finalizeChunk;
   let r: ReturnType<typeof commitEntries>;
@@ -258,7 +258,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
  * while the check awaits the disk (such a file would join the commit unchecked); when the check
  * fails the session is open again.
  */
-async function startFinalizing(deps: Deps, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
+async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
   const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
   if (declared < session.expectedFileCount) {
     throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
@@ -273,7 +273,7 @@ async function startFinalizing(deps: Deps, session: UploadSessionRow, pending: U
   }
   setStatus(deps, session.id, "open", "finalizing");
   try {
-    const { missing } = await uploadedSplit(deps, pending);
+    const { missing } = await uploadedSplit(deps, actor, pending);
     if (missing.length) throw incomplete(missing);
   } catch (e) {
     setStatus(deps, session.id, "finalizing", "open");
