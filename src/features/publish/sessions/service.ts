@@ -66,7 +66,7 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   const existing = findPublication(bucket.id, kind, deps.db);
   assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" }, deps.db);
 
-  const current = new Map(deps.db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucket.id)).all().map((f) => [f.path, f]));
+  const current = new Map(deps.db.select({ path: files.path, sha256: files.sha256, size: files.size, md5: files.md5 }).from(files).where(eq(files.bucketId, bucket.id)).all().map((f) => [f.path, f]));
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + PUBLISH_SESSION_TTL_MS).toISOString();
   const toUpload: typeof declared = [];
@@ -90,7 +90,13 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   const { session, entries } = transaction(deps.db, (tx) => {
     const entries = new Map<string, UploadEntryRow>();
     for (const f of toUpload) entries.set(f.path, insertEntry(deps, actor, bucket.id, null, f, expiresAt, tx));
-    const sessionFiles: PublishSessionFile[] = declared.map((f) => ({ path: f.path, size: f.size, md5: f.md5, sha256: f.sha256, contentType: f.contentType, entryId: entries.get(f.path)?.id ?? null }));
+    const sessionFiles: PublishSessionFile[] = declared.map((f) => {
+      // Content the bucket already holds keeps its own size and MD5: nothing ever checks the
+      // manifest's against the bytes for a file that is not uploaded.
+      const cur = current.get(f.path);
+      const known = cur?.sha256 === f.sha256 ? cur : f;
+      return { path: f.path, size: known.size, md5: known.md5, sha256: f.sha256, contentType: f.contentType, entryId: entries.get(f.path)?.id ?? null };
+    });
     const session = tx.insert(publishSessions).values({
       id, accountId: bucket.accountId, bucketId: bucket.id, credentialId: actor.credentialId, kind, status: "pending", bucketRevision: bucket.revision,
       deleteMissing, files: sessionFiles, publishRequest: request, createdAt: now.toISOString(), expiresAt,
