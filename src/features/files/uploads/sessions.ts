@@ -166,6 +166,16 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
     const unproven = chosen.filter((e) => !entryProven(actor, e, tx));
     if (unproven.length && opts.refuseUnproven) throw incomplete(unproven);
     const entries = unproven.length ? chosen.filter((e) => !unproven.includes(e)) : chosen;
+    if (opts.close) {
+      // Declared after the caller read the session (while it awaited the disk): closing now would
+      // leave it behind uncommitted. The repeat of the call sees and checks it.
+      const unseen = pendingOf(s.id, tx).filter((e) => !ids.has(e.id));
+      if (unseen.length) {
+        throw new ApiError("UPLOAD_INCOMPLETE", `${unseen.length} file(s) were declared while this finalize ran; finalize again.`, {
+          missing: unseen.slice(0, 50).map((e) => e.path), missing_count: unseen.length,
+        });
+      }
+    }
     const changes = entries.map(toChange);
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
@@ -184,7 +194,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
       deletedCount: s.deletedCount + result.deleted.length,
       lastVersionId: result.version?.id ?? s.lastVersionId,
       updatedAt: now,
-      // A first call sets "finalizing" before its checks (see startFinalizing) and reopens on failure.
+      // "finalizing" is set in the same transaction as the first chunk: a failed chunk leaves the session open.
       ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: opts.finalizing ? "finalizing" as const : s.status }),
     }).where(eq(uploadSessions.id, s.id)).returning().get()!;
     if (opts.close) releaseSessionLock(deps, s.bucketId, tx);
@@ -225,8 +235,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
   const pending = pendingOf(session.id, deps.db);
-  const startedHere = session.status === "open";
-  if (startedHere) await startFinalizing(deps, actor, session, pending);
+  if (session.status === "open") await startFinalizing(deps, actor, session, pending);
   const chunk = pending.slice(0, uploadLimits.finalizeChunk);
   const last = pending.length <= uploadLimits.finalizeChunk;
   let r: ReturnType<typeof commitEntries>;
@@ -239,8 +248,6 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     if (now?.status === "completed") {
       return { pending: false, data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId } };
     }
-    // A first chunk that failed committed nothing: the session is open again, as before the call.
-    if (startedHere) setStatus(deps, session.id, "finalizing", "open");
     throw e;
   }
   if (!last) {
@@ -254,9 +261,8 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
 
 /**
  * The checks of a first finalize call: everything expected was declared and has its bytes.
- * The session turns "finalizing" before the bytes are checked, so that no declare can slip in
- * while the check awaits the disk (such a file would join the commit unchecked); when the check
- * fails the session is open again.
+ * A file declared while this awaits the disk was not checked here: commitEntries checks every
+ * entry's proof again, and refuses to close the session over a file it did not see.
  */
 async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
   const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
@@ -271,20 +277,8 @@ async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionR
       expected_file_count: session.expectedFileCount, declared_files_count: 0,
     });
   }
-  setStatus(deps, session.id, "open", "finalizing");
-  try {
-    const { missing } = await uploadedSplit(deps, actor, pending);
-    if (missing.length) throw incomplete(missing);
-  } catch (e) {
-    setStatus(deps, session.id, "finalizing", "open");
-    throw e;
-  }
-}
-
-/** Move a session between open and finalizing, only if no other call moved it meanwhile. */
-function setStatus(deps: Deps, sessionId: string, from: "open" | "finalizing", to: "open" | "finalizing"): void {
-  transaction(deps.db, (tx) => tx.update(uploadSessions).set({ status: to, updatedAt: deps.clock.now().toISOString() })
-    .where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.status, from))).run());
+  const { missing } = await uploadedSplit(deps, actor, pending);
+  if (missing.length) throw incomplete(missing);
 }
 
 /** complete: false — drop unfinalized staged uploads, keep finalized batches, release the lock. */
