@@ -10,6 +10,7 @@ import { runBuild, runUnpublish } from "../features/publish";
 import { BUILD_JOB } from "../features/publish";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish";
 import { prunePublishSessions } from "../features/publish";
+import { pruneGateRecords } from "../sites/gate-limits";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export interface Task {
@@ -75,6 +76,11 @@ export const tasks: Task[] = [
     kind: "publish.site_renewal", everyMs: HOUR,
     handler: { run: async (deps) => enforceSiteRenewal(deps), maxAttempts: 1 },
     description: "Unpublish main sites of plans with site renewal when the account had no dashboard visit in time",
+  },
+  {
+    kind: "sites.prune_gates", everyMs: HOUR,
+    handler: { run: async (deps) => pruneGateRecords(deps), maxAttempts: 1 },
+    description: "Forget site-gate attempt windows that ended and access codes past their expiry and the mail-cap hour",
   },
 ];
 

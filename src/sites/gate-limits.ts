@@ -6,7 +6,7 @@
 // row only measures the attack; it never locks the site. Code mail is also limited per site and
 // per recipient (gateMailRetryAfter), so a gate cannot be used to mail strangers, and without
 // locking anyone out: over the budget a code already mailed stays usable.
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lte, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { addressKey, pairAllowance, type GuessPolicy } from "../core/guess-limits";
 import { siteEmailCodes, siteGateAttempts } from "../db/schema";
@@ -102,4 +102,21 @@ export function gateMailRetryAfter(deps: Deps, publicationId: string, email: str
     if (times.length >= max) wait = Math.max(wait, Math.ceil((Date.parse(times[times.length - max]!.at) + windowMs - now) / 1000));
   }
   return wait > 0 ? Math.max(1, wait) : 0;
+}
+
+/**
+ * Periodic task: forget gate rows nothing reads any more, so the tables do not grow with every
+ * visitor. Attempt rows are dead once their window ended; a code row once it has expired AND
+ * left the mail-cap window (gateMailRetryAfter counts codes by their creation time).
+ */
+export function pruneGateRecords(deps: Deps): { attempts: number; codes: number } {
+  const now = deps.clock.now();
+  const longestWindow = Math.max(...Object.values(GATE_LIMITS).map((l) => l.windowMs));
+  const attemptsBefore = isoBefore(now, longestWindow);
+  const codesBefore = isoBefore(now, GATE_MAIL_LIMITS.windowMs);
+  return transaction(deps.db, (tx) => ({
+    attempts: tx.delete(siteGateAttempts).where(lte(siteGateAttempts.windowStartedAt, attemptsBefore)).returning({ k: siteGateAttempts.clientKey }).all().length,
+    codes: tx.delete(siteEmailCodes).where(and(lte(siteEmailCodes.createdAt, codesBefore), lte(siteEmailCodes.expiresAt, now.toISOString())))
+      .returning({ id: siteEmailCodes.id }).all().length,
+  }));
 }

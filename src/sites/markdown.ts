@@ -5,7 +5,7 @@
 //
 // marked's cost is not linear in its input: 64 KiB of crafted markdown takes 0.3-2 s and 512 KiB
 // of `>` 15 s (then a stack overflow). So visitors' pages never render on the event loop:
-// renderReadme() hands the text to a worker with a time limit, remembers results by content,
+// renderReadme() hands the text to a worker with a time limit, one at a time, remembers results by content,
 // and shows the README as plain text when rendering fails or takes too long.
 import { LRUCache } from "lru-cache";
 import { Marked, type Tokens } from "marked";
@@ -50,19 +50,55 @@ export const README_RENDER_TIMEOUT_MS = 1000;
 const asPlainText = (source: string) => `<pre>${escapeHtml(source)}</pre>`;
 const rendered = new LRUCache<string, string>({ max: 200, maxSize: 32 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
 
-/** The HTML, UNRENDERABLE when this very text was too slow or broke marked, or null when the worker was lost for another reason. */
+/** The HTML, UNRENDERABLE when this very text was too slow or broke marked, or null when it was not rendered for another reason. */
 type Outcome = string | typeof UNRENDERABLE | null;
 const UNRENDERABLE = Symbol("unrenderable");
-type Pending = { resolve: (outcome: Outcome) => void; timer: ReturnType<typeof setTimeout> };
+type Job = { id: number; source: string; timeoutMs: number; queuedAt: number; resolve: (outcome: Outcome) => void };
+
+/**
+ * One render at a time is in the worker, and its timer starts when it is handed over: a README
+ * that waited behind a slow one gets its whole time, and only the render that overran is
+ * judged unrenderable (before, every queued job's timer ran from the moment it was queued).
+ * Jobs that waited too long, or find the queue full, are shown as text and not remembered.
+ */
+const MAX_QUEUED = 64;
+const MAX_WAIT_MS = 5000;
 let worker: Worker | null = null;
-const pending = new Map<number, Pending>();
+const queue: Job[] = [];
+let current: { job: Job; timer: ReturnType<typeof setTimeout> } | null = null;
 let nextId = 0;
 
-function settleAll(): void {
-  for (const [id, p] of pending) {
-    clearTimeout(p.timer);
-    pending.delete(id);
-    p.resolve(null);
+function finishCurrent(outcome: Outcome): void {
+  if (!current) return;
+  clearTimeout(current.timer);
+  const { job } = current;
+  current = null;
+  job.resolve(outcome);
+  startNext();
+}
+
+function startNext(): void {
+  while (!current && queue.length) {
+    const job = queue.shift()!;
+    if (Date.now() - job.queuedAt > MAX_WAIT_MS) {
+      job.resolve(null);
+      continue;
+    }
+    let w: Worker;
+    try {
+      w = renderer();
+    } catch {
+      job.resolve(null);
+      continue;
+    }
+    const timer = setTimeout(() => {
+      // A render that runs away keeps the worker busy: drop it; the next job gets a new one.
+      if (worker === w) worker = null;
+      w.terminate();
+      finishCurrent(UNRENDERABLE);
+    }, job.timeoutMs);
+    current = { job, timer };
+    w.postMessage({ id: job.id, source: job.source });
   }
 }
 
@@ -81,40 +117,24 @@ function renderer(): Worker {
   const w = new Worker(workerEntry());
   (w as unknown as { unref(): void }).unref(); // an idle renderer does not keep the process alive
   w.onmessage = (e: MessageEvent<{ id: number; html: string | null }>) => {
-    const p = pending.get(e.data.id);
-    if (!p) return;
-    clearTimeout(p.timer);
-    pending.delete(e.data.id);
-    p.resolve(e.data.html ?? UNRENDERABLE);
+    if (current?.job.id === e.data.id) finishCurrent(e.data.html ?? UNRENDERABLE);
   };
   w.onerror = () => {
-    if (worker === w) worker = null;
     w.terminate();
-    settleAll();
+    // A worker already dropped after a timeout has no job any more; the current one is another's.
+    if (worker !== w) return;
+    worker = null;
+    finishCurrent(null);
   };
   return (worker = w);
 }
 
-/** Render in the worker; a render that takes longer than the timeout ends the worker (a new one starts on demand). */
+/** Queue a render for the worker (see startNext); settles with the outcome. */
 function renderOffThread(source: string, timeoutMs: number): Promise<Outcome> {
+  if (queue.length >= MAX_QUEUED) return Promise.resolve(null);
   return new Promise((resolve) => {
-    let w: Worker;
-    try {
-      w = renderer();
-    } catch {
-      return resolve(null);
-    }
-    const id = ++nextId;
-    const timer = setTimeout(() => {
-      pending.delete(id);
-      resolve(UNRENDERABLE);
-      // A render that runs away keeps the worker busy: drop it; whatever queued behind it is retried later.
-      if (worker === w) worker = null;
-      w.terminate();
-      settleAll();
-    }, timeoutMs);
-    pending.set(id, { resolve, timer });
-    w.postMessage({ id, source });
+    queue.push({ id: ++nextId, source, timeoutMs, queuedAt: Date.now(), resolve });
+    startNext();
   });
 }
 

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
-import { declared, directUpload, newBucket, textFile, type LocalFile } from "../helpers/uploads";
+import { uploadLimits } from "../../src/features/files/uploads/sessions";
+import { declared, directUpload, newBucket, putBytes, textFile, type LocalFile } from "../helpers/uploads";
 
 let t: TestPier;
 let alice: TestUser;
@@ -140,5 +141,95 @@ describe("no existence oracle", () => {
     expect(d.body.data.upload_required).toBe(false);
     const attach = await t.api("POST", `/api/v1/buckets/${malloryBucket}/files`, { key: mallory.key, body: { signed_blob_id: d.body.data.signed_blob_id } });
     expect(attach.status).toBe(201);
+  });
+});
+
+describe("forging an entry into a finalize that runs in chunks", () => {
+  // Review item 1: a finalize that commits in several chunks used to check proof of possession
+  // only on its first call, and a declare sent while that first check awaited the disk slipped
+  // a forged entry in; the next finalize call committed it unchecked.
+  test("declare the victim's hash while a chunked finalize checks the disk: never committed", async () => {
+    // A victim file of its own: earlier tests let Mallory upload `secret` with its real bytes.
+    const victim = textFile("ledger.txt", `iban ${randomBytes(16).toString("hex")}`);
+    expect((await directUpload(t, alice.key, aliceBucket, victim)).status).toBe(201);
+    const defaultChunk = uploadLimits.finalizeChunk;
+    uploadLimits.finalizeChunk = 2;
+    try {
+      for (let round = 0; round < 8; round++) {
+        const s = await t.api("POST", `/api/v1/buckets/${malloryBucket}/upload_sessions`, { key: mallory.key, body: {} });
+        const sid = s.body.data.upload_session.id;
+        const base = `/api/v1/buckets/${malloryBucket}/upload_sessions/${sid}`;
+        const own = Array.from({ length: 70 }, (_, i) => textFile(`round${round}/f${i}.txt`, `mine ${round} ${i}`));
+        for (let i = 0; i < own.length; i += 35) {
+          const batch = own.slice(i, i + 35);
+          const d = await t.api("POST", `${base}/uploads`, { key: mallory.key, body: { files: batch.map(declared) } });
+          for (const up of d.body.data.uploads) expect((await putBytes(up.upload, batch.find((f) => f.path === up.path)!.bytes)).status).toBe(200);
+        }
+        const loot = `round${round}/loot.txt`;
+        const [first] = await Promise.all([
+          t.api("POST", `${base}/finalize`, { key: mallory.key, body: { complete: true } }),
+          t.api("POST", `${base}/uploads`, { key: mallory.key, body: { files: [forged(victim, loot)] } }),
+        ]);
+        let fin = first;
+        for (let n = 0; n < 100 && fin.status === 202; n++) fin = await t.api("POST", `${base}/finalize`, { key: mallory.key, body: { complete: true } });
+        const dl = await t.api("GET", `/api/v1/buckets/${malloryBucket}/files/by_path?path=${encodeURIComponent(loot)}`, { key: mallory.key });
+        expect(dl.status).toBe(404);
+      }
+    } finally {
+      uploadLimits.finalizeChunk = defaultChunk;
+    }
+  });
+});
+
+describe("a key limited to some buckets", () => {
+  // Review item 9: "content the account already holds" ignored the key's bucket limits, so a
+  // key for bucket X could attach (and then read) a file of bucket Y by its hash, and a wrong
+  // MD5 answered UPLOAD_CHECKSUM_MISMATCH, confirming the content exists.
+  let hidden: LocalFile;
+  let allowed: string;
+  let limitedKey: string;
+  beforeAll(async () => {
+    const hiddenBucket = await newBucket(t, alice.key, "Alice hidden");
+    allowed = await newBucket(t, alice.key, "Alice shared");
+    hidden = textFile("salary.txt", `salary ${randomBytes(16).toString("hex")}`);
+    expect((await directUpload(t, alice.key, hiddenBucket, hidden)).status).toBe(201);
+    limitedKey = t.key(alice, { scope: "bucket_write", bucketAccess: "selected", bucketPermissions: { [allowed]: "write" } });
+  });
+
+  test("declaring the hash of a file in a bucket the key cannot read asks for the bytes; attach without them fails", async () => {
+    const d = await declareDirect(limitedKey, allowed, declared({ ...hidden, path: "peek.txt" }));
+    expect(d.status).toBe(201);
+    expect(d.body.data.upload_required).toBe(true);
+    const attach = await t.api("POST", `/api/v1/buckets/${allowed}/files`, { key: limitedKey, body: { signed_blob_id: d.body.data.signed_blob_id } });
+    expect([attach.status, attach.body.error?.code]).toEqual([409, "BLOB_NOT_UPLOADED"]);
+    expect((await t.api("GET", `/api/v1/buckets/${allowed}/files/by_path?path=peek.txt`, { key: limitedKey })).status).toBe(404);
+  });
+
+  test("the same through an upload session: nothing to skip, finalize without bytes refused", async () => {
+    const s = await t.api("POST", `/api/v1/buckets/${allowed}/upload_sessions`, { key: limitedKey, body: { expected_file_count: 1 } });
+    const base = `/api/v1/buckets/${allowed}/upload_sessions/${s.body.data.upload_session.id}`;
+    const decl = await t.api("POST", `${base}/uploads`, { key: limitedKey, body: { files: [declared({ ...hidden, path: "peek2.txt" })] } });
+    expect(decl.body.data.files[0].upload_required).toBe(true);
+    const fin = await t.api("POST", `${base}/finalize`, { key: limitedKey, body: { complete: true } });
+    expect([fin.status, fin.body.error?.code]).toEqual([409, "UPLOAD_INCOMPLETE"]);
+    await t.api("POST", `${base}/finalize`, { key: limitedKey, body: { complete: false } });
+  });
+
+  test("a wrong MD5 for held content gets the answer an unknown hash gets, not a mismatch error", async () => {
+    const wrongMd5 = forged(hidden, "probe.txt");
+    const unknown = forged(textFile("x.txt", `nothing ${randomBytes(16).toString("hex")}`), "probe.txt");
+    for (const key of [limitedKey, alice.key]) {
+      const a = await declareDirect(key, allowed, wrongMd5);
+      const b = await declareDirect(key, allowed, unknown);
+      expect([a.status, a.body.data?.upload_required]).toEqual([201, true]);
+      expect([b.status, b.body.data?.upload_required]).toEqual([201, true]);
+    }
+  });
+
+  test("content in a bucket the key can read still needs no upload", async () => {
+    const mine = textFile("shared.txt", `shared ${randomBytes(16).toString("hex")}`);
+    expect((await directUpload(t, limitedKey, allowed, mine)).status).toBe(201);
+    const d = await declareDirect(limitedKey, allowed, declared({ ...mine, path: "shared-copy.txt" }));
+    expect(d.body.data.upload_required).toBe(false);
   });
 });

@@ -3,6 +3,8 @@
 // 4 KiB, so a PE whose header sits after a longer DOS stub went through as "innocent.txt".
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { declared, newBucket, putBytes } from "../helpers/uploads";
 
@@ -84,5 +86,40 @@ describe("executables recognised wherever their signature is", () => {
     fake.set([0x50, 0x45, 0x4c, 0x4c], 8192); // "PELL", not "PE\0\0"
     const d2 = await declare("fake.bin", fake);
     expect((await putBytes(d2.body.data.upload, fake)).status).toBe(200);
+  });
+});
+
+describe("executables written as text", () => {
+  // Review item 10: the content sniff ran only on bytes PUT to the storage endpoint; text
+  // writes (MCP bucket_file_write) and append_text stored an ELF spelled out in UTF-8.
+  const elfText = "\u007fELF\u0002\u0001\u0001 looks like notes";
+
+  test("MCP bucket_file_write with ELF content is refused and nothing is stored", async () => {
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }));
+    try {
+      const r = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: bucket, path: "notes/run.txt", content: elfText } });
+      expect((r.structuredContent as any)?.error?.code).toBe("FORBIDDEN_FILE_TYPE");
+      const ok = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: bucket, path: "notes/plain.txt", content: "just notes" } });
+      expect((ok.structuredContent as any)?.error).toBeUndefined();
+    } finally {
+      await client.close();
+    }
+    expect(await bucketPaths()).not.toContain("notes/run.txt");
+    expect(await bucketPaths()).toContain("notes/plain.txt");
+    expect(await blobStored(new TextEncoder().encode(elfText))).toBe(false);
+  });
+
+  test("append_text that completes an ELF signature is refused and the file keeps its content", async () => {
+    const append = (text: string, create = false) =>
+      t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path: "log.txt", text, create } });
+    expect((await append("\u007fE", true)).status).toBe(200);
+    const r = await append("LF\u0002\u0001\u0001 rest");
+    expect([r.status, r.body.error?.code]).toEqual([422, "FORBIDDEN_FILE_TYPE"]);
+    const fresh = await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path: "new.log", text: elfText, create: true } });
+    expect([fresh.status, fresh.body.error?.code]).toEqual([422, "FORBIDDEN_FILE_TYPE"]);
+    expect(await bucketPaths()).not.toContain("new.log");
+    const dl = await t.api("GET", `/api/v1/buckets/${bucket}/files/by_path?path=log.txt`, { key: u.key });
+    expect(await (await fetch(dl.headers.get("location")!)).text()).toBe("\u007fE");
   });
 });

@@ -96,7 +96,11 @@ export const siteEmailCodes = sqliteTable("site_email_codes", {
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
   usedAt: text("used_at"),
-}, (t) => [index("site_email_codes_pub").on(t.publicationId, t.email)]);
+}, (t) => [
+  index("site_email_codes_pub").on(t.publicationId, t.email),
+  // The per-recipient mail cap counts one address's codes across all sites, by time.
+  index("site_email_codes_email").on(t.email, t.createdAt),
+]);
 
 /** Visitors who passed a require_email gate (read through /publications/:id/access). */
 export const siteLeads = sqliteTable("site_leads", {

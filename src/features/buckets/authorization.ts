@@ -42,6 +42,15 @@ export function loadBucket(deps: Deps, actor: Actor, bucketId: string, need: Sco
   return bucket;
 }
 
+/**
+ * Whether signed links into this bucket may still be served: it exists for this account and no
+ * delete has begun (a background delete empties it over minutes; its links must die at once).
+ */
+export function bucketServesLinks(deps: Deps, accountId: string, bucketId: string, db: DbOrTx = deps.db): boolean {
+  const bucket = db.select({ deletion: buckets.deletion }).from(buckets).where(and(eq(buckets.id, bucketId), eq(buckets.accountId, accountId))).get();
+  return bucket !== undefined && !bucket.deletion;
+}
+
 export interface MutationCheck {
   /** Mutations allowed on archived buckets (unarchive, delete, unpublish) pass true. */
   allowArchived?: boolean;

@@ -8,6 +8,7 @@ import { loadBucket } from "../buckets";
 import { bucketForWrite, commitChanges, type BlobRef, type Change, type FileRow } from "./commit";
 import { assertAllowedFile, normalizeContentType } from "./forbidden";
 import { normalizePath } from "./paths";
+import { assertNotExecutable } from "./sniff";
 import { fileById, fileByPath } from "./service";
 import { guessContentType } from "./write";
 
@@ -161,6 +162,8 @@ export async function appendText(deps: Deps, actor: Actor, bucketId: string, inp
   const bytes = new Uint8Array(existing.byteLength + addition.byteLength);
   bytes.set(existing);
   bytes.set(addition, existing.byteLength);
+  // The whole result is scanned, not the addition alone: appending can complete a signature.
+  assertNotExecutable(bytes, path);
   const info = await deps.blobs.putBytes(bytes);
   return transaction(deps.db, (tx) => {
     const now = fileByPath(bucketId, path, tx);

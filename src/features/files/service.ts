@@ -25,8 +25,8 @@ export function fileByPath(bucketId: string, path: string, db: DbOrTx): FileRow 
 }
 
 /** Path, content hash and type of every current file of a bucket (for manifests, diffs and builds). */
-export function currentFiles(bucketId: string, db: DbOrTx, opts: { byPath?: boolean } = {}): { path: string; sha256: string; contentType: string }[] {
-  const q = db.select({ path: files.path, sha256: files.sha256, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucketId));
+export function currentFiles(bucketId: string, db: DbOrTx, opts: { byPath?: boolean } = {}): { path: string; sha256: string; size: number; md5: string; contentType: string }[] {
+  const q = db.select({ path: files.path, sha256: files.sha256, size: files.size, md5: files.md5, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucketId));
   return (opts.byPath ? q.orderBy(asc(files.path)) : q).all();
 }
 

@@ -104,6 +104,15 @@ export function scanBytes(bytes: Uint8Array): string | null {
   return s.push(bytes) ?? s.finish();
 }
 
+/**
+ * Refuse bytes already in memory that are an executable: writes that do not stream through the
+ * storage endpoint (text writes, appends) get the same check as uploads.
+ */
+export function assertNotExecutable(bytes: Uint8Array, path: string): void {
+  const kind = scanBytes(bytes);
+  if (kind) refuse(kind, path);
+}
+
 /** Pass a body through unchanged, refusing it as soon as it shows an executable signature. */
 export async function* refuseExecutables(body: AsyncIterable<Uint8Array>, path: string): AsyncIterable<Uint8Array> {
   const scanner = new ExecutableScanner();

@@ -4,6 +4,7 @@ import type { Deps } from "../../core/context";
 import { assertAllowedFile, normalizeContentType } from "./forbidden";
 import { commitChanges, type CommitOptions, type CommitResult, type Writer } from "./commit";
 import { normalizePath } from "./paths";
+import { assertNotExecutable } from "./sniff";
 
 export interface FileBytes {
   path: string;
@@ -14,14 +15,16 @@ export interface FileBytes {
 /**
  * Write several files into a bucket as ONE new version. `writer` is the calling actor or
  * `{ kind: "system", name: "inbound-mail" }` for Pier's own features. Paths are normalized
- * and forbidden types refused exactly as for uploads.
+ * and forbidden types and executable content refused exactly as for uploads.
  */
 export async function writeFiles(deps: Deps, writer: Writer, bucketId: string, input: FileBytes[], opts: Partial<CommitOptions> = {}): Promise<CommitResult> {
   const prepared = input.map((f) => {
     const path = normalizePath(f.path);
     const contentType = normalizeContentType(f.contentType ?? guessContentType(path));
     assertAllowedFile(path, contentType);
-    return { path, contentType, bytes: f.bytes };
+    const bytes = typeof f.bytes === "string" ? new TextEncoder().encode(f.bytes) : f.bytes;
+    assertNotExecutable(bytes, path);
+    return { path, contentType, bytes };
   });
   const changes = [];
   for (const f of prepared) {

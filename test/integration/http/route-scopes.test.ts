@@ -123,11 +123,17 @@ const expectations: Record<string, Expectation> = {
   "POST /api/v1/buckets/:id/files": {
     auth: "bucket_write",
     params: async (b, { t, ownerKey }) => {
-      const d = await t.api("POST", "/api/v1/direct_uploads", { key: ownerKey, body: { bucket_id: b.id, path: "up.txt", blob: declared } });
-      if (d.body.data.upload_required) {
-        const put = await fetch(d.body.data.upload.url, { method: "PUT", headers: d.body.data.upload.headers, body: fileBytes });
-        if (!put.ok) throw new Error(`upload: ${put.status}`);
-      }
+      // Bytes of this bucket's own, PUT every time: content deduplicated from another bucket
+      // would not count for a key limited to this one.
+      const bytes = `hello ${b.id}`;
+      const blob = {
+        byte_size: Buffer.byteLength(bytes), content_type: "text/plain",
+        checksum: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
+        sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
+      };
+      const d = await t.api("POST", "/api/v1/direct_uploads", { key: ownerKey, body: { bucket_id: b.id, path: "up.txt", blob } });
+      const put = await fetch(d.body.data.upload.url, { method: "PUT", headers: d.body.data.upload.headers, body: bytes });
+      if (!put.ok) throw new Error(`upload: ${put.status}`);
       return { signed_blob_id: d.body.data.signed_blob_id };
     },
     body: (_b, p) => ({ signed_blob_id: p.signed_blob_id }),

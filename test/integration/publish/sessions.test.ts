@@ -184,6 +184,26 @@ describe("publish sessions API", () => {
     expect([expired.status, expired.body.error.code]).toEqual([409, "PUBLISH_SESSION_EXPIRED"]);
   });
 
+  test("a file the bucket already holds keeps its real MD5 and size whatever the manifest claims", async () => {
+    // Review item 16: for a path whose sha256 matched the current file, finalize wrote the
+    // manifest's MD5 (never checked against any bytes) when only the content type changed.
+    const u = await t.user({ plan: "pro" });
+    const real = entry("data.txt", "the real bytes", "text/plain");
+    const s1 = await session(u, { bucket_title: "Checksum Site", files: [real] });
+    const bucketId = s1.body.data.bucket.id;
+    await putBytes(s1.body.data.publish_session.uploads[0].upload, "the real bytes");
+    expect((await t.api("POST", `/api/v1/publish_sessions/${s1.body.data.publish_session.id}/finalize`, { key: u.key })).status).toBe(202);
+    await t.pier.runner.drain();
+
+    const lying = { ...real, content_type: "text/markdown", checksum: new Bun.CryptoHasher("md5").update("other bytes").digest("base64"), byte_size: real.byte_size + 5 };
+    const s2 = await session(u, { bucket_id: bucketId, files: [lying] });
+    expect(s2.body.data.publish_session.uploads).toEqual([]);
+    expect((await t.api("POST", `/api/v1/publish_sessions/${s2.body.data.publish_session.id}/finalize`, { key: u.key })).status).toBe(202);
+    await t.pier.runner.drain();
+    const file = (await t.api("GET", `/api/v1/buckets/${bucketId}/files`, { key: u.key })).body.data.files[0];
+    expect([file.content_type, file.checksum, file.byte_size]).toEqual(["text/markdown", real.checksum, real.byte_size]);
+  });
+
   test("a locked bucket answers 423; bad manifests 422; archived BUCKET_ARCHIVED; the upload limiter 429 with Retry-After", async () => {
     const u = await t.user({ plan: "pro" });
     const s = await session(u, { bucket_title: "Locked Session Site", files: [entry("index.html", "x")] });

@@ -197,6 +197,39 @@ describe("require_email gate", () => {
     }
   });
 
+  test("the hourly housekeeping forgets ended attempt windows and old codes, and the per-recipient cap is indexed", async () => {
+    // Review item 15: site_email_codes and site_gate_attempts were never pruned, and the
+    // per-recipient count scanned the whole code table.
+    const sqlite = t.pier.deps.sqlite;
+    const count = (table: string) => (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const plan = sqlite.query("EXPLAIN QUERY PLAN SELECT created_at FROM site_email_codes WHERE email = ? AND created_at > ? ORDER BY created_at").all("a@example.com", "x") as { detail: string }[];
+    expect(plan.map((p) => p.detail).join(" ")).toContain("site_email_codes_email");
+
+    const request = requestIdOf(await (await askCode("old@example.com")).text());
+    await sendCode(request, latestCode("old@example.com") === "000000" ? "111111" : "000000");
+    expect(count("site_email_codes")).toBeGreaterThan(0);
+    expect(count("site_gate_attempts")).toBeGreaterThan(0);
+
+    // Within the mail-cap hour nothing the limits read is removed.
+    t.clock.advance(45 * 60_000);
+    try {
+      const before = count("site_email_codes");
+      t.pier.deps.jobs.enqueue("sites.prune_gates");
+      await t.pier.runner.drain();
+      expect(count("site_email_codes")).toBe(before);
+      expect(count("site_gate_attempts")).toBe(0);
+      t.clock.advance(16 * 60_000);
+      t.pier.deps.jobs.enqueue("sites.prune_gates");
+      await t.pier.runner.drain();
+      expect(count("site_email_codes")).toBe(0);
+    } finally {
+      t.clock.advance(-61 * 60_000);
+    }
+    // The gate still works after the rows are gone.
+    const fresh = requestIdOf(await (await askCode("old@example.com")).text());
+    expect((await sendCode(fresh, latestCode("old@example.com"))).status).toBe(303);
+  });
+
   test("bad email addresses are refused and nothing is sent", async () => {
     const before = listOutbox(t.pier.deps).length;
     for (const e of ["not-an-email", "a@b", "x@<script>.com", `${"a".repeat(250)}@example.com`]) expect((await askCode(e)).status).toBe(400);

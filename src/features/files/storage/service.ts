@@ -7,6 +7,7 @@ import type { Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { BlobMismatchError } from "../../../blobs/store";
 import { files, uploadEntries, uploadSessions } from "../../../db/schema";
+import { bucketServesLinks } from "../../buckets";
 import { assertAllowedFile } from "../forbidden";
 import { refuseExecutables } from "../sniff";
 import { markReceived } from "../uploads/declare";
@@ -81,9 +82,9 @@ export interface Download {
 export async function resolveDownload(deps: Deps, token: string): Promise<Download> {
   const claims = verifyToken<GetClaims>(deps, "get", token);
   // Checked on every use, not only when signing: a link must die with the file (deleted,
-  // replaced, or its bucket deleted), not up to GET_URL_TTL_S later.
-  const still = deps.db.select({ id: files.id }).from(files)
-    .where(and(eq(files.bucketId, claims.b), eq(files.sha256, claims.h), claims.f ? eq(files.id, claims.f) : undefined)).limit(1).get();
+  // replaced, or its bucket deleted or being deleted), not up to GET_URL_TTL_S later.
+  const still = bucketServesLinks(deps, claims.a, claims.b) && deps.db.select({ id: files.id }).from(files)
+    .where(and(eq(files.id, claims.f), eq(files.bucketId, claims.b), eq(files.sha256, claims.h))).get();
   if (!still) throw new ApiError("FILE_NOT_FOUND", "This file was deleted or replaced since the link was made; request a new download link.");
   const size = await deps.blobs.size(claims.h);
   if (size === null) throw new ApiError("FILE_NOT_FOUND", "The stored content is gone (deleted and collected).");

@@ -26,7 +26,7 @@ export interface GetClaims {
   /** File name for Content-Disposition. */
   n: string;
   /** File id: the link works only while this file still holds this content (h). */
-  f?: string;
+  f: string;
   e: number;
 }
 

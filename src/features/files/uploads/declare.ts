@@ -1,7 +1,7 @@
 // A declared upload: the client promises path, size, MD5, sha256 and type; Pier records an
 // upload entry and answers with a signed PUT descriptor, or with none when the account
 // already stores those bytes (dedupe).
-import { and, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, type SQL } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -49,47 +49,61 @@ export function validateDeclared(f: DeclaredFile): ValidFile {
   return { path, size: f.byte_size, md5: f.checksum, sha256, contentType };
 }
 
+/** Whose holdings can prove possession: the caller's account, within the buckets it can read. */
+export type Holder = Pick<Actor, "accountId" | "bucketAccess" | "bucketPermissions">;
+
 /**
- * Content this account already holds: a current file, a past version or a received upload in
- * one of its buckets. Only such content proves possession; a blob stored by another account
- * proves nothing about this one (issue: reading another account's file by its hash).
+ * Content the caller already holds: a current file, a past version or a received upload in one
+ * of the account's buckets that the credential can read. Only such content proves possession;
+ * a blob stored by another account proves nothing about this one (issue: reading another
+ * account's file by its hash), and neither does one in a bucket the key is not allowed to read.
  */
-function heldByAccount(deps: Deps, accountId: string, sha256: string): { md5: string; size: number } | undefined {
-  return deps.db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
-    .where(and(eq(files.sha256, sha256), eq(buckets.accountId, accountId))).limit(1).get()
-    ?? deps.db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
-      .where(and(eq(fileChanges.sha256, sha256), eq(buckets.accountId, accountId))).limit(1).get() as { md5: string; size: number } | undefined
-    ?? deps.db.select({ md5: uploadEntries.md5, size: uploadEntries.size }).from(uploadEntries)
-      .where(and(eq(uploadEntries.sha256, sha256), eq(uploadEntries.accountId, accountId), isNotNull(uploadEntries.receivedAt))).limit(1).get();
+function heldBy(db: DbOrTx, holder: Holder, sha256: string): { md5: string; size: number } | undefined {
+  const readable = holder.bucketAccess === "all" ? null : Object.keys(holder.bucketPermissions);
+  if (readable?.length === 0) return undefined;
+  const within = (bucketId: Parameters<typeof eq>[0]): SQL | undefined => (readable ? inArray(bucketId, readable) : undefined);
+  return db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
+    .where(and(eq(files.sha256, sha256), eq(buckets.accountId, holder.accountId), within(files.bucketId))).limit(1).get()
+    ?? db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
+      .where(and(eq(fileChanges.sha256, sha256), eq(buckets.accountId, holder.accountId), within(fileChanges.bucketId))).limit(1).get() as { md5: string; size: number } | undefined
+    ?? db.select({ md5: uploadEntries.md5, size: uploadEntries.size }).from(uploadEntries)
+      .where(and(eq(uploadEntries.sha256, sha256), eq(uploadEntries.accountId, holder.accountId), isNotNull(uploadEntries.receivedAt), within(uploadEntries.bucketId))).limit(1).get();
 }
 
 /**
- * Whether the client can skip the PUT: this account already holds those bytes AND the store
- * still has them. Dedupe across accounts would let anyone confirm (and then attach) someone
- * else's file by its hash, so it stays within the account; for everyone else the answer is
- * "upload", whether or not the bytes exist elsewhere, and the store dedupes on disk afterwards.
+ * Whether the client can skip the PUT: the caller already holds those bytes (see heldBy) AND
+ * the store still has them. Dedupe across accounts would let anyone confirm (and then attach)
+ * someone else's file by its hash, so it stays within what the caller can read; for everyone
+ * else the answer is "upload", whether or not the bytes exist elsewhere, and the store dedupes
+ * on disk afterwards. A size or MD5 that differs from the held content is answered the same
+ * way, not with an error: an error would confirm that the content exists.
  */
-export async function alreadyStored(deps: Deps, accountId: string, f: ValidFile): Promise<boolean> {
-  const known = heldByAccount(deps, accountId, f.sha256);
-  if (!known) return false;
-  if (known.size !== f.size || known.md5 !== f.md5) {
-    throw new ApiError("UPLOAD_CHECKSUM_MISMATCH", `${f.path}: byte_size or checksum does not match the declared sha256.`, { path: f.path });
-  }
+export async function alreadyStored(deps: Deps, holder: Holder, f: ValidFile): Promise<boolean> {
+  const known = heldBy(deps.db, holder, f.sha256);
+  if (!known || known.size !== f.size || known.md5 !== f.md5) return false;
   return (await deps.blobs.size(f.sha256)) === f.size;
 }
 
 /**
- * Whether a declared entry may be committed: its own bytes were PUT and verified, or its
- * account already held the same content; and the store has them. An entry without proof is
- * answered "not uploaded" without looking at the store, so the answer (and its timing) is the
- * same whether or not another account stored those bytes.
+ * Whether a declared entry may be committed: its own bytes were PUT and verified, or the caller
+ * already held the same content; and the store has them. An entry without proof is answered
+ * "not uploaded" without looking at the store, so the answer (and its timing) is the same
+ * whether or not another account stored those bytes.
  */
-export async function entryBytesReady(deps: Deps, e: UploadEntryRow): Promise<boolean> {
-  if (e.receivedAt === null) {
-    const known = heldByAccount(deps, e.accountId, e.sha256);
-    if (!known || known.size !== e.size || known.md5 !== e.md5) return false;
-  }
+export async function entryBytesReady(deps: Deps, holder: Holder, e: UploadEntryRow): Promise<boolean> {
+  if (!entryProven(holder, e, deps.db)) return false;
   return (await deps.blobs.size(e.sha256)) === e.size;
+}
+
+/**
+ * The possession half of entryBytesReady, synchronous so that a commit can re-check it inside
+ * its own transaction: whatever was checked before an await may have changed since.
+ */
+export function entryProven(holder: Holder, e: UploadEntryRow, db: DbOrTx): boolean {
+  if (e.receivedAt !== null) return true;
+  if (e.accountId !== holder.accountId) return false;
+  const known = heldBy(db, holder, e.sha256);
+  return known !== undefined && known.size === e.size && known.md5 === e.md5;
 }
 
 /** Record that the bytes of an entry arrived through its own signed PUT (proof of possession). */

@@ -40,7 +40,7 @@ export async function createDirectUpload(deps: Deps, actor: Actor, input: Direct
   }
   const f = validateDeclared({ ...input.blob, path: input.path });
   const bucket = loadMutableBucket(deps, actor, input.bucket_id, { need: "bucket_write" });
-  const stored = await alreadyStored(deps, actor.accountId, f);
+  const stored = await alreadyStored(deps, actor, f);
   const expiresAt = new Date(deps.clock.now().getTime() + DIRECT_UPLOAD_TTL_MS).toISOString();
   const entry = transaction(deps.db, (tx) => insertEntry(deps, actor, bucket.id, null, f, expiresAt, tx));
   const upload = stored ? null : descriptor(deps, entry);
@@ -75,7 +75,7 @@ export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, inp
   if (entry.expiresAt <= deps.clock.now().toISOString()) throw new ApiError("UPLOAD_NOT_FOUND", "This direct upload expired; request a new one.");
   const path = input.path === undefined ? entry.path : normalizePath(input.path);
   assertAllowedFile(path, entry.contentType);
-  if (!(await entryBytesReady(deps, entry))) {
+  if (!(await entryBytesReady(deps, actor, entry))) {
     throw new ApiError("BLOB_NOT_UPLOADED", "The bytes were not uploaded yet: PUT them to upload.url with upload.headers first.");
   }
   return transaction(deps.db, (tx) => {

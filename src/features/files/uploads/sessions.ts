@@ -12,7 +12,7 @@ import { files, uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
 import { loadBucket, loadMutableBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
-import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
+import { alreadyStored, descriptor, entryBytesReady, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
@@ -106,7 +106,7 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
     seen.add(f.path);
   }
   loadBucket(deps, actor, bucketId, "bucket_write");
-  const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor.accountId, f)));
+  const stored = await Promise.all(valid.map((f) => alreadyStored(deps, actor, f)));
   const entries = transaction(deps.db, (tx) => {
     loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const session = liveSession(deps, actor, bucketId, sessionId, tx);
@@ -129,12 +129,12 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
 }
 
 /** Pending entries whose bytes were proven and are in the store (checked outside any transaction). */
-async function uploadedSplit(deps: Deps, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
+async function uploadedSplit(deps: Deps, actor: Actor, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
   const ready: UploadEntryRow[] = [];
   const missing: UploadEntryRow[] = [];
   for (let i = 0; i < entries.length; i += 64) {
     const slice = entries.slice(i, i + 64);
-    const ok = await Promise.all(slice.map((e) => entryBytesReady(deps, e)));
+    const ok = await Promise.all(slice.map((e) => entryBytesReady(deps, actor, e)));
     slice.forEach((e, j) => (ok[j] ? ready : missing).push(e));
   }
   return { ready, missing };
@@ -145,16 +145,37 @@ const pendingOf = (sessionId: string, db: DbOrTx) =>
 
 const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
 
+const incomplete = (missing: UploadEntryRow[]) =>
+  new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
+    missing: missing.slice(0, 50).map((e) => e.path), missing_count: missing.length,
+  });
+
 /**
- * Commit `entries` (re-checked inside the transaction: still pending) plus `deletions`, mark
- * them finalized, and update the session counters. One transaction, one version.
+ * Commit `entries` (re-checked inside the transaction: still pending, and proven) plus
+ * `deletions`, mark them finalized, and update the session counters. One transaction, one version.
+ * Entries without proof of possession are skipped, or with `refuseUnproven` refuse the whole
+ * commit: this is the one place every commit passes through, so the proof is checked here and
+ * not only by callers, whose checks ran before an await and may be stale.
  */
-function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean }) {
+function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean; refuseUnproven?: boolean }) {
   return transaction(deps.db, (tx) => {
     // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
     loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
-    const entries = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
+    const chosen = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
+    const unproven = chosen.filter((e) => !entryProven(actor, e, tx));
+    if (unproven.length && opts.refuseUnproven) throw incomplete(unproven);
+    const entries = unproven.length ? chosen.filter((e) => !unproven.includes(e)) : chosen;
+    if (opts.close) {
+      // Declared after the caller read the session (while it awaited the disk): closing now would
+      // leave it behind uncommitted. The repeat of the call sees and checks it.
+      const unseen = pendingOf(s.id, tx).filter((e) => !ids.has(e.id));
+      if (unseen.length) {
+        throw new ApiError("UPLOAD_INCOMPLETE", `${unseen.length} file(s) were declared while this finalize ran; finalize again.`, {
+          missing: unseen.slice(0, 50).map((e) => e.path), missing_count: unseen.length,
+        });
+      }
+    }
     const changes = entries.map(toChange);
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
@@ -185,7 +206,7 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const { ready, missing } = await uploadedSplit(deps, pendingOf(session.id, deps.db));
+  const { ready, missing } = await uploadedSplit(deps, actor, pendingOf(session.id, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
   const remaining = deps.db.select({ n: count() }).from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).get()!.n;
@@ -214,31 +235,12 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
   const pending = pendingOf(session.id, deps.db);
-  if (session.status === "open") {
-    const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
-    if (declared < session.expectedFileCount) {
-      throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
-        expected_file_count: session.expectedFileCount, declared_files_count: declared,
-      });
-    }
-    if (session.deleteMissing && declared === 0) {
-      // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
-      throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
-        expected_file_count: session.expectedFileCount, declared_files_count: 0,
-      });
-    }
-    const { missing } = await uploadedSplit(deps, pending);
-    if (missing.length) {
-      throw new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
-        missing: missing.slice(0, 50).map((e) => e.path), missing_count: missing.length,
-      });
-    }
-  }
+  if (session.status === "open") await startFinalizing(deps, actor, session, pending);
   const chunk = pending.slice(0, uploadLimits.finalizeChunk);
   const last = pending.length <= uploadLimits.finalizeChunk;
   let r: ReturnType<typeof commitEntries>;
   try {
-    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last });
+    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last, refuseUnproven: true });
   } catch (e) {
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
     // (Only then is the session re-read: after a bucket delete it is gone, and the delete's answer stands.)
@@ -255,6 +257,28 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     };
   }
   return { pending: false, data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId } };
+}
+
+/**
+ * The checks of a first finalize call: everything expected was declared and has its bytes.
+ * A file declared while this awaits the disk was not checked here: commitEntries checks every
+ * entry's proof again, and refuses to close the session over a file it did not see.
+ */
+async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
+  const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
+  if (declared < session.expectedFileCount) {
+    throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
+      expected_file_count: session.expectedFileCount, declared_files_count: declared,
+    });
+  }
+  if (session.deleteMissing && declared === 0) {
+    // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
+    throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
+      expected_file_count: session.expectedFileCount, declared_files_count: 0,
+    });
+  }
+  const { missing } = await uploadedSplit(deps, actor, pending);
+  if (missing.length) throw incomplete(missing);
 }
 
 /** complete: false — drop unfinalized staged uploads, keep finalized batches, release the lock. */

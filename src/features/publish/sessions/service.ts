@@ -73,7 +73,7 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
     if (cur && cur.sha256 === f.sha256) { unchanged++; continue; }
     if (cur) modified++;
     else added++;
-    if (!(await alreadyStored(deps, actor.accountId, f))) {
+    if (!(await alreadyStored(deps, actor, f))) {
       toUpload.push(f);
       uploadBytes += f.size;
     }
@@ -87,7 +87,13 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   const { session, entries } = transaction(deps.db, (tx) => {
     const entries = new Map<string, UploadEntryRow>();
     for (const f of toUpload) entries.set(f.path, insertEntry(deps, actor, bucket.id, null, f, expiresAt, tx));
-    const sessionFiles: PublishSessionFile[] = declared.map((f) => ({ path: f.path, size: f.size, md5: f.md5, sha256: f.sha256, contentType: f.contentType, entryId: entries.get(f.path)?.id ?? null }));
+    const sessionFiles: PublishSessionFile[] = declared.map((f) => {
+      // Content the bucket already holds keeps its own size and MD5: nothing ever checks the
+      // manifest's against the bytes for a file that is not uploaded.
+      const cur = current.get(f.path);
+      const known = cur?.sha256 === f.sha256 ? cur : f;
+      return { path: f.path, size: known.size, md5: known.md5, sha256: f.sha256, contentType: f.contentType, entryId: entries.get(f.path)?.id ?? null };
+    });
     const session = tx.insert(publishSessions).values({
       id, accountId: bucket.accountId, bucketId: bucket.id, credentialId: actor.credentialId, kind, status: "pending", bucketRevision: bucket.revision,
       deleteMissing, files: sessionFiles, publishRequest: request, createdAt: now.toISOString(), expiresAt,
@@ -110,10 +116,10 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
  * A manifest file is ready when its upload entry's bytes are proven and stored; a file with no
  * entry was unchanged or already held by the account at create time and needs only the store.
  */
-async function sessionFileReady(deps: Deps, f: PublishSessionFile): Promise<boolean> {
+async function sessionFileReady(deps: Deps, actor: Actor, f: PublishSessionFile): Promise<boolean> {
   if (f.entryId === null) return (await deps.blobs.size(f.sha256)) === f.size;
   const e = findEntry(f.entryId, deps.db);
-  return e !== undefined && await entryBytesReady(deps, e);
+  return e !== undefined && await entryBytesReady(deps, actor, e);
 }
 
 function presentSession(deps: Deps, s: SessionRow, uploads: unknown[] | undefined) {
@@ -145,7 +151,7 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
   // Every byte must be in storage before anything is written (503: upload, then finalize again),
   // and every uploaded file proven by its own PUT: a blob another account stored does not count.
   const missing: string[] = [];
-  for (const f of s.files) if (!(await sessionFileReady(deps, f))) missing.push(f.path);
+  for (const f of s.files) if (!(await sessionFileReady(deps, actor, f))) missing.push(f.path);
   if (missing.length) throw new ApiError("PUBLISH_FILES_MISSING", `${missing.length} file(s) were not uploaded.`, { missing: missing.slice(0, 100), missing_count: missing.length, retry_after: 1 }, 1);
   takePublishToken(deps, actor);
   const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true }, deps.db);
@@ -187,7 +193,7 @@ export async function refreshUploads(deps: Deps, actor: Actor, id: string) {
   for (const f of s.files) {
     if (!f.entryId) continue;
     const e = findEntry(f.entryId, deps.db);
-    if (e && !(await entryBytesReady(deps, e))) uploads.push({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) });
+    if (e && !(await entryBytesReady(deps, actor, e))) uploads.push({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) });
   }
   return { publish_session: presentSession(deps, s, uploads) };
 }

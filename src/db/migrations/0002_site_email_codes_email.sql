@@ -1,0 +1,1 @@
+CREATE INDEX `site_email_codes_email` ON `site_email_codes` (`email`,`created_at`);
