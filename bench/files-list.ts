@@ -21,14 +21,25 @@ const pier = await startPier(config, { log: silentLogger, startWorker: false });
 const url = `http://127.0.0.1:${pier.httpPort}`;
 const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: await hashPassword("bench password 123") });
 const key = createApiKey(pier.deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
-const bucket = ((await (await fetch(`${url}/api/v1/buckets`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ bucket: { title: "bench list" } }) })).json()) as any).data.bucket.id;
+const bucket = (
+  (await (
+    await fetch(`${url}/api/v1/buckets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ bucket: { title: "bench list" } }),
+    })
+  ).json()) as any
+).data.bucket.id;
 
 const seed0 = performance.now();
 for (let v = 0; v < FILES; v += 10_000) {
   const changes: Change[] = [];
   for (let i = v; i < Math.min(FILES, v + 10_000); i++) {
     const hex = i.toString(16).padStart(64, "0");
-    changes.push({ path: `archive/${String(i % 100).padStart(2, "0")}/file-${i}.txt`, blob: { sha256: hex, size: 100 + (i % 1000), md5: "1B2M2Y8AsgTpgAmY7PhCfg==", contentType: "text/plain" } });
+    changes.push({
+      path: `archive/${String(i % 100).padStart(2, "0")}/file-${i}.txt`,
+      blob: { sha256: hex, size: 100 + (i % 1000), md5: "1B2M2Y8AsgTpgAmY7PhCfg==", contentType: "text/plain" },
+    });
   }
   commitChanges(pier.deps, { kind: "system", name: "bench" }, bucket, changes, { kind: "write" });
 }

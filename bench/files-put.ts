@@ -24,9 +24,13 @@ for (let sent = 0; sent < SIZE; sent += CHUNK) {
   sha.update(chunk);
 }
 const bucket = (await api(s, "POST", "/api/v1/buckets", { bucket: { title: "bench put" } })).data.bucket.id;
-const d = (await api(s, "POST", "/api/v1/direct_uploads", {
-  bucket_id: bucket, path: "big.bin", blob: { byte_size: SIZE, checksum: md5.digest("base64"), sha256: sha.digest("hex"), content_type: "application/octet-stream" },
-})).data;
+const d = (
+  await api(s, "POST", "/api/v1/direct_uploads", {
+    bucket_id: bucket,
+    path: "big.bin",
+    blob: { byte_size: SIZE, checksum: md5.digest("base64"), sha256: sha.digest("hex"), content_type: "application/octet-stream" },
+  })
+).data;
 
 const idleRss = rssMiB(s.proc.pid);
 let peak = idleRss;
@@ -51,4 +55,6 @@ rmSync(s.dataDir, { recursive: true, force: true });
 const mb = SIZE / 1e6;
 console.log(`| size | PUT (hash + fsync + rename) | dd conv=fsync | server RSS idle → peak |`);
 console.log(`|---|---|---|---|`);
-console.log(`| ${(SIZE / 1024 ** 3).toFixed(2)} GiB | ${seconds.toFixed(2)} s, ${(mb / seconds).toFixed(0)} MB/s | ${ddSeconds.toFixed(2)} s, ${(mb / ddSeconds).toFixed(0)} MB/s | ${idleRss.toFixed(0)} → ${peak.toFixed(0)} MiB |`);
+console.log(
+  `| ${(SIZE / 1024 ** 3).toFixed(2)} GiB | ${seconds.toFixed(2)} s, ${(mb / seconds).toFixed(0)} MB/s | ${ddSeconds.toFixed(2)} s, ${(mb / ddSeconds).toFixed(0)} MB/s | ${idleRss.toFixed(0)} → ${peak.toFixed(0)} MiB |`,
+);

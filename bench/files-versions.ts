@@ -23,14 +23,27 @@ const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@examp
 const key = createApiKey(pier.deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
 
 async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const json = (await res.json()) as any;
   if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json.data;
 }
 const describe = (path: string, text: string) => {
   const bytes = new TextEncoder().encode(text);
-  return { bytes, d: { path, byte_size: bytes.byteLength, checksum: createHash("md5").update(bytes).digest("base64"), sha256: createHash("sha256").update(bytes).digest("hex"), content_type: "text/plain" } };
+  return {
+    bytes,
+    d: {
+      path,
+      byte_size: bytes.byteLength,
+      checksum: createHash("md5").update(bytes).digest("base64"),
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      content_type: "text/plain",
+    },
+  };
 };
 const dbBytes = () => {
   const q = (p: string) => (pier.deps.sqlite.query(`PRAGMA ${p}`).get() as Record<string, number>)[p]!;
@@ -41,12 +54,22 @@ const bucket = (await api("POST", "/api/v1/buckets", { bucket: { title: "bench v
 const seedStart = performance.now();
 const sid = (await api("POST", `/api/v1/buckets/${bucket}/upload_sessions`, { delete_missing: false, expected_file_count: BASE_FILES })).upload_session.id;
 for (let i = 0; i < BASE_FILES; i += 100) {
-  const batch = Array.from({ length: Math.min(100, BASE_FILES - i) }, (_, j) => describe(`site/section${(i + j) % 50}/page${i + j}.html`, `<p>page ${i + j}</p>`));
+  const batch = Array.from({ length: Math.min(100, BASE_FILES - i) }, (_, j) =>
+    describe(`site/section${(i + j) % 50}/page${i + j}.html`, `<p>page ${i + j}</p>`),
+  );
   const r = await api("POST", `/api/v1/buckets/${bucket}/upload_sessions/${sid}/uploads`, { files: batch.map((b) => b.d) });
-  await Promise.all(r.uploads.map((u: any) => fetch(u.upload.url, { method: "PUT", headers: u.upload.headers, body: batch.find((b) => b.d.path === u.path)!.bytes as BodyInit })));
+  await Promise.all(
+    r.uploads.map((u: any) =>
+      fetch(u.upload.url, { method: "PUT", headers: u.upload.headers, body: batch.find((b) => b.d.path === u.path)!.bytes as BodyInit }),
+    ),
+  );
 }
 for (;;) {
-  const r = await fetch(`${url}/api/v1/buckets/${bucket}/upload_sessions/${sid}/finalize`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ complete: true }) });
+  const r = await fetch(`${url}/api/v1/buckets/${bucket}/upload_sessions/${sid}/finalize`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ complete: true }),
+  });
   if (r.status === 200) break;
   if (r.status !== 202) throw new Error(await r.text());
 }
@@ -71,7 +94,9 @@ for (let i = 1; i <= UPLOADS; i++) {
     const sorted = [...times].sort((a, b) => a - b);
     const bytes = dbBytes();
     const rows = (pier.deps.sqlite.query("SELECT count(*) AS n FROM file_changes").get() as { n: number }).n;
-    console.log(`| ${i - 99}–${i} | ${(times.reduce((a, b) => a + b, 0) / times.length).toFixed(2)} | ${percentile(sorted, 99).toFixed(2)} | ${((bytes - windowStartBytes) / 100 / 1024).toFixed(2)} KiB | ${((rows - windowStartRows) / 100).toFixed(2)} |`);
+    console.log(
+      `| ${i - 99}–${i} | ${(times.reduce((a, b) => a + b, 0) / times.length).toFixed(2)} | ${percentile(sorted, 99).toFixed(2)} | ${((bytes - windowStartBytes) / 100 / 1024).toFixed(2)} KiB | ${((rows - windowStartRows) / 100).toFixed(2)} |`,
+    );
     times = [];
     windowStartBytes = bytes;
     windowStartRows = rows;

@@ -27,12 +27,38 @@ export async function startServer(dataDir = mkdtempSync(join(process.env.BENCH_D
   probe.stop(true);
   const config = { ...loadConfig({}, {}), dataDir, httpPort: port, smtpPort: null };
   const deps = await createDeps(config, port, { log: silentLogger });
-  const { user, account } = insertUserWithAccount(deps, { email: `bench${Date.now()}@example.com`, passwordHash: await hashPassword("bench password 123"), plan: undefined });
+  const { user, account } = insertUserWithAccount(deps, {
+    email: `bench${Date.now()}@example.com`,
+    passwordHash: await hashPassword("bench password 123"),
+    plan: undefined,
+  });
   const key = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
   deps.close();
-  const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", "src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(port), "--smtp-port", "off", "--host", "127.0.0.1", "--log-level", "error", "--rate-limit-per-minute", "1000000"], {
-    cwd: root, stdout: "ignore", stderr: "inherit",
-  });
+  const proc = Bun.spawn(
+    [
+      join(root, "node_modules/.bin/bun"),
+      "run",
+      "src/main.ts",
+      "serve",
+      "--data-dir",
+      dataDir,
+      "--http-port",
+      String(port),
+      "--smtp-port",
+      "off",
+      "--host",
+      "127.0.0.1",
+      "--log-level",
+      "error",
+      "--rate-limit-per-minute",
+      "1000000",
+    ],
+    {
+      cwd: root,
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
     try {
@@ -40,7 +66,16 @@ export async function startServer(dataDir = mkdtempSync(join(process.env.BENCH_D
     } catch {}
     await Bun.sleep(50);
   }
-  return { url, key, dataDir, proc, stop: async () => { proc.kill("SIGTERM"); await proc.exited; } };
+  return {
+    url,
+    key,
+    dataDir,
+    proc,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
 }
 
 export function rssMiB(pid: number): number {
@@ -53,7 +88,12 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export async function api(s: BenchServer, method: string, path: string, body?: unknown) {
-  const res = await fetch(s.url + path, { method, headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual" });
+  const res = await fetch(s.url + path, {
+    method,
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    redirect: "manual",
+  });
   const text = await res.text();
   if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;

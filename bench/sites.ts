@@ -45,7 +45,9 @@ const rand = (n: number) => {
   for (let i = 0; i < n; i += 65536) crypto.getRandomValues(b.subarray(i, Math.min(n, i + 65536)));
   return b;
 };
-const html = `<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body>` + "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>\n".repeat(80);
+const html =
+  `<!doctype html><html><head><meta charset="utf-8"><title>Bench</title></head><body>` +
+  "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>\n".repeat(80);
 const files: Record<string, Uint8Array> = {
   "index.html": new TextEncoder().encode(html.padEnd(4096 - "</body></html>".length, " ") + "</body></html>"),
   "asset-64k.jpg": rand(64 * 1024),
@@ -73,7 +75,11 @@ const SLUG = "benchsite1";
   const now = new Date().toISOString();
   const bucket = deps.db.insert(buckets).values({ id: "bkt_bench", accountId: account.id, title: "Bench", createdAt: now, updatedAt: now }).returning().get();
   const pub = createPublication(deps, { bucketId: bucket.id, accountId: account.id, kind: "main", slug: SLUG });
-  const d = await writeDeploy(deps, pub.id, Object.entries(files).map(([path, bytes]) => ({ path, bytes })));
+  const d = await writeDeploy(
+    deps,
+    pub.id,
+    Object.entries(files).map(([path, bytes]) => ({ path, bytes })),
+  );
   activateDeploy(deps, pub.id, d.deployId);
   deps.close();
 }
@@ -114,8 +120,11 @@ process.on("SIGINT", () => {
 });
 
 const pierPort = await freePort();
-start(process.execPath, ["src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(pierPort), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"],
-  { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" });
+start(
+  process.execPath,
+  ["src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(pierPort), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"],
+  { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" },
+);
 
 // Debian's defaults (sendfile, etag on) with the access log off, as Pier keeps none per request
 // either. Twice: worker_processes auto (all cores, Debian's default) and 1 (per-core comparison
@@ -125,7 +134,9 @@ async function startNginx(workers: string): Promise<number> {
   const dir = join(work, `nginx-${workers}`);
   mkdirSync(dir);
   const conf = join(dir, "nginx.conf");
-  writeFileSync(conf, `worker_processes ${workers};
+  writeFileSync(
+    conf,
+    `worker_processes ${workers};
 daemon off;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -142,7 +153,8 @@ http {
   scgi_temp_path ${dir}/scgi;
   server { listen 127.0.0.1:${port}; root ${fixture}; }
 }
-`);
+`,
+  );
   start("nginx", ["-c", conf, "-e", `${dir}/error.log`]);
   return port;
 }
@@ -172,12 +184,19 @@ const servers = [
   { name: "Caddy", base: `http://127.0.0.1:${caddyPort}`, host: undefined },
 ];
 if (ONLY) servers.splice(0, servers.length, ...servers.filter((s) => ONLY.includes(s.name.toLowerCase())));
-for (const s of servers) await waitUp(`${s.base}/index.html`, s.host).catch((e) => { throw new Error(`${s.name}: ${e.message}`); });
+for (const s of servers)
+  await waitUp(`${s.base}/index.html`, s.host).catch((e) => {
+    throw new Error(`${s.name}: ${e.message}`);
+  });
 
 // Same bytes from everyone.
 for (const s of servers) {
   for (const [p, b] of Object.entries(files)) {
-    const got = new Uint8Array(await (await fetch(`${s.base}/${p}`, { headers: s.host ? { host: s.host, "accept-encoding": "identity" } : { "accept-encoding": "identity" } })).arrayBuffer());
+    const got = new Uint8Array(
+      await (
+        await fetch(`${s.base}/${p}`, { headers: s.host ? { host: s.host, "accept-encoding": "identity" } : { "accept-encoding": "identity" } })
+      ).arrayBuffer(),
+    );
     if (got.byteLength !== b.byteLength) throw new Error(`${s.name} served ${got.byteLength} bytes for ${p}, expected ${b.byteLength}`);
   }
 }
@@ -218,16 +237,20 @@ const median = (xs: number[]) => {
 };
 const results: Record<string, Record<string, { rps: number; p99ms: number }>> = {};
 for (const c of cases) {
-  results[c.label] = Object.fromEntries(servers.map((s) => {
-    const xs = samples[c.label]![s.name]!;
-    return [s.name, { rps: median(xs.map((x) => x.rps)), p99ms: median(xs.map((x) => x.p99ms)) }];
-  }));
+  results[c.label] = Object.fromEntries(
+    servers.map((s) => {
+      const xs = samples[c.label]![s.name]!;
+      return [s.name, { rps: median(xs.map((x) => x.rps)), p99ms: median(xs.map((x) => x.p99ms)) }];
+    }),
+  );
 }
 
 const cpu = (spawnSync("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: "utf8" }).stdout || "").trim();
 const nginxV = (spawnSync("nginx", ["-v"], { encoding: "utf8" }).stderr || "").trim().replace("nginx version: ", "");
 const caddyV = (spawnSync("caddy", ["version"], { encoding: "utf8" }).stdout || "").trim().split(" ")[0];
-console.log(`\nwrk -t${THREADS} -c${CONNECTIONS} -d${DURATION}s on loopback, median of ${ROUNDS} rounds; ${navigator.hardwareConcurrency} CPUs (${cpu}); Bun ${Bun.version}, ${nginxV}, Caddy ${caddyV}; ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(
+  `\nwrk -t${THREADS} -c${CONNECTIONS} -d${DURATION}s on loopback, median of ${ROUNDS} rounds; ${navigator.hardwareConcurrency} CPUs (${cpu}); Bun ${Bun.version}, ${nginxV}, Caddy ${caddyV}; ${new Date().toISOString().slice(0, 10)}\n`,
+);
 const names = servers.map((s) => s.name);
 console.log(`| file | ${names.map((n) => `${n} req/s`).join(" | ")} | ${names.map((n) => `${n} p99`).join(" | ")} |`);
 console.log(`|---|${names.map(() => "---:").join("|")}|${names.map(() => "---:").join("|")}|`);

@@ -35,8 +35,16 @@ async function runServer() {
       },
     },
     {
-      host: "127.0.0.1", port: 0, serverName: "bench.test", maxMessageBytes: Number(process.env.BENCH_MAX_MB ?? 30) * 1024 * 1024, maxRecipients: 100,
-      perIpPerMinute: 1_000_000, perRecipientPerMinute: 1_000_000, tls: null, tempDir: join(dir, "tmp"), log: silentLogger,
+      host: "127.0.0.1",
+      port: 0,
+      serverName: "bench.test",
+      maxMessageBytes: Number(process.env.BENCH_MAX_MB ?? 30) * 1024 * 1024,
+      maxRecipients: 100,
+      perIpPerMinute: 1_000_000,
+      perRecipientPerMinute: 1_000_000,
+      tls: null,
+      tempDir: join(dir, "tmp"),
+      log: silentLogger,
     },
   );
   await serveStats(() => filed, { port: smtp.port, addresses: Array.from({ length: 50 }, (_, i) => `box${i}@in.test`), big: "big@in.test" });
@@ -54,11 +62,21 @@ async function runPierServer() {
   const { createApiKey } = await import("../src/features/accounts/keys");
   const { hashPassword, insertUserWithAccount } = await import("../src/features/accounts/service");
   const dir = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));
-  const config = loadConfig({}, {
-    "data-dir": dir, host: "127.0.0.1", "http-port": "0", "smtp-port": "0", "mail-domain": "bench.test", "smtp-tls-cert": "off",
-    "smtp-rate-limit-per-ip": "1000000", "smtp-rate-limit-per-recipient": "1000000", "smtp-max-message-size": String(Number(process.env.BENCH_MAX_MB ?? 30) * 1024 * 1024),
-    "secret-key": "bench-secret-key-bench-secret-key-bench-secret-key",
-  });
+  const config = loadConfig(
+    {},
+    {
+      "data-dir": dir,
+      host: "127.0.0.1",
+      "http-port": "0",
+      "smtp-port": "0",
+      "mail-domain": "bench.test",
+      "smtp-tls-cert": "off",
+      "smtp-rate-limit-per-ip": "1000000",
+      "smtp-rate-limit-per-recipient": "1000000",
+      "smtp-max-message-size": String(Number(process.env.BENCH_MAX_MB ?? 30) * 1024 * 1024),
+      "secret-key": "bench-secret-key-bench-secret-key-bench-secret-key",
+    },
+  );
   const resolver = tableResolver({ "sender.test/TXT": [["v=spf1 ip4:127.0.0.1 -all"]], "_dmarc.sender.test/TXT": [["v=DMARC1; p=none"]] });
   const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver });
   const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: await hashPassword("bench password"), plan: "pro" });
@@ -66,7 +84,8 @@ async function runPierServer() {
   const addresses: string[] = [];
   for (let i = 0; i < 51; i++) {
     const r = await fetch(`http://127.0.0.1:${pier.httpPort}/api/v1/buckets`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ bucket: { title: `box ${i}`, inbound_email: { enabled: true } } }),
     });
     addresses.push(((await r.json()) as any).data.bucket.inbound_email.address);
@@ -117,11 +136,19 @@ async function runClient() {
     child.stdin.flush();
     return next();
   };
-  const { port, addresses, big } = await next() as { port: number; addresses: string[]; big: string };
+  const { port, addresses, big } = (await next()) as { port: number; addresses: string[]; big: string };
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
   // 1. Throughput: 10 KB messages, 8 pooled connections.
-  const pool = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true, pool: true, maxConnections: 8, maxMessages: Infinity } as SMTPTransport.Options);
+  const pool = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 8,
+    maxMessages: Infinity,
+  } as SMTPTransport.Options);
   const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
   const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
   await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
@@ -131,7 +158,9 @@ async function runClient() {
   const secs = (performance.now() - t0) / 1000;
   const after = await ask("stats");
   pool.close();
-  console.log(`throughput: ${total} x 10 KB messages over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server peak RSS ${mb(after.peak)}`);
+  console.log(
+    `throughput: ${total} x 10 KB messages over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server peak RSS ${mb(after.peak)}`,
+  );
 
   // 2. One ~25 MB message with attachments: server RSS must stay flat. RSS after a large
   // message includes garbage the GC has not collected yet, so the same sizes are measured again
@@ -149,7 +178,9 @@ async function runClient() {
     const t1 = performance.now();
     const info = await one.sendMail({ from: "sender@sender.test", to: big, subject: "big", text: "three attachments", attachments: attachments(mbEach) });
     const st = await ask("stats");
-    console.log(`${label}: ${mb((info as { messageSize?: number }).messageSize ?? 0)} message (3 x ${mbEach} MB attachments) in ${((performance.now() - t1) / 1000).toFixed(2)} s; server RSS before ${mb(idle.peak)}, peak ${mb(st.peak)} (+${mb(st.peak - idle.peak)})`);
+    console.log(
+      `${label}: ${mb((info as { messageSize?: number }).messageSize ?? 0)} message (3 x ${mbEach} MB attachments) in ${((performance.now() - t1) / 1000).toFixed(2)} s; server RSS before ${mb(idle.peak)}, peak ${mb(st.peak)} (+${mb(st.peak - idle.peak)})`,
+    );
   };
   await sendLarge(6, "large message, default GC");
   await ask("gc-on");

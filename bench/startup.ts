@@ -13,7 +13,9 @@ const port = 18000 + Math.floor(Math.random() * 1000);
 async function once(dataDir: string): Promise<number> {
   const t0 = performance.now();
   const proc = Bun.spawn([bin, "serve", "--data-dir", dataDir, "--http-port", String(port), "--smtp-port", "off", "--host", "127.0.0.1"], {
-    stdout: "ignore", stderr: "ignore", env: { PATH: process.env.PATH ?? "" },
+    stdout: "ignore",
+    stderr: "ignore",
+    env: { PATH: process.env.PATH ?? "" },
   });
   try {
     for (;;) {

@@ -77,10 +77,12 @@ const positiveInt = (raw: string, name: string) => {
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
   return n;
 };
-const oneOf = <T extends string>(...values: T[]) => (raw: string, name: string) => {
-  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
-  return raw as T;
-};
+const oneOf =
+  <T extends string>(...values: T[]) =>
+  (raw: string, name: string) => {
+    if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+    return raw as T;
+  };
 const str = (raw: string) => raw;
 const optionalStr = (raw: string) => (raw === "" ? null : raw);
 const bool = (raw: string, name: string) => {
@@ -123,39 +125,175 @@ const secret = (raw: string, name: string) => {
 
 export const configOptions: Option[] = [
   { key: "dataDir", name: "data-dir", default: "./data", help: "Where the database, blobs and the generated secret key live.", parse: str },
-  { key: "baseUrl", name: "base-url", default: "", help: "Public origin of the API and dashboard, e.g. https://pier.example.com. Default: http://localhost:<http-port>.", parse: url },
+  {
+    key: "baseUrl",
+    name: "base-url",
+    default: "",
+    help: "Public origin of the API and dashboard, e.g. https://pier.example.com. Default: http://localhost:<http-port>.",
+    parse: url,
+  },
   { key: "sitesDomain", name: "sites-domain", default: "localhost", help: "Sites are served at <slug>.<sites-domain>.", parse: hostname },
   { key: "mailDomain", name: "mail-domain", default: "", help: "Domain of bucket receiving addresses. Default: the base URL's host.", parse: optionalHostname },
   { key: "host", name: "host", default: "0.0.0.0", help: "Address the HTTP, HTTPS and SMTP listeners bind to.", parse: str },
   { key: "httpPort", name: "http-port", default: "8080", help: "HTTP port (0 = any free port; the banner prints the bound one).", parse: port(false) },
-  { key: "httpsPort", name: "https-port", default: "off", help: "HTTPS port (443 in production), or off. Serves the same API and sites with --tls-cert/--tls-key (a self-signed certificate when unset; automatic ACME certificates are planned).", parse: port(true) },
-  { key: "tlsCert", name: "tls-cert", default: "", help: "PEM certificate (chain) for the HTTPS listener, covering the base host and *.<sites-domain>.", parse: optionalStr },
+  {
+    key: "httpsPort",
+    name: "https-port",
+    default: "off",
+    help: "HTTPS port (443 in production), or off. Serves the same API and sites with --tls-cert/--tls-key (a self-signed certificate when unset; automatic ACME certificates are planned).",
+    parse: port(true),
+  },
+  {
+    key: "tlsCert",
+    name: "tls-cert",
+    default: "",
+    help: "PEM certificate (chain) for the HTTPS listener, covering the base host and *.<sites-domain>.",
+    parse: optionalStr,
+  },
   { key: "tlsKey", name: "tls-key", default: "", help: "PEM private key for --tls-cert.", parse: optionalStr },
   { key: "smtpPort", name: "smtp-port", default: "2525", help: "SMTP receiver port (25 in production), or off.", parse: port(true) },
-  { key: "smtpMaxMessageBytes", name: "smtp-max-message-size", default: "31457280", help: "Largest message the SMTP receiver accepts, in bytes (announced as SIZE; 30 MiB).", parse: positiveInt },
+  {
+    key: "smtpMaxMessageBytes",
+    name: "smtp-max-message-size",
+    default: "31457280",
+    help: "Largest message the SMTP receiver accepts, in bytes (announced as SIZE; 30 MiB).",
+    parse: positiveInt,
+  },
   { key: "smtpMaxRecipients", name: "smtp-max-recipients", default: "100", help: "Recipients per message; more are refused with 452.", parse: positiveInt },
-  { key: "smtpTlsCert", name: "smtp-tls-cert", default: "", help: "PEM certificate for SMTP STARTTLS, or off. Unset: a self-signed certificate generated into the data dir.", parse: optionalStr },
+  {
+    key: "smtpTlsCert",
+    name: "smtp-tls-cert",
+    default: "",
+    help: "PEM certificate for SMTP STARTTLS, or off. Unset: a self-signed certificate generated into the data dir.",
+    parse: optionalStr,
+  },
   { key: "smtpTlsKey", name: "smtp-tls-key", default: "", help: "PEM private key for --smtp-tls-cert.", parse: optionalStr },
-  { key: "smtpRateLimitPerIp", name: "smtp-rate-limit-per-ip", default: "60", help: "Messages per minute one sending IP may start (over: 450, try later).", parse: positiveInt },
-  { key: "smtpRateLimitPerRecipient", name: "smtp-rate-limit-per-recipient", default: "120", help: "Messages per minute one receiving address may accept (over: 450, try later).", parse: positiveInt },
-  { key: "smtpRejectDmarcFail", name: "smtp-reject-dmarc-fail", default: "false", help: "Refuse (550) mail failing DMARC whose domain publishes p=reject or p=quarantine. Off: verdicts are only recorded.", parse: bool },
-  { key: "secretKey", name: "secret-key", default: "", help: "Master key for encryption and signing (>= 32 chars). Generated into <data-dir>/secret.key when unset.", parse: secret },
-  { key: "signupMode", name: "signup-mode", default: "invite", help: "open, invite or closed. The very first user can always sign up and becomes instance admin.", parse: oneOf("open", "invite", "closed") },
+  {
+    key: "smtpRateLimitPerIp",
+    name: "smtp-rate-limit-per-ip",
+    default: "60",
+    help: "Messages per minute one sending IP may start (over: 450, try later).",
+    parse: positiveInt,
+  },
+  {
+    key: "smtpRateLimitPerRecipient",
+    name: "smtp-rate-limit-per-recipient",
+    default: "120",
+    help: "Messages per minute one receiving address may accept (over: 450, try later).",
+    parse: positiveInt,
+  },
+  {
+    key: "smtpRejectDmarcFail",
+    name: "smtp-reject-dmarc-fail",
+    default: "false",
+    help: "Refuse (550) mail failing DMARC whose domain publishes p=reject or p=quarantine. Off: verdicts are only recorded.",
+    parse: bool,
+  },
+  {
+    key: "secretKey",
+    name: "secret-key",
+    default: "",
+    help: "Master key for encryption and signing (>= 32 chars). Generated into <data-dir>/secret.key when unset.",
+    parse: secret,
+  },
+  {
+    key: "signupMode",
+    name: "signup-mode",
+    default: "invite",
+    help: "open, invite or closed. The very first user can always sign up and becomes instance admin.",
+    parse: oneOf("open", "invite", "closed"),
+  },
   { key: "defaultPlan", name: "default-plan", default: "free", help: "Plan given to new accounts.", parse: str },
-  { key: "plansFile", name: "plans-file", default: "", help: "JSON file defining extra plans or overriding built-in ones (see docs/accounts.md, Plans file).", parse: optionalStr },
+  {
+    key: "plansFile",
+    name: "plans-file",
+    default: "",
+    help: "JSON file defining extra plans or overriding built-in ones (see docs/accounts.md, Plans file).",
+    parse: optionalStr,
+  },
   { key: "rateLimitPerMinute", name: "rate-limit-per-minute", default: "600", help: "API requests per minute per account.", parse: positiveInt },
-  { key: "rateLimitAnonPerMinute", name: "rate-limit-anon-per-minute", default: "120", help: "Unauthenticated API requests per minute per client IP.", parse: positiveInt },
-  { key: "bucketDeleteSyncLimit", name: "bucket-delete-sync-limit", default: "1000", help: "Buckets with more items than this are deleted in the background (202).", parse: positiveInt },
-  { key: "publishRateLimitPerMinute", name: "publish-rate-limit-per-minute", default: "30", help: "Publishes (publish, preview, retry, publish-session finalize) per minute per account (over: 429 PUBLISH_RATE_LIMIT_EXCEEDED).", parse: positiveInt },
-  { key: "uploadRateLimitPerMinute", name: "upload-rate-limit-per-minute", default: "120", help: "Upload-control calls (publish-session create and upload refresh) per minute per account (over: 429 UPLOAD_RATE_LIMIT_EXCEEDED).", parse: positiveInt },
-  { key: "siteRenewal", name: "site-renewal", default: "true", help: "Unpublish main sites of plans with site_renewal_days (Free: 30) when the account had no signed-in dashboard visit for that long.", parse: bool },
-  { key: "trustProxy", name: "trust-proxy", default: "false", help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy. The client IP is the X-Forwarded-For entry --trusted-proxy-hops places from the right (the one your proxy appended); entries to its left are the client's own claims and are ignored.", parse: bool },
-  { key: "smtpRelayUrl", name: "smtp-relay-url", default: "", help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.", parse: (raw, name) => { if (raw === "") return null; if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`); return raw; } },
-  { key: "mcpResourceUrl", name: "mcp-resource-url", default: "", help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.", parse: absoluteUrl },
+  {
+    key: "rateLimitAnonPerMinute",
+    name: "rate-limit-anon-per-minute",
+    default: "120",
+    help: "Unauthenticated API requests per minute per client IP.",
+    parse: positiveInt,
+  },
+  {
+    key: "bucketDeleteSyncLimit",
+    name: "bucket-delete-sync-limit",
+    default: "1000",
+    help: "Buckets with more items than this are deleted in the background (202).",
+    parse: positiveInt,
+  },
+  {
+    key: "publishRateLimitPerMinute",
+    name: "publish-rate-limit-per-minute",
+    default: "30",
+    help: "Publishes (publish, preview, retry, publish-session finalize) per minute per account (over: 429 PUBLISH_RATE_LIMIT_EXCEEDED).",
+    parse: positiveInt,
+  },
+  {
+    key: "uploadRateLimitPerMinute",
+    name: "upload-rate-limit-per-minute",
+    default: "120",
+    help: "Upload-control calls (publish-session create and upload refresh) per minute per account (over: 429 UPLOAD_RATE_LIMIT_EXCEEDED).",
+    parse: positiveInt,
+  },
+  {
+    key: "siteRenewal",
+    name: "site-renewal",
+    default: "true",
+    help: "Unpublish main sites of plans with site_renewal_days (Free: 30) when the account had no signed-in dashboard visit for that long.",
+    parse: bool,
+  },
+  {
+    key: "trustProxy",
+    name: "trust-proxy",
+    default: "false",
+    help: "Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy. The client IP is the X-Forwarded-For entry --trusted-proxy-hops places from the right (the one your proxy appended); entries to its left are the client's own claims and are ignored.",
+    parse: bool,
+  },
+  {
+    key: "smtpRelayUrl",
+    name: "smtp-relay-url",
+    default: "",
+    help: "Outbound mail relay, e.g. smtps://user:pass@smtp.example.com:465. Unset: messages (site email codes, notices) are kept in the outbox for the admin.",
+    parse: (raw, name) => {
+      if (raw === "") return null;
+      if (!/^smtps?:\/\/[^\s]+$/.test(raw) || !URL.canParse(raw)) throw new ConfigError(`${name} must be an smtp:// or smtps:// URL`);
+      return raw;
+    },
+  },
+  {
+    key: "mcpResourceUrl",
+    name: "mcp-resource-url",
+    default: "",
+    help: "Public URL of the hosted MCP endpoint (OAuth resource) behind a reverse proxy or tunnel. Default: <base-url>/mcp.",
+    parse: absoluteUrl,
+  },
   { key: "logLevel", name: "log-level", default: "info", help: "debug, info, warn or error.", parse: oneOf("debug", "info", "warn", "error") },
-  { key: "ownerPlan", name: "owner-plan", default: "owner", help: "Plan given to the first user's account (the instance admin's): by default every capability and no site renewal. --default-plan decides for everyone else.", parse: str },
-  { key: "bodyTimeoutSeconds", name: "body-timeout", default: "30", help: "Seconds an API or site request body may take to arrive in full (slower: 408 BODY_TIMEOUT). Storage uploads are cut off instead when no byte arrives for this long.", parse: positiveInt },
-  { key: "trustedProxyHops", name: "trusted-proxy-hops", default: "1", help: "With --trust-proxy: how many reverse proxies in a row append to X-Forwarded-For in front of Pier (1 = one proxy; the rightmost entry is the client).", parse: positiveInt },
+  {
+    key: "ownerPlan",
+    name: "owner-plan",
+    default: "owner",
+    help: "Plan given to the first user's account (the instance admin's): by default every capability and no site renewal. --default-plan decides for everyone else.",
+    parse: str,
+  },
+  {
+    key: "bodyTimeoutSeconds",
+    name: "body-timeout",
+    default: "30",
+    help: "Seconds an API or site request body may take to arrive in full (slower: 408 BODY_TIMEOUT). Storage uploads are cut off instead when no byte arrives for this long.",
+    parse: positiveInt,
+  },
+  {
+    key: "trustedProxyHops",
+    name: "trusted-proxy-hops",
+    default: "1",
+    help: "With --trust-proxy: how many reverse proxies in a row append to X-Forwarded-For in front of Pier (1 = one proxy; the rightmost entry is the client).",
+    parse: positiveInt,
+  },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;
@@ -216,7 +354,11 @@ const isIpLiteral = (host: string) => isIpv4(host) || host.startsWith("[");
 export function checkConfig(config: Config): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
-  const ports: Array<[string, number | null]> = [["http-port", config.httpPort], ["https-port", config.httpsPort], ["smtp-port", config.smtpPort]];
+  const ports: Array<[string, number | null]> = [
+    ["http-port", config.httpPort],
+    ["https-port", config.httpsPort],
+    ["smtp-port", config.smtpPort],
+  ];
   for (let i = 0; i < ports.length; i++) {
     for (let j = i + 1; j < ports.length; j++) {
       const [a, pa] = ports[i]!;
@@ -239,11 +381,15 @@ export function checkConfig(config: Config): { errors: string[]; warnings: strin
     );
   }
   if (!config.baseUrl && config.sitesDomain !== "localhost")
-    warnings.push(`${optionLabel("sites-domain")} is ${config.sitesDomain} but ${optionLabel("base-url")} is unset, so links point at http://localhost; set the public base URL`);
+    warnings.push(
+      `${optionLabel("sites-domain")} is ${config.sitesDomain} but ${optionLabel("base-url")} is unset, so links point at http://localhost; set the public base URL`,
+    );
   if (config.smtpPort !== null && !config.mailDomain && isIpLiteral(apiHost))
     warnings.push(`bucket addresses would be @${apiHost}, an IP address that mail cannot be sent to; set ${optionLabel("mail-domain")}`);
   if (config.baseUrl?.startsWith("https:") && config.httpsPort === null && !config.trustProxy)
-    warnings.push(`${optionLabel("base-url")} is https but the HTTPS listener is off; run behind a TLS-terminating reverse proxy with ${optionLabel("trust-proxy")} set, or set ${optionLabel("https-port")}`);
+    warnings.push(
+      `${optionLabel("base-url")} is https but the HTTPS listener is off; run behind a TLS-terminating reverse proxy with ${optionLabel("trust-proxy")} set, or set ${optionLabel("https-port")}`,
+    );
   return { errors, warnings };
 }
 

@@ -74,10 +74,21 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   const clock = opts.clock ?? systemClock;
   // The recorder and the mailer hold Deps themselves: they are attached once the rest exists.
   const base = {
-    config, urls: resolveUrls(config, httpPort), db: handle.db, sqlite: handle.sqlite, blobs,
-    jobs: new JobQueue(handle.db, clock), clock, log, secrets: new SecretBox(ensureSecretKey(config)), plans,
-    emailCodesSent: newEmailCodeLog(), publishLimiters: newPublishLimiters(config),
-    usedTotpSteps: newUsedTotpSteps(), signinGuard: new SigninGuard(), onFileRead: [recordMessageRead],
+    config,
+    urls: resolveUrls(config, httpPort),
+    db: handle.db,
+    sqlite: handle.sqlite,
+    blobs,
+    jobs: new JobQueue(handle.db, clock),
+    clock,
+    log,
+    secrets: new SecretBox(ensureSecretKey(config)),
+    plans,
+    emailCodesSent: newEmailCodeLog(),
+    publishLimiters: newPublishLimiters(config),
+    usedTotpSteps: newUsedTotpSteps(),
+    signinGuard: new SigninGuard(),
+    onFileRead: [recordMessageRead],
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };
@@ -121,7 +132,13 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   if (opts.startWorker !== false) runner.start();
   let stopped = false;
   return {
-    deps, app, runner, http, httpPort: http.port!, smtp, https,
+    deps,
+    app,
+    runner,
+    http,
+    httpPort: http.port!,
+    smtp,
+    https,
     ports: { http: http.port!, https: https?.port ?? null, smtp: smtp?.port ?? null },
     async stop() {
       if (stopped) return;
@@ -143,13 +160,21 @@ async function startHttps(deps: Deps, fetch: (req: Request, server: Server<unkno
   const apiHost = new URL(deps.urls.baseUrl).hostname;
   const names = [...new Set([apiHost, deps.urls.sitesDomain, `*.${deps.urls.sitesDomain}`])];
   const tls = await loadTlsMaterial({
-    certFile: deps.config.tlsCert, keyFile: deps.config.tlsKey, dataDir: deps.config.dataDir, names,
-    dirName: "https-tls", flags: ["--tls-cert", "--tls-key"],
+    certFile: deps.config.tlsCert,
+    keyFile: deps.config.tlsKey,
+    dataDir: deps.config.dataDir,
+    names,
+    dirName: "https-tls",
+    flags: ["--tls-cert", "--tls-key"],
   });
   if (!tls) throw new TlsConfigError("--tls-cert off is not valid: turn HTTPS off with --https-port off instead");
   deps.log.info("https listener", { certificate: tls.source });
   return Bun.serve({
-    hostname: deps.config.host, port: deps.config.httpsPort!, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120,
+    hostname: deps.config.host,
+    port: deps.config.httpsPort!,
+    fetch,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    idleTimeout: 120,
     tls: { cert: tls.cert, key: tls.key },
   });
 }

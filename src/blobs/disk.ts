@@ -55,8 +55,7 @@ export class DiskBlobStore implements BlobStore {
       const info: BlobInfo = { sha256: sha.digest("hex"), md5: md5.digest("base64"), size };
       if (expect.size !== undefined && size !== expect.size) throw new BlobMismatchError("size", expect.size, size);
       if (expect.md5 !== undefined && info.md5 !== expect.md5) throw new BlobMismatchError("md5", expect.md5, info.md5);
-      if (expect.sha256 !== undefined && info.sha256 !== expect.sha256.toLowerCase())
-        throw new BlobMismatchError("sha256", expect.sha256, info.sha256);
+      if (expect.sha256 !== undefined && info.sha256 !== expect.sha256.toLowerCase()) throw new BlobMismatchError("sha256", expect.sha256, info.sha256);
       await fh.sync();
       await fh.close();
       done = true;
@@ -83,7 +82,11 @@ export class DiskBlobStore implements BlobStore {
 
   async putBytes(bytes: Uint8Array | string): Promise<BlobInfo> {
     const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-    return this.put((async function* () { yield data; })());
+    return this.put(
+      (async function* () {
+        yield data;
+      })(),
+    );
   }
 
   async has(sha256: string): Promise<boolean> {

@@ -18,7 +18,11 @@ export type BlobMismatchKind = "size" | "sha256" | "md5" | "too_large";
 
 /** The body did not match what the upload promised; nothing was stored. */
 export class BlobMismatchError extends Error {
-  constructor(readonly kind: BlobMismatchKind, readonly expected: string | number, readonly actual: string | number) {
+  constructor(
+    readonly kind: BlobMismatchKind,
+    readonly expected: string | number,
+    readonly actual: string | number,
+  ) {
     super(`blob ${kind} mismatch: expected ${expected}, got ${actual}`);
   }
 }

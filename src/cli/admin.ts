@@ -5,9 +5,7 @@ import { ConfigError, loadConfig, type Config } from "../config";
 import type { Deps, Scope } from "../core/context";
 import { ApiError } from "../core/errors";
 import { createLogger } from "../core/log";
-import {
-  adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetPassword, bootstrap,
-} from "../features/accounts";
+import { adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetPassword, bootstrap } from "../features/accounts";
 import { createInvite } from "../features/accounts";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts";
 import { setDisabledByAdmin } from "../features/buckets";
@@ -81,7 +79,9 @@ const commands: Record<string, AdminCommand> = {
     options: pw,
     async run(deps, o, io) {
       const r = await bootstrap(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
-      io.err(`${r.createdUser ? "created" : "found"} user ${r.user.email} (${r.user.id}); ${r.createdAccount ? "created" : "found"} account ${r.account.id} on plan ${r.account.plan}; new owner key follows`);
+      io.err(
+        `${r.createdUser ? "created" : "found"} user ${r.user.email} (${r.user.id}); ${r.createdAccount ? "created" : "found"} account ${r.account.id} on plan ${r.account.plan}; new owner key follows`,
+      );
       io.out(r.key);
     },
   },
@@ -147,7 +147,12 @@ const commands: Record<string, AdminCommand> = {
   "key create": {
     usage: "key create --email EMAIL [--account ACC] [--scope bucket_read|bucket_write|bucket_admin] [--label L]",
     summary: "Print a new API key (the only line on stdout; shown once).",
-    options: [opt.email, opt.account, { name: "scope", value: "SCOPE", help: "bucket_read, bucket_write or bucket_admin (default)" }, { name: "label", value: "L", help: "A name for the key" }],
+    options: [
+      opt.email,
+      opt.account,
+      { name: "scope", value: "SCOPE", help: "bucket_read, bucket_write or bucket_admin (default)" },
+      { name: "label", value: "L", help: "A name for the key" },
+    ],
     run(deps, o, io) {
       const { key, accountId } = adminCreateKey(deps, { email: required(o, "email"), accountId: o.account, scope: scopeOption(o.scope), label: o.label });
       io.err(`new ${o.scope ?? "bucket_admin"} key for ${o.email} on ${accountId} follows; it is shown only once`);
@@ -157,11 +162,16 @@ const commands: Record<string, AdminCommand> = {
   "invite create": {
     usage: "invite create [--email EMAIL] [--days N]",
     summary: "Print a one-time sign-up invite code (for --signup-mode invite).",
-    options: [{ name: "email", value: "EMAIL", help: "Only this address may use it" }, { name: "days", value: "N", help: "Days it stays valid" }],
+    options: [
+      { name: "email", value: "EMAIL", help: "Only this address may use it" },
+      { name: "days", value: "N", help: "Days it stays valid" },
+    ],
     run(deps, o, io) {
       const days = o.days === undefined ? undefined : Number(o.days);
       const { code, invite } = createInvite(deps, { email: o.email ?? null, createdBy: "admin CLI", days });
-      io.err(`invite ${invite.id}${invite.email ? ` for ${invite.email}` : ""}, valid until ${invite.expiresAt}; sign-up link: ${deps.urls.baseUrl}/signup?invite=${code}`);
+      io.err(
+        `invite ${invite.id}${invite.email ? ` for ${invite.email}` : ""}, valid until ${invite.expiresAt}; sign-up link: ${deps.urls.baseUrl}/signup?invite=${code}`,
+      );
       io.out(code);
     },
   },
@@ -174,8 +184,9 @@ const commands: Record<string, AdminCommand> = {
   },
   "mail test": {
     usage: "mail test ADDRESS [--server HOST:PORT | --smtp-port PORT]",
-    summary: "Send a test message (text, HTML, one attachment) to ADDRESS through the local SMTP receiver (STARTTLS when offered): "
-      + "the SMTP port of the Pier running on this data dir, else --smtp-port / PIER_SMTP_PORT (default 2525).",
+    summary:
+      "Send a test message (text, HTML, one attachment) to ADDRESS through the local SMTP receiver (STARTTLS when offered): " +
+      "the SMTP port of the Pier running on this data dir, else --smtp-port / PIER_SMTP_PORT (default 2525).",
     positional: "ADDRESS",
     options: [{ name: "server", value: "HOST:PORT", help: "Send to another receiver instead" }],
     async run(deps, o, io, configFlags) {
@@ -212,29 +223,41 @@ const commands: Record<string, AdminCommand> = {
   },
   "mail outbox": {
     usage: "mail outbox [--limit N]",
-    summary: "Print the outbound messages kept while no SMTP relay is configured (agent login codes, site email codes, notices), newest first, one JSON line each.",
+    summary:
+      "Print the outbound messages kept while no SMTP relay is configured (agent login codes, site email codes, notices), newest first, one JSON line each.",
     options: [{ name: "limit", value: "N", help: "How many (default 20, at most 500)" }],
     run(deps, o, io) {
       const limit = o.limit === undefined ? 20 : Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit takes a whole number from 1 to 500");
       const rows = listOutbox(deps, limit);
-      io.err(rows.length ? `${rows.length} outbox message(s), newest first` : `the outbox is empty${deps.config.smtpRelayUrl ? " (an SMTP relay is configured: mail goes there)" : ""}`);
-      for (const m of rows) io.out(JSON.stringify({ id: m.id, created_at: m.created_at, kind: m.kind, to: m.to_address, subject: m.subject, text: m.text_body }));
+      io.err(
+        rows.length
+          ? `${rows.length} outbox message(s), newest first`
+          : `the outbox is empty${deps.config.smtpRelayUrl ? " (an SMTP relay is configured: mail goes there)" : ""}`,
+      );
+      for (const m of rows)
+        io.out(JSON.stringify({ id: m.id, created_at: m.created_at, kind: m.kind, to: m.to_address, subject: m.subject, text: m.text_body }));
     },
   },
 };
 
 const specOf = (name: string, c: AdminCommand): CommandSpec => ({
-  name: `admin ${name}`, usage: `admin ${c.usage}`, summary: c.summary, options: c.options, config: true,
+  name: `admin ${name}`,
+  usage: `admin ${c.usage}`,
+  summary: c.summary,
+  options: c.options,
+  config: true,
   positionals: c.positional ? [{ name: c.positional, required: true }] : [],
 });
 
 /** The command list, optionally only one group ("user", "mail", ...). */
 export function adminUsage(group?: string): string {
-  const rows = Object.entries(commands).filter(([n]) => !group || n.split(" ")[0] === group).map(([, c]) => {
-    const head = `  ${c.usage}`;
-    return `${head}\n${wrap(c.summary, 24)}`;
-  });
+  const rows = Object.entries(commands)
+    .filter(([n]) => !group || n.split(" ")[0] === group)
+    .map(([, c]) => {
+      const head = `  ${c.usage}`;
+      return `${head}\n${wrap(c.summary, 24)}`;
+    });
   return `Usage: pier admin <command> [options]\n\nCommands:\n${rows.join("\n")}\n
 Every command takes --data-dir DIR (or PIER_DATA_DIR) and the other server options
 (--plans-file, --default-plan, --secret-key, ...), and answers --help. Passwords can come from
@@ -302,7 +325,9 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
       io.err(`pier admin ${name}: ${e.message}${e instanceof ApiError ? ` (${e.code})` : ""}`);
       return 1;
     }
-    io.err(`pier ${spec.name}: ${(e as Error)?.message ?? String(e)} (INTERNAL_ERROR)${debug ? `\n${(e as Error)?.stack ?? ""}` : "\nRun the command again with --debug to see where it happened."}`);
+    io.err(
+      `pier ${spec.name}: ${(e as Error)?.message ?? String(e)} (INTERNAL_ERROR)${debug ? `\n${(e as Error)?.stack ?? ""}` : "\nRun the command again with --debug to see where it happened."}`,
+    );
     return 1;
   } finally {
     deps?.close();

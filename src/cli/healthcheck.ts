@@ -7,7 +7,9 @@ import { ConfigError, loadConfig, resolveUrls } from "../config";
 import { helpText, parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
 
 const spec: CommandSpec = {
-  name: "healthcheck", usage: "healthcheck [pier serve options]", config: true,
+  name: "healthcheck",
+  usage: "healthcheck [pier serve options]",
+  config: true,
   summary: "Exit 0 when the Pier on this machine answers GET /api/v1/status, 1 otherwise.",
 };
 

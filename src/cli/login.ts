@@ -6,7 +6,16 @@ import * as oauth from "oauth4webapi";
 import { clientVersion } from "../core/version";
 import { UsageError, type CommandSpec, type Parsed } from "./client/args";
 import type { Command, RunContext } from "./client/command";
-import { credentialsPath, findServer, loadCredentials, normalizeUrl, removeServer, resolveServer, saveCredentials, type ServerCredentials } from "./client/credentials";
+import {
+  credentialsPath,
+  findServer,
+  loadCredentials,
+  normalizeUrl,
+  removeServer,
+  resolveServer,
+  saveCredentials,
+  type ServerCredentials,
+} from "./client/credentials";
 import { ApiFailure, CliError } from "./client/errors";
 import { PierClient, updateNotice } from "./client/http";
 
@@ -26,15 +35,17 @@ const urlHelp = "URL defaults to PIER_URL, else the server of the last pier logi
 /** The server a login command means; a first login with nothing configured tries the local default. */
 function serverFor(args: Parsed): string {
   const url = args.positionals.URL;
-  return url ? normalizeUrl(url) : resolveServer({}) ?? "http://localhost:8080";
+  return url ? normalizeUrl(url) : (resolveServer({}) ?? "http://localhost:8080");
 }
 
 /** Only where a desktop session exists: a headless server gets the printed link alone. */
 function tryOpenBrowser(url: string): boolean {
-  const opener = process.platform === "darwin" ? "open" : (process.env.DISPLAY || process.env.WAYLAND_DISPLAY) ? "xdg-open" : null;
+  const opener = process.platform === "darwin" ? "open" : process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? "xdg-open" : null;
   if (!opener || !Bun.which(opener)) return false;
   try {
-    spawn(opener, [url], { stdio: "ignore", detached: true }).on("error", () => {}).unref();
+    spawn(opener, [url], { stdio: "ignore", detached: true })
+      .on("error", () => {})
+      .unref();
     return true;
   } catch {
     return false;
@@ -66,7 +77,8 @@ async function runLogin(args: Parsed, ctx: RunContext, io: Io = stdio): Promise<
   ctx.baseUrl = base;
   const notice = updateNotice(status);
   if (notice) io.err(notice);
-  if (base.startsWith("http:") && !/^http:\/\/(localhost|127\.|\[::1\])/.test(base)) io.err(`Warning: ${base} does not use HTTPS; the key travels in clear text.`);
+  if (base.startsWith("http:") && !/^http:\/\/(localhost|127\.|\[::1\])/.test(base))
+    io.err(`Warning: ${base} does not use HTTPS; the key travels in clear text.`);
   const options = insecureFor(base);
   const issuer = new URL(base);
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...options }));
@@ -74,16 +86,26 @@ async function runLogin(args: Parsed, ctx: RunContext, io: Io = stdio): Promise<
   const stored = findServer(loadCredentials(), base)?.creds;
   let clientId = stored?.client_id;
   if (!clientId) {
-    const reg = await oauth.dynamicClientRegistrationRequest(as, {
-      client_name: `Pier CLI on ${hostname()}`.slice(0, 200), grant_types: [DEVICE_GRANT, "refresh_token"], token_endpoint_auth_method: "none",
-    }, options);
+    const reg = await oauth.dynamicClientRegistrationRequest(
+      as,
+      {
+        client_name: `Pier CLI on ${hostname()}`.slice(0, 200),
+        grant_types: [DEVICE_GRANT, "refresh_token"],
+        token_endpoint_auth_method: "none",
+      },
+      options,
+    );
     clientId = (await oauth.processDynamicClientRegistrationResponse(reg)).client_id;
   }
   const client: oauth.Client = { client_id: clientId, token_endpoint_auth_method: "none" };
 
   let device: oauth.DeviceAuthorizationResponse;
   try {
-    device = await oauth.processDeviceAuthorizationResponse(as, client, await oauth.deviceAuthorizationRequest(as, client, oauth.None(), { scope: `pier:mcp ${scope}` }, options));
+    device = await oauth.processDeviceAuthorizationResponse(
+      as,
+      client,
+      await oauth.deviceAuthorizationRequest(as, client, oauth.None(), { scope: `pier:mcp ${scope}` }, options),
+    );
   } catch (e) {
     // A client registration the server no longer knows: register afresh once.
     if (!(e instanceof oauth.ResponseBodyError) || e.error !== "invalid_client" || !stored?.client_id) throw e;
@@ -119,19 +141,27 @@ async function runLogin(args: Parsed, ctx: RunContext, io: Io = stdio): Promise<
         interval = Number.isFinite(next) && next > interval ? next : interval + 5;
         continue;
       }
-      if (e.error === "access_denied") throw new CliError("the connection was denied in the browser; nothing was saved", "LOGIN_DENIED", "Run pier login again if that was a mistake.");
+      if (e.error === "access_denied")
+        throw new CliError("the connection was denied in the browser; nothing was saved", "LOGIN_DENIED", "Run pier login again if that was a mistake.");
       if (e.error === "expired_token") throw new CliError("the login link expired", "LOGIN_EXPIRED", "Run pier login again and confirm within 10 minutes.");
       throw e;
     }
   }
   const key = tokens.pier_api_key;
   if (typeof key !== "string") throw new CliError("the server did not return a pier_api_key", "NOT_A_PIER_SERVER", "Check that the URL is a Pier server.");
-  const who = await new PierClient(base, key).call<{ account: { id: string; name: string; permission_scope: string } | null }>("GET", "/api/v1/agent_auth/status");
+  const who = await new PierClient(base, key).call<{ account: { id: string; name: string; permission_scope: string } | null }>(
+    "GET",
+    "/api/v1/agent_auth/status",
+  );
   const data = loadCredentials();
   const previous = data.servers[base];
   const aliases = [...new Set([...(previous?.aliases ?? []), ...(given !== base ? [given] : [])])];
   data.servers[base] = {
-    api_key: key, client_id: clientId, account_id: who.account?.id, account_name: who.account?.name, saved_at: new Date().toISOString(),
+    api_key: key,
+    client_id: clientId,
+    account_id: who.account?.id,
+    account_name: who.account?.name,
+    saved_at: new Date().toISOString(),
     ...(aliases.length ? { aliases } : {}),
   };
   data.default = base;
@@ -147,7 +177,8 @@ async function runLogin(args: Parsed, ctx: RunContext, io: Io = stdio): Promise<
 async function revokeOnServer(base: string, creds: ServerCredentials, io: Io): Promise<void> {
   try {
     const res = await fetch(`${base}/oauth/revoke`, {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": `pier-cli/${clientVersion}` },
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "user-agent": `pier-cli/${clientVersion}` },
       body: new URLSearchParams({ token: creds.api_key, token_type_hint: "pier_api_key", ...(creds.client_id ? { client_id: creds.client_id } : {}) }),
     });
     if (!res.ok) io.err(`The server did not confirm the revocation (${res.status}); revoke the old connection on ${base}/oauth/connections.`);
@@ -190,13 +221,20 @@ async function runWhoami(args: Parsed, ctx: RunContext, io: Io = stdio): Promise
   if (!found) throw new CliError(`not logged in to ${url}`, "NOT_LOGGED_IN", `Run pier login ${url}.`);
   const base = found.base;
   try {
-    const s = await new PierClient(base, found.creds.api_key).call<{ server_version: string; client_version: string; account: { id: string; name: string; permission_scope: string; state: string } }>("GET", "/api/v1/agent_auth/status");
-    io.out(`${base}\naccount ${s.account.name} (${s.account.id}), scope ${s.account.permission_scope}, ${s.account.state}\nserver ${s.server_version}, CLI ${clientVersion}`);
+    const s = await new PierClient(base, found.creds.api_key).call<{
+      server_version: string;
+      client_version: string;
+      account: { id: string; name: string; permission_scope: string; state: string };
+    }>("GET", "/api/v1/agent_auth/status");
+    io.out(
+      `${base}\naccount ${s.account.name} (${s.account.id}), scope ${s.account.permission_scope}, ${s.account.state}\nserver ${s.server_version}, CLI ${clientVersion}`,
+    );
     const notice = updateNotice(s);
     if (notice) io.err(notice);
     return 0;
   } catch (e) {
-    if (e instanceof ApiFailure && e.status === 401) throw new CliError(`the saved key for ${base} was revoked or expired`, "KEY_REVOKED", `Run pier login ${base}.`);
+    if (e instanceof ApiFailure && e.status === 401)
+      throw new CliError(`the saved key for ${base} was revoked or expired`, "KEY_REVOKED", `Run pier login ${base}.`);
     throw e;
   }
 }

@@ -28,9 +28,10 @@ const siteOptions = (kind: "publish" | "preview") => [
 
 const spec = (kind: "publish" | "preview"): CommandSpec => ({
   name: kind,
-  summary: kind === "publish"
-    ? "Publish a folder as a website: upload only what changed, wait until it is live, print its URL."
-    : "Publish a folder as a temporary, noindex preview at preview-<slug> (the main site is untouched).",
+  summary:
+    kind === "publish"
+      ? "Publish a folder as a website: upload only what changed, wait until it is live, print its URL."
+      : "Publish a folder as a temporary, noindex preview at preview-<slug> (the main site is untouched).",
   usage: `${kind} DIR [options]`,
   positionals: [{ name: "DIR", required: true }],
   options: siteOptions(kind),
@@ -47,7 +48,8 @@ function checkOptions(options: Record<string, string>): void {
 
 export function folderArg(dir: string): string {
   const root = resolve(dir);
-  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw new CliError(`${dir} is not a folder`, "NOT_A_FOLDER", "Give the folder to send, e.g. ./site.", 2);
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory())
+    throw new CliError(`${dir} is not a folder`, "NOT_A_FOLDER", "Give the folder to send, e.g. ./site.", 2);
   return root;
 }
 
@@ -58,12 +60,16 @@ export function folderArg(dir: string): string {
 export function slugNotice(wanted: string, got: string, bucketId = "<bucket id>"): string | null {
   const asked = sanitizeSlug(wanted);
   if (!asked || asked === got) return null;
-  const why = asked.length < MIN_SLUG_LENGTH && got.startsWith(asked)
-    ? `site names need at least ${MIN_SLUG_LENGTH} characters, so "${asked}" was lengthened`
-    : got.startsWith(`${asked}-`) ? `"${asked}" is taken` : `"${asked}" cannot be used as a site name`;
+  const why =
+    asked.length < MIN_SLUG_LENGTH && got.startsWith(asked)
+      ? `site names need at least ${MIN_SLUG_LENGTH} characters, so "${asked}" was lengthened`
+      : got.startsWith(`${asked}-`)
+        ? `"${asked}" is taken`
+        : `"${asked}" cannot be used as a site name`;
   const rules = `at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -`;
-  const how = `Choose the name with --slug NAME (${rules}) when a folder is published the first time; `
-    + `rename this site with PATCH /api/v1/buckets/${bucketId}/custom_domains/public_slug {"public_slug": "NAME"}.`;
+  const how =
+    `Choose the name with --slug NAME (${rules}) when a folder is published the first time; ` +
+    `rename this site with PATCH /api/v1/buckets/${bucketId}/custom_domains/public_slug {"public_slug": "NAME"}.`;
   return `The site is named "${got}": ${why}. ${how}`;
 }
 
@@ -99,7 +105,8 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
       const uploaded = await uploadAll(client, session.publish_session.uploads, byPath);
       try {
         finalized = await finalizeWithRefresh(client, session.publish_session.id, byPath);
-        if (session.publish_session.uploads.length) say(`Uploaded ${session.publish_session.uploads.length} file${session.publish_session.uploads.length === 1 ? "" : "s"} (${humanBytes(uploaded)}).`);
+        if (session.publish_session.uploads.length)
+          say(`Uploaded ${session.publish_session.uploads.length} file${session.publish_session.uploads.length === 1 ? "" : "s"} (${humanBytes(uploaded)}).`);
         break;
       } catch (e) {
         // The spec's advice: a stale or expired session is recreated from the same manifest, once.
@@ -109,7 +116,11 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
     }
   } catch (e) {
     if (e instanceof ApiFailure && e.code === "PUBLICATION_UPGRADE_REQUIRED") {
-      throw new CliError(e.message, e.code, `Your plan has no protected sites: run "pier preview ${dir} --access ${options.access}" for a protected preview, publish with --access public, or ask the operator for a plan with protected sites.`);
+      throw new CliError(
+        e.message,
+        e.code,
+        `Your plan has no protected sites: run "pier preview ${dir} --access ${options.access}" for a protected preview, publish with --access public, or ask the operator for a plan with protected sites.`,
+      );
     }
     throw e;
   }
@@ -125,7 +136,10 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
   if (pub.expires_at) say(`Expires at ${pub.expires_at}.`);
   if (pub.access_mode !== "public") {
     if (pub.share_text) say(`\nShare text:\n${pub.share_text}`);
-    else say(`\nThis site is protected (${pub.access_mode}). The account owner's key reads the password and share text with:\n  curl -H "Authorization: Bearer <owner key>" ${target.baseUrl}/api/v1/publications/${pub.id}?include_manifest=false`);
+    else
+      say(
+        `\nThis site is protected (${pub.access_mode}). The account owner's key reads the password and share text with:\n  curl -H "Authorization: Bearer <owner key>" ${target.baseUrl}/api/v1/publications/${pub.id}?include_manifest=false`,
+      );
   }
   return 0;
 }
@@ -148,7 +162,11 @@ export async function waitUntilDone(client: PierClient, id: string, timeoutMs = 
     const pub = (await client.call("GET", `/api/v1/publications/${id}?include_manifest=false`)).publication;
     if (pub.publish_state === "ready" || pub.publish_state === "failed") return pub;
     if (Date.now() - started > timeoutMs) {
-      throw new CliError(`the build did not finish within ${timeoutMs / 60_000} minutes`, "PUBLISH_TIMEOUT", `Check it later with GET /api/v1/publications/${id}; the server keeps building.`);
+      throw new CliError(
+        `the build did not finish within ${timeoutMs / 60_000} minutes`,
+        "PUBLISH_TIMEOUT",
+        `Check it later with GET /api/v1/publications/${id}; the server keeps building.`,
+      );
     }
     await new Promise((r) => setTimeout(r, backoff(attempt, 250, 5_000)));
   }

@@ -27,8 +27,9 @@ const spec: CommandSpec = {
     { name: "title", value: "TITLE", help: "Bucket title to use instead of the folder name" },
     { name: "delete-missing", help: "Also delete bucket files that are not in DIR (off by default)" },
   ],
-  details: "Files that are never published (.git, node_modules, .env*, lockfiles, executables) are not sent.\n"
-    + "The bucket id goes to stdout; the summary and progress to stderr. Exit 0 pushed, 1 refused or failed, 2 usage.",
+  details:
+    "Files that are never published (.git, node_modules, .env*, lockfiles, executables) are not sent.\n" +
+    "The bucket id goes to stdout; the summary and progress to stderr. Exit 0 pushed, 1 refused or failed, 2 usage.",
 };
 
 async function run(args: Parsed, ctx: RunContext): Promise<number> {
@@ -53,11 +54,15 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
     // counts only what really travels.
     const uploads: Array<{ path: string; upload: { url: string; headers: Record<string, string> } }> = [];
     for (let i = 0; i < local.length; i += SUB_BATCH) {
-      const files = local.slice(i, i + SUB_BATCH).map((f) => ({ path: f.path, name: basename(f.path), byte_size: f.size, checksum: f.md5, content_type: f.contentType, sha256: f.sha256 }));
+      const files = local
+        .slice(i, i + SUB_BATCH)
+        .map((f) => ({ path: f.path, name: basename(f.path), byte_size: f.size, checksum: f.md5, content_type: f.contentType, sha256: f.sha256 }));
       const declared = await client.call<{ uploads: typeof uploads }>("POST", `${base}/${session.id}/uploads`, { files });
       uploads.push(...declared.uploads);
     }
-    say(`Push of ${local.length} file${local.length === 1 ? "" : "s"} to "${bucket.title}": ${uploads.length} to upload (${humanBytes(uploads.reduce((n, u) => n + (byPath.get(u.path)?.size ?? 0), 0))})${deleteMissing ? ", files not in the folder will be deleted" : ""}.`);
+    say(
+      `Push of ${local.length} file${local.length === 1 ? "" : "s"} to "${bucket.title}": ${uploads.length} to upload (${humanBytes(uploads.reduce((n, u) => n + (byPath.get(u.path)?.size ?? 0), 0))})${deleteMissing ? ", files not in the folder will be deleted" : ""}.`,
+    );
     await uploadAll(client, uploads, byPath);
     let done: any;
     for (;;) {
@@ -66,7 +71,9 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
       await new Promise((r) => setTimeout(r, Math.min(Number(done.retry_after) || 1, 30) * 1000));
     }
     const s = done.upload_session;
-    say(`Pushed "${bucket.title}": ${local.length} file${local.length === 1 ? "" : "s"} in the folder, ${uploads.length} uploaded${deleteMissing ? `, ${s.deleted_files_count} deleted` : ""}. Nothing was published.`);
+    say(
+      `Pushed "${bucket.title}": ${local.length} file${local.length === 1 ? "" : "s"} in the folder, ${uploads.length} uploaded${deleteMissing ? `, ${s.deleted_files_count} deleted` : ""}. Nothing was published.`,
+    );
     process.stdout.write(`${bucket.id}\n`);
     return 0;
   } catch (e) {

@@ -10,7 +10,9 @@ import { startPier, type Pier } from "../runtime";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
 
 export const serveSpec: CommandSpec = {
-  name: "serve", usage: "serve [options]", config: true,
+  name: "serve",
+  usage: "serve [options]",
+  config: true,
   summary: "Run Pier: HTTP, HTTPS, SMTP and the background worker in one process.",
 };
 
@@ -45,8 +47,16 @@ export function runningServer(dataDir: string): RunningServer | null {
 /** A busy port in one sentence that says which option moves it, whatever the listener's wording. */
 export function busyPortMessage(err: Error & { port?: number }, config: Pick<Config, "httpPort" | "httpsPort" | "smtpPort">): string {
   const port = err.port ?? Number(/(?:port |:)(\d{1,5})\b(?!.*:\d)/.exec(err.message)?.[1]);
-  const which = port === config.httpPort ? ["HTTP", "--http-port"] : port === config.smtpPort ? ["SMTP", "--smtp-port"] : port === config.httpsPort ? ["HTTPS", "--https-port"] : null;
-  if (!port || !which) return "pier: a port Pier needs is already in use by another program. Stop that program, or choose other ports with --http-port, --https-port or --smtp-port.";
+  const which =
+    port === config.httpPort
+      ? ["HTTP", "--http-port"]
+      : port === config.smtpPort
+        ? ["SMTP", "--smtp-port"]
+        : port === config.httpsPort
+          ? ["HTTPS", "--https-port"]
+          : null;
+  if (!port || !which)
+    return "pier: a port Pier needs is already in use by another program. Stop that program, or choose other ports with --http-port, --https-port or --smtp-port.";
   return `pier: port ${port} (${which[0]}) is already in use by another program. Stop that program (or the other Pier), or choose another port with ${which[1]}.`;
 }
 
@@ -121,8 +131,12 @@ export async function serve(argv: string[], debug = false): Promise<void> {
     }
     // System errors (data dir not writable, a file where the data dir should be, ...) get one
     // clear line; anything else is a bug, whose stack --debug shows.
-    const detail = err.code ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}` : `${err.message ?? String(e)} (INTERNAL_ERROR)`;
-    console.error(`pier: could not start: ${detail}${debug && err.stack ? `\n${err.stack}` : err.code ? "" : "\nThis looks like a bug; run again with --debug to see where it happened, and report it."}`);
+    const detail = err.code
+      ? `${err.message}${err.path && !err.message.includes(err.path) ? ` (${err.path})` : ""}`
+      : `${err.message ?? String(e)} (INTERNAL_ERROR)`;
+    console.error(
+      `pier: could not start: ${detail}${debug && err.stack ? `\n${err.stack}` : err.code ? "" : "\nThis looks like a bug; run again with --debug to see where it happened, and report it."}`,
+    );
     process.exit(1);
   }
   let stopping = false;
@@ -141,7 +155,12 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   };
   const runningFile = join(pier.deps.config.dataDir, RUNNING_FILE);
   const running: RunningServer = {
-    pid: process.pid, host: pier.deps.config.host, http_port: pier.ports.http, https_port: pier.ports.https, smtp_port: pier.ports.smtp, started_at: new Date().toISOString(),
+    pid: process.pid,
+    host: pier.deps.config.host,
+    http_port: pier.ports.http,
+    https_port: pier.ports.https,
+    smtp_port: pier.ports.smtp,
+    started_at: new Date().toISOString(),
   };
   try {
     writeFileSync(runningFile, JSON.stringify(running) + "\n");

@@ -25,7 +25,8 @@ const spec: CommandSpec = {
     { name: "title", value: "TITLE", help: "The bucket's title, when it is not the folder's name" },
     { name: "preview", help: "End only the preview; the main site stays up" },
   ],
-  details: "The files stay in the bucket: pier publish DIR (or pier preview DIR) puts the site back.\nThe URL taken down goes to stdout. Exit 0 done (or nothing was published), 1 refused, 2 usage.",
+  details:
+    "The files stay in the bucket: pier publish DIR (or pier preview DIR) puts the site back.\nThe URL taken down goes to stdout. Exit 0 done (or nothing was published), 1 refused, 2 usage.",
 };
 
 /** A time the server will accept as "now": its clock when known (Date header), plus a moment. */
@@ -45,7 +46,8 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
   const client = new PierClient(target.baseUrl, target.apiKey);
   const bucket = await resolveBucket(client, { bucketId: options.bucket, title, create: false });
   const publications = await listAll<any>(client, "/api/v1/publications?include_manifest=false", "publications");
-  const live = (kind: string) => publications.find((p) => p.bucket_id === bucket.id && p.kind === kind && (p.status === "published" || p.status === "publishing") && !p.expired);
+  const live = (kind: string) =>
+    publications.find((p) => p.bucket_id === bucket.id && p.kind === kind && (p.status === "published" || p.status === "publishing") && !p.expired);
 
   if (options.preview) {
     const pub = live("preview");
@@ -58,15 +60,23 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
     say(`Preview of "${bucket.title}" ended: it answers 410 Gone from now on. The main site is unchanged.`);
     return 0;
   }
-  const main = live("main"), preview = live("preview");
+  const main = live("main"),
+    preview = live("preview");
   if (!main && !preview) {
     say(`"${bucket.title}" is not published; nothing to do.`);
     return 0;
   }
   const r = await client.call<{ publication: any; changed: boolean }>("DELETE", `/api/v1/buckets/${bucket.id}/publication`);
-  if (!r.changed) throw new CliError(`"${bucket.title}" could not be unpublished now`, "UNPUBLISH_NOT_STARTED", "It may be unpublishing already; check GET /api/v1/publications.");
+  if (!r.changed)
+    throw new CliError(
+      `"${bucket.title}" could not be unpublished now`,
+      "UNPUBLISH_NOT_STARTED",
+      "It may be unpublishing already; check GET /api/v1/publications.",
+    );
   for (const p of [main, preview]) if (p) process.stdout.write(`${p.public_url}\n`);
-  say(`Unpublished "${bucket.title}"${main && preview ? " (the site and its preview)" : preview ? " (its preview)" : ""}: it answers 404 from now on. The files stay in the bucket; pier publish puts the site back.`);
+  say(
+    `Unpublished "${bucket.title}"${main && preview ? " (the site and its preview)" : preview ? " (its preview)" : ""}: it answers 404 from now on. The files stay in the bucket; pier publish puts the site back.`,
+  );
   return 0;
 }
 

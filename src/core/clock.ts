@@ -21,4 +21,3 @@ export class ManualClock implements Clock {
     this.offsetMs += ms;
   }
 }
-

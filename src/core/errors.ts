@@ -6,7 +6,10 @@ export const errorCatalogue = {
   VALIDATION_FAILED: { status: 422, hint: "A field has the wrong type or value; see error.details." },
   PAYLOAD_TOO_LARGE: { status: 413, hint: "The request body is larger than Pier accepts." },
   UNAUTHORIZED: { status: 401, hint: "Send a valid API key or access token as `Authorization: Bearer <key>`." },
-  FORBIDDEN: { status: 403, hint: "The credential is valid but does not allow this action. With details.reason plan_limit the account's plan does not (details.entitlement names the limit): details.ask_operator says what to ask the instance's operator, details.operator_hint the command that lifts it." },
+  FORBIDDEN: {
+    status: 403,
+    hint: "The credential is valid but does not allow this action. With details.reason plan_limit the account's plan does not (details.entitlement names the limit): details.ask_operator says what to ask the instance's operator, details.operator_hint the command that lifts it.",
+  },
   CSRF_FAILED: { status: 403, hint: "The form expired or came from another site. Reload the page and try again." },
   NOT_FOUND: { status: 404, hint: "No such route or resource." },
   METHOD_NOT_ALLOWED: { status: 405, hint: "This path does not accept that HTTP method." },
@@ -16,7 +19,10 @@ export const errorCatalogue = {
   CONFIRMATION_MISMATCH: { status: 422, hint: "Pass the bucket's `delete.confirmation` phrase exactly." },
   UNPUBLISH_FIRST: { status: 409, hint: "Unpublish the bucket before archiving or deleting it." },
   DATABASE_BUSY_RETRY: { status: 409, hint: "Related changes are still committing; retry after `Retry-After` seconds.", retryAfter: 1 },
-  BULK_DELETE_NOT_SUPPORTED: { status: 422, hint: "Bulk supports archive and unarchive only; delete buckets one at a time with DELETE /api/v1/buckets/:id and its confirmation phrase." },
+  BULK_DELETE_NOT_SUPPORTED: {
+    status: 422,
+    hint: "Bulk supports archive and unarchive only; delete buckets one at a time with DELETE /api/v1/buckets/:id and its confirmation phrase.",
+  },
   BUCKET_DELETE_IN_PROGRESS: { status: 409, hint: "Another bucket is being deleted; wait for it to finish." },
   BUCKET_LOCKED: { status: 423, hint: "Another credential holds a lock on this bucket; wait `Retry-After` seconds or ask its holder.", retryAfter: 30 },
   VISIBILITY_LOCKED: { status: 423, hint: "Visibility changes are locked for this bucket; unlock it in the dashboard." },
@@ -26,16 +32,26 @@ export const errorCatalogue = {
   INVALID_CREDENTIALS: { status: 401, hint: "Email or password is wrong." },
   TWO_FACTOR_REQUIRED: { status: 401, hint: "Enter the code from your authenticator app." },
   INVALID_TWO_FACTOR_CODE: { status: 401, hint: "The authenticator code is wrong or expired; enter the current 6-digit code." },
-  INVALID_CODE: { status: 401, hint: "The email code is wrong, expired or used up (or the account cannot use email codes). Fall back to the browser device sign-in (pier login) instead of retrying." },
+  INVALID_CODE: {
+    status: 401,
+    hint: "The email code is wrong, expired or used up (or the account cannot use email codes). Fall back to the browser device sign-in (pier login) instead of retrying.",
+  },
   INVITE_REQUIRED: { status: 403, hint: "Sign-up on this instance needs an invite code; ask the operator (pier admin invite create)." },
   INVITE_INVALID: { status: 403, hint: "The invite code is wrong, used, expired or meant for another email; ask for a new one." },
-  TOO_MANY_ATTEMPTS: { status: 429, hint: "Too many wrong guesses (password, sign-in code, Connection ID) from this address; wait `Retry-After` seconds before trying again." },
+  TOO_MANY_ATTEMPTS: {
+    status: 429,
+    hint: "Too many wrong guesses (password, sign-in code, Connection ID) from this address; wait `Retry-After` seconds before trying again.",
+  },
   RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many requests; wait `Retry-After` seconds." },
-  INVALID_PATH: { status: 422, hint: "Use a bucket-relative path: no leading \"/\", no \"..\", backslashes, NUL or control characters; see error.details.reason." },
+  INVALID_PATH: { status: 422, hint: 'Use a bucket-relative path: no leading "/", no "..", backslashes, NUL or control characters; see error.details.reason.' },
   FORBIDDEN_FILE_TYPE: { status: 422, hint: "This file type is refused (executables, installers, secrets); see the forbidden file types in docs/files.md." },
   FILE_NOT_FOUND: { status: 404, hint: "No file with that id or path in this bucket; list the bucket's files." },
   FILE_EXISTS: { status: 409, hint: "A file already exists at the target path; pick another path or pass overwrite: true." },
-  FILE_LOCKED: { status: 423, hint: "Another credential holds a lock on this file; wait `Retry-After` seconds (until it expires) or ask its holder.", retryAfter: 30 },
+  FILE_LOCKED: {
+    status: 423,
+    hint: "Another credential holds a lock on this file; wait `Retry-After` seconds (until it expires) or ask its holder.",
+    retryAfter: 30,
+  },
   FILE_TOO_LARGE: { status: 413, hint: "The file is larger than Pier accepts for this operation." },
   NOT_TEXT_FILE: { status: 422, hint: "append_text works on UTF-8 text files only." },
   VERSION_NOT_FOUND: { status: 404, hint: "No such version in this bucket; list the bucket's versions." },
@@ -53,25 +69,44 @@ export const errorCatalogue = {
   STORAGE_URL_INVALID: { status: 403, hint: "The storage URL is malformed or its signature does not match; request a new one from the API." },
   STORAGE_URL_EXPIRED: { status: 403, hint: "The storage URL expired; request a new descriptor or download link from the API." },
   UPLOAD_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many upload-control calls; wait `Retry-After` seconds." },
-  PUBLICATION_UPGRADE_REQUIRED: { status: 402, hint: "Password and require_email sites need a plan with protected sites: publish a preview with that access (POST .../publication/preview), upgrade, or publish with access_mode public. See error.details.choices." },
+  PUBLICATION_UPGRADE_REQUIRED: {
+    status: 402,
+    hint: "Password and require_email sites need a plan with protected sites: publish a preview with that access (POST .../publication/preview), upgrade, or publish with access_mode public. See error.details.choices.",
+  },
   PUBLICATION_NOT_FOUND: { status: 404, hint: "No such publication for this credential; GET /api/v1/publications lists them." },
   PUBLICATION_BUSY: { status: 409, hint: "The publication is being unpublished; wait until its status is unpublished, then publish again." },
   NOTHING_TO_RETRY: { status: 409, hint: "Retry re-runs a failed (or stuck) build; this publication is not in that state." },
   SLUG_TAKEN: { status: 409, hint: "Another site already uses that slug; pick another." },
   PUBLISH_SESSION_NOT_FOUND: { status: 404, hint: "No such publish session for this account; create one with POST /api/v1/publish_sessions." },
-  PUBLISH_SESSION_STALE: { status: 409, hint: "The bucket changed since the publish session was created; recreate the session from the same manifest and retry once." },
+  PUBLISH_SESSION_STALE: {
+    status: 409,
+    hint: "The bucket changed since the publish session was created; recreate the session from the same manifest and retry once.",
+  },
   PUBLISH_SESSION_EXPIRED: { status: 409, hint: "The publish session expired; recreate it from the same manifest and retry once." },
   PUBLISH_SESSION_NOT_PENDING: { status: 409, hint: "The publish session was already finalized; recreate it to publish again." },
-  PUBLISH_FILES_MISSING: { status: 503, hint: "Some declared files are not in storage yet: PUT them to their upload.url (POST .../uploads/refresh for new URLs), then finalize again." },
+  PUBLISH_FILES_MISSING: {
+    status: 503,
+    hint: "Some declared files are not in storage yet: PUT them to their upload.url (POST .../uploads/refresh for new URLs), then finalize again.",
+  },
   PUBLISH_RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many publishes for this account; wait `Retry-After` seconds." },
   INTERNAL: { status: 500, hint: "Pier hit an unexpected error. Retry; if it persists, report the request_id." },
   JSON_TOO_DEEP: { status: 400, hint: "The JSON body nests arrays and objects too deeply (see details.max_depth); flatten it." },
   BODY_TIMEOUT: { status: 408, hint: "The request body arrived too slowly and was cut off; send it again in one go." },
-  REAUTHENTICATION_REQUIRED: { status: 403, hint: "Account-security actions in a browser need the password entered in the last 10 minutes: confirm it at error.details.reauthenticate_url, then retry." },
-  GATE_MAIL_RATE_LIMITED: { status: 429, hint: "Too many access-code emails for this site or this address; wait `Retry-After` seconds before asking for another code.", retryAfter: 600 },
+  REAUTHENTICATION_REQUIRED: {
+    status: 403,
+    hint: "Account-security actions in a browser need the password entered in the last 10 minutes: confirm it at error.details.reauthenticate_url, then retry.",
+  },
+  GATE_MAIL_RATE_LIMITED: {
+    status: 429,
+    hint: "Too many access-code emails for this site or this address; wait `Retry-After` seconds before asking for another code.",
+    retryAfter: 600,
+  },
   USER_NOT_FOUND: { status: 404, hint: "No user with that email on this instance; check the address." },
   API_KEY_NOT_FOUND: { status: 404, hint: "No such API key in this account; list the account's keys." },
-  CONNECTION_NOT_FOUND: { status: 404, hint: "The Connection ID or connected app is unknown, expired, already used or not yours; start the login again from your terminal." },
+  CONNECTION_NOT_FOUND: {
+    status: 404,
+    hint: "The Connection ID or connected app is unknown, expired, already used or not yours; start the login again from your terminal.",
+  },
   LOGIN_LINK_NOT_FOUND: { status: 404, hint: "The sign-in link is invalid, expired or already used; ask your agent for a new one, or sign in at /signin." },
   DEPLOY_NOT_FOUND: { status: 404, hint: "No such deploy of this publication; list the publication's deploys." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
@@ -100,9 +135,8 @@ export class ApiError extends Error {
     const fromDetails = typeof details?.retry_after === "number" ? details.retry_after : undefined;
     const seconds = retryAfter ?? fromDetails ?? retryDefault(code);
     this.retryAfter = seconds === undefined ? undefined : Math.max(1, Math.ceil(seconds));
-    this.details = this.retryAfter !== undefined && retryDefault(code) !== undefined && fromDetails === undefined
-      ? { ...details, retry_after: this.retryAfter }
-      : details;
+    this.details =
+      this.retryAfter !== undefined && retryDefault(code) !== undefined && fromDetails === undefined ? { ...details, retry_after: this.retryAfter } : details;
   }
 
   get status(): number {

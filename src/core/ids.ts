@@ -22,8 +22,24 @@ export function randomToken(length: number): string {
 }
 
 export type IdPrefix =
-  | "usr" | "acc" | "key" | "ses" | "bkt" | "job" | "ntf" | "lck" | "var"
-  | "pub" | "pus" | "bus" | "pcd" | "bktrv" | "fsub" | "req" | "fil" | "upl";
+  | "usr"
+  | "acc"
+  | "key"
+  | "ses"
+  | "bkt"
+  | "job"
+  | "ntf"
+  | "lck"
+  | "var"
+  | "pub"
+  | "pus"
+  | "bus"
+  | "pcd"
+  | "bktrv"
+  | "fsub"
+  | "req"
+  | "fil"
+  | "upl";
 export type SitesIdPrefix = "dpl" | "gcd" | "msg";
 
 /** Prefix + 20 random chars (100 bits): never sequential, never guessable. */

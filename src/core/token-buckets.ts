@@ -12,7 +12,10 @@ export class TokenBuckets {
   private readonly buckets: LRUCache<string, Bucket>;
 
   /** `perMinute` tokens refill evenly over a minute; a full bucket allows a burst of that many. */
-  constructor(private readonly perMinute: number, maxKeys = 100_000) {
+  constructor(
+    private readonly perMinute: number,
+    maxKeys = 100_000,
+  ) {
     this.buckets = new LRUCache<string, Bucket>({ max: maxKeys });
   }
 

@@ -14,13 +14,16 @@ const onCommit = new WeakMap<object, (() => void)[]>();
 export function transaction<T>(db: DbOrTx, fn: (tx: Tx) => T): T {
   if (inTx.has(db)) return fn(db as Tx);
   const pending: (() => void)[] = [];
-  const result = (db as Db).transaction((tx) => {
-    inTx.add(tx);
-    onCommit.set(tx, pending);
-    const result = fn(tx);
-    if (result instanceof Promise) throw new Error("transaction bodies must be synchronous");
-    return result;
-  }, { behavior: "immediate" });
+  const result = (db as Db).transaction(
+    (tx) => {
+      inTx.add(tx);
+      onCommit.set(tx, pending);
+      const result = fn(tx);
+      if (result instanceof Promise) throw new Error("transaction bodies must be synchronous");
+      return result;
+    },
+    { behavior: "immediate" },
+  );
   runAfterCommit(pending);
   return result;
 }

@@ -96,11 +96,19 @@ export function authPlugin(deps: Deps, opts: AuthOptions) {
         actor = selectAccount(deps, actor, requestedAccountId(request.method, query ?? {}, body));
         opts.accountLimiter.take(`acct:${actor.accountId}`);
         if (need !== "public" && need !== "any" && need !== "session" && scopeRank[actor.scope] < scopeRank[need]) {
-          throw new ApiError("FORBIDDEN", `This action needs the ${need} scope; the credential has ${actor.scope}.`, { required_scope: need, scope: actor.scope });
+          throw new ApiError("FORBIDDEN", `This action needs the ${need} scope; the credential has ${actor.scope}.`, {
+            required_scope: need,
+            scope: actor.scope,
+          });
         }
         if (isMutation(request.method)) {
           const account = getAccount(deps, actor.accountId);
-          if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", `The account is read-only${account.readOnlyReason ? ` (${account.readOnlyReason})` : ""}; reads still work.`, { read_only: true });
+          if (account.readOnly)
+            throw new ApiError(
+              "ACCOUNT_READ_ONLY",
+              `The account is read-only${account.readOnlyReason ? ` (${account.readOnlyReason})` : ""}; reads still work.`,
+              { read_only: true },
+            );
         }
         return { actor: actor as Actor | null };
       },

@@ -43,8 +43,7 @@ export function bodyLimitFor(method: string, pathname: string): number | null {
   return DEFAULT_BODY_LIMIT;
 }
 
-export const tooLarge = (limit: number) =>
-  new ApiError("PAYLOAD_TOO_LARGE", `This request's body is limited to ${limit} bytes.`, { max_bytes: limit });
+export const tooLarge = (limit: number) => new ApiError("PAYLOAD_TOO_LARGE", `This request's body is limited to ${limit} bytes.`, { max_bytes: limit });
 
 const bodyTimedOut = (seconds: number) =>
   new ApiError("BODY_TIMEOUT", `The request body did not arrive within ${seconds} seconds.`, { timeout_seconds: seconds });

@@ -35,7 +35,7 @@ export function htmlResponse(html: string, opts: PageOptions = {}): Response {
   if (opts.csp) headers.set("content-security-policy", opts.csp);
   for (const c of opts.cookies ?? []) headers.append("set-cookie", c);
   if (opts.error?.retryAfter !== undefined) headers.set("retry-after", String(Math.max(1, Math.ceil(opts.error.retryAfter))));
-  return new Response(html, { status: opts.error ? errorCatalogue[opts.error.code].status : opts.status ?? 200, headers });
+  return new Response(html, { status: opts.error ? errorCatalogue[opts.error.code].status : (opts.status ?? 200), headers });
 }
 
 /** 303 See Other: after a form POST the browser follows with GET (no re-submission on reload). */

@@ -15,7 +15,12 @@ export const MAX_JSON_DEPTH = 32;
 /** Problems reported per invalid body (the rest are not even looked for). */
 const MAX_REPORTED_ERRORS = 20;
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  OPEN_ARRAY = 0x5b,
+  OPEN_OBJECT = 0x7b,
+  CLOSE_ARRAY = 0x5d,
+  CLOSE_OBJECT = 0x7d;
 
 /**
  * True when the JSON text nests arrays/objects deeper than `max`. One pass over the bytes,
@@ -62,7 +67,10 @@ export function checkJsonDepth(bytes: Uint8Array): void {
   }
 }
 
-interface FieldProblem { path: string; message: string }
+interface FieldProblem {
+  path: string;
+  message: string;
+}
 
 /** The one VALIDATION_FAILED shape, for Elysia's errors and for the early check below. */
 export function validationFailed(where: string | undefined, fields: FieldProblem[]): ApiError {
@@ -90,7 +98,9 @@ function firstProblems(check: TypeCheck<TSchema>, value: unknown): FieldProblem[
   return out;
 }
 
-export interface RouteTable { routes: Array<{ method: string; path: string; hooks?: { body?: unknown } }> }
+export interface RouteTable {
+  routes: Array<{ method: string; path: string; hooks?: { body?: unknown } }>;
+}
 
 /**
  * Elysia plugin (global): checks a parsed body against its route's schema before Elysia does,

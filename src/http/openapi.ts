@@ -17,8 +17,13 @@ export const openapiPlugin = () =>
     // Offline and vendor-neutral: no request proxy (Scalar defaults to proxy.scalar.com), no
     // telemetry, and none of the vendor's AI agent or deploy/share toolbar (shown on localhost).
     scalar: {
-      cdn: "/docs/assets/scalar.js", withDefaultFonts: false, proxyUrl: "", telemetry: false,
-      showDeveloperTools: "never", agent: { disabled: true }, hideClientButton: false,
+      cdn: "/docs/assets/scalar.js",
+      withDefaultFonts: false,
+      proxyUrl: "",
+      telemetry: false,
+      showDeveloperTools: "never",
+      agent: { disabled: true },
+      hideClientButton: false,
     } as never,
     documentation: {
       info: {
@@ -44,8 +49,16 @@ export const openapiPlugin = () =>
  */
 const EMPTY_CONFIG_SCRIPT_HASH = "'sha256-TcUB1mzXiQO4GxpTRZ0EMpOXKMU3u+n/q1WrgVIcs1I='";
 export const DOCS_CSP = [
-  "default-src 'none'", `script-src 'self' ${EMPTY_CONFIG_SCRIPT_HASH}`, "style-src 'self' 'unsafe-inline'", "img-src 'self' data: blob:",
-  "font-src 'self' data:", "connect-src 'self'", "worker-src 'self' blob:", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'",
+  "default-src 'none'",
+  `script-src 'self' ${EMPTY_CONFIG_SCRIPT_HASH}`,
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
 ].join("; ");
 
 /** Headers of the API reference pages (HTML), set before the openapi plugin answers. */
@@ -69,7 +82,12 @@ ${rows}
 
 export const docsRoutes = (_deps: Deps) =>
   new Elysia({ name: "docs" })
-    .get("/docs/assets/scalar.js", () => new Response(Bun.file(scalarScript), {
-      headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
-    }), { detail: { hide: true } })
+    .get(
+      "/docs/assets/scalar.js",
+      () =>
+        new Response(Bun.file(scalarScript), {
+          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+        }),
+      { detail: { hide: true } },
+    )
     .get("/docs/errors", () => new Response(errorsPage(), { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } });

@@ -11,23 +11,35 @@ export const MAX_OFFSET = 1_000_000_000;
  */
 export function pageQuery(opts: { defaultLimit: number; maxLimit: number; order?: string }) {
   return {
-    limit: t.Optional(t.Integer({
-      minimum: 1, maximum: opts.maxLimit, "x-field": "limit",
-      description: `Page size: default ${opts.defaultLimit}, at most ${opts.maxLimit}${opts.order ? ` (${opts.order})` : ""}.`,
-    })),
-    offset: t.Optional(t.Integer({
-      minimum: 0, maximum: MAX_OFFSET, "x-field": "offset",
-      description: "Items to skip: pass pagination.next_offset of the previous page (default 0).",
-    })),
+    limit: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: opts.maxLimit,
+        "x-field": "limit",
+        description: `Page size: default ${opts.defaultLimit}, at most ${opts.maxLimit}${opts.order ? ` (${opts.order})` : ""}.`,
+      }),
+    ),
+    offset: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: MAX_OFFSET,
+        "x-field": "offset",
+        description: "Items to skip: pass pagination.next_offset of the previous page (default 0).",
+      }),
+    ),
   };
 }
 
 /** A list query with only a `limit` (newest-first feeds that do not page further). */
 export function limitQuery(opts: { defaultLimit: number; maxLimit: number; description?: string }) {
   return {
-    limit: t.Optional(t.Integer({
-      minimum: 1, maximum: opts.maxLimit, "x-field": "limit",
-      description: opts.description ?? `How many: default ${opts.defaultLimit}, at most ${opts.maxLimit}.`,
-    })),
+    limit: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: opts.maxLimit,
+        "x-field": "limit",
+        description: opts.description ?? `How many: default ${opts.defaultLimit}, at most ${opts.maxLimit}.`,
+      }),
+    ),
   };
 }

@@ -6,7 +6,10 @@ import { TokenBuckets } from "../core/token-buckets";
 export class RateLimiter {
   private readonly buckets: TokenBuckets;
 
-  constructor(perMinute: number, private readonly code: ErrorCode = "RATE_LIMIT_EXCEEDED") {
+  constructor(
+    perMinute: number,
+    private readonly code: ErrorCode = "RATE_LIMIT_EXCEEDED",
+  ) {
     this.buckets = new TokenBuckets(perMinute);
   }
 

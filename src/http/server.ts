@@ -28,7 +28,10 @@ export const credentialChecks = new WeakMap<object, (req: Request) => boolean>()
  */
 export function clientAddress(req: Request, server: Server<unknown>, proxy: { trustProxy: boolean; trustedProxyHops: number }): string {
   if (proxy.trustProxy) {
-    const entries = (req.headers.get("x-forwarded-for") ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+    const entries = (req.headers.get("x-forwarded-for") ?? "")
+      .split(",")
+      .map((e) => e.trim())
+      .filter(Boolean);
     if (entries.length > 0) return entries[Math.max(0, entries.length - proxy.trustedProxyHops)]!;
   }
   return server.requestIP(req)?.address ?? "unknown";
@@ -103,7 +106,12 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
 
 /** Site hosts take only small form posts (gates); everything else is answered without its body mattering. */
 async function dispatchSiteWithBody(
-  deps: Deps, d: Dispatch, req: Request, host: Parameters<Dispatch["sites"]>[1], ip: () => string, server: Server<unknown>,
+  deps: Deps,
+  d: Dispatch,
+  req: Request,
+  host: Parameters<Dispatch["sites"]>[1],
+  ip: () => string,
+  server: Server<unknown>,
 ): Promise<Response> {
   let site: Request;
   try {

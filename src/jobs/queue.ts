@@ -19,7 +19,10 @@ export class JobQueue {
   /** Called after enqueue so an idle worker wakes up at once. */
   onEnqueue: () => void = () => {};
 
-  constructor(private readonly db: DbOrTx, private readonly clock: Clock) {}
+  constructor(
+    private readonly db: DbOrTx,
+    private readonly clock: Clock,
+  ) {}
 
   enqueue(kind: string, payload: Record<string, unknown> = {}, opts: EnqueueOptions = {}, db: DbOrTx = this.db): string {
     const now = this.clock.now().toISOString();
@@ -27,16 +30,26 @@ export class JobQueue {
     const inserted = db
       .insert(jobs)
       .values({
-        id, kind, payload, status: "queued", uniqueKey: opts.uniqueKey ?? null, maxAttempts: opts.maxAttempts ?? 5,
-        runAt: (opts.runAt ?? this.clock.now()).toISOString(), createdAt: now, updatedAt: now,
+        id,
+        kind,
+        payload,
+        status: "queued",
+        uniqueKey: opts.uniqueKey ?? null,
+        maxAttempts: opts.maxAttempts ?? 5,
+        runAt: (opts.runAt ?? this.clock.now()).toISOString(),
+        createdAt: now,
+        updatedAt: now,
       })
       .onConflictDoNothing()
       .returning({ id: jobs.id })
       .all();
     queueMicrotask(() => this.onEnqueue());
     if (inserted.length) return id;
-    const existing = db.select({ id: jobs.id }).from(jobs)
-      .where(and(eq(jobs.uniqueKey, opts.uniqueKey!), sql`${jobs.status} in ('queued','running')`)).get();
+    const existing = db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.uniqueKey, opts.uniqueKey!), sql`${jobs.status} in ('queued','running')`))
+      .get();
     return existing!.id;
   }
 

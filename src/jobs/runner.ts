@@ -103,14 +103,25 @@ export class JobRunner {
       // The same conditions again in the UPDATE: another process may have swept it meanwhile.
       const where = and(eq(jobs.id, job.id), expired);
       if (job.attempts >= max) {
-        const done = this.deps.db.update(jobs)
+        const done = this.deps.db
+          .update(jobs)
           .set({ status: "failed", leaseUntil: null, workerId: null, updatedAt: now, finishedAt: now, lastError: DIED_ERROR })
-          .where(where).returning({ id: jobs.id }).all();
+          .where(where)
+          .returning({ id: jobs.id })
+          .all();
         if (done.length) exhausted.push(job);
       } else {
-        this.deps.db.update(jobs)
-          .set({ status: "queued", leaseUntil: null, workerId: null, updatedAt: now, lastError: sql`coalesce(${jobs.lastError}, 'recovered after its worker stopped')` })
-          .where(where).run();
+        this.deps.db
+          .update(jobs)
+          .set({
+            status: "queued",
+            leaseUntil: null,
+            workerId: null,
+            updatedAt: now,
+            lastError: sql`coalesce(${jobs.lastError}, 'recovered after its worker stopped')`,
+          })
+          .where(where)
+          .run();
       }
     }
     this.deps.log.warn("recovered stuck jobs", { count: stuck.length, failed: exhausted.length });
@@ -130,9 +141,11 @@ export class JobRunner {
   private renewLease(job: JobRow): void {
     try {
       const now = this.deps.clock.now();
-      this.deps.db.update(jobs)
+      this.deps.db
+        .update(jobs)
         .set({ leaseUntil: isoAfter(now, this.leaseMs), updatedAt: now.toISOString() })
-        .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running"))).run();
+        .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running")))
+        .run();
     } catch (e) {
       this.deps.log.warn("job lease renewal failed", { id: job.id, error: e });
     }
@@ -149,13 +162,23 @@ export class JobRunner {
     const kinds = Object.keys(this.handlers);
     if (!kinds.length) return undefined;
     // One statement: a claimed job can never be taken by a second worker.
-    return this.deps.db.update(jobs)
+    return this.deps.db
+      .update(jobs)
       .set({
-        status: "running", workerId: this.workerId, attempts: sql`${jobs.attempts} + 1`, updatedAt: now.toISOString(),
+        status: "running",
+        workerId: this.workerId,
+        attempts: sql`${jobs.attempts} + 1`,
+        updatedAt: now.toISOString(),
         leaseUntil: isoAfter(now, this.leaseMs),
       })
-      .where(sql`${jobs.id} = (select id from jobs where status = 'queued' and run_at <= ${now.toISOString()} and kind in (${sql.join(kinds.map((k) => sql`${k}`), sql`, `)}) order by run_at limit 1)`)
-      .returning().get();
+      .where(
+        sql`${jobs.id} = (select id from jobs where status = 'queued' and run_at <= ${now.toISOString()} and kind in (${sql.join(
+          kinds.map((k) => sql`${k}`),
+          sql`, `,
+        )}) order by run_at limit 1)`,
+      )
+      .returning()
+      .get();
   }
 
   private async runOne(): Promise<boolean> {
@@ -197,9 +220,13 @@ export class JobRunner {
   private finish(job: JobRow, patch: Partial<JobRow>): boolean {
     const now = this.deps.clock.now().toISOString();
     const final = patch.status === "done" || patch.status === "failed";
-    return this.deps.db.update(jobs)
-      .set({ ...patch, leaseUntil: null, workerId: null, updatedAt: now, finishedAt: final ? now : null })
-      .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running")))
-      .returning({ id: jobs.id }).all().length > 0;
+    return (
+      this.deps.db
+        .update(jobs)
+        .set({ ...patch, leaseUntil: null, workerId: null, updatedAt: now, finishedAt: final ? now : null })
+        .where(and(eq(jobs.id, job.id), eq(jobs.workerId, this.workerId), eq(jobs.status, "running")))
+        .returning({ id: jobs.id })
+        .all().length > 0
+    );
   }
 }

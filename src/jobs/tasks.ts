@@ -26,22 +26,26 @@ const HOUR = 3600_000;
 
 export const tasks: Task[] = [
   {
-    kind: "blobs.gc", everyMs: 6 * HOUR,
+    kind: "blobs.gc",
+    everyMs: 6 * HOUR,
     handler: { run: async (deps) => collectGarbage(deps), maxAttempts: 1 },
     description: "Mark-and-sweep of blobs no file, version or upload refers to any more",
   },
   {
-    kind: "accounts.cleanup", everyMs: HOUR,
+    kind: "accounts.cleanup",
+    everyMs: HOUR,
     handler: { run: async (deps) => purgeExpiredSessionsAndInvites(deps), maxAttempts: 1 },
     description: "Delete expired browser sessions and long-expired unused invites",
   },
   {
-    kind: "uploads.expire", everyMs: MINUTE,
+    kind: "uploads.expire",
+    everyMs: MINUTE,
     handler: { run: async (deps) => expireUploads(deps), maxAttempts: 1 },
     description: "Expire abandoned upload sessions (releasing their bucket locks) and stale direct uploads",
   },
   {
-    kind: "oauth.purge", everyMs: HOUR,
+    kind: "oauth.purge",
+    everyMs: HOUR,
     handler: { run: async (deps) => purgeExpiredOAuthCodesAndTokens(deps), maxAttempts: 1 },
     description: "Delete device codes, authorization codes and tokens expired for a day",
   },
@@ -63,22 +67,26 @@ export const tasks: Task[] = [
     description: "Take a publication's site offline (it already answers 404 while unpublishing)",
   },
   {
-    kind: "publish.sweep", everyMs: 5 * MINUTE,
+    kind: "publish.sweep",
+    everyMs: 5 * MINUTE,
     handler: { run: async (deps) => ({ ...sweepStuckPublications(deps), ...prunePublishSessions(deps) }), maxAttempts: 1 },
     description: "Queue again builds and unpublishes whose job is gone; forget publish sessions finished a week ago",
   },
   {
-    kind: "publish.expire_previews", everyMs: MINUTE,
+    kind: "publish.expire_previews",
+    everyMs: MINUTE,
     handler: { run: async (deps) => endExpiredSites(deps), maxAttempts: 1 },
     description: "End sites a grace week past their expiry (unpublished, no longer blocking archive or delete)",
   },
   {
-    kind: "publish.site_renewal", everyMs: HOUR,
+    kind: "publish.site_renewal",
+    everyMs: HOUR,
     handler: { run: async (deps) => enforceSiteRenewal(deps), maxAttempts: 1 },
     description: "Unpublish main sites of plans with site renewal when the account had no dashboard visit in time",
   },
   {
-    kind: "sites.prune_gates", everyMs: HOUR,
+    kind: "sites.prune_gates",
+    everyMs: HOUR,
     handler: { run: async (deps) => pruneGateRecords(deps), maxAttempts: 1 },
     description: "Forget site-gate attempt windows that ended and access codes past their expiry and the mail-cap hour",
   },

@@ -29,7 +29,10 @@ export class AutoIndex {
   // Rendered pages for a short time: templates can change without a deploy (10 s to show up).
   private readonly cache = new LRUCache<string, RenderedIndex>({ max: 500, ttl: 10_000 });
 
-  constructor(private readonly deps: Deps, private readonly files: FileServer) {}
+  constructor(
+    private readonly deps: Deps,
+    private readonly files: FileServer,
+  ) {}
 
   async render(t: SiteTemplates, site: Site, m: Manifest, dir: string): Promise<RenderedIndex> {
     const key = `${m.deployId}\0${dir}`;
@@ -50,7 +53,9 @@ export class AutoIndex {
     const rows: string[] = [];
     if (dir !== "") rows.push(`<tr><td class="icon">${ICONS.parent}</td><td><a href="../">Parent folder</a></td><td class="size"></td></tr>`);
     for (const name of [...folders].sort(byName)) {
-      rows.push(`<tr><td class="icon">${ICONS.folder}</td><td><a href="${encodeURIComponent(name)}/">${escapeHtml(name)}/</a></td><td class="size">—</td></tr>`);
+      rows.push(
+        `<tr><td class="icon">${ICONS.folder}</td><td><a href="${encodeURIComponent(name)}/">${escapeHtml(name)}/</a></td><td class="size">—</td></tr>`,
+      );
     }
     for (const e of entries.sort((a, b) => byName(a.name, b.name))) {
       const href = encodeURIComponent(e.name);

@@ -54,17 +54,30 @@ export class SiteDirectory {
     const slug = preview ? label.slice("preview-".length) : label;
     const row = this.deps.db
       .select({ p: publications, accountName: accounts.name })
-      .from(publications).innerJoin(accounts, eq(accounts.id, publications.accountId))
-      .where(and(eq(publications.kind, preview ? "preview" : "main"), eq(publications.publicSlug, slug))).get();
+      .from(publications)
+      .innerJoin(accounts, eq(accounts.id, publications.accountId))
+      .where(and(eq(publications.kind, preview ? "preview" : "main"), eq(publications.publicSlug, slug)))
+      .get();
     if (!row) {
       this.sites.set(label, { site: false, until: performance.now() + 2_000 });
       return null;
     }
     const p = row.p;
     const site: Site = {
-      id: p.id, accountId: p.accountId, accountName: row.accountName, kind: p.kind, slug: p.publicSlug, title: p.title,
-      description: p.description, status: p.status, siteMode: p.siteMode, accessMode: p.accessMode, passwordHash: p.passwordHash,
-      accessVersion: p.accessVersion, expiresAt: p.expiresAt ? Date.parse(p.expiresAt) : null, deployId: p.currentDeployId,
+      id: p.id,
+      accountId: p.accountId,
+      accountName: row.accountName,
+      kind: p.kind,
+      slug: p.publicSlug,
+      title: p.title,
+      description: p.description,
+      status: p.status,
+      siteMode: p.siteMode,
+      accessMode: p.accessMode,
+      passwordHash: p.passwordHash,
+      accessVersion: p.accessVersion,
+      expiresAt: p.expiresAt ? Date.parse(p.expiresAt) : null,
+      deployId: p.currentDeployId,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
     this.keyOf.set(p.id, label);
@@ -92,7 +105,11 @@ export class SiteDirectory {
     if (label) this.sites.delete(label);
     this.keyOf.delete(publicationId);
     // A publication never looked up (or cached as missing) may just have gone live.
-    const p = this.deps.db.select({ kind: publications.kind, slug: publications.publicSlug }).from(publications).where(eq(publications.id, publicationId)).get();
+    const p = this.deps.db
+      .select({ kind: publications.kind, slug: publications.publicSlug })
+      .from(publications)
+      .where(eq(publications.id, publicationId))
+      .get();
     if (p) this.sites.delete(p.kind === "preview" ? `preview-${p.slug}` : p.slug);
   }
 }

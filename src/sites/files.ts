@@ -34,7 +34,10 @@ export class FileServer {
   // Response headers per file representation, built once (Headers passed to a Response are copied).
   private readonly headerCache = new WeakMap<Record<string, string>, WeakMap<DeployFile, Map<string, Headers>>>();
 
-  constructor(private readonly blobs: BlobStore, maxBytes = 128 * 1024 * 1024) {
+  constructor(
+    private readonly blobs: BlobStore,
+    maxBytes = 128 * 1024 * 1024,
+  ) {
     this.memory = new LRUCache<string, Blob>({ maxSize: maxBytes, sizeCalculation: (b) => b.size || 1 });
   }
 
@@ -44,9 +47,11 @@ export class FileServer {
     // A Range applies to the identity representation (what Accept-Ranges advertises).
     const encoding = range ? "identity" : pickEncoding(req.headers.get("accept-encoding"), f.brSha256 !== null, f.gzipSha256 !== null);
     const rep: Representation =
-      encoding === "br" ? { sha: f.brSha256!, size: f.brSize!, etag: f.etag.slice(0, -1) + '-br"', encoding }
-      : encoding === "gzip" ? { sha: f.gzipSha256!, size: f.gzipSize!, etag: f.etag.slice(0, -1) + '-gz"', encoding }
-      : { sha: f.blobSha256, size: f.size, etag: f.etag, encoding };
+      encoding === "br"
+        ? { sha: f.brSha256!, size: f.brSize!, etag: f.etag.slice(0, -1) + '-br"', encoding }
+        : encoding === "gzip"
+          ? { sha: f.gzipSha256!, size: f.gzipSize!, etag: f.etag.slice(0, -1) + '-gz"', encoding }
+          : { sha: f.blobSha256, size: f.size, etag: f.etag, encoding };
     const hasVariants = f.brSha256 !== null || f.gzipSha256 !== null;
 
     if (o.conditional && noneMatch(req.headers.get("if-none-match"), rep.etag)) {
@@ -83,7 +88,11 @@ export class FileServer {
     let h = byKey.get(key);
     if (!h) {
       const init: Record<string, string> = {
-        "content-type": f.contentType, "cache-control": o.cacheControl, "x-content-type-options": "nosniff", etag: rep.etag, ...o.extraHeaders,
+        "content-type": f.contentType,
+        "cache-control": o.cacheControl,
+        "x-content-type-options": "nosniff",
+        etag: rep.etag,
+        ...o.extraHeaders,
       };
       if (hasVariants) init.vary = "Accept-Encoding";
       if (rep.encoding === "identity") init["accept-ranges"] = "bytes";

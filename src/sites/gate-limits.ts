@@ -35,8 +35,11 @@ export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind
   const limit = GATE_LIMITS[kind];
   const now = deps.clock.now().getTime();
   const live = (key: string) => {
-    const row = deps.db.select().from(siteGateAttempts)
-      .where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, key))).get();
+    const row = deps.db
+      .select()
+      .from(siteGateAttempts)
+      .where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, key)))
+      .get();
     const ends = row ? Date.parse(row.windowStartedAt) + limit.windowMs : 0;
     return row && ends > now ? { failures: row.failures, ends } : { failures: 0, ends: now };
   };
@@ -53,7 +56,8 @@ export function recordGateAttempt(deps: Deps, publicationId: string, kind: GateK
   const windowStart = isoBefore(now, limit.windowMs);
   transaction(deps.db, (tx) => {
     for (const key of [addressKey(client), SITE_WIDE]) {
-      tx.insert(siteGateAttempts).values({ publicationId, kind, clientKey: key, failures: 1, windowStartedAt: now.toISOString() })
+      tx.insert(siteGateAttempts)
+        .values({ publicationId, kind, clientKey: key, failures: 1, windowStartedAt: now.toISOString() })
         .onConflictDoUpdate({
           target: [siteGateAttempts.publicationId, siteGateAttempts.kind, siteGateAttempts.clientKey],
           // An expired window starts over at 1.
@@ -61,7 +65,8 @@ export function recordGateAttempt(deps: Deps, publicationId: string, kind: GateK
             failures: sql`CASE WHEN ${siteGateAttempts.windowStartedAt} <= ${windowStart} THEN 1 ELSE ${siteGateAttempts.failures} + 1 END`,
             windowStartedAt: sql`CASE WHEN ${siteGateAttempts.windowStartedAt} <= ${windowStart} THEN ${now.toISOString()} ELSE ${siteGateAttempts.windowStartedAt} END`,
           },
-        }).run();
+        })
+        .run();
     }
   });
 }
@@ -69,7 +74,9 @@ export function recordGateAttempt(deps: Deps, publicationId: string, kind: GateK
 /** A success clears the client's own failures (not the site-wide count). */
 export function clearGateAttempts(deps: Deps, publicationId: string, kind: GateKind, client: string): void {
   transaction(deps.db, (tx) => {
-    tx.delete(siteGateAttempts).where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, addressKey(client)))).run();
+    tx.delete(siteGateAttempts)
+      .where(and(eq(siteGateAttempts.publicationId, publicationId), eq(siteGateAttempts.kind, kind), eq(siteGateAttempts.clientKey, addressKey(client))))
+      .run();
   });
 }
 
@@ -97,8 +104,12 @@ export function gateMailRetryAfter(deps: Deps, publicationId: string, email: str
   ] as const;
   let wait = 0;
   for (const [where, max] of budgets) {
-    const times = deps.db.select({ at: siteEmailCodes.createdAt }).from(siteEmailCodes)
-      .where(and(where, gt(siteEmailCodes.createdAt, since))).orderBy(asc(siteEmailCodes.createdAt)).all();
+    const times = deps.db
+      .select({ at: siteEmailCodes.createdAt })
+      .from(siteEmailCodes)
+      .where(and(where, gt(siteEmailCodes.createdAt, since)))
+      .orderBy(asc(siteEmailCodes.createdAt))
+      .all();
     if (times.length >= max) wait = Math.max(wait, Math.ceil((Date.parse(times[times.length - max]!.at) + windowMs - now) / 1000));
   }
   return wait > 0 ? Math.max(1, wait) : 0;
@@ -115,8 +126,12 @@ export function pruneGateRecords(deps: Deps): { attempts: number; codes: number 
   const attemptsBefore = isoBefore(now, longestWindow);
   const codesBefore = isoBefore(now, GATE_MAIL_LIMITS.windowMs);
   return transaction(deps.db, (tx) => ({
-    attempts: tx.delete(siteGateAttempts).where(lte(siteGateAttempts.windowStartedAt, attemptsBefore)).returning({ k: siteGateAttempts.clientKey }).all().length,
-    codes: tx.delete(siteEmailCodes).where(and(lte(siteEmailCodes.createdAt, codesBefore), lte(siteEmailCodes.expiresAt, now.toISOString())))
-      .returning({ id: siteEmailCodes.id }).all().length,
+    attempts: tx.delete(siteGateAttempts).where(lte(siteGateAttempts.windowStartedAt, attemptsBefore)).returning({ k: siteGateAttempts.clientKey }).all()
+      .length,
+    codes: tx
+      .delete(siteEmailCodes)
+      .where(and(lte(siteEmailCodes.createdAt, codesBefore), lte(siteEmailCodes.expiresAt, now.toISOString())))
+      .returning({ id: siteEmailCodes.id })
+      .all().length,
   }));
 }

@@ -67,7 +67,8 @@ export const safeNext = (raw: unknown): string => sameHostPath(raw, "/");
 const hiddenNext = (next: string) => `<input type="hidden" name="next" value="${escapeHtml(next)}">`;
 
 export function passwordGatePage(g: GateContext, next: string, status = 401, error = "", headers: Record<string, string> = {}): Response {
-  const body = `<h1>This site is password protected</h1><p>Enter the password you were given to continue.</p>` +
+  const body =
+    `<h1>This site is password protected</h1><p>Enter the password you were given to continue.</p>` +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
     `<form method="post" action="/_pier/gate/password">${hiddenNext(next)}<label for="password">Password</label>` +
     `<input id="password" name="password" type="password" autocomplete="current-password" required autofocus><button type="submit">Continue</button></form>`;
@@ -82,7 +83,8 @@ export function emailGatePage(g: GateContext, next: string, status = 401, error 
   const intro = mailIsSent(g)
     ? `<p>We will send you a one-time code.</p>`
     : `<p>Enter your email to get a one-time code. This site does not send email: ask the site owner for your code.</p>`;
-  const body = `<h1>Enter your email to continue</h1>${intro}` +
+  const body =
+    `<h1>Enter your email to continue</h1>${intro}` +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
     `<form method="post" action="/_pier/gate/email">${hiddenNext(next)}<label for="email">Email</label>` +
     `<input id="email" name="email" type="email" autocomplete="email" required autofocus><button type="submit">${mailIsSent(g) ? "Send code" : "Get a code"}</button></form>`;
@@ -94,7 +96,8 @@ function codePage(g: GateContext, next: string, requestId: string, email: string
     ? `<h1>Check your email</h1><p>We sent a 6-digit code to ${escapeHtml(email)}. It is valid for 15 minutes.</p>`
     : `<h1>Ask the site owner for your code</h1><p>A 6-digit code for ${escapeHtml(email)} was made, but this site does not send email, so it was not mailed to you. ` +
       `Ask the site owner for it; it is valid for 15 minutes.</p>`;
-  const body = intro +
+  const body =
+    intro +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
     `<form method="post" action="/_pier/gate/code">${hiddenNext(next)}<input type="hidden" name="request" value="${escapeHtml(requestId)}">` +
     `<label for="code">Code</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autofocus>` +
@@ -103,13 +106,20 @@ function codePage(g: GateContext, next: string, requestId: string, email: string
 }
 
 const tooMany = (g: GateContext, retryAfter: number) =>
-  pageResponse(g.t, 429, "Too many attempts", messageBody("Too many attempts", `Please wait ${Math.ceil(retryAfter / 60)} minute(s) and try again.`),
-    { ...g.extraHeaders, "retry-after": String(retryAfter) });
+  pageResponse(g.t, 429, "Too many attempts", messageBody("Too many attempts", `Please wait ${Math.ceil(retryAfter / 60)} minute(s) and try again.`), {
+    ...g.extraHeaders,
+    "retry-after": String(retryAfter),
+  });
 
 // Code mail over its per-site or per-recipient budget: 429 with Retry-After, and the page says why.
 const mailLimited = (g: GateContext, next: string, retryAfter: number) =>
-  emailGatePage(g, next, 429, `Too many codes were sent for this site or to this address. Please wait ${Math.ceil(retryAfter / 60)} minute(s) before asking for another one.`,
-    { "retry-after": String(retryAfter), "x-pier-error-code": "GATE_MAIL_RATE_LIMITED" });
+  emailGatePage(
+    g,
+    next,
+    429,
+    `Too many codes were sent for this site or to this address. Please wait ${Math.ceil(retryAfter / 60)} minute(s) before asking for another one.`,
+    { "retry-after": String(retryAfter), "x-pier-error-code": "GATE_MAIL_RATE_LIMITED" },
+  );
 
 const seeOther = (g: GateContext, location: string, cookie: string) =>
   new Response(null, { status: 303, headers: { ...g.extraHeaders, location, "set-cookie": cookie, "cache-control": "no-store" } });
@@ -139,10 +149,20 @@ async function readForm(req: Request): Promise<Record<string, string> | null> {
 
 /** The newest code mailed to `email` for this site that can still be used. */
 function liveCodeFor(g: GateContext, email: string) {
-  return g.deps.db.select({ id: siteEmailCodes.id }).from(siteEmailCodes)
-    .where(and(eq(siteEmailCodes.publicationId, g.site.id), eq(siteEmailCodes.email, email), isNull(siteEmailCodes.usedAt),
-      gt(siteEmailCodes.expiresAt, g.deps.clock.now().toISOString()), lt(siteEmailCodes.attempts, CODE_MAX_ATTEMPTS)))
-    .orderBy(desc(siteEmailCodes.createdAt)).get();
+  return g.deps.db
+    .select({ id: siteEmailCodes.id })
+    .from(siteEmailCodes)
+    .where(
+      and(
+        eq(siteEmailCodes.publicationId, g.site.id),
+        eq(siteEmailCodes.email, email),
+        isNull(siteEmailCodes.usedAt),
+        gt(siteEmailCodes.expiresAt, g.deps.clock.now().toISOString()),
+        lt(siteEmailCodes.attempts, CODE_MAX_ATTEMPTS),
+      ),
+    )
+    .orderBy(desc(siteEmailCodes.createdAt))
+    .get();
 }
 
 /** POST /_pier/gate/<action>. Returns null for an unknown action (the caller answers 404). */
@@ -195,17 +215,25 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     const id = newId("gcd");
     const now = g.deps.clock.now();
     transaction(g.deps.db, (tx) => {
-      tx.insert(siteEmailCodes).values({
-        id, publicationId: g.site.id, email, codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
-        createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_MS),
-      }).run();
+      tx.insert(siteEmailCodes)
+        .values({
+          id,
+          publicationId: g.site.id,
+          email,
+          codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
+          createdAt: now.toISOString(),
+          expiresAt: isoAfter(now, CODE_TTL_MS),
+        })
+        .run();
     });
     // The title is the site owner's text: quoted, cut short and named as a site's title, and the
     // host it came from is always stated, so the mail cannot pass for a message from anyone else.
     const siteName = g.site.title ? `${quotedForMail(g.site.title)} (${g.host})` : g.host;
     try {
       await mailerFor(g.deps).send({
-        to: email, kind: "site-email-code", subject: `Your access code for ${siteName}: ${code}`,
+        to: email,
+        kind: "site-email-code",
+        subject: `Your access code for ${siteName}: ${code}`,
         text: `Your one-time access code is:\n\n    ${code}\n\nSomeone entered this address to open the site ${siteName}, published with Pier at ${g.secure ? "https" : "http"}://${g.host}/ (the title is chosen by the site's publisher, not by Pier). The code is valid for 15 minutes. If you did not ask for it, ignore this message: nothing happens without the code.\n`,
       });
     } catch (e) {
@@ -219,7 +247,11 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
   const wait = gateRetryAfter(g.deps, g.site.id, "code", g.client);
   if (wait > 0) return tooMany(g, wait);
   const requestId = form.request ?? "";
-  const row = g.deps.db.select().from(siteEmailCodes).where(and(eq(siteEmailCodes.id, requestId), eq(siteEmailCodes.publicationId, g.site.id))).get();
+  const row = g.deps.db
+    .select()
+    .from(siteEmailCodes)
+    .where(and(eq(siteEmailCodes.id, requestId), eq(siteEmailCodes.publicationId, g.site.id)))
+    .get();
   const now = g.deps.clock.now();
   if (!row || row.usedAt || Date.parse(row.expiresAt) <= now.getTime() || row.attempts >= CODE_MAX_ATTEMPTS) {
     recordGateAttempt(g.deps, g.site.id, "code", g.client);
@@ -228,14 +260,22 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
   const code = (form.code ?? "").trim();
   if (!/^\d{6}$/.test(code) || !safeEqual(g.deps.secrets.sign("site-cookie", `code|${row.id}|${code}`), row.codeHash)) {
     recordGateAttempt(g.deps, g.site.id, "code", g.client);
-    transaction(g.deps.db, (tx) => tx.update(siteEmailCodes).set({ attempts: sql`${siteEmailCodes.attempts} + 1` }).where(eq(siteEmailCodes.id, row.id)).run());
+    transaction(g.deps.db, (tx) =>
+      tx
+        .update(siteEmailCodes)
+        .set({ attempts: sql`${siteEmailCodes.attempts} + 1` })
+        .where(eq(siteEmailCodes.id, row.id))
+        .run(),
+    );
     return codePage(g, next, row.id, row.email, 401, "That code is not right.");
   }
   const at = now.toISOString();
   transaction(g.deps.db, (tx) => {
     tx.update(siteEmailCodes).set({ usedAt: at }).where(eq(siteEmailCodes.id, row.id)).run();
-    tx.insert(siteLeads).values({ publicationId: g.site.id, email: row.email, firstAccessAt: at, lastAccessAt: at, accessCount: 1 })
-      .onConflictDoUpdate({ target: [siteLeads.publicationId, siteLeads.email], set: { lastAccessAt: at, accessCount: sql`${siteLeads.accessCount} + 1` } }).run();
+    tx.insert(siteLeads)
+      .values({ publicationId: g.site.id, email: row.email, firstAccessAt: at, lastAccessAt: at, accessCount: 1 })
+      .onConflictDoUpdate({ target: [siteLeads.publicationId, siteLeads.email], set: { lastAccessAt: at, accessCount: sql`${siteLeads.accessCount} + 1` } })
+      .run();
   });
   clearGateAttempts(g.deps, g.site.id, "code", g.client);
   return seeOther(g, next, issueCookie(g, "e"));
@@ -257,8 +297,10 @@ export function handleRecipientLink(g: GateContext, search: string): Response {
   }
   const at = g.deps.clock.now().toISOString();
   transaction(g.deps.db, (tx) => {
-    tx.insert(siteLeads).values({ publicationId: g.site.id, email, firstAccessAt: at, lastAccessAt: at, accessCount: 1 })
-      .onConflictDoUpdate({ target: [siteLeads.publicationId, siteLeads.email], set: { lastAccessAt: at, accessCount: sql`${siteLeads.accessCount} + 1` } }).run();
+    tx.insert(siteLeads)
+      .values({ publicationId: g.site.id, email, firstAccessAt: at, lastAccessAt: at, accessCount: 1 })
+      .onConflictDoUpdate({ target: [siteLeads.publicationId, siteLeads.email], set: { lastAccessAt: at, accessCount: sql`${siteLeads.accessCount} + 1` } })
+      .run();
   });
   return seeOther(g, "/", issueCookie(g, "e"));
 }

@@ -30,8 +30,12 @@ export function pageResponse(t: SiteTemplates, status: number, title: string, bo
   return new Response(html, {
     status,
     headers: {
-      "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff",
-      "content-security-policy": PAGE_CSP, "referrer-policy": "same-origin", ...headers,
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+      "content-security-policy": PAGE_CSP,
+      "referrer-policy": "same-origin",
+      ...headers,
     },
   });
 }

@@ -2,9 +2,7 @@
 // turns backslashes into slashes within the root, like browsers do; what reaches us is decoded
 // exactly once per segment here, and anything that still smells of traversal is refused.
 
-export type ParsedPath =
-  | { ok: true; /** decoded, no leading slash, "" for the root */ path: string; dir: boolean; raw: string }
-  | { ok: false };
+export type ParsedPath = { ok: true /** decoded, no leading slash, "" for the root */; path: string; dir: boolean; raw: string } | { ok: false };
 
 const PLAIN = /^[A-Za-z0-9_~+@-][A-Za-z0-9._~+@-]*(?:\/[A-Za-z0-9_~+@-][A-Za-z0-9._~+@-]*)*$/;
 

@@ -13,7 +13,9 @@ import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
 
 export type SiteHandler = (
-  req: Request, host: { kind: "site"; label: string } | { kind: "custom"; hostname: string }, clientIp?: () => string,
+  req: Request,
+  host: { kind: "site"; label: string } | { kind: "custom"; hostname: string },
+  clientIp?: () => string,
 ) => Promise<Response> | Response;
 
 /** HTML is always revalidated (ETag makes that a 304); other files are fresh for 5 minutes,
@@ -42,8 +44,13 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     const extra = site?.kind === "preview" || hostKind.label.startsWith("preview-") ? PREVIEW_HEADERS : NO_HEADERS;
     if (!site || site.deployId === null || site.status === "unpublished" || site.status === "unpublishing") return noSite(t, extra);
     if (site.expiresAt !== null && site.expiresAt <= deps.clock.now().getTime()) {
-      return pageResponse(t, 410, "Expired", messageBody(site.kind === "preview" ? "This preview has expired" : "This site has expired",
-        "The owner can publish it again."), extra);
+      return pageResponse(
+        t,
+        410,
+        "Expired",
+        messageBody(site.kind === "preview" ? "This preview has expired" : "This site has expired", "The owner can publish it again."),
+        extra,
+      );
     }
 
     const method = req.method;
@@ -58,14 +65,20 @@ export function createSiteHandler(deps: Deps): SiteHandler {
 
     const host = `${hostKind.label}.${deps.urls.sitesDomain}`;
     const gate = (): GateContext => ({
-      deps, t, site, host, extraHeaders: extra, client: ipOf(),
+      deps,
+      t,
+      site,
+      host,
+      extraHeaders: extra,
+      client: ipOf(),
       secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
     });
 
     // Pier's own endpoints on site hosts live under /_pier/ (a site's own _pier/ folder is shadowed).
     if (path === "_pier" || path.startsWith("_pier/")) {
       const notHere = () => pageResponse(t, 404, "Not found", messageBody("Not found", "There is nothing at this address."), extra);
-      if (method === "POST" && path.startsWith("_pier/gate/")) return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
+      if (method === "POST" && path.startsWith("_pier/gate/"))
+        return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
       if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
       return notHere();
     }
@@ -88,8 +101,14 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
       if (m.dirs.has(path)) {
         return autoIndex.render(t, site, m, path).then((page) => {
-          const headers = { "content-type": "text/html; charset=utf-8", "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML, etag: page.etag,
-            "content-security-policy": AUTOINDEX_CSP, "x-content-type-options": "nosniff", ...extra };
+          const headers = {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML,
+            etag: page.etag,
+            "content-security-policy": AUTOINDEX_CSP,
+            "x-content-type-options": "nosniff",
+            ...extra,
+          };
           if (noneMatch(req.headers.get("if-none-match"), page.etag)) return new Response(null, { status: 304, headers });
           return new Response(page.html, { headers });
         });
@@ -111,7 +130,15 @@ export function createSiteHandler(deps: Deps): SiteHandler {
    * has no extension or the client asks for HTML (a browser navigation); a missing /app.js stays
    * a 404 so a broken asset never turns into HTML. Otherwise the site's 404.html, or Pier's page.
    */
-  function missing(req: Request, t: SiteTemplates, site: Site, m: Manifest, path: string, cacheFor: (type: string) => string, extra: Record<string, string>): Promise<Response> | Response {
+  function missing(
+    req: Request,
+    t: SiteTemplates,
+    site: Site,
+    m: Manifest,
+    path: string,
+    cacheFor: (type: string) => string,
+    extra: Record<string, string>,
+  ): Promise<Response> | Response {
     if (site.siteMode === "spa" && (!hasExtension(path) || (req.headers.get("accept") ?? "").includes("text/html"))) {
       const index = m.files.get("index.html") ?? m.files.get("index.htm");
       if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });

@@ -57,7 +57,10 @@ export interface InboundHandler {
 
 /** An error carrying the SMTP reply a handler wants the client to see. */
 export class SmtpReply extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -130,7 +133,12 @@ export function senderKey(ip: string): string {
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
   const full = ip.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
-  return full.slice(0, 4).map((h) => h.replace(/^0+(?=.)/, "")).join(":") + "::/64";
+  return (
+    full
+      .slice(0, 4)
+      .map((h) => h.replace(/^0+(?=.)/, ""))
+      .join(":") + "::/64"
+  );
 }
 
 export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions): Promise<RunningSmtp> {

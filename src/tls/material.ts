@@ -55,8 +55,7 @@ async function selfSigned(dir: string, names: string[]): Promise<TlsMaterial> {
   const label = names[0]!.replace(/^\*\./, "wildcard.");
   const certFile = join(dir, `self-signed-${label}.crt`);
   const keyFile = join(dir, `self-signed-${label}.key`);
-  if (existsSync(certFile) && existsSync(keyFile))
-    return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8"), source: "self-signed" };
+  if (existsSync(certFile) && existsSync(keyFile)) return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8"), source: "self-signed" };
   const pems = await generate([{ name: "commonName", value: names[0]! }], {
     keySize: 2048,
     days: 3650,

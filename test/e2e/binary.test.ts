@@ -40,7 +40,11 @@ interface Started {
 /** Start `pier serve` and wait for the banner; resolves with the HTTP port it printed. */
 async function start(dir = dataDir, extraEnv: Record<string, string> = { PIER_SECRET_KEY: SECRET }): Promise<Started> {
   const proc = Bun.spawn([bin, "serve", "--data-dir", dir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"], {
-    cwd: work, env: env(extraEnv), stdin: "ignore", stdout: "pipe", stderr: "pipe",
+    cwd: work,
+    env: env(extraEnv),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
   });
   running.add(proc);
   let out = "";
@@ -99,7 +103,9 @@ describe("the compiled binary", () => {
     try {
       const busy = run(["serve", "--data-dir", join(work, "data-busy"), "--http-port", String(taken.port), "--smtp-port", "off", "--host", "127.0.0.1"]);
       expect(busy.code).toBe(1);
-      expect(busy.stderr).toContain(`pier: port ${taken.port} (HTTP) is already in use by another program. Stop that program (or the other Pier), or choose another port with --http-port.`);
+      expect(busy.stderr).toContain(
+        `pier: port ${taken.port} (HTTP) is already in use by another program. Stop that program (or the other Pier), or choose another port with --http-port.`,
+      );
       expect(busy.stderr).not.toContain("?.");
     } finally {
       taken.stop(true);
@@ -133,10 +139,16 @@ describe("the compiled binary", () => {
       // Migrations ran inside the binary: a real database with the schema and the record of them.
       const db = new Database(join(dataDir, "pier.db"), { readonly: true });
       try {
-        const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r) => r.name);
+        const tables = db
+          .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+          .all()
+          .map((r) => r.name);
         expect(tables).toContain("jobs");
         expect(tables).toContain("__pier_migrations");
-        const applied = db.query<{ name: string }, []>("SELECT name FROM __pier_migrations ORDER BY name").all().map((r) => r.name);
+        const applied = db
+          .query<{ name: string }, []>("SELECT name FROM __pier_migrations ORDER BY name")
+          .all()
+          .map((r) => r.name);
         expect(applied).toEqual(migrations.map((m) => m.name));
       } finally {
         db.close();

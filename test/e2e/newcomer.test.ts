@@ -27,7 +27,10 @@ beforeAll(async () => {
   mkdirSync(join(work, "home"));
   bin = await buildBinary();
   pier = await startBinary(bin, { dataDir: join(work, "data"), cwd: work, env: env(), smtp: true });
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
   context = await browser.newContext();
 }, 240_000);
 
@@ -47,7 +50,8 @@ async function cli(args: string[]) {
 /** What the owner's saved credential can see over the API (the key is read from the CLI's own store). */
 async function api(method: string, path: string, key: string, body?: unknown) {
   const res = await fetch(pier.url + path, {
-    method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, body: (await res.json()) as any };
@@ -128,7 +132,8 @@ describe("a newcomer's first ten minutes with the built binary", () => {
     const transport = nodemailer.createTransport({ host: "127.0.0.1", port: pier.smtpPort, secure: false, ignoreTLS: true });
     await transport.sendMail({ from: "friend@example.org", to: address, subject: "Private hello", text: "Only for the owner." });
 
-    const messages = async () => (await api("GET", `/api/v1/buckets/${bucketId}/inbound_email/messages`, key)).body.data.messages as Array<{ subject: string; path?: string }>;
+    const messages = async () =>
+      (await api("GET", `/api/v1/buckets/${bucketId}/inbound_email/messages`, key)).body.data.messages as Array<{ subject: string; path?: string }>;
     const deadline = Date.now() + 10_000;
     while ((await messages()).length === 0 && Date.now() < deadline) await Bun.sleep(100);
     expect((await messages()).map((m) => m.subject)).toEqual(["Private hello"]);

@@ -18,28 +18,41 @@ afterAll(() => {
 });
 
 /** PATH without any bun: only system directories (node and npm live there). */
-const systemPath = (process.env.PATH ?? "").split(":").filter((d) => d && !existsSync(join(d, "bun"))).join(":") || "/usr/bin:/bin";
+const systemPath =
+  (process.env.PATH ?? "")
+    .split(":")
+    .filter((d) => d && !existsSync(join(d, "bun")))
+    .join(":") || "/usr/bin:/bin";
 
-const smtpGreeting = (port: number) => new Promise<string>((resolve, reject) => {
-  const s = connect(port, "127.0.0.1");
-  s.once("data", (d) => { resolve(d.toString()); s.end(); });
-  s.once("error", reject);
-});
+const smtpGreeting = (port: number) =>
+  new Promise<string>((resolve, reject) => {
+    const s = connect(port, "127.0.0.1");
+    s.once("data", (d) => {
+      resolve(d.toString());
+      s.end();
+    });
+    s.once("error", reject);
+  });
 
 test("npm start serves Pier from source on the printed ports and stops on Ctrl-C", async () => {
   const npm = Bun.which("npm", { PATH: systemPath });
   expect(npm).toBeTruthy();
   const dataDir = join(work, "data");
   proc = Bun.spawn([npm!, "start", "--silent", "--", "--data-dir", dataDir, "--http-port", "0", "--smtp-port", "0", "--host", "127.0.0.1"], {
-    cwd: root, env: { PATH: systemPath, HOME: work }, stdin: "ignore", stdout: "pipe", stderr: "pipe",
+    cwd: root,
+    env: { PATH: systemPath, HOME: work },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
     detached: true, // its own process group, as in a terminal
   });
   let out = "";
-  for (const s of [proc.stdout, proc.stderr]) void (async () => {
-    const reader = s.getReader();
-    const decoder = new TextDecoder();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
+  for (const s of [proc.stdout, proc.stderr])
+    void (async () => {
+      const reader = s.getReader();
+      const decoder = new TextDecoder();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+    })();
   const deadline = Date.now() + 30_000;
   let http = 0;
   let smtp = 0;
@@ -52,7 +65,7 @@ test("npm start serves Pier from source on the printed ports and stops on Ctrl-C
   // Port 0 was resolved to real ports, and both answer.
   const status = await fetch(`http://127.0.0.1:${http}/api/v1/status`);
   expect(status.status).toBe(200);
-  expect((await status.json() as any).data.server_version).toMatch(/^\d+\.\d+\.\d+/);
+  expect(((await status.json()) as any).data.server_version).toMatch(/^\d+\.\d+\.\d+/);
   expect(await smtpGreeting(smtp)).toMatch(/^220 /);
   // The data dir holds the database and the generated secret key (0600).
   expect(existsSync(join(dataDir, "pier.db"))).toBe(true);
@@ -65,7 +78,11 @@ test("npm start serves Pier from source on the printed ports and stops on Ctrl-C
   for (let i = 0; i < 100 && !out.includes("SIGINT received, shutting down"); i++) await Bun.sleep(20);
   expect(out).toContain("SIGINT received, shutting down");
   let closed = false;
-  for (let i = 0; i < 100 && !closed; i++, await Bun.sleep(50)) closed = await fetch(`http://127.0.0.1:${http}/api/v1/status`).then(() => false, () => true);
+  for (let i = 0; i < 100 && !closed; i++, await Bun.sleep(50))
+    closed = await fetch(`http://127.0.0.1:${http}/api/v1/status`).then(
+      () => false,
+      () => true,
+    );
   proc = null;
   expect(closed).toBe(true);
 }, 60_000);

@@ -36,17 +36,33 @@ export interface RunningBinary {
 /** Collect a process's stdout and stderr into one string as they arrive. */
 export function collectOutput(proc: Subprocess<any, "pipe", "pipe">): () => string {
   let out = "";
-  for (const s of [proc.stdout, proc.stderr]) void (async () => {
-    const reader = s.getReader();
-    const decoder = new TextDecoder();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  })();
+  for (const s of [proc.stdout, proc.stderr])
+    void (async () => {
+      const reader = s.getReader();
+      const decoder = new TextDecoder();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+    })();
   return () => out;
 }
 
 /** `pier serve` on 127.0.0.1 with free ports; waits for the banner. */
-export async function startBinary(bin: string, opts: { dataDir: string; cwd: string; env: Record<string, string>; smtp?: boolean; args?: string[] }): Promise<RunningBinary> {
-  const args = [bin, "serve", "--data-dir", opts.dataDir, "--http-port", "0", "--smtp-port", opts.smtp ? "0" : "off", "--host", "127.0.0.1", ...(opts.args ?? [])];
+export async function startBinary(
+  bin: string,
+  opts: { dataDir: string; cwd: string; env: Record<string, string>; smtp?: boolean; args?: string[] },
+): Promise<RunningBinary> {
+  const args = [
+    bin,
+    "serve",
+    "--data-dir",
+    opts.dataDir,
+    "--http-port",
+    "0",
+    "--smtp-port",
+    opts.smtp ? "0" : "off",
+    "--host",
+    "127.0.0.1",
+    ...(opts.args ?? []),
+  ];
   const proc = Bun.spawn(args, { cwd: opts.cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const output = collectOutput(proc);
   const deadline = Date.now() + 20_000;

@@ -11,7 +11,10 @@ export interface PageResult {
 export class Browser {
   readonly cookies = new Map<string, string>();
 
-  constructor(readonly base: string, readonly headers: Record<string, string> = {}) {}
+  constructor(
+    readonly base: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
 
   private cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");

@@ -22,7 +22,9 @@ export async function testDeps(): Promise<TestDeps> {
   const clock = new ManualClock();
   const deps = await createDeps(config, 8080, { clock, log: silentLogger });
   return {
-    deps, clock, dataDir,
+    deps,
+    clock,
+    dataDir,
     close() {
       deps.close();
       rmSync(dataDir, { recursive: true, force: true });

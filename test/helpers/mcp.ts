@@ -9,12 +9,19 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   verifier = "";
   authorizationUrl: URL | undefined;
 
-  constructor(readonly redirectUrl = "http://127.0.0.1:53682/callback", readonly scope?: string) {}
+  constructor(
+    readonly redirectUrl = "http://127.0.0.1:53682/callback",
+    readonly scope?: string,
+  ) {}
 
   get clientMetadata(): OAuthClientMetadata {
     return {
-      client_name: "MCP SDK test client", redirect_uris: [this.redirectUrl], grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"], token_endpoint_auth_method: "none", ...(this.scope ? { scope: this.scope } : {}),
+      client_name: "MCP SDK test client",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      ...(this.scope ? { scope: this.scope } : {}),
     };
   }
   clientInformation() {

@@ -48,11 +48,18 @@ export interface ApiResult {
 
 let counter = 0;
 
-export async function startTestPier(overrides: Partial<Config> = {}, opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger } = {}): Promise<TestPier> {
+export async function startTestPier(
+  overrides: Partial<Config> = {},
+  opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger } = {},
+): Promise<TestPier> {
   const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
   const config = {
     ...loadConfig({}, {}),
-    dataDir, host: "127.0.0.1", httpPort: 0, smtpPort: null, httpsPort: null,
+    dataDir,
+    host: "127.0.0.1",
+    httpPort: 0,
+    smtpPort: null,
+    httpsPort: null,
     secretKey: "test-secret-key-test-secret-key-test-secret-key",
     // Every test request comes from 127.0.0.1; rate-limit tests pass their own small limits.
     rateLimitAnonPerMinute: 100_000,
@@ -87,19 +94,34 @@ export async function startTestPier(overrides: Partial<Config> = {}, opts: { sta
     const password = "correct horse battery staple";
     // Test users stand for ordinary users: a test that wants the owner plan asks for it, even
     // for the instance's first user (who gets the owner plan when nobody names one).
-    const { user: u, account } = insertUserWithAccount(pier.deps, { email, passwordHash: await hashPassword(password), plan: o.plan ?? pier.deps.config.defaultPlan });
+    const { user: u, account } = insertUserWithAccount(pier.deps, {
+      email,
+      passwordHash: await hashPassword(password),
+      plan: o.plan ?? pier.deps.config.defaultPlan,
+    });
     const { key } = createApiKey(pier.deps, { accountId: account.id, userId: u.id, label: "test", kind: "owner", scope: o.scope ?? "bucket_admin" });
     return { userId: u.id, accountId: account.id, email, password, key };
   };
 
   const key: TestPier["key"] = (u, k) =>
     createApiKey(pier.deps, {
-      accountId: u.accountId, userId: u.userId, label: `test ${k.scope}`, kind: "named", scope: k.scope,
-      bucketAccess: k.bucketAccess, bucketPermissions: k.bucketPermissions,
+      accountId: u.accountId,
+      userId: u.userId,
+      label: `test ${k.scope}`,
+      kind: "named",
+      scope: k.scope,
+      bucketAccess: k.bucketAccess,
+      bucketPermissions: k.bucketPermissions,
     }).key;
 
   return {
-    pier, url, clock, dataDir, api, user, key,
+    pier,
+    url,
+    clock,
+    dataDir,
+    api,
+    user,
+    key,
     stop: async () => {
       await pier.stop();
       rmSync(dataDir, { recursive: true, force: true });

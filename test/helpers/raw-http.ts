@@ -80,8 +80,12 @@ export function rawRequest(o: RawOptions): Promise<RawResult> {
       clearTimeout(giveUp);
       const statusLine = text.split("\r\n", 1)[0] ?? "";
       resolve({
-        statusLine, status: Number(statusLine.split(" ")[1] ?? 0), text,
-        answeredAfterMs: answeredAt, closedAfterMs: performance.now() - t0, bodyBytesSent: sent,
+        statusLine,
+        status: Number(statusLine.split(" ")[1] ?? 0),
+        text,
+        answeredAfterMs: answeredAt,
+        closedAfterMs: performance.now() - t0,
+        bodyBytesSent: sent,
       });
     });
   });

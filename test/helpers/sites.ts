@@ -15,16 +15,32 @@ export interface PublishedSite {
   deployId: string;
 }
 
-export async function publishSite(t: TestPier, o: {
-  files: DeployFileInput[]; slug?: string; kind?: "main" | "preview"; siteMode?: SiteMode; access?: AccessMode; password?: string;
-  expiresAt?: string | null; title?: string; user?: TestUser;
-}): Promise<PublishedSite> {
+export async function publishSite(
+  t: TestPier,
+  o: {
+    files: DeployFileInput[];
+    slug?: string;
+    kind?: "main" | "preview";
+    siteMode?: SiteMode;
+    access?: AccessMode;
+    password?: string;
+    expiresAt?: string | null;
+    title?: string;
+    user?: TestUser;
+  },
+): Promise<PublishedSite> {
   const user = o.user ?? (await t.user());
   const b = await t.api("POST", "/api/v1/buckets", { key: user.key, body: { bucket: { title: o.title ?? "Site" } } });
   if (b.status !== 201) throw new Error(`bucket: ${b.text}`);
   const slug = o.slug ?? `testsite-${Date.now().toString(36)}-${++n}`;
   const pub = createPublication(t.pier.deps, {
-    bucketId: b.body.data.bucket.id, accountId: user.accountId, kind: o.kind ?? "main", slug, siteMode: o.siteMode, expiresAt: o.expiresAt, title: o.title,
+    bucketId: b.body.data.bucket.id,
+    accountId: user.accountId,
+    kind: o.kind ?? "main",
+    slug,
+    siteMode: o.siteMode,
+    expiresAt: o.expiresAt,
+    title: o.title,
   });
   let password: string | null = null;
   if (o.access && o.access !== "public") {

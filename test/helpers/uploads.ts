@@ -10,7 +10,11 @@ export interface LocalFile {
   contentType: string;
 }
 
-export const textFile = (path: string, text: string, contentType = "text/plain; charset=utf-8"): LocalFile => ({ path, bytes: new TextEncoder().encode(text), contentType });
+export const textFile = (path: string, text: string, contentType = "text/plain; charset=utf-8"): LocalFile => ({
+  path,
+  bytes: new TextEncoder().encode(text),
+  contentType,
+});
 
 export function declared(f: LocalFile) {
   return {
@@ -30,7 +34,14 @@ export async function putBytes(upload: { url: string; headers: Record<string, st
 /** Direct upload + PUT + attach; returns the attach response. */
 export async function directUpload(t: TestPier, key: string, bucketId: string, f: LocalFile) {
   const d = declared(f);
-  const r = await t.api("POST", "/api/v1/direct_uploads", { key, body: { bucket_id: bucketId, path: f.path, blob: { filename: d.name, byte_size: d.byte_size, checksum: d.checksum, content_type: d.content_type, sha256: d.sha256, purpose: "bucket_file" } } });
+  const r = await t.api("POST", "/api/v1/direct_uploads", {
+    key,
+    body: {
+      bucket_id: bucketId,
+      path: f.path,
+      blob: { filename: d.name, byte_size: d.byte_size, checksum: d.checksum, content_type: d.content_type, sha256: d.sha256, purpose: "bucket_file" },
+    },
+  });
   if (r.status !== 201) throw new Error(`direct_uploads ${r.status} ${r.text}`);
   if (r.body.data.upload_required) {
     const put = await putBytes(r.body.data.upload, f.bytes);
@@ -41,7 +52,10 @@ export async function directUpload(t: TestPier, key: string, bucketId: string, f
 
 /** A whole session: create, declare in sub-batches of 12, PUT, finalize until done. */
 export async function syncFiles(t: TestPier, key: string, bucketId: string, files: LocalFile[], opts: { deleteMissing?: boolean } = {}) {
-  const s = await t.api("POST", `/api/v1/buckets/${bucketId}/upload_sessions`, { key, body: { delete_missing: opts.deleteMissing ?? false, expected_file_count: files.length } });
+  const s = await t.api("POST", `/api/v1/buckets/${bucketId}/upload_sessions`, {
+    key,
+    body: { delete_missing: opts.deleteMissing ?? false, expected_file_count: files.length },
+  });
   if (s.status !== 201) throw new Error(`session ${s.status} ${s.text}`);
   const sid = s.body.data.upload_session.id;
   for (let i = 0; i < files.length; i += 12) {

@@ -23,7 +23,11 @@ describe("password-gated site", () => {
   test("200 wrong passwords from 20 addresses do not lock out a visitor with the right password", async () => {
     const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
     const attempt = (password: string, ip: string) =>
-      siteFetch(t, site.host, "/_pier/gate/password", { method: "POST", headers: { ...form, ...from(ip) }, body: new URLSearchParams({ password, next: "/" }).toString() });
+      siteFetch(t, site.host, "/_pier/gate/password", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ password, next: "/" }).toString(),
+      });
     // Over-long guesses are refused without an argon2id check, so the attack runs fast; each
     // still counts as a failed attempt, as any wrong password does.
     const wrong = "w".repeat(201);
@@ -61,8 +65,14 @@ describe("sign-in", () => {
 
 describe("device approval", () => {
   async function startDevice() {
-    const reg = await t.api("POST", "/oauth/register", { body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" } });
-    const res = await fetch(`${t.url}/oauth/device_authorization`, { method: "POST", headers: form, body: new URLSearchParams({ client_id: reg.body.client_id }).toString() });
+    const reg = await t.api("POST", "/oauth/register", {
+      body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" },
+    });
+    const res = await fetch(`${t.url}/oauth/device_authorization`, {
+      method: "POST",
+      headers: form,
+      body: new URLSearchParams({ client_id: reg.body.client_id }).toString(),
+    });
     return (await res.json()) as { user_code: string; device_code: string };
   }
 
@@ -70,7 +80,10 @@ describe("device approval", () => {
     const u = await t.user();
     const cookie = sessionCookie(t, u);
     for (let i = 0; i < 15; i++) {
-      const r = await fetch(`${t.url}/oauth/device?user_code=BBBB-BBB${"BCDFGHJKLMNPQ"[i]}`, { headers: { cookie, "sec-fetch-site": "cross-site" }, redirect: "manual" });
+      const r = await fetch(`${t.url}/oauth/device?user_code=BBBB-BBB${"BCDFGHJKLMNPQ"[i]}`, {
+        headers: { cookie, "sec-fetch-site": "cross-site" },
+        redirect: "manual",
+      });
       expect(r.status).toBe(200);
     }
     const d = await startDevice();
@@ -96,7 +109,11 @@ describe("access-code mail", () => {
   test("a phishing title is quoted, cut short and attributed to the site in the mail", async () => {
     const title = "URGENT: your bank account is locked.\nCall +1 555 0100 now or lose your savings \u202Eforever and ever and ever";
     const site = await publishSite(t, { kind: "preview", access: "require_email", title, files: [{ path: "index.html", bytes: "<h1>x</h1>" }] });
-    const r = await siteFetch(t, site.host, "/_pier/gate/email", { method: "POST", headers: { ...form, ...from("198.51.100.60") }, body: new URLSearchParams({ email: "stranger@example.com", next: "/" }).toString() });
+    const r = await siteFetch(t, site.host, "/_pier/gate/email", {
+      method: "POST",
+      headers: { ...form, ...from("198.51.100.60") },
+      body: new URLSearchParams({ email: "stranger@example.com", next: "/" }).toString(),
+    });
     expect(r.status).toBe(200);
     const msg = listOutbox(t.pier.deps).find((m) => m.to_address === "stranger@example.com")!;
     expect(msg.subject).not.toContain("\n");
@@ -107,9 +124,15 @@ describe("access-code mail", () => {
   });
 
   test("code mail is limited per recipient and per site; strangers using a recipient's budget up do not lock them out", async () => {
-    const sites = await Promise.all([1, 2].map(() => publishSite(t, { kind: "preview", access: "require_email", title: "Members", files: [{ path: "index.html", bytes: "x" }] })));
+    const sites = await Promise.all(
+      [1, 2].map(() => publishSite(t, { kind: "preview", access: "require_email", title: "Members", files: [{ path: "index.html", bytes: "x" }] })),
+    );
     const ask = (host: string, email: string, ip: string) =>
-      siteFetch(t, host, "/_pier/gate/email", { method: "POST", headers: { ...form, ...from(ip) }, body: new URLSearchParams({ email, next: "/" }).toString() });
+      siteFetch(t, host, "/_pier/gate/email", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ email, next: "/" }).toString(),
+      });
     const victim = "target@example.com";
     const mailsTo = (email: string) => listOutbox(t.pier.deps, 500).filter((m) => m.to_address === email);
     // Five requests naming the victim on one site (from different addresses): five mails...
@@ -124,7 +147,11 @@ describe("access-code mail", () => {
     expect(mailsTo(victim)).toHaveLength(5);
     const newest = /\b(\d{6})\b/.exec(mailsTo(victim)[0]!.text_body)![1]!;
     const request = /name="request" value="([^"]+)"/.exec(page)![1]!;
-    const enter = await siteFetch(t, sites[0]!.host, "/_pier/gate/code", { method: "POST", headers: { ...form, ...from("203.0.113.60") }, body: new URLSearchParams({ request, code: newest, next: "/" }).toString() });
+    const enter = await siteFetch(t, sites[0]!.host, "/_pier/gate/code", {
+      method: "POST",
+      headers: { ...form, ...from("203.0.113.60") },
+      body: new URLSearchParams({ request, code: newest, next: "/" }).toString(),
+    });
     expect(enter.status).toBe(303);
     // Another site still mails the victim a code of its own.
     expect((await ask(sites[1]!.host, victim, "203.0.113.60")).status).toBe(200);
@@ -201,7 +228,10 @@ describe("two-factor sign-in", () => {
 describe("agent email codes", () => {
   const ask = (email: string, ip: string) => t.api("POST", "/api/v1/agent_auth/request_code", { headers: from(ip), body: { email } });
   const verify = (email: string, code: string, ip: string) => t.api("POST", "/api/v1/agent_auth/verify_code", { headers: from(ip), body: { email, code } });
-  const codesTo = (email: string) => listOutbox(t.pier.deps, 500).filter((m) => m.to_address === email && m.kind === "agent-login-code").map((m) => /\b(\d{8})\b/.exec(m.text_body)![1]!);
+  const codesTo = (email: string) =>
+    listOutbox(t.pier.deps, 500)
+      .filter((m) => m.to_address === email && m.kind === "agent-login-code")
+      .map((m) => /\b(\d{8})\b/.exec(m.text_body)![1]!);
 
   test("strangers' wrong codes and code requests do not lock the owner out of the email-code flow", async () => {
     const u = await t.user();
@@ -237,7 +267,9 @@ describe("gate redirects", () => {
     const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
     for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example"]) {
       const r = await siteFetch(t, site.host, "/_pier/gate/password", {
-        method: "POST", headers: { ...form, ...from("203.0.113.70") }, body: new URLSearchParams({ password: "open sesame", next }).toString(),
+        method: "POST",
+        headers: { ...form, ...from("203.0.113.70") },
+        body: new URLSearchParams({ password: "open sesame", next }).toString(),
       });
       expect(r.status).toBe(303);
       expect(r.headers.get("location")).toBe("/");

@@ -14,7 +14,12 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const local = (url: string) => url.replace(t.pier.deps.urls.baseUrl, t.url);
-const liveKeys = (accountId: string) => t.pier.deps.db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).all().length;
+const liveKeys = (accountId: string) =>
+  t.pier.deps.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .all().length;
 const hashOf = (key: string) => new Bun.CryptoHasher("sha256").update(key).digest("hex");
 const totpSeed = (userId: string) => t.pier.deps.db.select({ s: users.totpSealed }).from(users).where(eq(users.id, userId)).get()!.s;
 
@@ -77,7 +82,9 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     expect(rest.status).toBe(403);
     expect(rest.body.error.code).toBe("REAUTHENTICATION_REQUIRED");
     expect(rest.body.error.details.reauthenticate_url).toEndWith("/account/confirm-password");
-    const revoke = await t.api("DELETE", `/api/v1/api_keys/${t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.accountId, owner.accountId)).get()!.id}`, { headers: { cookie, "x-pier-csrf": csrf } });
+    const revoke = await t.api("DELETE", `/api/v1/api_keys/${t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.accountId, owner.accountId)).get()!.id}`, {
+      headers: { cookie, "x-pier-csrf": csrf },
+    });
     expect(revoke.body.error.code).toBe("REAUTHENTICATION_REQUIRED");
     expect(liveKeys(owner.accountId)).toBe(before);
 
@@ -112,14 +119,24 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     const owner = await t.user({ plan: "pro" });
     const b = await browserFromLink(owner.key);
     const form = { "content-type": "application/x-www-form-urlencoded" };
-    const tokenFor = (client: string, deviceCode: string) => fetch(`${t.url}/oauth/token`, {
-      method: "POST", headers: form,
-      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: client }).toString(),
-    });
+    const tokenFor = (client: string, deviceCode: string) =>
+      fetch(`${t.url}/oauth/token`, {
+        method: "POST",
+        headers: form,
+        body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:device_code", device_code: deviceCode, client_id: client }).toString(),
+      });
 
     // Device flow: the attacker's terminal waits for the approval of its Connection ID.
-    const cli = await t.api("POST", "/oauth/register", { body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" } });
-    const device = await (await fetch(`${t.url}/oauth/device_authorization`, { method: "POST", headers: form, body: new URLSearchParams({ client_id: cli.body.client_id }).toString() })).json() as { user_code: string; device_code: string };
+    const cli = await t.api("POST", "/oauth/register", {
+      body: { client_name: "CLI", grant_types: ["urn:ietf:params:oauth:grant-type:device_code", "refresh_token"], token_endpoint_auth_method: "none" },
+    });
+    const device = (await (
+      await fetch(`${t.url}/oauth/device_authorization`, {
+        method: "POST",
+        headers: form,
+        body: new URLSearchParams({ client_id: cli.body.client_id }).toString(),
+      })
+    ).json()) as { user_code: string; device_code: string };
     const shown = await b.get(`/oauth/device?user_code=${device.user_code}`);
     expect(shown.status).toBe(200);
     const approve = await b.post("/oauth/device", { ...hiddenFields(shown.text), action: "approve" });
@@ -129,8 +146,17 @@ describe("browser login links cannot turn a weaker credential into the owner", (
 
     // Authorization code flow: Allow asks for the password instead of redirecting with a code.
     const redirect = "https://app.example/cb";
-    const app = await t.api("POST", "/oauth/register", { body: { client_name: "App", redirect_uris: [redirect], grant_types: ["authorization_code"], token_endpoint_auth_method: "none" } });
-    const params = { response_type: "code", client_id: app.body.client_id, redirect_uri: redirect, code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256", state: "s" };
+    const app = await t.api("POST", "/oauth/register", {
+      body: { client_name: "App", redirect_uris: [redirect], grant_types: ["authorization_code"], token_endpoint_auth_method: "none" },
+    });
+    const params = {
+      response_type: "code",
+      client_id: app.body.client_id,
+      redirect_uri: redirect,
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+      state: "s",
+    };
     const consentPage = await b.get(`/oauth/authorize?${new URLSearchParams(params)}`);
     expect(consentPage.status).toBe(200);
     const allow = await b.post("/oauth/authorize", { ...hiddenFields(consentPage.text), decision: "approve" });
@@ -139,7 +165,10 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     expect(allow.location).not.toContain("code=");
 
     // With the password confirmed, the owner approves and is sent back to the same request.
-    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", { password: owner.password, next: `/oauth/device?user_code=${device.user_code}` });
+    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", {
+      password: owner.password,
+      next: `/oauth/device?user_code=${device.user_code}`,
+    });
     expect(ok.status).toBe(303);
     const again = await b.get(ok.location!);
     expect((await b.post("/oauth/device", { ...hiddenFields(again.text), action: "approve" })).status).toBe(200);
@@ -163,7 +192,11 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     };
     // The owner revokes the leaked key: the link it already handed out must die with it.
     const link = await mint(leaked);
-    const keyId = t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.tokenHash, hashOf(leaked))).get()!.id;
+    const keyId = t.pier.deps.db
+      .select()
+      .from(apiKeys)
+      .where(eq(apiKeys.tokenHash, hashOf(leaked)))
+      .get()!.id;
     expect((await t.api("DELETE", `/api/v1/api_keys/${keyId}`, { key: owner.key })).status).toBe(200);
     const afterRevoke = await open(link);
     expect(afterRevoke.signedIn).toBe(false);
@@ -172,7 +205,11 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     // A key narrowed since (here: to bucket_read) no longer holds the owner's power either.
     const other = t.key(owner, { scope: "bucket_admin" });
     const link2 = await mint(other);
-    t.pier.deps.db.update(apiKeys).set({ permissionScope: "bucket_read" }).where(eq(apiKeys.tokenHash, hashOf(other))).run();
+    t.pier.deps.db
+      .update(apiKeys)
+      .set({ permissionScope: "bucket_read" })
+      .where(eq(apiKeys.tokenHash, hashOf(other)))
+      .run();
     expect((await open(link2)).signedIn).toBe(false);
 
     // A link from a key still in good standing works.

@@ -33,7 +33,8 @@ function forged(f: LocalFile, path = "loot.txt") {
 
 async function declareDirect(key: string, bucketId: string, d: ReturnType<typeof declared>) {
   return t.api("POST", "/api/v1/direct_uploads", {
-    key, body: { bucket_id: bucketId, path: d.path, blob: { byte_size: d.byte_size, checksum: d.checksum, content_type: d.content_type, sha256: d.sha256 } },
+    key,
+    body: { bucket_id: bucketId, path: d.path, blob: { byte_size: d.byte_size, checksum: d.checksum, content_type: d.content_type, sha256: d.sha256 } },
   });
 }
 
@@ -57,7 +58,10 @@ describe("attaching another account's blob by its hash", () => {
   test("upload session: declare, skip the PUT, finalize and finalize_batch: refused, nothing committed", async () => {
     const s = await t.api("POST", `/api/v1/buckets/${malloryBucket}/upload_sessions`, { key: mallory.key, body: { expected_file_count: 1 } });
     const sid = s.body.data.upload_session.id;
-    const decl = await t.api("POST", `/api/v1/buckets/${malloryBucket}/upload_sessions/${sid}/uploads`, { key: mallory.key, body: { files: [forged(secret, "loot2.txt")] } });
+    const decl = await t.api("POST", `/api/v1/buckets/${malloryBucket}/upload_sessions/${sid}/uploads`, {
+      key: mallory.key,
+      body: { files: [forged(secret, "loot2.txt")] },
+    });
     expect(decl.body.data.files[0].upload_required).toBe(true);
     const batch = await t.api("POST", `/api/v1/buckets/${malloryBucket}/upload_sessions/${sid}/finalize_batch`, { key: mallory.key, body: {} });
     expect(batch.status).toBe(200);
@@ -100,9 +104,13 @@ describe("attaching another account's blob by its hash", () => {
 describe("no existence oracle", () => {
   // Everything that depends on the request itself (ids, signatures, paths, hashes) is masked.
   const shape = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(shape)
-    : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]))
-    : typeof v === "string" ? "<string>" : v;
+    Array.isArray(v)
+      ? v.map(shape)
+      : v && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]))
+        : typeof v === "string"
+          ? "<string>"
+          : v;
 
   test("a hash stored by another account and a hash stored nowhere get the same answers", async () => {
     const victim = textFile("diary.txt", `dear diary ${randomBytes(16).toString("hex")}`);
@@ -125,7 +133,10 @@ describe("no existence oracle", () => {
     const timesA: number[] = [];
     const timesB: number[] = [];
     for (let i = 0; i < 25; i++) {
-      for (const [id, out] of [[exists.body.data.signed_blob_id, timesA], [absent.body.data.signed_blob_id, timesB]] as const) {
+      for (const [id, out] of [
+        [exists.body.data.signed_blob_id, timesA],
+        [absent.body.data.signed_blob_id, timesB],
+      ] as const) {
         const t0 = performance.now();
         expect((await attach(id)).status).toBe(409);
         out.push(performance.now() - t0);

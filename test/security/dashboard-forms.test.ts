@@ -64,7 +64,11 @@ describe("dashboard forms", () => {
     expect(unknown.status).toBe(404);
     expect(page.text).not.toContain("Secret project");
     const csrf = csrfOf(page.text);
-    for (const [action, form] of [["archive", {}], ["inbound", { enabled: "on" }], ["delete", { confirmation: `delete ${theirs.id}` }]] as const) {
+    for (const [action, form] of [
+      ["archive", {}],
+      ["inbound", { enabled: "on" }],
+      ["delete", { confirmation: `delete ${theirs.id}` }],
+    ] as const) {
       const res = await b.post(`/dashboard/buckets/${theirs.id}/${action}`, { csrf, ...form });
       expect(res.status).toBe(404);
     }

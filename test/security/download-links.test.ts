@@ -63,7 +63,12 @@ describe("signed download links die with the file", () => {
     // Review item 13: the link was checked against the files table only, which a background
     // delete empties over minutes; meanwhile every link of the "deleted" bucket kept working.
     const bucket = await newBucket(t, u.key);
-    await syncFiles(t, u.key, bucket, Array.from({ length: 40 }, (_, i) => textFile(`f${i}.txt`, `file ${i}`)));
+    await syncFiles(
+      t,
+      u.key,
+      bucket,
+      Array.from({ length: 40 }, (_, i) => textFile(`f${i}.txt`, `file ${i}`)),
+    );
     const url = await link(bucket, "f1.txt");
     expect(await (await fetch(url)).text()).toBe("file 1");
     const b = (await t.api("GET", `/api/v1/buckets/${bucket}`, { key: u.key })).body.data.bucket;

@@ -15,10 +15,12 @@ const enc = (s: string) => new TextEncoder().encode(s);
 test("a README that takes marked seconds to render does not stall other requests, and shows as text", async () => {
   // 64 KiB of quote markers: marked recursed for 1.3 s and then overflowed its stack (a 500 before).
   const evil = ">".repeat(64 * 1024 - 10) + " gotcha";
-  const site = await publishSite(t, { files: [
-    { path: "docs/README.md", bytes: enc(evil), contentType: "text/markdown" },
-    { path: "docs/a.txt", bytes: enc("a"), contentType: "text/plain" },
-  ] });
+  const site = await publishSite(t, {
+    files: [
+      { path: "docs/README.md", bytes: enc(evil), contentType: "text/markdown" },
+      { path: "docs/a.txt", bytes: enc("a"), contentType: "text/plain" },
+    ],
+  });
   const page = fetch(`${t.url}/docs/`, { headers: { host: site.host } });
   await Bun.sleep(20);
   const t0 = performance.now();
@@ -36,10 +38,12 @@ test("a README that takes marked seconds to render does not stall other requests
 });
 
 test("an ordinary README still renders as Markdown", async () => {
-  const site = await publishSite(t, { files: [
-    { path: "README.md", bytes: enc("# Hello\n\nSome *text* and [a link](https://example.com)."), contentType: "text/markdown" },
-    { path: "b.txt", bytes: enc("b"), contentType: "text/plain" },
-  ] });
+  const site = await publishSite(t, {
+    files: [
+      { path: "README.md", bytes: enc("# Hello\n\nSome *text* and [a link](https://example.com)."), contentType: "text/markdown" },
+      { path: "b.txt", bytes: enc("b"), contentType: "text/plain" },
+    ],
+  });
   const html = await (await fetch(`${t.url}/`, { headers: { host: site.host } })).text();
   expect(html).toContain("<h1>Hello</h1>");
   expect(html).toContain("<em>text</em>");

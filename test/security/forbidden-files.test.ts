@@ -35,7 +35,10 @@ describe("names Windows would turn into forbidden ones", () => {
       const r = await declare(path, bytes);
       expect([path, r.status, r.body.error.code, r.body.error.details.reason]).toEqual([path, 422, "INVALID_PATH", "trailing_dot_or_space"]);
     }
-    const s = await t.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_id: bucket, files: [{ ...declared({ path: "setup.exe.", bytes, contentType: "text/plain" }) }] } });
+    const s = await t.api("POST", "/api/v1/publish_sessions", {
+      key: u.key,
+      body: { bucket_id: bucket, files: [{ ...declared({ path: "setup.exe.", bytes, contentType: "text/plain" }) }] },
+    });
     expect([s.status, s.body.error.code]).toEqual([422, "INVALID_PATH"]);
     expect(await bucketPaths()).toEqual([]);
   });
@@ -96,7 +99,9 @@ describe("executables written as text", () => {
 
   test("MCP bucket_file_write with ELF content is refused and nothing is stored", async () => {
     const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }),
+    );
     try {
       const r = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: bucket, path: "notes/run.txt", content: elfText } });
       expect((r.structuredContent as any)?.error?.code).toBe("FORBIDDEN_FILE_TYPE");

@@ -21,7 +21,9 @@ const site = {
   "page.html": "<p>a page</p>",
 };
 const entry = (path: string, text: string) => ({
-  path, byte_size: Buffer.byteLength(text), content_type: path.endsWith(".html") ? "text/html" : "text/markdown",
+  path,
+  byte_size: Buffer.byteLength(text),
+  content_type: path.endsWith(".html") ? "text/html" : "text/markdown",
   checksum: new Bun.CryptoHasher("md5").update(text).digest("base64"),
   sha256: new Bun.CryptoHasher("sha256").update(text).digest("hex"),
 });
@@ -36,8 +38,21 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 async function deliver(subject: string) {
-  await nodemailer.createTransport({ host: "127.0.0.1", port: t.pier.smtp!.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false } } as SMTPTransport.Options)
-    .sendMail({ from: "Someone <someone@sender.test>", to: address, subject, text: `Private body of ${subject}`, attachments: [{ filename: "contract.pdf", content: "%PDF-1.4 private" }] });
+  await nodemailer
+    .createTransport({
+      host: "127.0.0.1",
+      port: t.pier.smtp!.port,
+      secure: false,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+    } as SMTPTransport.Options)
+    .sendMail({
+      from: "Someone <someone@sender.test>",
+      to: address,
+      subject,
+      text: `Private body of ${subject}`,
+      attachments: [{ filename: "contract.pdf", content: "%PDF-1.4 private" }],
+    });
 }
 
 async function mailFiles(): Promise<{ id: string; path: string }[]> {
@@ -48,7 +63,10 @@ async function mailFiles(): Promise<{ id: string; path: string }[]> {
 
 /** `pier publish DIR` as the CLI does it: a publish session with delete_missing (the default). */
 async function publishFolder(opts: { preview?: boolean } = {}) {
-  const s = await t.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_id: bucketId, preview: opts.preview ?? false, files: Object.entries(site).map(([p, x]) => entry(p, x)) } });
+  const s = await t.api("POST", "/api/v1/publish_sessions", {
+    key: u.key,
+    body: { bucket_id: bucketId, preview: opts.preview ?? false, files: Object.entries(site).map(([p, x]) => entry(p, x)) },
+  });
   expect(s.status).toBe(201);
   for (const up of s.body.data.publish_session.uploads) expect((await putBytes(up.upload, site[up.path as keyof typeof site])).status).toBe(200);
   const fin = await t.api("POST", `/api/v1/publish_sessions/${s.body.data.publish_session.id}/finalize`, { key: u.key });
@@ -109,7 +127,13 @@ describe("received mail is private to the API", () => {
   });
 
   test("an upload session with delete_missing and a version restore keep them", async () => {
-    const { finalize } = await syncFiles(t, u.key, bucketId, Object.entries(site).map(([p, x]) => textFile(p, x)), { deleteMissing: true });
+    const { finalize } = await syncFiles(
+      t,
+      u.key,
+      bucketId,
+      Object.entries(site).map(([p, x]) => textFile(p, x)),
+      { deleteMissing: true },
+    );
     expect(finalize.status).toBe(200);
     expect(finalize.body.data.upload_session.deleted_files_count).toBe(0);
     expect((await mailFiles()).map((f) => f.path)).toEqual(messagePaths);

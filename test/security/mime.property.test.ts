@@ -22,7 +22,8 @@ afterAll(() => t.stop());
 const token = fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,20}$/);
 const headerValue = fc.oneof(
   fc.string({ maxLength: 200 }).map((s) => s.replace(/[\r\n]/g, " ")),
-  fc.tuple(fc.constantFrom("utf-8", "iso-8859-1", "x-unknown", "", "utf-7"), fc.constantFrom("B", "Q", "X"), fc.string({ maxLength: 60 }))
+  fc
+    .tuple(fc.constantFrom("utf-8", "iso-8859-1", "x-unknown", "", "utf-7"), fc.constantFrom("B", "Q", "X"), fc.string({ maxLength: 60 }))
     .map(([cs, enc, text]) => `=?${cs}?${enc}?${text.replace(/[\r\n?]/g, "")}?=`),
   fc.constant("x".repeat(5000)),
 );
@@ -33,17 +34,31 @@ const filename = fc.oneof(
 const encoding = fc.constantFrom("base64", "quoted-printable", "7bit", "8bit", "binary", "x-uuencode", "bogus");
 const body = fc.oneof(fc.string({ maxLength: 300 }), fc.constant("=ZZ=\r\n=\r\n"), fc.constant("!!!not base64!!!"), fc.base64String({ maxLength: 400 }));
 
-interface Part { headers: string[]; body: string }
+interface Part {
+  headers: string[];
+  body: string;
+}
 /** A MIME tree as text: leaves are parts with random headers; nodes are multiparts whose boundary may be missing or never closed. */
 const mimeTree: fc.Arbitrary<Part> = fc.letrec<{ node: Part }>((tie) => ({
   node: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
-    fc.record({ type: fc.constantFrom("text/plain", "text/html", "application/octet-stream", "image/png", "message/rfc822"), enc: encoding, name: fc.option(filename), body })
+    fc
+      .record({
+        type: fc.constantFrom("text/plain", "text/html", "application/octet-stream", "image/png", "message/rfc822"),
+        enc: encoding,
+        name: fc.option(filename),
+        body,
+      })
       .map(({ type, enc, name, body }) => ({
-        headers: [`Content-Type: ${type}${name !== null ? `; name="${name}"` : ""}`, `Content-Transfer-Encoding: ${enc}`, ...(name !== null ? [`Content-Disposition: attachment; filename="${name}"`] : [])],
+        headers: [
+          `Content-Type: ${type}${name !== null ? `; name="${name}"` : ""}`,
+          `Content-Transfer-Encoding: ${enc}`,
+          ...(name !== null ? [`Content-Disposition: attachment; filename="${name}"`] : []),
+        ],
         body,
       })),
-    fc.record({ boundary: fc.oneof(token, fc.constant("")), close: fc.boolean(), parts: fc.array(tie("node"), { maxLength: 4 }) })
+    fc
+      .record({ boundary: fc.oneof(token, fc.constant("")), close: fc.boolean(), parts: fc.array(tie("node"), { maxLength: 4 }) })
       .map(({ boundary, close, parts }) => ({
         headers: [`Content-Type: multipart/mixed; boundary="${boundary}"`],
         body: parts.map((p) => `--${boundary}\r\n${p.headers.join("\r\n")}\r\n\r\n${p.body}\r\n`).join("") + (close ? `--${boundary}--\r\n` : ""),
@@ -72,9 +87,15 @@ test("random MIME messages are answered, never stall the server, and file safely
   let accepted = 0;
   await fc.assert(
     fc.asyncProperty(message, async ({ extra, subject, tree }) => {
-      const raw = [`From: someone@sender.test`, `To: ${to}`, `Subject: ${subject}`, `MIME-Version: 1.0`, ...extra.map(([k, v]) => `X-${k}: ${v}`), ...tree.headers].join("\r\n") + `\r\n\r\n${tree.body}\r\n`;
+      const raw =
+        [`From: someone@sender.test`, `To: ${to}`, `Subject: ${subject}`, `MIME-Version: 1.0`, ...extra.map(([k, v]) => `X-${k}: ${v}`), ...tree.headers].join(
+          "\r\n",
+        ) + `\r\n\r\n${tree.body}\r\n`;
       const started = performance.now();
-      const sent = transport.sendMail({ envelope: { from: "someone@sender.test", to: [to] }, raw }).then(() => "250", (e: { responseCode?: number }) => String(e.responseCode ?? "error"));
+      const sent = transport.sendMail({ envelope: { from: "someone@sender.test", to: [to] }, raw }).then(
+        () => "250",
+        (e: { responseCode?: number }) => String(e.responseCode ?? "error"),
+      );
       // While the message is parsed and filed, the API answers promptly.
       const status = await t.api("GET", "/api/v1/status");
       expect(status.status).toBe(200);

@@ -24,15 +24,22 @@ afterAll(() => t.stop());
 
 const jsonValue = fc.oneof(
   fc.jsonValue({ maxDepth: 40 }),
-  fc.letrec((tie) => ({ deep: fc.oneof({ depthSize: "small" }, fc.constant(0), fc.array(tie("deep"), { maxLength: 2 }), fc.dictionary(fc.string(), tie("deep"), { maxKeys: 2 })) })).deep,
-  fc.record({ bucket: fc.record({ title: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), tag_paths: fc.array(fc.jsonValue(), { maxLength: 30 }), metadata: fc.jsonValue() }, { requiredKeys: [] }) }),
+  fc.letrec((tie) => ({
+    deep: fc.oneof({ depthSize: "small" }, fc.constant(0), fc.array(tie("deep"), { maxLength: 2 }), fc.dictionary(fc.string(), tie("deep"), { maxKeys: 2 })),
+  })).deep,
+  fc.record({
+    bucket: fc.record(
+      { title: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), tag_paths: fc.array(fc.jsonValue(), { maxLength: 30 }), metadata: fc.jsonValue() },
+      { requiredKeys: [] },
+    ),
+  }),
   fc.record({ operation: fc.string(), bucket_ids: fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 200 }) }),
 );
 const rawBody = fc.oneof(
   jsonValue.map((v) => JSON.stringify(v)),
   fc.string({ unit: "binary", maxLength: 2000 }),
   fc.integer({ min: 1, max: 3000 }).map((n) => "[".repeat(n)),
-  fc.tuple(fc.integer({ min: 0, max: 20 }), fc.string({ maxLength: 5000 })).map(([d, s]) => "{\"a\":".repeat(d) + JSON.stringify(s) + "}".repeat(d)),
+  fc.tuple(fc.integer({ min: 0, max: 20 }), fc.string({ maxLength: 5000 })).map(([d, s]) => '{"a":'.repeat(d) + JSON.stringify(s) + "}".repeat(d)),
 );
 const routes = () => [
   { method: "POST", path: "/api/v1/buckets", auth: true },
@@ -49,22 +56,28 @@ const routes = () => [
 test("random JSON bodies: 2xx or a catalogued 4xx, never 500, each answered quickly", async () => {
   const codes = new Set(Object.keys(errorCatalogue));
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 0, max: routes().length - 1 }), rawBody, fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded"), async (i, body, type) => {
-      const r = routes()[i]!;
-      const t0 = performance.now();
-      const res = await fetch(t.url + r.path, {
-        method: r.method, body,
-        headers: { "content-type": type, ...(r.auth ? { authorization: `Bearer ${owner.key}` } : {}) },
-      });
-      const text = await res.text();
-      const took = performance.now() - t0;
-      expect(res.status, `${r.method} ${r.path} ${body.slice(0, 80)}`).toBeLessThan(500);
-      expect(took).toBeLessThan(1000);
-      if (res.status >= 400 && !r.path.startsWith("/oauth/")) {
-        const code = JSON.parse(text).error.code;
-        expect(codes.has(code)).toBe(true);
-      }
-    }),
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: routes().length - 1 }),
+      rawBody,
+      fc.constantFrom("application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded"),
+      async (i, body, type) => {
+        const r = routes()[i]!;
+        const t0 = performance.now();
+        const res = await fetch(t.url + r.path, {
+          method: r.method,
+          body,
+          headers: { "content-type": type, ...(r.auth ? { authorization: `Bearer ${owner.key}` } : {}) },
+        });
+        const text = await res.text();
+        const took = performance.now() - t0;
+        expect(res.status, `${r.method} ${r.path} ${body.slice(0, 80)}`).toBeLessThan(500);
+        expect(took).toBeLessThan(1000);
+        if (res.status >= 400 && !r.path.startsWith("/oauth/")) {
+          const code = JSON.parse(text).error.code;
+          expect(codes.has(code)).toBe(true);
+        }
+      },
+    ),
     { numRuns: 150 },
   );
 });

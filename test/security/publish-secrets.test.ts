@@ -72,8 +72,11 @@ describe("secret-bearing paths are never published", () => {
 
   test("a publish session (preview) whose manifest names them", async () => {
     const files = Object.entries(all).map(([path, x]) => ({
-      path, byte_size: Buffer.byteLength(x), content_type: typeOf(path),
-      checksum: new Bun.CryptoHasher("md5").update(x).digest("base64"), sha256: new Bun.CryptoHasher("sha256").update(x).digest("hex"),
+      path,
+      byte_size: Buffer.byteLength(x),
+      content_type: typeOf(path),
+      checksum: new Bun.CryptoHasher("md5").update(x).digest("base64"),
+      sha256: new Bun.CryptoHasher("sha256").update(x).digest("hex"),
     }));
     const s = await t.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_title: "Preview checkout", preview: true, files } });
     expect(s.status).toBe(201);
@@ -95,9 +98,17 @@ describe("secret-bearing paths are never published", () => {
     const site = await publishSite(t, { user: u, files: Object.entries(publicFiles).map(([path, bytes]) => ({ path, bytes })) });
     const blob = await t.pier.deps.blobs.putBytes(secrets[".git/config"]!);
     // A legacy deploy row, written behind the exclusion rules' back.
-    t.pier.deps.db.insert(deployFiles).values({
-      deployId: site.deployId, path: ".git/config", blobSha256: blob.sha256, size: blob.size, contentType: "text/plain", etag: `"${blob.sha256}"`,
-    }).run();
+    t.pier.deps.db
+      .insert(deployFiles)
+      .values({
+        deployId: site.deployId,
+        path: ".git/config",
+        blobSha256: blob.sha256,
+        size: blob.size,
+        contentType: "text/plain",
+        etag: `"${blob.sha256}"`,
+      })
+      .run();
     const r = await siteFetch(t, site.host, "/.git/config");
     expect(r.status).toBe(404);
     expect(await r.text()).not.toContain(TOKEN);
@@ -105,10 +116,34 @@ describe("secret-bearing paths are never published", () => {
 
   test("the list: version control, credentials, swap files, mail; Windows trailing dots do not slip through", () => {
     for (const p of [
-      ".git/config", "a/b/.git/objects/ab/cdef", ".GIT/config", ".git./config", ".hg/store", ".svn/wc.db", ".bzr/branch", "_email/x/message.json",
-      ".env", ".env.production", ".npmrc", ".netrc", ".htpasswd", ".htaccess", ".DS_Store", "x/.ds_store", "id_rsa", "keys/id_ed25519",
-      ".ssh/authorized_keys", ".aws/credentials", ".docker/config.json", ".kube/config", "a.swp", "evil.exe.", "evil.exe ", ".yarnrc.yml",
-    ]) expect([p, isExcludedFromPublish(p)]).toEqual([p, true]);
+      ".git/config",
+      "a/b/.git/objects/ab/cdef",
+      ".GIT/config",
+      ".git./config",
+      ".hg/store",
+      ".svn/wc.db",
+      ".bzr/branch",
+      "_email/x/message.json",
+      ".env",
+      ".env.production",
+      ".npmrc",
+      ".netrc",
+      ".htpasswd",
+      ".htaccess",
+      ".DS_Store",
+      "x/.ds_store",
+      "id_rsa",
+      "keys/id_ed25519",
+      ".ssh/authorized_keys",
+      ".aws/credentials",
+      ".docker/config.json",
+      ".kube/config",
+      "a.swp",
+      "evil.exe.",
+      "evil.exe ",
+      ".yarnrc.yml",
+    ])
+      expect([p, isExcludedFromPublish(p)]).toEqual([p, true]);
     for (const p of ["index.html", ".well-known/security.txt", "id_rsa.pub", "email/index.html", "docs/git/intro.md", ".nojekyll", "img/.gitkeep.png"]) {
       expect([p, isExcludedFromPublish(p)]).toEqual([p, false]);
     }

@@ -120,7 +120,9 @@ describe("body size limits, enforced while streaming", () => {
 
   test("routes with larger limits read past the anonymous limit only for a valid credential", async () => {
     const files = Array.from({ length: 600 }, (_, i) => ({
-      path: `assets/file-${i}-${"x".repeat(60)}.txt`, byte_size: 1, checksum: "DMF1ucDxtqgxw5niaXcmYQ==",
+      path: `assets/file-${i}-${"x".repeat(60)}.txt`,
+      byte_size: 1,
+      checksum: "DMF1ucDxtqgxw5niaXcmYQ==",
       sha256: "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
     }));
     const body = JSON.stringify({ bucket_title: "Big manifest", files });
@@ -143,7 +145,8 @@ describe("body size limits, enforced while streaming", () => {
 
   test("a lying Content-Length (not a number) is refused", async () => {
     const r = await rawRequest({
-      port, head: "POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1e9\r\nConnection: close",
+      port,
+      head: "POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1e9\r\nConnection: close",
       next: () => null,
     });
     expect(r.status).toBe(400);
@@ -174,13 +177,23 @@ describe("slow bodies", () => {
     const d = await t.api("POST", "/api/v1/direct_uploads", {
       key: owner.key,
       body: {
-        bucket_id: r0.body.data.bucket.id, path: "big.bin",
-        blob: { filename: "big.bin", byte_size: bytes.byteLength, checksum: hasher.digest("base64"), content_type: "application/octet-stream", sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"), purpose: "bucket_file" },
+        bucket_id: r0.body.data.bucket.id,
+        path: "big.bin",
+        blob: {
+          filename: "big.bin",
+          byte_size: bytes.byteLength,
+          checksum: hasher.digest("base64"),
+          content_type: "application/octet-stream",
+          sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
+          purpose: "bucket_file",
+        },
       },
     });
     expect(d.status).toBe(201);
     const url = new URL(d.body.data.upload.url);
-    const headers = Object.entries(d.body.data.upload.headers as Record<string, string>).map(([k, v]) => `${k}: ${v}`).join("\r\n");
+    const headers = Object.entries(d.body.data.upload.headers as Record<string, string>)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join("\r\n");
     const r = await rawRequest({
       port,
       head: `PUT ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${headers}\r\nContent-Length: ${bytes.byteLength}`,
@@ -195,14 +208,21 @@ describe("slow bodies", () => {
 describe("site hosts", () => {
   let host: string;
   beforeAll(async () => {
-    host = (await publishSite(t, { files: [{ path: "index.html", bytes: new TextEncoder().encode("<h1>hi</h1>"), contentType: "text/html" }], access: "password", password: "hunter2hunter2" })).host;
+    host = (
+      await publishSite(t, {
+        files: [{ path: "index.html", bytes: new TextEncoder().encode("<h1>hi</h1>"), contentType: "text/html" }],
+        access: "password",
+        password: "hunter2hunter2",
+      })
+    ).host;
   });
 
   test("a 500 MB POST to a site is refused before it is read", async () => {
     const chunk = new Uint8Array(1024 * 1024);
     for (const path of ["/", "/_pier/gate/password"]) {
       const r = await rawRequest({
-        port, head: `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${500 * 1024 * 1024}`,
+        port,
+        head: `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${500 * 1024 * 1024}`,
         next: (i) => (i < 500 ? chunk : null),
       });
       expect(r.status, path).toBe(413);
@@ -213,7 +233,8 @@ describe("site hosts", () => {
   test("a chunked POST to a site is cut off at the site limit", async () => {
     const piece = new Uint8Array(4096).fill(0x61);
     const r = await rawRequest({
-      port, head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked`,
+      port,
+      head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked`,
       next: (i) => (i < 10_000 ? Buffer.concat([Buffer.from("1000\r\n"), piece, Buffer.from("\r\n")]) : "0\r\n\r\n"),
     });
     expect(r.status).toBe(413);
@@ -224,8 +245,10 @@ describe("site hosts", () => {
   test("a slow gate form post is cut off after the body timeout", async () => {
     const form = "password=hunter2hunter2&next=%2F";
     const r = await rawRequest({
-      port, head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`,
-      next: (i) => (i < form.length ? form[i]! : null), every: 500,
+      port,
+      head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`,
+      next: (i) => (i < form.length ? form[i]! : null),
+      every: 500,
     });
     expect(r.status).toBe(408);
     expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
@@ -233,7 +256,8 @@ describe("site hosts", () => {
 
   test("a normal gate form post still works", async () => {
     const r = await fetch(`${t.url}/_pier/gate/password`, {
-      method: "POST", redirect: "manual",
+      method: "POST",
+      redirect: "manual",
       headers: { host, "content-type": "application/x-www-form-urlencoded" },
       body: "password=hunter2hunter2&next=%2F",
     });

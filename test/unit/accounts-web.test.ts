@@ -9,7 +9,7 @@ import { escapeHtml, html, loadTemplate, renderTemplate, SafeHtml } from "../../
 
 describe("templates", () => {
   test("values are escaped, raw slots take only SafeHtml, sections nest", () => {
-    const tpl = "<p title=\"{{a}}\">{{a}}</p>{{{b}}}{{#on}}[on{{#inner}} inner{{/inner}}]{{/on}}{{^on}}off{{/on}}";
+    const tpl = '<p title="{{a}}">{{a}}</p>{{{b}}}{{#on}}[on{{#inner}} inner{{/inner}}]{{/on}}{{^on}}off{{/on}}';
     const out = renderTemplate(tpl, { a: `<x onclick="y">&'`, b: html`<i>${"<b>"}</i>`, on: true, inner: "yes" });
     expect(out).toBe('<p title="&#60;x onclick&#61;&#34;y&#34;&#62;&#38;&#39;">&#60;x onclick&#61;&#34;y&#34;&#62;&#38;&#39;</p><i>&#60;b&#62;</i>[on inner]');
     expect(renderTemplate("{{#on}}x{{/on}}{{^on}}y{{/on}}", { on: false })).toBe("y");
@@ -117,6 +117,9 @@ describe("wrong-guess lockouts", () => {
     const clock = { now: () => new Date(0) };
     const device = new UserCodeGuard(clock);
     for (let i = 0; i < 10; i++) device.miss("usr_1", "3.3.3.3");
-    expect([codeOf(() => signin.check("e@x", "3.3.3.3", 1)), codeOf(() => device.check("usr_1", "3.3.3.3"))]).toEqual(["TOO_MANY_ATTEMPTS", "TOO_MANY_ATTEMPTS"]);
+    expect([codeOf(() => signin.check("e@x", "3.3.3.3", 1)), codeOf(() => device.check("usr_1", "3.3.3.3"))]).toEqual([
+      "TOO_MANY_ATTEMPTS",
+      "TOO_MANY_ATTEMPTS",
+    ]);
   });
 });

@@ -23,9 +23,15 @@ function featureOf(path: string): string | null {
   return parts.length > 1 && parts[0] !== ".." ? parts[0]! : null;
 }
 
-interface Import { from: string; spec: string; target: string; names: string[] }
+interface Import {
+  from: string;
+  spec: string;
+  target: string;
+  names: string[];
+}
 
-const IMPORT = /(?:import|export)\s+(?:type\s+)?(?:\{([^}]*)\}|\*\s+as\s+\w+|\w+)?\s*(?:,\s*\{([^}]*)\})?\s*from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g;
+const IMPORT =
+  /(?:import|export)\s+(?:type\s+)?(?:\{([^}]*)\}|\*\s+as\s+\w+|\w+)?\s*(?:,\s*\{([^}]*)\})?\s*from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g;
 
 function importsOf(file: string): Import[] {
   const text = readFileSync(file, "utf8");
@@ -33,7 +39,15 @@ function importsOf(file: string): Import[] {
     const spec = (m[3] ?? m[4])!;
     const base = resolve(dirname(file), spec);
     const target = existsSync(`${base}.ts`) ? `${base}.ts` : existsSync(join(base, "index.ts")) ? join(base, "index.ts") : base;
-    const names = `${m[1] ?? ""},${m[2] ?? ""}`.split(",").map((n) => n.replace(/^\s*type\s+/, "").split(/\s+as\s+/)[0]!.trim()).filter(Boolean);
+    const names = `${m[1] ?? ""},${m[2] ?? ""}`
+      .split(",")
+      .map((n) =>
+        n
+          .replace(/^\s*type\s+/, "")
+          .split(/\s+as\s+/)[0]!
+          .trim(),
+      )
+      .filter(Boolean);
     return { from: file, spec, target, names };
   });
 }
@@ -48,15 +62,42 @@ const rel = (p: string) => relative(FEATURES, p);
 
 /** Which feature owns each table of src/db/schema: only it reads or writes the table. */
 const TABLE_OWNER: Record<string, string> = {
-  users: "accounts", accounts: "accounts", memberships: "accounts", sessions: "accounts", apiKeys: "accounts", invites: "accounts",
+  users: "accounts",
+  accounts: "accounts",
+  memberships: "accounts",
+  sessions: "accounts",
+  apiKeys: "accounts",
+  invites: "accounts",
   notifications: "notifications",
-  buckets: "buckets", bucketLocks: "buckets", bucketVariables: "buckets", deletedBuckets: "buckets", mailAddresses: "buckets",
-  files: "files", bucketVersions: "files", fileChanges: "files", uploadSessions: "files", uploadEntries: "files", fileLocks: "files",
-  mailMessages: "mail", mailOutbox: "mail",
-  oauthClients: "oauth", oauthGrants: "oauth", oauthDeviceCodes: "oauth", oauthAuthCodes: "oauth", oauthTokens: "oauth",
-  agentActivity: "agent-auth", loginLinks: "agent-auth", agentLoginCodes: "agent-auth",
-  publications: "publish", deploys: "publish", deployFiles: "publish", siteGateAttempts: "publish", siteEmailCodes: "publish",
-  siteLeads: "publish", autoIndexTemplates: "publish", publishSessions: "publish",
+  buckets: "buckets",
+  bucketLocks: "buckets",
+  bucketVariables: "buckets",
+  deletedBuckets: "buckets",
+  mailAddresses: "buckets",
+  files: "files",
+  bucketVersions: "files",
+  fileChanges: "files",
+  uploadSessions: "files",
+  uploadEntries: "files",
+  fileLocks: "files",
+  mailMessages: "mail",
+  mailOutbox: "mail",
+  oauthClients: "oauth",
+  oauthGrants: "oauth",
+  oauthDeviceCodes: "oauth",
+  oauthAuthCodes: "oauth",
+  oauthTokens: "oauth",
+  agentActivity: "agent-auth",
+  loginLinks: "agent-auth",
+  agentLoginCodes: "agent-auth",
+  publications: "publish",
+  deploys: "publish",
+  deployFiles: "publish",
+  siteGateAttempts: "publish",
+  siteEmailCodes: "publish",
+  siteLeads: "publish",
+  autoIndexTemplates: "publish",
+  publishSessions: "publish",
   jobs: "jobs",
 };
 
@@ -67,12 +108,36 @@ const TABLE_OWNER: Record<string, string> = {
  */
 const KNOWN_TABLE_CROSSINGS = new Set<string>([
   // Bucket deletion (buckets/items.ts) empties every table that holds a bucket's rows.
-  "accounts/access-keys.ts -> buckets", "accounts/dashboard.ts -> buckets",
-  "agent-auth/email-code.ts -> buckets", "agent-auth/login-link.ts -> memberships", "agent-auth/login-link.ts -> sessions", "agent-auth/login-link.ts -> users",
-  "buckets/inbound-address.ts -> accounts", "buckets/items.ts -> bucketVersions", "buckets/items.ts -> deployFiles", "buckets/items.ts -> deploys", "buckets/items.ts -> fileChanges", "buckets/items.ts -> fileLocks", "buckets/items.ts -> files", "buckets/items.ts -> mailMessages", "buckets/items.ts -> publications", "buckets/items.ts -> publishSessions", "buckets/items.ts -> uploadEntries", "buckets/items.ts -> uploadSessions", "buckets/locks.ts -> uploadSessions", "buckets/publication-state.ts -> publications",
-  "files/commit.ts -> buckets", "files/uploads/declare.ts -> buckets", "files/uploads/lock.ts -> bucketLocks",
-  "mail/filer.ts -> mailAddresses", "mail/messages.ts -> files",
-  "oauth/connections.ts -> apiKeys", "oauth/grants.ts -> apiKeys", "oauth/grants.ts -> memberships", "oauth/grants.ts -> users", "oauth/token.ts -> apiKeys",
+  "accounts/access-keys.ts -> buckets",
+  "accounts/dashboard.ts -> buckets",
+  "agent-auth/email-code.ts -> buckets",
+  "agent-auth/login-link.ts -> memberships",
+  "agent-auth/login-link.ts -> sessions",
+  "agent-auth/login-link.ts -> users",
+  "buckets/inbound-address.ts -> accounts",
+  "buckets/items.ts -> bucketVersions",
+  "buckets/items.ts -> deployFiles",
+  "buckets/items.ts -> deploys",
+  "buckets/items.ts -> fileChanges",
+  "buckets/items.ts -> fileLocks",
+  "buckets/items.ts -> files",
+  "buckets/items.ts -> mailMessages",
+  "buckets/items.ts -> publications",
+  "buckets/items.ts -> publishSessions",
+  "buckets/items.ts -> uploadEntries",
+  "buckets/items.ts -> uploadSessions",
+  "buckets/locks.ts -> uploadSessions",
+  "buckets/publication-state.ts -> publications",
+  "files/commit.ts -> buckets",
+  "files/uploads/declare.ts -> buckets",
+  "files/uploads/lock.ts -> bucketLocks",
+  "mail/filer.ts -> mailAddresses",
+  "mail/messages.ts -> files",
+  "oauth/connections.ts -> apiKeys",
+  "oauth/grants.ts -> apiKeys",
+  "oauth/grants.ts -> memberships",
+  "oauth/grants.ts -> users",
+  "oauth/token.ts -> apiKeys",
   "publish/lifecycle.ts -> accounts",
 ]);
 
@@ -127,7 +192,15 @@ describe("feature boundaries", () => {
     const features = new Set(featureFiles.map((f) => featureOf(f)));
     expect(features.size).toBeGreaterThanOrEqual(8);
     expect(crossFeature.length).toBeGreaterThan(20);
-    expect(cycles(new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])]]))).toEqual(["a -> b -> c -> a"]);
+    expect(
+      cycles(
+        new Map([
+          ["a", new Set(["b"])],
+          ["b", new Set(["c"])],
+          ["c", new Set(["a"])],
+        ]),
+      ),
+    ).toEqual(["a -> b -> c -> a"]);
   });
 
   test("every feature has an index.ts", () => {
@@ -161,15 +234,19 @@ describe("feature boundaries", () => {
   test("src/ outside features imports a feature only through its index.ts (listed exceptions aside)", () => {
     const outside = tsFiles(SRC).filter((f) => !f.startsWith(FEATURES + "/") && !f.endsWith(".gen.ts"));
     expect(outside.length).toBeGreaterThan(20);
-    const reaching = outside.flatMap(importsOf)
+    const reaching = outside
+      .flatMap(importsOf)
       .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
       .map((i) => relative(SRC, i.from))
       .filter((from) => !(from in OUTSIDE_EXCEPTIONS));
     expect([...new Set(reaching)]).toEqual([]);
     // An exception that no longer reaches inside a feature is removed from the list.
-    const stillReaching = new Set(outside.flatMap(importsOf)
-      .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
-      .map((i) => relative(SRC, i.from)));
+    const stillReaching = new Set(
+      outside
+        .flatMap(importsOf)
+        .filter((i) => featureOf(i.target) !== null && relative(join(FEATURES, featureOf(i.target)!), i.target) !== "index.ts")
+        .map((i) => relative(SRC, i.from)),
+    );
     expect(Object.keys(OUTSIDE_EXCEPTIONS).filter((f) => !stillReaching.has(f))).toEqual([]);
   });
 

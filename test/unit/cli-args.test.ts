@@ -8,9 +8,16 @@ import { humanBytes, progressLine } from "../../src/cli/client/folder";
 import { slugNotice } from "../../src/cli/publish";
 
 const spec: CommandSpec = {
-  name: "thing", summary: "Does a thing.", usage: "thing DIR [options]", config: true,
+  name: "thing",
+  summary: "Does a thing.",
+  usage: "thing DIR [options]",
+  config: true,
   positionals: [{ name: "DIR", required: true }],
-  options: [{ name: "email", value: "EMAIL", help: "An address" }, { name: "plan", value: "PLAN", help: "A plan" }, { name: "off", help: "Turn it off" }],
+  options: [
+    { name: "email", value: "EMAIL", help: "An address" },
+    { name: "plan", value: "PLAN", help: "A plan" },
+    { name: "off", help: "Turn it off" },
+  ],
 };
 
 describe("parseCommand", () => {
@@ -53,7 +60,9 @@ describe("CLI wording", () => {
   test("a busy port is one sentence that names the port and the option that moves it", () => {
     const config = { httpPort: 18777, httpsPort: null, smtpPort: 2525 };
     const http = busyPortMessage(Object.assign(new Error("Failed to start server. Is port 18777 in use?"), { code: "EADDRINUSE" }), config);
-    expect(http).toBe("pier: port 18777 (HTTP) is already in use by another program. Stop that program (or the other Pier), or choose another port with --http-port.");
+    expect(http).toBe(
+      "pier: port 18777 (HTTP) is already in use by another program. Stop that program (or the other Pier), or choose another port with --http-port.",
+    );
     expect(http).not.toContain("?.");
     const smtp = busyPortMessage(Object.assign(new Error("listen EADDRINUSE: address already in use 127.0.0.1:2525"), { port: 2525 }), config);
     expect(smtp).toContain("port 2525 (SMTP)");

@@ -48,7 +48,12 @@ describe("decisions index", () => {
   test("a merge takes the other side's new entries and the text only it changed", () => {
     const theirs = `${unfiled.replace("Missing assets stay 404.", "Missing assets stay 404, always.")}\n## Mail: a later rule\nText.\n`;
     const warnings: string[] = [];
-    const merged = render(settle(mergeEntries(parse(filed), parse(theirs), parse(unfiled), (w) => warnings.push(w)), (title) => dates[title]!));
+    const merged = render(
+      settle(
+        mergeEntries(parse(filed), parse(theirs), parse(unfiled), (w) => warnings.push(w)),
+        (title) => dates[title]!,
+      ),
+    );
     expect(merged).toContain("### D3 · Sites: SPA fallback\n*Added 2026-11-21*\n\nMissing assets stay 404, always.\n");
     expect(merged).toContain("### D4 · Mail: a later rule");
     expect(warnings).toEqual([]);
@@ -58,7 +63,12 @@ describe("decisions index", () => {
     const ours = filed.replace("WAL, busy timeout.", "WAL, busy timeout, one writer.");
     const theirs = unfiled.replace("WAL, busy timeout.", "WAL only.");
     const warnings: string[] = [];
-    const merged = render(settle(mergeEntries(parse(ours), parse(theirs), parse(unfiled), (w) => warnings.push(w)), (title) => dates[title]!));
+    const merged = render(
+      settle(
+        mergeEntries(parse(ours), parse(theirs), parse(unfiled), (w) => warnings.push(w)),
+        (title) => dates[title]!,
+      ),
+    );
     expect(merged).toContain("WAL, busy timeout, one writer.");
     expect(warnings).toEqual(['decisions-index: "SQLite, configured in one place" was changed on both sides; ours kept, merge the text by hand']);
   });

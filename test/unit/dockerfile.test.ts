@@ -11,8 +11,16 @@ import pkg from "../../package.json";
 const root = join(import.meta.dir, "../..");
 const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
 // Instructions with line continuations joined, comments dropped.
-const lines = dockerfile.replace(/\\\n/g, " ").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
-const stages = lines.join("\n").split(/^FROM /m).slice(1).map((s) => `FROM ${s}`);
+const lines = dockerfile
+  .replace(/\\\n/g, " ")
+  .split("\n")
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith("#"));
+const stages = lines
+  .join("\n")
+  .split(/^FROM /m)
+  .slice(1)
+  .map((s) => `FROM ${s}`);
 
 describe("Dockerfile", () => {
   test("two stages: a Node build stage that compiles dist/pier, a slim runtime with only the binary", () => {

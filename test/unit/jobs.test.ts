@@ -210,11 +210,9 @@ describe("job runner", () => {
 
   test("a periodic task is scheduled once and re-schedules itself after each run, even after a failure", async () => {
     let runs = 0;
-    const runner = new JobRunner(
-      t.deps,
-      { "test.tick": { run: async () => (++runs === 2 ? Promise.reject(new Error("tick failed")) : undefined) } },
-      [{ kind: "test.tick", everyMs: 10 * MINUTE }],
-    );
+    const runner = new JobRunner(t.deps, { "test.tick": { run: async () => (++runs === 2 ? Promise.reject(new Error("tick failed")) : undefined) } }, [
+      { kind: "test.tick", everyMs: 10 * MINUTE },
+    ]);
     runner.schedulePeriodic();
     runner.schedulePeriodic(); // a restart does not duplicate it
     expect(allJobs()).toHaveLength(1);

@@ -45,7 +45,9 @@ describe("STARTTLS certificate", () => {
     const got = await loadSmtpTls({ certFile: join(dir, "c.pem"), keyFile: join(dir, "k.pem"), dataDir: dir, serverName: "x.test" });
     expect(got).toMatchObject({ source: "configured", cert: self.cert });
     await expect(loadSmtpTls({ certFile: join(dir, "c.pem"), keyFile: null, dataDir: dir, serverName: "x.test" })).rejects.toBeInstanceOf(ConfigError);
-    await expect(loadSmtpTls({ certFile: join(dir, "nope.pem"), keyFile: join(dir, "k.pem"), dataDir: dir, serverName: "x.test" })).rejects.toBeInstanceOf(ConfigError);
+    await expect(loadSmtpTls({ certFile: join(dir, "nope.pem"), keyFile: join(dir, "k.pem"), dataDir: dir, serverName: "x.test" })).rejects.toBeInstanceOf(
+      ConfigError,
+    );
     expect(await loadSmtpTls({ certFile: "off", keyFile: null, dataDir: dir, serverName: "x.test" })).toBeNull();
   });
 });

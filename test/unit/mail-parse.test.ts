@@ -47,7 +47,10 @@ describe("parseMessageFile", () => {
     const m = parsed.message;
     expect(m.parse_error).toBeNull();
     expect(m.from).toEqual({ name: "Ada Lovelace", address: "ada@sender.test" });
-    expect(m.to).toEqual([{ name: "", address: "box1@in.test" }, { name: "Box Two", address: "box2@in.test" }]);
+    expect(m.to).toEqual([
+      { name: "", address: "box1@in.test" },
+      { name: "Box Two", address: "box2@in.test" },
+    ]);
     expect(m.cc).toEqual([{ name: "", address: "carol@sender.test" }]);
     expect(m.reply_to).toEqual([{ name: "", address: "replies@sender.test" }]);
     expect(m.subject).toBe("Quarterly réport ✓");
@@ -71,7 +74,10 @@ describe("parseMessageFile", () => {
 
   test("attachment names with ../ and control characters are sanitized", async () => {
     const raw = await compose({
-      from: "a@sender.test", to: "b@in.test", subject: "names", text: "x",
+      from: "a@sender.test",
+      to: "b@in.test",
+      subject: "names",
+      text: "x",
       attachments: [
         { filename: "../../etc/passwd", content: "1" },
         { filename: "..\\..\\boot.ini", content: "2" },
@@ -87,7 +93,7 @@ describe("parseMessageFile", () => {
   });
 
   test("a header bomb does not crash and is reported, quickly", async () => {
-    const big = "From: a@sender.test\r\nTo: b@in.test\r\nSubject: bomb\r\n" + "X-Filler: " + "a".repeat(200) + "\r\n".repeat(1) ;
+    const big = "From: a@sender.test\r\nTo: b@in.test\r\nSubject: bomb\r\n" + "X-Filler: " + "a".repeat(200) + "\r\n".repeat(1);
     const raw = big + Array.from({ length: 20_000 }, (_, i) => `X-H${i}: ${"v".repeat(100)}\r\n`).join("") + "\r\nbody\r\n";
     const started = Date.now();
     const { message } = await parseMessageFile(writeRaw(raw), { tempDir: join(dir, "att3") });
@@ -97,9 +103,13 @@ describe("parseMessageFile", () => {
   });
 
   test("a failure after an attachment was extracted drops the partial attachments, without hanging", async () => {
-    const raw = "From: a@sender.test\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
-      "--b\r\nContent-Type: application/octet-stream; name=ok.bin\r\nContent-Transfer-Encoding: base64\r\n\r\n" + "QUJD\r\n".repeat(50_000) +
-      "--b\r\nContent-Type: text/plain\r\n" + Array.from({ length: 15_000 }, (_, i) => `X-P${i}: ${"p".repeat(90)}\r\n`).join("") + "\r\nbody\r\n--b--\r\n";
+    const raw =
+      "From: a@sender.test\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
+      "--b\r\nContent-Type: application/octet-stream; name=ok.bin\r\nContent-Transfer-Encoding: base64\r\n\r\n" +
+      "QUJD\r\n".repeat(50_000) +
+      "--b\r\nContent-Type: text/plain\r\n" +
+      Array.from({ length: 15_000 }, (_, i) => `X-P${i}: ${"p".repeat(90)}\r\n`).join("") +
+      "\r\nbody\r\n--b--\r\n";
     const tempDir = join(dir, "att-mid");
     const { message, attachmentFiles } = await parseMessageFile(writeRaw(raw), { tempDir });
     expect(message.parse_error).toBeString();
@@ -117,17 +127,19 @@ describe("parseMessageFile", () => {
   test("malformed MIME parses without crashing", async () => {
     const broken = [
       // multipart with a boundary that never appears, plus junk
-      "From: a@sender.test\r\nContent-Type: multipart/mixed; boundary=\"nope\"\r\n\r\n--other\r\nhello\r\n",
+      'From: a@sender.test\r\nContent-Type: multipart/mixed; boundary="nope"\r\n\r\n--other\r\nhello\r\n',
       // invalid base64 and an unknown charset
       "From: a@sender.test\r\nSubject: =?x-unknown?B?!!!?=\r\nContent-Type: text/plain; charset=x-klingon\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!not base64@@@\r\n",
       // a nested multipart that ends early, attachment without end
-      "From: a@sender.test\r\nContent-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: multipart/alternative; boundary=b2\r\n\r\n--b2\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b1\r\nContent-Type: application/pdf; name=\"x.pdf\"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0x",
+      'From: a@sender.test\r\nContent-Type: multipart/mixed; boundary=b1\r\n\r\n--b1\r\nContent-Type: multipart/alternative; boundary=b2\r\n\r\n--b2\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b1\r\nContent-Type: application/pdf; name="x.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0x',
       // no headers at all, binary junk
       Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 31) % 256)),
       // empty message
       "",
       // deeply nested multiparts
-      "From: a@sender.test\r\n" + Array.from({ length: 200 }, (_, i) => `Content-Type: multipart/mixed; boundary=n${i}\r\n\r\n--n${i}\r\n`).join("") + "Content-Type: text/plain\r\n\r\ndeep\r\n",
+      "From: a@sender.test\r\n" +
+        Array.from({ length: 200 }, (_, i) => `Content-Type: multipart/mixed; boundary=n${i}\r\n\r\n--n${i}\r\n`).join("") +
+        "Content-Type: text/plain\r\n\r\ndeep\r\n",
     ];
     for (const raw of broken) {
       const { message } = await parseMessageFile(writeRaw(raw), { tempDir: join(dir, `att-broken-${n}`) });
@@ -143,7 +155,12 @@ describe("parseMessageFile", () => {
   });
 
   test("attachments past the per-message limit are counted, not stored", async () => {
-    const raw = await compose({ from: "a@sender.test", to: "b@in.test", text: "x", attachments: Array.from({ length: 7 }, (_, i) => ({ filename: `f${i}.txt`, content: `c${i}` })) });
+    const raw = await compose({
+      from: "a@sender.test",
+      to: "b@in.test",
+      text: "x",
+      attachments: Array.from({ length: 7 }, (_, i) => ({ filename: `f${i}.txt`, content: `c${i}` })),
+    });
     const tempDir = join(dir, "att6");
     const { message, attachmentFiles } = await parseMessageFile(writeRaw(raw), { tempDir, maxAttachments: 5 });
     expect(message.attachments.length).toBe(5);
@@ -166,7 +183,8 @@ describe("verifyAuthentication (local DNS table, nothing leaves the machine)", (
   });
   // mailauth signs with the entries of signatureData (the top-level fields are their defaults).
   const dkimOptions = { signatureData: [{ signingDomain: "sender.test", selector: "sel", privateKey: pem }] } as unknown as Parameters<typeof dkimSign>[1];
-  const msg = (from: string) => `From: ${from}\r\nTo: box@in.test\r\nSubject: auth\r\nDate: Sat, 21 Nov 2026 10:00:00 +0000\r\nMessage-ID: <a@x>\r\n\r\nbody\r\n`;
+  const msg = (from: string) =>
+    `From: ${from}\r\nTo: box@in.test\r\nSubject: auth\r\nDate: Sat, 21 Nov 2026 10:00:00 +0000\r\nMessage-ID: <a@x>\r\n\r\nbody\r\n`;
   const ctx = (ip: string, mailFrom: string) => ({ ip, helo: "mx.sender.test", mailFrom, mta: "mx.pier.test", resolver: dns });
 
   test("SPF pass and aligned DMARC pass from an authorized IP", async () => {

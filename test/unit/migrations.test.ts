@@ -10,12 +10,17 @@ import { tmpdir } from "node:os";
 import { migrationsModule, sitesModule, outputs } from "../../scripts/gen-embeds";
 
 const tables = (db: Database) =>
-  db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all().map((r) => r.name);
+  db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name")
+    .all()
+    .map((r) => r.name);
 
 describe("migrations", () => {
   test("the embedded list holds every SQL file in src/db/migrations, in order", () => {
     const dir = join(import.meta.dir, "../../src/db/migrations");
-    const files = readdirSync(dir).filter((f) => f.endsWith(".sql")).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".sql"))
+      .sort();
     expect(embedded.map((m) => m.name + ".sql")).toEqual(files);
     for (const m of embedded) expect(m.sql).toBe(readFileSync(join(dir, `${m.name}.sql`), "utf8"));
   });

@@ -11,7 +11,11 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-const rows = () => t.deps.sqlite.query<{ v: string }, []>("SELECT v FROM tx_probe ORDER BY id").all().map((r) => r.v);
+const rows = () =>
+  t.deps.sqlite
+    .query<{ v: string }, []>("SELECT v FROM tx_probe ORDER BY id")
+    .all()
+    .map((r) => r.v);
 const insert = (v: string) => t.deps.sqlite.query("INSERT INTO tx_probe (v) VALUES (?)").run(v);
 
 describe("afterCommit", () => {
@@ -36,11 +40,15 @@ describe("afterCommit", () => {
 
   test("never runs when the transaction rolls back", () => {
     let ran = false;
-    expect(() => transaction(t.deps.db, (tx) => {
-      insert("doomed");
-      afterCommit(tx, () => { ran = true; });
-      throw new Error("refused half-way");
-    })).toThrow("refused half-way");
+    expect(() =>
+      transaction(t.deps.db, (tx) => {
+        insert("doomed");
+        afterCommit(tx, () => {
+          ran = true;
+        });
+        throw new Error("refused half-way");
+      }),
+    ).toThrow("refused half-way");
     expect(ran).toBe(false);
     expect(rows()).toEqual([]);
     // The next transaction does not inherit the discarded hook.
@@ -50,17 +58,23 @@ describe("afterCommit", () => {
 
   test("outside a transaction it runs at once", () => {
     let ran = false;
-    afterCommit(t.deps.db, () => { ran = true; });
+    afterCommit(t.deps.db, () => {
+      ran = true;
+    });
     expect(ran).toBe(true);
   });
 
   test("a failing hook does not stop the others; its error reaches the caller after the commit", () => {
     const ran: string[] = [];
-    expect(() => transaction(t.deps.db, (tx) => {
-      insert("kept");
-      afterCommit(tx, () => { throw new Error("hook failed"); });
-      afterCommit(tx, () => ran.push("second"));
-    })).toThrow("hook failed");
+    expect(() =>
+      transaction(t.deps.db, (tx) => {
+        insert("kept");
+        afterCommit(tx, () => {
+          throw new Error("hook failed");
+        });
+        afterCommit(tx, () => ran.push("second"));
+      }),
+    ).toThrow("hook failed");
     expect(ran).toEqual(["second"]);
     expect(rows()).toEqual(["kept"]);
   });

@@ -96,7 +96,14 @@ function optionRows(options: OptionSpec[]): string[] {
 
 /** The text `pier <command> --help` prints. */
 export function helpText(spec: CommandSpec): string {
-  const parts = [`Usage: ${spec.usage.split("\n").map((l, i) => (i ? `       ${l}` : `pier ${l}`)).join("\n")}`, "", spec.summary];
+  const parts = [
+    `Usage: ${spec.usage
+      .split("\n")
+      .map((l, i) => (i ? `       ${l}` : `pier ${l}`))
+      .join("\n")}`,
+    "",
+    spec.summary,
+  ];
   if (spec.options?.length) parts.push("", "Options:", ...optionRows(spec.options));
   if (spec.config) parts.push("", "Also every `pier serve` option (--data-dir, --smtp-port, ...): see pier serve --help.");
   if (spec.details) parts.push("", spec.details.trimEnd());

@@ -36,7 +36,10 @@ export async function findBucketByTitle(client: PierClient, title: string): Prom
 }
 
 /** --bucket, else the bucket titled `title`; created when `create` and none exists. */
-export async function resolveBucket(client: PierClient, opts: { bucketId?: string; title: string; create: boolean }): Promise<BucketRef & { created: boolean }> {
+export async function resolveBucket(
+  client: PierClient,
+  opts: { bucketId?: string; title: string; create: boolean },
+): Promise<BucketRef & { created: boolean }> {
   if (opts.bucketId) {
     const { bucket } = await client.call<{ bucket: BucketRef }>("GET", `/api/v1/buckets/${encodeURIComponent(opts.bucketId)}`);
     return { id: bucket.id, title: bucket.title, created: false };
@@ -44,8 +47,11 @@ export async function resolveBucket(client: PierClient, opts: { bucketId?: strin
   const found = await findBucketByTitle(client, opts.title);
   if (found) return { ...found, created: false };
   if (!opts.create) {
-    throw new CliError(`no bucket titled "${opts.title.trim()}"`, "BUCKET_NOT_FOUND",
-      "Pass --bucket ID (or --title TITLE) to say which bucket; GET /api/v1/buckets lists them.");
+    throw new CliError(
+      `no bucket titled "${opts.title.trim()}"`,
+      "BUCKET_NOT_FOUND",
+      "Pass --bucket ID (or --title TITLE) to say which bucket; GET /api/v1/buckets lists them.",
+    );
   }
   const { bucket } = await client.call<{ bucket: BucketRef }>("POST", "/api/v1/buckets", { bucket: { title: opts.title.trim() } });
   return { id: bucket.id, title: bucket.title, created: true };

@@ -41,7 +41,12 @@ export function normalizeUrl(raw: string): string {
   try {
     return new URL(v).origin;
   } catch {
-    throw new CliError(`"${raw}" is not a server URL`, "BAD_URL", "Give the address the server's banner prints, e.g. https://pier.example.com or http://localhost:8080.", 2);
+    throw new CliError(
+      `"${raw}" is not a server URL`,
+      "BAD_URL",
+      "Give the address the server's banner prints, e.g. https://pier.example.com or http://localhost:8080.",
+      2,
+    );
   }
 }
 
@@ -117,8 +122,11 @@ export interface Target {
 export function resolveTarget(options: { url?: string; key?: string }, env: Env = process.env): Target {
   const baseUrl = resolveServer(options, env);
   if (!baseUrl) {
-    throw new CliError("no Pier server to talk to", "NOT_LOGGED_IN",
-      "Run pier login URL once (the key is saved for every later command), or pass --url and --key (or set PIER_URL and PIER_API_KEY).");
+    throw new CliError(
+      "no Pier server to talk to",
+      "NOT_LOGGED_IN",
+      "Run pier login URL once (the key is saved for every later command), or pass --url and --key (or set PIER_URL and PIER_API_KEY).",
+    );
   }
   const explicitKey = options.key || env.PIER_API_KEY?.trim();
   if (explicitKey) return { baseUrl, apiKey: explicitKey };

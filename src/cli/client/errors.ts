@@ -5,7 +5,12 @@ import { UsageError, usageErrorText, type CommandSpec } from "./args";
 
 /** A failure the CLI understands: exit 1 (or `exitCode`), message, code, next step. */
 export class CliError extends Error {
-  constructor(message: string, readonly code: string, readonly next?: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly next?: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -13,8 +18,11 @@ export class CliError extends Error {
 /** An error answer from a Pier server (the `{ error: { code, message, docs_url } }` envelope). */
 export class ApiFailure extends Error {
   constructor(
-    readonly status: number, readonly code: string, message: string,
-    readonly details: Record<string, unknown> = {}, readonly docsUrl?: string,
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    readonly docsUrl?: string,
   ) {
     super(message);
   }
@@ -24,7 +32,8 @@ export class ApiFailure extends Error {
 function nextStepFor(e: ApiFailure, baseUrl?: string): string | undefined {
   const login = `pier login${baseUrl ? ` ${baseUrl}` : ""}`;
   if (e.status === 401) return `The key was revoked, expired or mistyped: run ${login} (or pass a valid --key).`;
-  if (e.code === "FORBIDDEN" && e.details.required_scope) return `The key lacks ${e.details.required_scope}: run ${login} --scope ${e.details.required_scope}, or ask the account owner.`;
+  if (e.code === "FORBIDDEN" && e.details.required_scope)
+    return `The key lacks ${e.details.required_scope}: run ${login} --scope ${e.details.required_scope}, or ask the account owner.`;
   if (e.code === "BUCKET_NOT_FOUND") return "Check the bucket id (--bucket), or leave it out to use the bucket titled like the folder.";
   if (e.code === "PUBLICATION_NOT_FOUND") return "Nothing is published for this bucket; there is nothing to take down.";
   if (e.docsUrl) return `See ${e.docsUrl}`;
@@ -39,7 +48,11 @@ export function isDebug(env: Record<string, string | undefined> = process.env): 
  * Print `e` for `pier <command>` and return the exit code. Usage errors exit 2 with the usage;
  * anything unexpected is named as a bug (exit 1) and its stack shown only when debugging.
  */
-export function reportFailure(e: unknown, command: string, opts: { spec?: CommandSpec; debug: boolean; baseUrl?: string; err?: (text: string) => void }): number {
+export function reportFailure(
+  e: unknown,
+  command: string,
+  opts: { spec?: CommandSpec; debug: boolean; baseUrl?: string; err?: (text: string) => void },
+): number {
   const err = opts.err ?? ((t: string) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`));
   if (e instanceof UsageError) {
     err(opts.spec ? usageErrorText(opts.spec, e.message) : `pier ${command}: ${e.message}\nRun "pier --help" for the commands.`);
@@ -58,8 +71,9 @@ export function reportFailure(e: unknown, command: string, opts: { spec?: Comman
     const o = e as { error: string; error_description?: string };
     text = `pier ${command}: the server refused: ${o.error_description ?? o.error} (OAUTH_${o.error.toUpperCase()})\nRun the command again; if it keeps failing, check the server's log.`;
   } else {
-    text = `pier ${command}: ${(e as Error)?.message ?? String(e)} (INTERNAL_ERROR)\n`
-      + (opts.debug ? "" : "This looks like a bug in the CLI; run the command again with --debug to see where it happened, and report it.");
+    text =
+      `pier ${command}: ${(e as Error)?.message ?? String(e)} (INTERNAL_ERROR)\n` +
+      (opts.debug ? "" : "This looks like a bug in the CLI; run the command again with --debug to see where it happened, and report it.");
   }
   if (opts.debug && e instanceof Error && e.stack) text += `\n${e.stack}`;
   err(text);

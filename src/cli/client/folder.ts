@@ -32,7 +32,9 @@ export function scanFolder(dir: string): LocalFile[] {
         if (isExcludedFromPublish(path) || ent.name === ".DS_Store") continue;
         const bytes = readFileSync(abs);
         out.push({
-          path, abs, size: bytes.byteLength,
+          path,
+          abs,
+          size: bytes.byteLength,
           sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
           md5: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
           contentType: Bun.file(abs).type || "application/octet-stream",
@@ -60,23 +62,32 @@ export function progressLine(done: number, total: number, bytes: number, totalBy
 type Upload = { path: string; upload: { url: string; headers: Record<string, string> } };
 
 /** PUT every upload (12 at a time); returns the bytes sent. A terminal gets one redrawn line. */
-export async function uploadAll(client: PierClient, uploads: Upload[], byPath: Map<string, LocalFile>, write = (s: string) => process.stderr.write(s)): Promise<number> {
+export async function uploadAll(
+  client: PierClient,
+  uploads: Upload[],
+  byPath: Map<string, LocalFile>,
+  write = (s: string) => process.stderr.write(s),
+): Promise<number> {
   if (uploads.length === 0) return 0;
   const tty = process.stderr.isTTY;
   const totalBytes = uploads.reduce((n, u) => n + (byPath.get(u.path)?.size ?? 0), 0);
-  let done = 0, bytes = 0;
-  const show = () => write(tty ? `\r${progressLine(done, uploads.length, bytes, totalBytes)}\x1b[K` : `${progressLine(done, uploads.length, bytes, totalBytes)}\n`);
+  let done = 0,
+    bytes = 0;
+  const show = () =>
+    write(tty ? `\r${progressLine(done, uploads.length, bytes, totalBytes)}\x1b[K` : `${progressLine(done, uploads.length, bytes, totalBytes)}\n`);
   show();
   for (let i = 0; i < uploads.length; i += SUB_BATCH) {
-    await Promise.all(uploads.slice(i, i + SUB_BATCH).map(async (u) => {
-      const f = byPath.get(u.path);
-      if (!f) throw new Error(`the server asked for ${u.path}, which is not in the folder`);
-      await client.put(u.upload, readFileSync(f.abs));
-      done++;
-      bytes += f.size;
-      // Without a terminal, one line per sub-batch keeps logs short.
-      if (tty || done % SUB_BATCH === 0 || done === uploads.length) show();
-    }));
+    await Promise.all(
+      uploads.slice(i, i + SUB_BATCH).map(async (u) => {
+        const f = byPath.get(u.path);
+        if (!f) throw new Error(`the server asked for ${u.path}, which is not in the folder`);
+        await client.put(u.upload, readFileSync(f.abs));
+        done++;
+        bytes += f.size;
+        // Without a terminal, one line per sub-batch keeps logs short.
+        if (tty || done % SUB_BATCH === 0 || done === uploads.length) show();
+      }),
+    );
   }
   if (tty) write("\n");
   return bytes;

@@ -41,8 +41,11 @@ function unreachable(url: string, e: unknown): CliError {
       return url;
     }
   })();
-  return new CliError(`could not reach ${origin}: ${(e as Error).message}`, "SERVER_UNREACHABLE",
-    "Is the server running and is the URL right? Check it with pier whoami, or pass --url (or PIER_URL).");
+  return new CliError(
+    `could not reach ${origin}: ${(e as Error).message}`,
+    "SERVER_UNREACHABLE",
+    "Is the server running and is the URL right? Check it with pier whoami, or pass --url (or PIER_URL).",
+  );
 }
 
 export interface CallOptions {
@@ -51,7 +54,10 @@ export interface CallOptions {
 }
 
 export class PierClient {
-  constructor(readonly baseUrl: string, readonly apiKey?: string) {}
+  constructor(
+    readonly baseUrl: string,
+    readonly apiKey?: string,
+  ) {}
 
   /** The server's clock from the last answer (Date header), for times the server checks. */
   serverDate: Date | null = null;
@@ -64,7 +70,8 @@ export class PierClient {
         res = await fetch(this.baseUrl + path, {
           method,
           headers: {
-            accept: "application/json", "user-agent": `pier-cli/${clientVersion}`,
+            accept: "application/json",
+            "user-agent": `pier-cli/${clientVersion}`,
             ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
             ...(body !== undefined ? { "content-type": "application/json" } : {}),
           },
@@ -84,8 +91,11 @@ export class PierClient {
       } catch {}
       if (res.ok) {
         if (json && typeof json === "object" && "data" in json) return json.data as T;
-        throw new CliError(`${this.baseUrl}${path} did not answer like a Pier server (HTTP ${res.status}, no JSON data)`, "NOT_A_PIER_SERVER",
-          "Check the URL: it must be the Pier API address the server's banner prints.");
+        throw new CliError(
+          `${this.baseUrl}${path} did not answer like a Pier server (HTTP ${res.status}, no JSON data)`,
+          "NOT_A_PIER_SERVER",
+          "Check the URL: it must be the Pier API address the server's banner prints.",
+        );
       }
       const code: string = json?.error?.code ?? `HTTP_${res.status}`;
       const details: Record<string, unknown> = json?.error?.details ?? {};
@@ -117,9 +127,16 @@ export class PierClient {
         try {
           parsed = JSON.parse(text);
         } catch {}
-        throw new ApiFailure(res.status, parsed?.error?.code ?? `HTTP_${res.status}`, parsed?.error?.message ?? text.slice(0, 200), parsed?.error?.details ?? {}, parsed?.error?.docs_url);
+        throw new ApiFailure(
+          res.status,
+          parsed?.error?.code ?? `HTTP_${res.status}`,
+          parsed?.error?.message ?? text.slice(0, 200),
+          parsed?.error?.details ?? {},
+          parsed?.error?.docs_url,
+        );
       }
-      if (attempt >= MAX_RETRIES) throw new ApiFailure(res?.status ?? 0, "UPLOAD_FAILED", "an upload kept failing; run the command again (only what is missing is sent)");
+      if (attempt >= MAX_RETRIES)
+        throw new ApiFailure(res?.status ?? 0, "UPLOAD_FAILED", "an upload kept failing; run the command again (only what is missing is sent)");
       await waitBeforeRetry(res, attempt);
     }
   }
@@ -127,8 +144,14 @@ export class PierClient {
 
 /** -1, 0, 1 comparing dotted numeric versions (pre-release suffixes ignored). */
 export function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[.+-]/).slice(0, 3).map((x) => Number.parseInt(x, 10) || 0);
-  const pb = b.split(/[.+-]/).slice(0, 3).map((x) => Number.parseInt(x, 10) || 0);
+  const pa = a
+    .split(/[.+-]/)
+    .slice(0, 3)
+    .map((x) => Number.parseInt(x, 10) || 0);
+  const pb = b
+    .split(/[.+-]/)
+    .slice(0, 3)
+    .map((x) => Number.parseInt(x, 10) || 0);
   for (let i = 0; i < 3; i++) if (pa[i]! !== pb[i]!) return pa[i]! < pb[i]! ? -1 : 1;
   return 0;
 }

@@ -13,7 +13,9 @@ import { entitlementsOf, getAccount } from "./service";
 export function assertCanManageKeys(actor: Actor): void {
   const manager = actor.scope === "bucket_admin" && actor.bucketAccess === "all" && (actor.kind === "session" || actor.isAccountOwner);
   if (!manager) {
-    throw new ApiError("FORBIDDEN", "Managing API keys needs a signed-in account owner or admin, or the account owner's own key.", { required_scope: "bucket_admin" });
+    throw new ApiError("FORBIDDEN", "Managing API keys needs a signed-in account owner or admin, or the account owner's own key.", {
+      required_scope: "bucket_admin",
+    });
   }
 }
 
@@ -38,7 +40,12 @@ export function createNamedKey(deps: Deps, actor: Actor, input: NamedKeyInput): 
   const plan = deps.plans.get(account.plan);
   if (!entitlementsOf(deps, account).named_api_keys) {
     const help = planHelp(deps, account, (e) => e.named_api_keys);
-    throw planLimitError(`Named API keys are not part of the ${plan.name} plan this account is on; AI connections (pier login, MCP) work on every plan.`, "named_api_keys", help, { plan: plan.id });
+    throw planLimitError(
+      `Named API keys are not part of the ${plan.name} plan this account is on; AI connections (pier login, MCP) work on every plan.`,
+      "named_api_keys",
+      help,
+      { plan: plan.id },
+    );
   }
   const label = input.label.trim();
   if (!label || label.length > 100) throw new ApiError("VALIDATION_FAILED", "Give the key a name of 1-100 characters.", { field: "label" });
@@ -48,15 +55,26 @@ export function createNamedKey(deps: Deps, actor: Actor, input: NamedKeyInput): 
   const perms = input.bucket_permissions ?? {};
   if (access === "selected") {
     const ids = Object.keys(perms);
-    if (!ids.length) throw new ApiError("VALIDATION_FAILED", "Pick at least one bucket for a key limited to selected buckets.", { field: "bucket_permissions" });
-    const found = deps.db.select({ id: buckets.id }).from(buckets).where(and(eq(buckets.accountId, account.id), inArray(buckets.id, ids))).all();
+    if (!ids.length)
+      throw new ApiError("VALIDATION_FAILED", "Pick at least one bucket for a key limited to selected buckets.", { field: "bucket_permissions" });
+    const found = deps.db
+      .select({ id: buckets.id })
+      .from(buckets)
+      .where(and(eq(buckets.accountId, account.id), inArray(buckets.id, ids)))
+      .all();
     const missing = ids.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw new ApiError("BUCKET_NOT_FOUND", `Not buckets of this account: ${missing.join(", ")}.`, { bucket_ids: missing });
   } else if (Object.keys(perms).length) {
-    throw new ApiError("VALIDATION_FAILED", "bucket_permissions is only for bucket_access \"selected\".", { field: "bucket_permissions" });
+    throw new ApiError("VALIDATION_FAILED", 'bucket_permissions is only for bucket_access "selected".', { field: "bucket_permissions" });
   }
   return createApiKey(deps, {
-    accountId: account.id, userId: actor.userId, label, kind: "named", scope, bucketAccess: access, bucketPermissions: perms,
+    accountId: account.id,
+    userId: actor.userId,
+    label,
+    kind: "named",
+    scope,
+    bucketAccess: access,
+    bucketPermissions: perms,
   });
 }
 

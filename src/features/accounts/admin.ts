@@ -10,8 +10,19 @@ import { transaction } from "../../db/tx";
 import { createApiKey } from "./keys";
 import { roleScope } from "./roles";
 import {
-  addMember, checkPasswordStrength, defaultAccountOf, findUserByEmail, getAccount, hashPassword, insertAccount, insertUserWithAccount,
-  membership, normalizeEmail, setPlan, type AccountRow, type UserRow,
+  addMember,
+  checkPasswordStrength,
+  defaultAccountOf,
+  findUserByEmail,
+  getAccount,
+  hashPassword,
+  insertAccount,
+  insertUserWithAccount,
+  membership,
+  normalizeEmail,
+  setPlan,
+  type AccountRow,
+  type UserRow,
 } from "./service";
 
 function userByEmail(deps: Deps, email: string): UserRow {
@@ -47,7 +58,11 @@ export function adminCreateKey(deps: Deps, input: { email: string; accountId?: s
   const scope = input.scope ?? "bucket_admin";
   if (scopeRank[scope] > scopeRank[roleScope(role)]) throw new ApiError("FORBIDDEN", `A ${role} can hold at most ${roleScope(role)} keys.`);
   const { key } = createApiKey(deps, {
-    accountId, userId: user.id, label: (input.label ?? "admin CLI").slice(0, 100), kind: role === "owner" ? "owner" : "named", scope,
+    accountId,
+    userId: user.id,
+    label: (input.label ?? "admin CLI").slice(0, 100),
+    kind: role === "owner" ? "owner" : "named",
+    scope,
   });
   return { key, accountId };
 }
@@ -73,8 +88,12 @@ export function adminDisableTwoFactor(deps: Deps, email: string): void {
 }
 
 function ownedAccount(deps: Deps, userId: string): AccountRow | null {
-  const row = deps.db.select({ accountId: memberships.accountId }).from(memberships)
-    .where(and(eq(memberships.userId, userId), eq(memberships.role, "owner"))).orderBy(memberships.createdAt).get();
+  const row = deps.db
+    .select({ accountId: memberships.accountId })
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), eq(memberships.role, "owner")))
+    .orderBy(memberships.createdAt)
+    .get();
   return row ? getAccount(deps, row.accountId) : null;
 }
 
@@ -94,7 +113,8 @@ export interface BootstrapResult {
  */
 export async function bootstrap(deps: Deps, input: { email: string; password: string; plan?: string }): Promise<BootstrapResult> {
   const email = normalizeEmail(input.email);
-  if (input.plan && !deps.plans.has(input.plan)) throw new ApiError("VALIDATION_FAILED", `Unknown plan "${input.plan}" (known: ${deps.plans.ids().join(", ")}).`);
+  if (input.plan && !deps.plans.has(input.plan))
+    throw new ApiError("VALIDATION_FAILED", `Unknown plan "${input.plan}" (known: ${deps.plans.ids().join(", ")}).`);
   let createdUser = false;
   let createdAccount = false;
   let user = findUserByEmail(deps, email);

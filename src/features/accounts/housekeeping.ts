@@ -10,6 +10,10 @@ export function purgeExpiredSessionsAndInvites(deps: Deps): { sessions: number; 
   const s = deps.db.delete(sessions).where(lte(sessions.expiresAt, now.toISOString())).returning({ id: sessions.id }).all().length;
   // Unused invites are kept 30 days past expiry so an operator can still see what happened.
   const cutoff = isoBefore(now, 30 * 86400_000);
-  const i = deps.db.delete(invites).where(and(isNull(invites.usedAt), lte(invites.expiresAt, cutoff))).returning({ id: invites.id }).all().length;
+  const i = deps.db
+    .delete(invites)
+    .where(and(isNull(invites.usedAt), lte(invites.expiresAt, cutoff)))
+    .returning({ id: invites.id })
+    .all().length;
   return { sessions: s, invites: i };
 }

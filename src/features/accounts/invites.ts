@@ -18,16 +18,28 @@ export function createInvite(deps: Deps, input: { email?: string | null; created
   if (!Number.isInteger(days) || days < 1 || days > 365) throw new ApiError("VALIDATION_FAILED", "Invite lifetime must be 1-365 days.", { field: "days" });
   const code = `inv-${randomToken(24)}`;
   const now = deps.clock.now();
-  const invite = deps.db.insert(invites).values({
-    id: newId("inv"), codeHash: sha256Hex(code), email: input.email ? normalizeEmail(input.email) : null,
-    createdBy: input.createdBy ?? null, createdAt: now.toISOString(), expiresAt: isoAfter(now, days * 86400_000),
-  }).returning().get();
+  const invite = deps.db
+    .insert(invites)
+    .values({
+      id: newId("inv"),
+      codeHash: sha256Hex(code),
+      email: input.email ? normalizeEmail(input.email) : null,
+      createdBy: input.createdBy ?? null,
+      createdAt: now.toISOString(),
+      expiresAt: isoAfter(now, days * 86400_000),
+    })
+    .returning()
+    .get();
   return { code, invite };
 }
 
 /** Mark the invite used by `userId` inside the sign-up transaction, or throw INVITE_INVALID. */
 export function consumeInvite(deps: Deps, code: string, email: string, userId: string, db: DbOrTx): void {
-  const row = db.select().from(invites).where(and(eq(invites.codeHash, sha256Hex(code.trim())), isNull(invites.usedAt))).get();
+  const row = db
+    .select()
+    .from(invites)
+    .where(and(eq(invites.codeHash, sha256Hex(code.trim())), isNull(invites.usedAt)))
+    .get();
   const now = deps.clock.now().toISOString();
   if (!row || row.expiresAt <= now || (row.email && row.email !== email)) {
     throw new ApiError("INVITE_INVALID", "That invite code is wrong, already used, expired, or meant for another email address.", { field: "invite" });

@@ -26,33 +26,45 @@ export interface NewKeyInput {
 export function createApiKey(deps: Deps, input: NewKeyInput, db: DbOrTx = deps.db): { key: string; record: ApiKeyRow } {
   const key = KEY_PREFIX + randomToken(40);
   const now = deps.clock.now().toISOString();
-  const record = db.insert(apiKeys).values({
-    id: newId("key"),
-    accountId: input.accountId,
-    userId: input.userId,
-    label: input.label,
-    tokenHash: sha256Hex(key),
-    displayPrefix: key.slice(0, KEY_PREFIX.length + 6),
-    kind: input.kind,
-    permissionScope: input.scope,
-    bucketAccess: input.bucketAccess ?? "all",
-    bucketPermissions: input.bucketAccess === "selected" ? input.bucketPermissions ?? {} : {},
-    createdAt: now,
-    expiresAt: input.expiresAt ?? null,
-  }).returning().get();
+  const record = db
+    .insert(apiKeys)
+    .values({
+      id: newId("key"),
+      accountId: input.accountId,
+      userId: input.userId,
+      label: input.label,
+      tokenHash: sha256Hex(key),
+      displayPrefix: key.slice(0, KEY_PREFIX.length + 6),
+      kind: input.kind,
+      permissionScope: input.scope,
+      bucketAccess: input.bucketAccess ?? "all",
+      bucketPermissions: input.bucketAccess === "selected" ? (input.bucketPermissions ?? {}) : {},
+      createdAt: now,
+      expiresAt: input.expiresAt ?? null,
+    })
+    .returning()
+    .get();
   return { key, record };
 }
 
 /** The actor behind a bearer key, or null when the key is unknown, revoked or expired. */
 export function actorFromApiKey(deps: Deps, token: string): Actor | null {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) return null;
-  const row = deps.db.select().from(apiKeys).where(and(eq(apiKeys.tokenHash, sha256Hex(token)), isNull(apiKeys.revokedAt))).get();
+  const row = deps.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.tokenHash, sha256Hex(token)), isNull(apiKeys.revokedAt)))
+    .get();
   return row ? actorOfKey(deps, row, true) : null;
 }
 
 /** What a key may do now, by its id (null when revoked, expired or its user left the account); not a use of the key. */
 export function actorFromApiKeyId(deps: Deps, keyId: string): Actor | null {
-  const row = deps.db.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt))).get();
+  const row = deps.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .get();
   return row ? actorOfKey(deps, row, false) : null;
 }
 
@@ -65,9 +77,12 @@ function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
   let isOwner = false;
   let isAdmin = false;
   if (row.userId) {
-    const m = deps.db.select({ role: memberships.role, admin: users.isInstanceAdmin }).from(memberships)
+    const m = deps.db
+      .select({ role: memberships.role, admin: users.isInstanceAdmin })
+      .from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId))
-      .where(and(eq(memberships.accountId, row.accountId), eq(memberships.userId, row.userId))).get();
+      .where(and(eq(memberships.accountId, row.accountId), eq(memberships.userId, row.userId)))
+      .get();
     if (!m) return null; // the key's user left the account: the key dies with the membership
     roleCap = roleScope(m.role);
     isOwner = m.role === "owner";
@@ -92,20 +107,35 @@ function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
 }
 
 export function listApiKeys(deps: Deps, accountId: string): ApiKeyRow[] {
-  return deps.db.select().from(apiKeys).where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).all();
+  return deps.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .all();
 }
 
 export function revokeApiKey(deps: Deps, accountId: string, keyId: string): void {
-  const res = deps.db.update(apiKeys).set({ revokedAt: deps.clock.now().toISOString() })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt))).returning({ id: apiKeys.id }).all();
+  const res = deps.db
+    .update(apiKeys)
+    .set({ revokedAt: deps.clock.now().toISOString() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id })
+    .all();
   if (!res.length) throw new ApiError("API_KEY_NOT_FOUND", `API key ${keyId} was not found.`);
 }
 
 /** Public view of a key (never the hash). */
 export function presentKey(k: ApiKeyRow) {
   return {
-    id: k.id, label: k.label, kind: k.kind, prefix: k.displayPrefix, permission_scope: k.permissionScope,
-    bucket_access: k.bucketAccess, bucket_permissions: k.bucketPermissions, created_at: k.createdAt,
-    last_used_at: k.lastUsedAt, expires_at: k.expiresAt,
+    id: k.id,
+    label: k.label,
+    kind: k.kind,
+    prefix: k.displayPrefix,
+    permission_scope: k.permissionScope,
+    bucket_access: k.bucketAccess,
+    bucket_permissions: k.bucketPermissions,
+    created_at: k.createdAt,
+    last_used_at: k.lastUsedAt,
+    expires_at: k.expiresAt,
   };
 }

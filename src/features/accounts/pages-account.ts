@@ -39,13 +39,15 @@ function asApiError(e: unknown): ApiError {
 
 function keysTable(keys: ApiKeyRow[], csrf: string): SafeHtml {
   if (!keys.length) return html`<p class="muted">No API keys or agent connections yet.</p>`;
-  const rows = keys.map((k) => html`<tr>
+  const rows = keys.map(
+    (k) => html`<tr>
 <td><strong>${k.label}</strong><br><code>${k.displayPrefix}…</code></td>
 <td><span class="badge">${k.kind}</span></td>
 <td>${k.permissionScope}${k.bucketAccess === "selected" ? html`<br><span class="small muted">${Object.keys(k.bucketPermissions).length} selected bucket(s)</span>` : ""}</td>
 <td class="small">${shortTime(k.createdAt)}</td><td class="small">${shortTime(k.lastUsedAt)}</td>
 <td><form method="post" action="/account/access/keys/${k.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${csrf}">
-<button type="submit" class="danger" aria-label="Revoke ${k.label}">Revoke</button></form></td></tr>`);
+<button type="submit" class="danger" aria-label="Revoke ${k.label}">Revoke</button></form></td></tr>`,
+  );
   return html`<table><caption class="skip">API keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Permission</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="skip">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody></table>`;
 }
@@ -65,10 +67,21 @@ export const accountPages = (deps: Deps, connectionsSection: ConnectionsSection)
     const summary = dashboardSummary(deps, s.actor, s.user);
     const keys = listAccountKeys(deps, s.actor);
     const help = summary.namedKeys ? null : planHelp(deps, getAccount(deps, s.actor.accountId), (e) => e.named_api_keys);
-    const page = await renderView("auth/access.html", {
-      ...summary, askOperator: help?.ask_operator, operatorHint: help?.operator_hint, csrf: s.csrf, keys: keysTable(keys, s.csrf), connections: connectionsSection(deps, s.actor, s.csrf), newKey: v.newKey?.key, newKeyLabel: v.newKey?.label,
-      notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
-    }, { title: "Account access", user: layoutUser(s), width: "wide" });
+    const page = await renderView(
+      "auth/access.html",
+      {
+        ...summary,
+        askOperator: help?.ask_operator,
+        operatorHint: help?.operator_hint,
+        csrf: s.csrf,
+        keys: keysTable(keys, s.csrf),
+        connections: connectionsSection(deps, s.actor, s.csrf),
+        newKey: v.newKey?.key,
+        newKeyLabel: v.newKey?.label,
+        notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
+      },
+      { title: "Account access", user: layoutUser(s), width: "wide" },
+    );
     return htmlResponse(page, { error: v.error });
   };
 
@@ -76,12 +89,21 @@ export const accountPages = (deps: Deps, connectionsSection: ConnectionsSection)
     const enabled = twoFactorEnabled(s.user);
     // A pending set-up key is shown only in sudo mode: whoever sees it holds the future second factor.
     const enrolling = v.enrolling ?? (!enabled && s.user.totpSealed && s.sudo ? beginTotpEnrollment(deps, s.user) : undefined);
-    const page = await renderView("auth/security.html", {
-      csrf: s.csrf, enabled, enrolling: !!enrolling, off: !enabled && !enrolling, secret: enrolling?.secret, uri: enrolling?.uri,
-      // The QR code is an inline SVG made from the otpauth URI (uqr: no network, no script).
-      qr: enrolling ? new SafeHtml(renderSVG(enrolling.uri, { border: 2, pixelSize: 6 })) : undefined,
-      notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
-    }, { title: "Sign-in security", user: layoutUser(s), width: "wide" });
+    const page = await renderView(
+      "auth/security.html",
+      {
+        csrf: s.csrf,
+        enabled,
+        enrolling: !!enrolling,
+        off: !enabled && !enrolling,
+        secret: enrolling?.secret,
+        uri: enrolling?.uri,
+        // The QR code is an inline SVG made from the otpauth URI (uqr: no network, no script).
+        qr: enrolling ? new SafeHtml(renderSVG(enrolling.uri, { border: 2, pixelSize: 6 })) : undefined,
+        notice: v.error ? alertBox(v.error.message) : alertBox(v.notice, "ok"),
+      },
+      { title: "Sign-in security", user: layoutUser(s), width: "wide" },
+    );
     return htmlResponse(page, { error: v.error });
   };
 
@@ -100,7 +122,12 @@ export const accountPages = (deps: Deps, connectionsSection: ConnectionsSection)
    * then the action; errors re-render `page`, a missing sudo mode asks for the password and
    * comes back to `returnTo`.
    */
-  const action = (run: (s: BrowserSession, body: unknown, params: Record<string, string>) => Promise<Response> | Response, page: (s: BrowserSession, error: ApiError) => Promise<Response>, returnTo?: string) =>
+  const action =
+    (
+      run: (s: BrowserSession, body: unknown, params: Record<string, string>) => Promise<Response> | Response,
+      page: (s: BrowserSession, error: ApiError) => Promise<Response>,
+      returnTo?: string,
+    ) =>
     async ({ request, body, params }: { request: Request; body: unknown; params: Record<string, string> }) => {
       const s = browserSession(deps, request);
       if (!s) return redirectResponse("/signin");
@@ -117,54 +144,109 @@ export const accountPages = (deps: Deps, connectionsSection: ConnectionsSection)
 
   return new Elysia({ name: "account-pages" })
     .get("/dashboard", ({ request }) => dashboard(request), { detail: hide })
-    .get("/account/access", ({ request }) => {
-      const s = browserSession(deps, request);
-      if (!s) return toSignin(request);
-      recordDashboardVisit(deps, s.actor); // account pages are part of the dashboard
-      return accessPage(s);
-    }, { detail: hide })
-    .post("/account/access/keys", action((s, body) => {
-      const scope = field(body, "scope") as Scope;
-      if (!scopes.includes(scope)) throw new ApiError("VALIDATION_FAILED", "Pick a permission for the key.", { field: "scope" });
-      const label = field(body, "label");
-      const { key, record } = createNamedKey(deps, s.actor, { label, permission_scope: scope });
-      return accessPage(s, { newKey: { key, label: record.label } });
-    }, (s, error) => accessPage(s, { error }), "/account/access"), { detail: hide })
-    .post("/account/access/keys/:id/revoke", action((s, _body, params) => {
-      revokeAccountKey(deps, s.actor, params.id!);
-      return accessPage(s, { notice: "Key revoked. Clients using it now get 401 Unauthorized." });
-    }, (s, error) => accessPage(s, { error }), "/account/access"), { detail: hide })
-    .get("/account/security", ({ request }) => {
-      const s = browserSession(deps, request);
-      if (!s) return toSignin(request);
-      recordDashboardVisit(deps, s.actor);
-      return securityPage(s);
-    }, { detail: hide })
-    .post("/account/security/totp/enroll", action((s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
-      (s, error) => securityPage(s, { error }), "/account/security"), { detail: hide })
-    .post("/account/security/totp/confirm", action(async (s, body) => {
-      confirmTotpEnrollment(deps, s.user, field(body, "code"));
-      return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
-    }, (s, error) => securityPage(s, { error }), "/account/security"), { detail: hide })
-    .post("/account/security/totp/disable", action(async (s, body) => {
-      disableTotp(deps, s.user, field(body, "code"));
-      return securityPage({ ...s, user: { ...s.user, totpSealed: null, totpEnabledAt: null } }, { notice: "Two-factor authentication is off." });
-    }, (s, error) => securityPage(s, { error }), "/account/security"), { detail: hide })
-    .get(CONFIRM_PASSWORD_PATH, ({ request, query }) => {
-      const s = browserSession(deps, request);
-      if (!s) return toSignin(request);
-      return confirmPasswordPage(s, safeNext(query.next, "/account/security"));
-    }, { detail: hide })
-    .post(CONFIRM_PASSWORD_PATH, async ({ request, body }) => {
-      const s = browserSession(deps, request);
-      if (!s) return redirectResponse("/signin");
-      const next = safeNext(field(body, "next"), "/account/security");
-      try {
-        checkSessionCsrf(deps, s, field(body, "csrf"));
-        await confirmPassword(deps, s.user, field(body, "password"), clientMeta(request).ip);
-        return redirectResponse(next, [sudoCookie(deps, s.session.id)]);
-      } catch (e) {
-        return confirmPasswordPage(s, next, asApiError(e));
-      }
-    }, { detail: hide });
+    .get(
+      "/account/access",
+      ({ request }) => {
+        const s = browserSession(deps, request);
+        if (!s) return toSignin(request);
+        recordDashboardVisit(deps, s.actor); // account pages are part of the dashboard
+        return accessPage(s);
+      },
+      { detail: hide },
+    )
+    .post(
+      "/account/access/keys",
+      action(
+        (s, body) => {
+          const scope = field(body, "scope") as Scope;
+          if (!scopes.includes(scope)) throw new ApiError("VALIDATION_FAILED", "Pick a permission for the key.", { field: "scope" });
+          const label = field(body, "label");
+          const { key, record } = createNamedKey(deps, s.actor, { label, permission_scope: scope });
+          return accessPage(s, { newKey: { key, label: record.label } });
+        },
+        (s, error) => accessPage(s, { error }),
+        "/account/access",
+      ),
+      { detail: hide },
+    )
+    .post(
+      "/account/access/keys/:id/revoke",
+      action(
+        (s, _body, params) => {
+          revokeAccountKey(deps, s.actor, params.id!);
+          return accessPage(s, { notice: "Key revoked. Clients using it now get 401 Unauthorized." });
+        },
+        (s, error) => accessPage(s, { error }),
+        "/account/access",
+      ),
+      { detail: hide },
+    )
+    .get(
+      "/account/security",
+      ({ request }) => {
+        const s = browserSession(deps, request);
+        if (!s) return toSignin(request);
+        recordDashboardVisit(deps, s.actor);
+        return securityPage(s);
+      },
+      { detail: hide },
+    )
+    .post(
+      "/account/security/totp/enroll",
+      action(
+        (s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
+        (s, error) => securityPage(s, { error }),
+        "/account/security",
+      ),
+      { detail: hide },
+    )
+    .post(
+      "/account/security/totp/confirm",
+      action(
+        async (s, body) => {
+          confirmTotpEnrollment(deps, s.user, field(body, "code"));
+          return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
+        },
+        (s, error) => securityPage(s, { error }),
+        "/account/security",
+      ),
+      { detail: hide },
+    )
+    .post(
+      "/account/security/totp/disable",
+      action(
+        async (s, body) => {
+          disableTotp(deps, s.user, field(body, "code"));
+          return securityPage({ ...s, user: { ...s.user, totpSealed: null, totpEnabledAt: null } }, { notice: "Two-factor authentication is off." });
+        },
+        (s, error) => securityPage(s, { error }),
+        "/account/security",
+      ),
+      { detail: hide },
+    )
+    .get(
+      CONFIRM_PASSWORD_PATH,
+      ({ request, query }) => {
+        const s = browserSession(deps, request);
+        if (!s) return toSignin(request);
+        return confirmPasswordPage(s, safeNext(query.next, "/account/security"));
+      },
+      { detail: hide },
+    )
+    .post(
+      CONFIRM_PASSWORD_PATH,
+      async ({ request, body }) => {
+        const s = browserSession(deps, request);
+        if (!s) return redirectResponse("/signin");
+        const next = safeNext(field(body, "next"), "/account/security");
+        try {
+          checkSessionCsrf(deps, s, field(body, "csrf"));
+          await confirmPassword(deps, s.user, field(body, "password"), clientMeta(request).ip);
+          return redirectResponse(next, [sudoCookie(deps, s.session.id)]);
+        } catch (e) {
+          return confirmPasswordPage(s, next, asApiError(e));
+        }
+      },
+      { detail: hide },
+    );
 };

@@ -19,8 +19,12 @@ export interface PlanHelp {
 
 /** Is this account owned by an instance admin (the operator's own account)? */
 function ownedByInstanceAdmin(deps: Deps, accountId: string): boolean {
-  return !!deps.db.select({ id: users.id }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, accountId), eq(memberships.role, "owner"), eq(users.isInstanceAdmin, true))).get();
+  return !!deps.db
+    .select({ id: users.id })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.role, "owner"), eq(users.isInstanceAdmin, true)))
+    .get();
 }
 
 /**
@@ -70,10 +74,14 @@ export function planLimitError(message: string, entitlement: keyof Entitlements,
  */
 export function ownerPlanNote(deps: Deps): string | null {
   if (!deps.plans.has(deps.config.ownerPlan)) return null;
-  const row = deps.db.select({ accountId: memberships.accountId, plan: accounts.plan }).from(users)
+  const row = deps.db
+    .select({ accountId: memberships.accountId, plan: accounts.plan })
+    .from(users)
     .innerJoin(memberships, and(eq(memberships.userId, users.id), eq(memberships.role, "owner")))
     .innerJoin(accounts, eq(accounts.id, memberships.accountId))
-    .where(eq(users.isInstanceAdmin, true)).orderBy(asc(users.createdAt), asc(accounts.createdAt)).get();
+    .where(eq(users.isInstanceAdmin, true))
+    .orderBy(asc(users.createdAt), asc(accounts.createdAt))
+    .get();
   if (!row || row.plan === deps.config.ownerPlan || row.plan !== deps.config.defaultPlan) return null;
   return `the instance admin's account ${row.accountId} is on the ${row.plan} plan; to give it every capability run: pier admin account plan --account ${row.accountId} --plan ${deps.config.ownerPlan}`;
 }

@@ -19,17 +19,33 @@ export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, c
     .use(authPages(deps))
     .use(accountPages(deps, connectionsSection))
     .use(auth)
-    .get("/api/v1/api_keys", ({ actor }) => ({
-      data: { api_keys: listAccountKeys(deps, must(actor)).map(presentKey) },
-    }), { auth: "bucket_admin", query: AccountQuery, detail: { tags, summary: "List the account's active API keys (account owner/admin only)" } })
-    .post("/api/v1/api_keys", ({ actor, body, set, request }) => {
-      requireSudo(deps, request, must(actor));
-      const { key, record } = createNamedKey(deps, must(actor), body);
-      set.status = 201;
-      return { data: { api_key: key, key: presentKey(record) } };
-    }, { auth: "bucket_admin", body: CreateApiKeyBody, detail: { tags, summary: "Create a named API key (plans with named_api_keys; the key is returned once)" } })
-    .delete("/api/v1/api_keys/:id", ({ actor, params, request }) => {
-      requireSudo(deps, request, must(actor));
-      revokeAccountKey(deps, must(actor), params.id);
-      return { data: { revoked: true, id: params.id } };
-    }, { auth: "bucket_admin", params: ApiKeyParams, query: AccountQuery, detail: { tags, summary: "Revoke an API key (it stops working at once)" } });
+    .get(
+      "/api/v1/api_keys",
+      ({ actor }) => ({
+        data: { api_keys: listAccountKeys(deps, must(actor)).map(presentKey) },
+      }),
+      { auth: "bucket_admin", query: AccountQuery, detail: { tags, summary: "List the account's active API keys (account owner/admin only)" } },
+    )
+    .post(
+      "/api/v1/api_keys",
+      ({ actor, body, set, request }) => {
+        requireSudo(deps, request, must(actor));
+        const { key, record } = createNamedKey(deps, must(actor), body);
+        set.status = 201;
+        return { data: { api_key: key, key: presentKey(record) } };
+      },
+      {
+        auth: "bucket_admin",
+        body: CreateApiKeyBody,
+        detail: { tags, summary: "Create a named API key (plans with named_api_keys; the key is returned once)" },
+      },
+    )
+    .delete(
+      "/api/v1/api_keys/:id",
+      ({ actor, params, request }) => {
+        requireSudo(deps, request, must(actor));
+        revokeAccountKey(deps, must(actor), params.id);
+        return { data: { revoked: true, id: params.id } };
+      },
+      { auth: "bucket_admin", params: ApiKeyParams, query: AccountQuery, detail: { tags, summary: "Revoke an API key (it stops working at once)" } },
+    );

@@ -61,7 +61,8 @@ export function insertUserWithAccount(
   db: DbOrTx = deps.db,
 ): CreatedUser {
   const email = normalizeEmail(input.email);
-  if (input.plan !== undefined && !deps.plans.has(input.plan)) throw new ApiError("VALIDATION_FAILED", `Unknown plan "${input.plan}" (known: ${deps.plans.ids().join(", ")}).`);
+  if (input.plan !== undefined && !deps.plans.has(input.plan))
+    throw new ApiError("VALIDATION_FAILED", `Unknown plan "${input.plan}" (known: ${deps.plans.ids().join(", ")}).`);
   return transaction(db, (tx) => {
     if (findUserByEmail(deps, email, tx)) throw new ApiError("CONFLICT", "A user with this email already exists.", { field: "email" });
     const now = deps.clock.now().toISOString();
@@ -69,10 +70,19 @@ export function insertUserWithAccount(
     // The person who set the instance up runs it: their account gets the owner plan unless the
     // operator named one (pier admin ... --plan). Everyone after them gets the default plan.
     const plan = input.plan ?? (first ? deps.config.ownerPlan : deps.config.defaultPlan);
-    const user = tx.insert(users).values({
-      id: newId("usr"), email, passwordHash: input.passwordHash, displayName: input.displayName ?? "",
-      isInstanceAdmin: first, createdAt: now, updatedAt: now,
-    }).returning().get();
+    const user = tx
+      .insert(users)
+      .values({
+        id: newId("usr"),
+        email,
+        passwordHash: input.passwordHash,
+        displayName: input.displayName ?? "",
+        isInstanceAdmin: first,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
     const account = insertAccount(deps, { name: input.accountName ?? (input.displayName || email.split("@")[0]!), plan }, tx);
     addMember(deps, account.id, user.id, "owner", tx);
     return { user, account };
@@ -83,23 +93,37 @@ export function insertAccount(deps: Deps, input: { name: string; plan?: string }
   const plan = input.plan ?? deps.config.defaultPlan;
   if (!deps.plans.has(plan)) throw new ApiError("VALIDATION_FAILED", `Unknown plan "${plan}".`);
   const now = deps.clock.now().toISOString();
-  return db.insert(accounts).values({ id: newId("acc"), name: input.name.slice(0, 200), plan, createdAt: now, updatedAt: now }).returning().get();
+  return db
+    .insert(accounts)
+    .values({ id: newId("acc"), name: input.name.slice(0, 200), plan, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
 }
 
 export function addMember(deps: Deps, accountId: string, userId: string, role: Role, db: DbOrTx = deps.db): void {
-  db.insert(memberships).values({ accountId, userId, role, createdAt: deps.clock.now().toISOString() })
-    .onConflictDoUpdate({ target: [memberships.accountId, memberships.userId], set: { role } }).run();
+  db.insert(memberships)
+    .values({ accountId, userId, role, createdAt: deps.clock.now().toISOString() })
+    .onConflictDoUpdate({ target: [memberships.accountId, memberships.userId], set: { role } })
+    .run();
 }
 
 export function membership(deps: Deps, accountId: string, userId: string): Role | null {
-  return deps.db.select({ role: memberships.role }).from(memberships)
-    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId))).get()?.role ?? null;
+  return (
+    deps.db
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)))
+      .get()?.role ?? null
+  );
 }
 
 /** The account a user acts on by default: the oldest one they own, else the oldest membership. */
 export function defaultAccountOf(deps: Deps, userId: string): string | null {
-  const rows = deps.db.select({ accountId: memberships.accountId, role: memberships.role, createdAt: memberships.createdAt })
-    .from(memberships).where(eq(memberships.userId, userId)).all();
+  const rows = deps.db
+    .select({ accountId: memberships.accountId, role: memberships.role, createdAt: memberships.createdAt })
+    .from(memberships)
+    .where(eq(memberships.userId, userId))
+    .all();
   rows.sort((a, b) => (a.role === "owner" ? 0 : 1) - (b.role === "owner" ? 0 : 1) || a.createdAt.localeCompare(b.createdAt));
   return rows[0]?.accountId ?? null;
 }
@@ -112,8 +136,12 @@ export function setPlan(deps: Deps, accountId: string, plan: string): AccountRow
 
 export function setReadOnly(deps: Deps, accountId: string, readOnly: boolean, reason: string | null = null): AccountRow {
   getAccount(deps, accountId);
-  return deps.db.update(accounts).set({ readOnly, readOnlyReason: readOnly ? reason : null, updatedAt: deps.clock.now().toISOString() })
-    .where(eq(accounts.id, accountId)).returning().get()!;
+  return deps.db
+    .update(accounts)
+    .set({ readOnly, readOnlyReason: readOnly ? reason : null, updatedAt: deps.clock.now().toISOString() })
+    .where(eq(accounts.id, accountId))
+    .returning()
+    .get()!;
 }
 
 export function entitlementsOf(deps: Deps, account: AccountRow) {
@@ -122,6 +150,10 @@ export function entitlementsOf(deps: Deps, account: AccountRow) {
 
 /** The email of the account's owner (where mail about the account goes), if it has one. */
 export function accountOwnerEmail(accountId: string, db: DbOrTx): string | undefined {
-  return db.select({ email: users.email }).from(memberships).innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, accountId), eq(memberships.role, "owner"))).get()?.email;
+  return db
+    .select({ email: users.email })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.role, "owner")))
+    .get()?.email;
 }

@@ -14,21 +14,40 @@ const REMEMBER_MS = 30 * 24 * 3600_000;
 
 export type SessionRow = typeof sessions.$inferSelect;
 
-export function createSession(deps: Deps, userId: string, opts: { remember: boolean; userAgent?: string; ip?: string }): { token: string; session: SessionRow; maxAgeSeconds: number } {
+export function createSession(
+  deps: Deps,
+  userId: string,
+  opts: { remember: boolean; userAgent?: string; ip?: string },
+): { token: string; session: SessionRow; maxAgeSeconds: number } {
   const token = randomSecret(32);
   const now = deps.clock.now();
   const ttl = opts.remember ? REMEMBER_MS : SHORT_MS;
-  const session = deps.db.insert(sessions).values({
-    tokenHash: sha256Hex(token), id: newId("ses"), userId, accountId: defaultAccountOf(deps, userId), remember: opts.remember,
-    userAgent: (opts.userAgent ?? "").slice(0, 300), ip: opts.ip ?? "", createdAt: now.toISOString(), lastSeenAt: now.toISOString(),
-    expiresAt: isoAfter(now, ttl),
-  }).returning().get();
+  const session = deps.db
+    .insert(sessions)
+    .values({
+      tokenHash: sha256Hex(token),
+      id: newId("ses"),
+      userId,
+      accountId: defaultAccountOf(deps, userId),
+      remember: opts.remember,
+      userAgent: (opts.userAgent ?? "").slice(0, 300),
+      ip: opts.ip ?? "",
+      createdAt: now.toISOString(),
+      lastSeenAt: now.toISOString(),
+      expiresAt: isoAfter(now, ttl),
+    })
+    .returning()
+    .get();
   return { token, session, maxAgeSeconds: Math.floor(ttl / 1000) };
 }
 
 export function findSession(deps: Deps, token: string | undefined): SessionRow | null {
   if (!token || token.length > 200) return null;
-  const row = deps.db.select().from(sessions).where(eq(sessions.tokenHash, sha256Hex(token))).get();
+  const row = deps.db
+    .select()
+    .from(sessions)
+    .where(eq(sessions.tokenHash, sha256Hex(token)))
+    .get();
   if (!row) return null;
   const now = deps.clock.now();
   if (row.expiresAt <= now.toISOString()) {
@@ -38,8 +57,11 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
   // Sliding expiry, written at most once a minute.
   if (now.getTime() - Date.parse(row.lastSeenAt) > 60_000) {
     const ttl = row.remember ? REMEMBER_MS : SHORT_MS;
-    deps.db.update(sessions).set({ lastSeenAt: now.toISOString(), expiresAt: isoAfter(now, ttl) })
-      .where(eq(sessions.tokenHash, row.tokenHash)).run();
+    deps.db
+      .update(sessions)
+      .set({ lastSeenAt: now.toISOString(), expiresAt: isoAfter(now, ttl) })
+      .where(eq(sessions.tokenHash, row.tokenHash))
+      .run();
   }
   return row;
 }
@@ -47,18 +69,32 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
 export function actorFromSession(deps: Deps, session: SessionRow): Actor | null {
   const accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
   if (!accountId) return null;
-  const m = deps.db.select({ role: memberships.role, admin: users.isInstanceAdmin }).from(memberships)
+  const m = deps.db
+    .select({ role: memberships.role, admin: users.isInstanceAdmin })
+    .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, session.userId))).get();
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, session.userId)))
+    .get();
   if (!m) return null;
   return {
-    kind: "session", credentialId: session.id, userId: session.userId, accountId, scope: roleScope(m.role),
-    bucketAccess: "all", bucketPermissions: {}, isAccountOwner: m.role === "owner", isInstanceAdmin: m.admin,
+    kind: "session",
+    credentialId: session.id,
+    userId: session.userId,
+    accountId,
+    scope: roleScope(m.role),
+    bucketAccess: "all",
+    bucketPermissions: {},
+    isAccountOwner: m.role === "owner",
+    isInstanceAdmin: m.admin,
   };
 }
 
 export function destroySession(deps: Deps, token: string | undefined): void {
-  if (token) deps.db.delete(sessions).where(eq(sessions.tokenHash, sha256Hex(token))).run();
+  if (token)
+    deps.db
+      .delete(sessions)
+      .where(eq(sessions.tokenHash, sha256Hex(token)))
+      .run();
 }
 
 /** CSRF token bound to the session: forms and dashboard XHRs must echo it. */

@@ -38,14 +38,26 @@ export class SigninGuard {
   private readonly codes: FailureLog;
 
   constructor(private readonly limits: AttemptLimits = defaultAttemptLimits) {
-    const policy: GuessPolicy = { perPair: limits.perEmail, perAddress: limits.perIp, attackStep: ATTACK_STEP, floor: Math.min(FLOOR, limits.perEmail), windowMs: limits.windowMs };
+    const policy: GuessPolicy = {
+      perPair: limits.perEmail,
+      perAddress: limits.perIp,
+      attackStep: ATTACK_STEP,
+      floor: Math.min(FLOOR, limits.perEmail),
+      windowMs: limits.windowMs,
+    };
     this.guesses = new GuessLimiter(policy);
     this.codes = new FailureLog(limits.windowMs);
   }
 
   checkSignup(ip: string, now: number): void {
     const wait = this.signups.waitFor(addressKey(ip), this.limits.signupsPerIpHour, now);
-    if (wait > 0) throw new ApiError("RATE_LIMIT_EXCEEDED", `Too many new accounts from your network address. Try again in ${Math.ceil(wait / 60)} minutes.`, { retry_after: wait }, wait);
+    if (wait > 0)
+      throw new ApiError(
+        "RATE_LIMIT_EXCEEDED",
+        `Too many new accounts from your network address. Try again in ${Math.ceil(wait / 60)} minutes.`,
+        { retry_after: wait },
+        wait,
+      );
   }
 
   recordSignup(ip: string, now: number): void {
@@ -67,7 +79,12 @@ export class SigninGuard {
     if (wait > 0) {
       const minutes = Math.ceil(wait / 60);
       const what = reason === "address" ? "from your network address" : "for this email from your network address";
-      throw new ApiError("TOO_MANY_ATTEMPTS", `Too many failed sign-in attempts ${what}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, { retry_after: wait }, wait);
+      throw new ApiError(
+        "TOO_MANY_ATTEMPTS",
+        `Too many failed sign-in attempts ${what}. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+        { retry_after: wait },
+        wait,
+      );
     }
   }
 

@@ -10,7 +10,16 @@ import { transaction } from "../../db/tx";
 import { signinGuard } from "./signin-limits";
 import { consumeInvite } from "./invites";
 import { createSession } from "./sessions";
-import { checkPasswordStrength, findUserByEmail, getUser, hashPassword, insertUserWithAccount, normalizeEmail, type CreatedUser, type UserRow } from "./service";
+import {
+  checkPasswordStrength,
+  findUserByEmail,
+  getUser,
+  hashPassword,
+  insertUserWithAccount,
+  normalizeEmail,
+  type CreatedUser,
+  type UserRow,
+} from "./service";
 import { twoFactorEnabled, verifyTotp } from "./totp";
 
 export interface ClientMeta {
@@ -57,7 +66,8 @@ export async function signUp(
     const first = tx.select({ n: count() }).from(users).get()!.n === 0;
     if (!first && mode === "closed") throw new ApiError("SIGNUP_CLOSED", "This Pier instance does not accept new sign-ups. Ask its operator for an account.");
     const inviteCode = input.invite?.trim();
-    if (!first && mode === "invite" && !inviteCode) throw new ApiError("INVITE_REQUIRED", "Sign-up on this instance needs an invite code.", { field: "invite" });
+    if (!first && mode === "invite" && !inviteCode)
+      throw new ApiError("INVITE_REQUIRED", "Sign-up on this instance needs an invite code.", { field: "invite" });
     const result = insertUserWithAccount(deps, { email, passwordHash }, tx);
     if (!first && mode === "invite") consumeInvite(deps, inviteCode!, email, result.user.id, tx);
     return result;
@@ -96,7 +106,12 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
 
 function tooManyCodes(wait: number): ApiError {
   const minutes = Math.ceil(wait / 60);
-  return new ApiError("TOO_MANY_ATTEMPTS", `Too many wrong two-factor codes for this account. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, { retry_after: wait }, wait);
+  return new ApiError(
+    "TOO_MANY_ATTEMPTS",
+    `Too many wrong two-factor codes for this account. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+    { retry_after: wait },
+    wait,
+  );
 }
 
 // Between the password and the code, the browser holds a short-lived signed token naming the
@@ -120,13 +135,15 @@ export function readPendingToken(deps: Deps, token: string | undefined): { userI
 export function completeTwoFactor(deps: Deps, pending: string | undefined, code: string, meta: ClientMeta): { session: NewSession; user: UserRow } {
   const p = readPendingToken(deps, pending);
   const user = p ? getUser(deps, p.userId) : undefined;
-  if (!p || !user || !twoFactorEnabled(user)) throw new ApiError("TWO_FACTOR_REQUIRED", "Your sign-in expired. Enter your email and password again.", { restart: true });
+  if (!p || !user || !twoFactorEnabled(user))
+    throw new ApiError("TWO_FACTOR_REQUIRED", "Your sign-in expired. Enter your email and password again.", { restart: true });
   const guard = signinGuard(deps);
   const now = deps.clock.now().getTime();
   guard.check(user.email, meta.ip, now);
   // Over the account's allowance every pending sign-in ends: the password is asked again (and
   // answered with the wait), so guessing cannot go on from other addresses or older cookies.
-  if (guard.twoFactorWait(user.id, now) > 0) throw new ApiError("TWO_FACTOR_REQUIRED", "Too many wrong codes. Sign in again with your email and password later.", { restart: true });
+  if (guard.twoFactorWait(user.id, now) > 0)
+    throw new ApiError("TWO_FACTOR_REQUIRED", "Too many wrong codes. Sign in again with your email and password later.", { restart: true });
   if (!verifyTotp(deps, user, code)) {
     guard.fail(user.email, meta.ip, now);
     guard.failTwoFactor(user.id, now);

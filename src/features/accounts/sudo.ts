@@ -46,7 +46,8 @@ export function inSudoMode(deps: Deps, req: Request, sessionId: string): boolean
 export function requireSudo(deps: Deps, req: Request, actor: Actor): void {
   if (actor.kind !== "session" || inSudoMode(deps, req, actor.credentialId)) return;
   throw new ApiError("REAUTHENTICATION_REQUIRED", "Confirm your password to change sign-in security, API keys or connections.", {
-    reauthenticate_url: `${deps.urls.baseUrl}${CONFIRM_PASSWORD_PATH}`, valid_for_seconds: SUDO_TTL_S,
+    reauthenticate_url: `${deps.urls.baseUrl}${CONFIRM_PASSWORD_PATH}`,
+    valid_for_seconds: SUDO_TTL_S,
   });
 }
 

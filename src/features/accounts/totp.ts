@@ -18,7 +18,14 @@ function issuer(deps: Deps): string {
 }
 
 function totpFor(deps: Deps, user: UserRow, secretBase32: string): OTPAuth.TOTP {
-  return new OTPAuth.TOTP({ issuer: issuer(deps), label: user.email, algorithm: "SHA1", digits: 6, period: PERIOD, secret: OTPAuth.Secret.fromBase32(secretBase32) });
+  return new OTPAuth.TOTP({
+    issuer: issuer(deps),
+    label: user.email,
+    algorithm: "SHA1",
+    digits: 6,
+    period: PERIOD,
+    secret: OTPAuth.Secret.fromBase32(secretBase32),
+  });
 }
 
 function openSeed(deps: Deps, user: UserRow): string | null {
@@ -59,8 +66,11 @@ export function beginTotpEnrollment(deps: Deps, user: UserRow, opts: { fresh?: b
   let seed = opts.fresh ? null : openSeed(deps, user);
   if (!seed) {
     seed = new OTPAuth.Secret({ size: 20 }).base32;
-    deps.db.update(users).set({ totpSealed: deps.secrets.seal("totp", seed, user.id), totpEnabledAt: null, updatedAt: deps.clock.now().toISOString() })
-      .where(eq(users.id, user.id)).run();
+    deps.db
+      .update(users)
+      .set({ totpSealed: deps.secrets.seal("totp", seed, user.id), totpEnabledAt: null, updatedAt: deps.clock.now().toISOString() })
+      .where(eq(users.id, user.id))
+      .run();
   }
   return { secret: seed, uri: totpFor(deps, user, seed).toString() };
 }
@@ -68,13 +78,17 @@ export function beginTotpEnrollment(deps: Deps, user: UserRow, opts: { fresh?: b
 export function confirmTotpEnrollment(deps: Deps, user: UserRow, code: string): void {
   if (twoFactorEnabled(user)) throw new ApiError("CONFLICT", "Two-factor authentication is already on.");
   if (!user.totpSealed) throw new ApiError("CONFLICT", "Start two-factor set-up first.");
-  if (!verifyTotp(deps, user, code)) throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match. Check the time on your phone and enter the current 6-digit code.", { field: "code" });
+  if (!verifyTotp(deps, user, code))
+    throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match. Check the time on your phone and enter the current 6-digit code.", {
+      field: "code",
+    });
   const now = deps.clock.now().toISOString();
   deps.db.update(users).set({ totpEnabledAt: now, updatedAt: now }).where(eq(users.id, user.id)).run();
 }
 
 export function disableTotp(deps: Deps, user: UserRow, code: string): void {
   if (!twoFactorEnabled(user)) throw new ApiError("CONFLICT", "Two-factor authentication is not on.");
-  if (!verifyTotp(deps, user, code)) throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match; two-factor authentication stays on.", { field: "code" });
+  if (!verifyTotp(deps, user, code))
+    throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match; two-factor authentication stays on.", { field: "code" });
   deps.db.update(users).set({ totpSealed: null, totpEnabledAt: null, updatedAt: deps.clock.now().toISOString() }).where(eq(users.id, user.id)).run();
 }

@@ -12,7 +12,11 @@ import { agentActivity } from "../../db/schema";
 import { hasAccountWideAdmin } from "../buckets";
 
 const FLUSH_MS = 30_000;
-const field = (req: Request, name: string) => (req.headers.get(name) ?? "").replace(/[\x00-\x1f\x7f]/g, "").trim().slice(0, 200);
+const field = (req: Request, name: string) =>
+  (req.headers.get(name) ?? "")
+    .replace(/[\x00-\x1f\x7f]/g, "")
+    .trim()
+    .slice(0, 200);
 
 export interface Identity {
   userAgent: string;
@@ -26,8 +30,12 @@ export interface Identity {
 
 export function identityOf(req: Request): Identity {
   return {
-    userAgent: field(req, "user-agent"), agent: field(req, "x-pier-agent"), agentClient: field(req, "x-pier-agent-client"),
-    agentVersion: field(req, "x-pier-agent-version"), runId: field(req, "x-pier-agent-run-id"), project: field(req, "x-pier-agent-project"),
+    userAgent: field(req, "user-agent"),
+    agent: field(req, "x-pier-agent"),
+    agentClient: field(req, "x-pier-agent-client"),
+    agentVersion: field(req, "x-pier-agent-version"),
+    runId: field(req, "x-pier-agent-run-id"),
+    project: field(req, "x-pier-agent-project"),
     task: field(req, "x-pier-agent-task"),
   };
 }
@@ -61,15 +69,33 @@ export class ActivityRecorder {
   }
 
   private write(actor: Actor, id: Identity, fingerprint: string, n: number, method: string, path: string, at: string): void {
-    this.deps.db.insert(agentActivity).values({
-      id: newId("act"), accountId: actor.accountId, credentialKind: actor.kind as "api_key" | "oauth", credentialId: actor.credentialId,
-      userId: actor.userId, fingerprint, ...id, requestCount: n, lastMethod: method, lastPath: path.slice(0, 300), firstSeenAt: at, lastSeenAt: at,
-    }).onConflictDoUpdate({
-      target: agentActivity.fingerprint,
-      set: { requestCount: sql`${agentActivity.requestCount} + ${n}`, lastMethod: method, lastPath: path.slice(0, 300), lastSeenAt: at },
-    }).run();
+    this.deps.db
+      .insert(agentActivity)
+      .values({
+        id: newId("act"),
+        accountId: actor.accountId,
+        credentialKind: actor.kind as "api_key" | "oauth",
+        credentialId: actor.credentialId,
+        userId: actor.userId,
+        fingerprint,
+        ...id,
+        requestCount: n,
+        lastMethod: method,
+        lastPath: path.slice(0, 300),
+        firstSeenAt: at,
+        lastSeenAt: at,
+      })
+      .onConflictDoUpdate({
+        target: agentActivity.fingerprint,
+        set: { requestCount: sql`${agentActivity.requestCount} + ${n}`, lastMethod: method, lastPath: path.slice(0, 300), lastSeenAt: at },
+      })
+      .run();
     for (const [fp, count] of this.evicted.splice(0)) {
-      this.deps.db.update(agentActivity).set({ requestCount: sql`${agentActivity.requestCount} + ${count}` }).where(eq(agentActivity.fingerprint, fp)).run();
+      this.deps.db
+        .update(agentActivity)
+        .set({ requestCount: sql`${agentActivity.requestCount} + ${count}` })
+        .where(eq(agentActivity.fingerprint, fp))
+        .run();
     }
   }
 }
@@ -81,12 +107,29 @@ export function activityRecorder(deps: Deps): ActivityRecorder {
 
 /** The account's agent activity, newest first; only the account owner may read it. */
 export function listActivity(deps: Deps, actor: Actor, limit = 100) {
-  if (!actor.isAccountOwner || !hasAccountWideAdmin(actor)) throw new ApiError("FORBIDDEN", "Only the account owner (with account-wide access) can read the agent activity log.");
-  return deps.db.select().from(agentActivity).where(and(eq(agentActivity.accountId, actor.accountId)))
-    .orderBy(desc(agentActivity.lastSeenAt)).limit(limit).all().map((r) => ({
-      credential_kind: r.credentialKind, credential_id: r.credentialId, user_id: r.userId,
-      user_agent: r.userAgent, agent: r.agent, agent_client: r.agentClient, agent_version: r.agentVersion,
-      run_id: r.runId, project: r.project, task: r.task,
-      request_count: r.requestCount, last_request: `${r.lastMethod} ${r.lastPath}`, first_seen_at: r.firstSeenAt, last_seen_at: r.lastSeenAt,
+  if (!actor.isAccountOwner || !hasAccountWideAdmin(actor))
+    throw new ApiError("FORBIDDEN", "Only the account owner (with account-wide access) can read the agent activity log.");
+  return deps.db
+    .select()
+    .from(agentActivity)
+    .where(and(eq(agentActivity.accountId, actor.accountId)))
+    .orderBy(desc(agentActivity.lastSeenAt))
+    .limit(limit)
+    .all()
+    .map((r) => ({
+      credential_kind: r.credentialKind,
+      credential_id: r.credentialId,
+      user_id: r.userId,
+      user_agent: r.userAgent,
+      agent: r.agent,
+      agent_client: r.agentClient,
+      agent_version: r.agentVersion,
+      run_id: r.runId,
+      project: r.project,
+      task: r.task,
+      request_count: r.requestCount,
+      last_request: `${r.lastMethod} ${r.lastPath}`,
+      first_seen_at: r.firstSeenAt,
+      last_seen_at: r.lastSeenAt,
     }));
 }

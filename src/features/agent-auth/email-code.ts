@@ -65,15 +65,27 @@ export function requestCode(deps: Deps, input: { email: string }, ip: string) {
   if (!deps.emailCodesSent.takeMail(email, ip, now.getTime())) return answer;
   const id = newId("lcd");
   const code = String(randomInt(0, 100_000_000)).padStart(8, "0");
-  deps.db.insert(agentLoginCodes).values({
-    id, email, userId: user.id, codeHash: hashCode(id, code), createdAt: now.toISOString(), expiresAt: isoAfter(now, CODE_TTL_S * 1000),
-  }).run();
+  deps.db
+    .insert(agentLoginCodes)
+    .values({
+      id,
+      email,
+      userId: user.id,
+      codeHash: hashCode(id, code),
+      createdAt: now.toISOString(),
+      expiresAt: isoAfter(now, CODE_TTL_S * 1000),
+    })
+    .run();
   // After the response: the time to answer must not depend on whether mail is sent.
   queueMicrotask(() => {
-    mailerFor(deps).send({
-      to: email, kind: "agent-login-code", subject: `Your Pier code: ${code}`,
-      text: `Your code to connect an agent to Pier (${deps.urls.baseUrl}) is:\n\n    ${code}\n\nIt works once, for 10 minutes. If you did not ask for it, ignore this message: nothing happens without the code.\n`,
-    }).catch((e) => deps.log.warn("agent login code not sent", { error: e instanceof Error ? e.message : String(e) }));
+    mailerFor(deps)
+      .send({
+        to: email,
+        kind: "agent-login-code",
+        subject: `Your Pier code: ${code}`,
+        text: `Your code to connect an agent to Pier (${deps.urls.baseUrl}) is:\n\n    ${code}\n\nIt works once, for 10 minutes. If you did not ask for it, ignore this message: nothing happens without the code.\n`,
+      })
+      .catch((e) => deps.log.warn("agent login code not sent", { error: e instanceof Error ? e.message : String(e) }));
   });
   return answer;
 }
@@ -100,18 +112,29 @@ export function verifyCode(deps: Deps, input: VerifyInput, ip: string) {
   const guesses = deps.emailCodesSent.guesses;
   const { wait } = guesses.check(email, ip, deps.clock.now().getTime());
   if (wait > 0) {
-    throw new ApiError("TOO_MANY_ATTEMPTS", `Too many wrong codes from your network address. Try again in ${Math.ceil(wait / 60)} minutes, or use the browser device sign-in.`, { retry_after: wait, ...guidance(deps) }, wait);
+    throw new ApiError(
+      "TOO_MANY_ATTEMPTS",
+      `Too many wrong codes from your network address. Try again in ${Math.ceil(wait / 60)} minutes, or use the browser device sign-in.`,
+      { retry_after: wait, ...guidance(deps) },
+      wait,
+    );
   }
   const code = input.code.trim();
   const now = deps.clock.now().toISOString();
   const outcome = transaction(deps.db, (tx) => {
     // The newest live code for the address; every wrong try counts against it.
-    const row = tx.select().from(agentLoginCodes)
+    const row = tx
+      .select()
+      .from(agentLoginCodes)
       .where(and(eq(agentLoginCodes.email, email), isNull(agentLoginCodes.usedAt), gt(agentLoginCodes.expiresAt, now)))
-      .orderBy(desc(agentLoginCodes.createdAt)).get();
+      .orderBy(desc(agentLoginCodes.createdAt))
+      .get();
     if (!row || row.attempts >= MAX_CODE_ATTEMPTS) return invalid();
     if (!/^\d{8}$/.test(code) || hashCode(row.id, code) !== row.codeHash) {
-      tx.update(agentLoginCodes).set({ attempts: row.attempts + 1 }).where(eq(agentLoginCodes.id, row.id)).run();
+      tx.update(agentLoginCodes)
+        .set({ attempts: row.attempts + 1 })
+        .where(eq(agentLoginCodes.id, row.id))
+        .run();
       return invalid();
     }
     guesses.succeed(email, ip);
@@ -126,7 +149,14 @@ export function verifyCode(deps: Deps, input: VerifyInput, ip: string) {
     if (access === "selected") {
       const ids = [...new Set([...(input.bucket_ids ?? []), ...Object.keys(input.bucket_permissions ?? {})])];
       if (!ids.length) return new ApiError("VALIDATION_FAILED", "bucket_access 'selected' needs bucket_ids.", { field: "bucket_ids" });
-      const known = new Set(tx.select({ id: buckets.id }).from(buckets).where(and(eq(buckets.accountId, accountId), inArray(buckets.id, ids))).all().map((b) => b.id));
+      const known = new Set(
+        tx
+          .select({ id: buckets.id })
+          .from(buckets)
+          .where(and(eq(buckets.accountId, accountId), inArray(buckets.id, ids)))
+          .all()
+          .map((b) => b.id),
+      );
       const unknown = ids.filter((id) => !known.has(id));
       if (unknown.length) return new ApiError("VALIDATION_FAILED", "Some bucket_ids are not buckets of this account.", { field: "bucket_ids", unknown });
       permissions = Object.fromEntries(ids.map((id) => [id, input.bucket_permissions?.[id] ?? "admin"]));
@@ -134,11 +164,27 @@ export function verifyCode(deps: Deps, input: VerifyInput, ip: string) {
     // A bad bucket selection is fixable: the code stays valid until the key is created.
     tx.update(agentLoginCodes).set({ usedAt: now }).where(eq(agentLoginCodes.id, row.id)).run();
     const scope = input.permission_scope ?? input.scope ?? "bucket_admin";
-    const { key, record } = createApiKey(deps, {
-      accountId, userId: user.id, label: (input.label?.trim() || "Agent (email code)").slice(0, 200), kind: "agent", scope,
-      bucketAccess: access, bucketPermissions: permissions,
-    }, tx);
-    return { api_key: key, key_id: record.id, permission_scope: scope, bucket_access: access, guidance: "Store api_key securely (for example in the user's config dir with 0600 permissions); never print or log it. Send it as Authorization: Bearer <key>." };
+    const { key, record } = createApiKey(
+      deps,
+      {
+        accountId,
+        userId: user.id,
+        label: (input.label?.trim() || "Agent (email code)").slice(0, 200),
+        kind: "agent",
+        scope,
+        bucketAccess: access,
+        bucketPermissions: permissions,
+      },
+      tx,
+    );
+    return {
+      api_key: key,
+      key_id: record.id,
+      permission_scope: scope,
+      bucket_access: access,
+      guidance:
+        "Store api_key securely (for example in the user's config dir with 0600 permissions); never print or log it. Send it as Authorization: Bearer <key>.",
+    };
   });
   if (outcome instanceof ApiError) {
     if (outcome.code === "INVALID_CODE") guesses.fail(email, ip, deps.clock.now().getTime());

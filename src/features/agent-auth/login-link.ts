@@ -33,32 +33,58 @@ export function createLoginLink(deps: Deps, actor: Actor, input: { redirect_path
   if (actor.kind === "session") throw new ApiError("FORBIDDEN", "You are already signed in in this browser.");
   if (!actor.userId) throw new ApiError("FORBIDDEN", "This credential belongs to no user.");
   if (!holdsOwnersFullPower(actor)) {
-    throw new ApiError("FORBIDDEN", "Only the account owner's credential with bucket_admin scope over all buckets may create a browser login link; sign in at /signin instead.", {
-      reason: "needs_owner_full_access", required_scope: "bucket_admin", signin_url: `${deps.urls.baseUrl}/signin`,
-    });
+    throw new ApiError(
+      "FORBIDDEN",
+      "Only the account owner's credential with bucket_admin scope over all buckets may create a browser login link; sign in at /signin instead.",
+      {
+        reason: "needs_owner_full_access",
+        required_scope: "bucket_admin",
+        signin_url: `${deps.urls.baseUrl}/signin`,
+      },
+    );
   }
   const path = input.redirect_path ?? "/dashboard";
-  if (safeNext(path, "") !== path) throw new ApiError("VALIDATION_FAILED", "redirect_path must be a path on this Pier, such as /dashboard or /account/access.", { field: "redirect_path" });
+  if (safeNext(path, "") !== path)
+    throw new ApiError("VALIDATION_FAILED", "redirect_path must be a path on this Pier, such as /dashboard or /account/access.", { field: "redirect_path" });
   const user = deps.db.select().from(users).where(eq(users.id, actor.userId)).get();
   if (!user) throw new ApiError("FORBIDDEN", "This credential belongs to no user.");
   if (twoFactorEnabled(user)) {
-    throw new ApiError("FORBIDDEN", "Browser login links are disabled for accounts with two-factor authentication; sign in at /signin instead.", { reason: "two_factor", signin_url: `${deps.urls.baseUrl}/signin` });
+    throw new ApiError("FORBIDDEN", "Browser login links are disabled for accounts with two-factor authentication; sign in at /signin instead.", {
+      reason: "two_factor",
+      signin_url: `${deps.urls.baseUrl}/signin`,
+    });
   }
   const token = randomSecret(32);
   const now = deps.clock.now();
   const expiresAt = isoAfter(now, LOGIN_LINK_TTL_S * 1000);
-  deps.db.insert(loginLinks).values({
-    tokenHash: sha256Hex(token), userId: user.id, accountId: actor.accountId, credentialId: actor.credentialId, redirectPath: path,
-    createdAt: now.toISOString(), expiresAt,
-  }).run();
+  deps.db
+    .insert(loginLinks)
+    .values({
+      tokenHash: sha256Hex(token),
+      userId: user.id,
+      accountId: actor.accountId,
+      credentialId: actor.credentialId,
+      redirectPath: path,
+      createdAt: now.toISOString(),
+      expiresAt,
+    })
+    .run();
   return { url: `${deps.urls.baseUrl}/login_link/${token}`, expires_at: expiresAt, redirect_path: path, one_time: true };
 }
 
-const invalid = () => new ApiError("LOGIN_LINK_NOT_FOUND", "This sign-in link is invalid, expired or already used. Ask your agent for a new one, or sign in at /signin.");
+const invalid = () =>
+  new ApiError("LOGIN_LINK_NOT_FOUND", "This sign-in link is invalid, expired or already used. Ask your agent for a new one, or sign in at /signin.");
 
 /** Is the link usable (for the confirmation page)? */
 export function peekLoginLink(deps: Deps, token: string) {
-  const row = token.length <= 100 ? deps.db.select().from(loginLinks).where(eq(loginLinks.tokenHash, sha256Hex(token))).get() : undefined;
+  const row =
+    token.length <= 100
+      ? deps.db
+          .select()
+          .from(loginLinks)
+          .where(eq(loginLinks.tokenHash, sha256Hex(token)))
+          .get()
+      : undefined;
   if (!row || row.usedAt || row.expiresAt <= deps.clock.now().toISOString()) throw invalid();
   const user = deps.db.select({ email: users.email }).from(users).where(eq(users.id, row.userId)).get();
   if (!user) throw invalid();
@@ -70,12 +96,24 @@ export function useLoginLink(deps: Deps, token: string, meta: { ip: string; user
   const now = deps.clock.now().toISOString();
   return transaction(deps.db, (tx) => {
     const row = peekLoginLink(deps, token);
-    const used = tx.update(loginLinks).set({ usedAt: now }).where(and(eq(loginLinks.tokenHash, row.tokenHash), isNull(loginLinks.usedAt))).returning().get();
+    const used = tx
+      .update(loginLinks)
+      .set({ usedAt: now })
+      .where(and(eq(loginLinks.tokenHash, row.tokenHash), isNull(loginLinks.usedAt)))
+      .returning()
+      .get();
     if (!used) throw invalid();
     const user = tx.select().from(users).where(eq(users.id, row.userId)).get();
     // Two-factor switched on since the link was made: the link no longer works.
     if (!user || twoFactorEnabled(user)) throw invalid();
-    if (!tx.select().from(memberships).where(and(eq(memberships.userId, user.id), eq(memberships.accountId, row.accountId))).get()) throw invalid();
+    if (
+      !tx
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.userId, user.id), eq(memberships.accountId, row.accountId)))
+        .get()
+    )
+      throw invalid();
     // The credential that minted the link must still hold the owner's full power now: revoking
     // a leaked key (or narrowing it, or the user's role) also ends the links it handed out.
     const minter = actorFromApiKeyId(deps, row.credentialId) ?? actorFromGrantId(deps, row.credentialId);

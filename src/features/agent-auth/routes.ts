@@ -21,54 +21,83 @@ export const agentAuthRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
   // mailed codes have their own per-client limits in email-code.ts).
   const codeLimiter = new RateLimiter(10);
   const take = (key: string) => codeLimiter.take(key, deps.clock.now().getTime());
-  return new Elysia({ name: "agent-auth" })
-    .use(auth)
-    .post("/api/v1/agent_auth/request_code", ({ request, body }) => {
-      take(`request:${clientKey(request)}`);
-      return { data: requestCode(deps, body, clientIp(request)) };
-    }, { auth: "public", body: RequestCodeBody, detail: { tags, summary: "Email a one-time code for an agent key (same answer for every valid address)" } })
-    .post("/api/v1/agent_auth/verify_code", ({ request, body }) => {
-      take(`verify:${clientKey(request)}`);
-      return { data: verifyCode(deps, body, clientIp(request)) };
-    }, { auth: "public", body: VerifyCodeBody, detail: { tags, summary: "Trade the emailed code for an agent API key (INVALID_CODE on any failure)" } })
-    .get("/api/v1/agent_auth/capabilities", () => ({ data: capabilities(deps) }), {
-      auth: "public",
-      detail: { tags, summary: "Machine-readable manifest of the ways an agent can authenticate (device flow, PKCE, MCP, scopes)" },
-    })
-    .get("/api/v1/agent_auth/activity", ({ actor, query }) => ({ data: { activity: listActivity(deps, must(actor), query.limit ?? 100) } }), {
-      auth: "bucket_admin",
-      query: ActivityQuery,
-      detail: { tags, summary: "Agent activity log (User-Agent and X-Pier-Agent* per credential); account owner only" },
-    })
-    // bucket_admin is the floor the route table shows; the service also needs the owner's
-    // credential over all buckets (login-link.ts).
-    .post("/api/v1/agent_auth/browser_login_link", ({ actor, body }) => ({ data: createLoginLink(deps, must(actor), body) }), {
-      auth: "bucket_admin",
-      body: LoginLinkBody,
-      detail: { tags, summary: "One-time link that signs the user's browser in to the dashboard (5 minutes; the account owner's key with bucket_admin over all buckets only; refused for two-factor users)" },
-    })
-    // The link itself is a browser page: GET only shows a Continue button (prefetchers and link
-    // scanners must not consume it), the POST (double-submit CSRF) signs in and redirects.
-    .get("/login_link/:token", async ({ request, params }) => {
-      const csrf = preSessionCsrf(deps, request);
-      try {
-        const link = peekLoginLink(deps, params.token);
-        return htmlResponse(await renderView("oauth/login-link.html", { email: link.email, token: params.token, csrf: csrf.token, notice: alertBox(null) }, { title: "Sign in" }), { cookies: csrf.cookies });
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
-      }
-    }, { detail: { hide: true } })
-    .post("/login_link/:token", async ({ request, params, body }) => {
-      try {
-        checkPreSessionCsrf(deps, request, (body as Record<string, string> | undefined)?.csrf);
-        const r = useLoginLink(deps, params.token, clientMeta(request));
-        return redirectResponse(r.redirectPath, [sessionCookie(deps, r.session.token, r.session.maxAgeSeconds, false)]);
-      } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
-        return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
-      }
-    }, { detail: { hide: true } });
+  return (
+    new Elysia({ name: "agent-auth" })
+      .use(auth)
+      .post(
+        "/api/v1/agent_auth/request_code",
+        ({ request, body }) => {
+          take(`request:${clientKey(request)}`);
+          return { data: requestCode(deps, body, clientIp(request)) };
+        },
+        { auth: "public", body: RequestCodeBody, detail: { tags, summary: "Email a one-time code for an agent key (same answer for every valid address)" } },
+      )
+      .post(
+        "/api/v1/agent_auth/verify_code",
+        ({ request, body }) => {
+          take(`verify:${clientKey(request)}`);
+          return { data: verifyCode(deps, body, clientIp(request)) };
+        },
+        { auth: "public", body: VerifyCodeBody, detail: { tags, summary: "Trade the emailed code for an agent API key (INVALID_CODE on any failure)" } },
+      )
+      .get("/api/v1/agent_auth/capabilities", () => ({ data: capabilities(deps) }), {
+        auth: "public",
+        detail: { tags, summary: "Machine-readable manifest of the ways an agent can authenticate (device flow, PKCE, MCP, scopes)" },
+      })
+      .get("/api/v1/agent_auth/activity", ({ actor, query }) => ({ data: { activity: listActivity(deps, must(actor), query.limit ?? 100) } }), {
+        auth: "bucket_admin",
+        query: ActivityQuery,
+        detail: { tags, summary: "Agent activity log (User-Agent and X-Pier-Agent* per credential); account owner only" },
+      })
+      // bucket_admin is the floor the route table shows; the service also needs the owner's
+      // credential over all buckets (login-link.ts).
+      .post("/api/v1/agent_auth/browser_login_link", ({ actor, body }) => ({ data: createLoginLink(deps, must(actor), body) }), {
+        auth: "bucket_admin",
+        body: LoginLinkBody,
+        detail: {
+          tags,
+          summary:
+            "One-time link that signs the user's browser in to the dashboard (5 minutes; the account owner's key with bucket_admin over all buckets only; refused for two-factor users)",
+        },
+      })
+      // The link itself is a browser page: GET only shows a Continue button (prefetchers and link
+      // scanners must not consume it), the POST (double-submit CSRF) signs in and redirects.
+      .get(
+        "/login_link/:token",
+        async ({ request, params }) => {
+          const csrf = preSessionCsrf(deps, request);
+          try {
+            const link = peekLoginLink(deps, params.token);
+            return htmlResponse(
+              await renderView(
+                "oauth/login-link.html",
+                { email: link.email, token: params.token, csrf: csrf.token, notice: alertBox(null) },
+                { title: "Sign in" },
+              ),
+              { cookies: csrf.cookies },
+            );
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
+          }
+        },
+        { detail: { hide: true } },
+      )
+      .post(
+        "/login_link/:token",
+        async ({ request, params, body }) => {
+          try {
+            checkPreSessionCsrf(deps, request, (body as Record<string, string> | undefined)?.csrf);
+            const r = useLoginLink(deps, params.token, clientMeta(request));
+            return redirectResponse(r.redirectPath, [sessionCookie(deps, r.session.token, r.session.maxAgeSeconds, false)]);
+          } catch (e) {
+            if (!(e instanceof ApiError)) throw e;
+            return htmlResponse(await renderView("oauth/login-link.html", { notice: alertBox(e.message) }, { title: "Sign in" }), { error: e });
+          }
+        },
+        { detail: { hide: true } },
+      )
+  );
 };
 
 /**

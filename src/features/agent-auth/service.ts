@@ -17,7 +17,8 @@ export function capabilities(deps: Deps) {
     flows: {
       device_authorization: {
         available: true,
-        description: "Register a public client, start a device authorization, open verification_uri_complete, show user_code as the Connection ID (a safety check only), poll the token endpoint; the token response adds pier_api_key.",
+        description:
+          "Register a public client, start a device authorization, open verification_uri_complete, show user_code as the Connection ID (a safety check only), poll the token endpoint; the token response adds pier_api_key.",
         registration_endpoint: `${base}/oauth/register`,
         device_authorization_endpoint: `${base}/oauth/device_authorization`,
         token_endpoint: `${base}/oauth/token`,
@@ -46,7 +47,8 @@ export function capabilities(deps: Deps) {
       email_code: {
         available: true,
         legacy: true,
-        description: "POST request_code { email }, then verify_code { email, code, label, bucket_access, bucket_ids, bucket_permissions } for data.api_key. Never creates accounts; on INVALID_CODE fall back to device_authorization.",
+        description:
+          "POST request_code { email }, then verify_code { email, code, label, bucket_access, bucket_ids, bucket_permissions } for data.api_key. Never creates accounts; on INVALID_CODE fall back to device_authorization.",
         request_code: `${base}/api/v1/agent_auth/request_code`,
         verify_code: `${base}/api/v1/agent_auth/verify_code`,
         delivery: deps.config.smtpRelayUrl ? "smtp_relay" : "admin_outbox",
@@ -54,7 +56,8 @@ export function capabilities(deps: Deps) {
       browser_login_link: {
         available: true,
         endpoint: `${base}/api/v1/agent_auth/browser_login_link`,
-        description: "With the account owner's key or token (bucket_admin over all buckets): POST { redirect_path } for a one-time link (5 minutes) that signs the user's browser in. Refused for other credentials and for two-factor users; the browser must confirm the password before changing keys, two-factor or connections.",
+        description:
+          "With the account owner's key or token (bucket_admin over all buckets): POST { redirect_path } for a one-time link (5 minutes) that signs the user's browser in. Refused for other credentials and for two-factor users; the browser must confirm the password before changing keys, two-factor or connections.",
       },
     },
     scopes: {
@@ -75,7 +78,15 @@ export function capabilities(deps: Deps) {
       protected_resource: `${base}/.well-known/oauth-protected-resource`,
     },
     identification: {
-      headers: ["User-Agent: <client>/<version> (<agent>)", "X-Pier-Agent", "X-Pier-Agent-Client", "X-Pier-Agent-Version", "X-Pier-Agent-Run-Id", "X-Pier-Agent-Project", "X-Pier-Agent-Task"],
+      headers: [
+        "User-Agent: <client>/<version> (<agent>)",
+        "X-Pier-Agent",
+        "X-Pier-Agent-Client",
+        "X-Pier-Agent-Version",
+        "X-Pier-Agent-Run-Id",
+        "X-Pier-Agent-Project",
+        "X-Pier-Agent-Task",
+      ],
       activity_log: `${base}/api/v1/agent_auth/activity`,
     },
     revocation: { connections: `${base}/oauth/connections`, api: `${base}/api/v1/oauth/connections` },

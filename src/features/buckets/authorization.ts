@@ -27,12 +27,21 @@ export function hasAccountWideAdmin(actor: Actor): boolean {
  * key's selection are reported as not found (no existence leak); too little scope is FORBIDDEN.
  */
 export function loadBucket(deps: Deps, actor: Actor, bucketId: string, need: Scope, db: DbOrTx = deps.db): BucketRow {
-  const bucket = db.select().from(buckets).where(and(eq(buckets.id, bucketId), eq(buckets.accountId, actor.accountId))).get();
+  const bucket = db
+    .select()
+    .from(buckets)
+    .where(and(eq(buckets.id, bucketId), eq(buckets.accountId, actor.accountId)))
+    .get();
   const scope = bucket ? effectiveScope(actor, bucket.id) : null;
   if (!bucket || !scope) {
     // Say "deleted" only to the account that owned it; everyone else learns nothing.
-    const gone = bucket ? undefined : db.select({ deletedAt: deletedBuckets.deletedAt }).from(deletedBuckets)
-      .where(and(eq(deletedBuckets.id, bucketId), eq(deletedBuckets.accountId, actor.accountId))).get();
+    const gone = bucket
+      ? undefined
+      : db
+          .select({ deletedAt: deletedBuckets.deletedAt })
+          .from(deletedBuckets)
+          .where(and(eq(deletedBuckets.id, bucketId), eq(deletedBuckets.accountId, actor.accountId)))
+          .get();
     if (gone) throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was permanently deleted.`, { deleted: true, deleted_at: gone.deletedAt });
     throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was not found.`);
   }
@@ -47,7 +56,11 @@ export function loadBucket(deps: Deps, actor: Actor, bucketId: string, need: Sco
  * delete has begun (a background delete empties it over minutes; its links must die at once).
  */
 export function bucketServesLinks(deps: Deps, accountId: string, bucketId: string, db: DbOrTx = deps.db): boolean {
-  const bucket = db.select({ deletion: buckets.deletion }).from(buckets).where(and(eq(buckets.id, bucketId), eq(buckets.accountId, accountId))).get();
+  const bucket = db
+    .select({ deletion: buckets.deletion })
+    .from(buckets)
+    .where(and(eq(buckets.id, bucketId), eq(buckets.accountId, accountId)))
+    .get();
   return bucket !== undefined && !bucket.deletion;
 }
 
@@ -63,10 +76,15 @@ export const DELETING_RETRY_AFTER_S = 30;
 export function assertNotDeleting(bucket: BucketRow): void {
   if (!bucket.deletion) return;
   const d = bucket.deletion;
-  throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is being deleted.`, {
-    lock: { kind: "bucket_delete", phase: d.phase, total_items: d.total_items, deleted_items: d.deleted_items },
-    retry_after: DELETING_RETRY_AFTER_S,
-  }, DELETING_RETRY_AFTER_S);
+  throw new ApiError(
+    "BUCKET_LOCKED",
+    `Bucket ${bucket.id} is being deleted.`,
+    {
+      lock: { kind: "bucket_delete", phase: d.phase, total_items: d.total_items, deleted_items: d.deleted_items },
+      retry_after: DELETING_RETRY_AFTER_S,
+    },
+    DELETING_RETRY_AFTER_S,
+  );
 }
 
 /** Refuse a change to an archived, deleting or locked-by-someone-else bucket. */
@@ -76,10 +94,15 @@ function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: Mutati
   const lock = activeLock(deps, bucket.id, db);
   if (lock && lock.holderId !== actor.credentialId) {
     const retryAfter = Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000));
-    throw new ApiError("BUCKET_LOCKED", `Bucket ${bucket.id} is locked by another credential: ${lock.message}`, {
-      lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
-      retry_after: retryAfter,
-    }, retryAfter);
+    throw new ApiError(
+      "BUCKET_LOCKED",
+      `Bucket ${bucket.id} is locked by another credential: ${lock.message}`,
+      {
+        lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
+        retry_after: retryAfter,
+      },
+      retryAfter,
+    );
   }
 }
 
@@ -118,4 +141,3 @@ export function assertVisibilityUnlocked(bucket: BucketRow): void {
     ...(bucket.visibilityLockReason ? { reason: bucket.visibilityLockReason } : {}),
   });
 }
-

@@ -23,24 +23,33 @@ export const BUCKET_DELETE_JOB = "buckets.delete";
 /** Rows removed per background transaction: small enough to keep write locks short. */
 export const DELETE_BATCH_SIZE = 500;
 
-export type DeleteOutcome =
-  | { kind: "deleted"; bucketId: string; deletedAt: string }
-  | { kind: "started"; bucket: BucketRow; progress: BucketDeletion };
+export type DeleteOutcome = { kind: "deleted"; bucketId: string; deletedAt: string } | { kind: "started"; bucket: BucketRow; progress: BucketDeletion };
 
 export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { confirmation: string }): DeleteOutcome {
   return transaction(deps.db, (tx) => {
     // Deleting buckets answer BUCKET_LOCKED (lock.kind = bucket_delete); so do other keys' locks.
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin", allowArchived: true }, tx);
     if (input.confirmation !== deleteConfirmation(bucket)) {
-      throw new ApiError("CONFIRMATION_MISMATCH", `The confirmation does not match. Pass the bucket's delete.confirmation value (see GET /api/v1/buckets/${bucket.id}).`);
+      throw new ApiError(
+        "CONFIRMATION_MISMATCH",
+        `The confirmation does not match. Pass the bucket's delete.confirmation value (see GET /api/v1/buckets/${bucket.id}).`,
+      );
     }
     assertNoPublicationLifecycle(deps, bucket, "delete", tx);
     // A finalize committing in chunks must not lose its bucket between two chunks: wait for it.
     assertNoUploadCommitting(deps, bucket.id, undefined, tx);
-    const running = tx.select({ id: buckets.id }).from(buckets)
-      .where(and(eq(buckets.accountId, bucket.accountId), isNotNull(buckets.deletion), ne(buckets.id, bucket.id))).get();
+    const running = tx
+      .select({ id: buckets.id })
+      .from(buckets)
+      .where(and(eq(buckets.accountId, bucket.accountId), isNotNull(buckets.deletion), ne(buckets.id, bucket.id)))
+      .get();
     if (running) {
-      throw new ApiError("BUCKET_DELETE_IN_PROGRESS", `Bucket ${running.id} is still being deleted; buckets are deleted one at a time.`, { deleting_bucket_id: running.id }, 30);
+      throw new ApiError(
+        "BUCKET_DELETE_IN_PROGRESS",
+        `Bucket ${running.id} is still being deleted; buckets are deleted one at a time.`,
+        { deleting_bucket_id: running.id },
+        30,
+      );
     }
 
     const counts = countBucketItems(bucket.id, tx);
@@ -50,10 +59,20 @@ export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { conf
       removeBucketRow(deps, bucket, actor.credentialId, tx);
       return { kind: "deleted", bucketId: bucket.id, deletedAt: now };
     }
-    const jobId = deps.jobs.enqueue(BUCKET_DELETE_JOB, { bucket_id: bucket.id, deleted_by: actor.credentialId }, { uniqueKey: `bucket-delete:${bucket.id}`, maxAttempts: 3 }, tx);
+    const jobId = deps.jobs.enqueue(
+      BUCKET_DELETE_JOB,
+      { bucket_id: bucket.id, deleted_by: actor.credentialId },
+      { uniqueKey: `bucket-delete:${bucket.id}`, maxAttempts: 3 },
+      tx,
+    );
     const progress: BucketDeletion = {
-      phase: "queued", total_files: counts.files, total_versions: counts.versions, total_items: counts.total,
-      deleted_items: 0, started_at: now, job_id: jobId,
+      phase: "queued",
+      total_files: counts.files,
+      total_versions: counts.versions,
+      total_items: counts.total,
+      deleted_items: 0,
+      started_at: now,
+      job_id: jobId,
     };
     const marked = tx.update(buckets).set({ deletion: progress, updatedAt: now }).where(eq(buckets.id, bucket.id)).returning().get()!;
     return { kind: "started", bucket: marked, progress };
@@ -61,7 +80,9 @@ export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { conf
 }
 
 function removeBucketRow(deps: Deps, bucket: BucketRow, deletedBy: string, tx: Tx): void {
-  tx.insert(deletedBuckets).values({ id: bucket.id, accountId: bucket.accountId, title: bucket.title, deletedBy, deletedAt: deps.clock.now().toISOString() }).run();
+  tx.insert(deletedBuckets)
+    .values({ id: bucket.id, accountId: bucket.accountId, title: bucket.title, deletedBy, deletedAt: deps.clock.now().toISOString() })
+    .run();
   tx.delete(buckets).where(eq(buckets.id, bucket.id)).run();
 }
 
@@ -76,16 +97,24 @@ function deleteStep(deps: Deps, bucketId: string, deletedBy: string): boolean {
     const batch = deleteBucketItemsBatch(bucketId, DELETE_BATCH_SIZE, tx);
     if (batch.deleted > 0) {
       const d = bucket.deletion;
-      tx.update(buckets).set({ deletion: { ...d, phase: phaseOf[batch.kind!], deleted_items: d.deleted_items + batch.deleted } }).where(eq(buckets.id, bucketId)).run();
+      tx.update(buckets)
+        .set({ deletion: { ...d, phase: phaseOf[batch.kind!], deleted_items: d.deleted_items + batch.deleted } })
+        .where(eq(buckets.id, bucketId))
+        .run();
       return true;
     }
     removeBucketRow(deps, bucket, deletedBy, tx);
-    notifyAccount(deps, {
-      accountId: bucket.accountId, kind: "bucket_deleted",
-      subject: `Bucket "${bucket.title}" was deleted`,
-      body: `The bucket "${bucket.title}" (${bucket.id}) and its ${bucket.deletion.total_items} items were permanently deleted.`,
-      data: { bucket_id: bucket.id, title: bucket.title, total_items: bucket.deletion.total_items, started_at: bucket.deletion.started_at },
-    }, tx);
+    notifyAccount(
+      deps,
+      {
+        accountId: bucket.accountId,
+        kind: "bucket_deleted",
+        subject: `Bucket "${bucket.title}" was deleted`,
+        body: `The bucket "${bucket.title}" (${bucket.id}) and its ${bucket.deletion.total_items} items were permanently deleted.`,
+        data: { bucket_id: bucket.id, title: bucket.title, total_items: bucket.deletion.total_items, started_at: bucket.deletion.started_at },
+      },
+      tx,
+    );
     return false;
   });
 }
@@ -96,12 +125,17 @@ function failDelete(deps: Deps, bucketId: string, error: string): void {
     const bucket = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
     if (!bucket?.deletion) return;
     tx.update(buckets).set({ deletion: null, updatedAt: deps.clock.now().toISOString() }).where(eq(buckets.id, bucketId)).run();
-    notifyAccount(deps, {
-      accountId: bucket.accountId, kind: "bucket_delete_failed",
-      subject: `Deleting bucket "${bucket.title}" failed`,
-      body: `Pier could not finish deleting the bucket "${bucket.title}" (${bucket.id}). The bucket is unlocked again; ${bucket.deletion.deleted_items} of ${bucket.deletion.total_items} items were removed. Try the delete again; if it keeps failing, check the server log.`,
-      data: { bucket_id: bucket.id, title: bucket.title, error, deleted_items: bucket.deletion.deleted_items, total_items: bucket.deletion.total_items },
-    }, tx);
+    notifyAccount(
+      deps,
+      {
+        accountId: bucket.accountId,
+        kind: "bucket_delete_failed",
+        subject: `Deleting bucket "${bucket.title}" failed`,
+        body: `Pier could not finish deleting the bucket "${bucket.title}" (${bucket.id}). The bucket is unlocked again; ${bucket.deletion.deleted_items} of ${bucket.deletion.total_items} items were removed. Try the delete again; if it keeps failing, check the server log.`,
+        data: { bucket_id: bucket.id, title: bucket.title, error, deleted_items: bucket.deletion.deleted_items, total_items: bucket.deletion.total_items },
+      },
+      tx,
+    );
   });
 }
 

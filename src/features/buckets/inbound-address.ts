@@ -12,16 +12,21 @@ import type { BucketRow } from "./authorization";
 export type AddressRow = typeof mailAddresses.$inferSelect;
 
 /** Why an address does not accept mail (documented in docs/inbound-email.md). */
-export type BlockedReason =
-  | "not_enabled" | "smtp_disabled" | "bucket_archived" | "bucket_deleting" | "account_read_only" | "disabled_by_admin";
+export type BlockedReason = "not_enabled" | "smtp_disabled" | "bucket_archived" | "bucket_deleting" | "account_read_only" | "disabled_by_admin";
 
 export const ADDRESS_RANDOM_CHARS = 10;
 const SLUG_MAX = 24;
 
 /** A readable prefix from the bucket title: lower-case ASCII letters, digits and dashes. */
 export function addressSlug(title: string): string {
-  const s = title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, SLUG_MAX).replace(/-+$/, "");
+  const s = title
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, SLUG_MAX)
+    .replace(/-+$/, "");
   return s || "bucket";
 }
 
@@ -47,7 +52,8 @@ export function setInboundEmail(deps: Deps, bucket: BucketRow, input: { enabled:
     const now = deps.clock.now().toISOString();
     const existing = addressOfBucket(bucket.id, t);
     if (existing) {
-      if (existing.enabled !== input.enabled) t.update(mailAddresses).set({ enabled: input.enabled, updatedAt: now }).where(eq(mailAddresses.localPart, existing.localPart)).run();
+      if (existing.enabled !== input.enabled)
+        t.update(mailAddresses).set({ enabled: input.enabled, updatedAt: now }).where(eq(mailAddresses.localPart, existing.localPart)).run();
       return;
     }
     if (!input.enabled) return;
@@ -90,15 +96,14 @@ export function inboundEmailState(deps: Deps, bucket: BucketRow, db: DbOrTx = de
   };
 }
 
-export type RecipientLookup =
-  | { ok: true; bucketId: string; localPart: string }
-  | { ok: false; code: number; message: string };
+export type RecipientLookup = { ok: true; bucketId: string; localPart: string } | { ok: false; code: number; message: string };
 
 /** RCPT TO: which bucket an address files into, or the SMTP refusal. */
 export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   const at = address.lastIndexOf("@");
   const domain = address.slice(at + 1).toLowerCase();
-  if (at < 1 || domain !== deps.urls.mailDomain) return { ok: false, code: 550, message: "Relaying denied: this server only receives mail for its own addresses" };
+  if (at < 1 || domain !== deps.urls.mailDomain)
+    return { ok: false, code: 550, message: "Relaying denied: this server only receives mail for its own addresses" };
   const localPart = address.slice(0, at).toLowerCase();
   const row = deps.db.select().from(mailAddresses).where(eq(mailAddresses.localPart, localPart)).get();
   if (!row) return { ok: false, code: 550, message: "No such mailbox" };
@@ -115,6 +120,12 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
 export function setDisabledByAdmin(deps: Deps, address: string, disabled: boolean): AddressRow | null {
   const localPart = address.toLowerCase().split("@")[0]!;
   const now = deps.clock.now().toISOString();
-  return deps.db.update(mailAddresses).set({ disabledByAdminAt: disabled ? now : null, updatedAt: now })
-    .where(eq(mailAddresses.localPart, localPart)).returning().get() ?? null;
+  return (
+    deps.db
+      .update(mailAddresses)
+      .set({ disabledByAdminAt: disabled ? now : null, updatedAt: now })
+      .where(eq(mailAddresses.localPart, localPart))
+      .returning()
+      .get() ?? null
+  );
 }

@@ -1,6 +1,14 @@
 // The buckets feature: buckets, their access checks, locks, variables, inbound address and deletion.
 // What other features may use of it: they import "../buckets", never a file inside this folder.
-export { assertNotDeleting, assertVisibilityUnlocked, bucketServesLinks, effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket } from "./authorization";
+export {
+  assertNotDeleting,
+  assertVisibilityUnlocked,
+  bucketServesLinks,
+  effectiveScope,
+  hasAccountWideAdmin,
+  loadBucket,
+  loadMutableBucket,
+} from "./authorization";
 export type { BucketRow } from "./authorization";
 export { deleteBucket } from "./delete";
 export { inboundEmailState, lookupRecipient } from "./inbound-address";

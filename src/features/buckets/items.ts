@@ -7,8 +7,19 @@
 import { eq, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import {
-  bucketLocks, bucketVariables, bucketVersions, deployFiles, deploys, fileChanges, fileLocks, files, mailMessages, publications, publishSessions,
-  uploadEntries, uploadSessions,
+  bucketLocks,
+  bucketVariables,
+  bucketVersions,
+  deployFiles,
+  deploys,
+  fileChanges,
+  fileLocks,
+  files,
+  mailMessages,
+  publications,
+  publishSessions,
+  uploadEntries,
+  uploadSessions,
 } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
@@ -63,7 +74,7 @@ function deploysOf(bucketId: string): SQL {
 }
 
 /** The condition selecting the bucket's rows of `t`, without table qualifiers (used in sub-selects). */
-const ownedBy = (t: BucketOwnedTable, bucketId: string): SQL => t.owned ? t.owned(bucketId) : eq(t.bucketId, bucketId);
+const ownedBy = (t: BucketOwnedTable, bucketId: string): SQL => (t.owned ? t.owned(bucketId) : eq(t.bucketId, bucketId));
 
 export interface ItemCounts {
   /** Current files. */

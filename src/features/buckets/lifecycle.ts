@@ -18,9 +18,13 @@ export interface LifecycleResult {
 /** Archive and delete both wait until a publication's lifecycle has ended. */
 export function assertNoPublicationLifecycle(deps: Deps, bucket: BucketRow, action: "archive" | "delete", db?: DbOrTx): void {
   if (!publicationLifecycleActive(deps, bucket.id, db)) return;
-  throw new ApiError("UNPUBLISH_FIRST", `Bucket ${bucket.id} has an active publication; unpublish it (DELETE /api/v1/buckets/${bucket.id}/publication) before you ${action} it.`, {
-    required_action: "unpublish_first",
-  });
+  throw new ApiError(
+    "UNPUBLISH_FIRST",
+    `Bucket ${bucket.id} has an active publication; unpublish it (DELETE /api/v1/buckets/${bucket.id}/publication) before you ${action} it.`,
+    {
+      required_action: "unpublish_first",
+    },
+  );
 }
 
 export function archiveBucket(deps: Deps, actor: Actor, id: string): LifecycleResult {
@@ -58,9 +62,13 @@ export type BulkItemResult =
  */
 export function bulkBuckets(deps: Deps, actor: Actor, input: { operation: BulkOperation; bucket_ids: string[] }) {
   if (input.operation === "delete") {
-    throw new ApiError("BULK_DELETE_NOT_SUPPORTED", "Bulk supports archive and unarchive only. Delete buckets one at a time with DELETE /api/v1/buckets/:id and the bucket's delete.confirmation phrase.", {
-      supported_operations: ["archive", "unarchive"],
-    });
+    throw new ApiError(
+      "BULK_DELETE_NOT_SUPPORTED",
+      "Bulk supports archive and unarchive only. Delete buckets one at a time with DELETE /api/v1/buckets/:id and the bucket's delete.confirmation phrase.",
+      {
+        supported_operations: ["archive", "unarchive"],
+      },
+    );
   }
   const apply = input.operation === "archive" ? archiveBucket : unarchiveBucket;
   const results: BulkItemResult[] = [...new Set(input.bucket_ids)].map((id) => {

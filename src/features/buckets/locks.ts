@@ -47,9 +47,7 @@ export function lockBucket(deps: Deps, actor: Actor, id: string, input: { messag
       createdAt: mine?.createdAt ?? now.toISOString(),
       expiresAt: isoAfter(now, seconds * 1000),
     };
-    return tx.insert(bucketLocks).values(values)
-      .onConflictDoUpdate({ target: bucketLocks.bucketId, set: values })
-      .returning().get()!;
+    return tx.insert(bucketLocks).values(values).onConflictDoUpdate({ target: bucketLocks.bucketId, set: values }).returning().get()!;
   });
 }
 
@@ -59,10 +57,13 @@ export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: 
     // Another credential's live lock is theirs to release (423). Archived buckets may still be
     // unlocked: a lock left behind would otherwise block delete by everyone else until it expires.
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_write", allowArchived: true }, tx);
-    const removed = tx.delete(bucketLocks).where(and(
-      eq(bucketLocks.bucketId, bucket.id),
-      or(eq(bucketLocks.holderId, actor.credentialId), lte(bucketLocks.expiresAt, deps.clock.now().toISOString())),
-    )).returning({ holderId: bucketLocks.holderId, expiresAt: bucketLocks.expiresAt }).all();
+    const removed = tx
+      .delete(bucketLocks)
+      .where(
+        and(eq(bucketLocks.bucketId, bucket.id), or(eq(bucketLocks.holderId, actor.credentialId), lte(bucketLocks.expiresAt, deps.clock.now().toISOString()))),
+      )
+      .returning({ holderId: bucketLocks.holderId, expiresAt: bucketLocks.expiresAt })
+      .all();
     const released = removed.some((r) => r.holderId === actor.credentialId && r.expiresAt > deps.clock.now().toISOString());
     return { released };
   });
@@ -74,9 +75,17 @@ export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { re
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (bucket.visibilityLockedAt) return { bucket, changed: false };
     const now = deps.clock.now().toISOString();
-    const updated = tx.update(buckets).set({
-      visibilityLockedAt: now, visibilityLockedBy: actor.credentialId, visibilityLockReason: input.reason?.trim() || null, updatedAt: now,
-    }).where(eq(buckets.id, bucket.id)).returning().get()!;
+    const updated = tx
+      .update(buckets)
+      .set({
+        visibilityLockedAt: now,
+        visibilityLockedBy: actor.credentialId,
+        visibilityLockReason: input.reason?.trim() || null,
+        updatedAt: now,
+      })
+      .where(eq(buckets.id, bucket.id))
+      .returning()
+      .get()!;
     return { bucket: updated, changed: true };
   });
 }
@@ -87,13 +96,24 @@ export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { re
  */
 export function assertNoUploadCommitting(deps: Deps, bucketId: string, exceptSessionId: string | undefined, db: DbOrTx): void {
   // An abandoned finalize stops blocking once its session expires (the expiry job closes it later).
-  const busy = db.select({ id: uploadSessions.id }).from(uploadSessions)
-    .where(and(
-      eq(uploadSessions.bucketId, bucketId), eq(uploadSessions.status, "finalizing"), gt(uploadSessions.expiresAt, deps.clock.now().toISOString()),
-      exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined,
-    ))
+  const busy = db
+    .select({ id: uploadSessions.id })
+    .from(uploadSessions)
+    .where(
+      and(
+        eq(uploadSessions.bucketId, bucketId),
+        eq(uploadSessions.status, "finalizing"),
+        gt(uploadSessions.expiresAt, deps.clock.now().toISOString()),
+        exceptSessionId ? ne(uploadSessions.id, exceptSessionId) : undefined,
+      ),
+    )
     .get();
   if (busy) {
-    throw new ApiError("DATABASE_BUSY_RETRY", `Upload session ${busy.id} is still committing to this bucket; retry shortly.`, { retry_after: 2, upload_session_id: busy.id }, 2);
+    throw new ApiError(
+      "DATABASE_BUSY_RETRY",
+      `Upload session ${busy.id} is still committing to this bucket; retry shortly.`,
+      { retry_after: 2, upload_session_id: busy.id },
+      2,
+    );
   }
 }

@@ -12,7 +12,12 @@ export function deleteConfirmation(bucket: BucketRow): string {
 /** Unlocking is UI-only: the lock points at the dashboard page that can lift it. */
 export function presentVisibilityLock(deps: Deps, bucket: BucketRow) {
   return bucket.visibilityLockedAt
-    ? { locked: true, locked_at: bucket.visibilityLockedAt, reason: bucket.visibilityLockReason, unlock_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}/settings` }
+    ? {
+        locked: true,
+        locked_at: bucket.visibilityLockedAt,
+        reason: bucket.visibilityLockReason,
+        unlock_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}/settings`,
+      }
     : { locked: false };
 }
 
@@ -54,7 +59,17 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
     visibility_change_lock: presentVisibilityLock(deps, bucket),
     inbound_email: inboundEmailState(deps, bucket),
     ...(bucket.deletion
-      ? { lock: { kind: "bucket_delete", phase: bucket.deletion.phase, total_files: bucket.deletion.total_files, total_versions: bucket.deletion.total_versions, total_items: bucket.deletion.total_items, deleted_items: bucket.deletion.deleted_items, started_at: bucket.deletion.started_at } }
+      ? {
+          lock: {
+            kind: "bucket_delete",
+            phase: bucket.deletion.phase,
+            total_files: bucket.deletion.total_files,
+            total_versions: bucket.deletion.total_versions,
+            total_items: bucket.deletion.total_items,
+            deleted_items: bucket.deletion.deleted_items,
+            started_at: bucket.deletion.started_at,
+          },
+        }
       : lock
         ? { lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, created_at: lock.createdAt } }
         : {}),
@@ -62,7 +77,6 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
     updated_at: bucket.updatedAt,
   };
 }
-
 
 /** The answer to archive and unarchive: the bucket as it is now, and whether anything changed. */
 export function presentLifecycleResult(deps: Deps, result: { bucket: BucketRow; changed: boolean }) {

@@ -44,4 +44,3 @@ export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = de
 export function publicationLifecycleActive(deps: Deps, bucketId: string, db?: DbOrTx): boolean {
   return publicationSummary(deps, bucketId, db).lifecycleActive;
 }
-

@@ -29,10 +29,20 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
       throw planLimitError(`The account has no room for another bucket (its plan allows ${max}).`, "max_buckets", help, { max_buckets: max });
     }
     const now = deps.clock.now().toISOString();
-    const row = tx.insert(buckets).values({
-      id: freshBucketId(tx), accountId: account.id, title: input.title.trim(), description: input.description ?? "",
-      tagPaths: normalizeTags(input.tag_paths), metadata: input.metadata ?? {}, createdAt: now, updatedAt: now,
-    }).returning().get();
+    const row = tx
+      .insert(buckets)
+      .values({
+        id: freshBucketId(tx),
+        accountId: account.id,
+        title: input.title.trim(),
+        description: input.description ?? "",
+        tagPaths: normalizeTags(input.tag_paths),
+        metadata: input.metadata ?? {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
     if (input.inbound_email) setInboundEmail(deps, row, input.inbound_email, tx);
     return row;
   });
@@ -42,21 +52,29 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
 function freshBucketId(db: DbOrTx): string {
   for (;;) {
     const id = newId("bkt");
-    const taken = db.select({ id: buckets.id }).from(buckets).where(eq(buckets.id, id)).get()
-      ?? db.select({ id: deletedBuckets.id }).from(deletedBuckets).where(eq(deletedBuckets.id, id)).get();
+    const taken =
+      db.select({ id: buckets.id }).from(buckets).where(eq(buckets.id, id)).get() ??
+      db.select({ id: deletedBuckets.id }).from(deletedBuckets).where(eq(deletedBuckets.id, id)).get();
     if (!taken) return id;
   }
 }
 
 export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean }): BucketRow[] {
-  const rows = deps.db.select().from(buckets)
+  const rows = deps.db
+    .select()
+    .from(buckets)
     .where(and(eq(buckets.accountId, actor.accountId), opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt)))
-    .orderBy(desc(buckets.createdAt)).all();
+    .orderBy(desc(buckets.createdAt))
+    .all();
   return rows.filter((b) => effectiveScope(actor, b.id) !== null);
 }
 
 /** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
-export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boolean; limit?: number; offset?: number; titleContains?: string }): { buckets: BucketRow[]; pagination: Pagination } {
+export function listBucketPage(
+  deps: Deps,
+  actor: Actor,
+  opts: { archived: boolean; limit?: number; offset?: number; titleContains?: string },
+): { buckets: BucketRow[]; pagination: Pagination } {
   const { limit, offset } = pageWindow(opts, BUCKET_PAGE);
   const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
   const where = and(
@@ -74,9 +92,13 @@ export function listBucketPage(deps: Deps, actor: Actor, opts: { archived: boole
 
 /** The account's newest active (not archived, not being deleted) bucket with this exact title. */
 export function findActiveBucketByTitle(accountId: string, title: string, db: DbOrTx): BucketRow | undefined {
-  return db.select().from(buckets)
+  return db
+    .select()
+    .from(buckets)
     .where(and(eq(buckets.accountId, accountId), eq(buckets.title, title), isNull(buckets.archivedAt)))
-    .orderBy(desc(buckets.updatedAt)).all().find((b) => !b.deletion);
+    .orderBy(desc(buckets.updatedAt))
+    .all()
+    .find((b) => !b.deletion);
 }
 
 /** A bucket's revision (it grows with every change of its files), or undefined when it is gone. */
@@ -92,12 +114,17 @@ export function updateBucket(deps: Deps, actor: Actor, id: string, patch: Bucket
   return transaction(deps.db, (tx) => {
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (patch.inbound_email) setInboundEmail(deps, bucket, patch.inbound_email, tx);
-    return tx.update(buckets).set({
-      ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
-      ...(patch.description !== undefined ? { description: patch.description } : {}),
-      ...(patch.tag_paths !== undefined ? { tagPaths: normalizeTags(patch.tag_paths) } : {}),
-      ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
-      updatedAt: deps.clock.now().toISOString(),
-    }).where(eq(buckets.id, bucket.id)).returning().get()!;
+    return tx
+      .update(buckets)
+      .set({
+        ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
+        ...(patch.description !== undefined ? { description: patch.description } : {}),
+        ...(patch.tag_paths !== undefined ? { tagPaths: normalizeTags(patch.tag_paths) } : {}),
+        ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),
+        updatedAt: deps.clock.now().toISOString(),
+      })
+      .where(eq(buckets.id, bucket.id))
+      .returning()
+      .get()!;
   });
 }

@@ -13,8 +13,11 @@ export interface TagView {
 }
 
 export function listTags(deps: Deps, actor: Actor): TagView[] {
-  const rows = deps.db.select({ id: buckets.id, tagPaths: buckets.tagPaths, archivedAt: buckets.archivedAt })
-    .from(buckets).where(eq(buckets.accountId, actor.accountId)).all();
+  const rows = deps.db
+    .select({ id: buckets.id, tagPaths: buckets.tagPaths, archivedAt: buckets.archivedAt })
+    .from(buckets)
+    .where(eq(buckets.accountId, actor.accountId))
+    .all();
   const tags = new Map<string, TagView>();
   for (const b of rows) {
     if (!effectiveScope(actor, b.id)) continue;

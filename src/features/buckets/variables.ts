@@ -35,13 +35,23 @@ export function getVariables(deps: Deps, actor: Actor, id: string): VariablesVie
 }
 
 function checkName(name: string, field: string): void {
-  if (!nameRe.test(name)) throw new ApiError("VALIDATION_FAILED", `${field}: "${name.slice(0, 80)}" is not a valid variable name (upper-case letters, digits and _, starting with a letter or _, at most 64).`, { field, name: name.slice(0, 80) });
-  if (name.startsWith(RESERVED_PREFIX)) throw new ApiError("VALIDATION_FAILED", `${field}: names starting with ${RESERVED_PREFIX} are reserved for Pier.`, { field, name });
+  if (!nameRe.test(name))
+    throw new ApiError(
+      "VALIDATION_FAILED",
+      `${field}: "${name.slice(0, 80)}" is not a valid variable name (upper-case letters, digits and _, starting with a letter or _, at most 64).`,
+      { field, name: name.slice(0, 80) },
+    );
+  if (name.startsWith(RESERVED_PREFIX))
+    throw new ApiError("VALIDATION_FAILED", `${field}: names starting with ${RESERVED_PREFIX} are reserved for Pier.`, { field, name });
 }
 
 function checkValue(value: string, field: string, name: string): void {
   if (Buffer.byteLength(value, "utf8") > VARIABLE_VALUE_MAX) {
-    throw new ApiError("VALIDATION_FAILED", `${field}.${name}: values are at most ${VARIABLE_VALUE_MAX} bytes.`, { field, name, max_bytes: VARIABLE_VALUE_MAX });
+    throw new ApiError("VALIDATION_FAILED", `${field}.${name}: values are at most ${VARIABLE_VALUE_MAX} bytes.`, {
+      field,
+      name,
+      max_bytes: VARIABLE_VALUE_MAX,
+    });
   }
   if (value.includes("\0")) throw new ApiError("VALIDATION_FAILED", `${field}.${name}: values may not contain NUL characters.`, { field, name });
 }
@@ -53,8 +63,14 @@ function checkValue(value: string, field: string, name: string): void {
 export function patchVariables(deps: Deps, actor: Actor, id: string, input: PatchVariablesInput): VariablesView {
   const publicVars = input.variables;
   const secretPatch = input.secrets ?? {};
-  for (const [n, v] of Object.entries(publicVars ?? {})) { checkName(n, "variables"); checkValue(v, "variables", n); }
-  for (const [n, v] of Object.entries(secretPatch)) { checkName(n, "secrets"); if (v !== null) checkValue(v, "secrets", n); }
+  for (const [n, v] of Object.entries(publicVars ?? {})) {
+    checkName(n, "variables");
+    checkValue(v, "variables", n);
+  }
+  for (const [n, v] of Object.entries(secretPatch)) {
+    checkName(n, "secrets");
+    if (v !== null) checkValue(v, "secrets", n);
+  }
 
   return transaction(deps.db, (tx) => {
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
@@ -72,20 +88,36 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
 
     const now = deps.clock.now().toISOString();
     // Deletions first: a name freed by a deleted secret may become a public variable.
-    const deletions = Object.entries(secretPatch).filter(([, v]) => v === null).map(([n]) => n);
+    const deletions = Object.entries(secretPatch)
+      .filter(([, v]) => v === null)
+      .map(([n]) => n);
     if (deletions.length) {
-      tx.delete(bucketVariables).where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, true), inArray(bucketVariables.name, deletions))).run();
+      tx.delete(bucketVariables)
+        .where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, true), inArray(bucketVariables.name, deletions)))
+        .run();
     }
     if (publicVars) {
-      tx.delete(bucketVariables).where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, false))).run();
+      tx.delete(bucketVariables)
+        .where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, false)))
+        .run();
       for (const [name, value] of Object.entries(publicVars)) {
         tx.insert(bucketVariables).values({ bucketId: bucket.id, name, secret: false, value, sealed: null, updatedAt: now }).run();
       }
     }
     for (const [name, value] of Object.entries(secretPatch)) {
       if (value === null) continue;
-      const row = { bucketId: bucket.id, name, secret: true, value: null, sealed: deps.secrets.seal("bucket-variables", value, secretAad(bucket.id, name)), updatedAt: now };
-      tx.insert(bucketVariables).values(row).onConflictDoUpdate({ target: [bucketVariables.bucketId, bucketVariables.name], set: row }).run();
+      const row = {
+        bucketId: bucket.id,
+        name,
+        secret: true,
+        value: null,
+        sealed: deps.secrets.seal("bucket-variables", value, secretAad(bucket.id, name)),
+        updatedAt: now,
+      };
+      tx.insert(bucketVariables)
+        .values(row)
+        .onConflictDoUpdate({ target: [bucketVariables.bucketId, bucketVariables.name], set: row })
+        .run();
     }
     return view(bucket.id, tx);
   });

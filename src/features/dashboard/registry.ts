@@ -4,7 +4,4 @@ import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
 
-export const dashboardPages: DashboardPage[] = [
-  bucketsHome,
-  bucketPage,
-];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage];

@@ -16,5 +16,9 @@ export const dashboardRoutes = (deps: Deps) => {
   const shell = createShell(deps, nav);
   let app = new Elysia({ name: "dashboard" }) as unknown as Elysia;
   for (const page of dashboardPages) app = page.routes(app, shell);
-  return app.get("/dashboard/*", shell.view((s) => shell.notFound(s)), { detail: { hide: true } });
+  return app.get(
+    "/dashboard/*",
+    shell.view((s) => shell.notFound(s)),
+    { detail: { hide: true } },
+  );
 };

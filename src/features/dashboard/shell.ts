@@ -34,7 +34,10 @@ type Handler<T> = (s: Session, input: { request: Request; params: Record<string,
 export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
-  action: (run: Handler<string>, refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response) => (ctx: HandlerCtx) => Promise<Response>;
+  action: (
+    run: Handler<string>,
+    refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
+  ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
   notFound: (s: Session, error?: ApiError) => Promise<Response>;
 }
@@ -58,8 +61,9 @@ export function formField(body: unknown, name: string): string {
 }
 
 function navHtml(nav: NavItem[], s: Session, current?: string): SafeHtml {
-  const items = nav.filter((n) => !n.admin || s.user.isInstanceAdmin).map((n) =>
-    n.href === current ? html`<a href="${n.href}" aria-current="page">${n.label}</a>` : html`<a href="${n.href}">${n.label}</a>`);
+  const items = nav
+    .filter((n) => !n.admin || s.user.isInstanceAdmin)
+    .map((n) => (n.href === current ? html`<a href="${n.href}" aria-current="page">${n.label}</a>` : html`<a href="${n.href}">${n.label}</a>`));
   return html`<nav aria-label="Dashboard">${items}
 <form method="post" action="/signout" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="link" title="Signed in as ${s.user.email}">Sign out</button></form></nav>`;
 }
@@ -82,7 +86,12 @@ export function createShell(deps: Deps, nav: NavItem[]): Shell {
   };
 
   const notFound = (s: Session, error?: ApiError) =>
-    render(s, { title: "Not found", template: "dashboard/not-found.html", vars: { notice: alertBox(error?.message) }, error: error ?? new ApiError("NOT_FOUND", "No such page.") });
+    render(s, {
+      title: "Not found",
+      template: "dashboard/not-found.html",
+      vars: { notice: alertBox(error?.message) },
+      error: error ?? new ApiError("NOT_FOUND", "No such page."),
+    });
 
   const inputOf = (ctx: HandlerCtx) => ({ request: ctx.request, params: ctx.params ?? {}, query: ctx.query ?? {}, body: ctx.body });
 
@@ -94,7 +103,8 @@ export function createShell(deps: Deps, nav: NavItem[]): Shell {
     try {
       return await handler(s, inputOf(ctx));
     } catch (e) {
-      if (e instanceof ApiError && (e.code === "BUCKET_NOT_FOUND" || e.code === "NOT_FOUND" || e.code === "FORBIDDEN")) return notFound(s, e.code === "BUCKET_NOT_FOUND" ? e : undefined);
+      if (e instanceof ApiError && (e.code === "BUCKET_NOT_FOUND" || e.code === "NOT_FOUND" || e.code === "FORBIDDEN"))
+        return notFound(s, e.code === "BUCKET_NOT_FOUND" ? e : undefined);
       throw e;
     }
   };

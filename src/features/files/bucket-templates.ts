@@ -25,7 +25,9 @@ export const templateCatalogue: TemplateInfo[] = [
 
 function templateFiles(name: string): { path: string; asset: string }[] {
   const prefix = `templates/${name}/`;
-  return Object.entries(siteAssets).filter(([p]) => p.startsWith(prefix)).map(([p, asset]) => ({ path: p.slice(prefix.length), asset }));
+  return Object.entries(siteAssets)
+    .filter(([p]) => p.startsWith(prefix))
+    .map(([p, asset]) => ({ path: p.slice(prefix.length), asset }));
 }
 
 export function listTemplates() {
@@ -35,16 +37,27 @@ export function listTemplates() {
 export async function createFromTemplate(deps: Deps, actor: Actor, input: { template: string; title?: string; description?: string }): Promise<BucketRow> {
   const info = templateCatalogue.find((t) => t.name === input.template);
   const entries = info ? templateFiles(info.name) : [];
-  if (!info || entries.length === 0) throw new ApiError("TEMPLATE_NOT_FOUND", `No template named "${input.template}".`, { known: templateCatalogue.map((t) => t.name) });
+  if (!info || entries.length === 0)
+    throw new ApiError("TEMPLATE_NOT_FOUND", `No template named "${input.template}".`, { known: templateCatalogue.map((t) => t.name) });
   const changes: Change[] = [];
   for (const e of entries) {
     const stored = await deps.blobs.putBytes(await Bun.file(e.asset).bytes());
     const type = guessContentType(e.path);
-    changes.push({ path: e.path, blob: { sha256: stored.sha256, size: stored.size, md5: stored.md5, contentType: type.startsWith("text/") && !type.includes("charset") ? `${type}; charset=utf-8` : type } });
+    changes.push({
+      path: e.path,
+      blob: {
+        sha256: stored.sha256,
+        size: stored.size,
+        md5: stored.md5,
+        contentType: type.startsWith("text/") && !type.includes("charset") ? `${type}; charset=utf-8` : type,
+      },
+    });
   }
   return transaction(deps.db, (tx) => {
     const bucket = createBucket({ ...deps, db: tx as unknown as Deps["db"] }, actor, {
-      title: input.title ?? info.title, description: input.description ?? info.description, metadata: { template: info.name },
+      title: input.title ?? info.title,
+      description: input.description ?? info.description,
+      metadata: { template: info.name },
     });
     return commitChanges(deps, actor, bucket.id, changes, { kind: "template", comment: `from template ${info.name}` }, tx).bucket;
   });

@@ -37,8 +37,7 @@ export interface SystemWriter {
 }
 export type Writer = Actor | SystemWriter;
 
-export type VersionKind =
-  | "upload" | "finalize" | "rename" | "move" | "copy" | "delete" | "reorganize" | "append" | "restore" | "template" | "write";
+export type VersionKind = "upload" | "finalize" | "rename" | "move" | "copy" | "delete" | "reorganize" | "append" | "restore" | "template" | "write";
 
 export interface CommitOptions {
   kind: VersionKind;
@@ -63,7 +62,13 @@ export interface CommitResult {
 const writerId = (w: Writer): string => (w.kind === "system" ? `system:${w.name}` : w.credentialId);
 
 /** Bucket for writing: access and lifecycle checked, in the caller's transaction. */
-export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, opts: { allowArchived?: boolean; sessionId?: string } = {}, tx: DbOrTx): BucketRow {
+export function bucketForWrite(
+  deps: Deps,
+  writer: Writer,
+  bucketId: string,
+  opts: { allowArchived?: boolean; sessionId?: string } = {},
+  tx: DbOrTx,
+): BucketRow {
   let bucket: BucketRow;
   if (writer.kind === "system") {
     const row = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
@@ -78,19 +83,24 @@ export function bucketForWrite(deps: Deps, writer: Writer, bucketId: string, opt
   return bucket;
 }
 
-
 /** Refuse when another credential holds an unexpired lock on any of these paths. */
 export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string, paths: string[], tx: DbOrTx): void {
   const now = deps.clock.now().toISOString();
   const me = writerId(writer);
   // Cheap common case: no file lock in the bucket at all.
-  const any = tx.select({ path: fileLocks.path }).from(fileLocks)
-    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me))).limit(1).get();
+  const any = tx
+    .select({ path: fileLocks.path })
+    .from(fileLocks)
+    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me)))
+    .limit(1)
+    .get();
   if (!any) return;
   for (let i = 0; i < paths.length; i += 500) {
-    const hit = tx.select().from(fileLocks).where(and(
-      eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths.slice(i, i + 500)), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me),
-    )).get();
+    const hit = tx
+      .select()
+      .from(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths.slice(i, i + 500)), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me)))
+      .get();
     if (hit) {
       throw fileLockedError(deps, hit, `${hit.path} is locked by another credential: ${hit.message}`);
     }
@@ -100,7 +110,12 @@ export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string
 /** FILE_LOCKED for another holder's live lock: Retry-After (and details.retry_after) = time until it expires. */
 export function fileLockedError(deps: Deps, lock: { path: string; message: string; expiresAt: string }, message: string): ApiError {
   const retryAfter = Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000));
-  return new ApiError("FILE_LOCKED", message, { path: lock.path, lock: { message: lock.message, expires_at: lock.expiresAt }, retry_after: retryAfter }, retryAfter);
+  return new ApiError(
+    "FILE_LOCKED",
+    message,
+    { path: lock.path, lock: { message: lock.message, expires_at: lock.expiresAt }, retry_after: retryAfter },
+    retryAfter,
+  );
 }
 
 export function latestVersion(bucketId: string, tx: DbOrTx): VersionRow | undefined {
@@ -144,7 +159,11 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   const log: (typeof fileChanges.$inferInsert)[] = [];
 
   for (const change of byPath.values()) {
-    const current = tx.select().from(files).where(and(eq(files.bucketId, bucketId), eq(files.path, change.path))).get();
+    const current = tx
+      .select()
+      .from(files)
+      .where(and(eq(files.bucketId, bucketId), eq(files.path, change.path)))
+      .get();
     if (change.blob === null) {
       if (!current) continue;
       tx.delete(files).where(eq(files.id, current.id)).run();
@@ -161,18 +180,41 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     }
     let row: FileRow;
     if (current) {
-      row = tx.update(files).set({
-        sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5,
-        versionCount: current.versionCount + 1, bucketVersion: number, updatedAt: now,
-      }).where(eq(files.id, current.id)).returning().get()!;
+      row = tx
+        .update(files)
+        .set({
+          sha256: b.sha256,
+          size: b.size,
+          contentType: b.contentType,
+          md5: b.md5,
+          versionCount: current.versionCount + 1,
+          bucketVersion: number,
+          updatedAt: now,
+        })
+        .where(eq(files.id, current.id))
+        .returning()
+        .get()!;
       totalBytes += b.size - current.size;
     } else {
       const wanted = change.fileId;
       const idFree = wanted ? !tx.select({ id: files.id }).from(files).where(eq(files.id, wanted)).get() : false;
-      row = tx.insert(files).values({
-        id: wanted && idFree ? wanted : newId("fil"), bucketId, path: change.path, sha256: b.sha256, size: b.size,
-        contentType: b.contentType, md5: b.md5, versionCount: 1, bucketVersion: number, createdAt: now, updatedAt: now,
-      }).returning().get();
+      row = tx
+        .insert(files)
+        .values({
+          id: wanted && idFree ? wanted : newId("fil"),
+          bucketId,
+          path: change.path,
+          sha256: b.sha256,
+          size: b.size,
+          contentType: b.contentType,
+          md5: b.md5,
+          versionCount: 1,
+          bucketVersion: number,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get();
       fileCount++;
       totalBytes += b.size;
     }
@@ -181,11 +223,32 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   }
 
   if (log.length === 0 && !opts.alwaysVersion) return { bucket, version: null, written, deleted };
-  for (let i = 0; i < log.length; i += 200) tx.insert(fileChanges).values(log.slice(i, i + 200)).run();
-  const version = tx.insert(bucketVersions).values({
-    id: newId("bktrv"), bucketId, number, kind: opts.kind, comment: opts.comment ?? "", author: writerId(writer),
-    changedCount: log.length, fileCount, totalBytes, restoredFrom: opts.restoredFrom ?? null, createdAt: now,
-  }).returning().get();
-  const updated = tx.update(buckets).set({ revision: sql`${buckets.revision} + 1`, updatedAt: now }).where(eq(buckets.id, bucketId)).returning().get()!;
+  for (let i = 0; i < log.length; i += 200)
+    tx.insert(fileChanges)
+      .values(log.slice(i, i + 200))
+      .run();
+  const version = tx
+    .insert(bucketVersions)
+    .values({
+      id: newId("bktrv"),
+      bucketId,
+      number,
+      kind: opts.kind,
+      comment: opts.comment ?? "",
+      author: writerId(writer),
+      changedCount: log.length,
+      fileCount,
+      totalBytes,
+      restoredFrom: opts.restoredFrom ?? null,
+      createdAt: now,
+    })
+    .returning()
+    .get();
+  const updated = tx
+    .update(buckets)
+    .set({ revision: sql`${buckets.revision} + 1`, updatedAt: now })
+    .where(eq(buckets.id, bucketId))
+    .returning()
+    .get()!;
   return { bucket: updated, version, written, deleted };
 }

@@ -24,15 +24,24 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
     const now = deps.clock.now();
     const nowIso = now.toISOString();
     for (const p of paths) if (!fileByPath(bucketId, p, tx)) throw new ApiError("FILE_NOT_FOUND", `No file at ${p}.`, { path: p });
-    const held = tx.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths), gt(fileLocks.expiresAt, nowIso))).all();
+    const held = tx
+      .select()
+      .from(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths), gt(fileLocks.expiresAt, nowIso)))
+      .all();
     const foreign = held.find((l) => l.holderId !== actor.credentialId);
     if (foreign) {
       throw fileLockedError(deps, foreign, `${foreign.path} is locked by another credential: ${foreign.message}`);
     }
     const expiresAt = isoAfter(now, duration * 1000);
     for (const path of paths) {
-      tx.insert(fileLocks).values({ bucketId, path, holderId: actor.credentialId, message: input.message, createdAt: nowIso, expiresAt })
-        .onConflictDoUpdate({ target: [fileLocks.bucketId, fileLocks.path], set: { holderId: actor.credentialId, message: input.message, createdAt: nowIso, expiresAt } }).run();
+      tx.insert(fileLocks)
+        .values({ bucketId, path, holderId: actor.credentialId, message: input.message, createdAt: nowIso, expiresAt })
+        .onConflictDoUpdate({
+          target: [fileLocks.bucketId, fileLocks.path],
+          set: { holderId: actor.credentialId, message: input.message, createdAt: nowIso, expiresAt },
+        })
+        .run();
     }
     return { locks: paths.map((path) => ({ path, message: input.message, expires_at: expiresAt, held_by_you: true })) };
   });
@@ -43,11 +52,18 @@ export function unlockFile(deps: Deps, actor: Actor, bucketId: string, fileId: s
     // Releasing is allowed on an archived bucket (like the bucket lock): it changes no file.
     bucketForWrite(deps, actor, bucketId, { allowArchived: true }, tx);
     const f = fileById(bucketId, fileId, tx);
-    const lock = tx.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path))).get();
+    const lock = tx
+      .select()
+      .from(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path)))
+      .get();
     if (lock && lock.holderId !== actor.credentialId && lock.expiresAt > deps.clock.now().toISOString()) {
       throw fileLockedError(deps, lock, `${f.path} is locked by another credential; only its holder can unlock it.`);
     }
-    if (lock) tx.delete(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path))).run();
+    if (lock)
+      tx.delete(fileLocks)
+        .where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path)))
+        .run();
     return { unlocked: true, path: f.path };
   });
 }

@@ -33,7 +33,17 @@ export function renameFile(deps: Deps, actor: Actor, bucketId: string, fileId: s
     if (to === f.path) return f;
     assertAllowedFile(to, f.contentType);
     if (fileByPath(bucketId, to, tx) && !input.overwrite) throw new ApiError("FILE_EXISTS", `A file already exists at ${to}.`, { path: to });
-    const r = commitChanges(deps, actor, bucketId, [{ path: f.path, blob: null }, { path: to, blob: blobOf(f), fileId: f.id }], { kind, comment: `${kind} ${f.path} -> ${to}` }, tx);
+    const r = commitChanges(
+      deps,
+      actor,
+      bucketId,
+      [
+        { path: f.path, blob: null },
+        { path: to, blob: blobOf(f), fileId: f.id },
+      ],
+      { kind, comment: `${kind} ${f.path} -> ${to}` },
+      tx,
+    );
     return r.written[0]!;
   });
 }
@@ -51,7 +61,8 @@ export function copyOrMoveFile(deps: Deps, actor: Actor, bucketId: string, fileI
     if (targetBucket === bucketId && to === f.path) throw new ApiError("FILE_EXISTS", "A copy needs a different path or bucket.", { path: to });
     assertAllowedFile(to, f.contentType);
     bucketForWrite(deps, actor, targetBucket, {}, tx);
-    if (fileByPath(targetBucket, to, tx) && !input.overwrite) throw new ApiError("FILE_EXISTS", `A file already exists at ${to} in bucket ${targetBucket}.`, { path: to, bucket_id: targetBucket });
+    if (fileByPath(targetBucket, to, tx) && !input.overwrite)
+      throw new ApiError("FILE_EXISTS", `A file already exists at ${to} in bucket ${targetBucket}.`, { path: to, bucket_id: targetBucket });
     const r = commitChanges(deps, actor, targetBucket, [{ path: to, blob: blobOf(f) }], { kind: kind, comment: `${kind} from ${bucketId}:${f.path}` }, tx);
     if (kind === "move") commitChanges(deps, actor, bucketId, [{ path: f.path, blob: null }], { kind: "move", comment: `moved to ${targetBucket}:${to}` }, tx);
     return r.written[0]!;
@@ -136,7 +147,8 @@ export async function appendText(deps: Deps, actor: Actor, bucketId: string, inp
   const path = normalizePath(input.path);
   const addition = new TextEncoder().encode(input.text);
   if (addition.byteLength === 0) throw new ApiError("VALIDATION_FAILED", "text must not be empty.", { field: "text" });
-  if (addition.byteLength > MAX_APPEND_BYTES) throw new ApiError("FILE_TOO_LARGE", `Append at most ${MAX_APPEND_BYTES} bytes per call.`, { max_bytes: MAX_APPEND_BYTES });
+  if (addition.byteLength > MAX_APPEND_BYTES)
+    throw new ApiError("FILE_TOO_LARGE", `Append at most ${MAX_APPEND_BYTES} bytes per call.`, { max_bytes: MAX_APPEND_BYTES });
   const before = transaction(deps.db, (tx) => {
     bucketForWrite(deps, actor, bucketId, {}, tx);
     return fileByPath(bucketId, path, tx);
@@ -144,8 +156,10 @@ export async function appendText(deps: Deps, actor: Actor, bucketId: string, inp
   let existing = new Uint8Array(0);
   let contentType: string;
   if (before) {
-    if (!isTextType(before.contentType)) throw new ApiError("NOT_TEXT_FILE", `${path} is ${before.contentType}, not a text file.`, { path, content_type: before.contentType });
-    if (before.size + addition.byteLength > MAX_APPEND_FILE_BYTES) throw new ApiError("FILE_TOO_LARGE", `append_text works on files up to ${MAX_APPEND_FILE_BYTES} bytes.`, { max_bytes: MAX_APPEND_FILE_BYTES });
+    if (!isTextType(before.contentType))
+      throw new ApiError("NOT_TEXT_FILE", `${path} is ${before.contentType}, not a text file.`, { path, content_type: before.contentType });
+    if (before.size + addition.byteLength > MAX_APPEND_FILE_BYTES)
+      throw new ApiError("FILE_TOO_LARGE", `append_text works on files up to ${MAX_APPEND_FILE_BYTES} bytes.`, { max_bytes: MAX_APPEND_FILE_BYTES });
     existing = await deps.blobs.file(before.sha256).bytes();
     try {
       new TextDecoder("utf-8", { fatal: true }).decode(existing);
@@ -171,7 +185,14 @@ export async function appendText(deps: Deps, actor: Actor, bucketId: string, inp
     if ((now?.sha256 ?? null) !== (before?.sha256 ?? null)) {
       throw new ApiError("DATABASE_BUSY_RETRY", `${path} changed while appending; retry.`, { retry_after: 1 }, 1);
     }
-    const r = commitChanges(deps, actor, bucketId, [{ path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType } }], { kind: "append", comment: `append to ${path}` }, tx);
+    const r = commitChanges(
+      deps,
+      actor,
+      bucketId,
+      [{ path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType } }],
+      { kind: "append", comment: `append to ${path}` },
+      tx,
+    );
     return { file: r.written[0]!, version_id: r.version?.id ?? null };
   });
 }

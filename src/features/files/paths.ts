@@ -40,15 +40,15 @@ export function normalizePath(raw: unknown): string {
   if (raw.includes("\0")) refuse("nul", "File paths cannot contain NUL characters.");
   if (FORBIDDEN_CHARS.test(raw)) refuse("control_character", "File paths cannot contain control or bidirectional-override characters.");
   if (INVISIBLE_CHARS.test(raw)) refuse("invisible_character", "File paths cannot contain invisible characters (zero-width space, word joiner).");
-  if (raw.includes("\\")) refuse("backslash", "Use \"/\" to separate folders; backslashes are not allowed in paths.");
+  if (raw.includes("\\")) refuse("backslash", 'Use "/" to separate folders; backslashes are not allowed in paths.');
   const path = raw.normalize("NFC");
-  if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) refuse("absolute", "Paths are bucket-relative: drop the leading \"/\" or drive letter.");
+  if (path.startsWith("/") || /^[A-Za-z]:/.test(path)) refuse("absolute", 'Paths are bucket-relative: drop the leading "/" or drive letter.');
   if (new TextEncoder().encode(path).byteLength > MAX_PATH_BYTES) refuse("too_long", `Paths are at most ${MAX_PATH_BYTES} bytes (UTF-8).`);
   for (const segment of path.split("/")) {
-    if (segment === "") refuse("empty_segment", "Paths cannot have empty folder names (\"//\") or a trailing \"/\".");
+    if (segment === "") refuse("empty_segment", 'Paths cannot have empty folder names ("//") or a trailing "/".');
     // NFKC folds look-alikes (fullwidth "．．", "／") into the characters they imitate.
     const decoded = fullyDecoded(segment).normalize("NFKC");
-    if (decoded === "." || decoded === ".." || /^\.{1,2}$/.test(decoded.trim())) refuse("traversal", "\".\" and \"..\" are not allowed in paths.");
+    if (decoded === "." || decoded === ".." || /^\.{1,2}$/.test(decoded.trim())) refuse("traversal", '"." and ".." are not allowed in paths.');
     if (decoded !== segment && /[/\\\0]/.test(decoded)) refuse("traversal", "Encoded or look-alike separators are not allowed in paths.");
     // Windows drops trailing dots and spaces: "evil.exe." and "evil.exe " ARE "evil.exe" once the
     // bucket is synced or downloaded there, and ".git." is ".git". Refused, not stripped: the key

@@ -15,24 +15,43 @@ export const FILE_PAGE_DEFAULT = 100;
 export const FILE_PAGE_MAX = 1000;
 
 export function fileById(bucketId: string, fileId: string, db: DbOrTx): FileRow {
-  const f = db.select().from(files).where(and(eq(files.bucketId, bucketId), eq(files.id, fileId))).get();
+  const f = db
+    .select()
+    .from(files)
+    .where(and(eq(files.bucketId, bucketId), eq(files.id, fileId)))
+    .get();
   if (!f) throw new ApiError("FILE_NOT_FOUND", `File ${fileId} is not in bucket ${bucketId}.`);
   return f;
 }
 
 export function fileByPath(bucketId: string, path: string, db: DbOrTx): FileRow | undefined {
-  return db.select().from(files).where(and(eq(files.bucketId, bucketId), eq(files.path, path))).get();
+  return db
+    .select()
+    .from(files)
+    .where(and(eq(files.bucketId, bucketId), eq(files.path, path)))
+    .get();
 }
 
 /** Path, content hash and type of every current file of a bucket (for manifests, diffs and builds). */
-export function currentFiles(bucketId: string, db: DbOrTx, opts: { byPath?: boolean } = {}): { path: string; sha256: string; size: number; md5: string; contentType: string }[] {
-  const q = db.select({ path: files.path, sha256: files.sha256, size: files.size, md5: files.md5, contentType: files.contentType }).from(files).where(eq(files.bucketId, bucketId));
+export function currentFiles(
+  bucketId: string,
+  db: DbOrTx,
+  opts: { byPath?: boolean } = {},
+): { path: string; sha256: string; size: number; md5: string; contentType: string }[] {
+  const q = db
+    .select({ path: files.path, sha256: files.sha256, size: files.size, md5: files.md5, contentType: files.contentType })
+    .from(files)
+    .where(eq(files.bucketId, bucketId));
   return (opts.byPath ? q.orderBy(asc(files.path)) : q).all();
 }
 
 function lockViews(deps: Deps, actor: Actor, bucketId: string) {
   const now = deps.clock.now().toISOString();
-  const rows = deps.db.select().from(fileLocks).where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now))).all();
+  const rows = deps.db
+    .select()
+    .from(fileLocks)
+    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now)))
+    .all();
   return new Map(rows.map((l) => [l.path, { message: l.message, expires_at: l.expiresAt, held_by_you: l.holderId === actor.credentialId }]));
 }
 
@@ -49,7 +68,13 @@ export function listFiles(deps: Deps, actor: Actor, bucketId: string, q: { limit
   const locks = lockViews(deps, actor, bucket.id);
   return {
     files: rows.map((f) => presentFile(deps, f, locks.get(f.path))),
-    pagination: { limit, offset, total_count: total, has_more: offset + rows.length < total, next_offset: offset + rows.length < total ? offset + rows.length : null },
+    pagination: {
+      limit,
+      offset,
+      total_count: total,
+      has_more: offset + rows.length < total,
+      next_offset: offset + rows.length < total ? offset + rows.length : null,
+    },
   };
 }
 
@@ -72,7 +97,19 @@ function readableFileAt(deps: Deps, actor: Actor, bucketId: string, rawPath: str
 export function downloadUrl(deps: Deps, actor: Actor, bucketId: string, rawPath: string): string {
   const { bucket, file: f } = readableFileAt(deps, actor, bucketId, rawPath);
   for (const hook of deps.onFileRead) hook(deps, actor, bucket.id, f.path);
-  return storageUrl(deps, signToken(deps, "get", { a: actor.accountId, b: bucket.id, f: f.id, h: f.sha256, s: f.size, t: f.contentType, n: baseName(f.path), e: expiresIn(deps, GET_URL_TTL_S) }));
+  return storageUrl(
+    deps,
+    signToken(deps, "get", {
+      a: actor.accountId,
+      b: bucket.id,
+      f: f.id,
+      h: f.sha256,
+      s: f.size,
+      t: f.contentType,
+      n: baseName(f.path),
+      e: expiresIn(deps, GET_URL_TTL_S),
+    }),
+  );
 }
 
 /** Every content the file's path has had, newest first, with the bucket version of each. */
@@ -80,15 +117,27 @@ export function fileHistory(deps: Deps, actor: Actor, bucketId: string, fileId: 
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const f = fileById(bucket.id, fileId, deps.db);
   const limit = Math.min(Math.max(page.limit ?? FILE_PAGE_DEFAULT, 1), FILE_PAGE_MAX);
-  const rows = deps.db.select({ c: fileChanges, v: bucketVersions }).from(fileChanges)
+  const rows = deps.db
+    .select({ c: fileChanges, v: bucketVersions })
+    .from(fileChanges)
     .innerJoin(bucketVersions, and(eq(bucketVersions.bucketId, fileChanges.bucketId), eq(bucketVersions.number, fileChanges.version)))
     .where(and(eq(fileChanges.bucketId, bucket.id), eq(fileChanges.path, f.path)))
-    .orderBy(desc(fileChanges.version)).limit(limit).offset(page.offset ?? 0).all();
+    .orderBy(desc(fileChanges.version))
+    .limit(limit)
+    .offset(page.offset ?? 0)
+    .all();
   return {
     file: presentFile(deps, f),
     versions: rows.map(({ c, v }) => ({
-      version_id: v.id, version_number: v.number, kind: v.kind, created_at: v.createdAt, deleted: c.sha256 === null,
-      byte_size: c.size, content_type: c.contentType, checksum: c.md5, sha256: c.sha256,
+      version_id: v.id,
+      version_number: v.number,
+      kind: v.kind,
+      created_at: v.createdAt,
+      deleted: c.sha256 === null,
+      byte_size: c.size,
+      content_type: c.contentType,
+      checksum: c.md5,
+      sha256: c.sha256,
     })),
   };
 }
@@ -97,6 +146,7 @@ export function fileHistory(deps: Deps, actor: Actor, bucketId: string, fileId: 
 export async function readFileBytes(deps: Deps, actor: Actor, bucketId: string, rawPath: string, maxBytes = 10 * 1024 * 1024) {
   const { file: f } = readableFileAt(deps, actor, bucketId, rawPath);
   const path = f.path;
-  if (f.size > maxBytes) throw new ApiError("FILE_TOO_LARGE", `${path} is ${f.size} bytes; read at most ${maxBytes} this way (download it instead).`, { path, max_bytes: maxBytes });
+  if (f.size > maxBytes)
+    throw new ApiError("FILE_TOO_LARGE", `${path} is ${f.size} bytes; read at most ${maxBytes} this way (download it instead).`, { path, max_bytes: maxBytes });
   return { file: f, bytes: await deps.blobs.file(f.sha256).bytes() };
 }

@@ -126,5 +126,8 @@ export async function* refuseExecutables(body: AsyncIterable<Uint8Array>, path: 
 }
 
 function refuse(kind: string, path: string): never {
-  throw new ApiError("FORBIDDEN_FILE_TYPE", `${path}: the content is a ${kind}; executables are not accepted. Nothing was stored.`, { path, reason: "executable_content" });
+  throw new ApiError("FORBIDDEN_FILE_TYPE", `${path}: the content is a ${kind}; executables are not accepted. Nothing was stored.`, {
+    path,
+    reason: "executable_content",
+  });
 }

@@ -24,9 +24,14 @@ export function localSmtpServer(config: Config): { host: string; port: number } 
 export async function sendTestMessage(config: Config, urls: Urls, to: string, server = localSmtpServer(config)): Promise<TestMessageResult> {
   if (!server) throw new Error("the SMTP receiver is off (--smtp-port off); nothing to send to");
   const transport = nodemailer.createTransport({
-    host: server.host, port: server.port, secure: false,
+    host: server.host,
+    port: server.port,
+    secure: false,
     // The local receiver's certificate is usually self-signed; encryption still happens.
-    tls: { rejectUnauthorized: false }, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000,
+    tls: { rejectUnauthorized: false },
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
     name: `pier-admin.${urls.mailDomain}`,
   } as SMTPTransport.Options);
   const sentAt = new Date().toISOString();
@@ -40,7 +45,11 @@ export async function sendTestMessage(config: Config, urls: Urls, to: string, se
   });
   transport.close();
   return {
-    to, server: `${server.host}:${server.port}`, accepted: info.accepted.map(String), rejected: info.rejected.map(String),
-    response: info.response, message_id: info.messageId,
+    to,
+    server: `${server.host}:${server.port}`,
+    accepted: info.accepted.map(String),
+    rejected: info.rejected.map(String),
+    response: info.response,
+    message_id: info.messageId,
   };
 }

@@ -93,9 +93,18 @@ interface BucketCopy {
   files: MessageFile[];
 }
 
-export async function fileMessage(deps: Deps, envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: InboundOptions & { tempDir: string }): Promise<void> {
+export async function fileMessage(
+  deps: Deps,
+  envelope: InboundEnvelope,
+  rawPath: string,
+  session: SmtpSessionInfo,
+  opts: InboundOptions & { tempDir: string },
+): Promise<void> {
   const msg = await readInboundMessage(envelope, rawPath, session, {
-    tempDir: opts.tempDir, mta: deps.urls.mailDomain, resolver: opts.resolver, rejectDmarcFail: deps.config.smtpRejectDmarcFail,
+    tempDir: opts.tempDir,
+    mta: deps.urls.mailDomain,
+    resolver: opts.resolver,
+    rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   });
   try {
     const plan = await planAttachments(msg);
@@ -129,14 +138,27 @@ export async function fileMessage(deps: Deps, envelope: InboundEnvelope, rawPath
         const row = tx.select().from(mailAddresses).where(eq(mailAddresses.bucketId, c.bucketId)).get();
         if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
         commitChanges(deps, INBOUND_WRITER, c.bucketId, changes.get(c.bucketId)!, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
-        tx.update(mailAddresses).set({
-          receivedCount: sql`${mailAddresses.receivedCount} + 1`, lastReceivedPath: c.json.folder, lastReceivedAt: c.json.received_at, updatedAt: now,
-        }).where(eq(mailAddresses.localPart, row.localPart)).run();
-        tx.insert(mailMessages).values({
-          bucketId: c.bucketId, folder: c.json.folder, messageId: c.json.id, receivedAt: c.json.received_at,
-          fromAddress: c.json.from?.address?.slice(0, 500) ?? null, subject: c.json.subject?.slice(0, 1000) ?? null,
-          size: c.json.size, attachmentCount: c.json.attachments.filter((a) => a.path !== null).length,
-        }).run();
+        tx.update(mailAddresses)
+          .set({
+            receivedCount: sql`${mailAddresses.receivedCount} + 1`,
+            lastReceivedPath: c.json.folder,
+            lastReceivedAt: c.json.received_at,
+            updatedAt: now,
+          })
+          .where(eq(mailAddresses.localPart, row.localPart))
+          .run();
+        tx.insert(mailMessages)
+          .values({
+            bucketId: c.bucketId,
+            folder: c.json.folder,
+            messageId: c.json.id,
+            receivedAt: c.json.received_at,
+            fromAddress: c.json.from?.address?.slice(0, 500) ?? null,
+            subject: c.json.subject?.slice(0, 1000) ?? null,
+            size: c.json.size,
+            attachmentCount: c.json.attachments.filter((a) => a.path !== null).length,
+          })
+          .run();
       }
     });
   } finally {

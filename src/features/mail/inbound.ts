@@ -56,7 +56,11 @@ export interface ReadOptions {
  */
 export async function readInboundMessage(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
   const auth = await verifyAuthentication(rawPath, {
-    ip: session.remoteAddress, helo: session.helo, mailFrom: envelope.mailFrom, mta: opts.mta, resolver: opts.resolver,
+    ip: session.remoteAddress,
+    helo: session.helo,
+    mailFrom: envelope.mailFrom,
+    mta: opts.mta,
+    resolver: opts.resolver,
   });
   if (shouldRejectForDmarc(auth, opts.rejectDmarcFail))
     throw new SmtpReply(550, `Message rejected: DMARC policy of ${auth.dmarc.domain ?? "the sender domain"} says reject`);
@@ -114,7 +118,12 @@ export interface MessageFile {
  * Everything to write into one bucket for this message, in one version: message.eml (from the
  * raw temp file), message.json, and each attachment. The filer feeds this to the files service.
  */
-export function messageFilesFor(msg: InboundMessage, rawPath: string, recipients: string[], plan?: AttachmentPlan): { json: MessageJson; files: MessageFile[] } {
+export function messageFilesFor(
+  msg: InboundMessage,
+  rawPath: string,
+  recipients: string[],
+  plan?: AttachmentPlan,
+): { json: MessageJson; files: MessageFile[] } {
   const json = messageJsonFor(msg, recipients, plan);
   const files: MessageFile[] = [
     { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: { file: rawPath } },

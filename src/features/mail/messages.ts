@@ -20,12 +20,16 @@ export function recordMessageRead(deps: Deps, actor: Actor, bucketId: string, pa
   if (!m) return;
   const now = deps.clock.now().toISOString();
   try {
-    deps.db.update(mailMessages).set({
-      readAt: sql`coalesce(${mailMessages.readAt}, ${now})`,
-      readBy: sql`coalesce(${mailMessages.readBy}, ${actor.credentialId})`,
-      lastReadAt: now,
-      readCount: sql`${mailMessages.readCount} + 1`,
-    }).where(and(eq(mailMessages.bucketId, bucketId), eq(mailMessages.folder, m[1]!))).run();
+    deps.db
+      .update(mailMessages)
+      .set({
+        readAt: sql`coalesce(${mailMessages.readAt}, ${now})`,
+        readBy: sql`coalesce(${mailMessages.readBy}, ${actor.credentialId})`,
+        lastReadAt: now,
+        readCount: sql`${mailMessages.readCount} + 1`,
+      })
+      .where(and(eq(mailMessages.bucketId, bucketId), eq(mailMessages.folder, m[1]!)))
+      .run();
   } catch (e) {
     deps.log.warn("could not record a message read", { error: e, bucket_id: bucketId, path });
   }
@@ -48,8 +52,15 @@ export function listMessages(deps: Deps, actor: Actor, bucketId: string, q: { li
   const offset = Math.max(q.offset ?? 0, 0);
   const where = and(eq(mailMessages.bucketId, bucket.id), q.unread ? isNull(mailMessages.readAt) : undefined);
   const joined = and(eq(files.bucketId, mailMessages.bucketId), eq(files.path, sql`${mailMessages.folder} || 'message.json'`));
-  const rows = deps.db.select({ m: mailMessages, fileId: files.id }).from(mailMessages).innerJoin(files, joined)
-    .where(where).orderBy(asc(mailMessages.folder)).limit(limit).offset(offset).all();
+  const rows = deps.db
+    .select({ m: mailMessages, fileId: files.id })
+    .from(mailMessages)
+    .innerJoin(files, joined)
+    .where(where)
+    .orderBy(asc(mailMessages.folder))
+    .limit(limit)
+    .offset(offset)
+    .all();
   const total = deps.db.select({ n: count() }).from(mailMessages).innerJoin(files, joined).where(where).get()!.n;
   const next = offset + rows.length < total ? offset + rows.length : null;
   return {

@@ -27,9 +27,14 @@ export class OutboxMailer implements Mailer {
   async send(msg: OutboundMessage): Promise<{ id: string }> {
     const id = newId("msg");
     transaction(this.deps.db, (tx) => {
-      tx.insert(mailOutbox).values({ id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, kind: msg.kind, createdAt: this.deps.clock.now().toISOString() }).run();
+      tx.insert(mailOutbox)
+        .values({ id, toAddress: msg.to, subject: msg.subject, textBody: msg.text, kind: msg.kind, createdAt: this.deps.clock.now().toISOString() })
+        .run();
     });
-    this.deps.log.info("outbound message stored in the outbox (no SMTP relay configured; read it with `pier admin mail outbox`)", { message_id: id, kind: msg.kind });
+    this.deps.log.info("outbound message stored in the outbox (no SMTP relay configured; read it with `pier admin mail outbox`)", {
+      message_id: id,
+      kind: msg.kind,
+    });
     return { id };
   }
 }
@@ -37,7 +42,11 @@ export class OutboxMailer implements Mailer {
 export class SmtpRelayMailer implements Mailer {
   readonly via = "relay" as const;
   private readonly transport;
-  constructor(private readonly deps: Deps, relayUrl: string, private readonly from: string) {
+  constructor(
+    private readonly deps: Deps,
+    relayUrl: string,
+    private readonly from: string,
+  ) {
     this.transport = createTransport(relayUrl);
   }
 
@@ -54,16 +63,24 @@ export class SmtpRelayMailer implements Mailer {
  * at most `max` characters, and in quotes so it reads as the name it is, not as Pier's words.
  */
 export function quotedForMail(text: string, max = 60): string {
-  const clean = text.replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}"]/gu, " ").replace(/\s+/g, " ").trim();
+  const clean = text
+    .replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}"]/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   const chars = [...clean];
-  return `"${chars.length > max ? `${chars.slice(0, max - 1).join("").trimEnd()}…` : clean}"`;
+  return `"${
+    chars.length > max
+      ? `${chars
+          .slice(0, max - 1)
+          .join("")
+          .trimEnd()}…`
+      : clean
+  }"`;
 }
 
 /** Built once with Deps (a field), so the relay connection pool is shared by the process. */
 export function newMailer(deps: Deps): Mailer {
-  return deps.config.smtpRelayUrl
-    ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`)
-    : new OutboxMailer(deps);
+  return deps.config.smtpRelayUrl ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`) : new OutboxMailer(deps);
 }
 
 /** The process's mailer. */
@@ -73,7 +90,9 @@ export function mailerFor(deps: Deps): Mailer {
 
 /** Newest outbox messages first (admin CLI and tests). */
 export function listOutbox(deps: Deps, limit = 50) {
-  return deps.sqlite.query<{ id: string; to_address: string; subject: string; text_body: string; kind: string; created_at: string }, [number]>(
-    "SELECT id, to_address, subject, text_body, kind, created_at FROM mail_outbox ORDER BY created_at DESC, rowid DESC LIMIT ?",
-  ).all(limit);
+  return deps.sqlite
+    .query<{ id: string; to_address: string; subject: string; text_body: string; kind: string; created_at: string }, [number]>(
+      "SELECT id, to_address, subject, text_body, kind, created_at FROM mail_outbox ORDER BY created_at DESC, rowid DESC LIMIT ?",
+    )
+    .all(limit);
 }

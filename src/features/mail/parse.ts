@@ -70,9 +70,22 @@ export const DEFAULT_MAX_ATTACHMENTS = 200;
 
 /** Headers worth keeping for agents: threading, mailing lists, auto-replies, client. */
 export const KEPT_HEADERS = [
-  "sender", "return-path", "delivered-to", "list-id", "list-unsubscribe", "list-post", "auto-submitted",
-  "precedence", "x-auto-response-suppress", "x-mailer", "user-agent", "importance", "x-priority",
-  "content-language", "thread-topic", "thread-index",
+  "sender",
+  "return-path",
+  "delivered-to",
+  "list-id",
+  "list-unsubscribe",
+  "list-post",
+  "auto-submitted",
+  "precedence",
+  "x-auto-response-suppress",
+  "x-mailer",
+  "user-agent",
+  "importance",
+  "x-priority",
+  "content-language",
+  "thread-topic",
+  "thread-index",
 ];
 const MAX_HEADER_VALUE = 2000;
 
@@ -92,7 +105,10 @@ function keptHeaders(lines: HeaderLines | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const { key, line } of lines ?? []) {
     if (!KEPT_HEADERS.includes(key) || key in out) continue;
-    const value = line.slice(line.indexOf(":") + 1).replace(/\r?\n[ \t]+/g, " ").trim();
+    const value = line
+      .slice(line.indexOf(":") + 1)
+      .replace(/\r?\n[ \t]+/g, " ")
+      .trim();
     out[key] = value.slice(0, MAX_HEADER_VALUE);
   }
   return out;
@@ -106,9 +122,23 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
   const maxAttachments = opts.maxAttachments ?? DEFAULT_MAX_ATTACHMENTS;
   mkdirSync(opts.tempDir, { recursive: true });
   const message: DecodedMessage = {
-    from: null, to: [], cc: [], reply_to: [], subject: null, date: null, message_id: null, in_reply_to: null,
-    references: [], text: null, html: null, text_truncated: false, html_truncated: false, headers: {},
-    attachments: [], attachments_omitted: 0, parse_error: null,
+    from: null,
+    to: [],
+    cc: [],
+    reply_to: [],
+    subject: null,
+    date: null,
+    message_id: null,
+    in_reply_to: null,
+    references: [],
+    text: null,
+    html: null,
+    text_truncated: false,
+    html_truncated: false,
+    headers: {},
+    attachments: [],
+    attachments_omitted: 0,
+    parse_error: null,
   };
   const attachmentFiles: string[] = [];
   const uniqueName = uniqueNamer();
@@ -189,7 +219,8 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
   message.date = parser.date instanceof Date && !Number.isNaN(parser.date.getTime()) ? parser.date.toISOString() : null;
   message.message_id = parser.messageId ?? null;
   message.in_reply_to = parser.inReplyTo ?? null;
-  message.references = parser.references === undefined ? [] : Array.isArray(parser.references) ? parser.references : parser.references.split(/\s+/).filter(Boolean);
+  message.references =
+    parser.references === undefined ? [] : Array.isArray(parser.references) ? parser.references : parser.references.split(/\s+/).filter(Boolean);
   message.headers = keptHeaders(headerLines);
   if (message.parse_error) {
     // Attachments of a message that failed halfway are not trustworthy: keep only the .eml.

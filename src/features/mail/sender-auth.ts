@@ -64,7 +64,7 @@ export async function verifyAuthentication(rawPath: string, ctx: AuthContext): P
     const spf = r.spf || null;
     const dmarc = r.dmarc || null;
     return {
-      spf: { result: spf?.status.result ?? "none", comment: spf?.status.comment ?? null, domain: spf ? (spf as { domain?: string }).domain ?? null : null },
+      spf: { result: spf?.status.result ?? "none", comment: spf?.status.comment ?? null, domain: spf ? ((spf as { domain?: string }).domain ?? null) : null },
       dkim: (r.dkim?.results ?? []).map((d) => ({
         result: d.status.result,
         comment: d.status.comment ?? null,
@@ -74,9 +74,9 @@ export async function verifyAuthentication(rawPath: string, ctx: AuthContext): P
       })),
       dmarc: {
         result: dmarc ? dmarc.status.result : "none",
-        comment: dmarc ? dmarc.status.comment ?? null : r.dmarcSkipReason ?? null,
-        domain: dmarc ? dmarc.domain ?? null : null,
-        policy: dmarc ? dmarc.policy ?? null : null,
+        comment: dmarc ? (dmarc.status.comment ?? null) : (r.dmarcSkipReason ?? null),
+        domain: dmarc ? (dmarc.domain ?? null) : null,
+        policy: dmarc ? (dmarc.policy ?? null) : null,
       },
       header: extractAuthResultsHeader(r.headers),
       error: null,

@@ -18,21 +18,29 @@ export const MCP_READ_MAX_BYTES = 512 * 1024;
 export const MCP_WRITE_MAX_CHARS = 512 * 1024;
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
-const Path = t.String({ minLength: 1, maxLength: 1024, description: "Bucket-relative path such as `index.html` or `docs/intro.md` (no `..`, no leading slash)." });
+const Path = t.String({
+  minLength: 1,
+  maxLength: 1024,
+  description: "Bucket-relative path such as `index.html` or `docs/intro.md` (no `..`, no leading slash).",
+});
 
-const binaryHint = "Hosted MCP writes text files only. Upload binary files from a computer with the Pier CLI, `pier push DIR --bucket <bucket_id>` (copies a local folder into the bucket without publishing), or with POST /api/v1/direct_uploads (see docs/files.md).";
+const binaryHint =
+  "Hosted MCP writes text files only. Upload binary files from a computer with the Pier CLI, `pier push DIR --bucket <bucket_id>` (copies a local folder into the bucket without publishing), or with POST /api/v1/direct_uploads (see docs/files.md).";
 
 export const fileTools: McpTool[] = [
   {
     name: "bucket_file_list",
     scope: "bucket_read",
     description: `List a bucket's current files (path order) with size, content type, checksum and lock state. Filter with \`q\` (substring of the path); page with limit (max ${FILE_PAGE_MAX}) and offset (see pagination.next_offset). Needs bucket_read on the bucket.`,
-    inputSchema: t.Object({
-      bucket_id: BucketId,
-      q: t.Optional(t.String({ maxLength: 1024, description: "Only paths containing this text, e.g. `_email/`." })),
-      limit: t.Optional(t.Integer({ minimum: 1, maximum: FILE_PAGE_MAX })),
-      offset: t.Optional(t.Integer({ minimum: 0 })),
-    }, { additionalProperties: false }),
+    inputSchema: t.Object(
+      {
+        bucket_id: BucketId,
+        q: t.Optional(t.String({ maxLength: 1024, description: "Only paths containing this text, e.g. `_email/`." })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: FILE_PAGE_MAX })),
+        offset: t.Optional(t.Integer({ minimum: 0 })),
+      },
+      { additionalProperties: false },
+    ),
     mutates: false,
     run: (deps, actor, a: { bucket_id: string; q?: string; limit?: number; offset?: number }) => listFiles(deps, actor, a.bucket_id, a),
   },
@@ -52,11 +60,21 @@ export const fileTools: McpTool[] = [
           recordMessageRead(deps, actor, file.bucketId, file.path);
           return { file: presentFile(deps, file), encoding: "utf-8", content };
         } catch {
-          return { file: presentFile(deps, file), binary: true, download_url: downloadUrl(deps, actor, a.bucket_id, a.path), note: "Binary file: fetch download_url (expires soon) to get the bytes." };
+          return {
+            file: presentFile(deps, file),
+            binary: true,
+            download_url: downloadUrl(deps, actor, a.bucket_id, a.path),
+            note: "Binary file: fetch download_url (expires soon) to get the bytes.",
+          };
         }
       } catch (e) {
         if (!(e instanceof ApiError) || e.code !== "FILE_TOO_LARGE") throw e;
-        return { too_large: true, max_inline_bytes: MCP_READ_MAX_BYTES, download_url: downloadUrl(deps, actor, a.bucket_id, a.path), note: "The file is too large to return inline: fetch download_url (expires soon)." };
+        return {
+          too_large: true,
+          max_inline_bytes: MCP_READ_MAX_BYTES,
+          download_url: downloadUrl(deps, actor, a.bucket_id, a.path),
+          note: "The file is too large to return inline: fetch download_url (expires soon).",
+        };
       }
     },
   },
@@ -64,13 +82,16 @@ export const fileTools: McpTool[] = [
     name: "bucket_file_write",
     scope: "bucket_write",
     description: `Create or replace a TEXT file (UTF-8, up to ${MCP_WRITE_MAX_CHARS} characters) as a new bucket version. The content type comes from the path's extension (or content_type) and must be textual (HTML, CSS, JS, JSON, Markdown, SVG, ...). Binary files are refused: use \`pier push DIR --bucket <bucket_id>\` (the Pier CLI) or the REST upload endpoints. Refused on archived buckets and on files locked by another credential. Needs bucket_write on the bucket.`,
-    inputSchema: t.Object({
-      bucket_id: BucketId,
-      path: Path,
-      content: t.String({ maxLength: MCP_WRITE_MAX_CHARS, description: "The whole new file content (UTF-8 text)." }),
-      content_type: t.Optional(t.String({ maxLength: 200, description: "Override the type guessed from the extension (must be textual)." })),
-      comment: t.Optional(t.String({ maxLength: 500, description: "Note stored with the new bucket version." })),
-    }, { additionalProperties: false }),
+    inputSchema: t.Object(
+      {
+        bucket_id: BucketId,
+        path: Path,
+        content: t.String({ maxLength: MCP_WRITE_MAX_CHARS, description: "The whole new file content (UTF-8 text)." }),
+        content_type: t.Optional(t.String({ maxLength: 200, description: "Override the type guessed from the extension (must be textual)." })),
+        comment: t.Optional(t.String({ maxLength: 500, description: "Note stored with the new bucket version." })),
+      },
+      { additionalProperties: false },
+    ),
     mutates: true,
     run: async (deps: Deps, actor: Actor, a: { bucket_id: string; path: string; content: string; content_type?: string; comment?: string }) => {
       const contentType = normalizeContentType(a.content_type ?? guessContentType(a.path));
@@ -79,7 +100,10 @@ export const fileTools: McpTool[] = [
         throw new ApiError("NOT_TEXT_FILE", `${a.path} would be ${contentType}, not text. ${binaryHint}`, { path: a.path, content_type: contentType });
       }
       const type = isTextType(contentType) ? contentType : "text/plain; charset=utf-8";
-      const r = await writeFiles(deps, actor, a.bucket_id, [{ path: a.path, bytes: a.content, contentType: type }], { kind: "write", comment: a.comment ?? `write ${a.path} (MCP)` });
+      const r = await writeFiles(deps, actor, a.bucket_id, [{ path: a.path, bytes: a.content, contentType: type }], {
+        kind: "write",
+        comment: a.comment ?? `write ${a.path} (MCP)`,
+      });
       return { ...presentFileWrite(deps, r.written[0]!, r.version?.id ?? null), changed: r.version !== null };
     },
   },

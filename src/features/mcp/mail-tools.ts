@@ -13,14 +13,18 @@ export const mailTools: McpTool[] = [
   {
     name: "inbound_email_get",
     scope: "bucket_read",
-    description: "A bucket's receiving email address and its state: ready (use the address only when true), address, blocked_reason, received_count (a total, not an unread count) and last_received_path (the newest message folder; its decoded message is <last_received_path>message.json). With messages: true it also lists received messages in arrival order with the shared read status (unread: true for messages nobody has read). Read a message with bucket_file_read on its message_json_path (that marks it read). Needs bucket_read on the bucket.",
-    inputSchema: t.Object({
-      bucket_id: BucketId,
-      messages: t.Optional(t.Boolean({ description: "Also list received messages (arrival order, with read status)." })),
-      unread: t.Optional(t.Boolean({ description: "With messages: only messages nobody has read yet." })),
-      limit: t.Optional(t.Integer({ minimum: 1, maximum: MESSAGES_PAGE_MAX, description: "With messages: page size (default 50)." })),
-      offset: t.Optional(t.Integer({ minimum: 0, description: "With messages: pagination.next_offset of the previous page." })),
-    }, { additionalProperties: false }),
+    description:
+      "A bucket's receiving email address and its state: ready (use the address only when true), address, blocked_reason, received_count (a total, not an unread count) and last_received_path (the newest message folder; its decoded message is <last_received_path>message.json). With messages: true it also lists received messages in arrival order with the shared read status (unread: true for messages nobody has read). Read a message with bucket_file_read on its message_json_path (that marks it read). Needs bucket_read on the bucket.",
+    inputSchema: t.Object(
+      {
+        bucket_id: BucketId,
+        messages: t.Optional(t.Boolean({ description: "Also list received messages (arrival order, with read status)." })),
+        unread: t.Optional(t.Boolean({ description: "With messages: only messages nobody has read yet." })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: MESSAGES_PAGE_MAX, description: "With messages: page size (default 50)." })),
+        offset: t.Optional(t.Integer({ minimum: 0, description: "With messages: pagination.next_offset of the previous page." })),
+      },
+      { additionalProperties: false },
+    ),
     mutates: false,
     run: (deps: Deps, actor: Actor, a: { bucket_id: string; messages?: boolean; unread?: boolean; limit?: number; offset?: number }) => {
       const inbound_email = getInboundEmail(deps, actor, a.bucket_id);
@@ -31,7 +35,8 @@ export const mailTools: McpTool[] = [
   {
     name: "analytics_get",
     scope: "bucket_read",
-    description: "Site analytics of a bucket's publication. Not available in this version of Pier: the answer says so (available: false) and carries no figures. Do not estimate or invent traffic numbers. Needs bucket_read on the bucket.",
+    description:
+      "Site analytics of a bucket's publication. Not available in this version of Pier: the answer says so (available: false) and carries no figures. Do not estimate or invent traffic numbers. Needs bucket_read on the bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: false,
     run: (deps: Deps, actor: Actor, a: { bucket_id: string }) => {

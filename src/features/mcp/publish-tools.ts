@@ -18,15 +18,20 @@ const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucke
 const PublicationId = t.String({ pattern: "^pub_[a-z0-9]{1,40}$", description: "Publication id (pub_...), from a publish answer or bucket_get." });
 
 /** Told in every publishing tool, as the spec's preview-first rule says. */
-const previewFirst = "Preview first: for a new or materially changed website, call bucket_preview and let the user review the preview URL before publishing, unless the user already reviewed it or asked to publish immediately.";
-const polling = "Publishing is asynchronous: the answer has publish_state queued; poll publication_get until publish_state is ready (or failed, with publish_error).";
+const previewFirst =
+  "Preview first: for a new or materially changed website, call bucket_preview and let the user review the preview URL before publishing, unless the user already reviewed it or asked to publish immediately.";
+const polling =
+  "Publishing is asynchronous: the answer has publish_state queued; poll publication_get until publish_state is ready (or failed, with publish_error).";
 
 const PublishArgs = t.Object({ bucket_id: BucketId, ...publishFields }, { additionalProperties: false });
-const PreviewArgs = t.Object({
-  bucket_id: BucketId,
-  ...publishFields,
-  expires_in_minutes: t.Optional(t.Integer({ minimum: 1, maximum: 43200, description: "Preview lifetime; default 15, at most 43200 (30 days)." })),
-}, { additionalProperties: false });
+const PreviewArgs = t.Object(
+  {
+    bucket_id: BucketId,
+    ...publishFields,
+    expires_in_minutes: t.Optional(t.Integer({ minimum: 1, maximum: 43200, description: "Preview lifetime; default 15, at most 43200 (30 days)." })),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * REST's refusal details name REST endpoints; agents on MCP call tools, so each choice also
@@ -83,7 +88,9 @@ export const publishTools: McpTool[] = [
       const saved = pub.publishRequest as { publication_root_directory?: string };
       // Omitted fields keep the publication's settings; the root folder is passed explicitly so a
       // later change of the bucket's metadata default does not move the site.
-      const input: PublishInput = { ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}) };
+      const input: PublishInput = {
+        ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}),
+      };
       const r = await requestPublish(deps, actor, bucket.id, input, "main").catch((e) => withToolChoices(e, bucket.id));
       return presentPublishAnswer(deps, actor, r.publication, { action: "republish" });
     },
@@ -91,7 +98,8 @@ export const publishTools: McpTool[] = [
   {
     name: "bucket_unpublish",
     scope: "bucket_admin",
-    description: "Take the bucket's website down (same as DELETE /api/v1/buckets/:id/publication): the main site and any live preview answer 404 at once and the publication moves to unpublishing, then unpublished. The bucket and its files stay; publishing again brings the site back. Unpublishing is what unblocks bucket_archive and bucket_delete (UNPUBLISH_FIRST). Already unpublished: changed false. Needs bucket_admin on the bucket.",
+    description:
+      "Take the bucket's website down (same as DELETE /api/v1/buckets/:id/publication): the main site and any live preview answer 404 at once and the publication moves to unpublishing, then unpublished. The bucket and its files stay; publishing again brings the site back. Unpublishing is what unblocks bucket_archive and bucket_delete (UNPUBLISH_FIRST). Already unpublished: changed false. Needs bucket_admin on the bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: true,
     run: (deps, actor, a: { bucket_id: string }) => {
@@ -102,17 +110,23 @@ export const publishTools: McpTool[] = [
   {
     name: "publication_get",
     scope: "bucket_read",
-    description: "Read a publication by publication_id, or by bucket_id (kind main by default, or preview), as GET /api/v1/publications/:id does. Poll it after bucket_publish/bucket_preview: publish_state is queued, processing, ready, failed (see publish_error) or unpublishing; publish_pending is true until the build ends. Once ready, account owners also get access_password (password sites) and share_text to give the user. include_manifest true adds the published file list. Needs bucket_read on the bucket.",
-    inputSchema: t.Object({
-      publication_id: t.Optional(PublicationId),
-      bucket_id: t.Optional(BucketId),
-      kind: t.Optional(t.Union([t.Literal("main"), t.Literal("preview")], { description: "With bucket_id: the main site (default) or the preview." })),
-      include_manifest: t.Optional(t.Boolean({ description: "Add the published files (default false, lighter while polling)." })),
-    }, { additionalProperties: false }),
+    description:
+      "Read a publication by publication_id, or by bucket_id (kind main by default, or preview), as GET /api/v1/publications/:id does. Poll it after bucket_publish/bucket_preview: publish_state is queued, processing, ready, failed (see publish_error) or unpublishing; publish_pending is true until the build ends. Once ready, account owners also get access_password (password sites) and share_text to give the user. include_manifest true adds the published file list. Needs bucket_read on the bucket.",
+    inputSchema: t.Object(
+      {
+        publication_id: t.Optional(PublicationId),
+        bucket_id: t.Optional(BucketId),
+        kind: t.Optional(t.Union([t.Literal("main"), t.Literal("preview")], { description: "With bucket_id: the main site (default) or the preview." })),
+        include_manifest: t.Optional(t.Boolean({ description: "Add the published files (default false, lighter while polling)." })),
+      },
+      { additionalProperties: false },
+    ),
     mutates: false,
     run: (deps, actor, a: { publication_id?: string; bucket_id?: string; kind?: "main" | "preview"; include_manifest?: boolean }) => {
       if ((a.publication_id === undefined) === (a.bucket_id === undefined)) {
-        throw new ApiError("VALIDATION_FAILED", "Give exactly one of publication_id or bucket_id.", { fields: [{ path: "/publication_id" }, { path: "/bucket_id" }] });
+        throw new ApiError("VALIDATION_FAILED", "Give exactly one of publication_id or bucket_id.", {
+          fields: [{ path: "/publication_id" }, { path: "/bucket_id" }],
+        });
       }
       if (a.kind !== undefined && a.bucket_id === undefined) throw new ApiError("VALIDATION_FAILED", "kind is only used with bucket_id.", { field: "kind" });
       let id = a.publication_id;

@@ -32,11 +32,16 @@ function acceptingJson(request: Request): Request {
 
 /** `auth` is the app's: the same credential kinds and the same per-account budget as REST. */
 export const mcpRoutes = (deps: Deps, auth: AuthOptions) => {
-
   const unauthorized = (request: Request, presented: boolean) => {
     const res = errorResponse(
-      new ApiError("UNAUTHORIZED", presented ? "The access token or API key is invalid, revoked or expired." : "Connect with OAuth (see the resource metadata) or send an API key as a Bearer token."),
-      requestId(request), deps.urls.baseUrl,
+      new ApiError(
+        "UNAUTHORIZED",
+        presented
+          ? "The access token or API key is invalid, revoked or expired."
+          : "Connect with OAuth (see the resource metadata) or send an API key as a Bearer token.",
+      ),
+      requestId(request),
+      deps.urls.baseUrl,
     );
     const params = [`resource_metadata="${resourceMetadataUrl(deps)}"`, ...(presented ? ['error="invalid_token"'] : [])];
     res.headers.set("www-authenticate", `Bearer ${params.join(", ")}`);
@@ -44,44 +49,67 @@ export const mcpRoutes = (deps: Deps, auth: AuthOptions) => {
   };
 
   const methodNotAllowed = (request: Request) => {
-    const res = errorResponse(new ApiError("METHOD_NOT_ALLOWED", "The hosted MCP server is stateless: POST JSON-RPC messages; there is no SSE stream or session to delete."), requestId(request), deps.urls.baseUrl);
+    const res = errorResponse(
+      new ApiError("METHOD_NOT_ALLOWED", "The hosted MCP server is stateless: POST JSON-RPC messages; there is no SSE stream or session to delete."),
+      requestId(request),
+      deps.urls.baseUrl,
+    );
     res.headers.set("allow", "POST");
     return res;
   };
 
   return new Elysia({ name: "mcp" })
-    .post("/mcp", async ({ request }) => {
-      const token = bearerToken(request);
-      let actor: Actor | null = null;
-      for (const resolve of token ? auth.resolvers : []) if ((actor = resolve(deps, token!))) break;
-      if (!actor) {
-        auth.anonLimiter.take(`ip:${clientKey(request)}`);
-        return withCors(unauthorized(request, token !== null));
-      }
-      auth.accountLimiter.take(`acct:${actor.accountId}`);
-      deps.agentActivity.record(actor, request);
-      const server = buildMcpServer(deps, actor);
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES,
-      });
-      await server.connect(transport);
-      try {
-        return withCors(await transport.handleRequest(acceptingJson(request)));
-      } finally {
-        await transport.close();
-        await server.close();
-      }
-    }, {
-      parse: "none",
-      detail: {
-        "x-pier-auth": "any", tags: ["MCP"],
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: { type: "object", required: ["jsonrpc", "method"], properties: { jsonrpc: { const: "2.0" }, id: { type: ["string", "integer"] }, method: { type: "string" }, params: { type: "object" } } } } },
-        },
-        summary: "Hosted MCP (stateless Streamable HTTP, JSON-RPC over POST); Bearer OAuth access token or API key",
-      } as Record<string, unknown>,
+    .post(
+      "/mcp",
+      async ({ request }) => {
+        const token = bearerToken(request);
+        let actor: Actor | null = null;
+        for (const resolve of token ? auth.resolvers : []) if ((actor = resolve(deps, token!))) break;
+        if (!actor) {
+          auth.anonLimiter.take(`ip:${clientKey(request)}`);
+          return withCors(unauthorized(request, token !== null));
+        }
+        auth.accountLimiter.take(`acct:${actor.accountId}`);
+        deps.agentActivity.record(actor, request);
+        const server = buildMcpServer(deps, actor);
+        const transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+          maxRequestBodySize: MAX_MCP_BODY_BYTES,
+        });
+        await server.connect(transport);
+        try {
+          return withCors(await transport.handleRequest(acceptingJson(request)));
+        } finally {
+          await transport.close();
+          await server.close();
+        }
+      },
+      {
+        parse: "none",
+        detail: {
+          "x-pier-auth": "any",
+          tags: ["MCP"],
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["jsonrpc", "method"],
+                  properties: { jsonrpc: { const: "2.0" }, id: { type: ["string", "integer"] }, method: { type: "string" }, params: { type: "object" } },
+                },
+              },
+            },
+          },
+          summary: "Hosted MCP (stateless Streamable HTTP, JSON-RPC over POST); Bearer OAuth access token or API key",
+        } as Record<string, unknown>,
+      },
+    )
+    .get("/mcp", ({ request }) => methodNotAllowed(request), {
+      detail: { "x-pier-auth": "public", tags: ["MCP"], summary: "405: stateless server, no SSE stream" } as Record<string, unknown>,
     })
-    .get("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", tags: ["MCP"], summary: "405: stateless server, no SSE stream" } as Record<string, unknown> })
-    .delete("/mcp", ({ request }) => methodNotAllowed(request), { detail: { "x-pier-auth": "public", tags: ["MCP"], summary: "405: stateless server, no session to delete" } as Record<string, unknown> });
+    .delete("/mcp", ({ request }) => methodNotAllowed(request), {
+      detail: { "x-pier-auth": "public", tags: ["MCP"], summary: "405: stateless server, no session to delete" } as Record<string, unknown>,
+    });
 };

@@ -15,7 +15,11 @@ import { tools } from "./tools";
 const byName = new Map(tools.map((x) => [x.name, x]));
 // Every tool also takes `account_id`, as every REST call does: members of several accounts
 // pick the one to act on (the credential's default account otherwise).
-const accountIdSchema = { type: "string", pattern: "^acc_[a-z0-9]{1,40}$", description: "Act on this account instead of the credential's default one (you must be a member)." };
+const accountIdSchema = {
+  type: "string",
+  pattern: "^acc_[a-z0-9]{1,40}$",
+  description: "Act on this account instead of the credential's default one (you must be a member).",
+};
 // TypeBox schemas are JSON Schema plus symbol-keyed metadata; JSON round-trip drops the latter.
 const listed = tools.map((x) => {
   const schema = JSON.parse(JSON.stringify(x.inputSchema));
@@ -32,7 +36,8 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
     { name: "pier", version: serverVersion },
     {
       capabilities: { tools: {} },
-      instructions: "Pier: file buckets, static site publishing and inbound email. Call pier_status first. Tools enforce the connection's scope (bucket_read, bucket_write, bucket_admin); failures carry Pier's error code.",
+      instructions:
+        "Pier: file buckets, static site publishing and inbound email. Call pier_status first. Tools enforce the connection's scope (bucket_read, bucket_write, bucket_admin); failures carry Pier's error code.",
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
@@ -47,10 +52,15 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
       const acting = selectAccount(deps, actor, accountId as string | undefined);
       if (!Value.Check(tool.inputSchema, args)) {
         const fields = [...Value.Errors(tool.inputSchema, args)].slice(0, 20).map((e) => ({ path: e.path, message: e.message }));
-        throw new ApiError("VALIDATION_FAILED", `Invalid arguments for ${tool.name}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ")}`, { fields });
+        throw new ApiError("VALIDATION_FAILED", `Invalid arguments for ${tool.name}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ")}`, {
+          fields,
+        });
       }
       if (scopeRank[acting.scope] < scopeRank[tool.scope]) {
-        throw new ApiError("FORBIDDEN", `${tool.name} needs the ${tool.scope} scope; the credential has ${acting.scope}.`, { required_scope: tool.scope, scope: acting.scope });
+        throw new ApiError("FORBIDDEN", `${tool.name} needs the ${tool.scope} scope; the credential has ${acting.scope}.`, {
+          required_scope: tool.scope,
+          scope: acting.scope,
+        });
       }
       if (tool.mutates) {
         const account = getAccount(deps, acting.accountId);

@@ -31,7 +31,8 @@ const bucketTools: McpTool[] = [
   {
     name: "pier_status",
     scope: "bucket_read",
-    description: "Server and client versions, the MCP server version (mcp.server_version), publishing guidance, and this credential's account, scope and state. Call it first to learn what the connection may do.",
+    description:
+      "Server and client versions, the MCP server version (mcp.server_version), publishing guidance, and this credential's account, scope and state. Call it first to learn what the connection may do.",
     inputSchema: t.Object({}, { additionalProperties: false }),
     mutates: false,
     run: (deps, actor) => ({ ...getStatus(deps, actor), mcp: { server_version: serverVersion } }),
@@ -39,15 +40,22 @@ const bucketTools: McpTool[] = [
   {
     name: "bucket_list",
     scope: "bucket_read",
-    description: "List the buckets this connection can see (active ones by default; archived=true for archived). Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
-    inputSchema: t.Object({ archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })) }, { additionalProperties: false }),
+    description:
+      "List the buckets this connection can see (active ones by default; archived=true for archived). Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
+    inputSchema: t.Object(
+      { archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })) },
+      { additionalProperties: false },
+    ),
     mutates: false,
-    run: (deps, actor, a: { archived?: boolean }) => ({ buckets: listBuckets(deps, actor, { archived: a.archived === true }).map((b) => presentBucket(deps, b)) }),
+    run: (deps, actor, a: { archived?: boolean }) => ({
+      buckets: listBuckets(deps, actor, { archived: a.archived === true }).map((b) => presentBucket(deps, b)),
+    }),
   },
   {
     name: "bucket_get",
     scope: "bucket_read",
-    description: "Get one bucket by id, with website metadata, publication lifecycle state, action metadata (archive/unarchive/delete with required_action and confirmation), github_sync and github_sync_setup.settings_url. Needs bucket_read on that bucket.",
+    description:
+      "Get one bucket by id, with website metadata, publication lifecycle state, action metadata (archive/unarchive/delete with required_action and confirmation), github_sync and github_sync_setup.settings_url. Needs bucket_read on that bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: false,
     run: (deps, actor, a: { bucket_id: string }) => ({ bucket: presentBucket(deps, getBucket(deps, actor, a.bucket_id)) }),
@@ -55,7 +63,8 @@ const bucketTools: McpTool[] = [
   {
     name: "bucket_create",
     scope: "bucket_admin",
-    description: "Create a bucket in the connection's account. tag_paths are reusable labels such as `website` (never derived from local folders, titles or domains); metadata is free-form context. Needs account-wide bucket_admin and room in the plan.",
+    description:
+      "Create a bucket in the connection's account. tag_paths are reusable labels such as `website` (never derived from local folders, titles or domains); metadata is free-form context. Needs account-wide bucket_admin and room in the plan.",
     inputSchema: BucketInput,
     mutates: true,
     run: (deps, actor, a: typeof BucketInput.static) => ({ bucket: presentBucket(deps, createBucket(deps, actor, a)) }),
@@ -63,7 +72,8 @@ const bucketTools: McpTool[] = [
   {
     name: "bucket_update",
     scope: "bucket_admin",
-    description: "Change a bucket's title, description, tag_paths or metadata (only the fields given). Needs bucket_admin on the bucket; refused on archived or locked buckets.",
+    description:
+      "Change a bucket's title, description, tag_paths or metadata (only the fields given). Needs bucket_admin on the bucket; refused on archived or locked buckets.",
     inputSchema: t.Object({ bucket_id: BucketId, ...BucketPatch.properties }, { additionalProperties: false }),
     mutates: true,
     run: (deps, actor, { bucket_id, ...patch }: { bucket_id: string } & typeof BucketPatch.static) => ({
@@ -73,7 +83,8 @@ const bucketTools: McpTool[] = [
   {
     name: "bucket_archive",
     scope: "bucket_admin",
-    description: "Archive a bucket: it becomes read-only and leaves the default bucket_list. Refused with UNPUBLISH_FIRST while a publication is active (see the bucket's archive.required_action). Archiving an archived bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
+    description:
+      "Archive a bucket: it becomes read-only and leaves the default bucket_list. Refused with UNPUBLISH_FIRST while a publication is active (see the bucket's archive.required_action). Archiving an archived bucket is a no-op (changed: false). Needs bucket_admin on the bucket.",
     inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
     mutates: true,
     run: (deps, actor, a: { bucket_id: string }) => presentLifecycleResult(deps, archiveBucket(deps, actor, a.bucket_id)),
@@ -89,11 +100,15 @@ const bucketTools: McpTool[] = [
   {
     name: "bucket_delete",
     scope: "bucket_admin",
-    description: "Permanently delete a bucket with all its files and history. Pass the exact confirmation phrase from bucket_get's delete.confirmation (ask the user first; this cannot be undone). Refused with UNPUBLISH_FIRST while a publication is active. Large buckets are deleted in the background: the answer then has deleted: false and delete_progress. Needs bucket_admin on the bucket.",
-    inputSchema: t.Object({
-      bucket_id: BucketId,
-      confirmation: t.String({ minLength: 1, maxLength: 200, description: "The bucket's delete.confirmation phrase, verbatim." }),
-    }, { additionalProperties: false }),
+    description:
+      "Permanently delete a bucket with all its files and history. Pass the exact confirmation phrase from bucket_get's delete.confirmation (ask the user first; this cannot be undone). Refused with UNPUBLISH_FIRST while a publication is active. Large buckets are deleted in the background: the answer then has deleted: false and delete_progress. Needs bucket_admin on the bucket.",
+    inputSchema: t.Object(
+      {
+        bucket_id: BucketId,
+        confirmation: t.String({ minLength: 1, maxLength: 200, description: "The bucket's delete.confirmation phrase, verbatim." }),
+      },
+      { additionalProperties: false },
+    ),
     mutates: true,
     run: (deps, actor, a: { bucket_id: string; confirmation: string }) =>
       presentDeleteOutcome(deps, deleteBucket(deps, actor, a.bucket_id, { confirmation: a.confirmation })),

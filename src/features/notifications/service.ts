@@ -17,8 +17,13 @@ export function listNotifications(deps: Deps, actor: Actor, q: { limit?: number 
     throw new ApiError("FORBIDDEN", "Account notifications need a credential with access to all buckets.", { reason: "selected_buckets" });
   }
   const limit = Math.min(Math.max(q.limit ?? NOTIFICATIONS_PAGE_DEFAULT, 1), NOTIFICATIONS_PAGE_MAX);
-  const rows = deps.db.select().from(notifications).where(eq(notifications.accountId, actor.accountId))
-    .orderBy(desc(notifications.createdAt), desc(notifications.id)).limit(limit).all();
+  const rows = deps.db
+    .select()
+    .from(notifications)
+    .where(eq(notifications.accountId, actor.accountId))
+    .orderBy(desc(notifications.createdAt), desc(notifications.id))
+    .limit(limit)
+    .all();
   return {
     notifications: rows.map((n) => ({ id: n.id, kind: n.kind, subject: n.subject, body: n.body, data: n.data, created_at: n.createdAt })),
   };
@@ -35,8 +40,15 @@ export interface NewNotification {
 
 /** Record a notification for the account, in the caller's transaction. */
 export function notifyAccount(deps: Deps, n: NewNotification, db: DbOrTx): void {
-  db.insert(notifications).values({
-    id: newId("ntf"), accountId: n.accountId, kind: n.kind, subject: n.subject, body: n.body, data: n.data,
-    createdAt: deps.clock.now().toISOString(),
-  }).run();
+  db.insert(notifications)
+    .values({
+      id: newId("ntf"),
+      accountId: n.accountId,
+      kind: n.kind,
+      subject: n.subject,
+      body: n.body,
+      data: n.data,
+      createdAt: deps.clock.now().toISOString(),
+    })
+    .run();
 }

@@ -44,8 +44,9 @@ export function validateAuthorizeRequest(deps: Deps, q: Record<string, unknown>)
   const uri = redirectUri ?? client.redirectUris[0]!;
   if (!client.redirectUris.includes(uri)) throw new UntrustedRedirectError("The redirect_uri does not match any URI the application registered.");
   const state = str(q.state);
-  const fail = (code: ConstructorParameters<typeof OAuthError>[0], msg: string) => new OAuthError(code, msg, { redirect_uri: uri, state, client_id: client.id });
-  if (q.response_type !== "code") throw fail("unsupported_response_type", "response_type must be \"code\".");
+  const fail = (code: ConstructorParameters<typeof OAuthError>[0], msg: string) =>
+    new OAuthError(code, msg, { redirect_uri: uri, state, client_id: client.id });
+  if (q.response_type !== "code") throw fail("unsupported_response_type", 'response_type must be "code".');
   try {
     assertGrantType(client, "authorization_code");
   } catch (e) {
@@ -67,8 +68,11 @@ export function validateAuthorizeRequest(deps: Deps, q: Record<string, unknown>)
 
 /** Has this user an active connection with this client (approved it before, not revoked)? */
 export function hasConsented(deps: Deps, userId: string, clientId: string): boolean {
-  return !!deps.db.select({ id: oauthGrants.id }).from(oauthGrants)
-    .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId), isNull(oauthGrants.revokedAt))).get();
+  return !!deps.db
+    .select({ id: oauthGrants.id })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.userId, userId), eq(oauthGrants.clientId, clientId), isNull(oauthGrants.revokedAt)))
+    .get();
 }
 
 /** The redirect back to the client: `code` (or `error`), `state` and `iss` (RFC 9207). */
@@ -85,13 +89,29 @@ export function approveAuthorization(deps: Deps, actor: Actor, req: AuthorizeReq
   const code = newSecret();
   const now = deps.clock.now();
   transaction(deps.db, (tx) => {
-    const grant = createGrant(deps, {
-      clientId: req.client.id, accountId: actor.accountId, userId: actor.userId!, flow: "authorization_code", scope: req.scope.scope, permission: req.scope.permission,
-    }, tx);
-    tx.insert(oauthAuthCodes).values({
-      codeHash: hashSecret(code), clientId: req.client.id, grantId: grant.id, redirectUri: req.redirectUri, codeChallenge: req.codeChallenge,
-      createdAt: now.toISOString(), expiresAt: isoAfter(now, AUTH_CODE_TTL_S * 1000),
-    }).run();
+    const grant = createGrant(
+      deps,
+      {
+        clientId: req.client.id,
+        accountId: actor.accountId,
+        userId: actor.userId!,
+        flow: "authorization_code",
+        scope: req.scope.scope,
+        permission: req.scope.permission,
+      },
+      tx,
+    );
+    tx.insert(oauthAuthCodes)
+      .values({
+        codeHash: hashSecret(code),
+        clientId: req.client.id,
+        grantId: grant.id,
+        redirectUri: req.redirectUri,
+        codeChallenge: req.codeChallenge,
+        createdAt: now.toISOString(),
+        expiresAt: isoAfter(now, AUTH_CODE_TTL_S * 1000),
+      })
+      .run();
   });
   return redirectWith(deps, req.redirectUri, { code, state: req.state });
 }
@@ -107,11 +127,16 @@ export function exchangeAuthorizationCode(deps: Deps, input: Record<string, unkn
   const code = str(input.code);
   const verifier = str(input.code_verifier);
   if (!code) throw new OAuthError("invalid_request", "code is required.");
-  if (!verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) throw new OAuthError("invalid_request", "code_verifier is required (43-128 characters, RFC 7636).");
+  if (!verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier))
+    throw new OAuthError("invalid_request", "code_verifier is required (43-128 characters, RFC 7636).");
   checkResource(deps, input.resource);
   const now = deps.clock.now().toISOString();
   const outcome = transaction(deps.db, (tx) => {
-    const row = tx.select().from(oauthAuthCodes).where(eq(oauthAuthCodes.codeHash, hashSecret(code))).get();
+    const row = tx
+      .select()
+      .from(oauthAuthCodes)
+      .where(eq(oauthAuthCodes.codeHash, hashSecret(code)))
+      .get();
     if (!row || row.clientId !== client.id) return new OAuthError("invalid_grant", "Unknown authorization code.");
     if (row.usedAt) {
       // A replayed code means it leaked: revoke everything issued from it (RFC 6749 §4.1.2).
@@ -120,16 +145,23 @@ export function exchangeAuthorizationCode(deps: Deps, input: Record<string, unkn
     }
     tx.update(oauthAuthCodes).set({ usedAt: now }).where(eq(oauthAuthCodes.codeHash, row.codeHash)).run();
     const rejected =
-      row.expiresAt <= now ? "The authorization code expired."
-      : row.redirectUri !== str(input.redirect_uri) ? "redirect_uri does not match the authorization request."
-      : s256(verifier) !== row.codeChallenge ? "PKCE verification failed: code_verifier does not match code_challenge."
-      : null;
+      row.expiresAt <= now
+        ? "The authorization code expired."
+        : row.redirectUri !== str(input.redirect_uri)
+          ? "redirect_uri does not match the authorization request."
+          : s256(verifier) !== row.codeChallenge
+            ? "PKCE verification failed: code_verifier does not match code_challenge."
+            : null;
     if (rejected) {
       // The code is burnt and its not-yet-used connection goes with it: nothing stays granted.
       revokeGrant(deps, row.grantId, "authorization_code_rejected", tx);
       return new OAuthError("invalid_grant", rejected);
     }
-    const grant = tx.select().from(oauthGrants).where(and(eq(oauthGrants.id, row.grantId), isNull(oauthGrants.revokedAt))).get();
+    const grant = tx
+      .select()
+      .from(oauthGrants)
+      .where(and(eq(oauthGrants.id, row.grantId), isNull(oauthGrants.revokedAt)))
+      .get();
     if (!grant) return new OAuthError("invalid_grant", "The connection was revoked.");
     return issueTokens(deps, grant, tx);
   });

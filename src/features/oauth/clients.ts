@@ -31,13 +31,17 @@ export function displayClientName(name: string): string {
 
 /** https anywhere, or http on a loopback address (native apps, RFC 8252 §7.3). No fragments. */
 export function checkRedirectUri(raw: unknown): string {
-  if (typeof raw !== "string" || raw.length > 2000 || !URL.canParse(raw)) throw new OAuthError("invalid_redirect_uri", "Each redirect URI must be an absolute URL.");
+  if (typeof raw !== "string" || raw.length > 2000 || !URL.canParse(raw))
+    throw new OAuthError("invalid_redirect_uri", "Each redirect URI must be an absolute URL.");
   const u = new URL(raw);
   if (u.hash || raw.includes("#")) throw new OAuthError("invalid_redirect_uri", "Redirect URIs must not contain a fragment.");
   if (u.username || u.password) throw new OAuthError("invalid_redirect_uri", "Redirect URIs must not contain credentials.");
   if (u.protocol === "https:") return raw;
   if (u.protocol === "http:" && LOOPBACK.has(u.hostname)) return raw;
-  throw new OAuthError("invalid_redirect_uri", `Redirect URI ${raw.slice(0, 200)} must use https, or http on a loopback address (127.0.0.1, [::1], localhost).`);
+  throw new OAuthError(
+    "invalid_redirect_uri",
+    `Redirect URI ${raw.slice(0, 200)} must use https, or http on a loopback address (127.0.0.1, [::1], localhost).`,
+  );
 }
 
 function stringArray(v: unknown, field: string, max: number): string[] | undefined {
@@ -50,29 +54,41 @@ function stringArray(v: unknown, field: string, max: number): string[] | undefin
 
 export function registerClient(deps: Deps, input: Record<string, unknown>) {
   const method = input.token_endpoint_auth_method ?? "none";
-  if (method !== "none") throw new OAuthError("invalid_client_metadata", "Only public clients are supported: token_endpoint_auth_method must be \"none\".");
+  if (method !== "none") throw new OAuthError("invalid_client_metadata", 'Only public clients are supported: token_endpoint_auth_method must be "none".');
   const grantTypes = stringArray(input.grant_types, "grant_types", 5) ?? ["authorization_code", "refresh_token"];
   for (const g of grantTypes) {
-    if (!(GRANT_TYPES as readonly string[]).includes(g)) throw new OAuthError("invalid_client_metadata", `Unsupported grant type "${g.slice(0, 80)}". Supported: ${GRANT_TYPES.join(", ")}.`);
+    if (!(GRANT_TYPES as readonly string[]).includes(g))
+      throw new OAuthError("invalid_client_metadata", `Unsupported grant type "${g.slice(0, 80)}". Supported: ${GRANT_TYPES.join(", ")}.`);
   }
   const responseTypes = stringArray(input.response_types, "response_types", 3) ?? (grantTypes.includes("authorization_code") ? ["code"] : []);
-  if (responseTypes.some((r) => r !== "code")) throw new OAuthError("invalid_client_metadata", "Only the \"code\" response type is supported.");
+  if (responseTypes.some((r) => r !== "code")) throw new OAuthError("invalid_client_metadata", 'Only the "code" response type is supported.');
   const redirectUris = (stringArray(input.redirect_uris, "redirect_uris", 10) ?? []).map(checkRedirectUri);
   if (grantTypes.includes("authorization_code") && redirectUris.length === 0) {
     throw new OAuthError("invalid_redirect_uri", "The authorization_code grant needs at least one redirect URI.");
   }
   const rawName = input.client_name;
-  if (rawName !== undefined && (typeof rawName !== "string" || rawName.length > 200)) throw new OAuthError("invalid_client_metadata", "client_name must be a string of at most 200 characters.");
+  if (rawName !== undefined && (typeof rawName !== "string" || rawName.length > 200))
+    throw new OAuthError("invalid_client_metadata", "client_name must be a string of at most 200 characters.");
   if (typeof rawName === "string" && DECEPTIVE_NAME_CHARS.test(rawName)) {
     throw new OAuthError("invalid_client_metadata", "client_name must not contain control, bidirectional-override or invisible characters.", {
-      field: "client_name", reason: "deceptive_characters",
+      field: "client_name",
+      reason: "deceptive_characters",
     });
   }
   const clientName = (rawName as string | undefined)?.trim() || "Unnamed client";
   const now = deps.clock.now();
-  const row = deps.db.insert(oauthClients).values({
-    id: newClientId(), clientName, redirectUris, grantTypes, responseTypes, createdAt: now.toISOString(),
-  }).returning().get();
+  const row = deps.db
+    .insert(oauthClients)
+    .values({
+      id: newClientId(),
+      clientName,
+      redirectUris,
+      grantTypes,
+      responseTypes,
+      createdAt: now.toISOString(),
+    })
+    .returning()
+    .get();
   return {
     client_id: row.id,
     client_id_issued_at: Math.floor(now.getTime() / 1000),

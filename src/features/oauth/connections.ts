@@ -13,13 +13,20 @@ function visible(actor: Actor) {
 }
 
 export function listConnections(deps: Deps, actor: Actor) {
-  const rows = deps.db.select({ grant: oauthGrants, clientName: oauthClients.clientName, keyUsed: apiKeys.lastUsedAt, keyPrefix: apiKeys.displayPrefix })
+  const rows = deps.db
+    .select({ grant: oauthGrants, clientName: oauthClients.clientName, keyUsed: apiKeys.lastUsedAt, keyPrefix: apiKeys.displayPrefix })
     .from(oauthGrants)
     .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
     .leftJoin(apiKeys, eq(apiKeys.id, oauthGrants.apiKeyId))
-    .where(visible(actor)).orderBy(desc(oauthGrants.createdAt)).all();
+    .where(visible(actor))
+    .orderBy(desc(oauthGrants.createdAt))
+    .all();
   return rows.map((r) => {
-    const used = [r.grant.lastUsedAt, r.keyUsed].filter((x): x is string => !!x).sort().at(-1) ?? null;
+    const used =
+      [r.grant.lastUsedAt, r.keyUsed]
+        .filter((x): x is string => !!x)
+        .sort()
+        .at(-1) ?? null;
     return {
       id: r.grant.id,
       client_id: r.grant.clientId,
@@ -38,7 +45,11 @@ export function listConnections(deps: Deps, actor: Actor) {
 export type ConnectionView = ReturnType<typeof listConnections>[number];
 
 export function revokeConnection(deps: Deps, actor: Actor, id: string): void {
-  const grant = deps.db.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, id), visible(actor))).get();
+  const grant = deps.db
+    .select({ id: oauthGrants.id })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.id, id), visible(actor)))
+    .get();
   if (!grant) throw new ApiError("CONNECTION_NOT_FOUND", `Connection ${id.slice(0, 64)} was not found.`);
   revokeGrant(deps, grant.id, "revoked_by_user");
 }

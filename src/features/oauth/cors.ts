@@ -4,8 +4,14 @@
 import { Elysia } from "elysia";
 
 export const CORS_PATHS = [
-  "/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
-  "/oauth/register", "/oauth/token", "/oauth/device_authorization", "/oauth/revoke", "/mcp",
+  "/.well-known/oauth-authorization-server",
+  "/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/mcp",
+  "/oauth/register",
+  "/oauth/token",
+  "/oauth/device_authorization",
+  "/oauth/revoke",
+  "/mcp",
 ];
 
 export function withCors(res: Response): Response {
@@ -15,11 +21,22 @@ export function withCors(res: Response): Response {
 }
 
 export const corsPreflight = () =>
-  CORS_PATHS.reduce((app, path) => app.options(path, () => withCors(new Response(null, {
-    status: 204,
-    headers: {
-      "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
-      "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id",
-      "access-control-max-age": "600",
-    },
-  })), { detail: { "x-pier-auth": "public", tags: ["OAuth"], summary: "CORS preflight (no cookies are used here)" } as Record<string, unknown> }), new Elysia({ name: "oauth-cors" }));
+  CORS_PATHS.reduce(
+    (app, path) =>
+      app.options(
+        path,
+        () =>
+          withCors(
+            new Response(null, {
+              status: 204,
+              headers: {
+                "access-control-allow-methods": "GET, POST, DELETE, OPTIONS",
+                "access-control-allow-headers": "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id",
+                "access-control-max-age": "600",
+              },
+            }),
+          ),
+        { detail: { "x-pier-auth": "public", tags: ["OAuth"], summary: "CORS preflight (no cookies are used here)" } as Record<string, unknown> },
+      ),
+    new Elysia({ name: "oauth-cors" }),
+  );

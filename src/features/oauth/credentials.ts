@@ -41,4 +41,3 @@ export function normalizeUserCode(raw: string | undefined | null): string | null
 }
 
 export const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
-

@@ -33,10 +33,19 @@ export function startDeviceAuthorization(deps: Deps, input: Record<string, unkno
         if (attempt > 5) throw new OAuthError("temporarily_unavailable", "Could not allocate a user code; retry.");
         continue;
       }
-      return tx.insert(oauthDeviceCodes).values({
-        deviceCodeHash: hashSecret(deviceCode), userCode, clientId: client.id, scope, intervalSeconds: DEVICE_POLL_INTERVAL_S,
-        createdAt: now.toISOString(), expiresAt: isoAfter(now, DEVICE_CODE_TTL_S * 1000),
-      }).returning().get();
+      return tx
+        .insert(oauthDeviceCodes)
+        .values({
+          deviceCodeHash: hashSecret(deviceCode),
+          userCode,
+          clientId: client.id,
+          scope,
+          intervalSeconds: DEVICE_POLL_INTERVAL_S,
+          createdAt: now.toISOString(),
+          expiresAt: isoAfter(now, DEVICE_CODE_TTL_S * 1000),
+        })
+        .returning()
+        .get();
     }
   });
   const verificationUri = `${deps.urls.baseUrl}/oauth/device`;
@@ -67,13 +76,24 @@ export function decideDevice(deps: Deps, actor: Actor, rawUserCode: string | und
   if (!found) throw new ApiError("CONNECTION_NOT_FOUND", "This Connection ID is unknown, expired or already used. Start the login again from your terminal.");
   return transaction(deps.db, (tx) => {
     if (!approve) {
-      tx.update(oauthDeviceCodes).set({ status: "denied" }).where(and(eq(oauthDeviceCodes.deviceCodeHash, found.device.deviceCodeHash), eq(oauthDeviceCodes.status, "pending"))).run();
+      tx.update(oauthDeviceCodes)
+        .set({ status: "denied" })
+        .where(and(eq(oauthDeviceCodes.deviceCodeHash, found.device.deviceCodeHash), eq(oauthDeviceCodes.status, "pending")))
+        .run();
       return found;
     }
     const { scope, permission } = parseScope(found.device.scope);
-    const grant = createGrant(deps, { clientId: found.client.id, accountId: actor.accountId, userId: actor.userId!, flow: "device_code", scope, permission }, tx);
-    const updated = tx.update(oauthDeviceCodes).set({ status: "approved", grantId: grant.id })
-      .where(and(eq(oauthDeviceCodes.deviceCodeHash, found.device.deviceCodeHash), eq(oauthDeviceCodes.status, "pending"))).returning().get();
+    const grant = createGrant(
+      deps,
+      { clientId: found.client.id, accountId: actor.accountId, userId: actor.userId!, flow: "device_code", scope, permission },
+      tx,
+    );
+    const updated = tx
+      .update(oauthDeviceCodes)
+      .set({ status: "approved", grantId: grant.id })
+      .where(and(eq(oauthDeviceCodes.deviceCodeHash, found.device.deviceCodeHash), eq(oauthDeviceCodes.status, "pending")))
+      .returning()
+      .get();
     if (!updated) throw new ApiError("CONFLICT", "This connection was already decided.");
     return found;
   });
@@ -89,7 +109,11 @@ export function pollDeviceToken(deps: Deps, input: Record<string, unknown>) {
   // Poll bookkeeping (last poll, slowed interval) must commit even when the answer is an
   // error, so the transaction returns the outcome and the error is thrown after it.
   const outcome = transaction(deps.db, (tx): OAuthError | (ReturnType<typeof issueTokens> & { pier_api_key: string }) => {
-    const device = tx.select().from(oauthDeviceCodes).where(eq(oauthDeviceCodes.deviceCodeHash, hashSecret(deviceCode))).get();
+    const device = tx
+      .select()
+      .from(oauthDeviceCodes)
+      .where(eq(oauthDeviceCodes.deviceCodeHash, hashSecret(deviceCode)))
+      .get();
     if (!device || device.clientId !== client.id) return new OAuthError("invalid_grant", "Unknown device_code.");
     if (device.status === "consumed") return new OAuthError("invalid_grant", "This device_code was already exchanged.");
     if (device.expiresAt <= now.toISOString()) return new OAuthError("expired_token", "The device code expired. Start the login again.");
@@ -106,9 +130,17 @@ export function pollDeviceToken(deps: Deps, input: Record<string, unknown>) {
     if (device.status === "denied") return new OAuthError("access_denied", "The user denied the connection.");
     const grant = tx.select().from(oauthGrants).where(eq(oauthGrants.id, device.grantId!)).get();
     if (!grant || grant.revokedAt) return new OAuthError("access_denied", "The connection was revoked.");
-    const { key, record } = createApiKey(deps, {
-      accountId: grant.accountId, userId: grant.userId, label: `${displayClientName(client.clientName)} (device login)`.slice(0, 200), kind: "agent", scope: grant.permissionScope,
-    }, tx);
+    const { key, record } = createApiKey(
+      deps,
+      {
+        accountId: grant.accountId,
+        userId: grant.userId,
+        label: `${displayClientName(client.clientName)} (device login)`.slice(0, 200),
+        kind: "agent",
+        scope: grant.permissionScope,
+      },
+      tx,
+    );
     tx.update(oauthGrants).set({ apiKeyId: record.id }).where(eq(oauthGrants.id, grant.id)).run();
     tx.update(oauthDeviceCodes).set({ status: "consumed" }).where(where).run();
     return { ...issueTokens(deps, grant, tx), pier_api_key: key };

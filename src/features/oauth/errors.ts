@@ -3,13 +3,29 @@
 // that shape. Services throw OAuthError; the routes turn it into the response.
 
 export type OAuthErrorCode =
-  | "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type"
-  | "invalid_scope" | "invalid_target" | "access_denied" | "unsupported_response_type" | "server_error"
-  | "authorization_pending" | "slow_down" | "expired_token"
-  | "invalid_redirect_uri" | "invalid_client_metadata" | "temporarily_unavailable";
+  | "invalid_request"
+  | "invalid_client"
+  | "invalid_grant"
+  | "unauthorized_client"
+  | "unsupported_grant_type"
+  | "invalid_scope"
+  | "invalid_target"
+  | "access_denied"
+  | "unsupported_response_type"
+  | "server_error"
+  | "authorization_pending"
+  | "slow_down"
+  | "expired_token"
+  | "invalid_redirect_uri"
+  | "invalid_client_metadata"
+  | "temporarily_unavailable";
 
 export class OAuthError extends Error {
-  constructor(readonly error: OAuthErrorCode, readonly description: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
     super(description);
     this.name = "OAuthError";
   }

@@ -7,9 +7,7 @@ import { scopeRank } from "../../core/context";
 import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { roleScope } from "../accounts";
-import {
-  ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S,
-} from "./credentials";
+import { ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S } from "./credentials";
 import { newId, randomToken } from "../../core/ids";
 import { isoAfter } from "../../core/clock";
 
@@ -20,10 +18,20 @@ export function createGrant(
   input: { clientId: string; accountId: string; userId: string; flow: GrantRow["flow"]; scope: string; permission: Scope },
   db: DbOrTx = deps.db,
 ): GrantRow {
-  return db.insert(oauthGrants).values({
-    id: newId("cxn"), clientId: input.clientId, accountId: input.accountId, userId: input.userId, flow: input.flow,
-    scope: input.scope, permissionScope: input.permission, createdAt: deps.clock.now().toISOString(),
-  }).returning().get();
+  return db
+    .insert(oauthGrants)
+    .values({
+      id: newId("cxn"),
+      clientId: input.clientId,
+      accountId: input.accountId,
+      userId: input.userId,
+      flow: input.flow,
+      scope: input.scope,
+      permissionScope: input.permission,
+      createdAt: deps.clock.now().toISOString(),
+    })
+    .returning()
+    .get();
 }
 
 export interface IssuedTokens {
@@ -39,10 +47,26 @@ export function issueTokens(deps: Deps, grant: GrantRow, db: DbOrTx = deps.db): 
   const now = deps.clock.now();
   const access = ACCESS_TOKEN_PREFIX + randomToken(40);
   const refresh = REFRESH_TOKEN_PREFIX + randomToken(48);
-  db.insert(oauthTokens).values([
-    { tokenHash: hashSecret(access), id: newId("tok"), kind: "access", grantId: grant.id, createdAt: now.toISOString(), expiresAt: isoAfter(now, ACCESS_TOKEN_TTL_S * 1000) },
-    { tokenHash: hashSecret(refresh), id: newId("tok"), kind: "refresh", grantId: grant.id, createdAt: now.toISOString(), expiresAt: isoAfter(now, REFRESH_TOKEN_TTL_S * 1000) },
-  ]).run();
+  db.insert(oauthTokens)
+    .values([
+      {
+        tokenHash: hashSecret(access),
+        id: newId("tok"),
+        kind: "access",
+        grantId: grant.id,
+        createdAt: now.toISOString(),
+        expiresAt: isoAfter(now, ACCESS_TOKEN_TTL_S * 1000),
+      },
+      {
+        tokenHash: hashSecret(refresh),
+        id: newId("tok"),
+        kind: "refresh",
+        grantId: grant.id,
+        createdAt: now.toISOString(),
+        expiresAt: isoAfter(now, REFRESH_TOKEN_TTL_S * 1000),
+      },
+    ])
+    .run();
   return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: grant.scope };
 }
 
@@ -50,9 +74,17 @@ export function issueTokens(deps: Deps, grant: GrantRow, db: DbOrTx = deps.db): 
 export function revokeGrant(deps: Deps, grantId: string, reason: string, db: DbOrTx = deps.db): void {
   transaction(db, (tx) => {
     const now = deps.clock.now().toISOString();
-    const grant = tx.update(oauthGrants).set({ revokedAt: now, revokedReason: reason })
-      .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt))).returning().get();
-    if (grant?.apiKeyId) tx.update(apiKeys).set({ revokedAt: now }).where(and(eq(apiKeys.id, grant.apiKeyId), isNull(apiKeys.revokedAt))).run();
+    const grant = tx
+      .update(oauthGrants)
+      .set({ revokedAt: now, revokedReason: reason })
+      .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
+      .returning()
+      .get();
+    if (grant?.apiKeyId)
+      tx.update(apiKeys)
+        .set({ revokedAt: now })
+        .where(and(eq(apiKeys.id, grant.apiKeyId), isNull(apiKeys.revokedAt)))
+        .run();
     tx.delete(oauthTokens).where(eq(oauthTokens.grantId, grantId)).run();
   });
 }
@@ -60,9 +92,12 @@ export function revokeGrant(deps: Deps, grantId: string, reason: string, db: DbO
 /** Bearer resolver for OAuth access tokens (wired into buildApp and the MCP endpoint). */
 export function actorFromOAuthToken(deps: Deps, token: string): Actor | null {
   if (!token.startsWith(ACCESS_TOKEN_PREFIX) || token.length > 200) return null;
-  const row = deps.db.select({ token: oauthTokens, grant: oauthGrants }).from(oauthTokens)
+  const row = deps.db
+    .select({ token: oauthTokens, grant: oauthGrants })
+    .from(oauthTokens)
     .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .where(and(eq(oauthTokens.tokenHash, hashSecret(token)), eq(oauthTokens.kind, "access"))).get();
+    .where(and(eq(oauthTokens.tokenHash, hashSecret(token)), eq(oauthTokens.kind, "access")))
+    .get();
   if (!row || row.grant.revokedAt) return null;
   if (row.token.expiresAt <= deps.clock.now().toISOString()) return null;
   return actorOfGrant(deps, row.grant, true);
@@ -70,15 +105,22 @@ export function actorFromOAuthToken(deps: Deps, token: string): Actor | null {
 
 /** What a connection may do now, by its grant id (null when revoked or its user left); not a use of it. */
 export function actorFromGrantId(deps: Deps, grantId: string): Actor | null {
-  const grant = deps.db.select().from(oauthGrants).where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt))).get();
+  const grant = deps.db
+    .select()
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
+    .get();
   return grant ? actorOfGrant(deps, grant, false) : null;
 }
 
 function actorOfGrant(deps: Deps, grant: GrantRow, used: boolean): Actor | null {
   const now = deps.clock.now();
-  const m = deps.db.select({ role: memberships.role, admin: users.isInstanceAdmin }).from(memberships)
+  const m = deps.db
+    .select({ role: memberships.role, admin: users.isInstanceAdmin })
+    .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, grant.accountId), eq(memberships.userId, grant.userId))).get();
+    .where(and(eq(memberships.accountId, grant.accountId), eq(memberships.userId, grant.userId)))
+    .get();
   if (!m) return null; // the approving user left the account: the connection dies with the membership
   if (used && (!grant.lastUsedAt || now.getTime() - Date.parse(grant.lastUsedAt) > 60_000)) {
     deps.db.update(oauthGrants).set({ lastUsedAt: now.toISOString() }).where(eq(oauthGrants.id, grant.id)).run();
@@ -86,7 +128,14 @@ function actorOfGrant(deps: Deps, grant: GrantRow, used: boolean): Actor | null 
   const cap = roleScope(m.role);
   const scope = scopeRank[grant.permissionScope] <= scopeRank[cap] ? grant.permissionScope : cap;
   return {
-    kind: "oauth", credentialId: grant.id, userId: grant.userId, accountId: grant.accountId, scope,
-    bucketAccess: "all", bucketPermissions: {}, isAccountOwner: m.role === "owner" && scope === "bucket_admin", isInstanceAdmin: m.admin,
+    kind: "oauth",
+    credentialId: grant.id,
+    userId: grant.userId,
+    accountId: grant.accountId,
+    scope,
+    bucketAccess: "all",
+    bucketPermissions: {},
+    isAccountOwner: m.role === "owner" && scope === "bucket_admin",
+    isInstanceAdmin: m.admin,
   };
 }

@@ -21,7 +21,8 @@ export function parseScope(raw: string | undefined | null): ParsedScope {
   let permission: Scope | null = null;
   for (const p of parts) {
     if (p === MCP_SCOPE) continue;
-    if (!(PERMISSION_SCOPES as string[]).includes(p)) throw new OAuthError("invalid_scope", `Unknown scope "${p.slice(0, 40)}". Supported: ${SUPPORTED_SCOPES.join(", ")}.`);
+    if (!(PERMISSION_SCOPES as string[]).includes(p))
+      throw new OAuthError("invalid_scope", `Unknown scope "${p.slice(0, 40)}". Supported: ${SUPPORTED_SCOPES.join(", ")}.`);
     const s = p as Scope;
     if (!permission || scopeRank[s] > scopeRank[permission]) permission = s;
   }

@@ -38,10 +38,14 @@ function refresh(deps: Deps, input: Record<string, unknown>) {
   if (!token || !token.startsWith(REFRESH_TOKEN_PREFIX) || token.length > 200) throw new OAuthError("invalid_grant", "Unknown refresh token.");
   const now = deps.clock.now().toISOString();
   const outcome = transaction(deps.db, (tx) => {
-    const row = tx.select({ token: oauthTokens, grant: oauthGrants }).from(oauthTokens)
+    const row = tx
+      .select({ token: oauthTokens, grant: oauthGrants })
+      .from(oauthTokens)
       .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-      .where(eq(oauthTokens.tokenHash, hashSecret(token))).get();
-    if (!row || row.token.kind !== "refresh" || row.grant.clientId !== client.id || row.grant.revokedAt) return new OAuthError("invalid_grant", "Unknown refresh token.");
+      .where(eq(oauthTokens.tokenHash, hashSecret(token)))
+      .get();
+    if (!row || row.token.kind !== "refresh" || row.grant.clientId !== client.id || row.grant.revokedAt)
+      return new OAuthError("invalid_grant", "Unknown refresh token.");
     if (row.token.usedAt) {
       revokeGrant(deps, row.grant.id, "refresh_token_reuse", tx);
       return new OAuthError("invalid_grant", "This refresh token was already used; the connection is revoked. Sign in again.");
@@ -66,8 +70,14 @@ export function revokeToken(deps: Deps, input: Record<string, unknown>): Record<
   if (token.length > 200) return {};
   const hash = hashSecret(token);
   const viaToken = deps.db.select({ grantId: oauthTokens.grantId }).from(oauthTokens).where(eq(oauthTokens.tokenHash, hash)).get();
-  const viaKey = viaToken ? undefined : deps.db.select({ grantId: oauthGrants.id }).from(oauthGrants)
-    .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.apiKeyId)).where(eq(apiKeys.tokenHash, hash)).get();
+  const viaKey = viaToken
+    ? undefined
+    : deps.db
+        .select({ grantId: oauthGrants.id })
+        .from(oauthGrants)
+        .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.apiKeyId))
+        .where(eq(apiKeys.tokenHash, hash))
+        .get();
   const grantId = viaToken?.grantId ?? viaKey?.grantId;
   if (!grantId) return {};
   const grant = deps.db.select({ clientId: oauthGrants.clientId }).from(oauthGrants).where(eq(oauthGrants.id, grantId)).get();

@@ -17,7 +17,12 @@ export class UserCodeGuard {
   check(userId: string, ip: string): void {
     const { wait } = this.guesses.check(userId, ip, this.clock.now().getTime());
     if (wait > 0) {
-      throw new ApiError("TOO_MANY_ATTEMPTS", "Too many wrong Connection IDs from your network address. Wait a while, then start the login again from your terminal.", { retry_after: wait }, wait);
+      throw new ApiError(
+        "TOO_MANY_ATTEMPTS",
+        "Too many wrong Connection IDs from your network address. Wait a while, then start the login again from your terminal.",
+        { retry_after: wait },
+        wait,
+      );
     }
   }
 

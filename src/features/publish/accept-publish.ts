@@ -48,7 +48,11 @@ export interface PreparedPublish {
 }
 
 export function findPublication(bucketId: string, kind: PublicationKind, db: DbOrTx): PublicationRow | undefined {
-  return db.select().from(publications).where(and(eq(publications.bucketId, bucketId), eq(publications.kind, kind))).get();
+  return db
+    .select()
+    .from(publications)
+    .where(and(eq(publications.bucketId, bucketId), eq(publications.kind, kind)))
+    .get();
 }
 
 /** "" = whole bucket; otherwise a normalized folder path without slashes at either end. */
@@ -58,29 +62,43 @@ export function normalizeRoot(raw: unknown): string {
   const trimmed = raw.replace(/^\/+|\/+$/g, "");
   if (trimmed === "" || trimmed === ".") return "";
   const norm = normalizeSitePath(trimmed);
-  if (norm === null) throw new ApiError("VALIDATION_FAILED", `publication_root_directory "${raw}" is not a usable folder path.`, { field: "publication_root_directory" });
+  if (norm === null)
+    throw new ApiError("VALIDATION_FAILED", `publication_root_directory "${raw}" is not a usable folder path.`, { field: "publication_root_directory" });
   return norm;
 }
 
 /** Everything that can fail before the transaction: access, rules, plan, password hashing. */
-export async function preparePublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind, opts: { skipRateLimit?: boolean } = {}, db: DbOrTx = deps.db): Promise<PreparedPublish> {
+export async function preparePublish(
+  deps: Deps,
+  actor: Actor,
+  bucketId: string,
+  input: PublishInput,
+  kind: PublicationKind,
+  opts: { skipRateLimit?: boolean } = {},
+  db: DbOrTx = deps.db,
+): Promise<PreparedPublish> {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" }, db);
   assertVisibilityUnlocked(bucket);
   if (!opts.skipRateLimit) takePublishToken(deps, actor);
   const existing = findPublication(bucket.id, kind, db);
-  if (existing?.status === "unpublishing") throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.", { publication_id: existing.id });
+  if (existing?.status === "unpublishing")
+    throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.", { publication_id: existing.id });
 
   const now = deps.clock.now();
   let expiresAt: string | null;
   if (kind === "preview") {
     const minutes = input.expires_in_minutes ?? PREVIEW_DEFAULT_MINUTES;
     if (!Number.isInteger(minutes) || minutes < 1 || minutes > PREVIEW_MAX_MINUTES) {
-      throw new ApiError("VALIDATION_FAILED", `expires_in_minutes must be 1 to ${PREVIEW_MAX_MINUTES}.`, { field: "expires_in_minutes", max: PREVIEW_MAX_MINUTES });
+      throw new ApiError("VALIDATION_FAILED", `expires_in_minutes must be 1 to ${PREVIEW_MAX_MINUTES}.`, {
+        field: "expires_in_minutes",
+        max: PREVIEW_MAX_MINUTES,
+      });
     }
     expiresAt = new Date(now.getTime() + minutes * 60_000).toISOString();
   } else if (input.expires_at !== undefined) {
     expiresAt = input.expires_at === null ? null : new Date(input.expires_at).toISOString();
-    if (expiresAt !== null && expiresAt <= now.toISOString()) throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null for no expiry).", { field: "expires_at" });
+    if (expiresAt !== null && expiresAt <= now.toISOString())
+      throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null for no expiry).", { field: "expires_at" });
   } else {
     expiresAt = existing?.expiresAt && existing.expiresAt > now.toISOString() ? existing.expiresAt : null;
   }
@@ -101,7 +119,8 @@ export async function preparePublish(deps: Deps, actor: Actor, bucketId: string,
     if (password !== undefined) {
       passwordGenerated = generated !== null;
       access = {
-        mode: accessMode, generated,
+        mode: accessMode,
+        generated,
         hash: await Bun.password.hash(password, { algorithm: "argon2id" }),
         sealed: deps.secrets.seal("site-cookie", password, `site-password:${publicationId}`),
       };
@@ -109,14 +128,24 @@ export async function preparePublish(deps: Deps, actor: Actor, bucketId: string,
   } else if (input.password !== undefined) {
     throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
   }
-  if (!access && existing && existing.accessMode !== accessMode) access = { mode: accessMode, hash: existing.passwordHash, sealed: existing.passwordSealed, generated: null };
+  if (!access && existing && existing.accessMode !== accessMode)
+    access = { mode: accessMode, hash: existing.passwordHash, sealed: existing.passwordSealed, generated: null };
 
   return {
-    bucket, kind, existing, publicationId, title: input.title, access,
+    bucket,
+    kind,
+    existing,
+    publicationId,
+    title: input.title,
+    access,
     slugSuggestions: input.slug_suggestions ?? [],
     request: {
-      site_mode: input.site_mode ?? existing?.siteMode ?? "static", access_mode: accessMode, publication_root_directory: root,
-      expires_at: expiresAt, build_token: randomToken(16), password_generated: passwordGenerated,
+      site_mode: input.site_mode ?? existing?.siteMode ?? "static",
+      access_mode: accessMode,
+      publication_root_directory: root,
+      expires_at: expiresAt,
+      build_token: randomToken(16),
+      password_generated: passwordGenerated,
     },
     tracking: {
       trackingEnabled: input.tracking_enabled ?? existing?.trackingEnabled ?? true,
@@ -133,8 +162,16 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
     assertPublishAllowed(deps, { accountId: p.bucket.accountId, bucketId: p.bucket.id, kind: p.kind, accessMode: p.request.access_mode }, tx);
     const now = deps.clock.now().toISOString();
     const common = {
-      status: "publishing" as const, publishState: "queued" as const, publishError: null, publishEnqueuedAt: now, publishStartedAt: null,
-      expiresAt: p.request.expires_at, siteMode: p.request.site_mode, publishRequest: { ...p.request }, updatedAt: now, ...p.tracking,
+      status: "publishing" as const,
+      publishState: "queued" as const,
+      publishError: null,
+      publishEnqueuedAt: now,
+      publishStartedAt: null,
+      expiresAt: p.request.expires_at,
+      siteMode: p.request.site_mode,
+      publishRequest: { ...p.request },
+      updatedAt: now,
+      ...p.tracking,
       ...(p.title !== undefined ? { title: p.title } : {}),
     };
     let row: PublicationRow;
@@ -144,7 +181,12 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       const accessSet = p.access
         ? { accessMode: p.access.mode, passwordHash: p.access.hash, passwordSealed: p.access.sealed, accessVersion: existing.accessVersion + 1 }
         : {};
-      row = tx.update(publications).set({ ...common, ...accessSet }).where(eq(publications.id, existing.id)).returning().get()!;
+      row = tx
+        .update(publications)
+        .set({ ...common, ...accessSet })
+        .where(eq(publications.id, existing.id))
+        .returning()
+        .get()!;
     } else {
       let slug: string;
       if (p.kind === "preview") {
@@ -153,11 +195,23 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       } else {
         slug = pickSlug("main", p.slugSuggestions, p.bucket.title, tx);
       }
-      row = tx.insert(publications).values({
-        id: p.publicationId, bucketId: p.bucket.id, accountId: p.bucket.accountId, kind: p.kind, publicSlug: slug,
-        title: p.title ?? p.bucket.title, createdAt: now, ...common,
-        accessMode: p.request.access_mode, passwordHash: p.access?.hash ?? null, passwordSealed: p.access?.sealed ?? null,
-      }).returning().get();
+      row = tx
+        .insert(publications)
+        .values({
+          id: p.publicationId,
+          bucketId: p.bucket.id,
+          accountId: p.bucket.accountId,
+          kind: p.kind,
+          publicSlug: slug,
+          title: p.title ?? p.bucket.title,
+          createdAt: now,
+          ...common,
+          accessMode: p.request.access_mode,
+          passwordHash: p.access?.hash ?? null,
+          passwordSealed: p.access?.sealed ?? null,
+        })
+        .returning()
+        .get();
     }
     deps.jobs.enqueue(BUILD_JOB, { publication_id: row.id, build_token: p.request.build_token }, { maxAttempts: 1 }, tx);
     // New access settings apply to the live deploy at once; inside a publish-session finalize

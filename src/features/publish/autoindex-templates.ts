@@ -12,10 +12,17 @@ export const MAX_TEMPLATE_BYTES = 256 * 1024;
 /** Refuse a template Pier cannot use; returns it unchanged when valid. */
 export function validateAutoIndexTemplate(template: string): string {
   if (!/\{\{\s*files\s*\}\}/.test(template)) {
-    throw new ApiError("VALIDATION_FAILED", "An Auto-Index template must contain the {{files}} macro.", { field: "template", missing_macro: "files", macros: AUTOINDEX_MACROS });
+    throw new ApiError("VALIDATION_FAILED", "An Auto-Index template must contain the {{files}} macro.", {
+      field: "template",
+      missing_macro: "files",
+      macros: AUTOINDEX_MACROS,
+    });
   }
   if (new TextEncoder().encode(template).byteLength > MAX_TEMPLATE_BYTES) {
-    throw new ApiError("VALIDATION_FAILED", `An Auto-Index template may be at most ${MAX_TEMPLATE_BYTES} bytes.`, { field: "template", max_bytes: MAX_TEMPLATE_BYTES });
+    throw new ApiError("VALIDATION_FAILED", `An Auto-Index template may be at most ${MAX_TEMPLATE_BYTES} bytes.`, {
+      field: "template",
+      max_bytes: MAX_TEMPLATE_BYTES,
+    });
   }
   return template;
 }
@@ -25,8 +32,11 @@ export function setAutoIndexTemplate(deps: Deps, accountId: string, template: st
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
     if (template === null) tx.delete(autoIndexTemplates).where(eq(autoIndexTemplates.accountId, accountId)).run();
-    else tx.insert(autoIndexTemplates).values({ accountId, template, updatedAt: now })
-      .onConflictDoUpdate({ target: autoIndexTemplates.accountId, set: { template, updatedAt: now } }).run();
+    else
+      tx.insert(autoIndexTemplates)
+        .values({ accountId, template, updatedAt: now })
+        .onConflictDoUpdate({ target: autoIndexTemplates.accountId, set: { template, updatedAt: now } })
+        .run();
   });
 }
 

@@ -59,17 +59,24 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
       // Received mail stays private whatever the publication root (even "_email" itself).
       .filter((f) => f.path.startsWith(prefix) && !isExcludedFromPublish(f.path))
       // A generic stored type says nothing: the site derives it from the name (index.html -> text/html).
-      .map((f) => ({ path: f.path.slice(prefix.length), blobSha: f.sha256, contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType }))
+      .map((f) => ({
+        path: f.path.slice(prefix.length),
+        blobSha: f.sha256,
+        contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType,
+      }))
       .filter((f) => !isExcludedFromPublish(f.path));
     if (inputs.length === 0) {
-      throw new Error(root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.");
+      throw new Error(
+        root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.",
+      );
     }
     const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null, rootDirectory: root });
     deployId = result.deployId;
   }
   // No await between the check and the switch: a newer request cannot slip in between.
   const fresh = current(deps, pub.id);
-  if (!fresh || tokenOf(fresh) !== tokenOf(pub) || fresh.status === "unpublishing" || fresh.status === "unpublished") return { superseded: true, deploy_id: deployId };
+  if (!fresh || tokenOf(fresh) !== tokenOf(pub) || fresh.status === "unpublishing" || fresh.status === "unpublished")
+    return { superseded: true, deploy_id: deployId };
   activateDeploy(deps, pub.id, deployId);
   return { deploy_id: deployId, reused };
 }
@@ -81,18 +88,32 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
   transaction(deps.db, (tx) => {
     const p = tx.select().from(publications).where(eq(publications.id, id)).get();
     if (!p || tokenOf(p) !== token) return;
-    tx.update(publications).set({
-      publishState: "failed", publishError: message, publishCompletedAt: now, updatedAt: now,
-      // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
-      status: p.currentDeployId ? "published" : "unpublished",
-    }).where(eq(publications.id, id)).run();
-    notifyAccount(deps, {
-      accountId: p.accountId, kind: "publish_failed", subject: `Publishing ${p.publicSlug} failed`,
-      body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
-      data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message },
-    }, tx);
+    tx.update(publications)
+      .set({
+        publishState: "failed",
+        publishError: message,
+        publishCompletedAt: now,
+        updatedAt: now,
+        // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
+        status: p.currentDeployId ? "published" : "unpublished",
+      })
+      .where(eq(publications.id, id))
+      .run();
+    notifyAccount(
+      deps,
+      {
+        accountId: p.accountId,
+        kind: "publish_failed",
+        subject: `Publishing ${p.publicSlug} failed`,
+        body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
+        data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message },
+      },
+      tx,
+    );
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
-    afterCommit(tx, () => { ownerTold = mailFailureToOwner(deps, p, message); });
+    afterCommit(tx, () => {
+      ownerTold = mailFailureToOwner(deps, p, message);
+    });
   });
   await ownerTold;
 }
@@ -104,7 +125,9 @@ async function mailFailureToOwner(deps: Deps, pub: PublicationRow, message: stri
   if (!ownerEmail) return;
   try {
     await mailerFor(deps).send({
-      to: ownerEmail, kind: "publish-failed", subject: `Pier: publishing ${pub.publicSlug} failed`,
+      to: ownerEmail,
+      kind: "publish-failed",
+      subject: `Pier: publishing ${pub.publicSlug} failed`,
       text: `The build of ${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier publish again, or POST /api/v1/buckets/${pub.bucketId}/publication/retry).\n`,
     });
   } catch (e) {
@@ -117,9 +140,13 @@ export async function runUnpublish(deps: Deps, payload: Record<string, unknown>)
   const id = String(payload.publication_id);
   const now = deps.clock.now().toISOString();
   const done = transaction(deps.db, (tx) => {
-    const changed = tx.update(publications)
-      .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
-      .where(and(eq(publications.id, id), eq(publications.status, "unpublishing"))).returning({ id: publications.id }).all().length > 0;
+    const changed =
+      tx
+        .update(publications)
+        .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, publishCompletedAt: now, updatedAt: now })
+        .where(and(eq(publications.id, id), eq(publications.status, "unpublishing")))
+        .returning({ id: publications.id })
+        .all().length > 0;
     if (changed) afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
     return changed;
   });
@@ -128,8 +155,9 @@ export async function runUnpublish(deps: Deps, payload: Record<string, unknown>)
 
 /** Jobs of `kind` queued or running for a publication. */
 export function hasLiveJob(deps: Deps, kind: string, publicationId: string): boolean {
-  return !!deps.sqlite.query<{ id: string }, [string, string]>(
-    "SELECT id FROM jobs WHERE kind = ? AND status IN ('queued','running') AND json_extract(payload, '$.publication_id') = ? LIMIT 1",
-  ).get(kind, publicationId);
+  return !!deps.sqlite
+    .query<{ id: string }, [string, string]>(
+      "SELECT id FROM jobs WHERE kind = ? AND status IN ('queued','running') AND json_extract(payload, '$.publication_id') = ? LIMIT 1",
+    )
+    .get(kind, publicationId);
 }
-

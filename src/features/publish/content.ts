@@ -12,7 +12,8 @@ export function contentTypeFor(path: string): string {
   return type.replace(/;charset=/, "; charset=");
 }
 
-const COMPRESSIBLE = /^(text\/|application\/(javascript|json|ld\+json|manifest\+json|xml|xhtml\+xml|rss\+xml|atom\+xml|wasm|x-javascript|graphql|geo\+json)|image\/(svg\+xml|x-icon|vnd\.microsoft\.icon|bmp)|font\/(ttf|otf)|application\/(x-font-ttf|font-sfnt|vnd\.ms-fontobject))/;
+const COMPRESSIBLE =
+  /^(text\/|application\/(javascript|json|ld\+json|manifest\+json|xml|xhtml\+xml|rss\+xml|atom\+xml|wasm|x-javascript|graphql|geo\+json)|image\/(svg\+xml|x-icon|vnd\.microsoft\.icon|bmp)|font\/(ttf|otf)|application\/(x-font-ttf|font-sfnt|vnd\.ms-fontobject))/;
 
 /** Worth precompressing: text-like and bigger than a TCP packet's worth of headers. */
 export function isCompressible(contentType: string, size: number): boolean {
@@ -51,7 +52,9 @@ const brotliAsync = promisify(brotliCompress);
 export async function precompressAsync(bytes: Uint8Array): Promise<Compressed> {
   const [gz, br] = await Promise.all([
     gzipAsync(bytes, { level: 9 }),
-    brotliAsync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: bytes.byteLength > 4 * 1024 * 1024 ? 7 : 11, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength } }),
+    brotliAsync(bytes, {
+      params: { [zlib.BROTLI_PARAM_QUALITY]: bytes.byteLength > 4 * 1024 * 1024 ? 7 : 11, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength },
+    }),
   ]);
   const worth = (c: Uint8Array) => c.byteLength < bytes.byteLength * 0.95;
   return { gzip: worth(gz) ? new Uint8Array(gz) : null, br: worth(br) ? new Uint8Array(br) : null };

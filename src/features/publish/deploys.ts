@@ -34,7 +34,10 @@ export interface DeployResult {
 type DeployFileRow = typeof deployFiles.$inferInsert;
 
 export async function writeDeploy(
-  deps: Deps, publicationId: string, files: DeployFileInput[], opts: { bucketVersionId?: string | null; rootDirectory?: string } = {},
+  deps: Deps,
+  publicationId: string,
+  files: DeployFileInput[],
+  opts: { bucketVersionId?: string | null; rootDirectory?: string } = {},
 ): Promise<DeployResult> {
   const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${publicationId} was not found.`);
@@ -101,27 +104,46 @@ export async function writeDeploy(
   // and the event loop (which also serves the sites) stays free.
   const rows: DeployFileRow[] = new Array(accepted.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(BUILD_CONCURRENCY, accepted.length) }, async () => {
-    while (next < accepted.length) {
-      const i = next++;
-      rows[i] = await rowFor(accepted[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(BUILD_CONCURRENCY, accepted.length) }, async () => {
+      while (next < accepted.length) {
+        const i = next++;
+        rows[i] = await rowFor(accepted[i]!);
+      }
+    }),
+  );
   const totalBytes = rows.reduce((n, r) => n + r.size, 0);
 
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
-    tx.insert(deploys).values({ id: deployId, publicationId, bucketVersionId: opts.bucketVersionId ?? null, rootDirectory: opts.rootDirectory ?? "", fileCount: rows.length, totalBytes, createdAt: now }).run();
+    tx.insert(deploys)
+      .values({
+        id: deployId,
+        publicationId,
+        bucketVersionId: opts.bucketVersionId ?? null,
+        rootDirectory: opts.rootDirectory ?? "",
+        fileCount: rows.length,
+        totalBytes,
+        createdAt: now,
+      })
+      .run();
     // SQLite caps bound parameters per statement: insert in chunks.
-    for (let i = 0; i < rows.length; i += 500) tx.insert(deployFiles).values(rows.slice(i, i + 500)).run();
+    for (let i = 0; i < rows.length; i += 500)
+      tx.insert(deployFiles)
+        .values(rows.slice(i, i + 500))
+        .run();
   });
   return { deployId, fileCount: rows.length, totalBytes, excluded };
 }
 
 /** Compressed variants stored for the same content by any earlier deploy (compressible only). */
 function previousVariants(deps: Deps, sha: string) {
-  const prev = deps.db.select({ gzipSha256: deployFiles.gzipSha256, gzipSize: deployFiles.gzipSize, brSha256: deployFiles.brSha256, brSize: deployFiles.brSize })
-    .from(deployFiles).where(and(eq(deployFiles.blobSha256, sha), isNotNull(deployFiles.gzipSha256))).limit(1).get();
+  const prev = deps.db
+    .select({ gzipSha256: deployFiles.gzipSha256, gzipSize: deployFiles.gzipSize, brSha256: deployFiles.brSha256, brSize: deployFiles.brSize })
+    .from(deployFiles)
+    .where(and(eq(deployFiles.blobSha256, sha), isNotNull(deployFiles.gzipSha256)))
+    .limit(1)
+    .get();
   return prev ?? undefined;
 }
 
@@ -131,13 +153,25 @@ function previousVariants(deps: Deps, sha: string) {
  */
 export function activateDeploy(deps: Deps, publicationId: string, deployId: string): void {
   transaction(deps.db, (tx) => {
-    const d = tx.select().from(deploys).where(and(eq(deploys.id, deployId), eq(deploys.publicationId, publicationId))).get();
+    const d = tx
+      .select()
+      .from(deploys)
+      .where(and(eq(deploys.id, deployId), eq(deploys.publicationId, publicationId)))
+      .get();
     if (!d) throw new ApiError("DEPLOY_NOT_FOUND", `Deploy ${deployId} of publication ${publicationId} was not found.`);
     const now = deps.clock.now().toISOString();
-    tx.update(publications).set({
-      currentDeployId: deployId, publishedFilesCount: d.fileCount, status: "published", publishState: "ready",
-      publishError: null, publishCompletedAt: now, updatedAt: now,
-    }).where(eq(publications.id, publicationId)).run();
+    tx.update(publications)
+      .set({
+        currentDeployId: deployId,
+        publishedFilesCount: d.fileCount,
+        status: "published",
+        publishState: "ready",
+        publishError: null,
+        publishCompletedAt: now,
+        updatedAt: now,
+      })
+      .where(eq(publications.id, publicationId))
+      .run();
     afterCommit(tx, () => emitSiteChange(deps, { publicationId }));
   });
 }
@@ -153,4 +187,3 @@ export function deployManifest(deps: Deps, deployId: string): DeployFile[] {
 export function listDeploys(deps: Deps, publicationId: string) {
   return deps.db.select().from(deploys).where(eq(deploys.publicationId, publicationId)).all();
 }
-

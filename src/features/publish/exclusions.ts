@@ -6,9 +6,25 @@
 import { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES } from "../files";
 
 const LOCKFILES = new Set([
-  "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock",
-  "composer.lock", "gemfile.lock", "poetry.lock", "pipfile.lock", "cargo.lock", "go.sum", "deno.lock",
-  "packages.lock.json", "pubspec.lock", "mix.lock", "flake.lock", "uv.lock", "pdm.lock",
+  "package-lock.json",
+  "npm-shrinkwrap.json",
+  "yarn.lock",
+  "pnpm-lock.yaml",
+  "bun.lockb",
+  "bun.lock",
+  "composer.lock",
+  "gemfile.lock",
+  "poetry.lock",
+  "pipfile.lock",
+  "cargo.lock",
+  "go.sum",
+  "deno.lock",
+  "packages.lock.json",
+  "pubspec.lock",
+  "mix.lock",
+  "flake.lock",
+  "uv.lock",
+  "pdm.lock",
 ]);
 
 /**
@@ -18,7 +34,19 @@ const LOCKFILES = new Set([
  */
 const EXECUTABLE_EXTENSIONS = new Set<string>([
   ...FORBIDDEN_EXTENSIONS,
-  "aab", "snap", "flatpak", "run", "sh", "bash", "zsh", "csh", "ksh", "fish", "gadget", "command", "workflow",
+  "aab",
+  "snap",
+  "flatpak",
+  "run",
+  "sh",
+  "bash",
+  "zsh",
+  "csh",
+  "ksh",
+  "fish",
+  "gadget",
+  "command",
+  "workflow",
 ]);
 
 /**
@@ -35,8 +63,20 @@ const SECRET_FOLDERS = new Set([".git", ".hg", ".svn", ".bzr", "_darcs", ".ssh",
  */
 const SECRET_NAMES = new Set<string>([
   ...FORBIDDEN_NAMES,
-  ".gitconfig", ".git-credentials", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".netrc", "_netrc", ".pgpass", ".my.cnf",
-  ".htpasswd", ".htaccess", ".ds_store", "thumbs.db",
+  ".gitconfig",
+  ".git-credentials",
+  ".npmrc",
+  ".yarnrc",
+  ".yarnrc.yml",
+  ".pypirc",
+  ".netrc",
+  "_netrc",
+  ".pgpass",
+  ".my.cnf",
+  ".htpasswd",
+  ".htaccess",
+  ".ds_store",
+  "thumbs.db",
 ]);
 const SECRET_NAME_PATTERNS = [
   /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/, // SSH private keys (the .pub halves are public)

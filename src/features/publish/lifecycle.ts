@@ -23,10 +23,20 @@ function requeue(deps: Deps, pub: PublicationRow): PublicationRow {
   return transaction(deps.db, (tx) => {
     const now = deps.clock.now().toISOString();
     const request = { ...(pub.publishRequest as Record<string, unknown>), build_token: randomToken(16) };
-    const row = tx.update(publications).set({
-      publishState: "queued", status: pub.currentDeployId ? pub.status === "unpublished" ? "publishing" : pub.status : "publishing",
-      publishError: null, publishEnqueuedAt: now, publishStartedAt: null, publishRequest: request, updatedAt: now,
-    }).where(eq(publications.id, pub.id)).returning().get()!;
+    const row = tx
+      .update(publications)
+      .set({
+        publishState: "queued",
+        status: pub.currentDeployId ? (pub.status === "unpublished" ? "publishing" : pub.status) : "publishing",
+        publishError: null,
+        publishEnqueuedAt: now,
+        publishStartedAt: null,
+        publishRequest: request,
+        updatedAt: now,
+      })
+      .where(eq(publications.id, pub.id))
+      .returning()
+      .get()!;
     deps.jobs.enqueue(BUILD_JOB, { publication_id: pub.id, build_token: request.build_token }, { maxAttempts: 1 }, tx);
     return row;
   });
@@ -40,7 +50,10 @@ export function retryPublication(deps: Deps, actor: Actor, bucketId: string): Pu
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
   const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
   if (pub.publishState !== "failed" && !stuck) {
-    throw new ApiError("NOTHING_TO_RETRY", `The publication is ${pub.publishState}; only a failed or stuck build is retried.`, { publish_state: pub.publishState, status: pub.status });
+    throw new ApiError("NOTHING_TO_RETRY", `The publication is ${pub.publishState}; only a failed or stuck build is retried.`, {
+      publish_state: pub.publishState,
+      status: pub.status,
+    });
   }
   takePublishToken(deps, actor);
   return requeue(deps, pub);
@@ -74,8 +87,12 @@ export function unpublishBucket(deps: Deps, actor: Actor, bucketId: string): { p
 function startUnpublish(deps: Deps, id: string): PublicationRow | null {
   const row = transaction(deps.db, (tx) => {
     const now = deps.clock.now().toISOString();
-    const r = tx.update(publications).set({ status: "unpublishing", publishState: "unpublishing", publishEnqueuedAt: now, updatedAt: now })
-      .where(and(eq(publications.id, id), inArray(publications.status, ["publishing", "published"]))).returning().get();
+    const r = tx
+      .update(publications)
+      .set({ status: "unpublishing", publishState: "unpublishing", publishEnqueuedAt: now, updatedAt: now })
+      .where(and(eq(publications.id, id), inArray(publications.status, ["publishing", "published"])))
+      .returning()
+      .get();
     if (r) deps.jobs.enqueue(UNPUBLISH_JOB, { publication_id: id }, { maxAttempts: 3 }, tx);
     if (r) afterCommit(tx, () => emitSiteChange(deps, { publicationId: id }));
     return r ?? null;
@@ -89,8 +106,11 @@ function startUnpublish(deps: Deps, id: string): PublicationRow | null {
  * jobs; this recovers publications left without any job.
  */
 export function sweepStuckPublications(deps: Deps): { requeued: number } {
-  const stuck = deps.db.select().from(publications)
-    .where(inArray(publications.publishState, ["queued", "processing", "unpublishing"])).all();
+  const stuck = deps.db
+    .select()
+    .from(publications)
+    .where(inArray(publications.publishState, ["queued", "processing", "unpublishing"]))
+    .all();
   let requeued = 0;
   for (const pub of stuck) {
     if (pub.publishState === "unpublishing") {
@@ -112,9 +132,11 @@ export function sweepStuckPublications(deps: Deps): { requeued: number } {
  */
 export function endExpiredSites(deps: Deps): { ended: number } {
   const cutoff = new Date(deps.clock.now().getTime() - EXPIRED_GRACE_MS).toISOString();
-  const due = deps.db.select({ id: publications.id }).from(publications).where(and(
-    isNotNull(publications.expiresAt), lte(publications.expiresAt, cutoff), inArray(publications.status, ["publishing", "published"]),
-  )).all();
+  const due = deps.db
+    .select({ id: publications.id })
+    .from(publications)
+    .where(and(isNotNull(publications.expiresAt), lte(publications.expiresAt, cutoff), inArray(publications.status, ["publishing", "published"])))
+    .all();
   for (const p of due) startUnpublish(deps, p.id);
   return { ended: due.length };
 }
@@ -128,8 +150,11 @@ export function endExpiredSites(deps: Deps): { ended: number } {
  */
 export function enforceSiteRenewal(deps: Deps): { unpublished: number } {
   if (!deps.config.siteRenewal) return { unpublished: 0 };
-  const live = deps.db.select({ id: publications.id, accountId: publications.accountId, slug: publications.publicSlug, bucketId: publications.bucketId })
-    .from(publications).where(and(eq(publications.kind, "main"), inArray(publications.status, ["publishing", "published"]))).all();
+  const live = deps.db
+    .select({ id: publications.id, accountId: publications.accountId, slug: publications.publicSlug, bucketId: publications.bucketId })
+    .from(publications)
+    .where(and(eq(publications.kind, "main"), inArray(publications.status, ["publishing", "published"])))
+    .all();
   const now = deps.clock.now().getTime();
   let n = 0;
   const byAccount = new Map<string, typeof accounts.$inferSelect | undefined>();
@@ -143,11 +168,19 @@ export function enforceSiteRenewal(deps: Deps): { unpublished: number } {
     if (now - last < days * 86_400_000) continue;
     if (!startUnpublish(deps, p.id)) continue;
     n++;
-    transaction(deps.db, (tx) => notifyAccount(deps, {
-      accountId: p.accountId, kind: "site_renewal_lapsed", subject: `${p.slug} was unpublished`,
-      body: `Sites on the ${account.plan} plan stay online while you sign in to the dashboard at least every ${days} days. Sign in and publish the bucket again to bring it back.`,
-      data: { publication_id: p.id, bucket_id: p.bucketId, site_renewal_days: days },
-    }, tx));
+    transaction(deps.db, (tx) =>
+      notifyAccount(
+        deps,
+        {
+          accountId: p.accountId,
+          kind: "site_renewal_lapsed",
+          subject: `${p.slug} was unpublished`,
+          body: `Sites on the ${account.plan} plan stay online while you sign in to the dashboard at least every ${days} days. Sign in and publish the bucket again to bring it back.`,
+          data: { publication_id: p.id, bucket_id: p.bucketId, site_renewal_days: days },
+        },
+        tx,
+      ),
+    );
   }
   return { unpublished: n };
 }

@@ -15,7 +15,12 @@ export const publishFields = {
   password: t.Optional(t.String({ minLength: 6, maxLength: 200, description: "password mode; omitted: kept, or generated the first time." })),
   regenerate_password: t.Optional(t.Boolean()),
   expires_at: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()])),
-  publication_root_directory: t.Optional(t.String({ maxLength: 1024, description: "Top-level folder served as the site root; \"\" = the whole bucket. Default: bucket metadata.publication_root_directory." })),
+  publication_root_directory: t.Optional(
+    t.String({
+      maxLength: 1024,
+      description: 'Top-level folder served as the site root; "" = the whole bucket. Default: bucket metadata.publication_root_directory.',
+    }),
+  ),
   slug_suggestions: t.Optional(t.Array(t.String({ maxLength: 200 }), { maxItems: 20 })),
   title: t.Optional(t.String({ maxLength: 200 })),
   tracking_enabled: t.Optional(t.Boolean()),
@@ -26,11 +31,14 @@ export const publishFields = {
 };
 
 export const PublishBody = t.Object({ ...publishFields, account_id: AccountId }, { additionalProperties: false });
-export const PreviewBody = t.Object({
-  ...publishFields,
-  expires_in_minutes: t.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: "Default 15, at most 43200 (30 days)." })),
-  account_id: AccountId,
-}, { additionalProperties: false });
+export const PreviewBody = t.Object(
+  {
+    ...publishFields,
+    expires_in_minutes: t.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: "Default 15, at most 43200 (30 days)." })),
+    account_id: AccountId,
+  },
+  { additionalProperties: false },
+);
 export type PublishInput = Static<typeof PublishBody> & { expires_in_minutes?: number };
 
 export const EmptyBody = t.Object({ account_id: AccountId }, { additionalProperties: false });
@@ -47,32 +55,41 @@ export const ListPublicationsQuery = t.Object({
   account_id: t.Optional(t.String()),
 });
 
-export const PatchPublicationBody = t.Object({
-  title: t.Optional(t.String({ maxLength: 200 })),
-  description: t.Optional(t.String({ maxLength: 2000, description: "Shown on Auto-Index listings ({{description}})." })),
-  site_mode: t.Optional(SiteMode),
-  site_type: t.Optional(t.Literal("website")),
-  tracking_enabled: t.Optional(t.Boolean()),
-  publication_analytics_enabled: t.Optional(t.Boolean()),
-  publication_client_events_enabled: t.Optional(t.Boolean()),
-  analytics_enabled: t.Optional(t.Boolean()),
-  client_events_enabled: t.Optional(t.Boolean()),
-  expires_at: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()])),
-  account_id: AccountId,
-}, { additionalProperties: false });
+export const PatchPublicationBody = t.Object(
+  {
+    title: t.Optional(t.String({ maxLength: 200 })),
+    description: t.Optional(t.String({ maxLength: 2000, description: "Shown on Auto-Index listings ({{description}})." })),
+    site_mode: t.Optional(SiteMode),
+    site_type: t.Optional(t.Literal("website")),
+    tracking_enabled: t.Optional(t.Boolean()),
+    publication_analytics_enabled: t.Optional(t.Boolean()),
+    publication_client_events_enabled: t.Optional(t.Boolean()),
+    analytics_enabled: t.Optional(t.Boolean()),
+    client_events_enabled: t.Optional(t.Boolean()),
+    expires_at: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()])),
+    account_id: AccountId,
+  },
+  { additionalProperties: false },
+);
 export type PatchPublicationInput = Static<typeof PatchPublicationBody>;
 
-export const PatchAccessBody = t.Object({
-  access_mode: AccessMode,
-  password: t.Optional(t.String({ minLength: 6, maxLength: 200 })),
-  regenerate_password: t.Optional(t.Boolean()),
-  account_id: AccountId,
-}, { additionalProperties: false });
+export const PatchAccessBody = t.Object(
+  {
+    access_mode: AccessMode,
+    password: t.Optional(t.String({ minLength: 6, maxLength: 200 })),
+    regenerate_password: t.Optional(t.Boolean()),
+    account_id: AccountId,
+  },
+  { additionalProperties: false },
+);
 
-export const RecipientLinksBody = t.Object({
-  emails: t.Array(t.String({ format: "email", maxLength: 254 }), { minItems: 1, maxItems: 100 }),
-  expires_in_days: t.Optional(Type.Integer({ minimum: 1, maximum: 90, description: "Default 30." })),
-  account_id: AccountId,
-}, { additionalProperties: false });
+export const RecipientLinksBody = t.Object(
+  {
+    emails: t.Array(t.String({ format: "email", maxLength: 254 }), { minItems: 1, maxItems: 100 }),
+    expires_in_days: t.Optional(Type.Integer({ minimum: 1, maximum: 90, description: "Default 30." })),
+    account_id: AccountId,
+  },
+  { additionalProperties: false },
+);
 
 export const SlugBody = t.Object({ public_slug: t.String({ minLength: 1, maxLength: 63 }), account_id: AccountId }, { additionalProperties: false });

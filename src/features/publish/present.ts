@@ -30,12 +30,15 @@ export interface PublicationWarning {
  */
 export function publicationWarnings(deps: Deps, pub: Pick<PublicationRow, "accessMode">): PublicationWarning[] {
   if (pub.accessMode !== "require_email" || mailerFor(deps).via === "relay") return [];
-  return [{
-    code: "EMAIL_CODES_IN_OUTBOX",
-    message: "No outbound mail relay is configured, so visitors' one-time codes are not emailed: they wait in the instance's outbox and the gate tells visitors to ask you for their code. " +
-      "Read them with `pier admin mail outbox` on the server, or have the operator set --smtp-relay-url so codes are mailed.",
-    operator_hint: "pier admin mail outbox",
-  }];
+  return [
+    {
+      code: "EMAIL_CODES_IN_OUTBOX",
+      message:
+        "No outbound mail relay is configured, so visitors' one-time codes are not emailed: they wait in the instance's outbox and the gate tells visitors to ask you for their code. " +
+        "Read them with `pier admin mail outbox` on the server, or have the operator set --smtp-relay-url so codes are mailed.",
+      operator_hint: "pier admin mail outbox",
+    },
+  ];
 }
 
 export interface PresentOptions {
@@ -50,9 +53,12 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
   const ready = pub.publishState === "ready" && pub.status === "published";
   const reveal = actor.isAccountOwner && ready && !opts.immediate;
   const password = reveal && pub.accessMode === "password" ? revealSitePassword(deps, pub) : null;
-  const shareText = !reveal ? undefined
-    : pub.accessMode === "password" ? `${pub.title || pub.publicSlug}: ${url}\nPassword: ${password}`
-      : pub.accessMode === "require_email" ? `${pub.title || pub.publicSlug}: ${url}\nOpen the link and confirm your email address with the code you receive.`
+  const shareText = !reveal
+    ? undefined
+    : pub.accessMode === "password"
+      ? `${pub.title || pub.publicSlug}: ${url}\nPassword: ${password}`
+      : pub.accessMode === "require_email"
+        ? `${pub.title || pub.publicSlug}: ${url}\nOpen the link and confirm your email address with the code you receive.`
         : `${pub.title || pub.publicSlug}: ${url}`;
   return {
     id: pub.id,

@@ -16,9 +16,12 @@ const RESERVED_SLUGS = new Set(["administrator", "dashboard", "localhost", "post
 
 /** A usable public slug: DNS label, at least 9 characters, not reserved, not starting with preview-. */
 export function validateSlug(slug: string): void {
-  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(slug)) throw new ApiError("VALIDATION_FAILED", `Slug "${slug}" must be lowercase letters, digits and inner hyphens.`, { slug });
-  if (slug.length < MIN_SLUG_LENGTH) throw new ApiError("VALIDATION_FAILED", `Slug "${slug}" is shorter than ${MIN_SLUG_LENGTH} characters.`, { slug, min_length: MIN_SLUG_LENGTH });
-  if (RESERVED_SLUGS.has(slug) || slug.startsWith("preview-") || slug.startsWith("xn--")) throw new ApiError("VALIDATION_FAILED", `Slug "${slug}" is reserved.`, { slug });
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(slug))
+    throw new ApiError("VALIDATION_FAILED", `Slug "${slug}" must be lowercase letters, digits and inner hyphens.`, { slug });
+  if (slug.length < MIN_SLUG_LENGTH)
+    throw new ApiError("VALIDATION_FAILED", `Slug "${slug}" is shorter than ${MIN_SLUG_LENGTH} characters.`, { slug, min_length: MIN_SLUG_LENGTH });
+  if (RESERVED_SLUGS.has(slug) || slug.startsWith("preview-") || slug.startsWith("xn--"))
+    throw new ApiError("VALIDATION_FAILED", `Slug "${slug}" is reserved.`, { slug });
 }
 
 export interface NewPublication {
@@ -36,15 +39,33 @@ export interface NewPublication {
 export function createPublication(deps: Deps, input: NewPublication, db: DbOrTx = deps.db): PublicationRow {
   validateSlug(input.slug);
   return transaction(db, (tx) => {
-    const taken = tx.select({ id: publications.id }).from(publications).where(and(eq(publications.kind, input.kind), eq(publications.publicSlug, input.slug))).get();
+    const taken = tx
+      .select({ id: publications.id })
+      .from(publications)
+      .where(and(eq(publications.kind, input.kind), eq(publications.publicSlug, input.slug)))
+      .get();
     if (taken) throw new ApiError("SLUG_TAKEN", `Slug "${input.slug}" is taken.`, { slug: input.slug });
     const now = deps.clock.now().toISOString();
-    return tx.insert(publications).values({
-      id: newId("pub"), bucketId: input.bucketId, accountId: input.accountId, kind: input.kind, publicSlug: input.slug,
-      title: input.title ?? "", status: "publishing", publishState: "queued", publishEnqueuedAt: now,
-      expiresAt: input.expiresAt ?? null, siteMode: input.siteMode ?? "static", publishRequest: input.publishRequest ?? {},
-      createdAt: now, updatedAt: now,
-    }).returning().get();
+    return tx
+      .insert(publications)
+      .values({
+        id: newId("pub"),
+        bucketId: input.bucketId,
+        accountId: input.accountId,
+        kind: input.kind,
+        publicSlug: input.slug,
+        title: input.title ?? "",
+        status: "publishing",
+        publishState: "queued",
+        publishEnqueuedAt: now,
+        expiresAt: input.expiresAt ?? null,
+        siteMode: input.siteMode ?? "static",
+        publishRequest: input.publishRequest ?? {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
   });
 }
 
@@ -84,8 +105,10 @@ export async function setPublicationAccess(deps: Deps, publicationId: string, ch
   }
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
-    tx.update(publications).set({ accessMode: change.mode, passwordHash: hash, passwordSealed: sealed, accessVersion: pub.accessVersion + 1, updatedAt: now })
-      .where(eq(publications.id, pub.id)).run();
+    tx.update(publications)
+      .set({ accessMode: change.mode, passwordHash: hash, passwordSealed: sealed, accessVersion: pub.accessVersion + 1, updatedAt: now })
+      .where(eq(publications.id, pub.id))
+      .run();
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
   });
   return { generatedPassword: generated };
@@ -100,8 +123,10 @@ export function revealSitePassword(deps: Deps, pub: PublicationRow): string | nu
 export function markUnpublished(deps: Deps, publicationId: string): void {
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
-    tx.update(publications).set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, updatedAt: now })
-      .where(eq(publications.id, publicationId)).run();
+    tx.update(publications)
+      .set({ status: "unpublished", publishState: "ready", currentDeployId: null, publishedFilesCount: 0, updatedAt: now })
+      .where(eq(publications.id, publicationId))
+      .run();
     afterCommit(tx, () => emitSiteChange(deps, { publicationId }));
   });
 }

@@ -18,7 +18,11 @@ import { findPublication } from "./accept-publish";
 import { slugTaken } from "./slugs";
 
 function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
-  const pub = deps.db.select().from(publications).where(and(eq(publications.id, id), eq(publications.accountId, actor.accountId))).get();
+  const pub = deps.db
+    .select()
+    .from(publications)
+    .where(and(eq(publications.id, id), eq(publications.accountId, actor.accountId)))
+    .get();
   // Another account's publication, or one whose bucket the key cannot see: not found, no leak.
   if (!pub || effectiveScope(actor, pub.bucketId) === null) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${id} was not found.`);
   return pub;
@@ -37,7 +41,11 @@ function loadMutablePublication(deps: Deps, actor: Actor, id: string) {
 }
 
 /** One page of the account's publications the actor can see, newest first. */
-export function listPublications(deps: Deps, actor: Actor, page: { limit?: number; offset?: number } = {}): { publications: PublicationRow[]; pagination: Pagination } {
+export function listPublications(
+  deps: Deps,
+  actor: Actor,
+  page: { limit?: number; offset?: number } = {},
+): { publications: PublicationRow[]; pagination: Pagination } {
   const { limit, offset } = pageWindow(page, PUBLICATION_PAGE);
   const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
   const where = and(eq(publications.accountId, actor.accountId), selected ? inArray(publications.bucketId, selected) : undefined);
@@ -51,22 +59,32 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
   if (input.expires_at !== undefined && input.expires_at !== null && new Date(input.expires_at).toISOString() <= deps.clock.now().toISOString()) {
     throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null).", { field: "expires_at" });
   }
-  if (pub.kind === "preview" && input.expires_at === null) throw new ApiError("VALIDATION_FAILED", "Previews always expire; expires_at cannot be null.", { field: "expires_at" });
+  if (pub.kind === "preview" && input.expires_at === null)
+    throw new ApiError("VALIDATION_FAILED", "Previews always expire; expires_at cannot be null.", { field: "expires_at" });
   const now = deps.clock.now().toISOString();
   const row = transaction(deps.db, (tx) => {
     // Routing, titles and expiry apply to the live deploy at once: no rebuild needed.
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
-    return tx.update(publications).set({
-    ...(input.title !== undefined ? { title: input.title } : {}),
-    ...(input.description !== undefined ? { description: input.description } : {}),
-    ...(input.site_mode !== undefined ? { siteMode: input.site_mode } : {}),
-    ...(input.tracking_enabled !== undefined ? { trackingEnabled: input.tracking_enabled } : {}),
-    ...((input.publication_analytics_enabled ?? input.analytics_enabled) !== undefined ? { analyticsEnabled: (input.publication_analytics_enabled ?? input.analytics_enabled)! } : {}),
-    ...((input.publication_client_events_enabled ?? input.client_events_enabled) !== undefined ? { clientEventsEnabled: (input.publication_client_events_enabled ?? input.client_events_enabled)! } : {}),
-    ...(input.expires_at !== undefined ? { expiresAt: input.expires_at === null ? null : new Date(input.expires_at).toISOString() } : {}),
-    publishRequest: { ...(pub.publishRequest as object), ...(input.site_mode ? { site_mode: input.site_mode } : {}) },
-    updatedAt: now,
-  }).where(eq(publications.id, pub.id)).returning().get()!;
+    return tx
+      .update(publications)
+      .set({
+        ...(input.title !== undefined ? { title: input.title } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.site_mode !== undefined ? { siteMode: input.site_mode } : {}),
+        ...(input.tracking_enabled !== undefined ? { trackingEnabled: input.tracking_enabled } : {}),
+        ...((input.publication_analytics_enabled ?? input.analytics_enabled) !== undefined
+          ? { analyticsEnabled: (input.publication_analytics_enabled ?? input.analytics_enabled)! }
+          : {}),
+        ...((input.publication_client_events_enabled ?? input.client_events_enabled) !== undefined
+          ? { clientEventsEnabled: (input.publication_client_events_enabled ?? input.client_events_enabled)! }
+          : {}),
+        ...(input.expires_at !== undefined ? { expiresAt: input.expires_at === null ? null : new Date(input.expires_at).toISOString() } : {}),
+        publishRequest: { ...(pub.publishRequest as object), ...(input.site_mode ? { site_mode: input.site_mode } : {}) },
+        updatedAt: now,
+      })
+      .where(eq(publications.id, pub.id))
+      .returning()
+      .get()!;
   });
   return row;
 }
@@ -80,12 +98,23 @@ export function getAccess(deps: Deps, actor: Actor, id: string) {
 export async function patchAccess(deps: Deps, actor: Actor, id: string, input: { access_mode: AccessMode; password?: string; regenerate_password?: boolean }) {
   const { pub, bucket } = loadMutablePublication(deps, actor, id);
   assertVisibilityUnlocked(bucket);
-  if (input.access_mode !== "password" && input.password !== undefined) throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
+  if (input.access_mode !== "password" && input.password !== undefined)
+    throw new ApiError("VALIDATION_FAILED", "password is only used with access_mode password.", { field: "password" });
   assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: input.access_mode }, deps.db);
-  const { generatedPassword } = await setPublicationAccess(deps, pub.id, { mode: input.access_mode, password: input.password, regeneratePassword: input.regenerate_password });
+  const { generatedPassword } = await setPublicationAccess(deps, pub.id, {
+    mode: input.access_mode,
+    password: input.password,
+    regeneratePassword: input.regenerate_password,
+  });
   if (input.access_mode === "password" && (input.password !== undefined || generatedPassword !== null)) {
     const fresh = findPublication(pub.bucketId, pub.kind, deps.db)!;
-    transaction(deps.db, (tx) => tx.update(publications).set({ publishRequest: { ...(fresh.publishRequest as object), access_mode: input.access_mode, password_generated: generatedPassword !== null } }).where(eq(publications.id, pub.id)).run());
+    transaction(deps.db, (tx) =>
+      tx
+        .update(publications)
+        .set({ publishRequest: { ...(fresh.publishRequest as object), access_mode: input.access_mode, password_generated: generatedPassword !== null } })
+        .where(eq(publications.id, pub.id))
+        .run(),
+    );
   }
   return getAccess(deps, actor, id);
 }
@@ -115,7 +144,8 @@ export function verifyRecipientToken(deps: Deps, pub: Pick<PublicationRow, "id" 
 
 export function recipientLinks(deps: Deps, actor: Actor, id: string, input: { emails: string[]; expires_in_days?: number }) {
   const { pub } = loadPublication(deps, actor, id, "bucket_admin");
-  if (pub.accessMode !== "require_email") throw new ApiError("VALIDATION_FAILED", "Recipient links exist only for require_email publications.", { access_mode: pub.accessMode });
+  if (pub.accessMode !== "require_email")
+    throw new ApiError("VALIDATION_FAILED", "Recipient links exist only for require_email publications.", { access_mode: pub.accessMode });
   const days = input.expires_in_days ?? RECIPIENT_LINK_DAYS;
   const exp = Math.floor(deps.clock.now().getTime() / 1000) + days * 86400;
   const base = publicUrlOf(deps, pub);

@@ -10,8 +10,14 @@ import { MIN_SLUG_LENGTH, validateSlug } from "./publications";
 
 /** Lowercase ASCII letters, digits and single inner hyphens, at most 50 characters. */
 export function sanitizeSlug(raw: string): string {
-  return raw.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 50).replace(/-+$/, "");
+  return raw
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 50)
+    .replace(/-+$/, "");
 }
 
 function usable(slug: string): boolean {
@@ -24,7 +30,11 @@ function usable(slug: string): boolean {
 }
 
 export function slugTaken(kind: PublicationKind, slug: string, exceptId: string | undefined, db: DbOrTx): boolean {
-  const row = db.select({ id: publications.id }).from(publications).where(and(eq(publications.kind, kind), eq(publications.publicSlug, slug))).get();
+  const row = db
+    .select({ id: publications.id })
+    .from(publications)
+    .where(and(eq(publications.kind, kind), eq(publications.publicSlug, slug)))
+    .get();
   return !!row && row.id !== exceptId;
 }
 
@@ -50,10 +60,16 @@ export function pickSlug(kind: PublicationKind, suggestions: string[], bucketTit
   }
   if (explicit.length && !valid.length) {
     // Every suggestion was reserved or unusable: say so rather than invent a name.
-    throw new ApiError("VALIDATION_FAILED", `No usable slug among the suggestions (at least ${MIN_SLUG_LENGTH} characters, not reserved).`, { field: "slug_suggestions", min_length: MIN_SLUG_LENGTH, suggestions });
+    throw new ApiError("VALIDATION_FAILED", `No usable slug among the suggestions (at least ${MIN_SLUG_LENGTH} characters, not reserved).`, {
+      field: "slug_suggestions",
+      min_length: MIN_SLUG_LENGTH,
+      suggestions,
+    });
   }
   for (;;) {
-    const c = `site-${randomToken(8).toLowerCase().replace(/[^a-z0-9]/g, "0")}`;
+    const c = `site-${randomToken(8)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, "0")}`;
     if (usable(c) && !slugTaken(kind, c, undefined, db)) return c;
   }
 }

@@ -14,7 +14,12 @@ export interface SiteLead {
 
 /** Visitors who passed a require_email gate, most recent first. */
 export function listLeads(deps: Deps, publicationId: string): SiteLead[] {
-  return deps.db.select().from(siteLeads).where(eq(siteLeads.publicationId, publicationId)).orderBy(desc(siteLeads.lastAccessAt)).all()
+  return deps.db
+    .select()
+    .from(siteLeads)
+    .where(eq(siteLeads.publicationId, publicationId))
+    .orderBy(desc(siteLeads.lastAccessAt))
+    .all()
     .map((l) => ({ email: l.email, first_access_at: l.firstAccessAt, last_access_at: l.lastAccessAt, access_count: l.accessCount }));
 }
 

@@ -12,18 +12,25 @@ const wantsHtml = (req: Request) => (req.headers.get("accept") ?? "").includes("
 export const statusRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "status" })
     .use(auth)
-    .get("/", ({ request, set }) => {
-      if (wantsHtml(request)) {
-        const res = redirectResponse(homePage(deps, browserSession(deps, request) !== null));
-        res.headers.set("vary", "accept, cookie");
-        return res;
-      }
-      set.headers.vary = "accept";
-      return { data: apiIndex(deps) };
-    }, {
-      auth: "public",
-      detail: { tags: ["Status"], summary: "Where to start: browsers are sent to the dashboard, sign-in or (no user yet) sign-up; API clients get links to /docs and /api/v1/status" },
-    })
+    .get(
+      "/",
+      ({ request, set }) => {
+        if (wantsHtml(request)) {
+          const res = redirectResponse(homePage(deps, browserSession(deps, request) !== null));
+          res.headers.set("vary", "accept, cookie");
+          return res;
+        }
+        set.headers.vary = "accept";
+        return { data: apiIndex(deps) };
+      },
+      {
+        auth: "public",
+        detail: {
+          tags: ["Status"],
+          summary: "Where to start: browsers are sent to the dashboard, sign-in or (no user yet) sign-up; API clients get links to /docs and /api/v1/status",
+        },
+      },
+    )
     .get("/api/v1/status", ({ actor }) => ({ data: getStatus(deps, actor) }), {
       auth: "public",
       detail: { tags: ["Status"], summary: "Server and client versions, publishing guidance, account state" },

@@ -99,7 +99,5 @@ export async function renderView(template: string, vars: TemplateVars, layout: O
 /** An alert box for an error or a notice (screen readers announce it). */
 export function alertBox(message: string | null | undefined, kind: "error" | "ok" = "error"): SafeHtml {
   if (!message) return html``;
-  return kind === "error"
-    ? html`<div class="alert error" role="alert">${message}</div>`
-    : html`<div class="alert ok" role="status">${message}</div>`;
+  return kind === "error" ? html`<div class="alert error" role="alert">${message}</div>` : html`<div class="alert ok" role="status">${message}</div>`;
 }

@@ -49,7 +49,10 @@ describe("writes select the account with account_id in the JSON body", () => {
     expect(ids(await t.api("GET", "/api/v1/buckets", { key: owner.key }))).toContain(id);
     expect(ids(await t.api("GET", "/api/v1/buckets", { key: admin.key }))).not.toContain(id);
 
-    const patched = await t.api("PATCH", `/api/v1/buckets/${bucketA}`, { key: admin.key, body: { bucket: { title: "Renamed by admin" }, account_id: owner.accountId } });
+    const patched = await t.api("PATCH", `/api/v1/buckets/${bucketA}`, {
+      key: admin.key,
+      body: { bucket: { title: "Renamed by admin" }, account_id: owner.accountId },
+    });
     expect(patched.status).toBe(200);
     expect((await t.api("GET", `/api/v1/buckets/${bucketA}`, { key: owner.key })).body.data.bucket.title).toBe("Renamed by admin");
 
@@ -65,7 +68,10 @@ describe("writes select the account with account_id in the JSON body", () => {
     expect(unlock.status).toBe(200);
 
     const before = (await t.api("GET", `/api/v1/buckets/${bucketA}`, { key: owner.key })).body.data.bucket.title;
-    const patch = await t.api("PATCH", `/api/v1/buckets/${bucketA}`, { key: member.key, body: { bucket: { title: "Member rename" }, account_id: owner.accountId } });
+    const patch = await t.api("PATCH", `/api/v1/buckets/${bucketA}`, {
+      key: member.key,
+      body: { bucket: { title: "Member rename" }, account_id: owner.accountId },
+    });
     expect([patch.status, patch.body.error.code, patch.body.error.details.required_scope]).toEqual([403, "FORBIDDEN", "bucket_admin"]);
     const create = await t.api("POST", "/api/v1/buckets", { key: member.key, body: { bucket: { title: "Member bucket" }, account_id: owner.accountId } });
     expect([create.status, create.body.error.code]).toEqual([403, "FORBIDDEN"]);

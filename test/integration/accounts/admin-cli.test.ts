@@ -65,7 +65,10 @@ describe("pier admin bootstrap", () => {
     expect(named.status).toBe(201);
     const stdin = await pier(["bootstrap", "--email", "stdin@example.com", "--password-stdin"], { stdin: "password from stdin\n" });
     expect(stdin.code).toBe(0);
-    for (const [email, password] of [["env@example.com", "password from env"], ["stdin@example.com", "password from stdin"]]) {
+    for (const [email, password] of [
+      ["env@example.com", "password from env"],
+      ["stdin@example.com", "password from stdin"],
+    ]) {
       expect((await new Browser(t.url).submit("/signin", "/signin", { email: email!, password: password! })).status).toBe(303);
     }
   });

@@ -121,7 +121,10 @@ describe("API keys over REST", () => {
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe("FORBIDDEN");
     expect(r.body.error.details).toEqual({
-      reason: "plan_limit", entitlement: "named_api_keys", plan: "free", suggested_plan: "pro",
+      reason: "plan_limit",
+      entitlement: "named_api_keys",
+      plan: "free",
+      suggested_plan: "pro",
       ask_operator: `Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`,
       operator_hint: `pier admin account plan --account ${u.accountId} --plan pro`,
     });
@@ -162,7 +165,8 @@ describe("API keys over REST", () => {
     const badScope = await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x", permission_scope: "root" } });
     expect(badScope.status).toBe(422);
     const foreign = await t.api("POST", "/api/v1/api_keys", {
-      key: u.key, body: { label: "x", bucket_access: "selected", bucket_permissions: { bkt_doesnotexist: "read" } },
+      key: u.key,
+      body: { label: "x", bucket_access: "selected", bucket_permissions: { bkt_doesnotexist: "read" } },
     });
     expect(foreign.status).toBe(404);
     expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, rawBody: "{not json" })).status).toBe(400);

@@ -213,7 +213,9 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect(crossed.status).toBe(403);
 
     const noCookie = await fetch(`${t.url}/signin`, {
-      method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" },
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ csrf: foreign, email, password: PASSWORD }),
     });
     expect(noCookie.status).toBe(403);

@@ -12,8 +12,9 @@ let t: TestPier;
 let secret: string;
 
 const code = (offsetSteps = 0) =>
-  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30, algorithm: "SHA1" })
-    .generate({ timestamp: t.clock.now().getTime() + offsetSteps * 30_000 });
+  new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30, algorithm: "SHA1" }).generate({
+    timestamp: t.clock.now().getTime() + offsetSteps * 30_000,
+  });
 const nextStep = () => t.clock.advance(30_000);
 
 beforeAll(async () => {

@@ -62,10 +62,12 @@ const refused: Record<string, Call> = {
   "POST /api/v1/buckets/:id/versions/restore": { body: () => ({ version_id: s.version_id }) },
   // Copying INTO the archived bucket from an active one: the target is what changes.
   "POST /api/v1/buckets/:id/files/:file_id/copy (into the archived bucket)": {
-    path: "/api/v1/buckets/ACTIVE/files/INCOMING/copy", body: () => ({ bucket_id: bucket, path: "copied-in.txt" }),
+    path: "/api/v1/buckets/ACTIVE/files/INCOMING/copy",
+    body: () => ({ bucket_id: bucket, path: "copied-in.txt" }),
   },
   "POST /api/v1/buckets/:id/files/:file_id/move (into the archived bucket)": {
-    path: "/api/v1/buckets/ACTIVE/files/INCOMING/move", body: () => ({ bucket_id: bucket, path: "moved-in.txt" }),
+    path: "/api/v1/buckets/ACTIVE/files/INCOMING/move",
+    body: () => ({ bucket_id: bucket, path: "moved-in.txt" }),
   },
 };
 
@@ -100,7 +102,9 @@ describe("archived bucket", () => {
   test("Pier's own writers (inbound mail) are refused too", async () => {
     const { writeFiles } = await import("../../../src/features/files/write");
     const before = snapshot();
-    await expect(writeFiles(t.pier.deps, { kind: "system", name: "inbound-mail" }, bucket, [{ path: "_email/m.eml", bytes: "x" }])).rejects.toMatchObject({ code: "BUCKET_ARCHIVED" });
+    await expect(writeFiles(t.pier.deps, { kind: "system", name: "inbound-mail" }, bucket, [{ path: "_email/m.eml", bytes: "x" }])).rejects.toMatchObject({
+      code: "BUCKET_ARCHIVED",
+    });
     expect(snapshot()).toBe(before);
   });
 

@@ -22,42 +22,111 @@ interface Endpoint {
   refusedWhenLocked?: boolean;
 }
 
-const byId = (suffix = "") => (id: string) => `/api/v1/buckets/${id}${suffix}`;
+const byId =
+  (suffix = "") =>
+  (id: string) =>
+    `/api/v1/buckets/${id}${suffix}`;
 const endpoints: Endpoint[] = [
   { method: "GET", path: () => "/api/v1/buckets", scope: "bucket_read" },
   {
-    method: "POST", path: () => "/api/v1/buckets", scope: "bucket_admin", valid: () => ({ bucket: { title: "New" } }),
-    invalid: [{}, { bucket: null }, { bucket: { title: 5 } }, { bucket: { title: "" } }, { bucket: { title: "x".repeat(201) } }, { bucket: { title: "t", tag_paths: "website" } },
-      { bucket: { title: "t", tag_paths: ["../etc"] } }, { bucket: { title: "t", metadata: [] } }, [], "bucket", null, { bucket: { title: "t", color: "red" } }],
+    method: "POST",
+    path: () => "/api/v1/buckets",
+    scope: "bucket_admin",
+    valid: () => ({ bucket: { title: "New" } }),
+    invalid: [
+      {},
+      { bucket: null },
+      { bucket: { title: 5 } },
+      { bucket: { title: "" } },
+      { bucket: { title: "x".repeat(201) } },
+      { bucket: { title: "t", tag_paths: "website" } },
+      { bucket: { title: "t", tag_paths: ["../etc"] } },
+      { bucket: { title: "t", metadata: [] } },
+      [],
+      "bucket",
+      null,
+      { bucket: { title: "t", color: "red" } },
+    ],
   },
   {
-    method: "POST", path: () => "/api/v1/buckets/bulk", scope: "bucket_admin", valid: (b) => ({ operation: "archive", bucket_ids: [b.id] }),
-    invalid: [{}, { operation: "explode", bucket_ids: ["bkt_x"] }, { operation: "archive", bucket_ids: [] }, { operation: "archive", bucket_ids: "bkt_x" },
-      { operation: "archive", bucket_ids: Array.from({ length: 101 }, (_, i) => `bkt_${i}`) }, { operation: "archive", bucket_ids: [5] }, { operation: 1, bucket_ids: ["bkt_x"] }],
+    method: "POST",
+    path: () => "/api/v1/buckets/bulk",
+    scope: "bucket_admin",
+    valid: (b) => ({ operation: "archive", bucket_ids: [b.id] }),
+    invalid: [
+      {},
+      { operation: "explode", bucket_ids: ["bkt_x"] },
+      { operation: "archive", bucket_ids: [] },
+      { operation: "archive", bucket_ids: "bkt_x" },
+      { operation: "archive", bucket_ids: Array.from({ length: 101 }, (_, i) => `bkt_${i}`) },
+      { operation: "archive", bucket_ids: [5] },
+      { operation: 1, bucket_ids: ["bkt_x"] },
+    ],
   },
   { method: "GET", path: byId(), scope: "bucket_read" },
   {
-    method: "PATCH", path: byId(), scope: "bucket_admin", valid: () => ({ bucket: { description: "d" } }), refusedWhenArchived: true, refusedWhenLocked: true,
-    invalid: [{}, { bucket: null }, { bucket: { title: 1 } }, { bucket: { title: "" } }, { bucket: { metadata: "x" } }, { bucket: { tag_paths: [1] } }, { bucket: { description: "x".repeat(5001) } }, { bucket: { archived: true } }],
+    method: "PATCH",
+    path: byId(),
+    scope: "bucket_admin",
+    valid: () => ({ bucket: { description: "d" } }),
+    refusedWhenArchived: true,
+    refusedWhenLocked: true,
+    invalid: [
+      {},
+      { bucket: null },
+      { bucket: { title: 1 } },
+      { bucket: { title: "" } },
+      { bucket: { metadata: "x" } },
+      { bucket: { tag_paths: [1] } },
+      { bucket: { description: "x".repeat(5001) } },
+      { bucket: { archived: true } },
+    ],
   },
   {
-    method: "DELETE", path: byId(), scope: "bucket_admin", valid: (b) => ({ confirmation: b.delete.confirmation }), refusedWhenLocked: true,
+    method: "DELETE",
+    path: byId(),
+    scope: "bucket_admin",
+    valid: (b) => ({ confirmation: b.delete.confirmation }),
+    refusedWhenLocked: true,
     invalid: [{}, { confirmation: 5 }, { confirmation: null }, { confirmation: "nope" }, { confirmation: ["delete"] }],
   },
   { method: "POST", path: byId("/archive"), scope: "bucket_admin", valid: () => ({}), refusedWhenLocked: true, invalid: [[], "x", { archived: true }] },
   { method: "POST", path: byId("/unarchive"), scope: "bucket_admin", valid: () => ({}), refusedWhenLocked: true, invalid: [[], "x"] },
   {
-    method: "POST", path: byId("/lock"), scope: "bucket_write", valid: () => ({ message: "m", duration_seconds: 60 }), refusedWhenArchived: true, refusedWhenLocked: true,
-    invalid: [{ duration_seconds: "60" }, { duration_seconds: 0 }, { duration_seconds: 3601 }, { duration_seconds: 2.5 }, { message: 5 }, { message: "x".repeat(501) }, []],
+    method: "POST",
+    path: byId("/lock"),
+    scope: "bucket_write",
+    valid: () => ({ message: "m", duration_seconds: 60 }),
+    refusedWhenArchived: true,
+    refusedWhenLocked: true,
+    invalid: [
+      { duration_seconds: "60" },
+      { duration_seconds: 0 },
+      { duration_seconds: 3601 },
+      { duration_seconds: 2.5 },
+      { message: 5 },
+      { message: "x".repeat(501) },
+      [],
+    ],
   },
   { method: "DELETE", path: byId("/lock"), scope: "bucket_write", valid: () => ({}), refusedWhenLocked: true, invalid: [[], { force: true }] },
   {
-    method: "POST", path: byId("/visibility_change_lock"), scope: "bucket_admin", valid: () => ({ reason: "r" }), refusedWhenArchived: true, refusedWhenLocked: true,
+    method: "POST",
+    path: byId("/visibility_change_lock"),
+    scope: "bucket_admin",
+    valid: () => ({ reason: "r" }),
+    refusedWhenArchived: true,
+    refusedWhenLocked: true,
     invalid: [{ reason: 5 }, { reason: "x".repeat(501) }, { locked: false }, []],
   },
   { method: "GET", path: byId("/variables"), scope: "bucket_read" },
   {
-    method: "PATCH", path: byId("/variables"), scope: "bucket_admin", valid: () => ({ variables: { A: "1" } }), refusedWhenArchived: true, refusedWhenLocked: true,
+    method: "PATCH",
+    path: byId("/variables"),
+    scope: "bucket_admin",
+    valid: () => ({ variables: { A: "1" } }),
+    refusedWhenArchived: true,
+    refusedWhenLocked: true,
     invalid: [{ variables: [] }, { variables: { A: 1 } }, { variables: { a: "1" } }, { secrets: "x" }, { secrets: { S: 1 } }, { variables: null }],
   },
   { method: "GET", path: () => "/api/v1/tags", scope: "bucket_read" },
@@ -150,7 +219,11 @@ describe.each(endpoints.map((e) => [label(e), e] as const))("%s", (_name, e) => 
         c.close();
       },
     });
-    const res = await fetch(t.url + e.path(b.id), { method: e.method, body: stream, headers: { "content-type": "application/json", authorization: `Bearer ${owner.key}` } });
+    const res = await fetch(t.url + e.path(b.id), {
+      method: e.method,
+      body: stream,
+      headers: { "content-type": "application/json", authorization: `Bearer ${owner.key}` },
+    });
     expect([label(e), res.status, ((await res.json()) as any).error.code]).toEqual([label(e), 413, "PAYLOAD_TOO_LARGE"]);
     expect(snapshot(t)).toBe(before);
   });
@@ -177,12 +250,30 @@ describe("queries", () => {
     b = await createBucket(t, owner);
   });
   scenarios({ pier: () => t, credentials: () => ({ owner: owner.key }), snapshot: () => snapshot(t) }, [
-    { name: "list with a bad archived value is 422", method: "GET", url: "/api/v1/buckets?archived=maybe", as: "owner", status: 422, code: "VALIDATION_FAILED" },
-    { name: "a malformed account_id is 422 on reads", method: "GET", url: () => `/api/v1/buckets/${b.id}?account_id=nope`, as: "owner", status: 422, code: "VALIDATION_FAILED" },
+    {
+      name: "list with a bad archived value is 422",
+      method: "GET",
+      url: "/api/v1/buckets?archived=maybe",
+      as: "owner",
+      status: 422,
+      code: "VALIDATION_FAILED",
+    },
+    {
+      name: "a malformed account_id is 422 on reads",
+      method: "GET",
+      url: () => `/api/v1/buckets/${b.id}?account_id=nope`,
+      as: "owner",
+      status: 422,
+      code: "VALIDATION_FAILED",
+    },
     {
       name: "a foreign account_id is 403 on writes, and nothing changes",
-      method: "PATCH", url: () => `/api/v1/buckets/${b.id}`, as: "owner", body: () => ({ bucket: { title: "x" }, account_id: stranger.accountId }),
-      status: 403, code: "FORBIDDEN",
+      method: "PATCH",
+      url: () => `/api/v1/buckets/${b.id}`,
+      as: "owner",
+      body: () => ({ bucket: { title: "x" }, account_id: stranger.accountId }),
+      status: 403,
+      code: "FORBIDDEN",
     },
   ]);
 });

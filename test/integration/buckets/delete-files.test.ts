@@ -49,12 +49,23 @@ const finalize = (bucket: string, sid: string, key = u.key) => t.api("POST", `${
 
 /** The bucket's history agrees with its current files: no half-committed version. */
 function assertConsistent(bucket: string) {
-  const latest = db().query("SELECT number, file_count AS fileCount FROM bucket_versions WHERE bucket_id = ? ORDER BY number DESC LIMIT 1").get(bucket) as { number: number; fileCount: number } | null;
+  const latest = db().query("SELECT number, file_count AS fileCount FROM bucket_versions WHERE bucket_id = ? ORDER BY number DESC LIMIT 1").get(bucket) as {
+    number: number;
+    fileCount: number;
+  } | null;
   const files = (db().query("SELECT count(*) AS n FROM files WHERE bucket_id = ?").get(bucket) as { n: number }).n;
   expect(latest?.fileCount ?? 0).toBe(files);
-  const orphanChanges = (db().query("SELECT count(*) AS n FROM file_changes c WHERE bucket_id = ? AND NOT EXISTS (SELECT 1 FROM bucket_versions v WHERE v.bucket_id = c.bucket_id AND v.number = c.version)").get(bucket) as { n: number }).n;
+  const orphanChanges = (
+    db()
+      .query(
+        "SELECT count(*) AS n FROM file_changes c WHERE bucket_id = ? AND NOT EXISTS (SELECT 1 FROM bucket_versions v WHERE v.bucket_id = c.bucket_id AND v.number = c.version)",
+      )
+      .get(bucket) as { n: number }
+  ).n;
   expect(orphanChanges).toBe(0);
-  const numbers = (db().query("SELECT number FROM bucket_versions WHERE bucket_id = ? ORDER BY number").all(bucket) as { number: number }[]).map((r) => r.number);
+  const numbers = (db().query("SELECT number FROM bucket_versions WHERE bucket_id = ? ORDER BY number").all(bucket) as { number: number }[]).map(
+    (r) => r.number,
+  );
   expect(numbers).toEqual(numbers.map((_, i) => i + 1));
 }
 
@@ -82,7 +93,8 @@ describe("bucket delete removes the files feature's rows", () => {
     const d = await t.api("POST", `${sessions(doomed)}/${sid}/uploads`, { key: u.key, body: { files: [declared(staged)] } });
     expect((await putBytes(d.body.data.uploads[0].upload, staged.bytes)).status).toBe(200);
     const before = rowsOf(doomed);
-    for (const name of ["files", "bucket_versions", "file_changes", "upload_sessions", "upload_entries", "file_locks", "bucket_locks"]) expect(before[name]).toBeGreaterThan(0);
+    for (const name of ["files", "bucket_versions", "file_changes", "upload_sessions", "upload_entries", "file_locks", "bucket_locks"])
+      expect(before[name]).toBeGreaterThan(0);
 
     const r = await t.api("DELETE", `/api/v1/buckets/${doomed}`, { key: u.key, body: confirmation(doomed) });
     expect(r.status).toBe(200);
@@ -107,7 +119,12 @@ describe("bucket delete removes the files feature's rows", () => {
 
   test("a bucket with many files deletes in the background with real file and version counts", async () => {
     const bucket = await newBucket(t, u.key, "many files");
-    await syncFiles(t, u.key, bucket, Array.from({ length: 30 }, (_, i) => textFile(`f${i}.txt`, `file ${i} of the big bucket`)));
+    await syncFiles(
+      t,
+      u.key,
+      bucket,
+      Array.from({ length: 30 }, (_, i) => textFile(`f${i}.txt`, `file ${i} of the big bucket`)),
+    );
     await syncFiles(t, u.key, bucket, [textFile("f0.txt", "changed")]);
     const rows = rowsOf(bucket);
     const total = Object.values(rows).reduce((a, b) => a + b, 0);
@@ -133,7 +150,10 @@ describe("bucket delete removes the files feature's rows", () => {
     }
     // Pier's own writers (inbound mail) are refused the same way.
     const { writeFiles } = await import("../../../src/features/files/write");
-    await expect(writeFiles(t.pier.deps, { kind: "system", name: "inbound-mail" }, bucket, [{ path: "mail.eml", bytes: "x" }])).rejects.toMatchObject({ code: "BUCKET_LOCKED", retryAfter: 30 });
+    await expect(writeFiles(t.pier.deps, { kind: "system", name: "inbound-mail" }, bucket, [{ path: "mail.eml", bytes: "x" }])).rejects.toMatchObject({
+      code: "BUCKET_LOCKED",
+      retryAfter: 30,
+    });
 
     expect(await t.pier.runner.drain()).toBe(1);
     expect(rowsOf(bucket)).toEqual(nothingLeft);
@@ -146,7 +166,12 @@ describe("bucket delete removes the files feature's rows", () => {
 describe("background delete of files survives a crash", () => {
   test("a delete interrupted mid-files resumes after restart and removes everything", async () => {
     const bucket = await newBucket(t, u.key, "crashy");
-    await syncFiles(t, u.key, bucket, Array.from({ length: 40 }, (_, i) => textFile(`k${i}.txt`, `crash ${i}`)));
+    await syncFiles(
+      t,
+      u.key,
+      bucket,
+      Array.from({ length: 40 }, (_, i) => textFile(`k${i}.txt`, `crash ${i}`)),
+    );
     expect((await t.api("DELETE", `/api/v1/buckets/${bucket}`, { key: u.key, body: confirmation(bucket) })).status).toBe(202);
     // As if the worker died after committing its first batches: entries and some files gone,
     // the job left "running" with an expired lease.
@@ -165,7 +190,11 @@ describe("delete and archive wait for a finalize that is committing", () => {
     uploadLimits.finalizeChunk = 4;
     const bucket = await newBucket(t, u.key);
     const sid = await openSession(bucket, u.key, { expected_file_count: 10 });
-    await declareAndPut(bucket, sid, Array.from({ length: 10 }, (_, i) => textFile(`c${i}.txt`, `chunked ${i}`)));
+    await declareAndPut(
+      bucket,
+      sid,
+      Array.from({ length: 10 }, (_, i) => textFile(`c${i}.txt`, `chunked ${i}`)),
+    );
     const first = await finalize(bucket, sid);
     expect(first.status).toBe(202);
 
@@ -197,7 +226,11 @@ describe("delete and archive wait for a finalize that is committing", () => {
     uploadLimits.finalizeChunk = 2;
     const bucket = await newBucket(t, u.key);
     const sid = await openSession(bucket, u.key, { expected_file_count: 5 });
-    await declareAndPut(bucket, sid, Array.from({ length: 5 }, (_, i) => textFile(`a${i}.txt`, `abandoned ${i}`)));
+    await declareAndPut(
+      bucket,
+      sid,
+      Array.from({ length: 5 }, (_, i) => textFile(`a${i}.txt`, `abandoned ${i}`)),
+    );
     expect((await finalize(bucket, sid)).status).toBe(202);
     expect((await t.api("DELETE", `/api/v1/buckets/${bucket}`, { key: u.key, body: confirmation(bucket) })).status).toBe(409);
     t.clock.advance(uploadLimits.sessionTtlMs + 60_000);
@@ -216,7 +249,11 @@ describe("delete and archive wait for a finalize that is committing", () => {
       uploadLimits.finalizeChunk = round % 2 === 0 ? defaultChunk : 5;
       const bucket = await newBucket(t, u.key, `race ${round}`);
       const sid = await openSession(bucket, u.key, { expected_file_count: 12 });
-      await declareAndPut(bucket, sid, Array.from({ length: 12 }, (_, i) => textFile(`r${i}.txt`, `race ${round} file ${i}`)));
+      await declareAndPut(
+        bucket,
+        sid,
+        Array.from({ length: 12 }, (_, i) => textFile(`r${i}.txt`, `race ${round} file ${i}`)),
+      );
       // The delete is sent 0..5 ms after the finalize, so it lands before, during or after it.
       const fin = finalize(bucket, sid);
       const del = Bun.sleep(Math.floor(round / 2)).then(() => t.api("DELETE", `/api/v1/buckets/${bucket}`, { key: u.key, body: confirmation(bucket) }));
@@ -240,7 +277,9 @@ describe("delete and archive wait for a finalize that is committing", () => {
       expect(rowsOf(bucket)).toEqual(nothingLeft);
     }
     // No round left files without a bucket: the deleted_buckets tombstones own no rows anywhere.
-    const strays = tables.map((name) => (db().query(`SELECT count(*) AS n FROM ${name} WHERE bucket_id NOT IN (SELECT id FROM buckets)`).get() as { n: number }).n);
+    const strays = tables.map(
+      (name) => (db().query(`SELECT count(*) AS n FROM ${name} WHERE bucket_id NOT IN (SELECT id FROM buckets)`).get() as { n: number }).n,
+    );
     expect(strays).toEqual(tables.map(() => 0));
   });
 
@@ -248,9 +287,18 @@ describe("delete and archive wait for a finalize that is committing", () => {
     for (let round = 0; round < 4; round++) {
       const bucket = await newBucket(t, u.key, `bg race ${round}`);
       // Enough earlier files that the delete goes to the background.
-      await syncFiles(t, u.key, bucket, Array.from({ length: 25 }, (_, i) => textFile(`old${i}.txt`, `bg ${round} old ${i}`)));
+      await syncFiles(
+        t,
+        u.key,
+        bucket,
+        Array.from({ length: 25 }, (_, i) => textFile(`old${i}.txt`, `bg ${round} old ${i}`)),
+      );
       const sid = await openSession(bucket, u.key, { expected_file_count: 3 });
-      await declareAndPut(bucket, sid, Array.from({ length: 3 }, (_, i) => textFile(`new${i}.txt`, `bg ${round} new ${i}`)));
+      await declareAndPut(
+        bucket,
+        sid,
+        Array.from({ length: 3 }, (_, i) => textFile(`new${i}.txt`, `bg ${round} new ${i}`)),
+      );
       const fin = finalize(bucket, sid);
       const del = Bun.sleep(round).then(() => t.api("DELETE", `/api/v1/buckets/${bucket}`, { key: u.key, body: confirmation(bucket) }));
       const [d, f] = await Promise.all([del, fin]);
@@ -275,7 +323,10 @@ describe("two keys, one bucket", () => {
     const other = t.key(u, { scope: "bucket_admin" });
     const sid = await openSession(bucket);
     await declareAndPut(bucket, sid, [textFile("first.txt", "from the first key")]);
-    const direct = await t.api("POST", "/api/v1/direct_uploads", { key: other, body: { bucket_id: bucket, path: "second.txt", blob: declared(textFile("second.txt", "from the second key")) } });
+    const direct = await t.api("POST", "/api/v1/direct_uploads", {
+      key: other,
+      body: { bucket_id: bucket, path: "second.txt", blob: declared(textFile("second.txt", "from the second key")) },
+    });
     const blocked = [
       direct,
       await t.api("POST", sessions(bucket), { key: other, body: { delete_missing: false, expected_file_count: 1 } }),

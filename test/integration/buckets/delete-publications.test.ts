@@ -19,11 +19,19 @@ afterAll(() => t.stop());
 
 const db = () => t.pier.deps.sqlite;
 const drain = () => t.pier.runner.drain();
-const count = (q: string, ...args: string[]) => (db().query(q).get(...args) as { n: number }).n;
+const count = (q: string, ...args: string[]) =>
+  (
+    db()
+      .query(q)
+      .get(...args) as { n: number }
+  ).n;
 const publishRows = (bucket: string) => ({
   publications: count("SELECT count(*) AS n FROM publications WHERE bucket_id = ?", bucket),
   deploys: count("SELECT count(*) AS n FROM deploys WHERE publication_id IN (SELECT id FROM publications WHERE bucket_id = ?)", bucket),
-  deploy_files: count("SELECT count(*) AS n FROM deploy_files WHERE deploy_id IN (SELECT d.id FROM deploys d JOIN publications p ON p.id = d.publication_id WHERE p.bucket_id = ?)", bucket),
+  deploy_files: count(
+    "SELECT count(*) AS n FROM deploy_files WHERE deploy_id IN (SELECT d.id FROM deploys d JOIN publications p ON p.id = d.publication_id WHERE p.bucket_id = ?)",
+    bucket,
+  ),
   publish_sessions: count("SELECT count(*) AS n FROM publish_sessions WHERE bucket_id = ?", bucket),
 });
 const html = (n: number) => `<!doctype html><title>v${n}</title>` + `<p>Compressible paragraph ${n}. </p>\n`.repeat(400);
@@ -32,7 +40,11 @@ const sha = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest
 describe("deleting a published bucket", () => {
   test("publishing tables are bucket-owned, children first", () => {
     const names = bucketOwnedTables.map((x) => getTableName(x.table));
-    for (const [child, parent] of [["deploy_files", "deploys"], ["deploys", "publications"], ["upload_entries", "publish_sessions"]] as const) {
+    for (const [child, parent] of [
+      ["deploy_files", "deploys"],
+      ["deploys", "publications"],
+      ["upload_entries", "publish_sessions"],
+    ] as const) {
       expect(names.indexOf(child)).toBeGreaterThanOrEqual(0);
       expect(names.indexOf(child)).toBeLessThan(names.indexOf(parent));
     }
@@ -56,7 +68,21 @@ describe("deleting a published bucket", () => {
     await drain();
     // A pending publish session of the bucket.
     const text = "<p>session</p>";
-    const s = await t.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_id: bucket, files: [{ path: "x.html", byte_size: text.length, content_type: "text/html", checksum: new Bun.CryptoHasher("md5").update(text).digest("base64"), sha256: sha(text) }] } });
+    const s = await t.api("POST", "/api/v1/publish_sessions", {
+      key: u.key,
+      body: {
+        bucket_id: bucket,
+        files: [
+          {
+            path: "x.html",
+            byte_size: text.length,
+            content_type: "text/html",
+            checksum: new Bun.CryptoHasher("md5").update(text).digest("base64"),
+            sha256: sha(text),
+          },
+        ],
+      },
+    });
     expect(s.status).toBe(201);
 
     const before = publishRows(bucket);
@@ -65,8 +91,15 @@ describe("deleting a published bucket", () => {
     expect(before.deploy_files).toBeGreaterThanOrEqual(24);
     expect(before.publish_sessions).toBe(1);
     // The precompressed variants exist only in deploy_files.
-    const variants = (db().query("SELECT gzip_sha256 AS g, br_sha256 AS b FROM deploy_files WHERE path = 'index.html' AND deploy_id IN (SELECT d.id FROM deploys d JOIN publications p ON p.id = d.publication_id WHERE p.bucket_id = ?)").all(bucket) as { g: string | null; b: string | null }[])
-      .flatMap((r) => [r.g, r.b]).filter((x): x is string => x !== null);
+    const variants = (
+      db()
+        .query(
+          "SELECT gzip_sha256 AS g, br_sha256 AS b FROM deploy_files WHERE path = 'index.html' AND deploy_id IN (SELECT d.id FROM deploys d JOIN publications p ON p.id = d.publication_id WHERE p.bucket_id = ?)",
+        )
+        .all(bucket) as { g: string | null; b: string | null }[]
+    )
+      .flatMap((r) => [r.g, r.b])
+      .filter((x): x is string => x !== null);
     expect(variants.length).toBeGreaterThan(0);
 
     const confirmation = (await t.api("GET", `/api/v1/buckets/${bucket}`, { key: u.key })).body.data.bucket.delete.confirmation;
@@ -83,8 +116,17 @@ describe("deleting a published bucket", () => {
     expect(del.status).toBe(202);
     const progress = del.body.data.delete_progress;
     const rowsBefore = before.publications + before.deploys + before.deploy_files + before.publish_sessions;
-    const otherRows = ["mail_messages", "upload_entries", "upload_sessions", "file_locks", "files", "file_changes", "bucket_versions", "bucket_variables", "bucket_locks"]
-      .reduce((n, table) => n + count(`SELECT count(*) AS n FROM ${table} WHERE bucket_id = ?`, bucket), 0);
+    const otherRows = [
+      "mail_messages",
+      "upload_entries",
+      "upload_sessions",
+      "file_locks",
+      "files",
+      "file_changes",
+      "bucket_versions",
+      "bucket_variables",
+      "bucket_locks",
+    ].reduce((n, table) => n + count(`SELECT count(*) AS n FROM ${table} WHERE bucket_id = ?`, bucket), 0);
     expect(progress.total_items).toBe(otherRows + rowsBefore);
     await drain();
     expect((await t.api("GET", `/api/v1/buckets/${bucket}`, { key: u.key })).status).toBe(404);

@@ -56,7 +56,11 @@ describe("delete", () => {
     const r = await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } });
     expect(r.status).toBe(202);
     expect(r.body.data.deleted).toBe(false);
-    expect(r.body.data.bucket).toMatchObject({ id: b.id, deletion_started: true, lock: { kind: "bucket_delete", phase: "queued", total_items: 6, total_files: 0, total_versions: 0 } });
+    expect(r.body.data.bucket).toMatchObject({
+      id: b.id,
+      deletion_started: true,
+      lock: { kind: "bucket_delete", phase: "queued", total_items: 6, total_files: 0, total_versions: 0 },
+    });
     expect(r.body.data.delete_progress).toMatchObject({ phase: "queued", total_files: 0, total_versions: 0, total_items: 6, deleted_items: 0 });
 
     // Still listed and readable, but locked: mutations answer 423, a second delete too.
@@ -92,7 +96,12 @@ describe("delete", () => {
     // The account reads it over REST (any account-wide key), newest first.
     const told = await t.api("GET", "/api/v1/notifications", { key: t.key(u, { scope: "bucket_read" }) });
     expect(told.status).toBe(200);
-    expect(told.body.data.notifications[0]).toMatchObject({ kind: "bucket_deleted", subject: expect.stringContaining("Big one"), data: { bucket_id: b.id }, created_at: expect.any(String) });
+    expect(told.body.data.notifications[0]).toMatchObject({
+      kind: "bucket_deleted",
+      subject: expect.stringContaining("Big one"),
+      data: { bucket_id: b.id },
+      created_at: expect.any(String),
+    });
     // Not to keys limited to selected buckets, and not to other accounts.
     const selected = t.key(u, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [small.id]: "admin" } });
     const refused = await t.api("GET", "/api/v1/notifications", { key: selected });
@@ -133,8 +142,12 @@ describe("delete", () => {
   test("a big bucket empties in bounded batches, one transaction each", async () => {
     const b = await createBucket(t, u, { title: "Huge" });
     // More rows than the API's variable cap: written straight to the table, as a bulk import would.
-    const insert = t.pier.deps.sqlite.prepare("insert into bucket_variables (bucket_id, name, secret, value, updated_at) values (?, ?, 0, 'v', '2026-01-01T00:00:00.000Z')");
-    t.pier.deps.sqlite.transaction(() => { for (let i = 0; i < 1200; i++) insert.run(b.id, `V_${i}`); })();
+    const insert = t.pier.deps.sqlite.prepare(
+      "insert into bucket_variables (bucket_id, name, secret, value, updated_at) values (?, ?, 0, 'v', '2026-01-01T00:00:00.000Z')",
+    );
+    t.pier.deps.sqlite.transaction(() => {
+      for (let i = 0; i < 1200; i++) insert.run(b.id, `V_${i}`);
+    })();
     const r = await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } });
     expect(r.body.data.delete_progress.total_items).toBe(1200);
     expect(await t.pier.runner.drain()).toBe(1);
@@ -150,7 +163,9 @@ describe("delete", () => {
     await t.api("PATCH", `/api/v1/buckets/${b.id}/variables`, { key: u.key, body: { variables: vars(5) } });
     const db = t.pier.deps.sqlite;
     // The storage layer refuses the deletes (as a full or broken disk would).
-    db.run(`create trigger refuse_var_delete before delete on bucket_variables when old.bucket_id = '${b.id}' begin select raise(abort, 'disk I/O error'); end`);
+    db.run(
+      `create trigger refuse_var_delete before delete on bucket_variables when old.bucket_id = '${b.id}' begin select raise(abort, 'disk I/O error'); end`,
+    );
     try {
       expect((await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } })).status).toBe(202);
       for (let attempt = 0; attempt < 3; attempt++) {

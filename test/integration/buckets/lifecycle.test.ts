@@ -72,7 +72,10 @@ describe("archive and unarchive", () => {
 describe("bulk", () => {
   test("archives and unarchives several buckets with a result per bucket", async () => {
     const [a, b] = [await createBucket(t, u), await createBucket(t, u)];
-    const r = await t.api("POST", "/api/v1/buckets/bulk", { key: u.key, body: { operation: "archive", bucket_ids: [a.id, b.id, a.id, "bkt_doesnotexist0000000"] } });
+    const r = await t.api("POST", "/api/v1/buckets/bulk", {
+      key: u.key,
+      body: { operation: "archive", bucket_ids: [a.id, b.id, a.id, "bkt_doesnotexist0000000"] },
+    });
     expect(r.status).toBe(200);
     expect(r.body.data.operation).toBe("archive");
     expect(r.body.data.succeeded).toBe(2);
@@ -85,7 +88,10 @@ describe("bulk", () => {
     expect((await t.api("GET", `/api/v1/buckets/${a.id}`, { key: u.key })).body.data.bucket.archived).toBe(true);
 
     const back = await t.api("POST", "/api/v1/buckets/bulk", { key: u.key, body: { operation: "unarchive", bucket_ids: [a.id, b.id] } });
-    expect(back.body.data.results.map((x: any) => [x.ok, x.archived])).toEqual([[true, false], [true, false]]);
+    expect(back.body.data.results.map((x: any) => [x.ok, x.archived])).toEqual([
+      [true, false],
+      [true, false],
+    ]);
   });
 
   test("delete is refused as a whole with BULK_DELETE_NOT_SUPPORTED and nothing changes", async () => {
@@ -120,11 +126,18 @@ describe("create", () => {
       const before = snapshot(small);
       const full = await small.api("POST", "/api/v1/buckets", { key: v.key, body: { bucket: { title: "one too many" } } });
       // The instance's first user: the way out is the owner plan, by the operator's command.
-      expect([full.status, full.body.error.code, full.body.error.details]).toEqual([403, "FORBIDDEN", {
-        reason: "plan_limit", entitlement: "max_buckets", max_buckets: 2, suggested_plan: "owner",
-        ask_operator: `Ask the operator of this Pier instance to move account ${v.accountId} to the owner plan.`,
-        operator_hint: `pier admin account plan --account ${v.accountId} --plan owner`,
-      }]);
+      expect([full.status, full.body.error.code, full.body.error.details]).toEqual([
+        403,
+        "FORBIDDEN",
+        {
+          reason: "plan_limit",
+          entitlement: "max_buckets",
+          max_buckets: 2,
+          suggested_plan: "owner",
+          ask_operator: `Ask the operator of this Pier instance to move account ${v.accountId} to the owner plan.`,
+          operator_hint: `pier admin account plan --account ${v.accountId} --plan owner`,
+        },
+      ]);
       const selected = small.key(v, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [first.id]: "admin" } });
       const sel = await small.api("POST", "/api/v1/buckets", { key: selected, body: { bucket: { title: "not account-wide" } } });
       expect([sel.status, sel.body.error.code]).toEqual([403, "FORBIDDEN"]);

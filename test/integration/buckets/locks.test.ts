@@ -18,7 +18,12 @@ describe("bucket lock", () => {
     const lock = await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: agent, body: { message: "publishing docs", duration_seconds: 120 } });
     expect(lock.status).toBe(200);
     expect(lock.body.data.lock).toMatchObject({
-      bucket_id: b.id, kind: "bucket_lock", message: "publishing docs", holder_kind: "api_key", held_by_you: true, expires_in_seconds: 120,
+      bucket_id: b.id,
+      kind: "bucket_lock",
+      message: "publishing docs",
+      holder_kind: "api_key",
+      held_by_you: true,
+      expires_in_seconds: 120,
     });
     expect(lock.body.data.lock.id).toMatch(/^lck_/);
 
@@ -84,7 +89,11 @@ describe("visibility change lock", () => {
     const r = await t.api("POST", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key, body: { reason: "launch freeze" } });
     expect(r.status).toBe(200);
     expect(r.body.data.changed).toBe(true);
-    expect(r.body.data.visibility_change_lock).toMatchObject({ locked: true, reason: "launch freeze", unlock_url: `${t.pier.deps.urls.baseUrl}/dashboard/buckets/${b.id}/settings` });
+    expect(r.body.data.visibility_change_lock).toMatchObject({
+      locked: true,
+      reason: "launch freeze",
+      unlock_url: `${t.pier.deps.urls.baseUrl}/dashboard/buckets/${b.id}/settings`,
+    });
     expect(r.body.data.bucket.visibility_change_lock.locked).toBe(true);
     const again = await t.api("POST", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key });
     expect(again.body.data.changed).toBe(false);
@@ -92,7 +101,17 @@ describe("visibility change lock", () => {
     expect((await t.api("DELETE", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key })).status).toBe(404);
 
     // The helper the publishing feature calls before any visibility change.
-    const actor = { kind: "api_key", credentialId: "x", userId: u.userId, accountId: u.accountId, scope: "bucket_admin", bucketAccess: "all", bucketPermissions: {}, isAccountOwner: true, isInstanceAdmin: false } as const;
+    const actor = {
+      kind: "api_key",
+      credentialId: "x",
+      userId: u.userId,
+      accountId: u.accountId,
+      scope: "bucket_admin",
+      bucketAccess: "all",
+      bucketPermissions: {},
+      isAccountOwner: true,
+      isInstanceAdmin: false,
+    } as const;
     const row = loadBucket(t.pier.deps, { ...actor, bucketPermissions: {} }, b.id, "bucket_read");
     expect(() => assertVisibilityUnlocked(row)).toThrow(expect.objectContaining({ code: "VISIBILITY_LOCKED" }));
     const other = await createBucket(t, u);

@@ -17,7 +17,8 @@ describe("variables", () => {
     expect(empty.body.data).toEqual({ bucket_id: b.id, variables: {}, secrets: [] });
 
     const r = await t.api("PATCH", `/api/v1/buckets/${b.id}/variables`, {
-      key: u.key, body: { variables: { API_BASE: "https://api.example.com", _FLAG: "" }, secrets: { STRIPE_KEY: "sk_live_supersecret" } },
+      key: u.key,
+      body: { variables: { API_BASE: "https://api.example.com", _FLAG: "" }, secrets: { STRIPE_KEY: "sk_live_supersecret" } },
     });
     expect(r.status).toBe(200);
     expect(r.body.data.variables).toEqual({ API_BASE: "https://api.example.com", _FLAG: "" });

@@ -56,7 +56,12 @@ function folder(name: string, files: Record<string, string | Uint8Array>): strin
 }
 
 async function loginApproved(cookie: string): Promise<string> {
-  const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), "login", t.url, "--no-browser"], { cwd: root, env: baseEnv(), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), "login", t.url, "--no-browser"], {
+    cwd: root,
+    env: baseEnv(),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const reader = proc.stdout.getReader();
   let out = "";
   while (!/Waiting for you/.test(out)) {
@@ -197,10 +202,30 @@ describe("pier login, then every client command without flags", () => {
 
 describe("help and usage", () => {
   const commands = [
-    "login", "logout", "whoami", "publish", "preview", "push", "unpublish", "serve", "healthcheck", "version",
-    "admin bootstrap", "admin user create", "admin user password", "admin user disable-2fa", "admin account create", "admin account plan",
-    "admin account read-only", "admin key create", "admin invite create", "admin plans", "admin mail test", "admin mail disable",
-    "admin mail enable", "admin mail outbox",
+    "login",
+    "logout",
+    "whoami",
+    "publish",
+    "preview",
+    "push",
+    "unpublish",
+    "serve",
+    "healthcheck",
+    "version",
+    "admin bootstrap",
+    "admin user create",
+    "admin user password",
+    "admin user disable-2fa",
+    "admin account create",
+    "admin account plan",
+    "admin account read-only",
+    "admin key create",
+    "admin invite create",
+    "admin plans",
+    "admin mail test",
+    "admin mail disable",
+    "admin mail enable",
+    "admin mail outbox",
   ];
 
   test("--help works on every command and admin subcommand", async () => {
@@ -265,9 +290,29 @@ describe("pier admin mail test", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pier-cli-serve-"));
     temps.push(dataDir);
     const env = { ...baseEnv(), PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" };
-    const serve = Bun.spawn([process.execPath, join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--http-port", "0", "--smtp-port", "0", "--host", "127.0.0.1", "--log-level", "error"], {
-      cwd: root, env, stdout: "pipe", stderr: "pipe",
-    });
+    const serve = Bun.spawn(
+      [
+        process.execPath,
+        join(root, "src/main.ts"),
+        "serve",
+        "--data-dir",
+        dataDir,
+        "--http-port",
+        "0",
+        "--smtp-port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--log-level",
+        "error",
+      ],
+      {
+        cwd: root,
+        env,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     try {
       const reader = serve.stdout.getReader();
       let banner = "";
@@ -280,7 +325,12 @@ describe("pier admin mail test", () => {
       const httpPort = Number(/HTTP +127\.0\.0\.1:(\d+)/.exec(banner)![1]);
       expect(smtpPort).not.toBe(2525);
       const admin = async (args: string[]) => {
-        const p = Bun.spawn([process.execPath, join(root, "src/main.ts"), "admin", ...args, "--data-dir", dataDir], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
+        const p = Bun.spawn([process.execPath, join(root, "src/main.ts"), "admin", ...args, "--data-dir", dataDir], {
+          cwd: root,
+          env,
+          stdout: "pipe",
+          stderr: "pipe",
+        });
         const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
         return { stdout, stderr, code };
       };
@@ -288,7 +338,8 @@ describe("pier admin mail test", () => {
       expect(boot.code).toBe(0);
       const key = boot.stdout.trim();
       const created = await fetch(`http://127.0.0.1:${httpPort}/api/v1/buckets`, {
-        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ bucket: { title: "Inbox", inbound_email: { enabled: true } } }),
       });
       const bucket = ((await created.json()) as any).data.bucket;

@@ -29,8 +29,9 @@ afterAll(async () => {
 
 const api = (path: string) => `http://localhost:${t.pier.httpPort}${path}`;
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-const bucketCount = async (u: TestUser) => (await t.api("GET", "/api/v1/buckets?archived=true", { key: u.key })).body.data.buckets.length
-  + (await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets.length;
+const bucketCount = async (u: TestUser) =>
+  (await t.api("GET", "/api/v1/buckets?archived=true", { key: u.key })).body.data.buckets.length +
+  (await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets.length;
 
 async function signIn(page: Page, u: TestUser, next: string) {
   await page.goto(api(next));

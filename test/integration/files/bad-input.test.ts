@@ -52,16 +52,29 @@ describe("bad paths", () => {
     badPaths.flatMap(([path, reason]): Scenario[] => [
       {
         name: `${JSON.stringify(path)} is refused (${reason}) by a direct upload`,
-        method: "POST", url: "/api/v1/direct_uploads", as: "owner", body: () => ({ bucket_id: bucket, path, blob: declared(textFile("ok.txt", "x")) }),
-        status: 422, code: "INVALID_PATH", expect: { error: { details: { reason } } },
+        method: "POST",
+        url: "/api/v1/direct_uploads",
+        as: "owner",
+        body: () => ({ bucket_id: bucket, path, blob: declared(textFile("ok.txt", "x")) }),
+        status: 422,
+        code: "INVALID_PATH",
+        expect: { error: { details: { reason } } },
       },
       {
         name: `${JSON.stringify(path)} is refused by a download by path`,
-        method: "GET", url: () => `/api/v1/buckets/${bucket}/files/by_path?path=${encodeURIComponent(path)}`, as: "owner", status: 422,
+        method: "GET",
+        url: () => `/api/v1/buckets/${bucket}/files/by_path?path=${encodeURIComponent(path)}`,
+        as: "owner",
+        status: 422,
       },
       {
         name: `${JSON.stringify(path)} is refused by append_text`,
-        method: "POST", url: () => `/api/v1/buckets/${bucket}/files/append_text`, as: "owner", body: { path, text: "x", create: true }, status: 422, code: "INVALID_PATH",
+        method: "POST",
+        url: () => `/api/v1/buckets/${bucket}/files/append_text`,
+        as: "owner",
+        body: { path, text: "x", create: true },
+        status: 422,
+        code: "INVALID_PATH",
       },
     ]),
   );
@@ -70,7 +83,10 @@ describe("bad paths", () => {
     const s = await t.api("POST", `/api/v1/buckets/${bucket}/upload_sessions`, { key: u.key, body: { delete_missing: false, expected_file_count: 2 } });
     const sid = s.body.data.upload_session.id;
     const before = snapshot();
-    const r = await t.api("POST", `/api/v1/buckets/${bucket}/upload_sessions/${sid}/uploads`, { key: u.key, body: { files: [declared(textFile("good.txt", "g")), { ...declared(textFile("x", "b")), path: "../bad.txt" }] } });
+    const r = await t.api("POST", `/api/v1/buckets/${bucket}/upload_sessions/${sid}/uploads`, {
+      key: u.key,
+      body: { files: [declared(textFile("good.txt", "g")), { ...declared(textFile("x", "b")), path: "../bad.txt" }] },
+    });
     expect(r.body.error.code).toBe("INVALID_PATH");
     expect(snapshot()).toBe(before);
     await t.api("POST", `/api/v1/buckets/${bucket}/upload_sessions/${sid}/finalize`, { key: u.key, body: { complete: false } });
@@ -89,23 +105,42 @@ describe("bad paths", () => {
 });
 
 describe("forbidden file types", () => {
-  const upload = (path: string, file = textFile(path, "x")) => () => ({ bucket_id: bucket, path, blob: declared(file) });
+  const upload =
+    (path: string, file = textFile(path, "x")) =>
+    () => ({ bucket_id: bucket, path, blob: declared(file) });
   scenarios(table, [
     ...["setup.exe", "Installer.DMG", ".env", "config/.env.production", "home/.ssh/id_rsa", "certs/server.key", "tls.pem", "run.bat"].map(
-      (path): Scenario => ({ name: `${path} is refused`, method: "POST", url: "/api/v1/direct_uploads", as: "owner", body: upload(path), status: 422, code: "FORBIDDEN_FILE_TYPE" }),
+      (path): Scenario => ({
+        name: `${path} is refused`,
+        method: "POST",
+        url: "/api/v1/direct_uploads",
+        as: "owner",
+        body: upload(path),
+        status: 422,
+        code: "FORBIDDEN_FILE_TYPE",
+      }),
     ),
     {
       name: "a forbidden content type is refused even with an innocent name",
-      method: "POST", url: "/api/v1/direct_uploads", as: "owner", body: upload("readme.txt", { ...textFile("readme.txt", "MZ"), contentType: "application/x-msdownload" }),
-      status: 422, code: "FORBIDDEN_FILE_TYPE",
+      method: "POST",
+      url: "/api/v1/direct_uploads",
+      as: "owner",
+      body: upload("readme.txt", { ...textFile("readme.txt", "MZ"), contentType: "application/x-msdownload" }),
+      status: 422,
+      code: "FORBIDDEN_FILE_TYPE",
     },
   ]);
 });
 
 describe("declared sizes and checksums", () => {
   const declaring = (name: string, patch: Record<string, unknown>, status: number, code: string): Scenario => ({
-    name, method: "POST", url: "/api/v1/direct_uploads", as: "owner",
-    body: () => ({ bucket_id: bucket, path: "f.txt", blob: { ...declared(textFile("f.txt", "x")), ...patch } }), status, code,
+    name,
+    method: "POST",
+    url: "/api/v1/direct_uploads",
+    as: "owner",
+    body: () => ({ bucket_id: bucket, path: "f.txt", blob: { ...declared(textFile("f.txt", "x")), ...patch } }),
+    status,
+    code,
   });
   scenarios(table, [
     declaring("negative byte_size", { byte_size: -1 }, 422, "VALIDATION_FAILED"),

@@ -70,7 +70,9 @@ describe("rename, move, copy, delete", () => {
     expect((await t.api("POST", `/api/v1/buckets/${src}/files/${one}/copy`, { key: k, body: { bucket_id: dst, path: "k.txt" } })).status).toBe(201);
     expect((await t.api("POST", `/api/v1/buckets/${src}/files/${one}/move`, { key: k, body: { bucket_id: dst, path: "k2.txt" } })).status).toBe(403);
     t.pier.deps.sqlite.run("UPDATE buckets SET archived_at = ? WHERE id = ?", [new Date().toISOString(), src]);
-    expect((await t.api("POST", `/api/v1/buckets/${src}/files/${one}/copy`, { key: u.key, body: { bucket_id: dst, path: "from-archive.txt" } })).status).toBe(201);
+    expect((await t.api("POST", `/api/v1/buckets/${src}/files/${one}/copy`, { key: u.key, body: { bucket_id: dst, path: "from-archive.txt" } })).status).toBe(
+      201,
+    );
     const moveOut = await t.api("POST", `/api/v1/buckets/${src}/files/${one}/move`, { key: u.key, body: { bucket_id: dst, path: "nope.txt" } });
     expect(moveOut.body.error.code).toBe("BUCKET_ARCHIVED");
     expect(await paths(dst)).not.toContain("nope.txt");
@@ -92,19 +94,29 @@ describe("reorganize", () => {
     const bucket = await newBucket(t, u.key);
     await syncFiles(t, u.key, bucket, [textFile("a.txt", "a"), textFile("b.txt", "b"), textFile("c.txt", "c")]);
     const v0 = await versionCount(bucket);
-    const bad = await t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, { key: u.key, body: { operations: [
-      { op: "rename", from: "a.txt", to: "x/a.txt" },
-      { op: "delete", from: "missing.txt" },
-    ] } });
+    const bad = await t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, {
+      key: u.key,
+      body: {
+        operations: [
+          { op: "rename", from: "a.txt", to: "x/a.txt" },
+          { op: "delete", from: "missing.txt" },
+        ],
+      },
+    });
     expect(bad.status).toBe(404);
     expect(bad.body.error.details.operation_index).toBe(1);
     expect(await paths(bucket)).toEqual(["a.txt", "b.txt", "c.txt"]);
-    const ok = await t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, { key: u.key, body: { operations: [
-      { op: "rename", from: "a.txt", to: "x/a.txt" },
-      { op: "copy", from: "b.txt", to: "x/b.txt" },
-      { op: "move", from: "c.txt", to: "y/c.txt" },
-      { op: "delete", from: "b.txt" },
-    ] } });
+    const ok = await t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, {
+      key: u.key,
+      body: {
+        operations: [
+          { op: "rename", from: "a.txt", to: "x/a.txt" },
+          { op: "copy", from: "b.txt", to: "x/b.txt" },
+          { op: "move", from: "c.txt", to: "y/c.txt" },
+          { op: "delete", from: "b.txt" },
+        ],
+      },
+    });
     expect(ok.status).toBe(200);
     expect(await paths(bucket)).toEqual(["x/a.txt", "x/b.txt", "y/c.txt"]);
     expect(await versionCount(bucket)).toBe(v0 + 1);
@@ -114,7 +126,10 @@ describe("reorganize", () => {
 describe("append_text", () => {
   test("appends as a new version; refuses binary files", async () => {
     const bucket = await newBucket(t, u.key);
-    await syncFiles(t, u.key, bucket, [textFile("log.md", "line 1\n", "text/markdown"), { path: "img.png", bytes: new Uint8Array([137, 80, 78, 71]), contentType: "image/png" }]);
+    await syncFiles(t, u.key, bucket, [
+      textFile("log.md", "line 1\n", "text/markdown"),
+      { path: "img.png", bytes: new Uint8Array([137, 80, 78, 71]), contentType: "image/png" },
+    ]);
     const r = await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path: "log.md", text: "line 2 ✓\n" } });
     expect(r.status).toBe(200);
     expect(r.body.data.file.version_count).toBe(2);
@@ -134,7 +149,10 @@ describe("file locks", () => {
     const bucket = await newBucket(t, u.key);
     await syncFiles(t, u.key, bucket, [textFile("doc.txt", "v1")]);
     const other = t.key(u, { scope: "bucket_write" });
-    const lock = await t.api("POST", `/api/v1/buckets/${bucket}/files/lock`, { key: u.key, body: { paths: ["doc.txt"], message: "editing", duration_seconds: 600 } });
+    const lock = await t.api("POST", `/api/v1/buckets/${bucket}/files/lock`, {
+      key: u.key,
+      body: { paths: ["doc.txt"], message: "editing", duration_seconds: 600 },
+    });
     expect(lock.status).toBe(200);
     const blocked = await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: other, body: { path: "doc.txt", text: "x" } });
     expect(blocked.status).toBe(423);
@@ -170,16 +188,29 @@ describe("writeFiles (for inbound mail, publishing, templates)", () => {
   test("writes several files from bytes as one version; refuses bad paths and forbidden types", async () => {
     const { writeFiles } = await import("../../../src/features/files/write");
     const bucket = await newBucket(t, u.key);
-    const r = await writeFiles(t.pier.deps, { kind: "system", name: "inbound-mail" }, bucket, [
-      { path: "_email/2026/11/msg.eml", bytes: "Subject: hello\r\n\r\nbody", contentType: "message/rfc822" },
-      { path: "_email/2026/11/attachment.pdf", bytes: new Uint8Array([37, 80, 68, 70]) },
-    ], { kind: "write", comment: "mail from a@example.com" });
+    const r = await writeFiles(
+      t.pier.deps,
+      { kind: "system", name: "inbound-mail" },
+      bucket,
+      [
+        { path: "_email/2026/11/msg.eml", bytes: "Subject: hello\r\n\r\nbody", contentType: "message/rfc822" },
+        { path: "_email/2026/11/attachment.pdf", bytes: new Uint8Array([37, 80, 68, 70]) },
+      ],
+      { kind: "write", comment: "mail from a@example.com" },
+    );
     expect(r.version!.changedCount).toBe(2);
     expect(r.version!.author).toBe("system:inbound-mail");
     const listed = (await t.api("GET", `/api/v1/buckets/${bucket}/files?q=_email/`, { key: u.key })).body.data.files;
-    expect(listed.map((f: any) => [f.path, f.content_type])).toEqual([["_email/2026/11/attachment.pdf", "application/pdf"], ["_email/2026/11/msg.eml", "message/rfc822"]]);
-    await expect(writeFiles(t.pier.deps, { kind: "system", name: "x" }, bucket, [{ path: "../x", bytes: "x" }])).rejects.toMatchObject({ code: "INVALID_PATH" });
-    await expect(writeFiles(t.pier.deps, { kind: "system", name: "x" }, bucket, [{ path: "a.exe", bytes: "x" }])).rejects.toMatchObject({ code: "FORBIDDEN_FILE_TYPE" });
+    expect(listed.map((f: any) => [f.path, f.content_type])).toEqual([
+      ["_email/2026/11/attachment.pdf", "application/pdf"],
+      ["_email/2026/11/msg.eml", "message/rfc822"],
+    ]);
+    await expect(writeFiles(t.pier.deps, { kind: "system", name: "x" }, bucket, [{ path: "../x", bytes: "x" }])).rejects.toMatchObject({
+      code: "INVALID_PATH",
+    });
+    await expect(writeFiles(t.pier.deps, { kind: "system", name: "x" }, bucket, [{ path: "a.exe", bytes: "x" }])).rejects.toMatchObject({
+      code: "FORBIDDEN_FILE_TYPE",
+    });
     expect(await versionCount(bucket)).toBe(1);
   });
 });

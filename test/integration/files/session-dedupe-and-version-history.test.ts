@@ -13,7 +13,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const counts = () => ["files", "file_changes", "bucket_versions", "upload_entries"].map((n) => (t.pier.deps.sqlite.query(`SELECT count(*) AS n FROM ${n}`).get() as { n: number }).n).join(",");
+const counts = () =>
+  ["files", "file_changes", "bucket_versions", "upload_entries"]
+    .map((n) => (t.pier.deps.sqlite.query(`SELECT count(*) AS n FROM ${n}`).get() as { n: number }).n)
+    .join(",");
 const sessions = (bucket: string) => `/api/v1/buckets/${bucket}/upload_sessions`;
 async function open(bucket: string, expected = 0) {
   const r = await t.api("POST", sessions(bucket), { key: u.key, body: { delete_missing: false, expected_file_count: expected } });
@@ -33,8 +36,14 @@ describe("upload sessions", () => {
     await syncFiles(t, u.key, a, [known]);
     const sid = await open(b, 2);
     const fresh = textFile("fresh.txt", "never seen before");
-    const r = await t.api("POST", `${sessions(b)}/${sid}/uploads`, { key: u.key, body: { files: [declared({ ...known, path: "img/logo.svg" }), declared(fresh)] } });
-    expect(r.body.data.files.map((f: any) => [f.path, f.upload_required])).toEqual([["img/logo.svg", false], ["fresh.txt", true]]);
+    const r = await t.api("POST", `${sessions(b)}/${sid}/uploads`, {
+      key: u.key,
+      body: { files: [declared({ ...known, path: "img/logo.svg" }), declared(fresh)] },
+    });
+    expect(r.body.data.files.map((f: any) => [f.path, f.upload_required])).toEqual([
+      ["img/logo.svg", false],
+      ["fresh.txt", true],
+    ]);
     expect(r.body.data.uploads.map((x: any) => x.path)).toEqual(["fresh.txt"]);
     expect((await putBytes(r.body.data.uploads[0].upload, fresh.bytes)).status).toBe(200);
     const fin = await t.api("POST", `${sessions(b)}/${sid}/finalize`, { key: u.key, body: { complete: true } });
@@ -96,14 +105,31 @@ describe("versions", () => {
       ["finalize", () => syncFiles(t, u.key, bucket, [textFile("index.html", "<p>2</p>", "text/html"), textFile("log.txt", "a\n")])],
       ["rename", async () => t.api("POST", `/api/v1/buckets/${bucket}/files/${await idOf("log.txt")}/rename`, { key: u.key, body: { path: "logs/log.txt" } })],
       ["move", async () => t.api("POST", `/api/v1/buckets/${bucket}/files/${await idOf("logs/log.txt")}/move`, { key: u.key, body: { path: "log.txt" } })],
-      ["copy", async () => {
-        const id = (await t.api("GET", `/api/v1/buckets/${other}/files`, { key: u.key })).body.data.files[0].id;
-        return t.api("POST", `/api/v1/buckets/${other}/files/${id}/copy`, { key: u.key, body: { bucket_id: bucket } });
-      }],
+      [
+        "copy",
+        async () => {
+          const id = (await t.api("GET", `/api/v1/buckets/${other}/files`, { key: u.key })).body.data.files[0].id;
+          return t.api("POST", `/api/v1/buckets/${other}/files/${id}/copy`, { key: u.key, body: { bucket_id: bucket } });
+        },
+      ],
       ["append", () => t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path: "log.txt", text: "b\n" } })],
-      ["reorganize", () => t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, { key: u.key, body: { operations: [{ op: "copy", from: "index.html", to: "backup.html" }] } })],
+      [
+        "reorganize",
+        () =>
+          t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, {
+            key: u.key,
+            body: { operations: [{ op: "copy", from: "index.html", to: "backup.html" }] },
+          }),
+      ],
       ["delete", async () => t.api("DELETE", `/api/v1/buckets/${bucket}/files/${await idOf("index.html")}`, { key: u.key })],
-      ["restore", async () => t.api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { key: u.key, body: { version_id: (await versions()).find((v: any) => v.kind === "finalize").id } })],
+      [
+        "restore",
+        async () =>
+          t.api("POST", `/api/v1/buckets/${bucket}/versions/restore`, {
+            key: u.key,
+            body: { version_id: (await versions()).find((v: any) => v.kind === "finalize").id },
+          }),
+      ],
     ];
     for (const [kind, run] of steps) {
       const before = (await versions()).length;
@@ -119,7 +145,12 @@ describe("versions", () => {
     // index.html: uploaded, changed, deleted, restored — the same file id, every content readable.
     const index = (await files()).find((f: any) => f.path === "index.html");
     const history = await t.api("GET", `/api/v1/buckets/${bucket}/files/${index.id}/versions`, { key: u.key });
-    expect(history.body.data.versions.map((v: any) => [v.kind, v.deleted])).toEqual([["restore", false], ["delete", true], ["finalize", false], ["upload", false]]);
+    expect(history.body.data.versions.map((v: any) => [v.kind, v.deleted])).toEqual([
+      ["restore", false],
+      ["delete", true],
+      ["finalize", false],
+      ["upload", false],
+    ]);
     expect(await read(bucket, "index.html")).toBe("<p>2</p>");
     // Restoring the very first version brings back the first content.
     const first = (await versions()).at(-1);

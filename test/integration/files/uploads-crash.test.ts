@@ -29,9 +29,29 @@ function freePort(): number {
 }
 
 async function startServer(): Promise<void> {
-  proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", "src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(port), "--smtp-port", "off", "--host", "127.0.0.1", "--log-level", "error"], {
-    cwd: root, stdout: "ignore", stderr: "inherit",
-  });
+  proc = Bun.spawn(
+    [
+      join(root, "node_modules/.bin/bun"),
+      "run",
+      "src/main.ts",
+      "serve",
+      "--data-dir",
+      dataDir,
+      "--http-port",
+      String(port),
+      "--smtp-port",
+      "off",
+      "--host",
+      "127.0.0.1",
+      "--log-level",
+      "error",
+    ],
+    {
+      cwd: root,
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(`${url()}/api/v1/status`)).ok) return;
@@ -48,7 +68,11 @@ async function kill(): Promise<void> {
 }
 
 async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(url() + path, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(url() + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
@@ -113,7 +137,8 @@ describe("SIGKILL", () => {
 
     // 2) Kill during a finalize that commits 1,200 files in chunks.
     const many = Array.from({ length: 1200 }, (_, i) => textFile(`many/f${String(i).padStart(4, "0")}.txt`, `file ${i}`));
-    const s2 = (await api("POST", `/api/v1/buckets/${bucket}/upload_sessions`, { delete_missing: true, expected_file_count: many.length + 1 })).body.data.upload_session.id;
+    const s2 = (await api("POST", `/api/v1/buckets/${bucket}/upload_sessions`, { delete_missing: true, expected_file_count: many.length + 1 })).body.data
+      .upload_session.id;
     for (let i = 0; i < many.length; i += 100) {
       const batch = many.slice(i, i + 100);
       const r = await api("POST", `/api/v1/buckets/${bucket}/upload_sessions/${s2}/uploads`, { files: batch.map(declared) });
@@ -121,7 +146,9 @@ describe("SIGKILL", () => {
     }
     await api("POST", `/api/v1/buckets/${bucket}/upload_sessions/${s2}/uploads`, { files: [declared(committed)] });
     const fin = fetch(`${url()}/api/v1/buckets/${bucket}/upload_sessions/${s2}/finalize`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ complete: true }),
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ complete: true }),
     }).catch((e) => e);
     await Bun.sleep(30);
     await kill();

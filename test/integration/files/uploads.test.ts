@@ -37,13 +37,20 @@ describe("upload session edges", () => {
     uploadLimits.finalizeChunk = 5;
     const bucket = await newBucket(t, u.key);
     const sid = await open(bucket, { expected_file_count: 12 });
-    await declareAndPut(bucket, sid, Array.from({ length: 12 }, (_, i) => textFile(`f${i}.txt`, `file ${i}`)));
+    await declareAndPut(
+      bucket,
+      sid,
+      Array.from({ length: 12 }, (_, i) => textFile(`f${i}.txt`, `file ${i}`)),
+    );
     const first = await t.api("POST", `${base(bucket)}/${sid}/finalize`, { key: u.key, body: { complete: true } });
     expect(first.status).toBe(202);
     expect(first.headers.get("retry-after")).toBe("1");
     expect(first.body.data).toMatchObject({ finalize_pending: true, remaining_files_count: 7 });
     // While it is committing, another commit to the bucket (same key) is told to retry.
-    const direct = await t.api("POST", "/api/v1/direct_uploads", { key: u.key, body: { bucket_id: bucket, path: "x.txt", blob: declared(textFile("x.txt", "x")) } });
+    const direct = await t.api("POST", "/api/v1/direct_uploads", {
+      key: u.key,
+      body: { bucket_id: bucket, path: "x.txt", blob: declared(textFile("x.txt", "x")) },
+    });
     expect(direct.status).toBe(201); // declaring is fine; committing is what waits
     await putBytes(direct.body.data.upload, "x");
     const busy = await t.api("POST", `/api/v1/buckets/${bucket}/files`, { key: u.key, body: { signed_blob_id: direct.body.data.signed_blob_id } });
@@ -120,7 +127,11 @@ describe("upload session edges", () => {
     const sid = await open(bucket);
     const otherKey = t.key(u, { scope: "bucket_write" });
     const stranger = await t.user();
-    for (const [b, key, code] of [[bucket, otherKey, "UPLOAD_SESSION_NOT_FOUND"], [other, u.key, "UPLOAD_SESSION_NOT_FOUND"], [bucket, stranger.key, "BUCKET_NOT_FOUND"]] as const) {
+    for (const [b, key, code] of [
+      [bucket, otherKey, "UPLOAD_SESSION_NOT_FOUND"],
+      [other, u.key, "UPLOAD_SESSION_NOT_FOUND"],
+      [bucket, stranger.key, "BUCKET_NOT_FOUND"],
+    ] as const) {
       const r = await t.api("POST", `${base(b)}/${sid}/finalize`, { key, body: { complete: true } });
       expect(r.status).toBe(404);
       expect(r.body.error.code).toBe(code);
@@ -151,7 +162,11 @@ describe("upload session edges", () => {
   test("two concurrent finalize calls of one session both answer success, one version of the files", async () => {
     const bucket = await newBucket(t, u.key);
     const sid = await open(bucket, { expected_file_count: 20 });
-    await declareAndPut(bucket, sid, Array.from({ length: 20 }, (_, i) => textFile(`c${i}.txt`, `c${i}`)));
+    await declareAndPut(
+      bucket,
+      sid,
+      Array.from({ length: 20 }, (_, i) => textFile(`c${i}.txt`, `c${i}`)),
+    );
     const [a, b] = await Promise.all([0, 1].map(() => t.api("POST", `${base(bucket)}/${sid}/finalize`, { key: u.key, body: { complete: true } })));
     expect([a!.status, b!.status]).toEqual([200, 200]);
     const versions = (await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key })).body.data.versions;
@@ -182,7 +197,12 @@ describe("direct upload", () => {
     const f = textFile("notes/hello.txt", "hello, pier\n");
     const r = await directUpload(t, u.key, bucket, f);
     expect(r.status).toBe(201);
-    expect(r.body.data.file).toMatchObject({ path: "notes/hello.txt", byte_size: f.bytes.byteLength, content_type: "text/plain; charset=utf-8", version_count: 1 });
+    expect(r.body.data.file).toMatchObject({
+      path: "notes/hello.txt",
+      byte_size: f.bytes.byteLength,
+      content_type: "text/plain; charset=utf-8",
+      version_count: 1,
+    });
     expect(r.body.data.file.id).toMatch(/^fil_/);
 
     const list = await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key });

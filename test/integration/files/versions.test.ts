@@ -53,7 +53,12 @@ describe("bucket versions", () => {
 
   test("a version stores only the changed paths", async () => {
     const bucket = await newBucket(t, u.key);
-    await syncFiles(t, u.key, bucket, Array.from({ length: 50 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
+    await syncFiles(
+      t,
+      u.key,
+      bucket,
+      Array.from({ length: 50 }, (_, i) => textFile(`f${i}.txt`, `${i}`)),
+    );
     await syncFiles(t, u.key, bucket, [textFile("f7.txt", "changed")]);
     const v = (await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key })).body.data.versions[0];
     expect(v.changed_paths_count).toBe(1);
@@ -79,7 +84,12 @@ describe("bucket deletion hooks", () => {
   test("the bucket-owned tables count a bucket's files and versions and empty it in bounded batches", async () => {
     const { countBucketItems, deleteBucketItemsBatch } = await import("../../../src/features/buckets/items");
     const bucket = await newBucket(t, u.key);
-    await syncFiles(t, u.key, bucket, Array.from({ length: 20 }, (_, i) => textFile(`f${i}.txt`, `${i}`)));
+    await syncFiles(
+      t,
+      u.key,
+      bucket,
+      Array.from({ length: 20 }, (_, i) => textFile(`f${i}.txt`, `${i}`)),
+    );
     const c = countBucketItems(bucket, t.pier.deps.db);
     expect(c.files).toBe(20);
     expect(c.versions).toBe(1);

@@ -29,7 +29,9 @@ describe("Retry-After on lock and busy answers", () => {
     const bucket = await newBucket(t, u.key);
     await syncFiles(t, u.key, bucket, [textFile("a.txt", "a")]);
     const holder = t.key(u, { scope: "bucket_write" });
-    expect((await t.api("POST", `/api/v1/buckets/${bucket}/lock`, { key: holder, body: { message: "agent at work", duration_seconds: 300 } })).status).toBe(200);
+    expect((await t.api("POST", `/api/v1/buckets/${bucket}/lock`, { key: holder, body: { message: "agent at work", duration_seconds: 300 } })).status).toBe(
+      200,
+    );
     const fileId = (await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files[0].id;
     const calls: [string, string, unknown][] = [
       ["PATCH", `/api/v1/buckets/${bucket}`, { bucket: { title: "x" } }],
@@ -40,7 +42,20 @@ describe("Retry-After on lock and busy answers", () => {
       ["DELETE", `/api/v1/buckets/${bucket}/files/${fileId}`, undefined],
       ["POST", `/api/v1/buckets/${bucket}/files/lock`, { paths: ["a.txt"], message: "m" }],
       ["POST", `/api/v1/buckets/${bucket}/upload_sessions`, { delete_missing: false, expected_file_count: 1 }],
-      ["POST", "/api/v1/direct_uploads", { bucket_id: bucket, path: "n.txt", blob: { byte_size: 1, checksum: "DMF1ucDxtqgxw5niaXcmYQ==", sha256: "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb", content_type: "text/plain" } }],
+      [
+        "POST",
+        "/api/v1/direct_uploads",
+        {
+          bucket_id: bucket,
+          path: "n.txt",
+          blob: {
+            byte_size: 1,
+            checksum: "DMF1ucDxtqgxw5niaXcmYQ==",
+            sha256: "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb",
+            content_type: "text/plain",
+          },
+        },
+      ],
     ];
     for (const [method, path, body] of calls) {
       const r = await t.api(method, path, { key: u.key, body });
@@ -53,7 +68,10 @@ describe("Retry-After on lock and busy answers", () => {
     const bucket = await newBucket(t, u.key);
     await syncFiles(t, u.key, bucket, [textFile("doc.txt", "v1")]);
     const holder = t.key(u, { scope: "bucket_write" });
-    expect((await t.api("POST", `/api/v1/buckets/${bucket}/files/lock`, { key: holder, body: { paths: ["doc.txt"], message: "editing", duration_seconds: 600 } })).status).toBe(200);
+    expect(
+      (await t.api("POST", `/api/v1/buckets/${bucket}/files/lock`, { key: holder, body: { paths: ["doc.txt"], message: "editing", duration_seconds: 600 } }))
+        .status,
+    ).toBe(200);
     const fileId = (await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files[0].id;
     const calls: [string, string, unknown][] = [
       ["POST", `/api/v1/buckets/${bucket}/files/append_text`, { path: "doc.txt", text: "x" }],
@@ -80,7 +98,12 @@ describe("Retry-After on lock and busy answers", () => {
     const r = await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path: "doc.txt", text: "x" } });
     expectRetry(r, 423, "BUCKET_LOCKED", 120);
     // The bucket-lock holder itself then meets the file lock.
-    expectRetry(await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: bucketHolder, body: { path: "doc.txt", text: "x" } }), 423, "FILE_LOCKED", 600);
+    expectRetry(
+      await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: bucketHolder, body: { path: "doc.txt", text: "x" } }),
+      423,
+      "FILE_LOCKED",
+      600,
+    );
   });
 
   test("SQLite busy past its timeout (another process holds the write lock) is 409 DATABASE_BUSY_RETRY on any route", async () => {

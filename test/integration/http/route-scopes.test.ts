@@ -12,7 +12,11 @@ import type { RouteAuth } from "../../../src/http/auth";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type ApiResult, type TestPier, type TestUser } from "../../helpers/pier";
 
-interface Bucket { id: string; title: string; delete: { confirmation: string } }
+interface Bucket {
+  id: string;
+  title: string;
+  delete: { confirmation: string };
+}
 
 interface Expectation {
   /**
@@ -41,7 +45,8 @@ interface Expectation {
 
 const fileBytes = "hello";
 const declared = {
-  byte_size: 5, content_type: "text/plain",
+  byte_size: 5,
+  content_type: "text/plain",
   checksum: new Bun.CryptoHasher("md5").update(fileBytes).digest("base64"),
   sha256: new Bun.CryptoHasher("sha256").update(fileBytes).digest("hex"),
 };
@@ -69,7 +74,11 @@ async function seedPublication(t: TestPier, ownerKey: string, b: Bucket, body: R
   if (r.status !== 202) throw new Error(`seed publication: ${r.status} ${r.text}`);
   return { id: r.body.data.publication.id };
 }
-const pubRoute = { bucketInBody: true, notFoundCode: "PUBLICATION_NOT_FOUND", params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublication(c.t, c.ownerKey, b) };
+const pubRoute = {
+  bucketInBody: true,
+  notFoundCode: "PUBLICATION_NOT_FOUND",
+  params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublication(c.t, c.ownerKey, b),
+};
 
 /** A publish session of the fresh bucket (owner's key) whose one file is already stored. */
 async function seedPublishSession(t: TestPier, ownerKey: string, b: Bucket): Promise<Record<string, string>> {
@@ -81,7 +90,11 @@ async function seedPublishSession(t: TestPier, ownerKey: string, b: Bucket): Pro
   }
   return { id: r.body.data.publish_session.id };
 }
-const sessionRoute = { bucketInBody: true, notFoundCode: "PUBLISH_SESSION_NOT_FOUND", params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublishSession(c.t, c.ownerKey, b) };
+const sessionRoute = {
+  bucketInBody: true,
+  notFoundCode: "PUBLISH_SESSION_NOT_FOUND",
+  params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublishSession(c.t, c.ownerKey, b),
+};
 
 // method + path -> what it needs. Adding a route means adding its line here.
 const expectations: Record<string, Expectation> = {
@@ -111,7 +124,8 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/api_keys": { auth: "bucket_admin", accountWide: true },
   "POST /api/v1/api_keys": { auth: "bucket_admin", accountWide: true, body: () => ({ label: "scope test", permission_scope: "bucket_read" }) },
   "DELETE /api/v1/api_keys/:id": {
-    auth: "bucket_admin", accountWide: true,
+    auth: "bucket_admin",
+    accountWide: true,
     params: async (_b, { t, ownerKey }) => {
       const r = await t.api("POST", "/api/v1/api_keys", { key: ownerKey, body: { label: "to revoke" } });
       return { id: r.body.data.key.id };
@@ -127,7 +141,8 @@ const expectations: Record<string, Expectation> = {
       // would not count for a key limited to this one.
       const bytes = `hello ${b.id}`;
       const blob = {
-        byte_size: Buffer.byteLength(bytes), content_type: "text/plain",
+        byte_size: Buffer.byteLength(bytes),
+        content_type: "text/plain",
         checksum: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
         sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
       };
@@ -140,29 +155,55 @@ const expectations: Record<string, Expectation> = {
   },
   "GET /api/v1/buckets/:id/files/by_path": { auth: "bucket_read", params: (b, c) => seedFile(c.t, c.ownerKey, b), query: "path=notes.txt" },
   "POST /api/v1/buckets/:id/files/reorganize": {
-    auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b),
+    auth: "bucket_write",
+    params: (b, c) => seedFile(c.t, c.ownerKey, b),
     body: () => ({ operations: [{ op: "copy", from: "notes.txt", to: "notes-copy.txt" }] }),
   },
   "POST /api/v1/buckets/:id/files/append_text": { auth: "bucket_write", body: () => ({ path: "log.txt", text: "line\n", create: true }) },
-  "POST /api/v1/buckets/:id/files/lock": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b), body: () => ({ paths: ["notes.txt"], message: "scope test" }) },
+  "POST /api/v1/buckets/:id/files/lock": {
+    auth: "bucket_write",
+    params: (b, c) => seedFile(c.t, c.ownerKey, b),
+    body: () => ({ paths: ["notes.txt"], message: "scope test" }),
+  },
   "GET /api/v1/buckets/:id/files/:file_id": { auth: "bucket_read", params: (b, c) => seedFile(c.t, c.ownerKey, b) },
   "GET /api/v1/buckets/:id/files/:file_id/versions": { auth: "bucket_read", params: (b, c) => seedFile(c.t, c.ownerKey, b) },
   "DELETE /api/v1/buckets/:id/files/:file_id": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b) },
-  "POST /api/v1/buckets/:id/files/:file_id/rename": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b), body: () => ({ path: "renamed.txt" }) },
-  "POST /api/v1/buckets/:id/files/:file_id/copy": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b), body: () => ({ path: "copied.txt" }) },
+  "POST /api/v1/buckets/:id/files/:file_id/rename": {
+    auth: "bucket_write",
+    params: (b, c) => seedFile(c.t, c.ownerKey, b),
+    body: () => ({ path: "renamed.txt" }),
+  },
+  "POST /api/v1/buckets/:id/files/:file_id/copy": {
+    auth: "bucket_write",
+    params: (b, c) => seedFile(c.t, c.ownerKey, b),
+    body: () => ({ path: "copied.txt" }),
+  },
   "POST /api/v1/buckets/:id/files/:file_id/move": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b), body: () => ({ path: "moved.txt" }) },
   "DELETE /api/v1/buckets/:id/files/:file_id/lock": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b) },
   "POST /api/v1/direct_uploads": { auth: "bucket_write", bucketInBody: true, body: (b) => ({ bucket_id: b.id, path: "direct.txt", blob: declared }) },
   "POST /api/v1/buckets/:id/upload_sessions": { auth: "bucket_write", body: () => ({ delete_missing: false, expected_file_count: 1 }) },
   "GET /api/v1/buckets/:id/upload_sessions/:sid": { auth: "bucket_write", params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b) },
   "POST /api/v1/buckets/:id/upload_sessions/:sid/uploads": {
-    auth: "bucket_write", params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b),
+    auth: "bucket_write",
+    params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b),
     body: () => ({ files: [{ path: "s.txt", ...declared }] }),
   },
-  "POST /api/v1/buckets/:id/upload_sessions/:sid/finalize_batch": { auth: "bucket_write", params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b), body: () => ({}) },
-  "POST /api/v1/buckets/:id/upload_sessions/:sid/finalize": { auth: "bucket_write", params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b), body: () => ({ complete: false }) },
+  "POST /api/v1/buckets/:id/upload_sessions/:sid/finalize_batch": {
+    auth: "bucket_write",
+    params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b),
+    body: () => ({}),
+  },
+  "POST /api/v1/buckets/:id/upload_sessions/:sid/finalize": {
+    auth: "bucket_write",
+    params: (b, c) => seedSession(c.t, c.ownerKey, c.key, b),
+    body: () => ({ complete: false }),
+  },
   "GET /api/v1/buckets/:id/versions": { auth: "bucket_read" },
-  "POST /api/v1/buckets/:id/versions/restore": { auth: "bucket_write", params: (b, c) => seedFile(c.t, c.ownerKey, b), body: (_b, p) => ({ version_id: p.version_id, comment: "scope test" }) },
+  "POST /api/v1/buckets/:id/versions/restore": {
+    auth: "bucket_write",
+    params: (b, c) => seedFile(c.t, c.ownerKey, b),
+    body: (_b, p) => ({ version_id: p.version_id, comment: "scope test" }),
+  },
   "GET /api/v1/buckets/:id/versions/:version_id": { auth: "bucket_read", params: (b, c) => seedFile(c.t, c.ownerKey, b) },
   "GET /api/v1/buckets/:id/versions/:version_id/files": { auth: "bucket_read", params: (b, c) => seedFile(c.t, c.ownerKey, b) },
   "POST /api/v1/buckets/:id/publication": { auth: "bucket_admin", body: () => ({ site_mode: "static" }) },
@@ -170,11 +211,25 @@ const expectations: Record<string, Expectation> = {
   "POST /api/v1/buckets/:id/publication/retry": {
     auth: "bucket_admin",
     // An empty bucket's build fails: retry is then allowed.
-    params: async (b, c) => { await seedPublication(c.t, c.ownerKey, b); await c.t.pier.runner.drain(); return {}; },
+    params: async (b, c) => {
+      await seedPublication(c.t, c.ownerKey, b);
+      await c.t.pier.runner.drain();
+      return {};
+    },
   },
-  "DELETE /api/v1/buckets/:id/publication": { auth: "bucket_admin", params: async (b, c) => { await seedPublication(c.t, c.ownerKey, b); return {}; } },
+  "DELETE /api/v1/buckets/:id/publication": {
+    auth: "bucket_admin",
+    params: async (b, c) => {
+      await seedPublication(c.t, c.ownerKey, b);
+      return {};
+    },
+  },
   "PATCH /api/v1/buckets/:id/custom_domains/public_slug": {
-    auth: "bucket_admin", params: async (b, c) => { await seedPublication(c.t, c.ownerKey, b); return {}; },
+    auth: "bucket_admin",
+    params: async (b, c) => {
+      await seedPublication(c.t, c.ownerKey, b);
+      return {};
+    },
     body: () => ({ public_slug: `renamed-${Math.random().toString(36).slice(2, 12)}` }),
   },
   "GET /api/v1/publications": { auth: "bucket_read" },
@@ -184,10 +239,16 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/publications/:id/access": { auth: "bucket_admin", ...pubRoute },
   "PATCH /api/v1/publications/:id/access": { auth: "bucket_admin", ...pubRoute, body: () => ({ access_mode: "public" }) },
   "POST /api/v1/publications/:id/recipient_links": {
-    auth: "bucket_admin", ...pubRoute, params: (b, c) => seedPublication(c.t, c.ownerKey, b, { access_mode: "require_email" }),
+    auth: "bucket_admin",
+    ...pubRoute,
+    params: (b, c) => seedPublication(c.t, c.ownerKey, b, { access_mode: "require_email" }),
     body: () => ({ emails: ["reader@example.com"] }),
   },
-  "POST /api/v1/publish_sessions": { auth: "bucket_admin", bucketInBody: true, body: (b) => ({ bucket_id: b.id, files: [{ path: "index.html", ...declared }] }) },
+  "POST /api/v1/publish_sessions": {
+    auth: "bucket_admin",
+    bucketInBody: true,
+    body: (b) => ({ bucket_id: b.id, files: [{ path: "index.html", ...declared }] }),
+  },
   "POST /api/v1/publish_sessions/:id/finalize": { auth: "bucket_admin", ...sessionRoute },
   "POST /api/v1/publish_sessions/:id/uploads/refresh": { auth: "bucket_admin", ...sessionRoute },
   "PUT /_storage/:token": { auth: "signed" },
@@ -259,7 +320,11 @@ const expectations: Record<string, Expectation> = {
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
 const isScope = (a: string): a is Scope => (scopes as string[]).includes(a);
 
-interface Route { method: string; path: string; declared: unknown }
+interface Route {
+  method: string;
+  path: string;
+  declared: unknown;
+}
 
 let t: TestPier;
 let owner: TestUser;
@@ -278,8 +343,11 @@ beforeAll(async () => {
   for (const s of scopes) keys[s] = t.key(owner, { scope: s });
   const elsewhere = await newBucket();
   selectedElsewhere = t.key(owner, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [elsewhere.id]: "admin" } });
-  routes = (t.pier.app.routes as Array<{ method: string; path: string; hooks?: { detail?: Record<string, unknown> } }>)
-    .map((r) => ({ method: r.method, path: r.path, declared: r.hooks?.detail?.["x-pier-auth"] }));
+  routes = (t.pier.app.routes as Array<{ method: string; path: string; hooks?: { detail?: Record<string, unknown> } }>).map((r) => ({
+    method: r.method,
+    path: r.path,
+    declared: r.hooks?.detail?.["x-pier-auth"],
+  }));
 });
 afterAll(() => t.stop());
 
@@ -287,12 +355,14 @@ let n = 0;
 const newBucket = (): Promise<Bucket> => createBucket(t, owner, { title: `scope-bucket-${++n}-${Math.random().toString(36).slice(2)}` });
 
 const routeKey = (r: Route) => `${r.method} ${r.path}`;
-const isBucketRoute = (path: string, method = "") =>
-  path.startsWith("/api/v1/buckets/:id") || !!expectations[`${method} ${path}`]?.bucketInBody;
+const isBucketRoute = (path: string, method = "") => path.startsWith("/api/v1/buckets/:id") || !!expectations[`${method} ${path}`]?.bucketInBody;
 
 async function call(r: Route, key: string | undefined, b: Bucket): Promise<ApiResult> {
   const e = expectations[routeKey(r)]!;
-  const params: Record<string, string> = { ...(isBucketRoute(r.path, r.method) ? { id: b.id } : {}), ...(await e.params?.(b, { t, ownerKey: owner.key, key })) };
+  const params: Record<string, string> = {
+    ...(isBucketRoute(r.path, r.method) ? { id: b.id } : {}),
+    ...(await e.params?.(b, { t, ownerKey: owner.key, key })),
+  };
   const path = r.path.replace(/:(\w+)/g, (_, name: string) => {
     if (params[name] === undefined) throw new Error(`${routeKey(r)}: the expectation table must give a value for :${name}`);
     return encodeURIComponent(params[name]!);
@@ -328,7 +398,12 @@ describe("route table", () => {
       const e = expectations[routeKey(r)];
       if (e?.auth !== "page" || !e.signedIn) continue;
       const path = r.path.replace("*", "anything").replace(/:(\w+)/g, "x");
-      const res = await fetch(t.url + path, { method: r.method, redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: r.method === "GET" ? undefined : "" });
+      const res = await fetch(t.url + path, {
+        method: r.method,
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: r.method === "GET" ? undefined : "",
+      });
       const location = res.headers.get("location") ?? "";
       if (r.method === "GET" ? !(res.status === 303 || res.status === 302) || !location.startsWith("/signin") : res.status < 300 || res.status === 200)
         problems.push(`${routeKey(r)} anonymous: ${res.status} ${location}`);
@@ -392,7 +467,11 @@ describe("route table", () => {
     for (const r of routes) {
       const e = expectations[routeKey(r)];
       if (!e || !isScope(e.auth) || !isBucketRoute(r.path, r.method)) continue;
-      for (const [permission, grants] of [["read", "bucket_read"], ["write", "bucket_write"], ["admin", "bucket_admin"]] as const) {
+      for (const [permission, grants] of [
+        ["read", "bucket_read"],
+        ["write", "bucket_write"],
+        ["admin", "bucket_admin"],
+      ] as const) {
         const b = await newBucket();
         const key = t.key(owner, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: { [b.id]: permission } });
         const res = await call(r, key, b);
@@ -437,7 +516,10 @@ describe("API reference", () => {
       if (!e || e.auth === "none" || e.auth === "page") continue; // browser pages are hidden from the API reference
       if (r.method === "OPTIONS") continue; // CORS preflights are not operations (the OpenAPI plugin leaves them out)
       const op = spec.paths[r.path.replace(/:(\w+)/g, "{$1}")]?.[r.method.toLowerCase()];
-      if (!op) { problems.push(`${routeKey(r)}: missing from /docs/json`); continue; }
+      if (!op) {
+        problems.push(`${routeKey(r)}: missing from /docs/json`);
+        continue;
+      }
       if (op["x-pier-auth"] !== e.auth) problems.push(`${routeKey(r)}: x-pier-auth ${op["x-pier-auth"]}`);
       if (e.body && !op.requestBody?.content?.["application/json"]?.schema) problems.push(`${routeKey(r)}: no JSON request body schema`);
     }

@@ -39,7 +39,8 @@ test("no log line carries a key, token or password", async () => {
 
   // MCP with the key in the Authorization header.
   const mcp = await fetch(t.pier.deps.urls.mcpUrl.replace(t.pier.deps.urls.baseUrl, t.url), {
-    method: "POST", headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    method: "POST",
+    headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bucket_list", arguments: {} } }),
   });
   expect(mcp.status).toBe(200);

@@ -15,7 +15,9 @@ describe("status", () => {
   scenarios({ pier: () => t, credentials: () => ({ user: u.key, notAKey: "pier_notarealkey" }) }, [
     {
       name: "GET /api/v1/status answers without a key, with versions and headers",
-      method: "GET", url: "/api/v1/status", status: 200,
+      method: "GET",
+      url: "/api/v1/status",
+      status: 200,
       expect: (r) => {
         expect(r.body.data.server_version).toBe(pkg.version);
         expect(r.body.data.client_version).toBe(pkg.version);
@@ -27,12 +29,18 @@ describe("status", () => {
     },
     {
       name: "with a key, status reports the account state",
-      method: "GET", url: "/api/v1/agent_auth/status", as: "user", status: 200,
+      method: "GET",
+      url: "/api/v1/agent_auth/status",
+      as: "user",
+      status: 200,
       expect: (r) => expect(r.body.data.account).toMatchObject({ id: u.accountId, state: "active", read_only: false, permission_scope: "bucket_admin" }),
     },
     {
       name: "agent_auth/status without a key is 401 in the error envelope",
-      method: "GET", url: "/api/v1/agent_auth/status", status: 401, code: "UNAUTHORIZED",
+      method: "GET",
+      url: "/api/v1/agent_auth/status",
+      status: 401,
+      code: "UNAUTHORIZED",
       expect: (r) => expect(r.body.error.docs_url).toBe(`${t.pier.deps.urls.baseUrl}/docs/errors#UNAUTHORIZED`),
     },
     { name: "an unknown route is a 404 envelope", method: "GET", url: "/api/v1/nope", status: 404, code: "NOT_FOUND" },

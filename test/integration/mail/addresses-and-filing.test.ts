@@ -27,7 +27,8 @@ const port = () => t.pier.smtp!.port;
 type Mail = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMail"]>[0];
 /** STARTTLS required: the client upgrades or fails (self-signed test certificate). */
 const send = (mail: Mail) =>
-  nodemailer.createTransport({ host: "127.0.0.1", port: port(), secure: false, requireTLS: true, tls: { rejectUnauthorized: false } } as SMTPTransport.Options)
+  nodemailer
+    .createTransport({ host: "127.0.0.1", port: port(), secure: false, requireTLS: true, tls: { rejectUnauthorized: false } } as SMTPTransport.Options)
     .sendMail({ from: "Sender <someone@sender.test>", ...mail });
 
 const newBucket = (body: Record<string, unknown> = { inbound_email: { enabled: true } }, title = "Invoices Inbox") => createBucket(t, u, { title, ...body });
@@ -88,7 +89,8 @@ describe("bucket addresses", () => {
 
   test("a read-only account's addresses are not ready and refuse mail (550) until it is writable again", async () => {
     const owner = await t.user();
-    const b = (await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "Frozen inbox", inbound_email: { enabled: true } } } })).body.data.bucket;
+    const b = (await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "Frozen inbox", inbound_email: { enabled: true } } } })).body
+      .data.bucket;
     setReadOnly(t.pier.deps, owner.accountId, true, "billing");
     const state = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key })).body.data;
     expect(await state()).toMatchObject({ ready: false, blocked_reason: "account_read_only", address: b.inbound_email.address });
@@ -106,7 +108,12 @@ describe("bucket addresses", () => {
       const o = await off.user();
       const r = await off.api("POST", "/api/v1/buckets", { key: o.key, body: { bucket: { title: "No receiver", inbound_email: { enabled: true } } } });
       expect(r.status).toBe(201);
-      expect(r.body.data.bucket.inbound_email).toMatchObject({ enabled: true, ready: false, blocked_reason: "smtp_disabled", address: expect.stringContaining(`@${DOMAIN}`) });
+      expect(r.body.data.bucket.inbound_email).toMatchObject({
+        enabled: true,
+        ready: false,
+        blocked_reason: "smtp_disabled",
+        address: expect.stringContaining(`@${DOMAIN}`),
+      });
     } finally {
       await off.stop();
     }
@@ -119,7 +126,10 @@ describe("filing over real SMTP", () => {
     const versionsBefore = await versionCount(b.id);
     const csv = Buffer.from("id,amount\n1,42\n".repeat(3000));
     const info = await send({
-      to: b.inbound_email.address, subject: "Invoice 7", text: "Invoice attached.", html: "<p>Invoice <b>attached</b>.</p>",
+      to: b.inbound_email.address,
+      subject: "Invoice 7",
+      text: "Invoice attached.",
+      html: "<p>Invoice <b>attached</b>.</p>",
       attachments: [{ filename: "../invoice.csv", content: csv, contentType: "text/csv" }],
     });
     expect(info.response).toMatch(/^250 /);
@@ -140,10 +150,18 @@ describe("filing over real SMTP", () => {
     const json = await (await readByPath(b.id, `${folder}message.json`)).json();
     expect(json).toMatchObject({ folder, subject: "Invoice 7", text: "Invoice attached.", envelope: { rcpt_to: [b.inbound_email.address], tls: true } });
     expect(json.html).toContain("<b>attached</b>");
-    expect(json.attachments).toEqual([{
-      filename: "invoice.csv", original_filename: "../invoice.csv", content_type: "text/csv", size: csv.length,
-      sha256: createHash("sha256").update(csv).digest("hex"), disposition: "attachment", content_id: null, path: `${folder}attachments/invoice.csv`,
-    }]);
+    expect(json.attachments).toEqual([
+      {
+        filename: "invoice.csv",
+        original_filename: "../invoice.csv",
+        content_type: "text/csv",
+        size: csv.length,
+        sha256: createHash("sha256").update(csv).digest("hex"),
+        disposition: "attachment",
+        content_id: null,
+        path: `${folder}attachments/invoice.csv`,
+      },
+    ]);
     const bytes = Buffer.from(await (await readByPath(b.id, json.attachments[0].path)).arrayBuffer());
     expect(bytes.equals(csv)).toBe(true);
     const eml = await (await readByPath(b.id, `${folder}message.eml`)).text();
@@ -164,7 +182,10 @@ describe("filing over real SMTP", () => {
     const a = await newBucket();
     const c = await newBucket(undefined, "Second");
     await send({ to: [a.inbound_email.address, c.inbound_email.address.toUpperCase()], subject: "Both", text: "hi" });
-    for (const [b, own] of [[a, a.inbound_email.address], [c, c.inbound_email.address.toUpperCase()]] as const) {
+    for (const [b, own] of [
+      [a, a.inbound_email.address],
+      [c, c.inbound_email.address.toUpperCase()],
+    ] as const) {
       const s = await inbound(b.id);
       expect(s.received_count).toBe(1);
       const json = await (await readByPath(b.id, `${s.last_received_path}message.json`)).json();
@@ -276,7 +297,7 @@ describe("filing over real SMTP", () => {
       t.clock.advance(1000);
     }
     const jsonPaths: string[] = [];
-    for (let offset: number | null = 0; offset !== null;) {
+    for (let offset: number | null = 0; offset !== null; ) {
       const page: any = await emailFiles(b.id, 3, offset);
       jsonPaths.push(...page.files.map((f: any) => f.path).filter((p: string) => p.endsWith("message.json")));
       offset = page.pagination.next_offset;
@@ -296,25 +317,55 @@ describe("filing over real SMTP", () => {
     pe.writeUInt32LE(16_384, 0x3c);
     pe.write("PE\0\0", 16_384, "latin1");
     await send({
-      to: b.inbound_email.address, subject: "tools", text: "see attached",
+      to: b.inbound_email.address,
+      subject: "tools",
+      text: "see attached",
       attachments: [
-        { filename: "setup.exe", content: "MZ" }, { filename: "notes.txt", content: elf },
-        { filename: "photo.jpg", content: pe }, { filename: "ok.txt", content: "fine" },
+        { filename: "setup.exe", content: "MZ" },
+        { filename: "notes.txt", content: elf },
+        { filename: "photo.jpg", content: pe },
+        { filename: "ok.txt", content: "fine" },
       ],
     });
     const s = await inbound(b.id);
     const json = await (await readByPath(b.id, `${s.last_received_path}message.json`)).json();
     expect(json.attachments.map((a: any) => [a.filename, a.path === null ? null : "stored", a.not_stored ?? null])).toEqual([
-      ["setup.exe", null, "forbidden_file_type"], ["notes.txt", null, "executable_content"], ["photo.jpg", null, "executable_content"], ["ok.txt", "stored", null],
+      ["setup.exe", null, "forbidden_file_type"],
+      ["notes.txt", null, "executable_content"],
+      ["photo.jpg", null, "executable_content"],
+      ["ok.txt", "stored", null],
     ]);
-    expect((await emailFiles(b.id)).files.map((f: any) => f.path.slice(s.last_received_path.length))).toEqual(["attachments/ok.txt", "message.eml", "message.json"]);
+    expect((await emailFiles(b.id)).files.map((f: any) => f.path.slice(s.last_received_path.length))).toEqual([
+      "attachments/ok.txt",
+      "message.eml",
+      "message.json",
+    ]);
   });
 
   test("swaks (where installed) delivers with STARTTLS and an attachment", async () => {
     if (!Bun.which("swaks")) return;
     const b = await newBucket();
-    const p = Bun.spawn(["swaks", "--server", `127.0.0.1:${port()}`, "--to", b.inbound_email.address, "--from", "ops@sender.test", "--tls",
-      "--header", "Subject: from swaks", "--attach-type", "text/plain", "--attach-name", "hello.txt", "--attach", "@-"], { stdin: new TextEncoder().encode("hello from swaks\n"), stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn(
+      [
+        "swaks",
+        "--server",
+        `127.0.0.1:${port()}`,
+        "--to",
+        b.inbound_email.address,
+        "--from",
+        "ops@sender.test",
+        "--tls",
+        "--header",
+        "Subject: from swaks",
+        "--attach-type",
+        "text/plain",
+        "--attach-name",
+        "hello.txt",
+        "--attach",
+        "@-",
+      ],
+      { stdin: new TextEncoder().encode("hello from swaks\n"), stdout: "pipe", stderr: "pipe" },
+    );
     const out = await new Response(p.stdout).text();
     expect(await p.exited).toBe(0);
     expect(out).toContain("250 ");
@@ -331,10 +382,29 @@ describe("filing over real SMTP", () => {
 describe("pier admin mail", () => {
   const root = join(import.meta.dir, "../../..");
   async function admin(args: string[]) {
-    const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", join(root, "src/main.ts"), "admin", ...args,
-      "--data-dir", t.dataDir, "--mail-domain", DOMAIN, "--smtp-port", String(port()), "--host", "127.0.0.1"], {
-      cwd: root, env: { ...process.env, PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" }, stdout: "pipe", stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [
+        join(root, "node_modules/.bin/bun"),
+        "run",
+        join(root, "src/main.ts"),
+        "admin",
+        ...args,
+        "--data-dir",
+        t.dataDir,
+        "--mail-domain",
+        DOMAIN,
+        "--smtp-port",
+        String(port()),
+        "--host",
+        "127.0.0.1",
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     return { stdout, stderr, code };
   }

@@ -28,7 +28,11 @@ describe("inbound message reading over SMTP", () => {
         const msg = await readInboundMessage(envelope, rawPath, session, { tempDir: join(r.dir, "mail"), mta: "mx.pier.test", resolver: dns, rejectDmarcFail });
         try {
           for (const rcpt of envelope.recipients)
-            filed.push({ json: messageJsonFor(msg, [rcpt.address]), files: msg.attachmentFiles.map((f) => readFileSync(f)), plan: messageFilesFor(msg, rawPath, [rcpt.address]).files });
+            filed.push({
+              json: messageJsonFor(msg, [rcpt.address]),
+              files: msg.attachmentFiles.map((f) => readFileSync(f)),
+              plan: messageFilesFor(msg, rawPath, [rcpt.address]).files,
+            });
         } finally {
           await msg.cleanup();
         }
@@ -40,7 +44,10 @@ describe("inbound message reading over SMTP", () => {
   test("a multipart message with an attachment becomes message.json per recipient, verdicts recorded", async () => {
     const csv = Buffer.from("id,amount\n1,42\n".repeat(5000));
     await send(r.port, {
-      from: "Billing <billing@sender.test>", to: ["acct1@in.test", "acct2@in.test"], subject: "Invoice 7", text: "Invoice attached.",
+      from: "Billing <billing@sender.test>",
+      to: ["acct1@in.test", "acct2@in.test"],
+      subject: "Invoice 7",
+      text: "Invoice attached.",
       attachments: [{ filename: "../../../invoice\u0007.csv", content: csv, contentType: "text/csv" }],
     });
     expect(filed.length).toBe(2);
@@ -55,10 +62,18 @@ describe("inbound message reading over SMTP", () => {
     expect(j.envelope).toMatchObject({ mail_from: "billing@sender.test", remote_ip: "127.0.0.1", tls: true });
     expect(j.authentication.spf.result).toBe("pass");
     expect(j.authentication.dmarc.result).toBe("pass");
-    expect(j.attachments).toEqual([{
-      filename: "invoice.csv", original_filename: "../../../invoice\u0007.csv", content_type: "text/csv", size: csv.length,
-      sha256: createHash("sha256").update(csv).digest("hex"), disposition: "attachment", content_id: null, path: j.folder + "attachments/invoice.csv",
-    }]);
+    expect(j.attachments).toEqual([
+      {
+        filename: "invoice.csv",
+        original_filename: "../../../invoice\u0007.csv",
+        content_type: "text/csv",
+        size: csv.length,
+        sha256: createHash("sha256").update(csv).digest("hex"),
+        disposition: "attachment",
+        content_id: null,
+        path: j.folder + "attachments/invoice.csv",
+      },
+    ]);
     expect(a!.files[0]!.equals(csv)).toBe(true);
     expect(JSON.parse(JSON.stringify(j))).toEqual(j); // plain JSON, ready to write as message.json
     // What the filer writes into the bucket, in one version:
@@ -97,7 +112,9 @@ describe("inbound message reading over SMTP", () => {
     await c.cmd("MAIL FROM:<x@sender.test>");
     await c.cmd("RCPT TO:<acct1@in.test>");
     await c.cmd("DATA");
-    c.write("From: x@sender.test\r\nSubject: =?utf-8?B?broken\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain; charset=nope\r\nContent-Transfer-Encoding: base64\r\n\r\n@@@@\r\n--zz\r\nContent-Disposition: attachment; filename=\"..\\u0000\"\r\n\r\nunterminated\r\n.\r\n");
+    c.write(
+      'From: x@sender.test\r\nSubject: =?utf-8?B?broken\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n--zz\r\nContent-Type: text/plain; charset=nope\r\nContent-Transfer-Encoding: base64\r\n\r\n@@@@\r\n--zz\r\nContent-Disposition: attachment; filename="..\\u0000"\r\n\r\nunterminated\r\n.\r\n',
+    );
     expect((await c.reply()).code).toBe(250);
     c.close();
     const j = filed.at(-1)!.json;
@@ -110,8 +127,15 @@ describe("inbound message reading over SMTP", () => {
     try {
       const before = filed.length;
       // Claims sender.test in From: but MAIL FROM is elsewhere and nothing is signed -> DMARC fail.
-      await expect(send(r.port, { envelope: { from: "bounce@elsewhere.test", to: "acct1@in.test" }, from: "ceo@sender.test", to: "acct1@in.test", subject: "wire money", text: "now" }))
-        .rejects.toMatchObject({ responseCode: 550 });
+      await expect(
+        send(r.port, {
+          envelope: { from: "bounce@elsewhere.test", to: "acct1@in.test" },
+          from: "ceo@sender.test",
+          to: "acct1@in.test",
+          subject: "wire money",
+          text: "now",
+        }),
+      ).rejects.toMatchObject({ responseCode: 550 });
       expect(filed.length).toBe(before);
     } finally {
       rejectDmarcFail = false;

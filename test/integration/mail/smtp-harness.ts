@@ -53,12 +53,24 @@ export async function startReceiver(over: Partial<SmtpOptions> & { handler?: Inb
   const tempDir = join(dir, "tmp");
   const { handler, ...opts } = over;
   const smtp = await startSmtpServer(handler ?? acceptingHandler(deliveries), {
-    host: "127.0.0.1", port: 0, serverName: "mx.pier.test", maxMessageBytes: 1024 * 1024, maxRecipients: 100,
-    perIpPerMinute: 10_000, perRecipientPerMinute: 10_000, tls: await testTls(), tempDir, log: silentLogger,
-    closeTimeoutMs: 500, ...opts,
+    host: "127.0.0.1",
+    port: 0,
+    serverName: "mx.pier.test",
+    maxMessageBytes: 1024 * 1024,
+    maxRecipients: 100,
+    perIpPerMinute: 10_000,
+    perRecipientPerMinute: 10_000,
+    tls: await testTls(),
+    tempDir,
+    log: silentLogger,
+    closeTimeoutMs: 500,
+    ...opts,
   });
   return {
-    port: smtp.port, deliveries, tempDir, dir,
+    port: smtp.port,
+    deliveries,
+    tempDir,
+    dir,
     stop: async () => {
       await smtp.stop();
       rmSync(dir, { recursive: true, force: true });

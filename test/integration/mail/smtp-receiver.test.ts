@@ -34,13 +34,19 @@ describe("SMTP receiver", () => {
 
   test("STARTTLS upgrades and a message sent over TLS to two recipients is delivered once with both", async () => {
     const info = await transport(r.port, { requireTLS: true }).sendMail({
-      from: "Alice <alice@sender.test>", to: ["box1@in.test", "box2@in.test"], subject: "Two boxes", text: "héllo wörld",
+      from: "Alice <alice@sender.test>",
+      to: ["box1@in.test", "box2@in.test"],
+      subject: "Two boxes",
+      text: "héllo wörld",
     });
     expect(info.accepted).toEqual(["box1@in.test", "box2@in.test"]);
     const d = r.deliveries.at(-1)!;
     expect(d.session.tls).toBe(true);
     expect(d.envelope.mailFrom).toBe("alice@sender.test");
-    expect(d.envelope.recipients).toEqual([{ address: "box1@in.test", key: "box:box1" }, { address: "box2@in.test", key: "box:box2" }]);
+    expect(d.envelope.recipients).toEqual([
+      { address: "box1@in.test", key: "box:box1" },
+      { address: "box2@in.test", key: "box:box2" },
+    ]);
     expect(d.raw!.startsWith("Received: from ")).toBe(true);
     expect(d.raw).toContain("with ESMTPS id " + d.envelope.id);
     expect(d.raw).toContain("Subject: Two boxes");
@@ -116,7 +122,9 @@ describe("SMTP receiver", () => {
     expect(res.code).toBe(552);
     expect((await c.cmd("NOOP")).code).toBe(250);
     c.close();
-    await expect(transport(r.port).sendMail({ from: "a@sender.test", to: "box1@in.test", text: line.repeat(400) })).rejects.toMatchObject({ responseCode: 552 });
+    await expect(transport(r.port).sendMail({ from: "a@sender.test", to: "box1@in.test", text: line.repeat(400) })).rejects.toMatchObject({
+      responseCode: 552,
+    });
     expect(r.deliveries.length).toBe(before);
     expect(pendingTempFiles(r.tempDir)).toEqual([]);
   });
@@ -172,8 +180,25 @@ describe("SMTP receiver", () => {
     writeFileSync(file, "attached by swaks\n");
     const before = r.deliveries.length;
     // Async spawn: the receiver runs in this process, a blocking spawn would starve it.
-    const proc = Bun.spawn(["swaks", "--server", `127.0.0.1:${r.port}`, "--from", "ops@sender.test", "--to", "box3@in.test", ...(tls ? ["--tls"] : []),
-      "--ehlo", "swaks.example.com", "--header", "Subject: from swaks", "--attach", `@${file}`], { stdout: "pipe", stderr: "pipe", timeout: 20_000 });
+    const proc = Bun.spawn(
+      [
+        "swaks",
+        "--server",
+        `127.0.0.1:${r.port}`,
+        "--from",
+        "ops@sender.test",
+        "--to",
+        "box3@in.test",
+        ...(tls ? ["--tls"] : []),
+        "--ehlo",
+        "swaks.example.com",
+        "--header",
+        "Subject: from swaks",
+        "--attach",
+        `@${file}`,
+      ],
+      { stdout: "pipe", stderr: "pipe", timeout: 20_000 },
+    );
     const stdout = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
     expect(stdout).toContain("<~  250 2.6.0 OK");
@@ -255,7 +280,12 @@ describe("SMTP receiver limits", () => {
 
   test("a handler failure is a 451 temporary failure and the temp file is removed", async () => {
     const r = await startReceiver({
-      handler: { acceptRecipient: () => ({ ok: true }), deliver: async () => { throw new Error("disk on fire"); } },
+      handler: {
+        acceptRecipient: () => ({ ok: true }),
+        deliver: async () => {
+          throw new Error("disk on fire");
+        },
+      },
     });
     try {
       await expect(transport(r.port).sendMail({ from: "a@sender.test", to: "x@in.test", text: "hi" })).rejects.toMatchObject({ responseCode: 451 });

@@ -51,9 +51,24 @@ describe("hosted MCP", () => {
 
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([
-      "analytics_get", "bucket_archive", "bucket_create", "bucket_delete", "bucket_file_list", "bucket_file_read", "bucket_file_write",
-      "bucket_get", "bucket_list", "bucket_preview", "bucket_publish", "bucket_republish", "bucket_unarchive", "bucket_unpublish", "bucket_update",
-      "inbound_email_get", "pier_status", "publication_get",
+      "analytics_get",
+      "bucket_archive",
+      "bucket_create",
+      "bucket_delete",
+      "bucket_file_list",
+      "bucket_file_read",
+      "bucket_file_write",
+      "bucket_get",
+      "bucket_list",
+      "bucket_preview",
+      "bucket_publish",
+      "bucket_republish",
+      "bucket_unarchive",
+      "bucket_unpublish",
+      "bucket_update",
+      "inbound_email_get",
+      "pier_status",
+      "publication_get",
     ]);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);
@@ -82,7 +97,10 @@ describe("hosted MCP", () => {
     expect(json(await client.callTool({ name: "bucket_archive", arguments: { bucket_id: id } }))).toMatchObject({ changed: true, bucket: { archived: true } });
     const frozen = await client.callTool({ name: "bucket_update", arguments: { bucket_id: id, title: "nope" } });
     expect((frozen.structuredContent as any).error.code).toBe("BUCKET_ARCHIVED");
-    expect(json(await client.callTool({ name: "bucket_unarchive", arguments: { bucket_id: id } }))).toMatchObject({ changed: true, bucket: { archived: false } });
+    expect(json(await client.callTool({ name: "bucket_unarchive", arguments: { bucket_id: id } }))).toMatchObject({
+      changed: true,
+      bucket: { archived: false },
+    });
     const wrong = await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: "yes" } });
     expect((wrong.structuredContent as any).error.code).toBe("CONFIRMATION_MISMATCH");
     const gone = await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: json(got).bucket.delete.confirmation } });
@@ -104,7 +122,11 @@ describe("hosted MCP", () => {
   });
 
   test("a 401 without a token points at the protected resource metadata, whose resource is the MCP URL", async () => {
-    const res = await fetch(mcpUrl, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    const res = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{}",
+    });
     expect(res.status).toBe(401);
     const header = res.headers.get("www-authenticate")!;
     const metaUrl = /resource_metadata="([^"]+)"/.exec(header)![1]!;
@@ -176,16 +198,21 @@ describe("hosted MCP", () => {
     expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets).toEqual([]);
     await client.close();
 
-    const post = (body: string) => fetch(mcpUrl, {
-      method: "POST", body, headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-    });
+    const post = (body: string) =>
+      fetch(mcpUrl, {
+        method: "POST",
+        body,
+        headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      });
     const parse = await post("{not json");
     expect(parse.status).toBe(400);
     expect((await parse.json()).error.code).toBe(-32700);
     const notRpc = await post(JSON.stringify({ hello: "world" }));
     expect(notRpc.status).toBe(400);
     expect((await notRpc.json()).error.code).toBeLessThan(0);
-    const huge = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bucket_create", arguments: { title: "z".repeat(1_100_000) } } }));
+    const huge = await post(
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bucket_create", arguments: { title: "z".repeat(1_100_000) } } }),
+    );
     expect(huge.status).toBe(413);
   });
 });
@@ -230,7 +257,8 @@ describe("file tools", () => {
       { name: "bucket_file_list", arguments: { bucket_id: id } },
       { name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } },
       { name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: "pwned" } },
-    ]) expect(((await stranger.callTool(call)).structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
+    ])
+      expect(((await stranger.callTool(call)).structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
     await stranger.close();
     expect((await t.api("GET", "/api/v1/buckets/" + id + "/files", { key: u.key })).body.data.files).toHaveLength(2);
   });
@@ -239,12 +267,19 @@ describe("file tools", () => {
 describe("one presenter per resource", () => {
   /** The answer's structure: keys and value types, without ids, times or counts. */
   const shapeOf = (v: unknown): unknown =>
-    v === null ? null : Array.isArray(v) ? v.map(shapeOf) : typeof v === "object" ? Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, shapeOf(x)])) : typeof v;
+    v === null
+      ? null
+      : Array.isArray(v)
+        ? v.map(shapeOf)
+        : typeof v === "object"
+          ? Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, shapeOf(x)]))
+          : typeof v;
 
   test("REST and MCP answer archive, unarchive, delete and a text write with the same shapes", async () => {
     const u = await t.user({ plan: "pro" });
     const client = await connectWithKey(u.key);
-    const newBucket = async () => (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "same shape" } } })).body.data.bucket.id as string;
+    const newBucket = async () =>
+      (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "same shape" } } })).body.data.bucket.id as string;
     const [viaRest, viaMcp] = [await newBucket(), await newBucket()];
     const tool = async (name: string, args: Record<string, unknown>) => json(await client.callTool({ name, arguments: args }));
 
@@ -312,7 +347,11 @@ describe("behind a reverse proxy", () => {
       const res = await fetch(`${p.url}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toContain('resource_metadata="https://tunnel.example.net/.well-known/oauth-protected-resource/pier/mcp"');
-      for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/pier/mcp"]) {
+      for (const path of [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource/pier/mcp",
+      ]) {
         const meta = await (await fetch(p.url + path)).json();
         expect(meta.resource).toBe("https://tunnel.example.net/pier/mcp");
       }
@@ -327,7 +366,14 @@ describe("behind a reverse proxy", () => {
 describe("browser-based MCP clients", () => {
   test("CORS preflight and headers on the MCP and OAuth endpoints (no cookies involved)", async () => {
     for (const path of ["/mcp", "/oauth/token", "/oauth/register", "/.well-known/oauth-protected-resource/mcp"]) {
-      const pre = await fetch(`${t.url}${path}`, { method: "OPTIONS", headers: { origin: "http://inspector.localhost:6274", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" } });
+      const pre = await fetch(`${t.url}${path}`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "http://inspector.localhost:6274",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization, content-type",
+        },
+      });
       expect(pre.status).toBe(204);
       expect(pre.headers.get("access-control-allow-origin")).toBe("*");
       expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");

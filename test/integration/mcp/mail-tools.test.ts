@@ -27,7 +27,14 @@ const json = (r: any) => JSON.parse(r.content[0].text);
 const errorCode = (r: any) => (r.structuredContent as any)?.error?.code;
 
 const send = (to: string, subject: string) =>
-  nodemailer.createTransport({ host: "127.0.0.1", port: t.pier.smtp!.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false } } as SMTPTransport.Options)
+  nodemailer
+    .createTransport({
+      host: "127.0.0.1",
+      port: t.pier.smtp!.port,
+      secure: false,
+      requireTLS: true,
+      tls: { rejectUnauthorized: false },
+    } as SMTPTransport.Options)
     .sendMail({ from: "Sender <someone@sender.test>", to, subject, text: `Body of ${subject}` });
 
 describe("inbound email over MCP", () => {
@@ -47,7 +54,10 @@ describe("inbound email over MCP", () => {
     const rest = (await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: u.key })).body.data;
     expect(state.inbound_email).toEqual(rest);
     expect(state.inbound_email.received_count).toBe(2);
-    expect(state.messages.map((m: any) => [m.subject, m.read])).toEqual([["First", false], ["Second", false]]);
+    expect(state.messages.map((m: any) => [m.subject, m.read])).toEqual([
+      ["First", false],
+      ["Second", false],
+    ]);
     expect(state.pagination).toMatchObject({ total_count: 2, has_more: false });
     const [first, second] = state.messages;
     expect(state.inbound_email.last_received_path).toBe(second.folder);
@@ -64,7 +74,9 @@ describe("inbound email over MCP", () => {
 
     // Reading another file of the folder (the raw message) is not a read of the message.
     await client.callTool({ name: "bucket_file_read", arguments: { bucket_id: b.id, path: `${second.folder}message.eml` } });
-    expect((await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email/messages?unread=true`, { key: u.key })).body.data.messages.map((m: any) => m.id)).toEqual([second.id]);
+    expect((await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email/messages?unread=true`, { key: u.key })).body.data.messages.map((m: any) => m.id)).toEqual(
+      [second.id],
+    );
 
     // Paging arguments as on REST; bad ones are validation errors.
     const page = json(await client.callTool({ name: "inbound_email_get", arguments: { bucket_id: b.id, messages: true, limit: 1, offset: 1 } }));
@@ -76,7 +88,8 @@ describe("inbound email over MCP", () => {
 
   test("a bucket without an address answers not_enabled; foreign buckets are not found and nothing is marked read", async () => {
     const plain = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Plain" } } })).body.data.bucket;
-    const inbox = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Inbox 2", inbound_email: { enabled: true } } } })).body.data.bucket;
+    const inbox = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Inbox 2", inbound_email: { enabled: true } } } })).body.data
+      .bucket;
     await send(inbox.inbound_email.address, "Private");
     const path = (await t.api("GET", `/api/v1/buckets/${inbox.id}/inbound_email/messages`, { key: u.key })).body.data.messages[0].message_json_path;
 
@@ -96,7 +109,10 @@ describe("inbound email over MCP", () => {
       expect(errorCode(r)).toBe("BUCKET_NOT_FOUND");
     }
     await stranger.close();
-    expect((await t.api("GET", `/api/v1/buckets/${inbox.id}/inbound_email/messages`, { key: u.key })).body.data.messages[0]).toMatchObject({ read: false, read_count: 0 });
+    expect((await t.api("GET", `/api/v1/buckets/${inbox.id}/inbound_email/messages`, { key: u.key })).body.data.messages[0]).toMatchObject({
+      read: false,
+      read_count: 0,
+    });
   });
 });
 

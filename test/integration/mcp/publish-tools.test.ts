@@ -45,7 +45,18 @@ describe("publishing tools", () => {
     expect(byName.get("bucket_preview")!.description).toContain("before bucket_publish");
     expect(byName.get("publication_get")!.description).toContain("publish_state");
     const props = byName.get("bucket_publish")!.inputSchema.properties as Record<string, any>;
-    for (const f of ["site_mode", "access_mode", "password", "regenerate_password", "expires_at", "publication_root_directory", "slug_suggestions", "tracking_enabled", "publication_analytics_enabled", "publication_client_events_enabled"]) {
+    for (const f of [
+      "site_mode",
+      "access_mode",
+      "password",
+      "regenerate_password",
+      "expires_at",
+      "publication_root_directory",
+      "slug_suggestions",
+      "tracking_enabled",
+      "publication_analytics_enabled",
+      "publication_client_events_enabled",
+    ]) {
       expect(props[f]).toBeDefined();
     }
     expect((byName.get("bucket_preview")!.inputSchema.properties as any).expires_in_minutes).toMatchObject({ maximum: 43200 });
@@ -58,28 +69,53 @@ describe("publishing tools", () => {
     const id = await siteBucket(client, "Agent Site", { "index.html": "<h1>agent home</h1>", "app.js": "console.log(1)" });
 
     // Preview first: password protected, its own preview-<slug> host, noindex.
-    const pv = await client.callTool({ name: "bucket_preview", arguments: { bucket_id: id, access_mode: "password", password: "let me in", expires_in_minutes: 60, slug_suggestions: ["agent-site"] } });
+    const pv = await client.callTool({
+      name: "bucket_preview",
+      arguments: { bucket_id: id, access_mode: "password", password: "let me in", expires_in_minutes: 60, slug_suggestions: ["agent-site"] },
+    });
     expect(pv.isError).toBeFalsy();
     expect(json(pv).publication).toMatchObject({ kind: "preview", preview: true, publish_state: "queued", publish_pending: true, access_mode: "password" });
     expect(json(pv).publication.access_password).toBeUndefined();
     await drain();
     const preview = json(await client.callTool({ name: "publication_get", arguments: { bucket_id: id, kind: "preview" } })).publication;
-    expect(preview).toMatchObject({ publish_state: "ready", status: "published", access_password: "let me in", share_text: expect.stringContaining("let me in") });
+    expect(preview).toMatchObject({
+      publish_state: "ready",
+      status: "published",
+      access_password: "let me in",
+      share_text: expect.stringContaining("let me in"),
+    });
     expect(Date.parse(preview.expires_at) - t.clock.now().getTime()).toBeLessThanOrEqual(60 * 60_000);
     const gated = await siteFetch(t, host(preview.public_slug, true), "/");
     expect(gated.status).toBe(401);
     expect(await gated.text()).not.toContain("agent home");
 
     // The main site, as a SPA; the immediate answer never holds secrets.
-    const r = await client.callTool({ name: "bucket_publish", arguments: { bucket_id: id, site_mode: "spa", slug_suggestions: ["Agent Site"], analytics_enabled: false } });
+    const r = await client.callTool({
+      name: "bucket_publish",
+      arguments: { bucket_id: id, site_mode: "spa", slug_suggestions: ["Agent Site"], analytics_enabled: false },
+    });
     expect(r.isError).toBeFalsy();
     const queued = json(r).publication;
-    expect(queued).toMatchObject({ kind: "main", status: "publishing", publish_state: "queued", publish_pending: true, site_mode: "spa", public_slug: "agent-site", publication_analytics_enabled: false });
+    expect(queued).toMatchObject({
+      kind: "main",
+      status: "publishing",
+      publish_state: "queued",
+      publish_pending: true,
+      site_mode: "spa",
+      public_slug: "agent-site",
+      publication_analytics_enabled: false,
+    });
     expect(queued.share_text).toBeUndefined();
     expect((await siteFetch(t, host("agent-site"), "/")).status).toBe(404);
     await drain();
     const ready = json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id, include_manifest: true } })).publication;
-    expect(ready).toMatchObject({ publish_state: "ready", status: "published", publish_pending: false, published_files_count: 2, share_text: expect.stringContaining(queued.public_url) });
+    expect(ready).toMatchObject({
+      publish_state: "ready",
+      status: "published",
+      publish_pending: false,
+      published_files_count: 2,
+      share_text: expect.stringContaining(queued.public_url),
+    });
     expect(ready.manifest.map((f: any) => f.path)).toEqual(["app.js", "index.html"]);
     expect(await (await siteFetch(t, host("agent-site"), "/")).text()).toBe("<h1>agent home</h1>");
     expect(await (await siteFetch(t, host("agent-site"), "/deep/link")).text()).toBe("<h1>agent home</h1>");
@@ -96,17 +132,26 @@ describe("publishing tools", () => {
     expect(again).toMatchObject({ action: "republish", publication: { id: queued.id, publish_state: "queued", site_mode: "spa" } });
     await drain();
     expect(await (await siteFetch(t, host("agent-site"), "/")).text()).toBe("<h1>v2</h1>");
-    expect(json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id } })).publication).toMatchObject({ publish_state: "ready", site_mode: "spa", publication_analytics_enabled: false });
+    expect(json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id } })).publication).toMatchObject({
+      publish_state: "ready",
+      site_mode: "spa",
+      publication_analytics_enabled: false,
+    });
 
     // Unpublish: 404 at once, the bucket can then be deleted.
     const b0 = json(await client.callTool({ name: "bucket_get", arguments: { bucket_id: id } })).bucket;
-    expect(err(await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: b0.delete.confirmation } })).code).toBe("UNPUBLISH_FIRST");
+    expect(err(await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: b0.delete.confirmation } })).code).toBe(
+      "UNPUBLISH_FIRST",
+    );
     const un = json(await client.callTool({ name: "bucket_unpublish", arguments: { bucket_id: id } }));
     expect(un).toMatchObject({ changed: true, publication: { status: "unpublishing", publish_state: "unpublishing" } });
     expect((await siteFetch(t, host("agent-site"), "/")).status).toBe(404);
     expect((await siteFetch(t, host(preview.public_slug, true), "/")).status).toBe(404);
     await drain();
-    expect(json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id } })).publication).toMatchObject({ status: "unpublished", published_files_count: 0 });
+    expect(json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id } })).publication).toMatchObject({
+      status: "unpublished",
+      published_files_count: 0,
+    });
     expect(json(await client.callTool({ name: "bucket_unpublish", arguments: { bucket_id: id } })).changed).toBe(false);
     const b = json(await client.callTool({ name: "bucket_get", arguments: { bucket_id: id } })).bucket;
     expect(json(await client.callTool({ name: "bucket_delete", arguments: { bucket_id: id, confirmation: b.delete.confirmation } })).deleted).toBe(true);
@@ -264,7 +309,9 @@ describe("publish rate limit", () => {
       expect([rest.status, rest.body.error.code]).toEqual([429, "PUBLISH_RATE_LIMIT_EXCEEDED"]);
       expect(Number(rest.headers.get("retry-after"))).toBeGreaterThan(0);
       const client = new Client({ name: "test", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(limited.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(limited.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }),
+      );
       const r = await client.callTool({ name: "bucket_publish", arguments: { bucket_id: id } });
       expect(err(r)).toMatchObject({ code: "PUBLISH_RATE_LIMIT_EXCEEDED", details: { retry_after: expect.any(Number) } });
       await client.close();

@@ -11,8 +11,13 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const agentHeaders = {
-  "user-agent": "pier-skill/2.1.0 (claude-code)", "x-pier-agent": "claude-code", "x-pier-agent-client": "pier-skill",
-  "x-pier-agent-version": "2.1.0", "x-pier-agent-run-id": "run-42", "x-pier-agent-project": "website", "x-pier-agent-task": "publish docs",
+  "user-agent": "pier-skill/2.1.0 (claude-code)",
+  "x-pier-agent": "claude-code",
+  "x-pier-agent-client": "pier-skill",
+  "x-pier-agent-version": "2.1.0",
+  "x-pier-agent-run-id": "run-42",
+  "x-pier-agent-project": "website",
+  "x-pier-agent-task": "publish docs",
 };
 
 describe("agent activity log", () => {
@@ -24,9 +29,11 @@ describe("agent activity log", () => {
     await t.api("GET", "/api/v1/agent_auth/status", { key: u.key, headers: agentHeaders });
 
     const client = new Client({ name: "activity-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), {
-      requestInit: { headers: { authorization: `Bearer ${u.key}`, "x-pier-agent": "cursor", "x-pier-agent-run-id": "run-7" } },
-    }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), {
+        requestInit: { headers: { authorization: `Bearer ${u.key}`, "x-pier-agent": "cursor", "x-pier-agent-run-id": "run-7" } },
+      }),
+    );
     await client.callTool({ name: "pier_status", arguments: {} });
     await client.close();
     await Bun.sleep(20); // the hook runs after the response is sent
@@ -35,8 +42,15 @@ describe("agent activity log", () => {
     expect(r.status).toBe(200);
     const rest = r.body.data.activity.find((a: any) => a.run_id === "run-42");
     expect(rest).toMatchObject({
-      credential_kind: "api_key", agent: "claude-code", agent_client: "pier-skill", agent_version: "2.1.0", project: "website", task: "publish docs",
-      user_agent: "pier-skill/2.1.0 (claude-code)", request_count: 4, last_request: "GET /api/v1/agent_auth/status",
+      credential_kind: "api_key",
+      agent: "claude-code",
+      agent_client: "pier-skill",
+      agent_version: "2.1.0",
+      project: "website",
+      task: "publish docs",
+      user_agent: "pier-skill/2.1.0 (claude-code)",
+      request_count: 4,
+      last_request: "GET /api/v1/agent_auth/status",
     });
     const mcp = r.body.data.activity.find((a: any) => a.run_id === "run-7");
     expect(mcp).toMatchObject({ agent: "cursor", last_request: "POST /mcp" });

@@ -18,7 +18,10 @@ const root = join(import.meta.dir, "../../..");
 beforeAll(async () => {
   t = await startTestPier();
   home = mkdtempSync(join(tmpdir(), "pier-cli-home-"));
-  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+  });
 });
 afterAll(async () => {
   await browser?.close();

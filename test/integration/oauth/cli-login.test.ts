@@ -23,7 +23,10 @@ afterAll(async () => {
 
 const cli = (args: string[]) =>
   Bun.spawn([process.execPath, join(root, "src/main.ts"), ...args], {
-    cwd: root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "cfg") }, stdout: "pipe", stderr: "pipe",
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "cfg") },
+    stdout: "pipe",
+    stderr: "pipe",
   });
 
 async function loginApproved(cookie: string): Promise<string> {
@@ -56,9 +59,13 @@ describe("pier login", () => {
     expect(conns.body.data.connections).toHaveLength(1);
 
     // Revoked from the browser: the CLI says so instead of failing obscurely.
-    expect((await t.api("DELETE", `/api/v1/oauth/connections/${conns.body.data.connections[0].id}`, {
-      headers: { cookie, "x-pier-csrf": csrfToken(t.pier.deps, findSession(t.pier.deps, cookie.split(";")[0]!.split("=")[1])!.id) },
-    })).status).toBe(200);
+    expect(
+      (
+        await t.api("DELETE", `/api/v1/oauth/connections/${conns.body.data.connections[0].id}`, {
+          headers: { cookie, "x-pier-csrf": csrfToken(t.pier.deps, findSession(t.pier.deps, cookie.split(";")[0]!.split("=")[1])!.id) },
+        })
+      ).status,
+    ).toBe(200);
     const who = cli(["whoami"]);
     expect(await who.exited).toBe(1);
     expect(await new Response(who.stderr).text()).toContain("revoked or expired");
@@ -79,8 +86,12 @@ describe("pier login", () => {
     reader.releaseLock();
     const link = /(http:\/\/\S+\/oauth\/device\?user_code=\S+)/.exec(out)![1]!;
     const userCode = decodeURIComponent(new URL(link).searchParams.get("user_code")!).replace("-", "").toUpperCase();
-    const row = () => t.pier.deps.sqlite.query<{ interval_seconds: number; last_polled_at: string | null }, [string]>(
-      "SELECT interval_seconds, last_polled_at FROM oauth_device_codes WHERE user_code = ?").get(userCode)!;
+    const row = () =>
+      t.pier.deps.sqlite
+        .query<{ interval_seconds: number; last_polled_at: string | null }, [string]>(
+          "SELECT interval_seconds, last_polled_at FROM oauth_device_codes WHERE user_code = ?",
+        )
+        .get(userCode)!;
     const until = async (ok: () => boolean, ms: number) => {
       for (const end = Date.now() + ms; !ok(); await Bun.sleep(50)) if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(row())}`);
     };
@@ -117,4 +128,3 @@ describe("pier login", () => {
     expect(text).toContain("--scope");
   });
 });
-

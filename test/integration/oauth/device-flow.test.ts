@@ -13,7 +13,9 @@ const DEVICE = "urn:ietf:params:oauth:grant-type:device_code";
 beforeAll(async () => {
   t = await startTestPier();
   ({ as, client } = await discoverAndRegister(t, {
-    client_name: "pier-cli test", grant_types: [DEVICE, "refresh_token"], token_endpoint_auth_method: "none",
+    client_name: "pier-cli test",
+    grant_types: [DEVICE, "refresh_token"],
+    token_endpoint_auth_method: "none",
   }));
 });
 afterAll(() => t.stop());
@@ -85,8 +87,11 @@ describe("device flow", () => {
     }
     // Device code, tokens and key are stored as hashes only: none appears in any table.
     const db = t.pier.deps.sqlite;
-    const everything = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()
-      .map(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all())).join("\n");
+    const everything = db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map(({ name }) => JSON.stringify(db.query(`SELECT * FROM "${name}"`).all()))
+      .join("\n");
     for (const secret of [d.device_code, tokens.access_token, tokens.refresh_token!, key]) expect(everything.includes(secret)).toBe(false);
     expect(everything.includes(client.client_id)).toBe(true);
 
@@ -229,7 +234,11 @@ describe("device flow", () => {
     expect(r.status).toBe(400);
     expect(await r.json()).toMatchObject({ error: "unsupported_grant_type" });
     // JSON bodies work as the spec shows them.
-    r = await fetch(base + "/oauth/device_authorization", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_id: client.client_id, scope: "pier:mcp", resource: t.pier.deps.urls.mcpUrl }) });
+    r = await fetch(base + "/oauth/device_authorization", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_id: client.client_id, scope: "pier:mcp", resource: t.pier.deps.urls.mcpUrl }),
+    });
     expect(r.status).toBe(200);
     expect((await r.json()).user_code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
     r = await fetch(base + "/oauth/token", { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" });

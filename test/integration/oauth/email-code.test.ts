@@ -64,7 +64,11 @@ describe("email-code flow", () => {
       const r = await verify({ email: u.email, code: wrong });
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe("INVALID_CODE");
-      expect(r.body.error.details).toMatchObject({ fallback_url: `${t.pier.deps.urls.baseUrl}/oauth/device`, signup_url: expect.any(String), hint: expect.any(String) });
+      expect(r.body.error.details).toMatchObject({
+        fallback_url: `${t.pier.deps.urls.baseUrl}/oauth/device`,
+        signup_url: expect.any(String),
+        hint: expect.any(String),
+      });
     }
     t.clock.advance(61_000); // let the per-minute limiter refill: the guess limit still holds
     const right = await verify({ email: u.email, code });

@@ -14,7 +14,11 @@ beforeAll(async () => {
 afterAll(() => t.stop());
 
 const local = (url: string) => url.replace(t.pier.deps.urls.baseUrl, t.url);
-const cookieOf = (res: Response, name: string) => res.headers.getSetCookie().map((c) => c.split(";")[0]!).find((c) => c.startsWith(`${name}=`));
+const cookieOf = (res: Response, name: string) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0]!)
+    .find((c) => c.startsWith(`${name}=`));
 
 async function open(url: string) {
   const page = await fetch(local(url), { redirect: "manual" });
@@ -34,7 +38,9 @@ describe("browser login link", () => {
     expect(html).toContain("Continue to Pier");
     expect(html).toContain(u.email);
     const post = await fetch(local(url), {
-      method: "POST", redirect: "manual", body: new URLSearchParams(hiddenFields(html)),
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams(hiddenFields(html)),
       headers: { cookie: csrfCookie!, "content-type": "application/x-www-form-urlencoded" },
     });
     expect(post.status).toBe(303);
@@ -44,7 +50,9 @@ describe("browser login link", () => {
     expect(access.status).toBe(200);
 
     const again = await fetch(local(url), {
-      method: "POST", redirect: "manual", body: new URLSearchParams(hiddenFields(html)),
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams(hiddenFields(html)),
       headers: { cookie: csrfCookie!, "content-type": "application/x-www-form-urlencoded" },
     });
     expect(again.status).toBe(404);
@@ -55,7 +63,12 @@ describe("browser login link", () => {
     const u = await t.user();
     const link = (await t.api("POST", "/api/v1/agent_auth/browser_login_link", { key: u.key, body: {} })).body.data;
     expect(link.redirect_path).toBe("/dashboard");
-    const forged = await fetch(local(link.url), { method: "POST", redirect: "manual", body: new URLSearchParams({ csrf: "x" }), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const forged = await fetch(local(link.url), {
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams({ csrf: "x" }),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(forged.status).toBe(403);
     expect(cookieOf(forged, "pier_session")).toBeUndefined();
     expect((await open(link.url)).page.status).toBe(200); // still usable

@@ -15,8 +15,11 @@ const redirectUri = "http://127.0.0.1:8976/callback";
 beforeAll(async () => {
   t = await startTestPier();
   ({ as, client } = await discoverAndRegister(t, {
-    client_name: "PKCE app", redirect_uris: [redirectUri, "https://app.example/cb"], grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"], token_endpoint_auth_method: "none",
+    client_name: "PKCE app",
+    redirect_uris: [redirectUri, "https://app.example/cb"],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
   }));
   u = await t.user();
   cookie = sessionCookie(t, u);
@@ -28,9 +31,14 @@ async function authorize(opts: { scope?: string; redirect?: string } = {}) {
   const state = oauth.generateRandomState();
   const url = new URL(as.authorization_endpoint!);
   url.search = new URLSearchParams({
-    response_type: "code", client_id: client.client_id, redirect_uri: opts.redirect ?? redirectUri, state,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
-    scope: opts.scope ?? "pier:mcp", resource: t.pier.deps.urls.mcpUrl,
+    response_type: "code",
+    client_id: client.client_id,
+    redirect_uri: opts.redirect ?? redirectUri,
+    state,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    scope: opts.scope ?? "pier:mcp",
+    resource: t.pier.deps.urls.mcpUrl,
   }).toString();
   const location = await consent(t, cookie, url);
   const params = oauth.validateAuthResponse(as, client, new URL(location), state);
@@ -64,7 +72,11 @@ describe("authorization code + PKCE", () => {
     const status = await t.api("GET", "/api/v1/agent_auth/status", { key: tokens.access_token });
     expect(status.body.data.account).toMatchObject({ id: u.accountId, permission_scope: "bucket_write" });
 
-    const next = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure));
+    const next = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+    );
     expect(next.refresh_token).not.toBe(tokens.refresh_token);
     expect((await t.api("GET", "/api/v1/buckets", { key: next.access_token })).status).toBe(200);
     // Codes and tokens are stored as hashes only: none of them appears in the database.
@@ -77,7 +89,11 @@ describe("authorization code + PKCE", () => {
   test("a reused refresh token revokes the whole family", async () => {
     const { verifier, params } = await authorize();
     const first = await oauth.processAuthorizationCodeResponse(as, client, await exchange(params, verifier));
-    const second = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first.refresh_token!, insecure));
+    const second = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first.refresh_token!, insecure),
+    );
     const reuse = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first.refresh_token!, insecure);
     expect(await oauthError(reuse)).toBe("invalid_grant");
     // Every token of the family is dead now, including the newest pair.
@@ -107,8 +123,12 @@ describe("authorization code + PKCE", () => {
   test("an unregistered redirect URI is never redirected to", async () => {
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({
-      response_type: "code", client_id: client.client_id, redirect_uri: "https://evil.example/cb", state: "s",
-      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: "S256",
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: "https://evil.example/cb",
+      state: "s",
+      code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()),
+      code_challenge_method: "S256",
     }).toString();
     const res = await page(url.href.replace(t.pier.deps.urls.baseUrl, t.url), cookie);
     expect(res.status).toBe(400);
@@ -118,7 +138,14 @@ describe("authorization code + PKCE", () => {
 
   test("plain PKCE or no PKCE is refused back at the client with state", async () => {
     const url = new URL(`${t.url}/oauth/authorize`);
-    url.search = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: redirectUri, state: "xyz", code_challenge: "abc", code_challenge_method: "plain" }).toString();
+    url.search = new URLSearchParams({
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      state: "xyz",
+      code_challenge: "abc",
+      code_challenge_method: "plain",
+    }).toString();
     const res = await page(url.href, cookie);
     expect(res.status).toBe(303);
     const loc = new URL(res.headers.get("location")!);
@@ -131,8 +158,12 @@ describe("authorization code + PKCE", () => {
     const verifier = oauth.generateRandomCodeVerifier();
     const url = new URL(`${t.url}/oauth/authorize`);
     url.search = new URLSearchParams({
-      response_type: "code", client_id: client.client_id, redirect_uri: redirectUri, state: "st",
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      state: "st",
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
     }).toString();
     const anon = await page(url.href, "");
     expect(anon.status).toBe(303);
@@ -146,8 +177,12 @@ describe("authorization code + PKCE", () => {
     const verifier = oauth.generateRandomCodeVerifier();
     const url = new URL(`${t.url}/oauth/authorize`);
     url.search = new URLSearchParams({
-      response_type: "code", client_id: client.client_id, redirect_uri: redirectUri, state: "c1",
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      state: "c1",
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
     }).toString();
     const html = await (await page(url.href, cookie)).text();
     const fields = Object.fromEntries([...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
@@ -159,7 +194,8 @@ describe("authorization code + PKCE", () => {
   });
 
   test("registration validates redirect URIs and client metadata", async () => {
-    const reg = (body: unknown) => fetch(`${t.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const reg = (body: unknown) =>
+      fetch(`${t.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     for (const uri of ["http://app.example/cb", "javascript:alert(1)", "https://app.example/cb#frag", "not a url"]) {
       const r = await reg({ redirect_uris: [uri] });
       expect(r.status).toBe(400);
@@ -169,7 +205,11 @@ describe("authorization code + PKCE", () => {
     expect((await r.json()).error).toBe("invalid_client_metadata");
     r = await reg({ redirect_uris: ["http://[::1]:3000/cb", "http://localhost/cb"], client_name: "Loopback" });
     expect(r.status).toBe(201);
-    expect(await r.json()).toMatchObject({ client_id: expect.stringMatching(/^mcp_client_/), token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
+    expect(await r.json()).toMatchObject({
+      client_id: expect.stringMatching(/^mcp_client_/),
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    });
   });
 });
 
@@ -180,8 +220,12 @@ describe("connections page", () => {
     const verifier = oauth.generateRandomCodeVerifier();
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({
-      response_type: "code", client_id: client.client_id, redirect_uri: redirectUri, state: "s1",
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256",
+      response_type: "code",
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      state: "s1",
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
     }).toString();
     const params = oauth.validateAuthResponse(as, client, new URL(await consent(t, c, url)), "s1");
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(params, verifier));

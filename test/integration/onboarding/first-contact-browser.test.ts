@@ -111,11 +111,13 @@ describe("first contact in Chromium", () => {
     try {
       const res = await page.goto(`http://${s.host}:${t.pier.httpPort}/docs/`);
       expect(res!.status()).toBe(200);
-      const icons = await page.evaluate(() => Array.from(document.querySelectorAll(".pier-files td.icon")).map((td) => ({
-        text: (td.textContent ?? "").trim(),
-        svg: !!td.querySelector("svg"),
-        width: td.querySelector("svg")?.getBoundingClientRect().width ?? 0,
-      })));
+      const icons = await page.evaluate(() =>
+        Array.from(document.querySelectorAll(".pier-files td.icon")).map((td) => ({
+          text: (td.textContent ?? "").trim(),
+          svg: !!td.querySelector("svg"),
+          width: td.querySelector("svg")?.getBoundingClientRect().width ?? 0,
+        })),
+      );
       expect(icons.length).toBe(5); // parent, folder, three files
       for (const icon of icons) expect(icon).toEqual({ text: "", svg: true, width: 22 });
       // The theme switch is a drawing too.

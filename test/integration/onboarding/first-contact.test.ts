@@ -27,7 +27,10 @@ async function signUp(t: TestPier, email: string) {
 /** Run `pier admin ...` as the operator would, against the test server's data dir. */
 async function pierAdmin(t: TestPier, args: string[]) {
   const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", join(root, "src/main.ts"), "admin", ...args, "--data-dir", t.dataDir], {
-    cwd: root, env: { ...process.env, PIER_SECRET_KEY: SECRET }, stdout: "pipe", stderr: "pipe",
+    cwd: root,
+    env: { ...process.env, PIER_SECRET_KEY: SECRET },
+    stdout: "pipe",
+    stderr: "pipe",
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, code };
@@ -56,7 +59,11 @@ describe("/ on the API host", () => {
     expect(r.status).toBe(200);
     const base = t.pier.deps.urls.baseUrl;
     expect(r.body.data).toMatchObject({
-      name: "Pier", docs_url: `${base}/docs`, status_url: `${base}/api/v1/status`, signup_url: `${base}/signup`, setup_required: true,
+      name: "Pier",
+      docs_url: `${base}/docs`,
+      status_url: `${base}/api/v1/status`,
+      signup_url: `${base}/signup`,
+      setup_required: true,
     });
     // The links in the index work.
     expect((await fetch(r.body.data.status_url.replace(base, t.url))).status).toBe(200);
@@ -181,7 +188,11 @@ describe("--owner-plan and data dirs from before the owner plan", () => {
     const t = await startTestPier();
     try {
       // As an older Pier created it: the first user on the default plan.
-      const { account } = insertUserWithAccount(t.pier.deps, { email: "old@example.com", passwordHash: await hashPassword("an old long password"), plan: "free" });
+      const { account } = insertUserWithAccount(t.pier.deps, {
+        email: "old@example.com",
+        passwordHash: await hashPassword("an old long password"),
+        plan: "free",
+      });
       const note = ownerPlanNote(t.pier.deps)!;
       expect(note).toContain(`pier admin account plan --account ${account.id} --plan owner`);
       expect(startupBanner(t.pier)).toContain(`note: ${note}`);
@@ -235,7 +246,9 @@ describe("the email gate without a mail relay", () => {
     expect(gate).toContain("ask the site owner for your code");
     expect(gate).not.toContain("We will send you");
     const asked = await siteFetch(t, site.host, "/_pier/gate/email", {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ email: "v@example.com", next: "/" }).toString(),
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: "v@example.com", next: "/" }).toString(),
     });
     expect(asked.status).toBe(200);
     const text = await asked.text();
@@ -324,8 +337,22 @@ describe("validation messages and paging", () => {
   test("every list refuses limit/offset that are not whole numbers in range (422 naming the field, never 500)", async () => {
     const b = await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "lists" } } });
     const id = b.body.data.bucket.id;
-    const lists = ["/api/v1/buckets", "/api/v1/publications", `/api/v1/buckets/${id}/files`, `/api/v1/buckets/${id}/versions`, `/api/v1/buckets/${id}/inbound_email/messages`];
-    const bad: Array<[string, string]> = [["offset", "1e20"], ["offset", "1.5"], ["offset", "-1"], ["limit", "0"], ["limit", "1.5"], ["limit", "abc"], ["limit", "100000"]];
+    const lists = [
+      "/api/v1/buckets",
+      "/api/v1/publications",
+      `/api/v1/buckets/${id}/files`,
+      `/api/v1/buckets/${id}/versions`,
+      `/api/v1/buckets/${id}/inbound_email/messages`,
+    ];
+    const bad: Array<[string, string]> = [
+      ["offset", "1e20"],
+      ["offset", "1.5"],
+      ["offset", "-1"],
+      ["limit", "0"],
+      ["limit", "1.5"],
+      ["limit", "abc"],
+      ["limit", "100000"],
+    ];
     for (const path of lists) {
       for (const [field, value] of bad) {
         const r = await t.api("GET", `${path}?${field}=${value}`, { key: u.key });

@@ -30,13 +30,21 @@ describe("site-change events wait for the commit", () => {
       const input = { access_mode: "password" as const, password: "correct horse battery" };
       const doomed = await preparePublish(deps, actor, bucketId, input, "main");
       expect(doomed.access).not.toBeNull();
-      expect(() => transaction(deps.db, (tx) => {
-        commitPublish(deps, doomed, tx);
-        throw new Error("a later step of the finalize failed");
-      })).toThrow("a later step of the finalize failed");
+      expect(() =>
+        transaction(deps.db, (tx) => {
+          commitPublish(deps, doomed, tx);
+          throw new Error("a later step of the finalize failed");
+        }),
+      ).toThrow("a later step of the finalize failed");
       expect(changes).toEqual([]);
       expect(deps.db.select().from(publications).where(eq(publications.bucketId, bucketId)).all()).toEqual([]);
-      expect(deps.db.select().from(jobs).all().filter((j) => (j.payload as { publication_id?: string }).publication_id === doomed.publicationId)).toEqual([]);
+      expect(
+        deps.db
+          .select()
+          .from(jobs)
+          .all()
+          .filter((j) => (j.payload as { publication_id?: string }).publication_id === doomed.publicationId),
+      ).toEqual([]);
 
       const kept = await preparePublish(deps, actor, bucketId, input, "main");
       const row = transaction(deps.db, (tx) => {

@@ -38,7 +38,16 @@ describe("publish, build, serve, unpublish", () => {
     const r = await publish(u.key, id, { slug_suggestions: ["Walk Through!"], site_type: "website", analytics_enabled: false });
     expect(r.status).toBe(202);
     const p = r.body.data.publication;
-    expect(p).toMatchObject({ status: "publishing", publish_state: "queued", publish_pending: true, public_slug: "walk-through", site_mode: "static", site_type: "website", publication_analytics_enabled: false, publication_client_events_enabled: true });
+    expect(p).toMatchObject({
+      status: "publishing",
+      publish_state: "queued",
+      publish_pending: true,
+      public_slug: "walk-through",
+      site_mode: "static",
+      site_type: "website",
+      publication_analytics_enabled: false,
+      publication_client_events_enabled: true,
+    });
     expect(p.access_password).toBeUndefined();
     // Queued on a first publish: the site does not exist yet.
     expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(404);
@@ -61,7 +70,12 @@ describe("publish, build, serve, unpublish", () => {
     expect((await t.api("GET", `/api/v1/publications/${p.id}/manifest`, { key: u.key })).body.data.manifest.length).toBe(2);
 
     const b = (await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket;
-    expect(b).toMatchObject({ published: true, public_url: ready.public_url, publication_lifecycle_active: true, website: { published: true, status: "published", lifecycle_active: true } });
+    expect(b).toMatchObject({
+      published: true,
+      public_url: ready.public_url,
+      publication_lifecycle_active: true,
+      website: { published: true, status: "published", lifecycle_active: true },
+    });
     expect(b.archive).toMatchObject({ allowed: false, required_action: "unpublish_first" });
     const archive = await t.api("POST", `/api/v1/buckets/${id}/archive`, { key: u.key });
     expect([archive.status, archive.body.error.code]).toEqual([409, "UNPUBLISH_FIRST"]);
@@ -101,7 +115,10 @@ describe("publish, build, serve, unpublish", () => {
     expect((await siteFetch(t, host(pv.public_slug, true), "/")).status).toBe(404);
     await drain();
     expect(await readPub(u.key, p.id)).toMatchObject({ status: "unpublished", published_files_count: 0 });
-    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket).toMatchObject({ published: false, publication_lifecycle_active: false });
+    expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket).toMatchObject({
+      published: false,
+      publication_lifecycle_active: false,
+    });
     expect((await t.api("POST", `/api/v1/buckets/${id}/archive`, { key: u.key })).status).toBe(200);
     // Archived: publishing is refused, nothing changes.
     const again = await publish(u.key, id);
@@ -221,11 +238,18 @@ describe("secrets, slugs and settings", () => {
     const id = await bucketWith(u, "Patch Me Site", { "index.html": "<p>i</p>" });
     const p = (await publish(u.key, id)).body.data.publication;
     await drain();
-    const r = await t.api("PATCH", `/api/v1/publications/${p.id}`, { key: u.key, body: { title: "New title", site_mode: "spa", client_events_enabled: false } });
+    const r = await t.api("PATCH", `/api/v1/publications/${p.id}`, {
+      key: u.key,
+      body: { title: "New title", site_mode: "spa", client_events_enabled: false },
+    });
     expect(r.body.data.publication).toMatchObject({ title: "New title", site_mode: "spa", publication_client_events_enabled: false, publish_state: "ready" });
     expect(await (await siteFetch(t, host(p.public_slug), "/x/y")).text()).toBe("<p>i</p>");
     await t.api("POST", `/api/v1/buckets/${id}/visibility_change_lock`, { key: u.key, body: { reason: "launch" } });
-    for (const [m, path, body] of [["POST", `/api/v1/buckets/${id}/publication`, {}], ["DELETE", `/api/v1/buckets/${id}/publication`, undefined], ["PATCH", `/api/v1/publications/${p.id}/access`, { access_mode: "require_email" }]] as const) {
+    for (const [m, path, body] of [
+      ["POST", `/api/v1/buckets/${id}/publication`, {}],
+      ["DELETE", `/api/v1/buckets/${id}/publication`, undefined],
+      ["PATCH", `/api/v1/publications/${p.id}/access`, { access_mode: "require_email" }],
+    ] as const) {
       const res = await t.api(m, path, { key: u.key, body });
       expect([res.status, res.body.error.code]).toEqual([423, "VISIBILITY_LOCKED"]);
     }
@@ -233,7 +257,7 @@ describe("secrets, slugs and settings", () => {
 });
 
 describe("root folder and expiry", () => {
-  test("publication_root_directory comes from bucket metadata unless given; \"\" publishes the whole bucket; expires_at ends a main site with 410", async () => {
+  test('publication_root_directory comes from bucket metadata unless given; "" publishes the whole bucket; expires_at ends a main site with 410', async () => {
     const u = await t.user({ plan: "pro" });
     const id = await bucketWith(u, "Rooted Site Bucket", { "public/index.html": "<p>inner</p>", "index.html": "<p>outer</p>" });
     await t.api("PATCH", `/api/v1/buckets/${id}`, { key: u.key, body: { bucket: { metadata: { publication_root_directory: "/public/" } } } });
@@ -354,6 +378,13 @@ describe("previews and plan policy", () => {
     t.pier.deps.jobs.enqueue("publish.site_renewal");
     await drain();
     expect((await readPub(u.key, p.id)).status).toBe("unpublished");
-    expect(t.pier.deps.db.select().from(notifications).where(eq(notifications.accountId, u.accountId)).all().map((n) => n.kind)).toContain("site_renewal_lapsed");
+    expect(
+      t.pier.deps.db
+        .select()
+        .from(notifications)
+        .where(eq(notifications.accountId, u.accountId))
+        .all()
+        .map((n) => n.kind),
+    ).toContain("site_renewal_lapsed");
   });
 });

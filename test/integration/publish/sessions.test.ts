@@ -35,7 +35,9 @@ function write(dir: string, files: Record<string, string>) {
 /** Run the CLI as a user would, draining the job runner while it polls. */
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(["./node_modules/.bin/bun", "run", "src/main.ts", ...args], {
-    stdout: "pipe", stderr: "pipe", env: { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "pier-xdg-")), PIER_URL: "", PIER_API_KEY: "", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "pier-xdg-")), PIER_URL: "", PIER_API_KEY: "", ...env },
   });
   let exited = false;
   const pump = (async () => {
@@ -51,7 +53,9 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
 }
 
 const entry = (path: string, text: string, contentType = "text/html") => ({
-  path, byte_size: Buffer.byteLength(text), content_type: contentType,
+  path,
+  byte_size: Buffer.byteLength(text),
+  content_type: contentType,
   checksum: new Bun.CryptoHasher("md5").update(text).digest("base64"),
   sha256: new Bun.CryptoHasher("sha256").update(text).digest("hex"),
 });
@@ -59,7 +63,13 @@ const entry = (path: string, text: string, contentType = "text/html") => ({
 describe("pier publish / pier preview", () => {
   test("publishes a folder, republishes only what changed, deletes what is gone, previews with an expiry", async () => {
     const u = await t.user({ plan: "pro" });
-    const dir = folder({ "index.html": "<h1>cli</h1>", "css/site.css": "body{}", "docs/guide.html": "<p>guide</p>", ".env": "SECRET=1", "node_modules/x/index.js": "x" });
+    const dir = folder({
+      "index.html": "<h1>cli</h1>",
+      "css/site.css": "body{}",
+      "docs/guide.html": "<p>guide</p>",
+      ".env": "SECRET=1",
+      "node_modules/x/index.js": "x",
+    });
     const first = await cli(["publish", dir, "--url", t.url, "--key", u.key, "--slug", "cli-published-site"]);
     expect(first.stderr).toContain("3 files — 3 new");
     expect(first.code).toBe(0);
@@ -116,15 +126,24 @@ describe("pier publish under rate limits", () => {
       // Spend the account's whole upload-control budget first.
       let status = 0;
       for (let i = 0; i < 61 && status !== 429; i++) {
-        status = (await limited.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_title: "Spent Budget Site", files: [entry("index.html", "x")] } })).status;
+        status = (
+          await limited.api("POST", "/api/v1/publish_sessions", { key: u.key, body: { bucket_title: "Spent Budget Site", files: [entry("index.html", "x")] } })
+        ).status;
       }
       expect(status).toBe(429);
       const dir = folder({ "index.html": "<p>patient</p>" });
       const proc = Bun.spawn(["./node_modules/.bin/bun", "run", "src/main.ts", "publish", dir, "--url", limited.url, "--key", u.key], {
-        stdout: "pipe", stderr: "pipe", env: { ...process.env, XDG_CONFIG_HOME: dir },
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, XDG_CONFIG_HOME: dir },
       });
       let exited = false;
-      const pump = (async () => { while (!exited) { await limited.pier.runner.drain(); await Bun.sleep(50); } })();
+      const pump = (async () => {
+        while (!exited) {
+          await limited.pier.runner.drain();
+          await Bun.sleep(50);
+        }
+      })();
       const code = await proc.exited;
       exited = true;
       await pump;
@@ -145,7 +164,10 @@ describe("publish sessions API", () => {
   test("descriptors only for changed files; stale, not pending, expired; missing bytes answer 503", async () => {
     const u = await t.user({ plan: "pro" });
     const files = { "index.html": "<p>one</p>", "a.txt": "aaa" };
-    const s1 = await session(u, { bucket_title: "Session Bucket Site", files: Object.entries(files).map(([p, x]) => entry(p, x, p.endsWith(".txt") ? "text/plain" : "text/html")) });
+    const s1 = await session(u, {
+      bucket_title: "Session Bucket Site",
+      files: Object.entries(files).map(([p, x]) => entry(p, x, p.endsWith(".txt") ? "text/plain" : "text/html")),
+    });
     expect(s1.status).toBe(201);
     expect(s1.body.data.publish_session.uploads.length).toBe(2);
     expect(s1.body.data.deploy_summary).toContain("2 new");
@@ -168,7 +190,11 @@ describe("publish sessions API", () => {
     await t.pier.runner.drain();
 
     // Same manifest again, one file changed: one descriptor; the same bucket is found by title.
-    const s2 = await session(u, { bucket_title: "Session Bucket Site", delete_missing: false, files: [entry("index.html", "<p>two</p>"), entry("a.txt", "aaa", "text/plain")] });
+    const s2 = await session(u, {
+      bucket_title: "Session Bucket Site",
+      delete_missing: false,
+      files: [entry("index.html", "<p>two</p>"), entry("a.txt", "aaa", "text/plain")],
+    });
     expect(s2.body.data.bucket.id).toBe(bucketId);
     expect(s2.body.data.publish_session.uploads.map((x: { path: string }) => x.path)).toEqual(["index.html"]);
     // Someone else writes to the bucket meanwhile: the session is stale, nothing is written.
@@ -195,7 +221,12 @@ describe("publish sessions API", () => {
     expect((await t.api("POST", `/api/v1/publish_sessions/${s1.body.data.publish_session.id}/finalize`, { key: u.key })).status).toBe(202);
     await t.pier.runner.drain();
 
-    const lying = { ...real, content_type: "text/markdown", checksum: new Bun.CryptoHasher("md5").update("other bytes").digest("base64"), byte_size: real.byte_size + 5 };
+    const lying = {
+      ...real,
+      content_type: "text/markdown",
+      checksum: new Bun.CryptoHasher("md5").update("other bytes").digest("base64"),
+      byte_size: real.byte_size + 5,
+    };
     const s2 = await session(u, { bucket_id: bucketId, files: [lying] });
     expect(s2.body.data.publish_session.uploads).toEqual([]);
     expect((await t.api("POST", `/api/v1/publish_sessions/${s2.body.data.publish_session.id}/finalize`, { key: u.key })).status).toBe(202);
@@ -231,7 +262,10 @@ describe("publish sessions API", () => {
       const lu = await limited.user({ plan: "pro" });
       const codes = [];
       for (let i = 0; i < 3; i++) {
-        const r = await limited.api("POST", "/api/v1/publish_sessions", { key: lu.key, body: { bucket_title: "Rate Limited Site", files: [entry("index.html", "x")] } });
+        const r = await limited.api("POST", "/api/v1/publish_sessions", {
+          key: lu.key,
+          body: { bucket_title: "Rate Limited Site", files: [entry("index.html", "x")] },
+        });
         codes.push(r.status);
         if (r.status === 429) {
           expect(r.body.error.code).toBe("UPLOAD_RATE_LIMIT_EXCEEDED");

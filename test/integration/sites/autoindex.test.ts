@@ -97,7 +97,11 @@ describe("auto-index", () => {
 
   test("an account template is used for that account's sites", async () => {
     const other = await publishSite(t, { title: "Custom <look>", files: [{ path: "a.txt", bytes: "a" }] });
-    setAutoIndexTemplate(t.pier.deps, other.user.accountId, "<main data-custom>{{ title }}|{{account_name}}|{{ account_logo }}|{{theme_switch}}|{{description}}|{{  files }}</main>");
+    setAutoIndexTemplate(
+      t.pier.deps,
+      other.user.accountId,
+      "<main data-custom>{{ title }}|{{account_name}}|{{ account_logo }}|{{theme_switch}}|{{description}}|{{  files }}</main>",
+    );
     const html = await (await siteFetch(t, other.host, "/")).text();
     expect(html).toStartWith("<main data-custom>Custom &lt;look&gt;|");
     expect(html).toContain('<a href="a.txt">a.txt</a>');

@@ -28,7 +28,13 @@ describe("sites in Chromium", () => {
   test("an SPA deep link loads the app, which routes by location", async () => {
     const app = `<!doctype html><html><head><title>SPA</title><script src="/app.js" defer></script></head><body><div id="out">loading</div></body></html>`;
     const js = `document.getElementById("out").textContent = "route:" + location.pathname;`;
-    const s = await publishSite(t, { siteMode: "spa", files: [{ path: "index.html", bytes: app }, { path: "app.js", bytes: js }] });
+    const s = await publishSite(t, {
+      siteMode: "spa",
+      files: [
+        { path: "index.html", bytes: app },
+        { path: "app.js", bytes: js },
+      ],
+    });
     const page = await browser.newPage();
     try {
       const res = await page.goto(siteUrl(s.host, "/projects/42/edit"));
@@ -41,7 +47,14 @@ describe("sites in Chromium", () => {
   }, 30_000);
 
   test("a password-gated page: wrong password, right password, host-only cookie", async () => {
-    const s = await publishSite(t, { access: "password", password: "hunter22", files: [{ path: "index.html", bytes: "<h1 id=h>Welcome in</h1>" }, { path: "deep/page.html", bytes: "<h1 id=h>Deep page</h1>" }] });
+    const s = await publishSite(t, {
+      access: "password",
+      password: "hunter22",
+      files: [
+        { path: "index.html", bytes: "<h1 id=h>Welcome in</h1>" },
+        { path: "deep/page.html", bytes: "<h1 id=h>Deep page</h1>" },
+      ],
+    });
     const other = await publishSite(t, { access: "password", password: "hunter22", files: [{ path: "index.html", bytes: "<h1 id=h>Other</h1>" }] });
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
@@ -77,7 +90,10 @@ describe("sites in Chromium, published through the API", () => {
     const id = (await t.api("POST", "/api/v1/buckets", { key, body: { bucket: { title: "Browser Published App" } } })).body.data.bucket.id;
     const app = `<!doctype html><html><head><title>App</title><script src="/app.js" defer></script></head><body><div id="out">loading</div></body></html>`;
     const js = `document.getElementById("out").textContent = "route:" + location.pathname;`;
-    for (const [path, text, type] of [["index.html", app, "text/html; charset=utf-8"], ["app.js", js, "text/javascript; charset=utf-8"]]) {
+    for (const [path, text, type] of [
+      ["index.html", app, "text/html; charset=utf-8"],
+      ["app.js", js, "text/javascript; charset=utf-8"],
+    ]) {
       expect((await directUpload(t, key, id, textFile(path!, text!, type))).status).toBeLessThan(300);
     }
     const r = await t.api("POST", `/api/v1/buckets/${id}/publication`, { key, body: { site_mode: "spa" } });

@@ -29,12 +29,22 @@ describe("deploys", () => {
   test("files given by blob hash (bucket files) are served and precompressed; types come from names", async () => {
     const js = "export const answer = 42;\n".repeat(100);
     const blob = await t.pier.deps.blobs.putBytes(js);
-    const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>x</h1>" }, { path: "lib/app.mjs", blobSha: blob.sha256 }] });
+    const site = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "<h1>x</h1>" },
+        { path: "lib/app.mjs", blobSha: blob.sha256 },
+      ],
+    });
     const r = await siteFetch(t, site.host, "/lib/app.mjs", { headers: { "accept-encoding": "gzip" }, decompress: false });
     expect(r.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(r.headers.get("content-encoding")).toBe("gzip");
     expect(gunzipSync(new Uint8Array(await r.arrayBuffer())).toString()).toBe(js);
-    const row = t.pier.deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, site.deployId)).all().find((f) => f.path === "lib/app.mjs")!;
+    const row = t.pier.deps.db
+      .select()
+      .from(deployFiles)
+      .where(eq(deployFiles.deployId, site.deployId))
+      .all()
+      .find((f) => f.path === "lib/app.mjs")!;
     expect(row.brSize).toBeLessThan(row.size);
     expect(row.etag).toBe(`"${blob.sha256.slice(0, 40)}"`);
   });
@@ -46,7 +56,10 @@ describe("deploys", () => {
       [{ path: "../escape.html", bytes: "x" }],
       [{ path: "a\\b.html", bytes: "x" }],
       [{ path: "a\u0000.html", bytes: "x" }],
-      [{ path: "a.html", bytes: "x" }, { path: "/a.html", bytes: "y" }],
+      [
+        { path: "a.html", bytes: "x" },
+        { path: "/a.html", bytes: "y" },
+      ],
       [{ path: "a.html", blobSha: "0".repeat(64) }],
       [{ path: "a.html" }],
     ];
@@ -59,7 +72,11 @@ describe("deploys", () => {
 
   test("excluded paths are reported and left out of the deploy", async () => {
     const site = await publishSite(t, { files: [{ path: "index.html", bytes: "ok" }] });
-    const d = await writeDeploy(t.pier.deps, site.pub.id, [{ path: "index.html", bytes: "ok" }, { path: ".env.local", bytes: "S=1" }, { path: "yarn.lock", bytes: "" }]);
+    const d = await writeDeploy(t.pier.deps, site.pub.id, [
+      { path: "index.html", bytes: "ok" },
+      { path: ".env.local", bytes: "S=1" },
+      { path: "yarn.lock", bytes: "" },
+    ]);
     expect(d.excluded.sort()).toEqual([".env.local", "yarn.lock"]);
     expect(d.fileCount).toBe(1);
     expect(t.pier.deps.db.select().from(deploys).where(eq(deploys.id, d.deployId)).get()!.fileCount).toBe(1);
@@ -68,7 +85,12 @@ describe("deploys", () => {
   test("blob garbage collection keeps every blob a deploy references (and its variants)", async () => {
     const big = new Uint8Array(700 * 1024).map((_, i) => i % 13);
     const css = "a { color: blue; }\n".repeat(300);
-    const site = await publishSite(t, { files: [{ path: "big.dat", bytes: big }, { path: "s.css", bytes: css }] });
+    const site = await publishSite(t, {
+      files: [
+        { path: "big.dat", bytes: big },
+        { path: "s.css", bytes: css },
+      ],
+    });
     const unreferenced = await t.pier.deps.blobs.putBytes("nobody points at me");
     await collectGarbage(t.pier.deps, 0);
     expect(await t.pier.deps.blobs.has(unreferenced.sha256)).toBe(false);

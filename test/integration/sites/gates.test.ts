@@ -13,7 +13,14 @@ const form = { "content-type": "application/x-www-form-urlencoded" };
 
 beforeAll(async () => {
   t = await startTestPier();
-  locked = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>Secret home</h1>" }, { path: "doc.txt", bytes: "secret doc" }] });
+  locked = await publishSite(t, {
+    access: "password",
+    password: "open sesame",
+    files: [
+      { path: "index.html", bytes: "<h1>Secret home</h1>" },
+      { path: "doc.txt", bytes: "secret doc" },
+    ],
+  });
   other = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>Other secret</h1>" }] });
   emailSite = await publishSite(t, { access: "require_email", title: "Members", files: [{ path: "index.html", bytes: "<h1>Members only</h1>" }] });
 });
@@ -25,7 +32,11 @@ function cookieOf(r: Response): string {
 }
 
 async function login(site: PublishedSite, password: string, next = "/", headers: Record<string, string> = {}) {
-  return siteFetch(t, site.host, "/_pier/gate/password", { method: "POST", headers: { ...form, ...headers }, body: new URLSearchParams({ password, next }).toString() });
+  return siteFetch(t, site.host, "/_pier/gate/password", {
+    method: "POST",
+    headers: { ...form, ...headers },
+    body: new URLSearchParams({ password, next }).toString(),
+  });
 }
 
 describe("password gate", () => {
@@ -47,7 +58,11 @@ describe("password gate", () => {
     expect(wrong.headers.get("set-cookie")).toBeNull();
     expect(await wrong.text()).toContain("not right");
 
-    expect(accessDetails(t.pier.deps, locked.pub.id, { revealPassword: true })).toMatchObject({ access_mode: "password", password_configured: true, access_password: "open sesame" });
+    expect(accessDetails(t.pier.deps, locked.pub.id, { revealPassword: true })).toMatchObject({
+      access_mode: "password",
+      password_configured: true,
+      access_password: "open sesame",
+    });
     expect(accessDetails(t.pier.deps, locked.pub.id, { revealPassword: false }).access_password).toBeUndefined();
     const ok = await login(locked, "open sesame", "/doc.txt?x=1");
     expect(ok.status).toBe(303);
@@ -127,13 +142,22 @@ describe("password gate", () => {
   }, 30_000);
 
   test("a malformed gate post is a 400", async () => {
-    const r = await siteFetch(t, locked.host, "/_pier/gate/password", { method: "POST", headers: { "content-type": "application/json" }, body: '{"password":"open sesame"}' });
+    const r = await siteFetch(t, locked.host, "/_pier/gate/password", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"password":"open sesame"}',
+    });
     expect(r.status).toBe(400);
     // Past the site hosts' body limit the listener refuses it (413) before the gate reads it.
     const huge = await siteFetch(t, locked.host, "/_pier/gate/password", { method: "POST", headers: form, body: "password=" + "x".repeat(20_000) });
     expect(huge.status).toBe(413);
     // Chunked, no Content-Length: still cut off.
-    const stream = new ReadableStream({ start(c) { for (let i = 0; i < 20; i++) c.enqueue(new TextEncoder().encode("x".repeat(1000))); c.close(); } });
+    const stream = new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 20; i++) c.enqueue(new TextEncoder().encode("x".repeat(1000)));
+        c.close();
+      },
+    });
     const chunked = await siteFetch(t, locked.host, "/_pier/gate/password", { method: "POST", headers: form, body: stream });
     expect(chunked.status).toBe(413);
     // Under the site limit but over the gate's own: still a 400 page from the gate.
@@ -175,7 +199,10 @@ describe("require_email gate", () => {
     const leads = listLeads(t.pier.deps, emailSite.pub.id);
     expect(leads).toHaveLength(1);
     expect(leads[0]).toMatchObject({ email: "visitor@example.com", access_count: 1 });
-    expect(accessDetails(t.pier.deps, emailSite.pub.id, { revealPassword: true })).toMatchObject({ access_mode: "require_email", leads: [{ email: "visitor@example.com" }] });
+    expect(accessDetails(t.pier.deps, emailSite.pub.id, { revealPassword: true })).toMatchObject({
+      access_mode: "require_email",
+      leads: [{ email: "visitor@example.com" }],
+    });
   });
 
   test("a code dies after 5 wrong tries", async () => {
@@ -202,7 +229,9 @@ describe("require_email gate", () => {
     // per-recipient count scanned the whole code table.
     const sqlite = t.pier.deps.sqlite;
     const count = (table: string) => (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-    const plan = sqlite.query("EXPLAIN QUERY PLAN SELECT created_at FROM site_email_codes WHERE email = ? AND created_at > ? ORDER BY created_at").all("a@example.com", "x") as { detail: string }[];
+    const plan = sqlite
+      .query("EXPLAIN QUERY PLAN SELECT created_at FROM site_email_codes WHERE email = ? AND created_at > ? ORDER BY created_at")
+      .all("a@example.com", "x") as { detail: string }[];
     expect(plan.map((p) => p.detail).join(" ")).toContain("site_email_codes_email");
 
     const request = requestIdOf(await (await askCode("old@example.com")).text());
@@ -246,8 +275,12 @@ describe("require_email gate", () => {
 describe("previews", () => {
   test("noindex header on every response and a disallow-all robots.txt (over the site's own)", async () => {
     const p = await publishSite(t, {
-      kind: "preview", expiresAt: new Date(t.clock.now().getTime() + 15 * 60_000).toISOString(),
-      files: [{ path: "index.html", bytes: "preview!" }, { path: "robots.txt", bytes: "User-agent: *\nAllow: /\n" }],
+      kind: "preview",
+      expiresAt: new Date(t.clock.now().getTime() + 15 * 60_000).toISOString(),
+      files: [
+        { path: "index.html", bytes: "preview!" },
+        { path: "robots.txt", bytes: "User-agent: *\nAllow: /\n" },
+      ],
     });
     expect(p.host).toStartWith("preview-");
     const r = await siteFetch(t, p.host, "/");
@@ -271,7 +304,13 @@ describe("previews", () => {
   });
 
   test("a password preview gates like a main site", async () => {
-    const p = await publishSite(t, { kind: "preview", access: "password", password: "preview-pass", expiresAt: new Date(t.clock.now().getTime() + 60_000).toISOString(), files: [{ path: "index.html", bytes: "pp" }] });
+    const p = await publishSite(t, {
+      kind: "preview",
+      access: "password",
+      password: "preview-pass",
+      expiresAt: new Date(t.clock.now().getTime() + 60_000).toISOString(),
+      files: [{ path: "index.html", bytes: "pp" }],
+    });
     const gate = await siteFetch(t, p.host, "/");
     expect(gate.status).toBe(401);
     expect(gate.headers.get("x-robots-tag")).toContain("noindex");

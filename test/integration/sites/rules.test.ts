@@ -9,13 +9,41 @@ import { hasExtension, parseRequestPath } from "../../../src/sites/paths";
 
 describe("exclusions", () => {
   test.each([
-    [".workers/api.js", true], [".env", true], [".env.local", true], ["sub/.env.production", true], [".envrc", true],
-    ["node_modules/react/index.js", true], ["app/node_modules/x.js", true], ["package-lock.json", true], ["sub/yarn.lock", true],
-    ["pnpm-lock.yaml", true], ["bun.lockb", true], ["bun.lock", true], ["Cargo.lock", true], ["setup.EXE", true], ["a.dmg", true],
-    ["x.msi", true], ["x.pkg", true], ["x.deb", true], ["x.rpm", true], ["run.sh", true], ["x.bat", true], ["x.cmd", true],
-    ["x.ps1", true], ["x.apk", true], ["Tool.AppImage", true],
-    ["index.html", false], ["workers/a.js", false], ["docs/.workers/a.js", false], ["env.txt", false], ["environment.md", false],
-    ["package.json", false], ["data.bin", false], ["lock.json", false], ["shell.html", false], [".well-known/security.txt", false],
+    [".workers/api.js", true],
+    [".env", true],
+    [".env.local", true],
+    ["sub/.env.production", true],
+    [".envrc", true],
+    ["node_modules/react/index.js", true],
+    ["app/node_modules/x.js", true],
+    ["package-lock.json", true],
+    ["sub/yarn.lock", true],
+    ["pnpm-lock.yaml", true],
+    ["bun.lockb", true],
+    ["bun.lock", true],
+    ["Cargo.lock", true],
+    ["setup.EXE", true],
+    ["a.dmg", true],
+    ["x.msi", true],
+    ["x.pkg", true],
+    ["x.deb", true],
+    ["x.rpm", true],
+    ["run.sh", true],
+    ["x.bat", true],
+    ["x.cmd", true],
+    ["x.ps1", true],
+    ["x.apk", true],
+    ["Tool.AppImage", true],
+    ["index.html", false],
+    ["workers/a.js", false],
+    ["docs/.workers/a.js", false],
+    ["env.txt", false],
+    ["environment.md", false],
+    ["package.json", false],
+    ["data.bin", false],
+    ["lock.json", false],
+    ["shell.html", false],
+    [".well-known/security.txt", false],
   ])("%s excluded: %p", (path, excluded) => {
     expect(isExcludedFromPublish(path)).toBe(excluded);
   });
@@ -28,7 +56,10 @@ describe("exclusions", () => {
 
 describe("request paths", () => {
   test.each([
-    ["/", "", true], ["/a/b.html", "a/b.html", false], ["/docs/", "docs", true], ["/a%20b/c%C3%A9.txt", "a b/cé.txt", false],
+    ["/", "", true],
+    ["/a/b.html", "a/b.html", false],
+    ["/docs/", "docs", true],
+    ["/a%20b/c%C3%A9.txt", "a b/cé.txt", false],
     ["/%25252e", "%252e", false],
   ])("%s -> %s", (raw, path, dir) => {
     const p = parseRequestPath(raw);
@@ -47,8 +78,14 @@ describe("request paths", () => {
 
 describe("negotiation", () => {
   test.each([
-    ["gzip, deflate, br", "br"], ["br;q=0.5, gzip;q=0.8", "gzip"], ["br;q=0", "identity"], ["*", "br"], ["*, br;q=0", "gzip"],
-    ["identity", "identity"], ["GZIP", "gzip"], ["", "identity"],
+    ["gzip, deflate, br", "br"],
+    ["br;q=0.5, gzip;q=0.8", "gzip"],
+    ["br;q=0", "identity"],
+    ["*", "br"],
+    ["*, br;q=0", "gzip"],
+    ["identity", "identity"],
+    ["GZIP", "gzip"],
+    ["", "identity"],
   ])("Accept-Encoding %p -> %s", (ae, enc) => {
     expect(pickEncoding(ae, true, true)).toBe(enc as "br");
   });
@@ -64,10 +101,16 @@ describe("negotiation", () => {
     expect(noneMatch(null, '"b"')).toBe(false);
   });
   test.each([
-    ["bytes=0-9", 100, { kind: "range", start: 0, end: 9 }], ["bytes=90-", 100, { kind: "range", start: 90, end: 99 }],
-    ["bytes=-10", 100, { kind: "range", start: 90, end: 99 }], ["bytes=50-500", 100, { kind: "range", start: 50, end: 99 }],
-    ["bytes=100-", 100, { kind: "unsatisfiable" }], ["bytes=-0", 100, { kind: "unsatisfiable" }], ["bytes=9-2", 100, { kind: "none" }],
-    ["bytes=0-1,5-6", 100, { kind: "none" }], ["items=0-1", 100, { kind: "none" }], ["bytes=0-0", 0, { kind: "unsatisfiable" }],
+    ["bytes=0-9", 100, { kind: "range", start: 0, end: 9 }],
+    ["bytes=90-", 100, { kind: "range", start: 90, end: 99 }],
+    ["bytes=-10", 100, { kind: "range", start: 90, end: 99 }],
+    ["bytes=50-500", 100, { kind: "range", start: 50, end: 99 }],
+    ["bytes=100-", 100, { kind: "unsatisfiable" }],
+    ["bytes=-0", 100, { kind: "unsatisfiable" }],
+    ["bytes=9-2", 100, { kind: "none" }],
+    ["bytes=0-1,5-6", 100, { kind: "none" }],
+    ["items=0-1", 100, { kind: "none" }],
+    ["bytes=0-0", 0, { kind: "unsatisfiable" }],
   ])("Range %s of %d", (h, size, expected) => {
     expect(parseRange(h, size)).toEqual(expected as never);
   });
@@ -75,9 +118,18 @@ describe("negotiation", () => {
 
 describe("markdown URLs", () => {
   test.each([
-    ["docs/a.md", "docs/a.md"], ["/x", "/x"], ["#top", "#top"], ["https://e.com/a?b=1", "https://e.com/a?b=1"], ["mailto:a@b.c", "mailto:a@b.c"],
-    ["javascript:alert(1)", null], ["JaVaScRiPt:x", null], [" javascript:x", null], ["java&#x73;cript:x", null], ["data:text/html,x", null],
-    ["vbscript:x", null], ["java\tscript:x", null],
+    ["docs/a.md", "docs/a.md"],
+    ["/x", "/x"],
+    ["#top", "#top"],
+    ["https://e.com/a?b=1", "https://e.com/a?b=1"],
+    ["mailto:a@b.c", "mailto:a@b.c"],
+    ["javascript:alert(1)", null],
+    ["JaVaScRiPt:x", null],
+    [" javascript:x", null],
+    ["java&#x73;cript:x", null],
+    ["data:text/html,x", null],
+    ["vbscript:x", null],
+    ["java\tscript:x", null],
   ])("%s", (raw, out) => {
     expect(safeUrl(raw)).toBe(out);
   });
@@ -85,7 +137,8 @@ describe("markdown URLs", () => {
 
 describe("slugs and config", () => {
   test("slugs shorter than 9, reserved or not DNS-safe are refused", () => {
-    for (const bad of ["short", "has_underscore1", "-leadinghyphen", "UPPERCASE1", "preview-something", "administrator"]) expect(() => validateSlug(bad)).toThrow();
+    for (const bad of ["short", "has_underscore1", "-leadinghyphen", "UPPERCASE1", "preview-something", "administrator"])
+      expect(() => validateSlug(bad)).toThrow();
     expect(() => validateSlug("my-site-123")).not.toThrow();
   });
   test("PIER_SMTP_RELAY_URL must be an smtp(s) URL", () => {

@@ -108,7 +108,10 @@ describe("site serving", () => {
     const bin = await siteFetch(t, s.host, "/big.bin", { method: "HEAD", headers: { "accept-encoding": "br, gzip" }, decompress: false });
     expect(bin.headers.get("content-encoding")).toBeNull();
     // 304 works per representation.
-    const again = await siteFetch(t, s.host, "/style.css", { headers: { "accept-encoding": "br", "if-none-match": br.headers.get("etag")! }, decompress: false });
+    const again = await siteFetch(t, s.host, "/style.css", {
+      headers: { "accept-encoding": "br", "if-none-match": br.headers.get("etag")! },
+      decompress: false,
+    });
     expect(again.status).toBe(304);
   });
 
@@ -189,7 +192,15 @@ describe("site serving", () => {
     expect(r.status).toBe(405);
     expect(r.headers.get("allow")).toBe("GET, HEAD");
     expect((await siteFetch(t, s.host, "/_pier/gate/password")).status).toBe(404);
-    expect((await siteFetch(t, s.host, "/_pier/gate/password", { method: "POST", body: "password=x", headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(404);
+    expect(
+      (
+        await siteFetch(t, s.host, "/_pier/gate/password", {
+          method: "POST",
+          body: "password=x",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   test("hostile and unknown Host headers", async () => {
@@ -208,7 +219,12 @@ describe("site serving", () => {
   });
 
   test("a new deploy switches atomically and the cache follows", async () => {
-    const site = await publishSite(t, { files: [{ path: "index.html", bytes: "v1" }, { path: "old.txt", bytes: "old" }] });
+    const site = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "v1" },
+        { path: "old.txt", bytes: "old" },
+      ],
+    });
     expect(await (await siteFetch(t, site.host, "/")).text()).toBe("v1");
     const d2 = await writeDeploy(t.pier.deps, site.pub.id, [{ path: "index.html", bytes: "v2" }]);
     expect(await (await siteFetch(t, site.host, "/")).text()).toBe("v1"); // written, not live

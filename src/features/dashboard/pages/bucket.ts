@@ -58,17 +58,37 @@ async function bucketView(shell: Shell, s: Session, id: string, query: Record<st
   const notice = refused && !fieldRefusal ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok");
   const deleting = "lock" in p && p.lock?.kind === "bucket_delete" ? p.lock : null;
   return shell.render(s, {
-    title: bucket.title, template: "dashboard/bucket.html", current: BUCKETS_PATH, error: refused?.error,
+    title: bucket.title,
+    template: "dashboard/bucket.html",
+    current: BUCKETS_PATH,
+    error: refused?.error,
     vars: {
-      notice, id: bucket.id, title: bucket.title, description: bucket.description,
-      archived: p.archived, archivedAt: shortTime(bucket.archivedAt), created: shortTime(bucket.createdAt), updated: shortTime(bucket.updatedAt),
-      published: p.published, publicUrl: p.public_url ?? "", unpublishFirst: p.publication_lifecycle_active,
-      deleting: !!deleting, deletedItems: deleting?.deleted_items ?? 0, totalItems: deleting?.total_items ?? 0,
-      inboundOn: p.inbound_email.enabled, address: p.inbound_email.address ?? "", inboundReady: p.inbound_email.ready,
-      blockedReason: p.inbound_email.blocked_reason ?? "", received: p.inbound_email.received_count,
-      canArchive: p.archive.allowed, canUnarchive: p.unarchive.allowed, canDelete: p.delete.allowed, phrase: p.delete.confirmation,
+      notice,
+      id: bucket.id,
+      title: bucket.title,
+      description: bucket.description,
+      archived: p.archived,
+      archivedAt: shortTime(bucket.archivedAt),
+      created: shortTime(bucket.createdAt),
+      updated: shortTime(bucket.updatedAt),
+      published: p.published,
+      publicUrl: p.public_url ?? "",
+      unpublishFirst: p.publication_lifecycle_active,
+      deleting: !!deleting,
+      deletedItems: deleting?.deleted_items ?? 0,
+      totalItems: deleting?.total_items ?? 0,
+      inboundOn: p.inbound_email.enabled,
+      address: p.inbound_email.address ?? "",
+      inboundReady: p.inbound_email.ready,
+      blockedReason: p.inbound_email.blocked_reason ?? "",
+      received: p.inbound_email.received_count,
+      canArchive: p.archive.allowed,
+      canUnarchive: p.unarchive.allowed,
+      canDelete: p.delete.allowed,
+      phrase: p.delete.confirmation,
       typedConfirmation: refused?.confirmation ?? "",
-      confirmationError: fieldError(refused?.error, "confirmation", "confirmation-error"), confirmationInvalid: invalidAttrs(refused?.error, "confirmation", "confirmation-error"),
+      confirmationError: fieldError(refused?.error, "confirmation", "confirmation-error"),
+      confirmationInvalid: invalidAttrs(refused?.error, "confirmation", "confirmation-error"),
       files: filesSection(shell, s, bucket.id, query),
     },
   });
@@ -79,7 +99,8 @@ async function bucketView(shell: Shell, s: Session, id: string, query: Record<st
  * visible to this account) the page says so; otherwise the bucket page again with the error.
  */
 function refusedOnBucket(shell: Shell, s: Session, id: string, refusal: Refusal) {
-  if (refusal.error.code === "BUCKET_NOT_FOUND" || refusal.error.code === "FORBIDDEN") return shell.notFound(s, refusal.error.code === "BUCKET_NOT_FOUND" ? refusal.error : undefined);
+  if (refusal.error.code === "BUCKET_NOT_FOUND" || refusal.error.code === "FORBIDDEN")
+    return shell.notFound(s, refusal.error.code === "BUCKET_NOT_FOUND" ? refusal.error : undefined);
   try {
     return bucketView(shell, s, id, {}, refusal);
   } catch (e) {
@@ -91,8 +112,14 @@ function refusedOnBucket(shell: Shell, s: Session, id: string, refusal: Refusal)
 export const bucketPage: DashboardPage = {
   routes: (app, shell) => {
     const post = (suffix: string, run: (s: Session, id: string, body: unknown) => string) =>
-      app.post(`${BUCKETS_PATH}/:id/${suffix}`, shell.action((s, { params, body }) => run(s, params.id!, body),
-        (s, error, { params, body }) => refusedOnBucket(shell, s, params.id!, { error, confirmation: formField(body, "confirmation") })), { detail: { hide: true } });
+      app.post(
+        `${BUCKETS_PATH}/:id/${suffix}`,
+        shell.action(
+          (s, { params, body }) => run(s, params.id!, body),
+          (s, error, { params, body }) => refusedOnBucket(shell, s, params.id!, { error, confirmation: formField(body, "confirmation") }),
+        ),
+        { detail: { hide: true } },
+      );
     post("inbound", (s, id, body) => {
       const enabled = formField(body, "enabled") === "on";
       updateBucket(shell.deps, s.actor, id, { inbound_email: { enabled } });
@@ -106,10 +133,15 @@ export const bucketPage: DashboardPage = {
         return `${BUCKETS_PATH}?done=${outcome.kind === "deleted" ? "deleted" : "delete-started"}`;
       } catch (e) {
         // The service's message points API users at GET /buckets/:id; a person needs the field.
-        if (e instanceof ApiError && e.code === "CONFIRMATION_MISMATCH") throw new ApiError("CONFIRMATION_MISMATCH", "Type the phrase exactly as shown to delete this bucket.", { field: "confirmation" });
+        if (e instanceof ApiError && e.code === "CONFIRMATION_MISMATCH")
+          throw new ApiError("CONFIRMATION_MISMATCH", "Type the phrase exactly as shown to delete this bucket.", { field: "confirmation" });
         throw e;
       }
     });
-    return app.get(`${BUCKETS_PATH}/:id`, shell.view((s, { params, query }) => bucketView(shell, s, params.id!, query)), { detail: { hide: true } }) as unknown as Elysia;
+    return app.get(
+      `${BUCKETS_PATH}/:id`,
+      shell.view((s, { params, query }) => bucketView(shell, s, params.id!, query)),
+      { detail: { hide: true } },
+    ) as unknown as Elysia;
   },
 };

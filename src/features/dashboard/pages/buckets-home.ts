@@ -44,26 +44,52 @@ async function home(shell: Shell, s: Session, query: Record<string, string | und
   const { buckets, pagination } = listBucketPage(shell.deps, s.actor, { archived, limit: PAGE_SIZE, offset, titleContains: q || undefined });
   const prev = offset > 0 ? html`<a href="${pageLink(q, archived, Math.max(0, offset - PAGE_SIZE))}">← Newer</a>` : html`<span></span>`;
   const next = pagination.next_offset !== null ? html`<a href="${pageLink(q, archived, pagination.next_offset)}">Older →</a>` : html``;
-  const notice = refused && !(refused.error.details as { field?: string } | undefined)?.field
-    ? alertBox(refused.error.message)
-    : alertBox(DONE[query.done ?? ""], "ok");
+  const notice =
+    refused && !(refused.error.details as { field?: string } | undefined)?.field ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok");
   return shell.render(s, {
-    title: "Buckets", template: "dashboard/buckets.html", current: BUCKETS_PATH, error: refused?.error,
+    title: "Buckets",
+    template: "dashboard/buckets.html",
+    current: BUCKETS_PATH,
+    error: refused?.error,
     vars: {
-      notice, q, archived, live: !archived, total: pagination.total_count,
-      rows: bucketRows(shell, buckets), empty: buckets.length === 0, pager: html`${prev}${next}`,
-      newTitle: refused?.title ?? "", titleError: fieldError(refused?.error, "title", "title-error"), titleInvalid: invalidAttrs(refused?.error, "title", "title-error"),
+      notice,
+      q,
+      archived,
+      live: !archived,
+      total: pagination.total_count,
+      rows: bucketRows(shell, buckets),
+      empty: buckets.length === 0,
+      pager: html`${prev}${next}`,
+      newTitle: refused?.title ?? "",
+      titleError: fieldError(refused?.error, "title", "title-error"),
+      titleInvalid: invalidAttrs(refused?.error, "title", "title-error"),
     },
   });
 }
 
 export const bucketsHome: DashboardPage = {
   nav: { label: "Buckets", href: BUCKETS_PATH },
-  routes: (app, shell) => app
-    .get(BUCKETS_PATH, shell.view((s, { query }) => home(shell, s, query)), { detail: { hide: true } })
-    .post(BUCKETS_PATH, shell.action((s, { body }) => {
-      const input = checkForm<{ title: string }>(BucketInput, { title: formField(body, "title").trim() }, { title: "Give the bucket a title (1 to 200 characters)." });
-      const bucket = createBucket(shell.deps, s.actor, input);
-      return `${BUCKETS_PATH}/${bucket.id}?done=created`;
-    }, (s, error, { body }) => home(shell, s, {}, { error, title: formField(body, "title") })), { detail: { hide: true } }) as unknown as Elysia,
+  routes: (app, shell) =>
+    app
+      .get(
+        BUCKETS_PATH,
+        shell.view((s, { query }) => home(shell, s, query)),
+        { detail: { hide: true } },
+      )
+      .post(
+        BUCKETS_PATH,
+        shell.action(
+          (s, { body }) => {
+            const input = checkForm<{ title: string }>(
+              BucketInput,
+              { title: formField(body, "title").trim() },
+              { title: "Give the bucket a title (1 to 200 characters)." },
+            );
+            const bucket = createBucket(shell.deps, s.actor, input);
+            return `${BUCKETS_PATH}/${bucket.id}?done=created`;
+          },
+          (s, error, { body }) => home(shell, s, {}, { error, title: formField(body, "title") }),
+        ),
+        { detail: { hide: true } },
+      ) as unknown as Elysia,
 };

@@ -32,13 +32,26 @@ const serveDownload = async (deps: Deps, token: string, req: Request) => downloa
 export const storageRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "storage" })
     .use(auth)
-    .put("/_storage/:token", async ({ params, request }) => {
-      const h = request.headers;
-      const declared = { contentType: h.get("content-type"), contentMd5: h.get("content-md5"), contentLength: h.get("content-length") };
-      const r = await receiveUpload(deps, params.token, declared, request.body);
-      return new Response(JSON.stringify({ data: r }), { status: 200, headers: { "content-type": "application/json; charset=utf-8", etag: `"${r.sha256}"` } });
-    }, { auth: "signed", params: TokenParams, parse: "none", detail: { tags, summary: "Upload bytes to a signed URL (streams; size/MD5/sha256 checked)" } })
-    .get("/_storage/:token", ({ params, request }) => serveDownload(deps, params.token, request),
-      { auth: "signed", params: TokenParams, detail: { tags, summary: "Download from a signed URL (ETag, 304, Range)" } })
-    .head("/_storage/:token", ({ params, request }) => serveDownload(deps, params.token, request),
-      { auth: "signed", params: TokenParams, detail: { tags, summary: "Headers of a signed download" } });
+    .put(
+      "/_storage/:token",
+      async ({ params, request }) => {
+        const h = request.headers;
+        const declared = { contentType: h.get("content-type"), contentMd5: h.get("content-md5"), contentLength: h.get("content-length") };
+        const r = await receiveUpload(deps, params.token, declared, request.body);
+        return new Response(JSON.stringify({ data: r }), {
+          status: 200,
+          headers: { "content-type": "application/json; charset=utf-8", etag: `"${r.sha256}"` },
+        });
+      },
+      { auth: "signed", params: TokenParams, parse: "none", detail: { tags, summary: "Upload bytes to a signed URL (streams; size/MD5/sha256 checked)" } },
+    )
+    .get("/_storage/:token", ({ params, request }) => serveDownload(deps, params.token, request), {
+      auth: "signed",
+      params: TokenParams,
+      detail: { tags, summary: "Download from a signed URL (ETag, 304, Range)" },
+    })
+    .head("/_storage/:token", ({ params, request }) => serveDownload(deps, params.token, request), {
+      auth: "signed",
+      params: TokenParams,
+      detail: { tags, summary: "Headers of a signed download" },
+    });

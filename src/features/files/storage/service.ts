@@ -23,10 +23,16 @@ function usableEntry(deps: Deps, claims: PutClaims) {
   if (!entry || entry.accountId !== claims.a || entry.bucketId !== claims.b || entry.sha256 !== claims.h) {
     throw new ApiError("UPLOAD_NOT_FOUND", "This upload was cancelled or expired; request a new descriptor.");
   }
-  if (entry.status === "finalized") throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This descriptor was already used and committed; request a new one to upload again.");
+  if (entry.status === "finalized")
+    throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This descriptor was already used and committed; request a new one to upload again.");
   if (entry.sessionId) {
-    const s = deps.db.select({ status: uploadSessions.status, expiresAt: uploadSessions.expiresAt }).from(uploadSessions).where(eq(uploadSessions.id, entry.sessionId)).get();
-    if (!s || s.status === "expired" || s.expiresAt <= deps.clock.now().toISOString()) throw new ApiError("UPLOAD_SESSION_EXPIRED", "The upload session of this descriptor expired.");
+    const s = deps.db
+      .select({ status: uploadSessions.status, expiresAt: uploadSessions.expiresAt })
+      .from(uploadSessions)
+      .where(eq(uploadSessions.id, entry.sessionId))
+      .get();
+    if (!s || s.status === "expired" || s.expiresAt <= deps.clock.now().toISOString())
+      throw new ApiError("UPLOAD_SESSION_EXPIRED", "The upload session of this descriptor expired.");
     if (s.status !== "open" && s.status !== "finalizing") throw new ApiError("UPLOAD_SESSION_CLOSED", `The upload session of this descriptor is ${s.status}.`);
   }
   return entry;
@@ -44,17 +50,27 @@ export async function receiveUpload(deps: Deps, token: string, declared: Declare
   const entry = usableEntry(deps, claims);
   assertAllowedFile(entry.path, claims.t);
   if (!sameType(declared.contentType, claims.t)) {
-    throw new ApiError("UPLOAD_HEADER_MISMATCH", `Content-Type must be exactly "${claims.t}" (from upload.headers).`, { header: "Content-Type", expected: claims.t });
+    throw new ApiError("UPLOAD_HEADER_MISMATCH", `Content-Type must be exactly "${claims.t}" (from upload.headers).`, {
+      header: "Content-Type",
+      expected: claims.t,
+    });
   }
   if (declared.contentMd5 !== claims.m) {
     throw new ApiError("UPLOAD_HEADER_MISMATCH", "Content-MD5 must be the base64 MD5 from upload.headers.", { header: "Content-MD5", expected: claims.m });
   }
   const declaredLength = declared.contentLength;
   if (declaredLength !== null && Number(declaredLength) !== claims.s) {
-    throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body is ${declaredLength} bytes; the descriptor is for ${claims.s}. Nothing was stored.`, { expected: claims.s, actual: Number(declaredLength) });
+    throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body is ${declaredLength} bytes; the descriptor is for ${claims.s}. Nothing was stored.`, {
+      expected: claims.s,
+      actual: Number(declaredLength),
+    });
   }
   try {
-    const info = await deps.blobs.put(refuseExecutables((body as unknown as AsyncIterable<Uint8Array> | null) ?? empty, entry.path), { size: claims.s, md5: claims.m, sha256: claims.h });
+    const info = await deps.blobs.put(refuseExecutables((body as unknown as AsyncIterable<Uint8Array> | null) ?? empty, entry.path), {
+      size: claims.s,
+      md5: claims.m,
+      sha256: claims.h,
+    });
     markReceived(deps, entry.id);
     return { sha256: info.sha256, byte_size: info.size, checksum: info.md5, path: entry.path };
   } catch (e) {
@@ -62,7 +78,11 @@ export async function receiveUpload(deps: Deps, token: string, declared: Declare
       if (e.kind === "size" || e.kind === "too_large") {
         throw new ApiError("UPLOAD_SIZE_MISMATCH", `The body size does not match the declared ${claims.s} bytes. Nothing was stored.`, { expected: claims.s });
       }
-      throw new ApiError("UPLOAD_CHECKSUM_MISMATCH", `The body's ${e.kind === "md5" ? "MD5" : "SHA-256"} does not match the declared one. Nothing was stored.`, { checksum: e.kind });
+      throw new ApiError(
+        "UPLOAD_CHECKSUM_MISMATCH",
+        `The body's ${e.kind === "md5" ? "MD5" : "SHA-256"} does not match the declared one. Nothing was stored.`,
+        { checksum: e.kind },
+      );
     }
     throw e;
   }
@@ -83,8 +103,13 @@ export async function resolveDownload(deps: Deps, token: string): Promise<Downlo
   const claims = verifyToken<GetClaims>(deps, "get", token);
   // Checked on every use, not only when signing: a link must die with the file (deleted,
   // replaced, or its bucket deleted or being deleted), not up to GET_URL_TTL_S later.
-  const still = bucketServesLinks(deps, claims.a, claims.b) && deps.db.select({ id: files.id }).from(files)
-    .where(and(eq(files.id, claims.f), eq(files.bucketId, claims.b), eq(files.sha256, claims.h))).get();
+  const still =
+    bucketServesLinks(deps, claims.a, claims.b) &&
+    deps.db
+      .select({ id: files.id })
+      .from(files)
+      .where(and(eq(files.id, claims.f), eq(files.bucketId, claims.b), eq(files.sha256, claims.h)))
+      .get();
   if (!still) throw new ApiError("FILE_NOT_FOUND", "This file was deleted or replaced since the link was made; request a new download link.");
   const size = await deps.blobs.size(claims.h);
   if (size === null) throw new ApiError("FILE_NOT_FOUND", "The stored content is gone (deleted and collected).");

@@ -38,9 +38,13 @@ export function validateDeclared(f: DeclaredFile): ValidFile {
   if (!Number.isSafeInteger(f.byte_size) || f.byte_size < 0) {
     throw new ApiError("VALIDATION_FAILED", `${path}: byte_size must be a non-negative integer.`, { field: "byte_size", path });
   }
-  if (f.byte_size > MAX_FILE_BYTES) throw new ApiError("FILE_TOO_LARGE", `${path}: files are at most ${MAX_FILE_BYTES} bytes.`, { path, max_bytes: MAX_FILE_BYTES });
+  if (f.byte_size > MAX_FILE_BYTES)
+    throw new ApiError("FILE_TOO_LARGE", `${path}: files are at most ${MAX_FILE_BYTES} bytes.`, { path, max_bytes: MAX_FILE_BYTES });
   if (!/^[A-Za-z0-9+/]{22}==$/.test(f.checksum ?? "")) {
-    throw new ApiError("VALIDATION_FAILED", `${path}: checksum must be the base64 MD5 of the bytes (24 characters, as in Content-MD5).`, { field: "checksum", path });
+    throw new ApiError("VALIDATION_FAILED", `${path}: checksum must be the base64 MD5 of the bytes (24 characters, as in Content-MD5).`, {
+      field: "checksum",
+      path,
+    });
   }
   const sha256 = (f.sha256 ?? "").toLowerCase();
   if (!/^[0-9a-f]{64}$/.test(sha256)) throw new ApiError("VALIDATION_FAILED", `${path}: sha256 must be 64 hex characters.`, { field: "sha256", path });
@@ -62,12 +66,35 @@ function heldBy(db: DbOrTx, holder: Holder, sha256: string): { md5: string; size
   const readable = holder.bucketAccess === "all" ? null : Object.keys(holder.bucketPermissions);
   if (readable?.length === 0) return undefined;
   const within = (bucketId: Parameters<typeof eq>[0]): SQL | undefined => (readable ? inArray(bucketId, readable) : undefined);
-  return db.select({ md5: files.md5, size: files.size }).from(files).innerJoin(buckets, eq(buckets.id, files.bucketId))
-    .where(and(eq(files.sha256, sha256), eq(buckets.accountId, holder.accountId), within(files.bucketId))).limit(1).get()
-    ?? db.select({ md5: fileChanges.md5, size: fileChanges.size }).from(fileChanges).innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
-      .where(and(eq(fileChanges.sha256, sha256), eq(buckets.accountId, holder.accountId), within(fileChanges.bucketId))).limit(1).get() as { md5: string; size: number } | undefined
-    ?? db.select({ md5: uploadEntries.md5, size: uploadEntries.size }).from(uploadEntries)
-      .where(and(eq(uploadEntries.sha256, sha256), eq(uploadEntries.accountId, holder.accountId), isNotNull(uploadEntries.receivedAt), within(uploadEntries.bucketId))).limit(1).get();
+  return (
+    db
+      .select({ md5: files.md5, size: files.size })
+      .from(files)
+      .innerJoin(buckets, eq(buckets.id, files.bucketId))
+      .where(and(eq(files.sha256, sha256), eq(buckets.accountId, holder.accountId), within(files.bucketId)))
+      .limit(1)
+      .get() ??
+    (db
+      .select({ md5: fileChanges.md5, size: fileChanges.size })
+      .from(fileChanges)
+      .innerJoin(buckets, eq(buckets.id, fileChanges.bucketId))
+      .where(and(eq(fileChanges.sha256, sha256), eq(buckets.accountId, holder.accountId), within(fileChanges.bucketId)))
+      .limit(1)
+      .get() as { md5: string; size: number } | undefined) ??
+    db
+      .select({ md5: uploadEntries.md5, size: uploadEntries.size })
+      .from(uploadEntries)
+      .where(
+        and(
+          eq(uploadEntries.sha256, sha256),
+          eq(uploadEntries.accountId, holder.accountId),
+          isNotNull(uploadEntries.receivedAt),
+          within(uploadEntries.bucketId),
+        ),
+      )
+      .limit(1)
+      .get()
+  );
 }
 
 /**
@@ -119,16 +146,33 @@ export function findEntry(entryId: string, db: DbOrTx): UploadEntryRow | undefin
 export function markEntriesFinalized(entryIds: string[], at: string, db: DbOrTx): void {
   // Chunked: SQLite caps the number of bound parameters per statement.
   for (let i = 0; i < entryIds.length; i += 500) {
-    db.update(uploadEntries).set({ status: "finalized", finalizedAt: at }).where(inArray(uploadEntries.id, entryIds.slice(i, i + 500))).run();
+    db.update(uploadEntries)
+      .set({ status: "finalized", finalizedAt: at })
+      .where(inArray(uploadEntries.id, entryIds.slice(i, i + 500)))
+      .run();
   }
 }
 
 export function insertEntry(deps: Deps, actor: Actor, bucketId: string, sessionId: string | null, f: ValidFile, expiresAt: string, db: DbOrTx): UploadEntryRow {
-  return db.insert(uploadEntries).values({
-    id: newId("upl"), sessionId, bucketId, accountId: actor.accountId, credentialId: actor.credentialId, path: f.path,
-    sha256: f.sha256, size: f.size, md5: f.md5, contentType: f.contentType, status: "pending",
-    createdAt: deps.clock.now().toISOString(), expiresAt,
-  }).returning().get();
+  return db
+    .insert(uploadEntries)
+    .values({
+      id: newId("upl"),
+      sessionId,
+      bucketId,
+      accountId: actor.accountId,
+      credentialId: actor.credentialId,
+      path: f.path,
+      sha256: f.sha256,
+      size: f.size,
+      md5: f.md5,
+      contentType: f.contentType,
+      status: "pending",
+      createdAt: deps.clock.now().toISOString(),
+      expiresAt,
+    })
+    .returning()
+    .get();
 }
 
 /** The PUT descriptor for an entry: signed URL and the headers to send verbatim. */

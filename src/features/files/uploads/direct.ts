@@ -79,20 +79,45 @@ export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, inp
     throw new ApiError("BLOB_NOT_UPLOADED", "The bytes were not uploaded yet: PUT them to upload.url with upload.headers first.");
   }
   return transaction(deps.db, (tx) => {
-    const fresh = tx.select().from(uploadEntries).where(and(eq(uploadEntries.id, id), eq(uploadEntries.status, "pending"))).get();
+    const fresh = tx
+      .select()
+      .from(uploadEntries)
+      .where(and(eq(uploadEntries.id, id), eq(uploadEntries.status, "pending")))
+      .get();
     if (!fresh) throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This signed_blob_id was already attached.");
     const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const now = deps.clock.now().toISOString();
     const sessionId = newId("bus");
-    const result = commitChanges(deps, actor, bucketId, [{ path, blob: { sha256: entry.sha256, size: entry.size, md5: entry.md5, contentType: entry.contentType } }], {
-      kind: "upload", comment: `direct upload ${path}`,
-    }, tx);
+    const result = commitChanges(
+      deps,
+      actor,
+      bucketId,
+      [{ path, blob: { sha256: entry.sha256, size: entry.size, md5: entry.md5, contentType: entry.contentType } }],
+      {
+        kind: "upload",
+        comment: `direct upload ${path}`,
+      },
+      tx,
+    );
     // The one-file session exists for the record (audit, "which session wrote this version").
-    tx.insert(uploadSessions).values({
-      id: sessionId, bucketId, accountId: actor.accountId, credentialId: actor.credentialId, status: "completed", kind: "single",
-      deleteMissing: false, expectedFileCount: 1, committedCount: 1, lastVersionId: result.version?.id ?? null,
-      createdAt: now, updatedAt: now, expiresAt: now, closedAt: now,
-    }).run();
+    tx.insert(uploadSessions)
+      .values({
+        id: sessionId,
+        bucketId,
+        accountId: actor.accountId,
+        credentialId: actor.credentialId,
+        status: "completed",
+        kind: "single",
+        deleteMissing: false,
+        expectedFileCount: 1,
+        committedCount: 1,
+        lastVersionId: result.version?.id ?? null,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: now,
+        closedAt: now,
+      })
+      .run();
     tx.update(uploadEntries).set({ status: "finalized", finalizedAt: now, sessionId }).where(eq(uploadEntries.id, id)).run();
     return result.written[0]!;
   });

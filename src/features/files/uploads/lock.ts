@@ -18,23 +18,35 @@ export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sess
     return;
   }
   if (lock) db.delete(bucketLocks).where(eq(bucketLocks.bucketId, bucketId)).run();
-  db.insert(bucketLocks).values({
-    bucketId, id: sessionId, holderKind: "upload_session", holderId: actor.credentialId,
-    message: `Upload session ${sessionId} in progress`, createdAt: now, expiresAt,
-  }).run();
+  db.insert(bucketLocks)
+    .values({
+      bucketId,
+      id: sessionId,
+      holderKind: "upload_session",
+      holderId: actor.credentialId,
+      message: `Upload session ${sessionId} in progress`,
+      createdAt: now,
+      expiresAt,
+    })
+    .run();
 }
 
 /** Release the session lock unless another live session of the bucket still needs it. */
 export function releaseSessionLock(deps: Deps, bucketId: string, db: DbOrTx): void {
   const now = deps.clock.now().toISOString();
-  const live = db.select({ expiresAt: uploadSessions.expiresAt }).from(uploadSessions).where(and(
-    eq(uploadSessions.bucketId, bucketId), inArray(uploadSessions.status, ["open", "finalizing"]), gt(uploadSessions.expiresAt, now),
-  )).all();
+  const live = db
+    .select({ expiresAt: uploadSessions.expiresAt })
+    .from(uploadSessions)
+    .where(and(eq(uploadSessions.bucketId, bucketId), inArray(uploadSessions.status, ["open", "finalizing"]), gt(uploadSessions.expiresAt, now)))
+    .all();
   const sessionLock = and(eq(bucketLocks.bucketId, bucketId), eq(bucketLocks.holderKind, "upload_session"));
   if (live.length === 0) {
     db.delete(bucketLocks).where(sessionLock).run();
     return;
   }
-  const until = live.map((s) => s.expiresAt).sort().at(-1)!;
+  const until = live
+    .map((s) => s.expiresAt)
+    .sort()
+    .at(-1)!;
   db.update(bucketLocks).set({ expiresAt: until }).where(sessionLock).run();
 }

@@ -28,7 +28,10 @@ export const CreateSessionBody = t.Object({
 });
 
 export const DeclareBody = t.Object({
-  files: t.Array(t.Object({ path: t.String({ minLength: 1, maxLength: 4096 }), name: t.Optional(t.String({ maxLength: 1024 })), ...DeclaredBlob }), { minItems: 1, maxItems: 100 }),
+  files: t.Array(t.Object({ path: t.String({ minLength: 1, maxLength: 4096 }), name: t.Optional(t.String({ maxLength: 1024 })), ...DeclaredBlob }), {
+    minItems: 1,
+    maxItems: 100,
+  }),
   account_id: t.Optional(t.String()),
 });
 

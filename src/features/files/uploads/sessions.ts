@@ -52,7 +52,11 @@ const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "fin
 
 /** A session of this bucket opened by this credential; anything else does not exist for it. */
 function loadSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, db: DbOrTx = deps.db): UploadSessionRow {
-  const s = db.select().from(uploadSessions).where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.bucketId, bucketId))).get();
+  const s = db
+    .select()
+    .from(uploadSessions)
+    .where(and(eq(uploadSessions.id, sessionId), eq(uploadSessions.bucketId, bucketId)))
+    .get();
   if (!s || s.accountId !== actor.accountId || s.credentialId !== actor.credentialId) {
     throw new ApiError("UPLOAD_SESSION_NOT_FOUND", `Upload session ${sessionId} was not found for this bucket and credential.`);
   }
@@ -73,7 +77,9 @@ function liveSession(deps: Deps, actor: Actor, bucketId: string, sessionId: stri
 export function createSession(deps: Deps, actor: Actor, bucketId: string, input: { delete_missing?: boolean; expected_file_count?: number }): UploadSessionRow {
   const expected = input.expected_file_count ?? 0;
   if (!Number.isSafeInteger(expected) || expected < 0 || expected > uploadLimits.maxExpectedFiles) {
-    throw new ApiError("VALIDATION_FAILED", `expected_file_count must be an integer from 0 to ${uploadLimits.maxExpectedFiles}.`, { field: "expected_file_count" });
+    throw new ApiError("VALIDATION_FAILED", `expected_file_count must be an integer from 0 to ${uploadLimits.maxExpectedFiles}.`, {
+      field: "expected_file_count",
+    });
   }
   return transaction(deps.db, (tx) => {
     const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
@@ -81,11 +87,23 @@ export function createSession(deps: Deps, actor: Actor, bucketId: string, input:
     const expiresAt = isoAfter(now, uploadLimits.sessionTtlMs);
     const id = newId("bus");
     holdSessionLock(deps, actor, bucket.id, id, expiresAt, tx);
-    return tx.insert(uploadSessions).values({
-      id, bucketId: bucket.id, accountId: actor.accountId, credentialId: actor.credentialId, status: "open",
-      deleteMissing: input.delete_missing ?? false, expectedFileCount: expected, kind: "batch",
-      createdAt: now.toISOString(), updatedAt: now.toISOString(), expiresAt,
-    }).returning().get();
+    return tx
+      .insert(uploadSessions)
+      .values({
+        id,
+        bucketId: bucket.id,
+        accountId: actor.accountId,
+        credentialId: actor.credentialId,
+        status: "open",
+        deleteMissing: input.delete_missing ?? false,
+        expectedFileCount: expected,
+        kind: "batch",
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+        expiresAt,
+      })
+      .returning()
+      .get();
   });
 }
 
@@ -97,7 +115,9 @@ export function getSession(deps: Deps, actor: Actor, bucketId: string, sessionId
 /** Declare a sub-batch; answers descriptors for the files whose bytes Pier does not have. */
 export async function declareUploads(deps: Deps, actor: Actor, bucketId: string, sessionId: string, declared: DeclaredFile[]) {
   if (declared.length === 0 || declared.length > uploadLimits.maxFilesPerDescriptorCall) {
-    throw new ApiError("VALIDATION_FAILED", `Send 1 to ${uploadLimits.maxFilesPerDescriptorCall} files per call (reference clients send 12).`, { field: "files" });
+    throw new ApiError("VALIDATION_FAILED", `Send 1 to ${uploadLimits.maxFilesPerDescriptorCall} files per call (reference clients send 12).`, {
+      field: "files",
+    });
   }
   const valid = declared.map(validateDeclared);
   const seen = new Set<string>();
@@ -116,10 +136,15 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
     // Every call slides the session (and its lock) forward.
     const expiresAt = new Date(deps.clock.now().getTime() + uploadLimits.sessionTtlMs).toISOString();
     tx.update(uploadSessions).set({ expiresAt, updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, sessionId)).run();
-    tx.update(uploadEntries).set({ expiresAt }).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).run();
+    tx.update(uploadEntries)
+      .set({ expiresAt })
+      .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending")))
+      .run();
     holdSessionLock(deps, actor, bucketId, sessionId, expiresAt, tx);
     // Re-declaring a pending path replaces it (the client changed the file meanwhile).
-    tx.delete(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"), inArray(uploadEntries.path, [...seen]))).run();
+    tx.delete(uploadEntries)
+      .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"), inArray(uploadEntries.path, [...seen])))
+      .run();
     return valid.map((f) => insertEntry(deps, actor, bucketId, sessionId, f, expiresAt, tx));
   });
   return {
@@ -141,13 +166,19 @@ async function uploadedSplit(deps: Deps, actor: Actor, entries: UploadEntryRow[]
 }
 
 const pendingOf = (sessionId: string, db: DbOrTx) =>
-  db.select().from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id)).all();
+  db
+    .select()
+    .from(uploadEntries)
+    .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending")))
+    .orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id))
+    .all();
 
 const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
 
 const incomplete = (missing: UploadEntryRow[]) =>
   new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
-    missing: missing.slice(0, 50).map((e) => e.path), missing_count: missing.length,
+    missing: missing.slice(0, 50).map((e) => e.path),
+    missing_count: missing.length,
   });
 
 /**
@@ -157,7 +188,13 @@ const incomplete = (missing: UploadEntryRow[]) =>
  * commit: this is the one place every commit passes through, so the proof is checked here and
  * not only by callers, whose checks ran before an await and may be stale.
  */
-function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids: Set<string>, opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean; refuseUnproven?: boolean }) {
+function commitEntries(
+  deps: Deps,
+  actor: Actor,
+  session: UploadSessionRow,
+  ids: Set<string>,
+  opts: { applyDeleteMissing: boolean; close: boolean; finalizing?: boolean; refuseUnproven?: boolean },
+) {
   return transaction(deps.db, (tx) => {
     // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
     loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
@@ -172,7 +209,8 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
       const unseen = pendingOf(s.id, tx).filter((e) => !ids.has(e.id));
       if (unseen.length) {
         throw new ApiError("UPLOAD_INCOMPLETE", `${unseen.length} file(s) were declared while this finalize ran; finalize again.`, {
-          missing: unseen.slice(0, 50).map((e) => e.path), missing_count: unseen.length,
+          missing: unseen.slice(0, 50).map((e) => e.path),
+          missing_count: unseen.length,
         });
       }
     }
@@ -180,23 +218,40 @@ function commitEntries(deps: Deps, actor: Actor, session: UploadSessionRow, ids:
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
       const keep = tx.select({ path: uploadEntries.path }).from(uploadEntries).where(eq(uploadEntries.sessionId, s.id));
-      const gone = tx.select({ path: files.path }).from(files).where(and(eq(files.bucketId, s.bucketId), notInArray(files.path, keep))).all();
+      const gone = tx
+        .select({ path: files.path })
+        .from(files)
+        .where(and(eq(files.bucketId, s.bucketId), notInArray(files.path, keep)))
+        .all();
       // Received mail is not part of any local folder: a sync never deletes it (explicit deletes do).
       for (const g of gone) if (!isMailPath(g.path)) changes.push({ path: g.path, blob: null });
     }
     const result = commitChanges(deps, actor, s.bucketId, changes, { kind: "finalize", sessionId: s.id, comment: `upload session ${s.id}` }, tx);
     const now = deps.clock.now().toISOString();
     if (entries.length) {
-      tx.update(uploadEntries).set({ status: "finalized", finalizedAt: now }).where(inArray(uploadEntries.id, entries.map((e) => e.id))).run();
+      tx.update(uploadEntries)
+        .set({ status: "finalized", finalizedAt: now })
+        .where(
+          inArray(
+            uploadEntries.id,
+            entries.map((e) => e.id),
+          ),
+        )
+        .run();
     }
-    const updated = tx.update(uploadSessions).set({
-      committedCount: s.committedCount + entries.length,
-      deletedCount: s.deletedCount + result.deleted.length,
-      lastVersionId: result.version?.id ?? s.lastVersionId,
-      updatedAt: now,
-      // "finalizing" is set in the same transaction as the first chunk: a failed chunk leaves the session open.
-      ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: opts.finalizing ? "finalizing" as const : s.status }),
-    }).where(eq(uploadSessions.id, s.id)).returning().get()!;
+    const updated = tx
+      .update(uploadSessions)
+      .set({
+        committedCount: s.committedCount + entries.length,
+        deletedCount: s.deletedCount + result.deleted.length,
+        lastVersionId: result.version?.id ?? s.lastVersionId,
+        updatedAt: now,
+        // "finalizing" is set in the same transaction as the first chunk: a failed chunk leaves the session open.
+        ...(opts.close ? { status: "completed" as const, closedAt: now } : { status: opts.finalizing ? ("finalizing" as const) : s.status }),
+      })
+      .where(eq(uploadSessions.id, s.id))
+      .returning()
+      .get()!;
     if (opts.close) releaseSessionLock(deps, s.bucketId, tx);
     return { session: updated, version: result.version, finalized: entries.length, deleted: result.deleted.length };
   });
@@ -209,7 +264,11 @@ export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, 
   const { ready, missing } = await uploadedSplit(deps, actor, pendingOf(session.id, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
-  const remaining = deps.db.select({ n: count() }).from(uploadEntries).where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending"))).get()!.n;
+  const remaining = deps.db
+    .select({ n: count() })
+    .from(uploadEntries)
+    .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending")))
+    .get()!.n;
   return {
     upload_session: presentSession(r.session),
     finalized_files_count: r.finalized,
@@ -219,16 +278,15 @@ export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, 
   };
 }
 
-export type FinalizeResult =
-  | { pending: false; data: Record<string, unknown> }
-  | { pending: true; retryAfter: number; data: Record<string, unknown> };
+export type FinalizeResult = { pending: false; data: Record<string, unknown> } | { pending: true; retryAfter: number; data: Record<string, unknown> };
 
 /** finalize { complete }: see the module comment. Repeat the call while it answers pending. */
 export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, complete: boolean): Promise<FinalizeResult> {
   loadBucket(deps, actor, bucketId, "bucket_write");
   const current = loadSession(deps, actor, bucketId, sessionId);
   // Repeats after success are answered, not refused: clients retry finalize on timeouts.
-  if (current.status === "completed" && complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false, remaining_files_count: 0 } };
+  if (current.status === "completed" && complete)
+    return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false, remaining_files_count: 0 } };
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
@@ -240,23 +298,40 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   const last = pending.length <= uploadLimits.finalizeChunk;
   let r: ReturnType<typeof commitEntries>;
   try {
-    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), { applyDeleteMissing: last, close: last, finalizing: !last, refuseUnproven: true });
+    r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), {
+      applyDeleteMissing: last,
+      close: last,
+      finalizing: !last,
+      refuseUnproven: true,
+    });
   } catch (e) {
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
     // (Only then is the session re-read: after a bucket delete it is gone, and the delete's answer stands.)
     const now = e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" ? loadSession(deps, actor, bucketId, sessionId) : null;
     if (now?.status === "completed") {
-      return { pending: false, data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId } };
+      return {
+        pending: false,
+        data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId },
+      };
     }
     throw e;
   }
   if (!last) {
     return {
-      pending: true, retryAfter: uploadLimits.finalizeRetryAfterS,
-      data: { upload_session: presentSession(r.session), finalize_pending: true, remaining_files_count: pending.length - chunk.length, retry_after: uploadLimits.finalizeRetryAfterS },
+      pending: true,
+      retryAfter: uploadLimits.finalizeRetryAfterS,
+      data: {
+        upload_session: presentSession(r.session),
+        finalize_pending: true,
+        remaining_files_count: pending.length - chunk.length,
+        retry_after: uploadLimits.finalizeRetryAfterS,
+      },
     };
   }
-  return { pending: false, data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId } };
+  return {
+    pending: false,
+    data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId },
+  };
 }
 
 /**
@@ -267,15 +342,25 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
 async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
   const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
   if (declared < session.expectedFileCount) {
-    throw new ApiError("UPLOAD_INCOMPLETE", `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`, {
-      expected_file_count: session.expectedFileCount, declared_files_count: declared,
-    });
+    throw new ApiError(
+      "UPLOAD_INCOMPLETE",
+      `The session expects ${session.expectedFileCount} files but ${declared} were declared; declare and upload the rest, then finalize.`,
+      {
+        expected_file_count: session.expectedFileCount,
+        declared_files_count: declared,
+      },
+    );
   }
   if (session.deleteMissing && declared === 0) {
     // A sync that declared nothing would delete the whole bucket: almost surely a client bug.
-    throw new ApiError("UPLOAD_INCOMPLETE", "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.", {
-      expected_file_count: session.expectedFileCount, declared_files_count: 0,
-    });
+    throw new ApiError(
+      "UPLOAD_INCOMPLETE",
+      "A delete_missing session that declared no files would delete every file; declare the folder's files, or delete with reorganize.",
+      {
+        expected_file_count: session.expectedFileCount,
+        declared_files_count: 0,
+      },
+    );
   }
   const { missing } = await uploadedSplit(deps, actor, pending);
   if (missing.length) throw incomplete(missing);
@@ -291,7 +376,9 @@ export function cancelSession(deps: Deps, actor: Actor, bucketId: string, sessio
 
 function closeSession(deps: Deps, s: UploadSessionRow, status: "cancelled" | "expired", tx: DbOrTx): UploadSessionRow {
   const now = deps.clock.now().toISOString();
-  tx.delete(uploadEntries).where(and(eq(uploadEntries.sessionId, s.id), eq(uploadEntries.status, "pending"))).run();
+  tx.delete(uploadEntries)
+    .where(and(eq(uploadEntries.sessionId, s.id), eq(uploadEntries.status, "pending")))
+    .run();
   const row = tx.update(uploadSessions).set({ status, closedAt: now, updatedAt: now }).where(eq(uploadSessions.id, s.id)).returning().get()!;
   releaseSessionLock(deps, s.bucketId, tx);
   return row;
@@ -304,17 +391,36 @@ function expireSession(deps: Deps, s: UploadSessionRow, db: DbOrTx): void {
 /** Periodic job: expire abandoned sessions (releasing their locks) and stale direct uploads. */
 export function expireUploads(deps: Deps): { sessions: number; direct_uploads: number; pruned: number } {
   const now = deps.clock.now().toISOString();
-  const due = deps.db.select().from(uploadSessions).where(and(inArray(uploadSessions.status, ["open", "finalizing"]), lte(uploadSessions.expiresAt, now))).limit(500).all();
+  const due = deps.db
+    .select()
+    .from(uploadSessions)
+    .where(and(inArray(uploadSessions.status, ["open", "finalizing"]), lte(uploadSessions.expiresAt, now)))
+    .limit(500)
+    .all();
   for (const s of due) expireSession(deps, s, deps.db);
-  const direct = transaction(deps.db, (tx) => tx.delete(uploadEntries).where(and(
-    sql`${uploadEntries.sessionId} IS NULL`, eq(uploadEntries.status, "pending"), lte(uploadEntries.expiresAt, now),
-  )).returning({ id: uploadEntries.id }).all().length);
+  const direct = transaction(
+    deps.db,
+    (tx) =>
+      tx
+        .delete(uploadEntries)
+        .where(and(sql`${uploadEntries.sessionId} IS NULL`, eq(uploadEntries.status, "pending"), lte(uploadEntries.expiresAt, now)))
+        .returning({ id: uploadEntries.id })
+        .all().length,
+  );
   // Closed sessions and committed entries are bookkeeping only (the versions hold the files):
   // prune them after a retention period so these tables do not grow with history.
   const cutoff = new Date(deps.clock.now().getTime() - uploadLimits.closedRetentionMs).toISOString();
   const pruned = transaction(deps.db, (tx) => {
-    const entries = tx.delete(uploadEntries).where(and(eq(uploadEntries.status, "finalized"), lte(uploadEntries.finalizedAt, cutoff))).returning({ id: uploadEntries.id }).all().length;
-    const sessions = tx.delete(uploadSessions).where(and(inArray(uploadSessions.status, ["completed", "cancelled", "expired"]), lte(uploadSessions.closedAt, cutoff))).returning({ id: uploadSessions.id }).all().length;
+    const entries = tx
+      .delete(uploadEntries)
+      .where(and(eq(uploadEntries.status, "finalized"), lte(uploadEntries.finalizedAt, cutoff)))
+      .returning({ id: uploadEntries.id })
+      .all().length;
+    const sessions = tx
+      .delete(uploadSessions)
+      .where(and(inArray(uploadSessions.status, ["completed", "cancelled", "expired"]), lte(uploadSessions.closedAt, cutoff)))
+      .returning({ id: uploadSessions.id })
+      .all().length;
     return entries + sessions;
   });
   return { sessions: due.length, direct_uploads: direct, pruned };

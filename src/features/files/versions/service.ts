@@ -31,7 +31,11 @@ export function presentVersion(v: VersionRow) {
 }
 
 function versionRow(bucketId: string, versionId: string, db: DbOrTx): VersionRow {
-  const v = db.select().from(bucketVersions).where(and(eq(bucketVersions.bucketId, bucketId), eq(bucketVersions.id, versionId))).get();
+  const v = db
+    .select()
+    .from(bucketVersions)
+    .where(and(eq(bucketVersions.bucketId, bucketId), eq(bucketVersions.id, versionId)))
+    .get();
   if (!v) throw new ApiError("VERSION_NOT_FOUND", `Version ${versionId} is not in bucket ${bucketId}.`);
   return v;
 }
@@ -40,19 +44,41 @@ export function listVersions(deps: Deps, actor: Actor, bucketId: string, page: {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const limit = Math.min(Math.max(page.limit ?? VERSION_PAGE_DEFAULT, 1), VERSION_PAGE_MAX);
   const offset = Math.max(page.offset ?? 0, 0);
-  const rows = deps.db.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucket.id)).orderBy(desc(bucketVersions.number)).limit(limit + 1).offset(offset).all();
-  return { versions: rows.slice(0, limit).map(presentVersion), pagination: { limit, offset, has_more: rows.length > limit, next_offset: rows.length > limit ? offset + limit : null } };
+  const rows = deps.db
+    .select()
+    .from(bucketVersions)
+    .where(eq(bucketVersions.bucketId, bucket.id))
+    .orderBy(desc(bucketVersions.number))
+    .limit(limit + 1)
+    .offset(offset)
+    .all();
+  return {
+    versions: rows.slice(0, limit).map(presentVersion),
+    pagination: { limit, offset, has_more: rows.length > limit, next_offset: rows.length > limit ? offset + limit : null },
+  };
 }
 
 export function getVersion(deps: Deps, actor: Actor, bucketId: string, versionId: string) {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const v = versionRow(bucket.id, versionId, deps.db);
-  const changes = deps.db.select().from(fileChanges).where(and(eq(fileChanges.bucketId, bucket.id), eq(fileChanges.version, v.number)))
-    .orderBy(asc(fileChanges.path)).limit(CHANGES_SHOWN).all();
+  const changes = deps.db
+    .select()
+    .from(fileChanges)
+    .where(and(eq(fileChanges.bucketId, bucket.id), eq(fileChanges.version, v.number)))
+    .orderBy(asc(fileChanges.path))
+    .limit(CHANGES_SHOWN)
+    .all();
   return {
     version: {
       ...presentVersion(v),
-      changes: changes.map((c) => ({ path: c.path, file_id: c.fileId, change: c.sha256 === null ? "deleted" : "written", byte_size: c.size, content_type: c.contentType, sha256: c.sha256 })),
+      changes: changes.map((c) => ({
+        path: c.path,
+        file_id: c.fileId,
+        change: c.sha256 === null ? "deleted" : "written",
+        byte_size: c.size,
+        content_type: c.contentType,
+        sha256: c.sha256,
+      })),
       changes_truncated: v.changedCount > changes.length,
     },
   };
@@ -89,16 +115,25 @@ export function restoreVersion(deps: Deps, actor: Actor, bucketId: string, input
       // Mail received since that version stays: a rollback of the site must not lose messages.
       if (!want) {
         if (!isMailPath(f.path)) changes.push({ path: f.path, blob: null });
-      }
-      else if (want.blob.sha256 !== f.sha256 || want.blob.contentType !== f.contentType) changes.push({ path: f.path, blob: want.blob });
+      } else if (want.blob.sha256 !== f.sha256 || want.blob.contentType !== f.contentType) changes.push({ path: f.path, blob: want.blob });
       snapshot.delete(f.path);
     }
     for (const e of snapshot.values()) changes.push({ path: e.path, blob: e.blob, fileId: e.fileId });
     // Deletions first, so restored paths can take their old file ids back.
     changes.sort((a, b) => Number(a.blob !== null) - Number(b.blob !== null));
-    const r = commitChanges(deps, actor, bucketId, changes, {
-      kind: "restore", alwaysVersion: true, restoredFrom: target.id, comment: input.comment ?? `restore of version ${target.number}`,
-    }, tx);
+    const r = commitChanges(
+      deps,
+      actor,
+      bucketId,
+      changes,
+      {
+        kind: "restore",
+        alwaysVersion: true,
+        restoredFrom: target.id,
+        comment: input.comment ?? `restore of version ${target.number}`,
+      },
+      tx,
+    );
     return { version: presentVersion(r.version!), restored_from: target.id };
   });
 }
@@ -113,7 +148,20 @@ export function versionFiles(deps: Deps, actor: Actor, bucketId: string, version
   const rows = all.slice(offset, offset + limit);
   return {
     version: presentVersion(v),
-    files: rows.map((e) => ({ path: e.path, file_id: e.fileId, byte_size: e.blob.size, content_type: e.blob.contentType, checksum: e.blob.md5, sha256: e.blob.sha256 })),
-    pagination: { limit, offset, total_count: all.length, has_more: offset + rows.length < all.length, next_offset: offset + rows.length < all.length ? offset + rows.length : null },
+    files: rows.map((e) => ({
+      path: e.path,
+      file_id: e.fileId,
+      byte_size: e.blob.size,
+      content_type: e.blob.contentType,
+      checksum: e.blob.md5,
+      sha256: e.blob.sha256,
+    })),
+    pagination: {
+      limit,
+      offset,
+      total_count: all.length,
+      has_more: offset + rows.length < all.length,
+      next_offset: offset + rows.length < all.length ? offset + rows.length : null,
+    },
   };
 }

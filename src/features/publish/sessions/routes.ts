@@ -13,15 +13,32 @@ export const publishSessionRoutes = (deps: Deps, auth: ReturnType<typeof authPlu
     .onTransform((ctx) => {
       if (ctx.body === undefined && ctx.request.method !== "GET") (ctx as { body: unknown }).body = {};
     })
-    .post("/api/v1/publish_sessions", async ({ actor, body, set }) => {
-      set.status = 201;
-      return { data: await createPublishSession(deps, must(actor), body) };
-    }, { auth: "bucket_admin", body: CreatePublishSessionBody, detail: { tags, summary: "Start a folder publish: upload descriptors for changed files only" } })
-    .post("/api/v1/publish_sessions/:id/finalize", async ({ actor, params, set }) => {
-      const r = await finalizePublishSession(deps, must(actor), params.id);
-      set.status = 202;
-      return { data: r };
-    }, { auth: "bucket_admin", params: SessionParams, body: EmptyBody, detail: { tags, summary: "Write the files to the bucket and queue the publication (202)" } })
-    .post("/api/v1/publish_sessions/:id/uploads/refresh", async ({ actor, params }) => ({
-      data: await refreshUploads(deps, must(actor), params.id),
-    }), { auth: "bucket_admin", params: SessionParams, body: EmptyBody, detail: { tags, summary: "Fresh upload URLs for files not uploaded yet" } });
+    .post(
+      "/api/v1/publish_sessions",
+      async ({ actor, body, set }) => {
+        set.status = 201;
+        return { data: await createPublishSession(deps, must(actor), body) };
+      },
+      { auth: "bucket_admin", body: CreatePublishSessionBody, detail: { tags, summary: "Start a folder publish: upload descriptors for changed files only" } },
+    )
+    .post(
+      "/api/v1/publish_sessions/:id/finalize",
+      async ({ actor, params, set }) => {
+        const r = await finalizePublishSession(deps, must(actor), params.id);
+        set.status = 202;
+        return { data: r };
+      },
+      {
+        auth: "bucket_admin",
+        params: SessionParams,
+        body: EmptyBody,
+        detail: { tags, summary: "Write the files to the bucket and queue the publication (202)" },
+      },
+    )
+    .post(
+      "/api/v1/publish_sessions/:id/uploads/refresh",
+      async ({ actor, params }) => ({
+        data: await refreshUploads(deps, must(actor), params.id),
+      }),
+      { auth: "bucket_admin", params: SessionParams, body: EmptyBody, detail: { tags, summary: "Fresh upload URLs for files not uploaded yet" } },
+    );

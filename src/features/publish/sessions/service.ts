@@ -24,8 +24,21 @@ export const PUBLISH_SESSION_TTL_MS = 3600_000;
 type SessionRow = typeof publishSessions.$inferSelect;
 
 const PUBLISH_KEYS = [
-  "site_mode", "site_type", "access_mode", "password", "regenerate_password", "expires_at", "publication_root_directory", "slug_suggestions",
-  "title", "tracking_enabled", "publication_analytics_enabled", "publication_client_events_enabled", "analytics_enabled", "client_events_enabled", "expires_in_minutes",
+  "site_mode",
+  "site_type",
+  "access_mode",
+  "password",
+  "regenerate_password",
+  "expires_at",
+  "publication_root_directory",
+  "slug_suggestions",
+  "title",
+  "tracking_enabled",
+  "publication_analytics_enabled",
+  "publication_client_events_enabled",
+  "analytics_enabled",
+  "client_events_enabled",
+  "expires_in_minutes",
 ] as const;
 
 /** bucket_id, else the account's active bucket titled bucket_title, else a new one; mutable by the actor. */
@@ -35,7 +48,11 @@ function resolveBucket(deps: Deps, actor: Actor, input: CreatePublishSessionInpu
   const title = input.bucket_title.trim();
   const found = findActiveBucketByTitle(actor.accountId, title, deps.db);
   if (found) return loadMutableBucket(deps, actor, found.id, { need: "bucket_admin" });
-  if (!hasAccountWideAdmin(actor)) throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access; pass bucket_id instead.", { required_scope: "bucket_admin", bucket_access: "all" });
+  if (!hasAccountWideAdmin(actor))
+    throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access; pass bucket_id instead.", {
+      required_scope: "bucket_admin",
+      bucket_access: "all",
+    });
   return createBucket(deps, actor, { title, description: input.bucket_description, tag_paths: input.bucket_tag_paths });
 }
 
@@ -49,7 +66,8 @@ function humanBytes(n: number): string {
 export async function createPublishSession(deps: Deps, actor: Actor, input: CreatePublishSessionInput) {
   takeUploadToken(deps, actor);
   const kind = input.preview ? "preview" : "main";
-  if (!input.preview && input.expires_in_minutes !== undefined) throw new ApiError("VALIDATION_FAILED", "expires_in_minutes is for previews (preview: true).", { field: "expires_in_minutes" });
+  if (!input.preview && input.expires_in_minutes !== undefined)
+    throw new ApiError("VALIDATION_FAILED", "expires_in_minutes is for previews (preview: true).", { field: "expires_in_minutes" });
   // Validate the whole manifest before anything is created.
   const declared = input.files.map((f) => validateDeclared(f));
   const seen = new Set<string>();
@@ -61,16 +79,26 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   assertVisibilityUnlocked(bucket);
   // Learn about the plan before uploading anything (finalize checks again).
   const existing = findPublication(bucket.id, kind, deps.db);
-  assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" }, deps.db);
+  assertPublishAllowed(
+    deps,
+    { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode: input.access_mode ?? existing?.accessMode ?? "public" },
+    deps.db,
+  );
 
   const current = new Map(currentFiles(bucket.id, deps.db).map((f) => [f.path, f]));
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + PUBLISH_SESSION_TTL_MS).toISOString();
   const toUpload: typeof declared = [];
-  let added = 0, modified = 0, unchanged = 0, uploadBytes = 0;
+  let added = 0,
+    modified = 0,
+    unchanged = 0,
+    uploadBytes = 0;
   for (const f of declared) {
     const cur = current.get(f.path);
-    if (cur && cur.sha256 === f.sha256) { unchanged++; continue; }
+    if (cur && cur.sha256 === f.sha256) {
+      unchanged++;
+      continue;
+    }
     if (cur) modified++;
     else added++;
     if (!(await alreadyStored(deps, actor, f))) {
@@ -94,15 +122,30 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
       const known = cur?.sha256 === f.sha256 ? cur : f;
       return { path: f.path, size: known.size, md5: known.md5, sha256: f.sha256, contentType: f.contentType, entryId: entries.get(f.path)?.id ?? null };
     });
-    const session = tx.insert(publishSessions).values({
-      id, accountId: bucket.accountId, bucketId: bucket.id, credentialId: actor.credentialId, kind, status: "pending", bucketRevision: bucket.revision,
-      deleteMissing, files: sessionFiles, publishRequest: request, createdAt: now.toISOString(), expiresAt,
-    }).returning().get();
+    const session = tx
+      .insert(publishSessions)
+      .values({
+        id,
+        accountId: bucket.accountId,
+        bucketId: bucket.id,
+        credentialId: actor.credentialId,
+        kind,
+        status: "pending",
+        bucketRevision: bucket.revision,
+        deleteMissing,
+        files: sessionFiles,
+        publishRequest: request,
+        createdAt: now.toISOString(),
+        expiresAt,
+      })
+      .returning()
+      .get();
     return { session, entries };
   });
   const uploads = [...entries.values()].map((e) => ({ path: e.path, byte_size: e.size, sha256: e.sha256, upload: descriptor(deps, e) }));
-  const summary = `${kind === "preview" ? "Preview of" : "Publish of"} "${bucket.title}": ${declared.length} files — ${added} new, ${modified} changed, ${unchanged} unchanged`
-    + `${deleteMissing ? `, ${removed} to delete` : ""}; ${uploads.length} to upload (${humanBytes(uploadBytes)}).`;
+  const summary =
+    `${kind === "preview" ? "Preview of" : "Publish of"} "${bucket.title}": ${declared.length} files — ${added} new, ${modified} changed, ${unchanged} unchanged` +
+    `${deleteMissing ? `, ${removed} to delete` : ""}; ${uploads.length} to upload (${humanBytes(uploadBytes)}).`;
   return {
     publish_session: presentSession(deps, session, uploads),
     bucket: { id: bucket.id, title: bucket.title },
@@ -119,18 +162,31 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
 async function sessionFileReady(deps: Deps, actor: Actor, f: PublishSessionFile): Promise<boolean> {
   if (f.entryId === null) return (await deps.blobs.size(f.sha256)) === f.size;
   const e = findEntry(f.entryId, deps.db);
-  return e !== undefined && await entryBytesReady(deps, actor, e);
+  return e !== undefined && (await entryBytesReady(deps, actor, e));
 }
 
 function presentSession(deps: Deps, s: SessionRow, uploads: unknown[] | undefined) {
   return {
-    id: s.id, status: s.status, kind: s.kind, bucket_id: s.bucketId, delete_missing: s.deleteMissing, files: s.files.length,
-    ...(uploads ? { uploads } : {}), publication_id: s.publicationId, created_at: s.createdAt, expires_at: s.expiresAt, finalized_at: s.finalizedAt,
+    id: s.id,
+    status: s.status,
+    kind: s.kind,
+    bucket_id: s.bucketId,
+    delete_missing: s.deleteMissing,
+    files: s.files.length,
+    ...(uploads ? { uploads } : {}),
+    publication_id: s.publicationId,
+    created_at: s.createdAt,
+    expires_at: s.expiresAt,
+    finalized_at: s.finalizedAt,
   };
 }
 
 function loadSession(deps: Deps, actor: Actor, id: string): SessionRow {
-  const s = deps.db.select().from(publishSessions).where(and(eq(publishSessions.id, id), eq(publishSessions.accountId, actor.accountId))).get();
+  const s = deps.db
+    .select()
+    .from(publishSessions)
+    .where(and(eq(publishSessions.id, id), eq(publishSessions.accountId, actor.accountId)))
+    .get();
   // Another account's session, or one whose bucket the key cannot see: not found, no leak.
   if (!s || effectiveScope(actor, s.bucketId) === null) throw new ApiError("PUBLISH_SESSION_NOT_FOUND", `Publish session ${id} was not found.`);
   loadBucket(deps, actor, s.bucketId, "bucket_admin");
@@ -139,9 +195,15 @@ function loadSession(deps: Deps, actor: Actor, id: string): SessionRow {
 
 /** Why a session cannot be finalized (or refreshed) now, checked again inside the transaction. */
 function assertPending(deps: Deps, s: SessionRow, revision: number): void {
-  if (s.status !== "pending") throw new ApiError("PUBLISH_SESSION_NOT_PENDING", `Publish session ${s.id} is ${s.status}.`, { status: s.status, publication_id: s.publicationId });
-  if (s.expiresAt <= deps.clock.now().toISOString()) throw new ApiError("PUBLISH_SESSION_EXPIRED", `Publish session ${s.id} expired at ${s.expiresAt}.`, { expires_at: s.expiresAt });
-  if (revision !== s.bucketRevision) throw new ApiError("PUBLISH_SESSION_STALE", "The bucket changed since this publish session was created.", { bucket_revision: revision, session_revision: s.bucketRevision });
+  if (s.status !== "pending")
+    throw new ApiError("PUBLISH_SESSION_NOT_PENDING", `Publish session ${s.id} is ${s.status}.`, { status: s.status, publication_id: s.publicationId });
+  if (s.expiresAt <= deps.clock.now().toISOString())
+    throw new ApiError("PUBLISH_SESSION_EXPIRED", `Publish session ${s.id} expired at ${s.expiresAt}.`, { expires_at: s.expiresAt });
+  if (revision !== s.bucketRevision)
+    throw new ApiError("PUBLISH_SESSION_STALE", "The bucket changed since this publish session was created.", {
+      bucket_revision: revision,
+      session_revision: s.bucketRevision,
+    });
 }
 
 export async function finalizePublishSession(deps: Deps, actor: Actor, id: string) {
@@ -152,7 +214,13 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
   // and every uploaded file proven by its own PUT: a blob another account stored does not count.
   const missing: string[] = [];
   for (const f of s.files) if (!(await sessionFileReady(deps, actor, f))) missing.push(f.path);
-  if (missing.length) throw new ApiError("PUBLISH_FILES_MISSING", `${missing.length} file(s) were not uploaded.`, { missing: missing.slice(0, 100), missing_count: missing.length, retry_after: 1 }, 1);
+  if (missing.length)
+    throw new ApiError(
+      "PUBLISH_FILES_MISSING",
+      `${missing.length} file(s) were not uploaded.`,
+      { missing: missing.slice(0, 100), missing_count: missing.length, retry_after: 1 },
+      1,
+    );
   takePublishToken(deps, actor);
   const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true }, deps.db);
 
@@ -172,7 +240,12 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
     const entryIds = s.files.map((f) => f.entryId).filter((e): e is string => e !== null);
     markEntriesFinalized(entryIds, now, tx);
     const pub = commitPublish(deps, prepared, tx);
-    const session = tx.update(publishSessions).set({ status: "finalized", finalizedAt: now, publicationId: pub.id }).where(eq(publishSessions.id, id)).returning().get()!;
+    const session = tx
+      .update(publishSessions)
+      .set({ status: "finalized", finalizedAt: now, publicationId: pub.id })
+      .where(eq(publishSessions.id, id))
+      .returning()
+      .get()!;
     return { pub, session, commit };
   });
   return {
@@ -203,6 +276,9 @@ export const PUBLISH_SESSION_KEEP_MS = 7 * 24 * 3600_000;
 /** Sessions finalized or expired a week ago are forgotten (their upload entries expire on their own). */
 export function prunePublishSessions(deps: Deps): { pruned_sessions: number } {
   const cutoff = new Date(deps.clock.now().getTime() - PUBLISH_SESSION_KEEP_MS).toISOString();
-  const n = transaction(deps.db, (tx) => tx.delete(publishSessions).where(lte(publishSessions.expiresAt, cutoff)).returning({ id: publishSessions.id }).all().length);
+  const n = transaction(
+    deps.db,
+    (tx) => tx.delete(publishSessions).where(lte(publishSessions.expiresAt, cutoff)).returning({ id: publishSessions.id }).all().length,
+  );
   return { pruned_sessions: n };
 }
