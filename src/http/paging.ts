@@ -11,14 +11,10 @@ export const MAX_OFFSET = 1_000_000_000;
  */
 export function pageQuery(opts: { defaultLimit: number; maxLimit: number; order?: string }) {
   return {
-    limit: t.Optional(
-      t.Integer({
-        minimum: 1,
-        maximum: opts.maxLimit,
-        "x-field": "limit",
-        description: `Page size: default ${opts.defaultLimit}, at most ${opts.maxLimit}${opts.order ? ` (${opts.order})` : ""}.`,
-      }),
-    ),
+    ...limitQuery({
+      ...opts,
+      description: `Page size: default ${opts.defaultLimit}, at most ${opts.maxLimit}${opts.order ? ` (${opts.order})` : ""}.`,
+    }),
     offset: t.Optional(
       t.Integer({
         minimum: 0,

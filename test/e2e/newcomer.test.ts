@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
-import { chromium, type Browser, type BrowserContext } from "playwright-core";
+import { type Browser, type BrowserContext } from "playwright-core";
+import { launchChromium } from "../helpers/chromium";
 import { credentialsPath, loadCredentials } from "../../src/cli/client/credentials";
 import { buildBinary, collectOutput, startBinary, type RunningBinary } from "../helpers/binary";
 
@@ -27,10 +28,7 @@ beforeAll(async () => {
   mkdirSync(join(work, "home"));
   bin = await buildBinary();
   pier = await startBinary(bin, { dataDir: join(work, "data"), cwd: work, env: env(), smtp: true });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
   context = await browser.newContext();
 }, 240_000);
 

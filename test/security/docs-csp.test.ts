@@ -1,18 +1,16 @@
 // /docs had no Content-Security-Policy. It now has a strict one, and the offline Scalar API
 // reference still renders under it in a real browser with no policy violations.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser } from "playwright-core";
+import { launchChromium } from "../helpers/chromium";
 import { startTestPier, type TestPier } from "../helpers/pier";
 
-const CHROMIUM = "/usr/bin/chromium";
 let t: TestPier;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error("Chromium is missing: apt-get install -y chromium (scripts/test.sh does it)");
   t = await startTestPier();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -4,23 +4,22 @@
 // account's bucket is the normal not-found page. Screenshots at desktop and 375 px are saved
 // under the run's temp dir for review (not compared).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../../helpers/chromium";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { syncFiles, textFile } from "../../helpers/uploads";
 
-const CHROMIUM = "/usr/bin/chromium";
 let t: TestPier;
 let browser: Browser;
 const shots = mkdtempSync(join(tmpdir(), "pier-dashboard-shots-"));
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error("Chromium is missing: apt-get install -y chromium (scripts/test.sh does it)");
   t = await startTestPier();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

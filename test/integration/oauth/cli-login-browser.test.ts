@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser } from "playwright-core";
+import { launchChromium } from "../../helpers/chromium";
 import { compareVersions, updateNotice } from "../../../src/cli/client/http";
 import { createSession } from "../../../src/features/accounts/sessions";
 import { startTestPier, type TestPier } from "../../helpers/pier";
@@ -18,10 +19,7 @@ const root = join(import.meta.dir, "../../..");
 beforeAll(async () => {
   t = await startTestPier();
   home = mkdtempSync(join(tmpdir(), "pier-cli-home-"));
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

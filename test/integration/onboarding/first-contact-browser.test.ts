@@ -3,19 +3,17 @@
 // none of the vendor's AI/deploy/share menus, and the Auto-Index icons are drawn (inline SVG),
 // not font glyphs that show as empty boxes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { launchChromium } from "../../helpers/chromium";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite } from "../../helpers/sites";
 
-const CHROMIUM = "/usr/bin/chromium";
 let t: TestPier;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error("Chromium is missing: apt-get install -y chromium (scripts/test.sh does it)");
   t = await startTestPier();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -2,20 +2,18 @@
 // link renders through the index fallback, and a password gate is passed by typing the password.
 // Sites are opened at http://<slug>.localhost:<port>/, which Chromium resolves to loopback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { type Browser } from "playwright-core";
+import { launchChromium } from "../../helpers/chromium";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite } from "../../helpers/sites";
 import { directUpload, textFile } from "../../helpers/uploads";
 
-const CHROMIUM = "/usr/bin/chromium";
 let t: TestPier;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error("Chromium is missing: apt-get install -y chromium (scripts/test.sh does it)");
   t = await startTestPier();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
