@@ -12,4 +12,4 @@ export { alreadyStored, descriptor, entryBytesReady, findEntry, insertEntry, mar
 export type { UploadEntryRow } from "./uploads/declare";
 export { guessContentType, writeFiles } from "./write";
 // Used by the task table outside src/features.
-export { expireUploads } from "./uploads/sessions";
+export { expireUploads } from "./uploads/expiry";

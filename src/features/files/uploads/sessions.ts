@@ -4,7 +4,7 @@
 // commit in bounded chunks, one version each, and answer "pending" until done: every chunk is
 // its own transaction, so a crash mid-finalize loses nothing committed and the client's repeat
 // of the same call continues where it stopped.
-import { and, asc, count, eq, inArray, lte, notInArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, notInArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -14,22 +14,14 @@ import { loadBucket, loadMutableBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryBytesReady, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { holdSessionLock, releaseSessionLock } from "./lock";
+import { closeSession, expireSession } from "./expiry";
+import { uploadLimits } from "./limits";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
 
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;
 
-/** Tunables (documented in docs/files.md); tests shrink finalizeChunk to exercise 202. */
-export const uploadLimits = {
-  sessionTtlMs: 60 * 60_000,
-  maxFilesPerDescriptorCall: 100,
-  maxExpectedFiles: 1_000_000,
-  /** Files committed per finalize call before answering 202 finalize_pending. */
-  finalizeChunk: 1000,
-  finalizeRetryAfterS: 1,
-  /** Closed sessions and committed upload entries are pruned after this long. */
-  closedRetentionMs: 7 * 24 * 3600_000,
-};
+export { uploadLimits };
 
 export function presentSession(s: UploadSessionRow, extra: Record<string, unknown> = {}) {
   return {
@@ -372,56 +364,4 @@ export function cancelSession(deps: Deps, actor: Actor, bucketId: string, sessio
     const s = liveSession(deps, actor, bucketId, sessionId, tx);
     return closeSession(deps, s, "cancelled", tx);
   });
-}
-
-function closeSession(deps: Deps, s: UploadSessionRow, status: "cancelled" | "expired", tx: DbOrTx): UploadSessionRow {
-  const now = deps.clock.now().toISOString();
-  tx.delete(uploadEntries)
-    .where(and(eq(uploadEntries.sessionId, s.id), eq(uploadEntries.status, "pending")))
-    .run();
-  const row = tx.update(uploadSessions).set({ status, closedAt: now, updatedAt: now }).where(eq(uploadSessions.id, s.id)).returning().get()!;
-  releaseSessionLock(deps, s.bucketId, tx);
-  return row;
-}
-
-function expireSession(deps: Deps, s: UploadSessionRow, db: DbOrTx): void {
-  transaction(db, (tx) => closeSession(deps, s, "expired", tx));
-}
-
-/** Periodic job: expire abandoned sessions (releasing their locks) and stale direct uploads. */
-export function expireUploads(deps: Deps): { sessions: number; direct_uploads: number; pruned: number } {
-  const now = deps.clock.now().toISOString();
-  const due = deps.db
-    .select()
-    .from(uploadSessions)
-    .where(and(inArray(uploadSessions.status, ["open", "finalizing"]), lte(uploadSessions.expiresAt, now)))
-    .limit(500)
-    .all();
-  for (const s of due) expireSession(deps, s, deps.db);
-  const direct = transaction(
-    deps.db,
-    (tx) =>
-      tx
-        .delete(uploadEntries)
-        .where(and(sql`${uploadEntries.sessionId} IS NULL`, eq(uploadEntries.status, "pending"), lte(uploadEntries.expiresAt, now)))
-        .returning({ id: uploadEntries.id })
-        .all().length,
-  );
-  // Closed sessions and committed entries are bookkeeping only (the versions hold the files):
-  // prune them after a retention period so these tables do not grow with history.
-  const cutoff = new Date(deps.clock.now().getTime() - uploadLimits.closedRetentionMs).toISOString();
-  const pruned = transaction(deps.db, (tx) => {
-    const entries = tx
-      .delete(uploadEntries)
-      .where(and(eq(uploadEntries.status, "finalized"), lte(uploadEntries.finalizedAt, cutoff)))
-      .returning({ id: uploadEntries.id })
-      .all().length;
-    const sessions = tx
-      .delete(uploadSessions)
-      .where(and(inArray(uploadSessions.status, ["completed", "cancelled", "expired"]), lte(uploadSessions.closedAt, cutoff)))
-      .returning({ id: uploadSessions.id })
-      .all().length;
-    return entries + sessions;
-  });
-  return { sessions: due.length, direct_uploads: direct, pruned };
 }

@@ -1,0 +1,62 @@
+// The value parsers of the configuration table (src/config.ts): each takes the raw string of a
+// PIER_* variable or --flag and its name, and returns the typed value or throws ConfigError
+// with a message that names the option and says what would be accepted.
+export class ConfigError extends Error {}
+
+export const port = (allowOff: boolean) => (raw: string, name: string) => {
+  if (allowOff && ["off", "false", "none"].includes(raw.toLowerCase())) return null;
+  const n = raw === "" ? NaN : Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isInteger(n) || n < 0 || n > 65535)
+    throw new ConfigError(`${name} must be a port number 0-65535${allowOff ? " or 'off'" : ""} (0 picks a free port), got "${raw}"`);
+  return n;
+};
+export const positiveInt = (raw: string, name: string) => {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+};
+export const oneOf =
+  <T extends string>(...values: T[]) =>
+  (raw: string, name: string) => {
+    if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+    return raw as T;
+  };
+export const str = (raw: string) => raw;
+export const optionalStr = (raw: string) => (raw === "" ? null : raw);
+export const bool = (raw: string, name: string) => {
+  if (["1", "true", "yes", "on"].includes(raw.toLowerCase())) return true;
+  if (["0", "false", "no", "off", ""].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+export const hostname = (raw: string, name: string) => {
+  const v = raw.toLowerCase().replace(/\.$/, "");
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(v))
+    throw new ConfigError(`${name} must be a DNS name such as sites.example.com, got "${raw}"`);
+  return v;
+};
+export const optionalHostname = (raw: string, name: string) => (raw === "" ? null : hostname(raw, name));
+export const url = (raw: string, name: string) => {
+  if (raw === "") return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL such as https://pier.example.com, got "${raw}"`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new ConfigError(`${name} must use http or https`);
+  if (u.pathname !== "/" || u.search || u.hash) throw new ConfigError(`${name} must be an origin without a path, got "${raw}"`);
+  return u.origin;
+};
+/** An http(s) URL that may carry a path (no query or fragment); trailing slash dropped. */
+export const absoluteUrl = (raw: string, name: string) => {
+  if (raw === "") return null;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (!u || (u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash)
+    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://pier.example.com/mcp, got "${raw}"`);
+  return u.href.replace(/\/$/, "");
+};
+export const secret = (raw: string, name: string) => {
+  if (raw === "") return null;
+  if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters (generate one with: openssl rand -base64 48)`);
+  return raw;
+};
