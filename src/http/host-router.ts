@@ -14,7 +14,9 @@ export function parseHost(raw: string | null): string | null {
   const m = /^(\[[0-9a-f:.]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(host);
   if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) return null;
   const name = m[1]!.replace(/\.$/, "");
-  return HOST_RE.test(name) ? name : null;
+  // A name whose last label is numeric ("a.0", "x.1") is read by URL parsers as a broken IPv4
+  // address: the request's own URL cannot be built, so refuse it here, not with a 500 later.
+  return HOST_RE.test(name) && URL.canParse(`http://${name}/`) ? name : null;
 }
 
 const apiHostnames = new WeakMap<Urls, string>();

@@ -34,6 +34,11 @@ describe("parseHost", () => {
     ["bücher.example", null], // browsers send punycode
     ["example.com\r\nx-injected: 1", null],
     ["example.com%00", null],
+    // A numeric last label reads as a broken IPv4 address: no URL can be built for it (was a 500).
+    ["a.0", null],
+    ["x.1:8080", null],
+    ["a.08", null],
+    ["1.2.3.4", "1.2.3.4"],
   ];
   for (const [raw, want] of cases) test(`${JSON.stringify(raw)?.slice(0, 40)} -> ${want}`, () => expect(parseHost(raw)).toBe(want));
 });
