@@ -206,9 +206,17 @@ export function render(entries: Entry[]): string {
   return `${out.join("\n").replace(/\n+$/, "")}\n`;
 }
 
-/** Give new entries a date, then numbers after the highest one in use, oldest first. */
+/** Give new entries (and the second holder of a number) a date, then numbers after the highest one in use, oldest first. */
 export function settle(entries: Entry[], dateOf: (title: string) => string = addedOn): Entry[] {
   for (const e of entries) e.date ??= dateOf(e.title);
+  // Two branches filed at the same time can both take the next number and merge without a
+  // conflict (their entries land in different areas): the later one in the file is renumbered.
+  const taken = new Set<number>();
+  for (const e of [...entries].sort((a, b) => a.position - b.position)) {
+    if (e.number === undefined) continue;
+    if (taken.has(e.number)) e.number = undefined;
+    else taken.add(e.number);
+  }
   let next = Math.max(0, ...entries.map((e) => e.number ?? 0)) + 1;
   const fresh = entries.filter((e) => e.number === undefined).sort((a, b) => a.date!.localeCompare(b.date!) || a.position - b.position);
   for (const e of fresh) e.number = next++;

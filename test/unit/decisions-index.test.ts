@@ -45,6 +45,14 @@ describe("decisions index", () => {
     expect(again).toContain("### D2 · Buckets: archived is 409");
   });
 
+  test("a number taken twice (two branches filed at once) is given again to the later entry", () => {
+    const clash = filed.replace("### D3 · Sites: SPA fallback", "### D2 · Sites: SPA fallback");
+    const again = file(clash);
+    expect(again).toContain("### D2 · Buckets: archived is 409");
+    expect(again).toContain("### D3 · Sites: SPA fallback"); // the next number after the highest in use
+    expect(again).not.toBe(clash); // so --check fails until the file is filed again
+  });
+
   test("a merge takes the other side's new entries and the text only it changed", () => {
     const theirs = `${unfiled.replace("Missing assets stay 404.", "Missing assets stay 404, always.")}\n## Mail: a later rule\nText.\n`;
     const warnings: string[] = [];
