@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import pkg from "../../package.json";
 import { migrations } from "../../src/db/migrations";
-import { buildBinary } from "../helpers/binary";
+import { buildBinary, startBinary, type RunningBinary } from "../helpers/binary";
 
 const SECRET = "e2e-secret-that-must-never-be-printed-0123456789";
 let work: string;
@@ -30,44 +30,14 @@ afterAll(() => {
 const running = new Set<Subprocess>();
 const env = (extra: Record<string, string> = {}) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...extra });
 
-interface Started {
-  proc: Subprocess<"ignore", "pipe", "pipe">;
-  port: number;
-  url: string;
-  output: () => string;
+/** Start `pier serve` and wait for the banner (killed at the end if a test leaves it running). */
+async function start(dir = dataDir, extraEnv: Record<string, string> = { PIER_SECRET_KEY: SECRET }): Promise<RunningBinary> {
+  const started = await startBinary(bin, { dataDir: dir, cwd: work, env: env(extraEnv) });
+  running.add(started.proc);
+  return started;
 }
 
-/** Start `pier serve` and wait for the banner; resolves with the HTTP port it printed. */
-async function start(dir = dataDir, extraEnv: Record<string, string> = { PIER_SECRET_KEY: SECRET }): Promise<Started> {
-  const proc = Bun.spawn([bin, "serve", "--data-dir", dir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"], {
-    cwd: work,
-    env: env(extraEnv),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  running.add(proc);
-  let out = "";
-  const pump = async (s: ReadableStream<Uint8Array>) => {
-    const reader = s.getReader();
-    const decoder = new TextDecoder();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-  };
-  void pump(proc.stdout);
-  void pump(proc.stderr);
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const m = /^ +HTTP +127\.0\.0\.1:(\d+)$/m.exec(out);
-    if (m) {
-      const port = Number(m[1]);
-      return { proc, port, url: `http://127.0.0.1:${port}`, output: () => out };
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`pier serve did not start (exit ${proc.exitCode}):\n${out}`);
-    await Bun.sleep(25);
-  }
-}
-
-async function stop(s: Started): Promise<number> {
+async function stop(s: RunningBinary): Promise<number> {
   s.proc.kill("SIGTERM");
   const code = await s.proc.exited;
   running.delete(s.proc);

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:net";
 import type { Subprocess } from "bun";
+import { collectOutput } from "../helpers/binary";
 
 const root = join(import.meta.dir, "../..");
 const work = mkdtempSync(join(tmpdir(), "pier-npm-start-"));
@@ -46,20 +47,14 @@ test("npm start serves Pier from source on the printed ports and stops on Ctrl-C
     stderr: "pipe",
     detached: true, // its own process group, as in a terminal
   });
-  let out = "";
-  for (const s of [proc.stdout, proc.stderr])
-    void (async () => {
-      const reader = s.getReader();
-      const decoder = new TextDecoder();
-      for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-    })();
+  const output = collectOutput(proc);
   const deadline = Date.now() + 30_000;
   let http = 0;
   let smtp = 0;
   while (!http || !smtp) {
-    http = Number(/^ +HTTP +127\.0\.0\.1:(\d+)$/m.exec(out)?.[1] ?? 0);
-    smtp = Number(/^ +SMTP +127\.0\.0\.1:(\d+)/m.exec(out)?.[1] ?? 0);
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not start (exit ${proc.exitCode}):\n${out}`);
+    http = Number(/^ +HTTP +127\.0\.0\.1:(\d+)$/m.exec(output())?.[1] ?? 0);
+    smtp = Number(/^ +SMTP +127\.0\.0\.1:(\d+)/m.exec(output())?.[1] ?? 0);
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not start (exit ${proc.exitCode}):\n${output()}`);
     await Bun.sleep(50);
   }
   // Port 0 was resolved to real ports, and both answer.
@@ -75,8 +70,8 @@ test("npm start serves Pier from source on the printed ports and stops on Ctrl-C
   // down cleanly and its ports close.
   process.kill(-proc.pid, "SIGINT");
   await proc.exited;
-  for (let i = 0; i < 100 && !out.includes("SIGINT received, shutting down"); i++) await Bun.sleep(20);
-  expect(out).toContain("SIGINT received, shutting down");
+  for (let i = 0; i < 100 && !output().includes("SIGINT received, shutting down"); i++) await Bun.sleep(20);
+  expect(output()).toContain("SIGINT received, shutting down");
   let closed = false;
   for (let i = 0; i < 100 && !closed; i++, await Bun.sleep(50))
     closed = await fetch(`http://127.0.0.1:${http}/api/v1/status`).then(
