@@ -89,6 +89,7 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     usedTotpSteps: newUsedTotpSteps(),
     signinGuard: new SigninGuard(),
     onFileRead: [recordMessageRead],
+    certificates: null,
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };

@@ -49,6 +49,24 @@ export interface Deps {
    * sits below mail, so it announces the read instead of calling mail.
    */
   onFileRead: ((deps: Deps, actor: Actor, bucketId: string, path: string) => void)[];
+  /** Automatic certificates (ACME); null when automatic HTTPS is off. */
+  certificates: CertificatePort | null;
+}
+
+/** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */
+export interface CertificatePort {
+  state(host: string): CertificateState;
+  /** Start obtaining (or keep) a certificate for a host the host policy allows; returns at once. */
+  request(host: string): void;
+  /** Stop serving the host's certificate and delete it (e.g. its custom domain was removed). */
+  forget(host: string): void;
+}
+
+export interface CertificateState {
+  status: "none" | "pending" | "issued" | "failed";
+  /** Why the last attempt failed, in words a user can act on; null otherwise. */
+  reason: string | null;
+  expiresAt: string | null;
 }
 
 export type Scope = "bucket_read" | "bucket_write" | "bucket_admin";
