@@ -2,6 +2,7 @@
 // page for any other /dashboard/ path (after the pages, so it only catches what they do not).
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
+import { dashboardAssetRoutes } from "./assets";
 import { dashboardPages } from "./registry";
 import { createShell, type NavItem } from "./shell";
 
@@ -14,7 +15,7 @@ const accountNav: NavItem[] = [
 export const dashboardRoutes = (deps: Deps) => {
   const nav = [...dashboardPages.flatMap((p) => (p.nav ? [p.nav] : [])), ...accountNav];
   const shell = createShell(deps, nav);
-  let app = new Elysia({ name: "dashboard" }) as unknown as Elysia;
+  let app = new Elysia({ name: "dashboard" }).use(dashboardAssetRoutes()) as unknown as Elysia;
   for (const page of dashboardPages) app = page.routes(app, shell);
   return app.get(
     "/dashboard/*",

@@ -6,6 +6,8 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { htmlResponse, redirectResponse } from "../../http/html";
 import { alertBox, html, loadTemplate, renderTemplate, SafeHtml, type TemplateVars } from "../../http/pages/layout";
+import { scriptTags } from "./assets";
+import { DASHBOARD_CSP } from "./csp";
 import { browserSession, checkCsrf, recordDashboardVisit } from "../accounts";
 import type { BrowserSession } from "../accounts";
 
@@ -27,6 +29,8 @@ export interface PageView {
   error?: ApiError;
   /** Which nav entry is current (aria-current="page"). */
   current?: string;
+  /** Scripts under sites/dashboard/assets/ this page adds to dashboard.js (which every page has). */
+  scripts?: string[];
 }
 
 type Handler<T> = (s: Session, input: { request: Request; params: Record<string, string>; query: Record<string, string | undefined>; body: unknown }) => T;
@@ -68,7 +72,7 @@ function navHtml(nav: NavItem[], s: Session, current?: string): SafeHtml {
 <form method="post" action="/signout" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="link" title="Signed in as ${s.user.email}">Sign out</button></form></nav>`;
 }
 
-// Styles the dashboard pages add to the shared layout (inline: the CSP allows inline styles only).
+// Styles the dashboard pages add to the shared layout (inline: the CSP allows inline styles, and scripts only from Pier's own origin).
 const dashboardStyle = html`<style>
 nav a[aria-current=page]{color:var(--fg);font-weight:600}
 .toolbar{display:flex;gap:.75rem;flex-wrap:wrap;align-items:flex-end;margin-bottom:1rem}.toolbar>*{flex:1 1 10rem}.toolbar button{flex:0 0 auto}
@@ -81,8 +85,9 @@ input[aria-invalid=true]{border-color:var(--err)}
 export function createShell(deps: Deps, nav: NavItem[]): Shell {
   const render = async (s: Session, page: PageView) => {
     const body = new SafeHtml(dashboardStyle.value + renderTemplate(await loadTemplate(page.template), { ...page.vars, csrf: s.csrf }));
-    const doc = renderTemplate(await loadTemplate("auth/layout.html"), { title: page.title, body, nav: navHtml(nav, s, page.current), width: "wide" });
-    return htmlResponse(doc, { error: page.error });
+    const scripts = new SafeHtml(await scriptTags(["dashboard.js", ...(page.scripts ?? [])]));
+    const doc = renderTemplate(await loadTemplate("auth/layout.html"), { title: page.title, body, nav: navHtml(nav, s, page.current), width: "wide", scripts });
+    return htmlResponse(doc, { error: page.error, csp: DASHBOARD_CSP });
   };
 
   const notFound = (s: Session, error?: ApiError) =>

@@ -2,20 +2,17 @@
 // buckets, create one, open it, see its files, turn the receiving address on, archive,
 // unarchive, delete with the phrase; a reload after a form POST does not repeat it; another
 // account's bucket is the normal not-found page. Screenshots at desktop and 375 px are saved
-// under the run's temp dir for review (not compared).
+// under test-results/screenshots/ for review, and axe checks each page (not compared).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Browser, type Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { launchChromium } from "../../helpers/chromium";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let browser: Browser;
-const shots = mkdtempSync(join(tmpdir(), "pier-dashboard-shots-"));
 
 beforeAll(async () => {
   t = await startTestPier();
@@ -26,31 +23,10 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const api = (path: string) => `http://localhost:${t.pier.httpPort}${path}`;
-const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const api = (path: string) => dashboardUrl(t, path);
 const bucketCount = async (u: TestUser) =>
   (await t.api("GET", "/api/v1/buckets?archived=true", { key: u.key })).body.data.buckets.length +
   (await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets.length;
-
-async function signIn(page: Page, u: TestUser, next: string) {
-  await page.goto(api(next));
-  expect(new URL(page.url()).pathname).toBe("/signin");
-  await page.fill("#email", u.email);
-  await page.fill("#password", u.password);
-  await Promise.all([page.waitForURL(api(next)), page.click("button[type=submit]")]);
-}
-
-async function submit(page: Page, selector: string) {
-  await Promise.all([page.waitForLoadState("load"), page.waitForNavigation(), page.click(selector)]);
-}
-
-async function screenshot(page: Page, name: string) {
-  await page.screenshot({ path: join(shots, `${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize({ width: 375, height: 740 });
-  expect(await overflow(page)).toBeLessThanOrEqual(0);
-  await page.screenshot({ path: join(shots, `${name}-375.png`), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
 
 describe("the buckets pages in Chromium", () => {
   test("sign in, create, open, files, address on, archive, unarchive, delete with the phrase", async () => {
@@ -60,9 +36,10 @@ describe("the buckets pages in Chromium", () => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await ctx.newPage();
     try {
-      await signIn(page, u, "/dashboard/buckets");
+      await signIn(page, t, u, "/dashboard/buckets");
       // Titles are shown as text, never as markup.
       expect(await page.locator("tbody tr").first().textContent()).toContain("Existing <b>site</b>");
+      await expectAccessible(page);
       await screenshot(page, "buckets-home");
 
       // Search by title: nothing matches, then the bucket again.
@@ -98,6 +75,7 @@ describe("the buckets pages in Chromium", () => {
       expect(files).toContain("guide.md");
       await submit(page, "#files a[href*='path=docs']");
       expect(await page.locator("#files tbody tr").count()).toBe(1);
+      await expectAccessible(page);
       await screenshot(page, "bucket");
 
       // The receiving address: on, shown to copy; the API reports the same state.
@@ -107,6 +85,11 @@ describe("the buckets pages in Chromium", () => {
       const viaApi = (await t.api("GET", `/api/v1/buckets/${existing.id}`, { key: u.key })).body.data.bucket.inbound_email;
       expect(viaApi.enabled).toBe(true);
       expect(viaApi.address).toBe(address);
+      // The copy button (shown only when the script runs) puts the address on the clipboard.
+      await ctx.grantPermissions(["clipboard-read", "clipboard-write"]);
+      await page.click("button[data-copy=address]");
+      await page.locator("button[data-copy=address]", { hasText: "Copied" }).waitFor({ timeout: 5000 });
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(address);
 
       // Archive; a reload of the result does not archive twice (it says "archived" once, as a GET).
       await submit(page, "form[action$='/archive'] button");
@@ -149,7 +132,7 @@ describe("the buckets pages in Chromium", () => {
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
     try {
-      await signIn(page, intruder, "/dashboard/buckets");
+      await signIn(page, t, intruder, "/dashboard/buckets");
       const res = await page.goto(api(`/dashboard/buckets/${theirs.id}`));
       expect(res!.status()).toBe(404);
       expect(await page.textContent("h1")).toBe("Not found");

@@ -1,0 +1,52 @@
+// Dashboard pages in Chromium, used the way a person uses them: sign in through the form,
+// submit forms and wait for the page that follows, check each page with axe, and save a
+// screenshot at desktop and phone width under test-results/screenshots/ for review (not
+// compared pixel by pixel).
+import { expect } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import AxeBuilder from "@axe-core/playwright";
+import type { Page } from "playwright-core";
+import type { TestPier, TestUser } from "./pier";
+
+export const SCREENSHOTS = join(import.meta.dir, "../../test-results/screenshots");
+
+/** The API origin of a test Pier (localhost, so the browser treats it as a secure context). */
+export const dashboardUrl = (t: TestPier, path: string) => `http://localhost:${t.pier.httpPort}${path}`;
+
+/** Open `next` signed out, get sent to the sign-in form, sign in, and land back on `next`. */
+export async function signIn(page: Page, t: TestPier, u: TestUser, next: string): Promise<void> {
+  await page.goto(dashboardUrl(t, next));
+  expect(new URL(page.url()).pathname).toBe("/signin");
+  await page.fill("#email", u.email);
+  await page.fill("#password", u.password);
+  await Promise.all([page.waitForURL(dashboardUrl(t, next)), page.click("button[type=submit]")]);
+}
+
+/** Click a submit button and wait for the page the form leads to. */
+export async function submit(page: Page, selector: string): Promise<void> {
+  await Promise.all([page.waitForLoadState("load"), page.waitForNavigation(), page.click(selector)]);
+}
+
+const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+/** Save the page at 1280 px and at 375 px (asserting nothing scrolls sideways at phone width). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const size = page.viewportSize() ?? { width: 1280, height: 900 };
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-desktop.png`), fullPage: true });
+  await page.setViewportSize({ width: 375, height: 740 });
+  expect(await overflow(page)).toBeLessThanOrEqual(0);
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-375.png`), fullPage: true });
+  await page.setViewportSize(size);
+}
+
+/** axe over the page as it is now: no serious or critical violation (each listed when found). */
+export async function expectAccessible(page: Page): Promise<void> {
+  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze();
+  const bad = result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  expect(bad).toEqual([]);
+}
