@@ -14,7 +14,8 @@ const accountNav: NavItem[] = [
 
 export const dashboardRoutes = (deps: Deps) => {
   const nav = [...dashboardPages.flatMap((p) => (p.nav ? [p.nav] : [])), ...accountNav];
-  const shell = createShell(deps, nav);
+  const tabs = dashboardPages.flatMap((p) => (p.bucketTab ? [p.bucketTab] : []));
+  const shell = createShell(deps, nav, tabs);
   let app = new Elysia({ name: "dashboard" }).use(dashboardAssetRoutes()) as unknown as Elysia;
   for (const page of dashboardPages) app = page.routes(app, shell);
   return app.get(

@@ -20,6 +20,12 @@ export interface NavItem {
   admin?: boolean;
 }
 
+export interface BucketTab {
+  label: string;
+  /** The tab's path under /dashboard/buckets/<id>/ ("" for the overview). */
+  path: string;
+}
+
 export interface PageView {
   title: string;
   /** A sites/-relative template rendered inside the layout. */
@@ -43,6 +49,8 @@ export interface Shell {
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
+  /** The bucket pages' tab bar, with `current` (a BucketTab path) marked as the current page. */
+  bucketTabs: (bucketId: string, current: string) => SafeHtml;
   notFound: (s: Session, error?: ApiError) => Promise<Response>;
 }
 
@@ -80,9 +88,20 @@ nav a[aria-current=page]{color:var(--fg);font-weight:600}
 .field-error{display:block;color:var(--err);font-weight:400;font-size:.9rem;margin-top:.3rem}
 input[aria-invalid=true]{border-color:var(--err)}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap;align-items:center}
+.tabs{display:flex;gap:.25rem 1rem;flex-wrap:wrap;margin:0 0 1.25rem;padding-bottom:.5rem;border-bottom:1px solid var(--line)}
+.tabs a{text-decoration:none;color:var(--muted);padding:.2rem 0}.tabs a[aria-current=page]{color:var(--fg);font-weight:600;border-bottom:2px solid var(--accent)}
 </style>`;
 
-export function createShell(deps: Deps, nav: NavItem[]): Shell {
+function bucketTabsHtml(tabs: BucketTab[], bucketId: string, current: string): SafeHtml {
+  const base = `/dashboard/buckets/${encodeURIComponent(bucketId)}`;
+  const links = tabs.map((t) => {
+    const href = t.path ? `${base}/${t.path}` : base;
+    return t.path === current ? html`<a href="${href}" aria-current="page">${t.label}</a>` : html`<a href="${href}">${t.label}</a>`;
+  });
+  return html`<nav aria-label="Bucket" class="tabs">${links}</nav>`;
+}
+
+export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []): Shell {
   const render = async (s: Session, page: PageView) => {
     const body = new SafeHtml(dashboardStyle.value + renderTemplate(await loadTemplate(page.template), { ...page.vars, csrf: s.csrf }));
     const scripts = new SafeHtml(await scriptTags(["dashboard.js", ...(page.scripts ?? [])]));
@@ -129,5 +148,7 @@ export function createShell(deps: Deps, nav: NavItem[]): Shell {
     }
   };
 
-  return { deps, view, action, render, notFound };
+  const bucketTabs = (bucketId: string, current: string) => bucketTabsHtml(tabs, bucketId, current);
+
+  return { deps, view, action, render, bucketTabs, notFound };
 }

@@ -64,6 +64,7 @@ async function bucketView(shell: Shell, s: Session, id: string, query: Record<st
     error: refused?.error,
     vars: {
       notice,
+      tabs: shell.bucketTabs(bucket.id, ""),
       id: bucket.id,
       title: bucket.title,
       description: bucket.description,
@@ -110,6 +111,7 @@ function refusedOnBucket(shell: Shell, s: Session, id: string, refusal: Refusal)
 }
 
 export const bucketPage: DashboardPage = {
+  bucketTab: { label: "Overview", path: "" },
   routes: (app, shell) => {
     const post = (suffix: string, run: (s: Session, id: string, body: unknown) => string) =>
       app.post(
