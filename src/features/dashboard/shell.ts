@@ -2,6 +2,8 @@
 // page answers: `view` for GET (render) and `action` for form POSTs (CSRF, one service call,
 // then a 303 redirect to a GET so a reload never repeats the action; a refused action renders
 // its page again with the error next to the field and what was typed kept).
+import { randomBytes } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { htmlResponse, redirectResponse } from "../../http/html";
@@ -52,6 +54,12 @@ export interface Shell {
   /** The bucket pages' tab bar, with `current` (a BucketTab path) marked as the current page. */
   bucketTabs: (bucketId: string, current: string) => SafeHtml;
   notFound: (s: Session, error?: ApiError) => Promise<Response>;
+  /**
+   * Keep something an action must show exactly once on the page it redirects to (a new API
+   * key): returns an id for that page's URL; `takeFlash` hands it out once, to this session only.
+   */
+  flash: (s: Session, value: unknown) => string;
+  takeFlash: (s: Session, id: string | undefined) => unknown;
 }
 
 interface HandlerCtx {
@@ -102,8 +110,16 @@ function bucketTabsHtml(tabs: BucketTab[], bucketId: string, current: string): S
 }
 
 export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []): Shell {
+  // Each rendered page's forms carry `<session csrf>~<nonce>`. The first POST with a nonce
+  // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
+  // the same place without running the action again. Bounded, and per Pier (not module state).
+  const doneForms = new LRUCache<string, string>({ max: 20_000, ttl: 30 * 60_000 });
+  const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}`;
+
   const render = async (s: Session, page: PageView) => {
-    const body = new SafeHtml(dashboardStyle.value + renderTemplate(await loadTemplate(page.template), { ...page.vars, csrf: s.csrf }));
+    // `csrf` for forms (once each), `apiCsrf` for scripts calling the REST API (header x-pier-csrf).
+    const vars = { ...page.vars, csrf: formToken(s), apiCsrf: s.csrf };
+    const body = new SafeHtml(dashboardStyle.value + renderTemplate(await loadTemplate(page.template), vars));
     const scripts = new SafeHtml(await scriptTags(["dashboard.js", ...(page.scripts ?? [])]));
     const doc = renderTemplate(await loadTemplate("auth/layout.html"), { title: page.title, body, nav: navHtml(nav, s, page.current), width: "wide", scripts });
     return htmlResponse(doc, { error: page.error, csp: DASHBOARD_CSP });
@@ -138,10 +154,16 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
     if (!s) return redirectResponse("/signin");
     const input = inputOf(ctx);
     try {
-      if (!checkCsrf(deps, s.session.id, formField(ctx.body, "csrf"))) {
+      const [token, nonce] = formField(ctx.body, "csrf").split("~");
+      if (!checkCsrf(deps, s.session.id, token)) {
         throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
       }
-      return redirectResponse(run(s, input));
+      const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
+      const earlier = onceKey ? doneForms.get(onceKey) : undefined;
+      if (earlier !== undefined) return redirectResponse(earlier);
+      const location = run(s, input);
+      if (onceKey) doneForms.set(onceKey, location);
+      return redirectResponse(location);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return refused(s, e, input);
@@ -150,5 +172,19 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
 
   const bucketTabs = (bucketId: string, current: string) => bucketTabsHtml(tabs, bucketId, current);
 
-  return { deps, view, action, render, bucketTabs, notFound };
+  const flashes = new LRUCache<string, { value: unknown }>({ max: 5_000, ttl: 10 * 60_000 });
+  const flash = (s: Session, value: unknown) => {
+    const id = randomBytes(12).toString("base64url");
+    flashes.set(`${s.session.id}:${id}`, { value });
+    return id;
+  };
+  const takeFlash = (s: Session, id: string | undefined) => {
+    if (!id) return undefined;
+    const key = `${s.session.id}:${id}`;
+    const kept = flashes.get(key);
+    flashes.delete(key);
+    return kept?.value;
+  };
+
+  return { deps, view, action, render, bucketTabs, notFound, flash, takeFlash };
 }
