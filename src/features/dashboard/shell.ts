@@ -35,7 +35,7 @@ export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
   action: (
-    run: Handler<string>,
+    run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
@@ -117,7 +117,7 @@ export function createShell(deps: Deps, nav: NavItem[]): Shell {
       if (!checkCsrf(deps, s.session.id, formField(ctx.body, "csrf"))) {
         throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
       }
-      return redirectResponse(run(s, input));
+      return redirectResponse(await run(s, input));
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return refused(s, e, input);

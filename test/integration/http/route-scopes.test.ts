@@ -334,6 +334,10 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/archive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/domains": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/domains": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/domains/:domain_id/refresh": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/domains/:domain_id/delete": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
