@@ -95,7 +95,8 @@ export const tasks: Task[] = [
     kind: "domains.recheck",
     everyMs: MINUTE,
     handler: { run: async (deps) => recheckDueDomains(deps), maxAttempts: 1 },
-    description: "Check the DNS records (or certificate) of pending custom domains that are due: after 1, 2, 5, 10, 30 minutes, then hourly; give up after 7 days",
+    description:
+      "Check the DNS records (or certificate) of pending custom domains that are due: after 1, 2, 5, 10, 30 minutes, then hourly; give up after 7 days",
   },
 ];
 

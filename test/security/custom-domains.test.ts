@@ -25,8 +25,13 @@ afterAll(async () => {
 
 let n = 0;
 const site = (user: TestUser, text: string) =>
-  publishSite(t, { user, slug: `securesite-${Date.now().toString(36)}-${++n}`, files: [{ path: "index.html", bytes: new TextEncoder().encode(text), contentType: "text/html" }] });
-const add = (u: TestUser, bucketId: string, hostname: string) => t.api("POST", `/api/v1/buckets/${bucketId}/custom_domains`, { key: u.key, body: { hostname } });
+  publishSite(t, {
+    user,
+    slug: `securesite-${Date.now().toString(36)}-${++n}`,
+    files: [{ path: "index.html", bytes: new TextEncoder().encode(text), contentType: "text/html" }],
+  });
+const add = (u: TestUser, bucketId: string, hostname: string) =>
+  t.api("POST", `/api/v1/buckets/${bucketId}/custom_domains`, { key: u.key, body: { hostname } });
 const refresh = (u: TestUser, bucketId: string, id: string) => t.api("POST", `/api/v1/buckets/${bucketId}/custom_domains/${id}/refresh`, { key: u.key });
 const rec = (d: any, purpose: string) => d.required_dns_records.find((r: any) => r.purpose === purpose);
 

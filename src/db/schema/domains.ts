@@ -55,8 +55,6 @@ export const customDomains = sqliteTable(
     index("custom_domains_hostname").on(t.hostname),
     index("custom_domains_next_check").on(t.nextCheckAt),
     // A verified hostname belongs to one domain row; pending claims may coexist until one verifies.
-    uniqueIndex("custom_domains_verified_hostname")
-      .on(t.hostname)
-      .where(sql`verified_at IS NOT NULL`),
+    uniqueIndex("custom_domains_verified_hostname").on(t.hostname).where(sql`verified_at IS NOT NULL`),
   ],
 );

@@ -39,10 +39,12 @@ export function parseHostname(raw: string): Hostname {
   if (/[\s/:@?#\\]/.test(lower)) throw invalid("invalid_characters", `Give a bare hostname such as www.example.com, not a URL ("${lower}").`, lower);
   const ascii = domainToASCII(lower);
   if (ascii === "") throw invalid("invalid_characters", `${lower} is not a valid hostname.`, lower);
-  if (ascii.length > 253) throw invalid("too_long", `The hostname is ${ascii.length} characters long (in ASCII); at most 253 are allowed.`, ascii.slice(0, 100));
+  if (ascii.length > 253)
+    throw invalid("too_long", `The hostname is ${ascii.length} characters long (in ASCII); at most 253 are allowed.`, ascii.slice(0, 100));
   const labels = ascii.split(".");
   const long = labels.find((l) => l.length > 63);
-  if (long !== undefined) throw invalid("label_too_long", `The label "${long.slice(0, 20)}..." is ${long.length} characters long; at most 63 are allowed.`, ascii);
+  if (long !== undefined)
+    throw invalid("label_too_long", `The label "${long.slice(0, 20)}..." is ${long.length} characters long; at most 63 are allowed.`, ascii);
   if (!labels.every((l) => LABEL.test(l)))
     throw invalid("invalid_characters", `${ascii} is not a valid hostname: labels are letters, digits and inner hyphens.`, ascii);
   if (labels.length < 2) throw invalid("single_label", `${ascii} has a single label; give a full name such as www.${ascii}.com.`, ascii);

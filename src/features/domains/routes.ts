@@ -27,7 +27,11 @@ export const domainRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
           },
         };
       },
-      { auth: "bucket_read", params: DomainsParams, detail: { tags, summary: "The bucket's custom domains, its site's public URL and the account's domain limits" } },
+      {
+        auth: "bucket_read",
+        params: DomainsParams,
+        detail: { tags, summary: "The bucket's custom domains, its site's public URL and the account's domain limits" },
+      },
     )
     .post(
       base,

@@ -29,7 +29,9 @@ const isLive = (pub: PublicationRow | undefined): pub is PublicationRow => !!pub
 function livePublication(bucketId: string, db: DbOrTx): PublicationRow {
   const pub = findPublication(bucketId, "main", db);
   if (!isLive(pub))
-    throw new ApiError("CUSTOM_DOMAIN_PUBLISH_FIRST", `Bucket ${bucketId} has no published site; publish it before adding a custom domain.`, { bucket_id: bucketId });
+    throw new ApiError("CUSTOM_DOMAIN_PUBLISH_FIRST", `Bucket ${bucketId} has no published site; publish it before adding a custom domain.`, {
+      bucket_id: bucketId,
+    });
   return pub;
 }
 
@@ -172,7 +174,10 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
       if (other) failureReason = `${row.hostname} was verified for another site first.`;
       else verifiedAt = now.toISOString();
     }
-    const attempts = mode === "refresh" ? 0 : row.checkAttempts + 1;
+    // Verified and waiting for its certificate: the ACME side keeps its own retry schedule, and a
+    // look at the certificate state costs nothing, so it is looked at every minute.
+    const awaitingCertificate = verifiedAt !== null;
+    const attempts = mode === "refresh" || awaitingCertificate ? 0 : row.checkAttempts + 1;
     let status = row.status === "failed" && mode === "refresh" ? "pending_validation" : row.status;
     let nextCheckAt: string | null = status === "active" ? null : new Date(now.getTime() + recheckDelay(attempts)).toISOString();
     if (status === "pending_validation" && verifiedAt === null && mode === "scheduled" && givesUp(attempts)) {

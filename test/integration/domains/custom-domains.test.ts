@@ -134,7 +134,9 @@ describe("custom domains: the full path", () => {
     expect((await siteFetch(t, "old.replace-test.com", "/")).status).toBe(404);
     const list = await t.api("GET", `/api/v1/buckets/${s.pub.bucketId}/custom_domains`, { key: pro.key });
     expect(list.body.data.custom_domains.map((x: any) => x.hostname)).toEqual(["new.replace-test.com"]);
-    expect((await t.api("GET", `/api/v1/buckets/${s.pub.bucketId}/custom_domains/${first.id}`, { key: pro.key })).body.error.code).toBe("CUSTOM_DOMAIN_NOT_FOUND");
+    expect((await t.api("GET", `/api/v1/buckets/${s.pub.bucketId}/custom_domains/${first.id}`, { key: pro.key })).body.error.code).toBe(
+      "CUSTOM_DOMAIN_NOT_FOUND",
+    );
 
     const del = await t.api("DELETE", `/api/v1/buckets/${s.pub.bucketId}/custom_domains/${next.id}`, { key: pro.key });
     expect(del.status).toBe(200);
@@ -301,7 +303,9 @@ describe("custom domains: refusals", () => {
     expect(refused.body.error.code).toBe("CUSTOM_DOMAIN_TAKEN");
     // Other accounts cannot read or remove alice's domain through their own buckets.
     expect((await t.api("DELETE", `/api/v1/buckets/${as.pub.bucketId}/custom_domains/${ad.id}`, { key: bob.key })).body.error.code).toBe("BUCKET_NOT_FOUND");
-    expect((await t.api("DELETE", `/api/v1/buckets/${bs.pub.bucketId}/custom_domains/${ad.id}`, { key: bob.key })).body.error.code).toBe("CUSTOM_DOMAIN_NOT_FOUND");
+    expect((await t.api("DELETE", `/api/v1/buckets/${bs.pub.bucketId}/custom_domains/${ad.id}`, { key: bob.key })).body.error.code).toBe(
+      "CUSTOM_DOMAIN_NOT_FOUND",
+    );
     expect((await siteFetch(t, "www.contested-test.com", "/")).status).toBe(200);
   });
 });

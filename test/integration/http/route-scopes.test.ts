@@ -248,7 +248,11 @@ const expectations: Record<string, Expectation> = {
     },
     body: (b) => ({ hostname: `shop.${b.id.replace("_", "-")}.example.com` }),
   },
-  "GET /api/v1/buckets/:id/custom_domains/:domain_id": { auth: "bucket_read", params: (b, c) => seedDomain(c.t, c.ownerKey, b), notFoundCode: "BUCKET_NOT_FOUND" },
+  "GET /api/v1/buckets/:id/custom_domains/:domain_id": {
+    auth: "bucket_read",
+    params: (b, c) => seedDomain(c.t, c.ownerKey, b),
+    notFoundCode: "BUCKET_NOT_FOUND",
+  },
   "POST /api/v1/buckets/:id/custom_domains/:domain_id/refresh": { auth: "bucket_admin", params: (b, c) => seedDomain(c.t, c.ownerKey, b) },
   "DELETE /api/v1/buckets/:id/custom_domains/:domain_id": { auth: "bucket_admin", params: (b, c) => seedDomain(c.t, c.ownerKey, b) },
   "GET /api/v1/publications": { auth: "bucket_read" },
@@ -359,7 +363,10 @@ let selectedElsewhere: string;
 beforeAll(async () => {
   // Every route call may publish a fresh bucket: lift the plan's live-site cap for this walk.
   const plansFile = join(mkdtempSync(join(tmpdir(), "pier-plans-")), "plans.json");
-  writeFileSync(plansFile, JSON.stringify([{ id: "pro", entitlements: { max_live_sites: 100_000, max_protected_sites: 100_000, max_custom_domains: 100_000 } }]));
+  writeFileSync(
+    plansFile,
+    JSON.stringify([{ id: "pro", entitlements: { max_live_sites: 100_000, max_protected_sites: 100_000, max_custom_domains: 100_000 } }]),
+  );
   t = await startTestPier({ rateLimitPerMinute: 1_000_000, publishRateLimitPerMinute: 1_000_000, uploadRateLimitPerMinute: 1_000_000, plansFile });
   owner = await t.user({ plan: "pro" });
   stranger = await t.user({ plan: "pro" });

@@ -30,7 +30,8 @@ test("custom_domain_add / get / refresh / list / remove: records to create, whic
   const s = await publishSite(t, { user, files: [{ path: "index.html", bytes: new TextEncoder().encode("mcp"), contentType: "text/html" }] });
   const client = await connect(user.key);
   const tools = new Map((await client.listTools()).tools.map((x) => [x.name, x]));
-  for (const name of ["custom_domain_list", "custom_domain_add", "custom_domain_get", "custom_domain_refresh", "custom_domain_remove"]) expect(tools.has(name)).toBe(true);
+  for (const name of ["custom_domain_list", "custom_domain_add", "custom_domain_get", "custom_domain_refresh", "custom_domain_remove"])
+    expect(tools.has(name)).toBe(true);
   expect(tools.get("custom_domain_add")!.description).toContain("ALIAS");
 
   const added = json(await client.callTool({ name: "custom_domain_add", arguments: { bucket_id: s.pub.bucketId, hostname: "Docs.MCP-Test.com" } }));
@@ -50,7 +51,9 @@ test("custom_domain_add / get / refresh / list / remove: records to create, whic
   await cts.setCname("docs.mcp-test.com", "localhost");
   r = json(await client.callTool({ name: "custom_domain_refresh", arguments: args }));
   expect(r.custom_domain.status).toBe("active");
-  expect(json(await client.callTool({ name: "custom_domain_get", arguments: args })).custom_domain.public_url).toBe(t.pier.deps.urls.siteUrl("docs.mcp-test.com"));
+  expect(json(await client.callTool({ name: "custom_domain_get", arguments: args })).custom_domain.public_url).toBe(
+    t.pier.deps.urls.siteUrl("docs.mcp-test.com"),
+  );
   const list = json(await client.callTool({ name: "custom_domain_list", arguments: { bucket_id: s.pub.bucketId } }));
   expect(list.publication.public_url).toBe(t.pier.deps.urls.siteUrl("docs.mcp-test.com"));
 

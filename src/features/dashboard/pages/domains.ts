@@ -33,7 +33,10 @@ const SSL_TEXT: Record<string, string> = {
 
 function domainCard(bucketId: string, d: Presented, csrf: string): SafeHtml {
   const rows = d.required_dns_records.map((r) => {
-    const extra = "supported_types" in r ? html`<br><span class="small muted">Apex name: use ${(r.supported_types as string[]).join(", ")}${(r as { address_values?: string[] }).address_values?.length ? html` (A/AAAA: ${(r as { address_values: string[] }).address_values.join(", ")})` : ""}.</span>` : html``;
+    const extra =
+      "supported_types" in r
+        ? html`<br><span class="small muted">Apex name: use ${(r.supported_types as string[]).join(", ")}${(r as { address_values?: string[] }).address_values?.length ? html` (A/AAAA: ${(r as { address_values: string[] }).address_values.join(", ")})` : ""}.</span>`
+        : html``;
     const seen = r.seen.length ? html`<br><span class="small muted">Seen: ${r.seen.join(", ")}</span>` : html``;
     const lookup = "lookup_error" in r ? html`<br><span class="small muted">${(r as { lookup_error: string }).lookup_error}</span>` : html``;
     return html`<tr><td>${r.type}</td><td class="wrap"><code>${r.name}</code></td><td class="wrap"><code>${r.value}</code>${extra}</td><td>${r.purpose}</td><td>${r.found ? "found" : html`<strong>missing</strong>`}${seen}${lookup}</td></tr>`;
@@ -52,7 +55,13 @@ ${d.failure_reason ? html`<dt>Why</dt><dd>${d.failure_reason}</dd>` : ""}
 </div></section>`;
 }
 
-async function domainsView(shell: Shell, s: Session, bucketId: string, query: Record<string, string | undefined>, refused?: { error: ApiError; hostname: string }) {
+async function domainsView(
+  shell: Shell,
+  s: Session,
+  bucketId: string,
+  query: Record<string, string | undefined>,
+  refused?: { error: ApiError; hostname: string },
+) {
   const bucket = getBucket(shell.deps, s.actor, bucketId);
   const r = listDomains(shell.deps, s.actor, bucket.id);
   const pub = presentDomainPublication(shell.deps, r.publication);
