@@ -207,6 +207,28 @@ describe("custom domains: the full path", () => {
   });
 });
 
+describe("custom domains: with the site's lifecycle", () => {
+  test("unpublishing stops serving the domain; deleting the bucket frees the hostname for someone else", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const s = await site(owner, "lifecycle");
+    const d = (await add(owner.key, s.pub.bucketId, "www.lifecycle-test.com")).body.data.custom_domain;
+    await createRecords(d);
+    expect((await refresh(owner.key, s.pub.bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+    expect((await siteFetch(t, "www.lifecycle-test.com", "/")).status).toBe(200);
+
+    expect((await t.api("DELETE", `/api/v1/buckets/${s.pub.bucketId}/publication`, { key: owner.key })).status).toBe(202);
+    expect((await siteFetch(t, "www.lifecycle-test.com", "/")).status).toBe(404);
+    await t.pier.runner.drain();
+    const del = await t.api("DELETE", `/api/v1/buckets/${s.pub.bucketId}`, { key: owner.key, body: { confirmation: `delete ${s.pub.bucketId}` } });
+    expect(del.status).toBe(200);
+
+    const next = await t.user({ plan: "pro" });
+    const ns = await site(next, "new owner");
+    const taken = await add(next.key, ns.pub.bucketId, "www.lifecycle-test.com");
+    expect(taken.status).toBe(201);
+  });
+});
+
 describe("custom domains: refusals", () => {
   test("every bad hostname gets its code and reason, and nothing is written", async () => {
     const s = await site();
