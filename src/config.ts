@@ -54,6 +54,8 @@ export interface Config {
   ownerPlan: string;
   /** Seconds a request body (other than a storage upload) may take to arrive in full. */
   bodyTimeoutSeconds: number;
+  /** DNS server ("host:port") for custom-domain checks; null = the system's resolvers. */
+  dnsResolver: string | null;
 }
 
 interface Option {
@@ -237,6 +239,13 @@ export const configOptions: Option[] = [
     help: "With --trust-proxy: how many reverse proxies in a row append to X-Forwarded-For in front of Pier (1 = one proxy; the rightmost entry is the client).",
     parse: positiveInt,
   },
+  {
+    key: "dnsResolver",
+    name: "dns-resolver",
+    default: "",
+    help: "DNS server (host:port, port 53 when omitted) that custom-domain checks ask. Default: the system's resolvers.",
+    parse: dnsServer,
+  },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;
@@ -276,6 +285,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const { errors } = checkConfig(config);
   if (errors.length) throw new ConfigError(errors.join("; "));
   return config;
+}
+
+/** "host", "host:port", "[v6]:port" or a bare IPv6 address; "" = the system's resolvers. */
+function dnsServer(raw: string, name: string): string | null {
+  if (raw === "") return null;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+))(?::(\d{1,5}))?$/.exec(raw) ?? /^()([0-9a-fA-F:]+:[0-9a-fA-F:.]*)()$/.exec(raw);
+  const port = m?.[3] ? Number(m[3]) : 53;
+  if (!m || port < 1 || port > 65535) throw new ConfigError(`${name} must be host:port (e.g. 127.0.0.1:53), got "${raw}"`);
+  const host = m[1] || m[2]!;
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 const optionLabel = (name: string) => `${envName(configOptions.find((o) => o.name === name)!)} (--${name})`;

@@ -29,6 +29,7 @@ import { createSiteHandler } from "./sites/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
+import { activeCustomDomain } from "./features/domains";
 
 export interface StartOptions {
   clock?: Clock;
@@ -93,9 +94,10 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };
-  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer">;
+  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf">;
   deps.agentActivity = new ActivityRecorder(deps);
   deps.mailer = newMailer(deps);
+  deps.customDomainOf = (bucketId) => activeCustomDomain(deps, bucketId);
   return deps;
 }
 

@@ -51,6 +51,11 @@ export interface Deps {
   onFileRead: ((deps: Deps, actor: Actor, bucketId: string, path: string) => void)[];
   /** Automatic certificates (ACME); null when automatic HTTPS is off. */
   certificates: CertificatePort | null;
+  /**
+   * The active custom domain's hostname of a bucket's main site, or null. Set by the domains
+   * feature, which sits above publish: publish asks through here for the public URL.
+   */
+  customDomainOf: (bucketId: string) => string | null;
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

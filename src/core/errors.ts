@@ -109,6 +109,24 @@ export const errorCatalogue = {
   },
   LOGIN_LINK_NOT_FOUND: { status: 404, hint: "The sign-in link is invalid, expired or already used; ask your agent for a new one, or sign in at /signin." },
   DEPLOY_NOT_FOUND: { status: 404, hint: "No such deploy of this publication; list the publication's deploys." },
+  CUSTOM_DOMAIN_NOT_FOUND: { status: 404, hint: "No such custom domain on this bucket; GET /api/v1/buckets/:bucket_id/custom_domains lists them." },
+  CUSTOM_DOMAIN_LIMIT_REACHED: {
+    status: 403,
+    hint: "The account's plan allows no more custom domains (limits.max_custom_domains); remove one, or ask the operator for a plan with more (details.ask_operator, details.operator_hint).",
+  },
+  CUSTOM_DOMAIN_INVALID: {
+    status: 422,
+    hint: "The hostname is not one Pier can serve: see details.reason (ip_literal, too_long, label_too_long, underscore, wildcard, invalid_characters, single_label, public_suffix) and docs/custom-domains.md.",
+  },
+  CUSTOM_DOMAIN_RESERVED: {
+    status: 422,
+    hint: "The hostname is Pier's own (the sites domain or a name under it, the API host, the mail host): use a hostname of your own; see details.reason.",
+  },
+  CUSTOM_DOMAIN_TAKEN: { status: 409, hint: "Another site already verified this hostname; only one site serves a hostname. Remove it there first." },
+  CUSTOM_DOMAIN_PUBLISH_FIRST: {
+    status: 409,
+    hint: "Publish the bucket first (POST /api/v1/buckets/:id/publication); a custom domain serves the bucket's published site.",
+  },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -11,6 +11,7 @@ import { BUILD_JOB } from "../features/publish";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish";
 import { prunePublishSessions } from "../features/publish";
 import { pruneGateRecords } from "../sites/gate-limits";
+import { recheckDueDomains } from "../features/domains";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export interface Task {
@@ -89,6 +90,13 @@ export const tasks: Task[] = [
     everyMs: HOUR,
     handler: { run: async (deps) => pruneGateRecords(deps), maxAttempts: 1 },
     description: "Forget site-gate attempt windows that ended and access codes past their expiry and the mail-cap hour",
+  },
+  {
+    kind: "domains.recheck",
+    everyMs: MINUTE,
+    handler: { run: async (deps) => recheckDueDomains(deps), maxAttempts: 1 },
+    description:
+      "Check the DNS records (or certificate) of pending custom domains that are due: after 1, 2, 5, 10, 30 minutes, then hourly; give up after 7 days",
   },
 ];
 

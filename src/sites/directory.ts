@@ -8,6 +8,7 @@ import { accounts, publications } from "../db/schema";
 import { deployManifest, type DeployFile } from "../features/publish";
 import { onSiteChange } from "../features/publish";
 import { isExcludedFromPublish } from "../features/publish";
+import { customDomainSlug } from "../features/domains";
 
 export interface Site {
   id: string;
@@ -40,6 +41,8 @@ export class SiteDirectory {
   private readonly sites = new Map<string, { site: Site | false; until: number }>();
   private readonly manifests = new LRUCache<string, Manifest>({ maxSize: 2_000_000, sizeCalculation: (m) => m.files.size + 1 });
   private readonly keyOf = new Map<string, string>();
+  /** Active custom domain -> managed slug of the site it serves (false: no such active domain). */
+  private readonly customHosts = new Map<string, { slug: string | false; until: number }>();
 
   constructor(private readonly deps: Deps) {
     onSiteChange(deps, ({ publicationId }) => this.forget(publicationId));
@@ -84,6 +87,22 @@ export class SiteDirectory {
     return site;
   }
 
+  /**
+   * The site an active custom domain serves (the bucket's main site), or null. Cached like
+   * byLabel, misses briefly; any site change (a domain added, replaced or removed announces one)
+   * drops every cached custom host, so a removed domain stops serving at once.
+   */
+  byCustomHost(hostname: string): Site | null {
+    let cached = this.customHosts.get(hostname);
+    if (cached === undefined || cached.until <= performance.now()) {
+      if (this.customHosts.size >= MAX_SITES) this.customHosts.clear();
+      const slug = customDomainSlug(this.deps, hostname);
+      cached = { slug: slug ?? false, until: performance.now() + (slug ? 60_000 : 2_000) };
+      this.customHosts.set(hostname, cached);
+    }
+    return cached.slug === false ? null : this.byLabel(cached.slug);
+  }
+
   manifest(deployId: string): Manifest {
     let m = this.manifests.get(deployId);
     if (!m) {
@@ -101,6 +120,7 @@ export class SiteDirectory {
   }
 
   private forget(publicationId: string): void {
+    this.customHosts.clear();
     const label = this.keyOf.get(publicationId);
     if (label) this.sites.delete(label);
     this.keyOf.delete(publicationId);

@@ -39,9 +39,10 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const handle: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
     const t = templates;
     if (t === null) return loading.then(() => handle(req, hostKind, ipOf));
-    if (hostKind.kind !== "site") return noSite(t, NO_HEADERS); // custom domains: same lookup, later
-    const site = directory.byLabel(hostKind.label);
-    const extra = site?.kind === "preview" || hostKind.label.startsWith("preview-") ? PREVIEW_HEADERS : NO_HEADERS;
+    const custom = hostKind.kind === "custom";
+    // An active custom domain serves its bucket's main site, with the same gates and caching.
+    const site = custom ? directory.byCustomHost(hostKind.hostname) : directory.byLabel(hostKind.label);
+    const extra = site?.kind === "preview" || (!custom && hostKind.label.startsWith("preview-")) ? PREVIEW_HEADERS : NO_HEADERS;
     if (!site || site.deployId === null || site.status === "unpublished" || site.status === "unpublishing") return noSite(t, extra);
     if (site.expiresAt !== null && site.expiresAt <= deps.clock.now().getTime()) {
       return pageResponse(
@@ -63,7 +64,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       return new Response(t.robotsPreview, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": CACHE_HTML, ...extra } });
     }
 
-    const host = `${hostKind.label}.${deps.urls.sitesDomain}`;
+    const host = custom ? hostKind.hostname : `${hostKind.label}.${deps.urls.sitesDomain}`;
     const gate = (): GateContext => ({
       deps,
       t,

@@ -63,6 +63,9 @@ export async function startTestPier(
     secretKey: "test-secret-key-test-secret-key-test-secret-key",
     // Every test request comes from 127.0.0.1; rate-limit tests pass their own small limits.
     rateLimitAnonPerMinute: 100_000,
+    // Custom-domain checks never ask real DNS in tests: a closed loopback port answers nothing
+    // (tests that check records pass the challtestsrv DNS server of test/helpers/challtestsrv.ts).
+    dnsResolver: "127.0.0.1:9",
     ...overrides,
   };
   const clock = new ManualClock();

@@ -31,7 +31,8 @@ export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = de
   const main = rows.find((p) => p.kind === "main");
   if (!main) return { published: false, publicUrl: null, website: null, lifecycleActive };
   const published = main.currentDeployId !== null && (main.status === "published" || main.status === "publishing") && active(deps, main);
-  const url = deps.urls.siteUrl(`${main.publicSlug}.${deps.urls.sitesDomain}`);
+  // An active custom domain becomes the site's address (the managed one keeps working).
+  const url = deps.urls.siteUrl(deps.customDomainOf(bucketId) ?? `${main.publicSlug}.${deps.urls.sitesDomain}`);
   return {
     published,
     publicUrl: published ? url : null,

@@ -47,7 +47,7 @@ export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
   action: (
-    run: Handler<string>,
+    run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
@@ -113,7 +113,7 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
   // Each rendered page's forms carry `<session csrf>~<nonce>`. The first POST with a nonce
   // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
   // the same place without running the action again. Bounded, and per Pier (not module state).
-  const doneForms = new LRUCache<string, string>({ max: 20_000, ttl: 30 * 60_000 });
+  const doneForms = new LRUCache<string, Promise<string>>({ max: 20_000, ttl: 30 * 60_000 });
   const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}`;
 
   const render = async (s: Session, page: PageView) => {
@@ -159,11 +159,17 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
         throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
       }
       const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
-      const earlier = onceKey ? doneForms.get(onceKey) : undefined;
-      if (earlier !== undefined) return redirectResponse(earlier);
-      const location = run(s, input);
-      if (onceKey) doneForms.set(onceKey, location);
-      return redirectResponse(location);
+      let outcome = onceKey ? doneForms.get(onceKey) : undefined;
+      if (!outcome) {
+        // Remembered before the action runs, so a duplicate arriving while it awaits waits for it.
+        outcome = (async () => run(s, input))();
+        if (onceKey) {
+          const key = onceKey;
+          doneForms.set(key, outcome);
+          outcome.catch(() => doneForms.delete(key));
+        }
+      }
+      return redirectResponse(await outcome);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return refused(s, e, input);

@@ -13,6 +13,7 @@ import { getStatus } from "../status";
 import { fileTools } from "./file-tools";
 import { mailTools } from "./mail-tools";
 import { publishTools } from "./publish-tools";
+import { domainTools } from "./domain-tools";
 
 export interface McpTool {
   name: string;
@@ -115,4 +116,4 @@ const bucketTools: McpTool[] = [
   },
 ];
 
-export const tools: McpTool[] = [...bucketTools, ...fileTools, ...mailTools, ...publishTools];
+export const tools: McpTool[] = [...bucketTools, ...fileTools, ...mailTools, ...publishTools, ...domainTools];

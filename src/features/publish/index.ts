@@ -23,3 +23,5 @@ export { verifyRecipientToken } from "./service";
 export { getAutoIndexTemplate } from "./autoindex-templates";
 export { sanitizeSlug } from "./slugs";
 export { MIN_SLUG_LENGTH } from "./publications";
+// The domains feature tells the site server when a custom domain starts or stops serving.
+export { emitSiteChange } from "./events";

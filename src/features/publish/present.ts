@@ -9,7 +9,11 @@ import type { SavedRequest } from "./accept-publish";
 export function siteHost(deps: Deps, pub: Pick<PublicationRow, "kind" | "publicSlug">): string {
   return `${pub.kind === "preview" ? "preview-" : ""}${pub.publicSlug}.${deps.urls.sitesDomain}`;
 }
-export const publicUrlOf = (deps: Deps, pub: Pick<PublicationRow, "kind" | "publicSlug">) => deps.urls.siteUrl(siteHost(deps, pub));
+/** The main site's address switches to its custom domain once one is active; the managed URL keeps working. */
+export const publicUrlOf = (deps: Deps, pub: Pick<PublicationRow, "kind" | "publicSlug"> & { bucketId?: string }) => {
+  const custom = pub.kind === "main" && pub.bucketId ? deps.customDomainOf(pub.bucketId) : null;
+  return deps.urls.siteUrl(custom ?? siteHost(deps, pub));
+};
 
 export function manifestOf(deps: Deps, pub: PublicationRow) {
   if (!pub.currentDeployId || pub.status === "unpublished") return [];

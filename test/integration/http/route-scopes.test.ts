@@ -74,6 +74,13 @@ async function seedPublication(t: TestPier, ownerKey: string, b: Bucket, body: R
   if (r.status !== 202) throw new Error(`seed publication: ${r.status} ${r.text}`);
   return { id: r.body.data.publication.id };
 }
+/** A published fresh bucket with a pending custom domain (owner's key): its id as domain_id. */
+async function seedDomain(t: TestPier, ownerKey: string, b: Bucket): Promise<Record<string, string>> {
+  await seedPublication(t, ownerKey, b);
+  const r = await t.api("POST", `/api/v1/buckets/${b.id}/custom_domains`, { key: ownerKey, body: { hostname: `www.${b.id.replace("_", "-")}.example.com` } });
+  if (r.status !== 201 && r.status !== 200) throw new Error(`seed custom domain: ${r.status} ${r.text}`);
+  return { domain_id: r.body.data.custom_domain.id };
+}
 const pubRoute = {
   bucketInBody: true,
   notFoundCode: "PUBLICATION_NOT_FOUND",
@@ -232,6 +239,22 @@ const expectations: Record<string, Expectation> = {
     },
     body: () => ({ public_slug: `renamed-${Math.random().toString(36).slice(2, 12)}` }),
   },
+  "GET /api/v1/buckets/:id/custom_domains": { auth: "bucket_read" },
+  "POST /api/v1/buckets/:id/custom_domains": {
+    auth: "bucket_admin",
+    params: async (b, c) => {
+      await seedPublication(c.t, c.ownerKey, b);
+      return {};
+    },
+    body: (b) => ({ hostname: `shop.${b.id.replace("_", "-")}.example.com` }),
+  },
+  "GET /api/v1/buckets/:id/custom_domains/:domain_id": {
+    auth: "bucket_read",
+    params: (b, c) => seedDomain(c.t, c.ownerKey, b),
+    notFoundCode: "BUCKET_NOT_FOUND",
+  },
+  "POST /api/v1/buckets/:id/custom_domains/:domain_id/refresh": { auth: "bucket_admin", params: (b, c) => seedDomain(c.t, c.ownerKey, b) },
+  "DELETE /api/v1/buckets/:id/custom_domains/:domain_id": { auth: "bucket_admin", params: (b, c) => seedDomain(c.t, c.ownerKey, b) },
   "GET /api/v1/publications": { auth: "bucket_read" },
   "GET /api/v1/publications/:id": { auth: "bucket_read", ...pubRoute },
   "GET /api/v1/publications/:id/manifest": { auth: "bucket_read", ...pubRoute },
@@ -316,6 +339,10 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
+  "GET /dashboard/buckets/:id/domains": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/domains": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/domains/:domain_id/refresh": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/domains/:domain_id/delete": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -337,7 +364,10 @@ let selectedElsewhere: string;
 beforeAll(async () => {
   // Every route call may publish a fresh bucket: lift the plan's live-site cap for this walk.
   const plansFile = join(mkdtempSync(join(tmpdir(), "pier-plans-")), "plans.json");
-  writeFileSync(plansFile, JSON.stringify([{ id: "pro", entitlements: { max_live_sites: 100_000, max_protected_sites: 100_000 } }]));
+  writeFileSync(
+    plansFile,
+    JSON.stringify([{ id: "pro", entitlements: { max_live_sites: 100_000, max_protected_sites: 100_000, max_custom_domains: 100_000 } }]),
+  );
   t = await startTestPier({ rateLimitPerMinute: 1_000_000, publishRateLimitPerMinute: 1_000_000, uploadRateLimitPerMinute: 1_000_000, plansFile });
   owner = await t.user({ plan: "pro" });
   stranger = await t.user({ plan: "pro" });

@@ -1,0 +1,228 @@
+// Custom domains: add, list, read, refresh and remove, and the check that moves a domain from
+// pending_validation to active. Routes, MCP tools, the re-check job and the dashboard call these.
+import { eq } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { newId, randomToken } from "../../core/ids";
+import { customDomains, type DnsRecordCheck } from "../../db/schema";
+import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
+import { entitlementsOf, getAccount, planHelp, planLimitError } from "../accounts";
+import { loadBucket, loadMutableBucket } from "../buckets";
+import { emitSiteChange, findPublication, type PublicationRow } from "../publish";
+import { checkRecords } from "./dns-check";
+import { assertNotReserved, parseHostname } from "./hostname";
+import { bucketDomains, domainById, domainsCounted, verifiedElsewhere, type DomainRow } from "./records";
+import { GIVE_UP_AFTER_MS, givesUp, recheckDelay } from "./schedule";
+
+export interface DomainLimits {
+  active_count: number;
+  max_custom_domains: number;
+}
+
+export function domainLimits(deps: Deps, accountId: string, db: DbOrTx = deps.db): DomainLimits {
+  const account = getAccount(deps, accountId, db);
+  return { active_count: domainsCounted(db, accountId), max_custom_domains: entitlementsOf(deps, account).max_custom_domains };
+}
+
+const isLive = (pub: PublicationRow | undefined): pub is PublicationRow => !!pub && (pub.status === "published" || pub.status === "publishing");
+
+function livePublication(bucketId: string, db: DbOrTx): PublicationRow {
+  const pub = findPublication(bucketId, "main", db);
+  if (!isLive(pub))
+    throw new ApiError("CUSTOM_DOMAIN_PUBLISH_FIRST", `Bucket ${bucketId} has no published site; publish it before adding a custom domain.`, {
+      bucket_id: bucketId,
+    });
+  return pub;
+}
+
+function domainOfBucket(db: DbOrTx, bucketId: string, id: string): DomainRow {
+  const row = domainById(db, id);
+  if (!row || row.bucketId !== bucketId) throw new ApiError("CUSTOM_DOMAIN_NOT_FOUND", `Custom domain ${id} was not found on bucket ${bucketId}.`);
+  return row;
+}
+
+export function listDomains(deps: Deps, actor: Actor, bucketId: string) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const rows = bucketDomains(deps.db, bucket.id).sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
+  return { domains: rows, publication: findPublication(bucket.id, "main", deps.db) ?? null, limits: domainLimits(deps, bucket.accountId) };
+}
+
+export function getDomain(deps: Deps, actor: Actor, bucketId: string, id: string): DomainRow {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  return domainOfBucket(deps.db, bucket.id, id);
+}
+
+export interface AddResult {
+  domain: DomainRow;
+  /** false when the bucket already had this hostname (the call is idempotent). */
+  created: boolean;
+  publication: PublicationRow;
+  limits: DomainLimits;
+}
+
+/**
+ * Add a hostname to a bucket's published site. A bucket serves one custom domain: a new hostname
+ * while one is active waits as its replacement (the active one keeps serving until the new one
+ * is active); a new hostname while another is still pending replaces the pending one at once.
+ */
+export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostname: string): AddResult {
+  const host = parseHostname(rawHostname);
+  assertNotReserved(deps, host);
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  return transaction(deps.db, (tx) => {
+    const publication = livePublication(bucket.id, tx);
+    const existing = bucketDomains(tx, bucket.id);
+    const same = existing.find((d) => d.hostname === host.ascii);
+    if (same) return { domain: same, created: false, publication, limits: domainLimits(deps, bucket.accountId, tx) };
+    const taken = verifiedElsewhere(tx, host.ascii, "");
+    if (taken) {
+      throw new ApiError("CUSTOM_DOMAIN_TAKEN", `${host.ascii} is already verified for another site; remove it there before adding it here.`, {
+        hostname: host.ascii,
+      });
+    }
+    const hasActive = existing.some((d) => d.status === "active");
+    const superseded = existing.filter((d) => d.status !== "active");
+    const account = getAccount(deps, bucket.accountId, tx);
+    const max = entitlementsOf(deps, account).max_custom_domains;
+    // A replacement takes the place of the bucket's active or pending domain: no new capacity.
+    const used = domainsCounted(tx, account.id);
+    if (!hasActive && superseded.length === 0 && used >= max) {
+      const help = planHelp(deps, account, (e) => e.max_custom_domains > used);
+      const err = planLimitError(
+        max === 0 ? "The account's plan allows no custom domains." : `The account's plan allows ${max} custom domains and ${used} are in use.`,
+        "max_custom_domains",
+        help,
+        { active_count: used, max_custom_domains: max },
+      );
+      throw new ApiError("CUSTOM_DOMAIN_LIMIT_REACHED", err.message, err.details);
+    }
+    for (const old of superseded) removeRow(deps, tx, old);
+    const now = deps.clock.now();
+    const domain = tx
+      .insert(customDomains)
+      .values({
+        id: newId("pcd"),
+        bucketId: bucket.id,
+        accountId: bucket.accountId,
+        hostname: host.ascii,
+        status: "pending_validation",
+        ownershipToken: randomToken(32),
+        nextCheckAt: new Date(now.getTime() + recheckDelay(0)).toISOString(),
+        createdAt: now.toISOString(),
+        updatedAt: now.toISOString(),
+      })
+      .returning()
+      .get();
+    return { domain, created: true, publication, limits: domainLimits(deps, bucket.accountId, tx) };
+  });
+}
+
+/** Delete a row; its certificate is forgotten and the site server told once the deletion commits. */
+function removeRow(deps: Deps, tx: DbOrTx, row: DomainRow): void {
+  tx.delete(customDomains).where(eq(customDomains.id, row.id)).run();
+  afterCommit(tx, () => {
+    if (row.verifiedAt) deps.certificates?.forget(row.hostname);
+    if (row.status === "active") announce(deps, row.bucketId);
+  });
+}
+
+/** The site server drops its cached host lookups for the bucket's site. */
+function announce(deps: Deps, bucketId: string): void {
+  const pub = findPublication(bucketId, "main", deps.db);
+  if (pub) emitSiteChange(deps, { publicationId: pub.id });
+}
+
+/** Remove a domain: it stops serving at once and its certificate is forgotten. */
+export function removeDomain(deps: Deps, actor: Actor, bucketId: string, id: string): DomainRow {
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  return transaction(deps.db, (tx) => {
+    const row = domainOfBucket(tx, bucket.id, id);
+    removeRow(deps, tx, row);
+    return row;
+  });
+}
+
+/** Check now (the user says the records are in place): also revives a domain that gave up. */
+export async function refreshDomain(deps: Deps, actor: Actor, bucketId: string, id: string): Promise<DomainRow> {
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  domainOfBucket(deps.db, bucket.id, id);
+  const row = await checkDomain(deps, id, "refresh");
+  if (!row) throw new ApiError("CUSTOM_DOMAIN_NOT_FOUND", `Custom domain ${id} was removed while it was being checked.`);
+  return row;
+}
+
+/**
+ * Look at a domain's DNS records (unless already verified and this is a scheduled look) and move
+ * it on: verified once both records are seen, active once verified and, with automatic HTTPS,
+ * its certificate issued. Returns the row as it now stands, or null when it was removed meanwhile.
+ */
+export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "scheduled"): Promise<DomainRow | null> {
+  const before = domainById(deps.db, id);
+  if (!before) return null;
+  const lookDns = mode === "refresh" || before.verifiedAt === null;
+  const names = { hostname: before.hostname, apex: parseHostname(before.hostname).apex, ownershipToken: before.ownershipToken };
+  // DNS is asked outside any transaction: it takes network time (DbOrTx bodies are synchronous).
+  const checks: DnsRecordCheck[] = lookDns ? await checkRecords(deps, names) : before.checks;
+  const now = deps.clock.now();
+  const verified = transaction(deps.db, (tx) => {
+    const row = domainById(tx, id);
+    if (!row) return null;
+    let verifiedAt = row.verifiedAt;
+    let failureReason: string | null = null;
+    if (verifiedAt === null && checks.every((c) => c.found)) {
+      const other = verifiedElsewhere(tx, row.hostname, row.id);
+      if (other) failureReason = `${row.hostname} was verified for another site first.`;
+      else verifiedAt = now.toISOString();
+    }
+    // Verified and waiting for its certificate: the ACME side keeps its own retry schedule, and a
+    // look at the certificate state costs nothing, so it is looked at every minute.
+    const awaitingCertificate = verifiedAt !== null;
+    const attempts = mode === "refresh" || awaitingCertificate ? 0 : row.checkAttempts + 1;
+    let status = row.status === "failed" && mode === "refresh" ? "pending_validation" : row.status;
+    let nextCheckAt: string | null = status === "active" ? null : new Date(now.getTime() + recheckDelay(attempts)).toISOString();
+    if (status === "pending_validation" && verifiedAt === null && mode === "scheduled" && givesUp(attempts)) {
+      status = "failed";
+      nextCheckAt = null;
+      failureReason ??= `The DNS records were not found within ${GIVE_UP_AFTER_MS / 86_400_000} days of checks. Create them, then refresh the domain.`;
+    }
+    tx.update(customDomains)
+      .set({
+        verifiedAt,
+        status: status as DomainRow["status"],
+        failureReason,
+        checks,
+        lastCheckedAt: lookDns ? now.toISOString() : row.lastCheckedAt,
+        nextCheckAt,
+        checkAttempts: attempts,
+        updatedAt: now.toISOString(),
+      })
+      .where(eq(customDomains.id, id))
+      .run();
+    return { row, verified: verifiedAt !== null && status !== "active" };
+  });
+  if (!verified) return null;
+  if (verified.verified && certificateReady(deps, verified.row.hostname)) activate(deps, id);
+  return domainById(deps.db, id) ?? null;
+}
+
+/** Without automatic HTTPS there is nothing to wait for; with it, the certificate must be issued. */
+function certificateReady(deps: Deps, hostname: string): boolean {
+  if (!deps.certificates) return true;
+  deps.certificates.request(hostname);
+  return deps.certificates.state(hostname).status === "issued";
+}
+
+/** The domain serves from now on; the bucket's previous active domain (if replaced) stops. */
+function activate(deps: Deps, id: string): void {
+  transaction(deps.db, (tx) => {
+    const row = domainById(tx, id);
+    if (!row || row.status === "active") return;
+    const now = deps.clock.now().toISOString();
+    for (const old of bucketDomains(tx, row.bucketId)) if (old.id !== row.id && old.status === "active") removeRow(deps, tx, old);
+    tx.update(customDomains)
+      .set({ status: "active", activatedAt: now, nextCheckAt: null, failureReason: null, updatedAt: now })
+      .where(eq(customDomains.id, id))
+      .run();
+    afterCommit(tx, () => announce(deps, row.bucketId));
+  });
+}

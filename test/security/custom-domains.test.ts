@@ -1,0 +1,111 @@
+// Attacks on custom domains, each reproduced against a real Pier whose DNS is a real server
+// (pebble-challtestsrv) the attacker may write to, as anyone may write their own zone.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startChallTestSrv, type ChallTestSrv } from "../helpers/challtestsrv";
+import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+import { publishSite, siteFetch } from "../helpers/sites";
+
+let cts: ChallTestSrv;
+let t: TestPier;
+let victim: TestUser;
+let attacker: TestUser;
+
+beforeAll(async () => {
+  cts = await startChallTestSrv({ defaultIPv4: "" });
+  t = await startTestPier({ baseUrl: "http://pier.test", sitesDomain: "sites.pier.test", mailDomain: "mail.pier.test", dnsResolver: cts.dns });
+  const direct = t.api;
+  t.api = (method, path, o = {}) => direct(method, path, { ...o, headers: { host: "pier.test", ...o.headers } });
+  victim = await t.user({ plan: "pro" });
+  attacker = await t.user({ plan: "pro" });
+});
+afterAll(async () => {
+  await t.stop();
+  await cts.stop();
+});
+
+let n = 0;
+const site = (user: TestUser, text: string) =>
+  publishSite(t, {
+    user,
+    slug: `securesite-${Date.now().toString(36)}-${++n}`,
+    files: [{ path: "index.html", bytes: new TextEncoder().encode(text), contentType: "text/html" }],
+  });
+const add = (u: TestUser, bucketId: string, hostname: string) =>
+  t.api("POST", `/api/v1/buckets/${bucketId}/custom_domains`, { key: u.key, body: { hostname } });
+const refresh = (u: TestUser, bucketId: string, id: string) => t.api("POST", `/api/v1/buckets/${bucketId}/custom_domains/${id}/refresh`, { key: u.key });
+const rec = (d: any, purpose: string) => d.required_dns_records.find((r: any) => r.purpose === purpose);
+
+test("claiming a hostname another account verified is refused (CUSTOM_DOMAIN_TAKEN), and the victim's site keeps the name", async () => {
+  const vs = await site(victim, "victim site");
+  const d = (await add(victim, vs.pub.bucketId, "www.victim-one.com")).body.data.custom_domain;
+  await cts.setTxt(rec(d, "ownership").name, rec(d, "ownership").value);
+  await cts.setCname("www.victim-one.com", "pier.test");
+  expect((await refresh(victim, vs.pub.bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+
+  const as = await site(attacker, "attacker site");
+  for (const spelling of ["www.victim-one.com", "WWW.VICTIM-ONE.COM.", " www.victim-one.com "]) {
+    const r = await add(attacker, as.pub.bucketId, spelling);
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe("CUSTOM_DOMAIN_TAKEN");
+  }
+  const served = await siteFetch(t, "www.victim-one.com", "/");
+  expect(await served.text()).toBe("victim site");
+});
+
+test("a pending claim cannot be verified with the records made for someone else's claim (the ownership token is per domain)", async () => {
+  const vs = await site(victim, "victim two");
+  const as = await site(attacker, "attacker two");
+  // The attacker claims first, then the real owner adds the name and creates its records.
+  const ad = (await add(attacker, as.pub.bucketId, "www.victim-two.com")).body.data.custom_domain;
+  const vd = (await add(victim, vs.pub.bucketId, "www.victim-two.com")).body.data.custom_domain;
+  await cts.setTxt(rec(vd, "ownership").name, rec(vd, "ownership").value);
+  await cts.setCname("www.victim-two.com", "pier.test");
+
+  const attempt = await refresh(attacker, as.pub.bucketId, ad.id);
+  expect(attempt.body.data.custom_domain.status).toBe("pending_validation");
+  expect(rec(attempt.body.data.custom_domain, "ownership").found).toBe(false);
+  expect((await refresh(victim, vs.pub.bucketId, vd.id)).body.data.custom_domain.status).toBe("active");
+  expect(await (await siteFetch(t, "www.victim-two.com", "/")).text()).toBe("victim two");
+  // Even with the victim's records in place, the attacker's claim never takes the name.
+  expect((await refresh(attacker, as.pub.bucketId, ad.id)).body.data.custom_domain.status).toBe("pending_validation");
+});
+
+test("a Host header naming a domain that is added but not verified serves nothing", async () => {
+  const as = await site(attacker, "attacker three");
+  await add(attacker, as.pub.bucketId, "www.not-yet-verified.com");
+  const r = await siteFetch(t, "www.not-yet-verified.com", "/");
+  expect(r.status).toBe(404);
+  expect(await r.text()).not.toContain("attacker three");
+});
+
+test("Pier's own names cannot be taken as custom domains (another user's slug host, the API host, the mail host)", async () => {
+  const vs = await site(victim, "victim four");
+  const as = await site(attacker, "attacker four");
+  for (const hostname of [vs.host, "pier.test", "mail.pier.test", "sites.pier.test"]) {
+    const r = await add(attacker, as.pub.bucketId, hostname);
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe("CUSTOM_DOMAIN_RESERVED");
+  }
+  expect(await (await siteFetch(t, vs.host, "/")).text()).toBe("victim four");
+});
+
+test("another account cannot read, refresh or remove a domain, nor learn its ownership token", async () => {
+  const vs = await site(victim, "victim five");
+  const as = await site(attacker, "attacker five");
+  const d = (await add(victim, vs.pub.bucketId, "www.victim-five.com")).body.data.custom_domain;
+  const paths = [
+    ["GET", `/api/v1/buckets/${vs.pub.bucketId}/custom_domains`],
+    ["GET", `/api/v1/buckets/${vs.pub.bucketId}/custom_domains/${d.id}`],
+    ["POST", `/api/v1/buckets/${vs.pub.bucketId}/custom_domains/${d.id}/refresh`],
+    ["DELETE", `/api/v1/buckets/${vs.pub.bucketId}/custom_domains/${d.id}`],
+  ] as const;
+  for (const [method, path] of paths) {
+    const r = await t.api(method, path, { key: attacker.key });
+    expect(r.status).toBe(404);
+    expect(r.text).not.toContain(rec(d, "ownership").value);
+  }
+  // Through the attacker's own bucket the id is simply unknown.
+  const viaOwn = await t.api("DELETE", `/api/v1/buckets/${as.pub.bucketId}/custom_domains/${d.id}`, { key: attacker.key });
+  expect(viaOwn.body.error.code).toBe("CUSTOM_DOMAIN_NOT_FOUND");
+  expect((await t.api("GET", `/api/v1/buckets/${vs.pub.bucketId}/custom_domains/${d.id}`, { key: victim.key })).status).toBe(200);
+});
