@@ -47,7 +47,8 @@ export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
   action: (
-    run: Handler<string>,
+    /** Returns where to redirect; may be async (creating from a template stores its files first). */
+    run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
@@ -114,6 +115,7 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
   // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
   // the same place without running the action again. Bounded, and per Pier (not module state).
   const doneForms = new LRUCache<string, string>({ max: 20_000, ttl: 30 * 60_000 });
+  const inFlight = new Map<string, Promise<string>>();
   const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}`;
 
   const render = async (s: Session, page: PageView) => {
@@ -161,9 +163,18 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
       const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
       const earlier = onceKey ? doneForms.get(onceKey) : undefined;
       if (earlier !== undefined) return redirectResponse(earlier);
-      const location = run(s, input);
-      if (onceKey) doneForms.set(onceKey, location);
-      return redirectResponse(location);
+      // An async action still running: the second POST waits for it and goes where it leads.
+      const running = onceKey ? inFlight.get(onceKey) : undefined;
+      if (running) return redirectResponse(await running);
+      const pending = (async () => run(s, input))();
+      if (onceKey) inFlight.set(onceKey, pending);
+      try {
+        const location = await pending;
+        if (onceKey) doneForms.set(onceKey, location);
+        return redirectResponse(location);
+      } finally {
+        if (onceKey) inFlight.delete(onceKey);
+      }
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return refused(s, e, input);

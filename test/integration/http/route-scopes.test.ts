@@ -315,6 +315,7 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/archive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/bulk": { auth: "page", signedIn: true },
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
 };
 
