@@ -32,7 +32,15 @@ export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = de
 /** The same summary for a page of buckets in one query (lists must not query per row). */
 export function publicationSummaries(deps: Deps, bucketIds: string[], db: DbOrTx = deps.db): Map<string, PublicationSummary> {
   const rows = bucketIds.length ? db.select().from(publications).where(inArray(publications.bucketId, bucketIds)).all() : [];
-  return new Map(bucketIds.map((id) => [id, summarize(deps, rows.filter((p) => p.bucketId === id))]));
+  return new Map(
+    bucketIds.map((id) => [
+      id,
+      summarize(
+        deps,
+        rows.filter((p) => p.bucketId === id),
+      ),
+    ]),
+  );
 }
 
 function summarize(deps: Deps, rows: Row[]): PublicationSummary {

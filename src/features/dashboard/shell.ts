@@ -32,7 +32,8 @@ export interface PageView {
   title: string;
   /** A sites/-relative template rendered inside the layout. */
   template: string;
-  vars: TemplateVars;
+  /** The template's values; a function when the page builds forms in code and needs their CSRF value. */
+  vars: TemplateVars | ((csrf: string) => TemplateVars);
   /** The refusal being reported: sets the HTTP status from the error catalogue. */
   error?: ApiError;
   /** Which nav entry is current (aria-current="page"). */
@@ -120,7 +121,8 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
 
   const render = async (s: Session, page: PageView) => {
     // `csrf` for forms (once each), `apiCsrf` for scripts calling the REST API (header x-pier-csrf).
-    const vars = { ...page.vars, csrf: formToken(s), apiCsrf: s.csrf };
+    const csrf = formToken(s);
+    const vars = { ...(typeof page.vars === "function" ? page.vars(csrf) : page.vars), csrf, apiCsrf: s.csrf };
     const body = new SafeHtml(dashboardStyle.value + renderTemplate(await loadTemplate(page.template), vars));
     const scripts = new SafeHtml(await scriptTags(["dashboard.js", ...(page.scripts ?? [])]));
     const doc = renderTemplate(await loadTemplate("auth/layout.html"), { title: page.title, body, nav: navHtml(nav, s, page.current), width: "wide", scripts });

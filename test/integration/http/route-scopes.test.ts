@@ -316,6 +316,16 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/bulk": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/settings": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/details": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/tags/add": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/tags/remove": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/variables/set": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/variables/delete": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/lock": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/lock/remove": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/visibility/lock": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/visibility/unlock": { auth: "page", signedIn: true },
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
 };
 
