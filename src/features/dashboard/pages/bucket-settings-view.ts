@@ -46,6 +46,21 @@ function fieldOf(r: SettingsRefusal | undefined): string | undefined {
   return (r?.error.details as { field?: string } | undefined)?.field;
 }
 
+/** The fields each form shows a refusal under; any other refusal is shown at the top of the page. */
+const FIELDS_SHOWN: Record<string, string[]> = {
+  details: ["title", "description"],
+  "tag-add": ["tag"],
+  "variable-add": ["name", "value"],
+  lock: ["message", "duration_seconds"],
+  visibility: ["reason"],
+};
+
+function shownAtField(r: SettingsRefusal): boolean {
+  const field = fieldOf(r);
+  const shown = r.form.startsWith("variable:") || r.form.startsWith("secret:") ? ["value"] : (FIELDS_SHOWN[r.form] ?? []);
+  return field !== undefined && shown.includes(field);
+}
+
 /** The message under `field` of `form` when the refusal is about it. */
 function errorAt(r: SettingsRefusal | undefined, form: string, field: string, id: string): { message: SafeHtml; attrs: SafeHtml } {
   if (!r || r.form !== form || fieldOf(r) !== field) return { message: html``, attrs: html`` };
@@ -125,6 +140,7 @@ function bucketLockSection(shell: Shell, s: Session, id: string, csrf: string, r
     ? html`<form method="post" action="${settingsUrl(id, "/lock/remove")}">${csrfField(csrf)}<p><button type="submit" class="secondary">Remove the lock</button></p></form>`
     : html``;
   const msgErr = errorAt(r, "lock", "message", "lock-message-error");
+  const durErr = errorAt(r, "lock", "duration_seconds", "lock-duration-error");
   const chosen = typedIn(r, "lock", "duration_seconds", "600");
   const options = LOCK_DURATIONS.map((d) =>
     String(d.seconds) === chosen ? html`<option value="${d.seconds}" selected>${d.label}</option>` : html`<option value="${d.seconds}">${d.label}</option>`,
@@ -133,7 +149,7 @@ function bucketLockSection(shell: Shell, s: Session, id: string, csrf: string, r
     !lock || lock.held_by_you
       ? html`<form method="post" action="${settingsUrl(id, "/lock")}">${csrfField(csrf)}<div class="row">
 <div><label for="lock-message">Message <span class="hint">Shown to whoever hits the lock.</span></label><input id="lock-message" name="message" type="text" maxlength="500" value="${typedIn(r, "lock", "message", "")}"${msgErr.attrs}>${msgErr.message}</div>
-<div><label for="lock-duration">For</label><select id="lock-duration" name="duration_seconds">${options}</select></div></div>
+<div><label for="lock-duration">For</label><select id="lock-duration" name="duration_seconds"${durErr.attrs}>${options}</select>${durErr.message}</div></div>
 <p><button type="submit" class="secondary">${lock ? "Renew the lock" : "Lock the bucket"}</button></p></form>`
       : html``;
   return html`${state}${remove}${take}`;
@@ -157,7 +173,7 @@ export async function settingsView(shell: Shell, s: Session, id: string, query: 
   const bucket = getBucket(shell.deps, s.actor, id);
   const p = presentBucket(shell.deps, bucket);
   const { variables, secrets } = getVariables(shell.deps, s.actor, bucket.id);
-  const notice = r && !fieldOf(r) ? alertBox(r.error.message) : alertBox(DONE[query.done ?? ""], "ok");
+  const notice = r && !shownAtField(r) ? alertBox(r.error.message) : alertBox(DONE[query.done ?? ""], "ok");
   const titleErr = errorAt(r, "details", "title", "title-error");
   const descErr = errorAt(r, "details", "description", "description-error");
   return shell.render(s, {

@@ -16,7 +16,6 @@ const PAGE_SIZE = 25;
 /** Outcome notices after a redirect: fixed texts chosen by a code, never text from the URL. */
 const DONE: Record<string, string> = {
   deleted: "The bucket was deleted.",
-  "delete-started": "The bucket is being deleted in the background; it disappears from this list when it is done.",
 };
 
 interface Filters {
@@ -140,9 +139,13 @@ async function home(shell: Shell, s: Session, query: Record<string, string | und
   });
 }
 
-/** Only a path under the home page, so the bulk form's "back to" can never lead elsewhere. */
-function safeBack(back: string): string {
-  return back === BUCKETS_PATH || back.startsWith(`${BUCKETS_PATH}?`) ? back : BUCKETS_PATH;
+/** The list the bulk form came from, rebuilt from its known filters only (never a URL as sent). */
+function backFilters(back: string): { query: Record<string, string>; link: string } {
+  const sent = new URL(back.startsWith(`${BUCKETS_PATH}?`) ? back : BUCKETS_PATH, "http://pier.invalid").searchParams;
+  const f: Filters = { q: (sent.get("q") ?? "").slice(0, 200), tag: (sent.get("tag") ?? "").slice(0, 100), archived: sent.get("archived") === "1" };
+  const offset = Math.max(0, Number.parseInt(sent.get("offset") ?? "0", 10) || 0);
+  const link = homeLink(f, offset);
+  return { query: Object.fromEntries(new URL(link, "http://pier.invalid").searchParams), link };
 }
 
 function refusalMessage(code: string, message: string): string {
@@ -193,7 +196,7 @@ export const bucketsHome: DashboardPage = {
           (s, { body }) => {
             const operation = formField(body, "operation") === "unarchive" ? "unarchive" : "archive";
             const ids = formList(body, "ids");
-            const back = safeBack(formField(body, "back"));
+            const back = backFilters(formField(body, "back")).link;
             if (ids.length === 0) throw new ApiError("VALIDATION_FAILED", "Select at least one bucket.", { field: "ids" });
             const result = bulkBuckets(shell.deps, s.actor, { operation, bucket_ids: ids.slice(0, 100) });
             // Titles for the refused rows, read once for the page (ids a person never saw stay ids).
@@ -209,10 +212,7 @@ export const bucketsHome: DashboardPage = {
             const id = shell.flash(s, summary);
             return `${back}${back.includes("?") ? "&" : "?"}flash=${id}`;
           },
-          (s, error, { body }) => {
-            const back = new URL(safeBack(formField(body, "back")), "http://x").searchParams;
-            return home(shell, s, Object.fromEntries(back), { error, title: "", template: "" });
-          },
+          (s, error, { body }) => home(shell, s, backFilters(formField(body, "back")).query, { error, title: "", template: "" }),
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia,
