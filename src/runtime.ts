@@ -29,7 +29,7 @@ import { createSiteHandler } from "./sites/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
-import { activeCustomDomain } from "./features/domains";
+import { activeCustomDomain, activeCustomDomains } from "./features/domains";
 
 export interface StartOptions {
   clock?: Clock;
@@ -94,10 +94,11 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };
-  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf">;
+  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf">;
   deps.agentActivity = new ActivityRecorder(deps);
   deps.mailer = newMailer(deps);
   deps.customDomainOf = (bucketId) => activeCustomDomain(deps, bucketId);
+  deps.customDomainsOf = (bucketIds) => activeCustomDomains(deps, bucketIds);
   return deps;
 }
 

@@ -56,6 +56,8 @@ export interface Deps {
    * feature, which sits above publish: publish asks through here for the public URL.
    */
   customDomainOf: (bucketId: string) => string | null;
+  /** The same for a page of buckets in one query: bucket id -> hostname, active ones only. */
+  customDomainsOf: (bucketIds: string[]) => Map<string, string>;
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

@@ -1,6 +1,7 @@
 // The buckets feature: buckets, their access checks, locks, variables, inbound address and deletion.
 // What other features may use of it: they import "../buckets", never a file inside this folder.
 export {
+  activeLock,
   assertNotDeleting,
   assertVisibilityUnlocked,
   bucketServesLinks,
@@ -12,9 +13,12 @@ export {
 export type { BucketRow } from "./authorization";
 export { deleteBucket } from "./delete";
 export { inboundEmailState, lookupRecipient } from "./inbound-address";
-export { archiveBucket, unarchiveBucket } from "./lifecycle";
-export { assertNoUploadCommitting } from "./locks";
-export { BucketInput, BucketParams, BucketPatch, TagPath } from "./model";
+export { archiveBucket, bulkBuckets, unarchiveBucket } from "./lifecycle";
+export { assertNoUploadCommitting, lockBucket, lockVisibility, presentLock, unlockBucket, unlockVisibility } from "./locks";
+export { BucketInput, BucketParams, BucketPatch, LockBody, PatchVariablesBody, TagPath, VisibilityLockBody } from "./model";
+export { publicationSummaries } from "./publication-state";
+export { listTags } from "./tags";
+export { getVariables, patchVariables } from "./variables";
 export { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "./present";
 export { bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listBucketPage, listBuckets, updateBucket } from "./service";
 // Used by the task table and `pier admin` outside src/features.

@@ -91,6 +91,28 @@ export function lockVisibility(deps: Deps, actor: Actor, id: string, input: { re
 }
 
 /**
+ * Lift the visibility lock. Only a person signed in to the dashboard may (the API has no
+ * unlock, so an agent that froze visibility cannot thaw it; docs/buckets.md). Idempotent.
+ */
+export function unlockVisibility(deps: Deps, actor: Actor, id: string): { bucket: BucketRow; changed: boolean } {
+  if (actor.kind !== "session") {
+    throw new ApiError("FORBIDDEN", "The visibility lock is lifted by a person in the dashboard, not through the API.", { unlock: "dashboard_only" });
+  }
+  return transaction(deps.db, (tx) => {
+    // Archived buckets may be unlocked, as bucket locks may: a freeze left behind blocks nothing useful.
+    const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin", allowArchived: true }, tx);
+    if (!bucket.visibilityLockedAt) return { bucket, changed: false };
+    const updated = tx
+      .update(buckets)
+      .set({ visibilityLockedAt: null, visibilityLockedBy: null, visibilityLockReason: null, updatedAt: deps.clock.now().toISOString() })
+      .where(eq(buckets.id, bucket.id))
+      .returning()
+      .get()!;
+    return { bucket: updated, changed: true };
+  });
+}
+
+/**
  * A finalize still committing its chunks: other writes (and bucket deletes, archive) wait
  * rather than interleave with it. DATABASE_BUSY_RETRY with Retry-After.
  */

@@ -47,6 +47,8 @@ export const PatchBucketBody = t.Object({ bucket: BucketPatch, account_id: t.Opt
 export const BUCKET_PAGE = { defaultLimit: 100, maxLimit: 1000 };
 export const ListBucketsQuery = t.Object({
   archived: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])),
+  /** Only buckets carrying this label (exact match with one of their tag_paths). */
+  tag: t.Optional(TagPath),
   ...pageQuery({ ...BUCKET_PAGE, order: "newest first" }),
   account_id: t.Optional(t.String()),
 });

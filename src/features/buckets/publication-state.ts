@@ -1,6 +1,6 @@
 // What the bucket feature needs to know about publishing, in one place: the Bucket resource
 // (present.ts), archive, bulk archive and delete all go through these two functions.
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { publications } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
@@ -26,13 +26,32 @@ function active(deps: Deps, p: Row): boolean {
 
 /** Publication state of one bucket: the main site decides `published`; a live preview also blocks archive/delete. */
 export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = deps.db): PublicationSummary {
-  const rows = db.select().from(publications).where(eq(publications.bucketId, bucketId)).all();
+  return summarize(deps, db.select().from(publications).where(eq(publications.bucketId, bucketId)).all(), deps.customDomainOf(bucketId));
+}
+
+/** The same summary for a page of buckets in one query (lists must not query per row). */
+export function publicationSummaries(deps: Deps, bucketIds: string[], db: DbOrTx = deps.db): Map<string, PublicationSummary> {
+  const rows = bucketIds.length ? db.select().from(publications).where(inArray(publications.bucketId, bucketIds)).all() : [];
+  const domains = deps.customDomainsOf(bucketIds);
+  return new Map(
+    bucketIds.map((id) => [
+      id,
+      summarize(
+        deps,
+        rows.filter((p) => p.bucketId === id),
+        domains.get(id) ?? null,
+      ),
+    ]),
+  );
+}
+
+function summarize(deps: Deps, rows: Row[], customDomain: string | null): PublicationSummary {
   const lifecycleActive = rows.some((p) => active(deps, p));
   const main = rows.find((p) => p.kind === "main");
   if (!main) return { published: false, publicUrl: null, website: null, lifecycleActive };
   const published = main.currentDeployId !== null && (main.status === "published" || main.status === "publishing") && active(deps, main);
   // An active custom domain becomes the site's address (the managed one keeps working).
-  const url = deps.urls.siteUrl(deps.customDomainOf(bucketId) ?? `${main.publicSlug}.${deps.urls.sitesDomain}`);
+  const url = deps.urls.siteUrl(customDomain ?? `${main.publicSlug}.${deps.urls.sitesDomain}`);
   return {
     published,
     publicUrl: published ? url : null,

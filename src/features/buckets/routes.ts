@@ -35,13 +35,18 @@ export const bucketRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
     .get(
       "/api/v1/buckets",
       ({ actor, query }) => {
-        const page = listBucketPage(deps, must(actor), { archived: query.archived === "true", limit: query.limit, offset: query.offset });
+        const page = listBucketPage(deps, must(actor), {
+          archived: query.archived === "true",
+          tagPath: query.tag,
+          limit: query.limit,
+          offset: query.offset,
+        });
         return { data: { buckets: page.buckets.map((b) => presentBucket(deps, b)), pagination: page.pagination } };
       },
       {
         auth: "bucket_read",
         query: ListBucketsQuery,
-        detail: { tags, summary: "List buckets, newest first (archived=true for archived ones; limit default 100, max 1000)" },
+        detail: { tags, summary: "List buckets, newest first (archived=true for archived ones; tag=<label> for one label; limit default 100, max 1000)" },
       },
     )
     .post(

@@ -73,7 +73,7 @@ export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean 
 export function listBucketPage(
   deps: Deps,
   actor: Actor,
-  opts: { archived: boolean; limit?: number; offset?: number; titleContains?: string },
+  opts: { archived: boolean; limit?: number; offset?: number; titleContains?: string; tagPath?: string },
 ): { buckets: BucketRow[]; pagination: Pagination } {
   const { limit, offset } = pageWindow(opts, BUCKET_PAGE);
   const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
@@ -83,6 +83,8 @@ export function listBucketPage(
     selected ? inArray(buckets.id, selected) : undefined,
     // instr, not LIKE: the dashboard's search text is matched literally (no % or _ wildcards).
     opts.titleContains ? sql`instr(lower(${buckets.title}), lower(${opts.titleContains})) > 0` : undefined,
+    // Exact label match, as tag_paths stores labels (a JSON array per bucket).
+    opts.tagPath ? sql`exists (select 1 from json_each(${buckets.tagPaths}) where json_each.value = ${opts.tagPath})` : undefined,
   );
   const total = deps.db.select({ n: count() }).from(buckets).where(where).get()!.n;
   // id breaks ties between buckets created in the same millisecond, so pages never overlap.

@@ -21,3 +21,10 @@ export function fieldError(error: ApiError | undefined, field: string, id: strin
 /** aria-invalid / aria-describedby for a field the refusal is about. */
 export const invalidAttrs = (error: ApiError | undefined, field: string, id: string): SafeHtml =>
   (error?.details as { field?: string } | undefined)?.field === field ? html` aria-invalid="true" aria-describedby="${id}"` : html``;
+
+/** A repeated form field (checkboxes) as a list of strings: none, one or many. */
+export function formList(body: unknown, name: string): string[] {
+  const v = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
+  const all = Array.isArray(v) ? v : [v];
+  return all.filter((x): x is string => typeof x === "string" && x !== "");
+}

@@ -4,5 +4,6 @@ import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
 import { domainsPage } from "./pages/domains";
+import { bucketSettingsPage } from "./pages/bucket-settings";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, domainsPage];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, bucketSettingsPage, domainsPage];

@@ -32,7 +32,8 @@ export interface PageView {
   title: string;
   /** A sites/-relative template rendered inside the layout. */
   template: string;
-  vars: TemplateVars;
+  /** The template's values; a function when the page builds forms in code and needs their CSRF value. */
+  vars: TemplateVars | ((csrf: string) => TemplateVars);
   /** The refusal being reported: sets the HTTP status from the error catalogue. */
   error?: ApiError;
   /** Which nav entry is current (aria-current="page"). */
@@ -47,6 +48,7 @@ export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
   action: (
+    /** Returns where to redirect; may be async (creating from a template stores its files first). */
     run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
@@ -118,7 +120,8 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
 
   const render = async (s: Session, page: PageView) => {
     // `csrf` for forms (once each), `apiCsrf` for scripts calling the REST API (header x-pier-csrf).
-    const vars = { ...page.vars, csrf: formToken(s), apiCsrf: s.csrf };
+    const csrf = formToken(s);
+    const vars = { ...(typeof page.vars === "function" ? page.vars(csrf) : page.vars), csrf, apiCsrf: s.csrf };
     const body = new SafeHtml(dashboardStyle.value + renderTemplate(await loadTemplate(page.template), vars));
     const scripts = new SafeHtml(await scriptTags(["dashboard.js", ...(page.scripts ?? [])]));
     const doc = renderTemplate(await loadTemplate("auth/layout.html"), { title: page.title, body, nav: navHtml(nav, s, page.current), width: "wide", scripts });
@@ -158,7 +161,8 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
       if (!checkCsrf(deps, s.session.id, token)) {
         throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
       }
-      const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
+      // Keyed by the form's action too: another form of the same page is another submission.
+      const onceKey = nonce ? `${s.session.id}:${nonce}:${new URL(ctx.request.url).pathname}` : null;
       let outcome = onceKey ? doneForms.get(onceKey) : undefined;
       if (!outcome) {
         // Remembered before the action runs, so a duplicate arriving while it awaits waits for it.

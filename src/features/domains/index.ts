@@ -1,7 +1,7 @@
 // The domains feature: custom domains of published sites (DNS checks, activation, replacement).
 // What other features and src/ may use: they import "../domains", never a file inside this folder.
 export { customDomainWantsCertificate } from "./records";
-export { activeCustomDomain, customDomainSlug } from "./serving";
+export { activeCustomDomain, activeCustomDomains, customDomainSlug } from "./serving";
 export { addDomain, getDomain, listDomains, refreshDomain, removeDomain } from "./service";
 export { presentDomain, presentDomainPublication } from "./present";
 export { domainRoutes } from "./routes";

@@ -1,5 +1,5 @@
 // Custom-domain rows: reads shared by the service, the re-check job and the site server.
-import { and, eq, isNotNull, ne } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, ne } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { customDomains } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
@@ -29,6 +29,15 @@ export function activeDomainOfBucket(deps: Deps, bucketId: string, db: DbOrTx = 
     .from(customDomains)
     .where(and(eq(customDomains.bucketId, bucketId), eq(customDomains.status, "active")))
     .get();
+}
+
+export function activeDomainsOfBuckets(deps: Deps, bucketIds: string[], db: DbOrTx = deps.db): DomainRow[] {
+  if (!bucketIds.length) return [];
+  return db
+    .select()
+    .from(customDomains)
+    .where(and(inArray(customDomains.bucketId, bucketIds), eq(customDomains.status, "active")))
+    .all();
 }
 
 export function activeDomainByHostname(db: DbOrTx, hostname: string): DomainRow | undefined {

@@ -13,3 +13,6 @@ export type { UploadEntryRow } from "./uploads/declare";
 export { guessContentType, writeFiles } from "./write";
 // Used by the task table outside src/features.
 export { expireUploads } from "./uploads/expiry";
+// The dashboard's "create from a template" calls the same service as POST /buckets/from_template.
+export { createFromTemplate, listTemplates } from "./bucket-templates";
+export { FromTemplateBody } from "./model";

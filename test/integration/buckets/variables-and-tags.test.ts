@@ -107,4 +107,21 @@ describe("tags", () => {
     expect(s.body.data.tags).toEqual([{ path: "website", bucket_count: 1, active_bucket_count: 1 }]);
     void a;
   });
+
+  test("GET /buckets?tag= lists only buckets carrying that exact label; a malformed label is 422", async () => {
+    const v = await t.user();
+    const a = await createBucket(t, v, { tag_paths: ["website", "clients/acme"] });
+    const b = await createBucket(t, v, { tag_paths: ["website"] });
+    await createBucket(t, v, { tag_paths: ["websites"] });
+    const ids = async (q: string, key = v.key) => (await t.api("GET", `/api/v1/buckets?${q}`, { key })).body.data.buckets.map((x: { id: string }) => x.id);
+    expect(await ids("tag=website")).toEqual([b.id, a.id]);
+    expect(await ids("tag=clients%2Facme")).toEqual([a.id]);
+    // Exact labels, not prefixes or patterns.
+    expect(await ids("tag=web")).toEqual([]);
+    expect(await ids("tag=website&archived=true")).toEqual([]);
+    // A key limited to selected buckets sees only those among them.
+    expect(await ids("tag=website", t.key(v, { scope: "bucket_read", bucketAccess: "selected", bucketPermissions: { [a.id]: "read" } }))).toEqual([a.id]);
+    const bad = await t.api("GET", "/api/v1/buckets?tag=%25", { key: v.key });
+    expect(bad.status).toBe(422);
+  });
 });

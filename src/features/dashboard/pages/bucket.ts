@@ -21,6 +21,7 @@ const DONE: Record<string, string> = {
   "already-unarchived": "This bucket was not archived.",
   "inbound-on": "The receiving address is on.",
   "inbound-off": "The receiving address is off: mail to it is refused.",
+  "delete-started": "Deleting in the background: this page follows it until the bucket is gone.",
 };
 
 const bucketUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encodeURIComponent(id)}${query}`;
@@ -62,6 +63,7 @@ async function bucketView(shell: Shell, s: Session, id: string, query: Record<st
     template: "dashboard/bucket.html",
     current: BUCKETS_PATH,
     error: refused?.error,
+    scripts: deleting ? ["progress.js"] : [],
     vars: {
       notice,
       tabs: shell.bucketTabs(bucket.id, ""),
@@ -132,7 +134,8 @@ export const bucketPage: DashboardPage = {
     post("delete", (s, id, body) => {
       try {
         const outcome = deleteBucket(shell.deps, s.actor, id, { confirmation: formField(body, "confirmation").trim() });
-        return `${BUCKETS_PATH}?done=${outcome.kind === "deleted" ? "deleted" : "delete-started"}`;
+        // A background delete stays on the bucket's page, which shows its progress until it is gone.
+        return outcome.kind === "deleted" ? `${BUCKETS_PATH}?done=deleted` : bucketUrl(id, "?done=delete-started");
       } catch (e) {
         // The service's message points API users at GET /buckets/:id; a person needs the field.
         if (e instanceof ApiError && e.code === "CONFIRMATION_MISMATCH")
