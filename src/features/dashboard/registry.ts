@@ -3,5 +3,8 @@
 import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
+import { filesPage } from "./pages/files";
+import { filePage } from "./pages/file";
+import { versionsPage } from "./pages/versions";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, filesPage, filePage, versionsPage];
