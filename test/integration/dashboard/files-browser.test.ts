@@ -4,6 +4,9 @@
 // PUT retried alone; the history with what changed, a version's files, and a confirmed
 // restore. Each step is checked in the page and then through the REST API.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../../helpers/chromium";
 import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
@@ -172,6 +175,38 @@ describe("the Files tab in Chromium", () => {
       expect(puts.length).toBe(1);
       expect(await paths(u, b.id)).toEqual(["site/a.txt", "site/b.md", "site/keep.txt", "site/one.txt", "site/two.txt"]);
       expect(await page.textContent("#upload-summary")).toBe("4 uploaded (21 B), 0 failed.");
+
+      // A whole folder, its inner folders kept.
+      const dir = mkdtempSync(join(tmpdir(), "pier-upload-"));
+      mkdirSync(join(dir, "photos", "2024"), { recursive: true });
+      writeFileSync(join(dir, "photos", "readme.txt"), "pics");
+      writeFileSync(join(dir, "photos", "2024", "dot.png"), PNG);
+      await page.setInputFiles("#upload-folder", join(dir, "photos"));
+      await page.waitForFunction(() => /^6 uploaded.* 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      rmSync(dir, { recursive: true });
+      expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["site/photos/readme.txt", "site/photos/2024/dot.png"]));
+
+      // A dropped folder arrives as FileSystem entries (webkitGetAsEntry); a synthetic drop
+      // cannot carry a real one, so this drop hands the page entries shaped like Chromium's,
+      // with readEntries answering in batches as it does for large folders.
+      await page.evaluate(() => {
+        const fileEntry = (name: string, text: string) => ({ isFile: true, isDirectory: false, name, file: (ok: (f: File) => void) => ok(new File([text], name, { type: "text/plain" })) });
+        const dirEntry = (name: string, children: unknown[]) => ({
+          isFile: false,
+          isDirectory: true,
+          name,
+          createReader: () => {
+            const batches = [children.slice(0, 1), children.slice(1), []];
+            return { readEntries: (ok: (e: unknown[]) => void) => ok(batches.shift() ?? []) };
+          },
+        });
+        const tree = dirEntry("album", [fileEntry("cover.txt", "cover"), dirEntry("side-b", [fileEntry("track.txt", "track")])]);
+        const drop = new DragEvent("drop", { bubbles: true, cancelable: true });
+        Object.defineProperty(drop, "dataTransfer", { value: { items: [{ kind: "file", webkitGetAsEntry: () => tree }], files: [] } });
+        document.querySelector("[data-dropzone]")!.dispatchEvent(drop);
+      });
+      await page.waitForFunction(() => /^8 uploaded.* 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["site/album/cover.txt", "site/album/side-b/track.txt"]));
       await expectAccessible(page);
       await screenshot(page, "files-upload");
     });
