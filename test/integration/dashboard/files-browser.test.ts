@@ -62,19 +62,20 @@ describe("the Files tab in Chromium", () => {
     await withPage(u, `/dashboard/buckets/${b.id}/files`, async (page) => {
       // The root: folders first, then files; the tab is marked current.
       const names = await page.locator("tbody tr td:first-child").allTextContents();
-      expect(names.map((n) => n.replace(/^📁 /, "").trim())).toEqual(["docs/", "img/", "index.html", "notes.txt"]);
+      expect(names.map((n) => n.trim())).toEqual(["docs/", "img/", "index.html", "notes.txt"]);
       expect(await page.getAttribute("nav.tabs a[aria-current=page]", "href")).toBe(`/dashboard/buckets/${b.id}/files`);
       await expectAccessible(page);
       await screenshot(page, "files");
 
       // Into docs/: its sub-folder and file, and breadcrumbs back to the root.
       await submit(page, "tbody a[href*='prefix=docs']");
-      expect(await page.locator("tbody tr td:first-child").allTextContents()).toEqual(["📁 deep/", "guide.md"]);
+      expect(await page.locator("tbody tr td:first-child").allTextContents()).toEqual(["deep/", "guide.md"]);
       expect(await page.textContent("nav.crumbs [aria-current=page]")).toBe("docs");
 
       // Markdown is rendered; its raw HTML stays text.
       await submit(page, "tbody a:text('guide.md')");
       expect(await page.textContent("#preview strong")).toBe("bold");
+      expect(await page.textContent("#preview h3")).toBe("Guide");
       expect(await page.locator("#preview script").count()).toBe(0);
       expect(await page.textContent("#preview")).toContain("<script>alert(1)</script>");
       await expectAccessible(page);

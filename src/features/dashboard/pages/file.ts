@@ -69,9 +69,15 @@ async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType
   const { bytes } = await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES);
   const text = new TextDecoder("utf-8").decode(bytes);
   // Rendered like Auto-Index READMEs: raw HTML shown as text, safe link targets, off the event loop.
-  if (markdown) return html`<div class="markdown">${new SafeHtml(await renderReadme(text))}</div>`;
+  if (markdown) return html`<div class="markdown">${new SafeHtml(nestHeadings(await renderReadme(text)))}</div>`;
   return html`<pre class="preview-text">${text}</pre>`;
 }
+
+/**
+ * The document's headings start below the page's "Preview" (h2), so headings stay in order.
+ * Safe on the renderer's output: raw HTML in the Markdown is escaped, so every `<h` is its own.
+ */
+const nestHeadings = (markup: string) => markup.replace(/<(\/?)h([1-6])\b/g, (_, close: string, level: string) => `<${close}h${Math.min(6, Number(level) + 2)}`);
 
 const folderOf = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
 

@@ -24,7 +24,7 @@ function entryRows(bucketId: string, entries: FolderEntry[]) {
   const folders = entries.filter((e) => e.kind === "folder");
   const fileEntries = entries.filter((e) => e.kind === "file");
   return html`${folders.map(
-    (e) => html`<tr><td class="wrap"><a href="${filesUrl(bucketId, e.path)}"><span aria-hidden="true">📁 </span>${e.name}/</a></td><td class="small muted">folder</td><td></td><td></td></tr>`,
+    (e) => html`<tr><td class="wrap"><a href="${filesUrl(bucketId, e.path)}">${e.name}/</a></td><td class="small muted">folder</td><td></td><td></td></tr>`,
   )}${fileEntries.map((e) => {
     const f = e.file;
     const lock = f.lock ? html` <span class="badge" title="${f.lock.message}">locked</span>` : "";
