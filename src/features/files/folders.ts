@@ -43,8 +43,11 @@ export function listFolder(deps: Deps, actor: Actor, bucketId: string, q: { pref
   let start: { path: string; inclusive: boolean } | null = after ? (after.endsWith("/") ? { path: pastFolder(after), inclusive: true } : { path: after, inclusive: false }) : prefix ? { path: prefix, inclusive: true } : null;
   type Found = { kind: "folder"; name: string; path: string } | { kind: "file"; name: string; row: FileRow };
   const found: Found[] = [];
+  // Right after a folder, read one row: in a folder of folders, the next child is usually
+  // another folder, and a full batch would read rows only to skip them.
+  let afterFolder = false;
   while (found.length <= limit) {
-    const need = limit + 1 - found.length;
+    const need = afterFolder ? 1 : limit + 1 - found.length;
     const conditions = [eq(files.bucketId, bucket.id)];
     if (start) conditions.push(start.inclusive ? gte(files.path, start.path) : gt(files.path, start.path));
     if (end) conditions.push(lt(files.path, end));
@@ -65,6 +68,7 @@ export function listFolder(deps: Deps, actor: Actor, bucketId: string, q: { pref
       break;
     }
     if (!jumped && rows.length < need) break;
+    afterFolder = jumped;
   }
   const page = found.slice(0, limit);
   const locks = lockViews(deps, actor, bucket.id);
