@@ -40,7 +40,13 @@ export function listFolder(deps: Deps, actor: Actor, bucketId: string, q: { pref
   if (after && !after.startsWith(prefix)) throw new ApiError("VALIDATION_FAILED", "The page cursor belongs to another folder.", { field: "after" });
   const end = prefix ? pastFolder(prefix) : null;
   // Where the next read starts: inclusive after skipping a folder, exclusive after a file.
-  let start: { path: string; inclusive: boolean } | null = after ? (after.endsWith("/") ? { path: pastFolder(after), inclusive: true } : { path: after, inclusive: false }) : prefix ? { path: prefix, inclusive: true } : null;
+  let start: { path: string; inclusive: boolean } | null = after
+    ? after.endsWith("/")
+      ? { path: pastFolder(after), inclusive: true }
+      : { path: after, inclusive: false }
+    : prefix
+      ? { path: prefix, inclusive: true }
+      : null;
   type Found = { kind: "folder"; name: string; path: string } | { kind: "file"; name: string; row: FileRow };
   const found: Found[] = [];
   // Right after a folder, read one row: in a folder of folders, the next child is usually
@@ -51,7 +57,13 @@ export function listFolder(deps: Deps, actor: Actor, bucketId: string, q: { pref
     const conditions = [eq(files.bucketId, bucket.id)];
     if (start) conditions.push(start.inclusive ? gte(files.path, start.path) : gt(files.path, start.path));
     if (end) conditions.push(lt(files.path, end));
-    const rows = deps.db.select().from(files).where(and(...conditions)).orderBy(asc(files.path)).limit(need).all();
+    const rows = deps.db
+      .select()
+      .from(files)
+      .where(and(...conditions))
+      .orderBy(asc(files.path))
+      .limit(need)
+      .all();
     let jumped = false;
     for (const row of rows) {
       const rest = row.path.slice(prefix.length);
@@ -76,9 +88,7 @@ export function listFolder(deps: Deps, actor: Actor, bucketId: string, q: { pref
   const hasMore = found.length > limit;
   return {
     prefix,
-    entries: page.map(
-      (e): FolderEntry => (e.kind === "folder" ? e : { kind: "file", name: e.name, file: presentFile(deps, e.row, locks.get(e.row.path)) }),
-    ),
+    entries: page.map((e): FolderEntry => (e.kind === "folder" ? e : { kind: "file", name: e.name, file: presentFile(deps, e.row, locks.get(e.row.path)) })),
     pagination: { limit, has_more: hasMore, next_cursor: hasMore && last ? (last.kind === "folder" ? last.path : last.row.path) : null },
   };
 }

@@ -164,7 +164,11 @@ describe("the Files tab in Chromium", () => {
         dt.items.add(new File(["two two"], "two.txt", { type: "text/plain" }));
         document.querySelector("[data-dropzone]")!.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
       });
-      await page.waitForFunction(() => /failed\./.test(document.getElementById("upload-summary")?.textContent ?? "") && !/to go/.test(document.getElementById("upload-summary")!.textContent!));
+      await page.waitForFunction(
+        () =>
+          /failed\./.test(document.getElementById("upload-summary")?.textContent ?? "") &&
+          !/to go/.test(document.getElementById("upload-summary")!.textContent!),
+      );
       expect(await page.textContent("#upload-summary")).toContain("1 failed");
       expect(await page.locator(".uploads .failed").count()).toBe(1);
       const before = (await paths(u, b.id)).length;
@@ -191,7 +195,12 @@ describe("the Files tab in Chromium", () => {
       // cannot carry a real one, so this drop hands the page entries shaped like Chromium's,
       // with readEntries answering in batches as it does for large folders.
       await page.evaluate(() => {
-        const fileEntry = (name: string, text: string) => ({ isFile: true, isDirectory: false, name, file: (ok: (f: File) => void) => ok(new File([text], name, { type: "text/plain" })) });
+        const fileEntry = (name: string, text: string) => ({
+          isFile: true,
+          isDirectory: false,
+          name,
+          file: (ok: (f: File) => void) => ok(new File([text], name, { type: "text/plain" })),
+        });
         const dirEntry = (name: string, children: unknown[]) => ({
           isFile: false,
           isDirectory: true,
@@ -262,7 +271,12 @@ describe("the Versions tab in Chromium", () => {
     await syncFiles(t, intruder.key, mine.id, [textFile("x.txt", "x")]);
     const myFile = await fileAt(intruder, mine.id, "x.txt");
     await withPage(intruder, `/dashboard/buckets/${mine.id}/files`, async (page) => {
-      for (const path of [`/dashboard/buckets/${theirs.id}/files`, `/dashboard/buckets/${theirs.id}/files/${file.id}`, `/dashboard/buckets/${theirs.id}/versions/${version.id}`, `/dashboard/buckets/${mine.id}/files/${file.id}`]) {
+      for (const path of [
+        `/dashboard/buckets/${theirs.id}/files`,
+        `/dashboard/buckets/${theirs.id}/files/${file.id}`,
+        `/dashboard/buckets/${theirs.id}/versions/${version.id}`,
+        `/dashboard/buckets/${mine.id}/files/${file.id}`,
+      ]) {
         const res = await page.goto(url(path));
         expect(res!.status()).toBe(404);
         expect(await page.textContent("main")).not.toContain("secret plan");

@@ -59,10 +59,23 @@ describe("listFolder", () => {
           t.pier.deps,
           { kind: "system", name: "test" },
           bucket.id,
-          paths.map((path, i) => ({ path, blob: { sha256: i.toString(16).padStart(64, "0"), size: 1, md5: "1B2M2Y8AsgTpgAmY7PhCfg==", contentType: "text/plain" } })),
+          paths.map((path, i) => ({
+            path,
+            blob: { sha256: i.toString(16).padStart(64, "0"), size: 1, md5: "1B2M2Y8AsgTpgAmY7PhCfg==", contentType: "text/plain" },
+          })),
           { kind: "write" },
         );
-        const folders = ["", ...new Set(paths.flatMap((p) => p.split("/").slice(0, -1).map((_, i, segs) => `${segs.slice(0, i + 1).join("/")}/`)))];
+        const folders = [
+          "",
+          ...new Set(
+            paths.flatMap((p) =>
+              p
+                .split("/")
+                .slice(0, -1)
+                .map((_, i, segs) => `${segs.slice(0, i + 1).join("/")}/`),
+            ),
+          ),
+        ];
         const prefix = folders[pick % folders.length]!;
         const seen: string[] = [];
         let after: string | undefined;

@@ -57,8 +57,10 @@ interface Refusal {
 async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType<typeof getFile>, url: string): Promise<SafeHtml> {
   const type = f.content_type.split(";")[0]!.trim().toLowerCase();
   if (type.startsWith("image/")) return html`<img src="${url}" alt="Preview of ${f.name}" class="preview-media">`;
-  if (type.startsWith("audio/")) return html`<audio controls preload="metadata" src="${url}" class="preview-media">Your browser cannot play this file; download it.</audio>`;
-  if (type.startsWith("video/")) return html`<video controls preload="metadata" src="${url}" class="preview-media">Your browser cannot play this file; download it.</video>`;
+  if (type.startsWith("audio/"))
+    return html`<audio controls preload="metadata" src="${url}" class="preview-media">Your browser cannot play this file; download it.</audio>`;
+  if (type.startsWith("video/"))
+    return html`<video controls preload="metadata" src="${url}" class="preview-media">Your browser cannot play this file; download it.</video>`;
   // Downloads are served with `Content-Security-Policy: sandbox` (uploaded content never runs as
   // a page of the API origin), and browsers do not show PDFs in a sandboxed frame: a new tab does.
   if (type === "application/pdf") return html`<p><a href="${url}" target="_blank" rel="noopener">Open the PDF in a new tab</a></p>`;
@@ -77,7 +79,8 @@ async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType
  * The document's headings start below the page's "Preview" (h2), so headings stay in order.
  * Safe on the renderer's output: raw HTML in the Markdown is escaped, so every `<h` is its own.
  */
-const nestHeadings = (markup: string) => markup.replace(/<(\/?)h([1-6])\b/g, (_, close: string, level: string) => `<${close}h${Math.min(6, Number(level) + 2)}`);
+const nestHeadings = (markup: string) =>
+  markup.replace(/<(\/?)h([1-6])\b/g, (_, close: string, level: string) => `<${close}h${Math.min(6, Number(level) + 2)}`);
 
 const folderOf = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
 
@@ -225,7 +228,8 @@ export const filePage: DashboardPage = {
         try {
           return await fileView(shell, s, params.id!, params.fileId!, query);
         } catch (e) {
-          if (e instanceof ApiError && e.code === "FILE_NOT_FOUND") return shell.notFound(s, new ApiError("FILE_NOT_FOUND", "This file is not in the bucket (it may have been deleted or moved)."));
+          if (e instanceof ApiError && e.code === "FILE_NOT_FOUND")
+            return shell.notFound(s, new ApiError("FILE_NOT_FOUND", "This file is not in the bucket (it may have been deleted or moved)."));
           throw e;
         }
       }),

@@ -24,7 +24,9 @@ export function folderTrail(bucketId: string, prefix: string, lastIsLink = false
   const parts = prefix.split("/").filter(Boolean);
   const crumbs = [{ label: "All files", prefix: "" }, ...parts.map((p, i) => ({ label: p, prefix: `${parts.slice(0, i + 1).join("/")}/` }))];
   const items = crumbs.map((c, i) =>
-    i === crumbs.length - 1 && !lastIsLink ? html`<li><span aria-current="page">${c.label}</span></li>` : html`<li><a href="${filesUrl(bucketId, c.prefix)}">${c.label}</a></li>`,
+    i === crumbs.length - 1 && !lastIsLink
+      ? html`<li><span aria-current="page">${c.label}</span></li>`
+      : html`<li><a href="${filesUrl(bucketId, c.prefix)}">${c.label}</a></li>`,
   );
   return html`<nav aria-label="Folder" class="crumbs"><ol>${items}</ol></nav>`;
 }

@@ -42,7 +42,13 @@ async function timelineView(shell: Shell, s: Session, id: string, query: Record<
   const bucket = getBucket(shell.deps, s.actor, id);
   const offset = offsetOf(query.offset);
   const { versions, pagination } = listVersions(shell.deps, s.actor, bucket.id, { limit: TIMELINE_PAGE, offset });
-  const changes = changesOfVersions(shell.deps, s.actor, bucket.id, versions.map((v) => v.number), CHANGES_SHOWN);
+  const changes = changesOfVersions(
+    shell.deps,
+    s.actor,
+    bucket.id,
+    versions.map((v) => v.number),
+    CHANGES_SHOWN,
+  );
   const items = versions.map(
     (v) => html`<li><h3><a href="${versionUrl(bucket.id, v.id)}">Version ${v.number}</a> <span class="badge">${v.kind}</span></h3>
 <p class="small muted">${shortTime(v.created_at)}${v.author ? html` · ${v.author}` : ""} · ${v.file_count.toLocaleString("en")} file(s), ${humanSize(v.total_bytes)}</p>
@@ -59,12 +65,21 @@ ${v.comment ? html`<p class="small wrap">${v.comment}</p>` : ""}${changeList(cha
       notice: alertBox(query.done === "restored" ? "Restored: the newest version now has that version's files." : undefined, "ok"),
       tabs: shell.bucketTabs(bucket.id, "versions"),
       title: bucket.title,
-      timeline: versions.length ? html`<ol class="timeline">${items}</ol><div class="pager">${prev}${next}</div>` : html`<p class="muted">No versions yet: upload files to make the first.</p>`,
+      timeline: versions.length
+        ? html`<ol class="timeline">${items}</ol><div class="pager">${prev}${next}</div>`
+        : html`<p class="muted">No versions yet: upload files to make the first.</p>`,
     },
   });
 }
 
-async function versionView(shell: Shell, s: Session, id: string, versionId: string, query: Record<string, string | undefined>, refused?: { error: ApiError; comment: string }) {
+async function versionView(
+  shell: Shell,
+  s: Session,
+  id: string,
+  versionId: string,
+  query: Record<string, string | undefined>,
+  refused?: { error: ApiError; comment: string },
+) {
   const bucket = getBucket(shell.deps, s.actor, id);
   const { version } = getVersion(shell.deps, s.actor, bucket.id, versionId);
   const offset = offsetOf(query.offset);
@@ -72,9 +87,15 @@ async function versionView(shell: Shell, s: Session, id: string, versionId: stri
   const marked = changesOfVersions(shell.deps, s.actor, bucket.id, [version.number], VERSION_CHANGES_SHOWN).get(version.number) ?? [];
   const err = refused?.error;
   const fieldRefusal = (err?.details as { field?: string } | undefined)?.field;
-  const rows = files.map((f) => html`<tr><td class="wrap">${f.path}</td><td class="small wrap">${f.content_type}</td><td class="small">${humanSize(f.byte_size)}</td></tr>`);
-  const prev = offset > 0 ? html`<a href="${versionUrl(bucket.id, version.id, `?offset=${Math.max(0, offset - VERSION_FILES_PAGE)}#files`)}">← Previous</a>` : html`<span></span>`;
-  const next = pagination.next_offset !== null ? html`<a href="${versionUrl(bucket.id, version.id, `?offset=${pagination.next_offset}#files`)}">Next →</a>` : html``;
+  const rows = files.map(
+    (f) => html`<tr><td class="wrap">${f.path}</td><td class="small wrap">${f.content_type}</td><td class="small">${humanSize(f.byte_size)}</td></tr>`,
+  );
+  const prev =
+    offset > 0
+      ? html`<a href="${versionUrl(bucket.id, version.id, `?offset=${Math.max(0, offset - VERSION_FILES_PAGE)}#files`)}">← Previous</a>`
+      : html`<span></span>`;
+  const next =
+    pagination.next_offset !== null ? html`<a href="${versionUrl(bucket.id, version.id, `?offset=${pagination.next_offset}#files`)}">Next →</a>` : html``;
   return shell.render(s, {
     title: `Version ${version.number} · ${bucket.title}`,
     template: "dashboard/version.html",
@@ -130,8 +151,7 @@ export const versionsPage: DashboardPage = {
         `${BUCKETS_PATH}/:id/versions/:versionId/restore`,
         shell.action(
           (s, { params, body }) => {
-            if (formField(body, "confirm") !== "on")
-              throw new ApiError("VALIDATION_FAILED", "Tick the box to confirm the restore.", { field: "confirm" });
+            if (formField(body, "confirm") !== "on") throw new ApiError("VALIDATION_FAILED", "Tick the box to confirm the restore.", { field: "confirm" });
             const comment = formField(body, "comment").trim();
             if (comment.length > 500) throw new ApiError("VALIDATION_FAILED", "The note is at most 500 characters.");
             restoreVersion(shell.deps, s.actor, params.id!, { version_id: params.versionId!, ...(comment ? { comment } : {}) });

@@ -185,8 +185,7 @@ export function changesOfVersions(deps: Deps, actor: Actor, bucketId: string, nu
     SELECT c.version, c.path, c.sha256,
       (SELECT p.sha256 IS NOT NULL FROM file_changes p WHERE p.bucket_id = ${bucket.id} AND p.path = c.path AND p.version < c.version ORDER BY p.version DESC LIMIT 1) AS existed
     FROM (${sql.join(parts, sql` UNION ALL `)}) c`);
-  for (const r of rows)
-    out.get(r.version)?.push({ path: r.path, change: r.sha256 === null ? "removed" : r.existed ? "changed" : "added" });
+  for (const r of rows) out.get(r.version)?.push({ path: r.path, change: r.sha256 === null ? "removed" : r.existed ? "changed" : "added" });
   for (const list of out.values()) list.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return out;
 }
