@@ -9,34 +9,40 @@ import a5 from "../sites/auth/signup-closed.html" with { type: "file" };
 import a6 from "../sites/auth/signup.html" with { type: "file" };
 import a7 from "../sites/auth/two-factor.html" with { type: "file" };
 import a8 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a9 from "../sites/dashboard/assets/progress.js" with { type: "file" };
-import a10 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
-import a11 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a12 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a13 from "../sites/dashboard/domains.html" with { type: "file" };
-import a14 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a15 from "../sites/oauth/connections.html" with { type: "file" };
-import a16 from "../sites/oauth/consent.html" with { type: "file" };
-import a17 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a18 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a19 from "../sites/oauth/login-link.html" with { type: "file" };
-import a20 from "../sites/oauth/message.html" with { type: "file" };
-import a21 from "../sites/site/autoindex.html" with { type: "file" };
-import a22 from "../sites/site/page.html" with { type: "file" };
-import a23 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a24 from "../sites/templates/docs/README.md" with { type: "file" };
-import a25 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a26 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a27 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a28 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a29 from "../sites/templates/docs/index.html" with { type: "file" };
-import a30 from "../sites/templates/landing/README.md" with { type: "file" };
-import a31 from "../sites/templates/landing/index.html" with { type: "file" };
-import a32 from "../sites/templates/landing/style.css" with { type: "file" };
-import a33 from "../sites/templates/spa/README.md" with { type: "file" };
-import a34 from "../sites/templates/spa/index.html" with { type: "file" };
-import a35 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a36 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a9 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
+import a10 from "../sites/dashboard/assets/progress.js" with { type: "file" };
+import a11 from "../sites/dashboard/assets/upload.js" with { type: "file" };
+import a12 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
+import a13 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a14 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a15 from "../sites/dashboard/domains.html" with { type: "file" };
+import a16 from "../sites/dashboard/file.html" with { type: "file" };
+import a17 from "../sites/dashboard/files.html" with { type: "file" };
+import a18 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a19 from "../sites/dashboard/version.html" with { type: "file" };
+import a20 from "../sites/dashboard/versions.html" with { type: "file" };
+import a21 from "../sites/oauth/connections.html" with { type: "file" };
+import a22 from "../sites/oauth/consent.html" with { type: "file" };
+import a23 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a24 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a25 from "../sites/oauth/login-link.html" with { type: "file" };
+import a26 from "../sites/oauth/message.html" with { type: "file" };
+import a27 from "../sites/site/autoindex.html" with { type: "file" };
+import a28 from "../sites/site/page.html" with { type: "file" };
+import a29 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a30 from "../sites/templates/docs/README.md" with { type: "file" };
+import a31 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a32 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a33 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a34 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a35 from "../sites/templates/docs/index.html" with { type: "file" };
+import a36 from "../sites/templates/landing/README.md" with { type: "file" };
+import a37 from "../sites/templates/landing/index.html" with { type: "file" };
+import a38 from "../sites/templates/landing/style.css" with { type: "file" };
+import a39 from "../sites/templates/spa/README.md" with { type: "file" };
+import a40 from "../sites/templates/spa/index.html" with { type: "file" };
+import a41 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a42 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -49,32 +55,38 @@ export const siteAssets: Record<string, string> = {
   "auth/signup.html": a6,
   "auth/two-factor.html": a7,
   "dashboard/assets/dashboard.js": a8,
-  "dashboard/assets/progress.js": a9,
-  "dashboard/bucket-settings.html": a10,
-  "dashboard/bucket.html": a11,
-  "dashboard/buckets.html": a12,
-  "dashboard/domains.html": a13,
-  "dashboard/not-found.html": a14,
-  "oauth/connections.html": a15,
-  "oauth/consent.html": a16,
-  "oauth/device-confirm.html": a17,
-  "oauth/device-entry.html": a18,
-  "oauth/login-link.html": a19,
-  "oauth/message.html": a20,
-  "site/autoindex.html": a21,
-  "site/page.html": a22,
-  "site/robots-preview.txt": a23,
-  "templates/docs/README.md": a24,
-  "templates/docs/docs.css": a25,
-  "templates/docs/docs.js": a26,
-  "templates/docs/guide/faq.md": a27,
-  "templates/docs/guide/getting-started.md": a28,
-  "templates/docs/index.html": a29,
-  "templates/landing/README.md": a30,
-  "templates/landing/index.html": a31,
-  "templates/landing/style.css": a32,
-  "templates/spa/README.md": a33,
-  "templates/spa/index.html": a34,
-  "templates/spa/src/app.css": a35,
-  "templates/spa/src/app.js": a36,
+  "dashboard/assets/hashes.js": a9,
+  "dashboard/assets/progress.js": a10,
+  "dashboard/assets/upload.js": a11,
+  "dashboard/bucket-settings.html": a12,
+  "dashboard/bucket.html": a13,
+  "dashboard/buckets.html": a14,
+  "dashboard/domains.html": a15,
+  "dashboard/file.html": a16,
+  "dashboard/files.html": a17,
+  "dashboard/not-found.html": a18,
+  "dashboard/version.html": a19,
+  "dashboard/versions.html": a20,
+  "oauth/connections.html": a21,
+  "oauth/consent.html": a22,
+  "oauth/device-confirm.html": a23,
+  "oauth/device-entry.html": a24,
+  "oauth/login-link.html": a25,
+  "oauth/message.html": a26,
+  "site/autoindex.html": a27,
+  "site/page.html": a28,
+  "site/robots-preview.txt": a29,
+  "templates/docs/README.md": a30,
+  "templates/docs/docs.css": a31,
+  "templates/docs/docs.js": a32,
+  "templates/docs/guide/faq.md": a33,
+  "templates/docs/guide/getting-started.md": a34,
+  "templates/docs/index.html": a35,
+  "templates/landing/README.md": a36,
+  "templates/landing/index.html": a37,
+  "templates/landing/style.css": a38,
+  "templates/spa/README.md": a39,
+  "templates/spa/index.html": a40,
+  "templates/spa/src/app.css": a41,
+  "templates/spa/src/app.js": a42,
 };

@@ -11,6 +11,7 @@ const directives = [
   "form-action 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",
+  "media-src 'self'",
 ];
 
 export const DASHBOARD_CSP = directives.join("; ");

@@ -3,7 +3,11 @@
 import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
-import { domainsPage } from "./pages/domains";
 import { bucketSettingsPage } from "./pages/bucket-settings";
+import { domainsPage } from "./pages/domains";
+import { filePage } from "./pages/file";
+import { filesPage } from "./pages/files";
+import { versionsPage } from "./pages/versions";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, bucketSettingsPage, domainsPage];
+// The order of bucket pages here is the order of the bucket tabs.
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, filesPage, filePage, versionsPage, domainsPage, bucketSettingsPage];

@@ -16,3 +16,14 @@ export { expireUploads } from "./uploads/expiry";
 // The dashboard's "create from a template" calls the same service as POST /buckets/from_template.
 export { createFromTemplate, listTemplates } from "./bucket-templates";
 export { FromTemplateBody } from "./model";
+
+// The dashboard's file browser, file page and versions tab (same rules as the REST routes).
+export { FOLDER_PAGE_MAX, folderPrefix, listFolder } from "./folders";
+export type { FolderEntry } from "./folders";
+export { fileHistory, getFile } from "./service";
+export { copyOrMoveFile, deleteFile, renameFile } from "./ops";
+export { FILE_LOCK_DEFAULT_S, FILE_LOCK_MAX_S, lockFiles, unlockFile } from "./locks";
+export { CopyMoveBody, LockFilesBody, RenameBody } from "./model";
+export { changesOfVersions, getVersion, listVersions, restoreVersion, versionFiles } from "./versions/service";
+export type { PathChange } from "./versions/service";
+export { RestoreBody } from "./versions/model";

@@ -45,7 +45,7 @@ export function currentFiles(
   return (opts.byPath ? q.orderBy(asc(files.path)) : q).all();
 }
 
-function lockViews(deps: Deps, actor: Actor, bucketId: string) {
+export function lockViews(deps: Deps, actor: Actor, bucketId: string) {
   const now = deps.clock.now().toISOString();
   const rows = deps.db
     .select()

@@ -354,6 +354,17 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/domains": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/domains/:domain_id/refresh": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/domains/:domain_id/delete": { auth: "page", signedIn: true },
+
+  "GET /dashboard/buckets/:id/files": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/files/:fileId": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/:fileId/rename": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/:fileId/copy": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/:fileId/delete": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/:fileId/lock": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/:fileId/unlock": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/versions": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/versions/:versionId": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/versions/:versionId/restore": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

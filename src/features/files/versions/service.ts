@@ -165,3 +165,27 @@ export function versionFiles(deps: Deps, actor: Actor, bucketId: string, version
     },
   };
 }
+
+export type PathChange = { path: string; change: "added" | "changed" | "removed" };
+
+/**
+ * Up to `perVersion` of the paths each of the given versions changed (sorted by path), each
+ * marked added, changed or removed (from the path's previous change), for the dashboard's
+ * timeline. One statement; every part is a bounded walk of the change log's indexes (no sort
+ * over a version's whole change list, which may hold 100,000 paths).
+ */
+export function changesOfVersions(deps: Deps, actor: Actor, bucketId: string, numbers: number[], perVersion: number): Map<number, PathChange[]> {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const out = new Map<number, PathChange[]>(numbers.map((n) => [n, []]));
+  if (numbers.length === 0) return out;
+  const parts = numbers.map(
+    (n) => sql`SELECT * FROM (SELECT version, path, sha256 FROM file_changes WHERE bucket_id = ${bucket.id} AND version = ${n} LIMIT ${perVersion})`,
+  );
+  const rows = deps.db.all<{ version: number; path: string; sha256: string | null; existed: number | null }>(sql`
+    SELECT c.version, c.path, c.sha256,
+      (SELECT p.sha256 IS NOT NULL FROM file_changes p WHERE p.bucket_id = ${bucket.id} AND p.path = c.path AND p.version < c.version ORDER BY p.version DESC LIMIT 1) AS existed
+    FROM (${sql.join(parts, sql` UNION ALL `)}) c`);
+  for (const r of rows) out.get(r.version)?.push({ path: r.path, change: r.sha256 === null ? "removed" : r.existed ? "changed" : "added" });
+  for (const list of out.values()) list.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return out;
+}

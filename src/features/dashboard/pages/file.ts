@@ -1,0 +1,255 @@
+// One file of a bucket (/dashboard/buckets/<id>/files/<file id>): facts, a preview (text,
+// Markdown, images, audio/video; PDFs open in their own tab), download through the same signed
+// URL as the API, rename/move, copy, delete, and file locks. Every form calls the files
+// service the REST routes call, with the REST schema checking the input first.
+import type { Elysia } from "elysia";
+import { ApiError } from "../../../core/errors";
+import { alertBox, html, SafeHtml, shortTime } from "../../../http/pages/layout";
+import { renderReadme } from "../../../sites/markdown";
+import { getBucket } from "../../buckets";
+import {
+  copyOrMoveFile,
+  CopyMoveBody,
+  deleteFile,
+  downloadUrl,
+  FILE_LOCK_DEFAULT_S,
+  getFile,
+  isTextType,
+  lockFiles,
+  LockFilesBody,
+  readFileBytes,
+  renameFile,
+  RenameBody,
+  unlockFile,
+} from "../../files";
+import { checkForm, fieldError, invalidAttrs } from "../forms";
+import type { DashboardPage } from "../page";
+import { formField, type Session, type Shell } from "../shell";
+import { BUCKETS_PATH } from "./buckets-home";
+import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize } from "./files-common";
+
+/** Text and Markdown previews read at most this much (a bigger file is offered as a download). */
+export const PREVIEW_MAX_BYTES = 256 * 1024;
+
+const DONE: Record<string, string> = {
+  renamed: "File renamed.",
+  copied: "This is the new copy.",
+  moved: "File moved here.",
+  locked: "File locked.",
+  unlocked: "Lock removed.",
+};
+
+const LOCK_DURATIONS: [number, string][] = [
+  [900, "15 minutes"],
+  [3600, "1 hour"],
+  [86_400, "1 day"],
+  [604_800, "7 days"],
+];
+
+type FormName = "rename" | "copy" | "lock";
+
+interface Refusal {
+  error: ApiError;
+  form?: FormName;
+  values: Record<string, string>;
+}
+
+async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType<typeof getFile>, url: string): Promise<SafeHtml> {
+  const type = f.content_type.split(";")[0]!.trim().toLowerCase();
+  if (type.startsWith("image/")) return html`<img src="${url}" alt="Preview of ${f.name}" class="preview-media">`;
+  if (type.startsWith("audio/"))
+    return html`<audio controls preload="metadata" src="${url}" class="preview-media">Your browser cannot play this file; download it.</audio>`;
+  if (type.startsWith("video/"))
+    return html`<video controls preload="metadata" src="${url}" class="preview-media">Your browser cannot play this file; download it.</video>`;
+  // Downloads are served with `Content-Security-Policy: sandbox` (uploaded content never runs as
+  // a page of the API origin), and browsers do not show PDFs in a sandboxed frame: a new tab does.
+  if (type === "application/pdf") return html`<p><a href="${url}" target="_blank" rel="noopener">Open the PDF in a new tab</a></p>`;
+  const markdown = type === "text/markdown" || /\.(md|markdown)$/i.test(f.path);
+  if (!isTextType(f.content_type) && !markdown) return html`<p class="muted">No preview for ${f.content_type}; download the file to open it.</p>`;
+  if (f.byte_size > PREVIEW_MAX_BYTES)
+    return html`<p class="muted">This file is ${humanSize(f.byte_size)}; previews show files up to ${humanSize(PREVIEW_MAX_BYTES)}. Download it to read it.</p>`;
+  const { bytes } = await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES);
+  const text = new TextDecoder("utf-8").decode(bytes);
+  // Rendered like Auto-Index READMEs: raw HTML shown as text, safe link targets, off the event loop.
+  if (markdown) return html`<div class="markdown">${new SafeHtml(nestHeadings(await renderReadme(text)))}</div>`;
+  return html`<pre class="preview-text">${text}</pre>`;
+}
+
+/**
+ * The document's headings start below the page's "Preview" (h2), so headings stay in order.
+ * Safe on the renderer's output: raw HTML in the Markdown is escaped, so every `<h` is its own.
+ */
+const nestHeadings = (markup: string) =>
+  markup.replace(/<(\/?)h([1-6])\b/g, (_, close: string, level: string) => `<${close}h${Math.min(6, Number(level) + 2)}`);
+
+const folderOf = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
+
+async function fileView(shell: Shell, s: Session, bucketId: string, fileId: string, query: Record<string, string | undefined>, refused?: Refusal) {
+  const bucket = getBucket(shell.deps, s.actor, bucketId);
+  const f = getFile(shell.deps, s.actor, bucket.id, fileId);
+  const url = downloadUrl(shell.deps, s.actor, bucket.id, f.path);
+  const err = refused?.error;
+  const fieldRefusal = (err?.details as { field?: string } | undefined)?.field;
+  const notice = err && !fieldRefusal ? alertBox(err.message) : alertBox(DONE[query.done ?? ""], "ok");
+  const typed = (form: FormName, name: string, fallback: string) => (refused?.form === form ? (refused.values[name] ?? fallback) : fallback);
+  const errOf = (form: FormName, field: string) => (refused?.form === form ? fieldError(err, field, `${form}-${field}-error`) : html``);
+  const invalidOf = (form: FormName, field: string) => (refused?.form === form ? invalidAttrs(err, field, `${form}-${field}-error`) : html``);
+  const lockDuration = Number(typed("lock", "duration_seconds", String(FILE_LOCK_DEFAULT_S)));
+  const lock = f.lock;
+  return shell.render(s, {
+    title: `${f.name} · ${bucket.title}`,
+    template: "dashboard/file.html",
+    current: BUCKETS_PATH,
+    error: err,
+    vars: {
+      notice,
+      tabs: shell.bucketTabs(bucket.id, "files"),
+      crumbStyle,
+      trail: folderTrail(bucket.id, folderOf(f.path), true),
+      id: bucket.id,
+      title: bucket.title,
+      fileId: f.id,
+      name: f.name,
+      path: f.path,
+      contentType: f.content_type,
+      size: humanSize(f.byte_size),
+      bytes: f.byte_size.toLocaleString("en"),
+      sha256: f.sha256,
+      versionCount: f.version_count,
+      updated: shortTime(f.updated_at),
+      created: shortTime(f.created_at),
+      downloadUrl: url,
+      preview: await preview(shell, s, bucket.id, f, url),
+      archived: !!bucket.archivedAt,
+      renamePath: typed("rename", "path", f.path),
+      renameBucket: typed("rename", "bucket_id", bucket.id),
+      renameOverwrite: typed("rename", "overwrite", "") === "on",
+      renamePathError: errOf("rename", "path"),
+      renamePathInvalid: invalidOf("rename", "path"),
+      renameBucketError: errOf("rename", "bucket_id"),
+      renameBucketInvalid: invalidOf("rename", "bucket_id"),
+      copyPath: typed("copy", "path", f.path),
+      copyBucket: typed("copy", "bucket_id", bucket.id),
+      copyOverwrite: typed("copy", "overwrite", "") === "on",
+      copyPathError: errOf("copy", "path"),
+      copyPathInvalid: invalidOf("copy", "path"),
+      copyBucketError: errOf("copy", "bucket_id"),
+      copyBucketInvalid: invalidOf("copy", "bucket_id"),
+      locked: !!lock,
+      lockMessage: lock?.message ?? "",
+      lockExpires: shortTime(lock?.expires_at ?? null),
+      lockYours: !!lock?.held_by_you,
+      typedLockMessage: typed("lock", "message", ""),
+      lockMessageError: errOf("lock", "message"),
+      lockMessageInvalid: invalidOf("lock", "message"),
+      durations: html`${LOCK_DURATIONS.map(([v, label]) => html`<option value="${v}"${v === lockDuration ? html` selected` : ""}>${label}</option>`)}`,
+    },
+  });
+}
+
+/** Which field of the form a service refusal is about, so it is shown next to that field. */
+function placeRefusal(e: ApiError, pathField: string): ApiError {
+  if ((e.details as { field?: string } | undefined)?.field) return e;
+  if (["INVALID_PATH", "FILE_EXISTS", "FORBIDDEN_FILE_TYPE"].includes(e.code))
+    return new ApiError(e.code, e.message, { ...e.details, field: pathField }, e.retryAfter);
+  return e;
+}
+
+const checked = (body: unknown, name: string) => formField(body, name) === "on";
+
+export const filePage: DashboardPage = {
+  routes: (app, shell) => {
+    const base = `${BUCKETS_PATH}/:id/files/:fileId`;
+    const post = (suffix: string, form: FormName | undefined, run: (s: Session, id: string, fileId: string, body: unknown) => string) =>
+      app.post(
+        `${base}/${suffix}`,
+        shell.action(
+          (s, { params, body }) => run(s, params.id!, params.fileId!, body),
+          async (s, error, { params, body }) => {
+            const values = Object.fromEntries(["path", "bucket_id", "overwrite", "message", "duration_seconds"].map((n) => [n, formField(body, n)]));
+            try {
+              return await fileView(shell, s, params.id!, params.fileId!, {}, { error, form, values });
+            } catch (e) {
+              // The file or bucket went away meanwhile: say so on the not-found page.
+              if (e instanceof ApiError && (e.code === "FILE_NOT_FOUND" || e.code === "BUCKET_NOT_FOUND")) return shell.notFound(s, e);
+              throw e;
+            }
+          },
+        ),
+        { detail: { hide: true } },
+      );
+
+    // Rename within the bucket, or move to another bucket when one is named.
+    post("rename", "rename", (s, id, fileId, body) => {
+      const target = formField(body, "bucket_id").trim() || id;
+      const input = { path: formField(body, "path").trim(), overwrite: checked(body, "overwrite") };
+      checkForm(RenameBody, input, { path: "Give the new path, e.g. docs/guide.md." });
+      try {
+        if (target === id) {
+          const f = renameFile(shell.deps, s.actor, id, fileId, input);
+          return fileUrl(id, f.id, "?done=renamed");
+        }
+        const f = copyOrMoveFile(shell.deps, s.actor, id, fileId, { ...input, bucket_id: target }, "move");
+        return fileUrl(target, f.id, "?done=moved");
+      } catch (e) {
+        throw e instanceof ApiError ? targetRefusal(shell, s, e, id, target, "path") : e;
+      }
+    });
+    post("copy", "copy", (s, id, fileId, body) => {
+      const target = formField(body, "bucket_id").trim() || id;
+      const input = { path: formField(body, "path").trim(), bucket_id: target, overwrite: checked(body, "overwrite") };
+      checkForm(CopyMoveBody, input, { path: "Give the path of the copy, e.g. docs/guide-copy.md." });
+      try {
+        const f = copyOrMoveFile(shell.deps, s.actor, id, fileId, input, "copy");
+        return fileUrl(target, f.id, "?done=copied");
+      } catch (e) {
+        throw e instanceof ApiError ? targetRefusal(shell, s, e, id, target, "path") : e;
+      }
+    });
+    post("delete", undefined, (s, id, fileId) => {
+      const r = deleteFile(shell.deps, s.actor, id, fileId);
+      return filesUrl(id, folderOf(r.path), { done: "deleted" });
+    });
+    post("lock", "lock", (s, id, fileId, body) => {
+      const f = getFile(shell.deps, s.actor, id, fileId);
+      const input = { paths: [f.path], message: formField(body, "message").trim(), duration_seconds: Number(formField(body, "duration_seconds")) };
+      checkForm(LockFilesBody, input, { message: "Say why the file is locked (1 to 500 characters).", duration_seconds: "Choose how long the lock lasts." });
+      lockFiles(shell.deps, s.actor, id, input);
+      return fileUrl(id, fileId, "?done=locked#lock");
+    });
+    post("unlock", undefined, (s, id, fileId) => {
+      unlockFile(shell.deps, s.actor, id, fileId);
+      return fileUrl(id, fileId, "?done=unlocked#lock");
+    });
+
+    return app.get(
+      base,
+      shell.view(async (s, { params, query }) => {
+        try {
+          return await fileView(shell, s, params.id!, params.fileId!, query);
+        } catch (e) {
+          if (e instanceof ApiError && e.code === "FILE_NOT_FOUND")
+            return shell.notFound(s, new ApiError("FILE_NOT_FOUND", "This file is not in the bucket (it may have been deleted or moved)."));
+          throw e;
+        }
+      }),
+      { detail: { hide: true } },
+    ) as unknown as Elysia;
+  },
+};
+
+/**
+ * A refusal naming a bucket: the target bucket (another account's, or gone) belongs next to the
+ * bucket field; the file's own bucket going away is the page's problem, not the field's.
+ */
+function targetRefusal(shell: Shell, s: Session, e: ApiError, id: string, target: string, pathField: string): ApiError {
+  if (target !== id && (e.code === "BUCKET_NOT_FOUND" || e.code === "FORBIDDEN")) {
+    try {
+      getBucket(shell.deps, s.actor, id);
+      return new ApiError(e.code, "No bucket of yours has that id.", { field: "bucket_id" });
+    } catch {
+      return e;
+    }
+  }
+  return placeRefusal(e, pathField);
+}

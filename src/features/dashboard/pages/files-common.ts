@@ -1,0 +1,37 @@
+// What the bucket's file pages share: their URLs, sizes for people, and the folder trail.
+import { html, type SafeHtml } from "../../../http/pages/layout";
+import { BUCKETS_PATH } from "./buckets-home";
+
+export const filesUrl = (bucketId: string, prefix = "", extra: Record<string, string> = {}) => {
+  const q = new URLSearchParams({ ...(prefix ? { prefix } : {}), ...extra }).toString();
+  return `${BUCKETS_PATH}/${encodeURIComponent(bucketId)}/files${q ? `?${q}` : ""}`;
+};
+
+export const fileUrl = (bucketId: string, fileId: string, query = "") =>
+  `${BUCKETS_PATH}/${encodeURIComponent(bucketId)}/files/${encodeURIComponent(fileId)}${query}`;
+
+export function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let n = bytes / 1024;
+  let i = 0;
+  for (; n >= 1024 && i < units.length - 1; i++) n /= 1024;
+  return `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[i]}`;
+}
+
+/** Breadcrumbs from the bucket root to `prefix` (a folder path ending in "/"); the last is current. */
+export function folderTrail(bucketId: string, prefix: string, lastIsLink = false): SafeHtml {
+  const parts = prefix.split("/").filter(Boolean);
+  const crumbs = [{ label: "All files", prefix: "" }, ...parts.map((p, i) => ({ label: p, prefix: `${parts.slice(0, i + 1).join("/")}/` }))];
+  const items = crumbs.map((c, i) =>
+    i === crumbs.length - 1 && !lastIsLink
+      ? html`<li><span aria-current="page">${c.label}</span></li>`
+      : html`<li><a href="${filesUrl(bucketId, c.prefix)}">${c.label}</a></li>`,
+  );
+  return html`<nav aria-label="Folder" class="crumbs"><ol>${items}</ol></nav>`;
+}
+
+export const crumbStyle = html`<style>
+.crumbs ol{list-style:none;display:flex;flex-wrap:wrap;gap:.2rem;padding:0;margin:0 0 1rem}.crumbs li{overflow-wrap:anywhere}
+.crumbs li+li::before{content:"/";color:var(--muted);margin-right:.2rem}
+</style>`;

@@ -1,0 +1,300 @@
+// The bucket's Files and Versions tabs in real Chromium, used as a person would: browse
+// folders, preview text, Markdown and images (escaped / rendered safely), download, rename,
+// copy, lock and unlock, delete; upload files by the file input and by a drop, with a failed
+// PUT retried alone; the history with what changed, a version's files, and a confirmed
+// restore. Each step is checked in the page and then through the REST API.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../../helpers/chromium";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { createBucket } from "../../helpers/buckets";
+import { syncFiles, textFile, type LocalFile } from "../../helpers/uploads";
+
+let t: TestPier;
+let browser: Browser;
+
+beforeAll(async () => {
+  t = await startTestPier();
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+const url = (path: string) => dashboardUrl(t, path);
+const PNG = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));
+const png = (path: string): LocalFile => ({ path, bytes: PNG, contentType: "image/png" });
+
+async function paths(u: TestUser, bucketId: string): Promise<string[]> {
+  const r = await t.api("GET", `/api/v1/buckets/${bucketId}/files?limit=1000`, { key: u.key });
+  return r.body.data.files.map((f: { path: string }) => f.path);
+}
+const fileAt = async (u: TestUser, bucketId: string, path: string) =>
+  (await t.api("GET", `/api/v1/buckets/${bucketId}/files?limit=1000`, { key: u.key })).body.data.files.find((f: { path: string }) => f.path === path);
+
+async function withPage<T>(u: TestUser, next: string, run: (page: Page) => Promise<T>): Promise<T> {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await ctx.newPage();
+  try {
+    await signIn(page, t, u, next);
+    return await run(page);
+  } finally {
+    await ctx.close();
+  }
+}
+
+describe("the Files tab in Chromium", () => {
+  test("folders, previews, download, rename, copy, lock, delete", async () => {
+    const u = await t.user({ email: "files-owner@example.com" });
+    const b = await createBucket(t, u, { title: "Docs site" });
+    await syncFiles(t, u.key, b.id, [
+      textFile("index.html", "<h1>hi</h1>", "text/html"),
+      textFile("notes.txt", "plain <b>not bold</b> text"),
+      textFile("docs/guide.md", "# Guide\n\nSome **bold** words.\n\n<script>alert(1)</script>\n", "text/markdown"),
+      textFile("docs/deep/a.txt", "deep"),
+      png("img/dot.png"),
+    ]);
+    await withPage(u, `/dashboard/buckets/${b.id}/files`, async (page) => {
+      // The root: folders first, then files; the tab is marked current.
+      const names = await page.locator("tbody tr td:first-child").allTextContents();
+      expect(names.map((n) => n.trim())).toEqual(["docs/", "img/", "index.html", "notes.txt"]);
+      expect(await page.getAttribute("nav.tabs a[aria-current=page]", "href")).toBe(`/dashboard/buckets/${b.id}/files`);
+      await expectAccessible(page);
+      await screenshot(page, "files");
+
+      // Into docs/: its sub-folder and file, and breadcrumbs back to the root.
+      await submit(page, "tbody a[href*='prefix=docs']");
+      expect(await page.locator("tbody tr td:first-child").allTextContents()).toEqual(["deep/", "guide.md"]);
+      expect(await page.textContent("nav.crumbs [aria-current=page]")).toBe("docs");
+
+      // Markdown is rendered; its raw HTML stays text.
+      await submit(page, "tbody a:text('guide.md')");
+      expect(await page.textContent("#preview strong")).toBe("bold");
+      expect(await page.textContent("#preview h3")).toBe("Guide");
+      expect(await page.locator("#preview script").count()).toBe(0);
+      expect(await page.textContent("#preview")).toContain("<script>alert(1)</script>");
+      await expectAccessible(page);
+      await screenshot(page, "file");
+
+      // The download link serves the bytes (signed URL, same origin).
+      const href = await page.getAttribute("#download", "href");
+      expect(href).toContain("/_storage/");
+      expect(await (await page.request.get(href!)).text()).toContain("Some **bold** words.");
+
+      // Rename onto an existing path is refused next to the field, with what was typed kept.
+      await page.fill("#rename-path", "index.html");
+      await submit(page, "#rename button[type=submit]");
+      expect(await page.textContent("#rename-path-error")).toContain("already exists");
+      expect(await page.inputValue("#rename-path")).toBe("index.html");
+      await page.fill("#rename-path", "docs/manual.md");
+      await submit(page, "#rename button[type=submit]");
+      expect(await page.textContent("h1")).toBe("manual.md");
+      expect(await page.textContent("[role=status]")).toContain("File renamed.");
+      expect(await paths(u, b.id)).toContain("docs/manual.md");
+      expect(await paths(u, b.id)).not.toContain("docs/guide.md");
+
+      // Copy into the same bucket: a new file page, both in the API's list.
+      await page.fill("#copy-path", "docs/manual-copy.md");
+      await submit(page, "#copy button[type=submit]");
+      expect(await page.textContent("h1")).toBe("manual-copy.md");
+      expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["docs/manual.md", "docs/manual-copy.md"]));
+
+      // Lock: an API key is then refused (423) on that path; unlock lets it through.
+      await page.fill("#lock-message", "editing the manual");
+      await submit(page, "#lock button[type=submit]");
+      expect(await page.textContent("#lock-state")).toContain("editing the manual");
+      const copy = await fileAt(u, b.id, "docs/manual-copy.md");
+      expect(copy.lock.message).toBe("editing the manual");
+      const blocked = await t.api("DELETE", `/api/v1/buckets/${b.id}/files/${copy.id}`, { key: u.key });
+      expect(blocked.status).toBe(423);
+      await submit(page, "#lock button[type=submit]");
+      expect(await page.textContent("[role=status]")).toContain("Lock removed.");
+      expect((await fileAt(u, b.id, "docs/manual-copy.md")).lock).toBeNull();
+
+      // Delete: back to the folder, gone from the API's list.
+      await submit(page, "#delete button[type=submit]");
+      expect(new URL(page.url()).searchParams.get("prefix")).toBe("docs/");
+      expect(await page.textContent("[role=status]")).toContain("File deleted.");
+      expect(await paths(u, b.id)).not.toContain("docs/manual-copy.md");
+
+      // Text is escaped; images are shown.
+      const notes = await fileAt(u, b.id, "notes.txt");
+      await page.goto(url(`/dashboard/buckets/${b.id}/files/${notes.id}`));
+      expect(await page.textContent("#preview pre")).toBe("plain <b>not bold</b> text");
+      expect(await page.locator("#preview b").count()).toBe(0);
+      const dot = await fileAt(u, b.id, "img/dot.png");
+      await page.goto(url(`/dashboard/buckets/${b.id}/files/${dot.id}`));
+      await page.waitForFunction(() => (document.querySelector("#preview img") as HTMLImageElement | null)?.complete);
+      expect(await page.evaluate(() => (document.querySelector("#preview img") as HTMLImageElement).naturalWidth)).toBe(1);
+    });
+  }, 60_000);
+
+  test("upload by the file input and by a drop; a failed PUT is retried alone; summary", async () => {
+    const u = await t.user({ email: "files-uploader@example.com" });
+    const b = await createBucket(t, u, { title: "Uploads" });
+    await syncFiles(t, u.key, b.id, [textFile("site/keep.txt", "keep")]);
+    await withPage(u, `/dashboard/buckets/${b.id}/files?prefix=site/`, async (page) => {
+      await page.locator("[data-upload-ui]").waitFor({ state: "visible" });
+      expect(await page.isHidden("[data-upload-noscript]")).toBe(true);
+      await page.setInputFiles("#upload-files", [
+        { name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("alpha") },
+        { name: "b.md", mimeType: "text/markdown", buffer: Buffer.from("# beta") },
+      ]);
+      await page.waitForFunction(() => /^2 uploaded.* 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      expect(await page.textContent("#upload-summary")).toBe("2 uploaded (11 B), 0 failed.");
+      expect(await paths(u, b.id)).toEqual(["site/a.txt", "site/b.md", "site/keep.txt"]);
+
+      // A drop of two files; the first PUT fails on the way, then "retry" sends only that one.
+      let failOnce = true;
+      await page.route("**/_storage/**", (route) => {
+        if (failOnce && route.request().method() === "PUT") {
+          failOnce = false;
+          return route.abort("connectionfailed");
+        }
+        return route.continue();
+      });
+      await page.evaluate(() => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(["one"], "one.txt", { type: "text/plain" }));
+        dt.items.add(new File(["two two"], "two.txt", { type: "text/plain" }));
+        document.querySelector("[data-dropzone]")!.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+      });
+      await page.waitForFunction(
+        () =>
+          /failed\./.test(document.getElementById("upload-summary")?.textContent ?? "") &&
+          !/to go/.test(document.getElementById("upload-summary")!.textContent!),
+      );
+      expect(await page.textContent("#upload-summary")).toContain("1 failed");
+      expect(await page.locator(".uploads .failed").count()).toBe(1);
+      const before = (await paths(u, b.id)).length;
+      expect(before).toBe(4);
+      const puts: string[] = [];
+      page.on("request", (r) => r.method() === "PUT" && puts.push(r.url()));
+      await page.click("[data-upload-retry]");
+      await page.waitForFunction(() => / 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      expect(puts.length).toBe(1);
+      expect(await paths(u, b.id)).toEqual(["site/a.txt", "site/b.md", "site/keep.txt", "site/one.txt", "site/two.txt"]);
+      expect(await page.textContent("#upload-summary")).toBe("4 uploaded (21 B), 0 failed.");
+
+      // A whole folder, its inner folders kept.
+      const dir = mkdtempSync(join(tmpdir(), "pier-upload-"));
+      mkdirSync(join(dir, "photos", "2024"), { recursive: true });
+      writeFileSync(join(dir, "photos", "readme.txt"), "pics");
+      writeFileSync(join(dir, "photos", "2024", "dot.png"), PNG);
+      await page.setInputFiles("#upload-folder", join(dir, "photos"));
+      await page.waitForFunction(() => /^6 uploaded.* 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      rmSync(dir, { recursive: true });
+      expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["site/photos/readme.txt", "site/photos/2024/dot.png"]));
+
+      // A dropped folder arrives as FileSystem entries (webkitGetAsEntry); a synthetic drop
+      // cannot carry a real one, so this drop hands the page entries shaped like Chromium's,
+      // with readEntries answering in batches as it does for large folders.
+      await page.evaluate(() => {
+        const fileEntry = (name: string, text: string) => ({
+          isFile: true,
+          isDirectory: false,
+          name,
+          file: (ok: (f: File) => void) => ok(new File([text], name, { type: "text/plain" })),
+        });
+        const dirEntry = (name: string, children: unknown[]) => ({
+          isFile: false,
+          isDirectory: true,
+          name,
+          createReader: () => {
+            const batches = [children.slice(0, 1), children.slice(1), []];
+            return { readEntries: (ok: (e: unknown[]) => void) => ok(batches.shift() ?? []) };
+          },
+        });
+        const tree = dirEntry("album", [fileEntry("cover.txt", "cover"), dirEntry("side-b", [fileEntry("track.txt", "track")])]);
+        const drop = new DragEvent("drop", { bubbles: true, cancelable: true });
+        Object.defineProperty(drop, "dataTransfer", { value: { items: [{ kind: "file", webkitGetAsEntry: () => tree }], files: [] } });
+        document.querySelector("[data-dropzone]")!.dispatchEvent(drop);
+      });
+      await page.waitForFunction(() => /^8 uploaded.* 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["site/album/cover.txt", "site/album/side-b/track.txt"]));
+      await expectAccessible(page);
+      await screenshot(page, "files-upload");
+    });
+  }, 60_000);
+});
+
+describe("the Versions tab in Chromium", () => {
+  test("a timeline with what changed, a version's files, and a confirmed restore", async () => {
+    const u = await t.user({ email: "versions-owner@example.com" });
+    const b = await createBucket(t, u, { title: "History" });
+    await syncFiles(t, u.key, b.id, [textFile("a.txt", "one"), textFile("b.txt", "bee")]);
+    await syncFiles(t, u.key, b.id, [textFile("a.txt", "two"), textFile("c.txt", "sea")], { deleteMissing: true });
+    await withPage(u, `/dashboard/buckets/${b.id}/versions`, async (page) => {
+      const newest = page.locator(".timeline > li").first();
+      const text = (await newest.textContent())!.replace(/\s+/g, " ");
+      expect(text).toContain("changed a.txt");
+      expect(text).toContain("removed b.txt");
+      expect(text).toContain("added c.txt");
+      await expectAccessible(page);
+      await screenshot(page, "versions");
+
+      // The first version: its files, then restore (refused without the confirmation box).
+      await submit(page, ".timeline > li:last-child h3 a");
+      expect(await page.locator("#files tbody tr td:first-child").allTextContents()).toEqual(["a.txt", "b.txt"]);
+      await expectAccessible(page);
+      await screenshot(page, "version");
+      const versionCount = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/versions`, { key: u.key })).body.data.versions.length;
+      const before = await versionCount();
+      await page.fill("#restore-comment", "back to the start");
+      await submit(page, "#restore button[type=submit]");
+      expect(await page.textContent("#confirm-error")).toContain("Tick the box");
+      expect(await page.inputValue("#restore-comment")).toBe("back to the start");
+      expect(await versionCount()).toBe(before);
+      await page.check("#restore-confirm");
+      await submit(page, "#restore button[type=submit]");
+      expect(await page.textContent("[role=status]")).toContain("Restored");
+      const latest = (await t.api("GET", `/api/v1/buckets/${b.id}/versions`, { key: u.key })).body.data.versions[0];
+      expect(latest.kind).toBe("restore");
+      expect(latest.comment).toBe("back to the start");
+      expect(await paths(u, b.id)).toEqual(["a.txt", "b.txt"]);
+    });
+  }, 60_000);
+
+  test("another account's file and version ids are the not-found page; an archived bucket's page says so", async () => {
+    const owner = await t.user({ email: "files-victim@example.com" });
+    const theirs = await createBucket(t, owner, { title: "Secret" });
+    await syncFiles(t, owner.key, theirs.id, [textFile("plan.txt", "secret plan")]);
+    const file = await fileAt(owner, theirs.id, "plan.txt");
+    const version = (await t.api("GET", `/api/v1/buckets/${theirs.id}/versions`, { key: owner.key })).body.data.versions[0];
+    const intruder = await t.user({ email: "files-intruder@example.com" });
+    const mine = await createBucket(t, intruder, { title: "Mine" });
+    await syncFiles(t, intruder.key, mine.id, [textFile("x.txt", "x")]);
+    const myFile = await fileAt(intruder, mine.id, "x.txt");
+    await withPage(intruder, `/dashboard/buckets/${mine.id}/files`, async (page) => {
+      for (const path of [
+        `/dashboard/buckets/${theirs.id}/files`,
+        `/dashboard/buckets/${theirs.id}/files/${file.id}`,
+        `/dashboard/buckets/${theirs.id}/versions/${version.id}`,
+        `/dashboard/buckets/${mine.id}/files/${file.id}`,
+      ]) {
+        const res = await page.goto(url(path));
+        expect(res!.status()).toBe(404);
+        expect(await page.textContent("main")).not.toContain("secret plan");
+      }
+      // Copying my file into their bucket by id: refused next to the bucket field, nothing written.
+      await page.goto(url(`/dashboard/buckets/${mine.id}/files/${myFile.id}`));
+      await page.fill("#copy-bucket", theirs.id);
+      await submit(page, "#copy button[type=submit]");
+      expect(await page.textContent("#copy-bucket_id-error")).toContain("No bucket of yours");
+      expect(await paths(owner, theirs.id)).toEqual(["plan.txt"]);
+
+      // The bucket is archived meanwhile (another tab): the stale rename form says so.
+      await page.goto(url(`/dashboard/buckets/${mine.id}/files/${myFile.id}`));
+      expect((await t.api("POST", `/api/v1/buckets/${mine.id}/archive`, { key: intruder.key })).status).toBe(200);
+      await page.fill("#rename-path", "y.txt");
+      await submit(page, "#rename button[type=submit]");
+      expect(await page.textContent("main")).toContain("archived");
+      expect(await paths(intruder, mine.id)).toEqual(["x.txt"]);
+    });
+  }, 60_000);
+});
