@@ -12,6 +12,7 @@ import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_
 import { prunePublishSessions } from "../features/publish";
 import { pruneGateRecords } from "../sites/gate-limits";
 import type { JobHandler, PeriodicTask } from "./runner";
+import { acmeTasks } from "../acme";
 
 export interface Task {
   kind: string;
@@ -90,6 +91,7 @@ export const tasks: Task[] = [
     handler: { run: async (deps) => pruneGateRecords(deps), maxAttempts: 1 },
     description: "Forget site-gate attempt windows that ended and access codes past their expiry and the mail-cap hour",
   },
+  ...acmeTasks,
 ];
 
 export const jobHandlers: Record<string, JobHandler> = Object.fromEntries(tasks.map((t) => [t.kind, t.handler]));

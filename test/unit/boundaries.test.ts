@@ -99,6 +99,7 @@ const TABLE_OWNER: Record<string, string> = {
   autoIndexTemplates: "publish",
   publishSessions: "publish",
   jobs: "jobs",
+  certificates: "acme",
 };
 
 /**

@@ -1,0 +1,124 @@
+// Orders one certificate from the ACME CA with `acme-client` (RFC 8555: account, order, HTTP-01
+// challenge, CSR, finalize); nothing of the protocol is written here. The account key is made
+// once and kept in the data dir; certificate keys are ECDSA P-256 (cheaper handshakes than RSA).
+import { AsyncLocalStorage } from "node:async_hooks";
+import { readFileSync } from "node:fs";
+import https from "node:https";
+import { rootCertificates } from "node:tls";
+import * as acme from "acme-client";
+import type { Config } from "../config";
+import type { CertificateStore } from "./store";
+
+export interface IssuedCertificate {
+  cert: string;
+  key: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+/** Where HTTP-01 answers are kept while an order is validated (read by every request on the HTTP listener). */
+export interface ChallengeBoard {
+  set(token: string, keyAuthorization: string): void;
+  delete(token: string): void;
+}
+
+/** An order failed; `retryAfterMs` is the CA's Retry-After (rate limits), when it sent one. */
+export class IssueError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null,
+    readonly rateLimited: boolean,
+  ) {
+    super(message);
+  }
+}
+
+// acme-client retries a 429 by sleeping for the whole Retry-After (hours at Let's Encrypt) inside
+// the request: Pier turns that off and schedules the retry itself, reading Retry-After here.
+const orderContext = new AsyncLocalStorage<{ retryAfterMs: number | null }>();
+let interceptorInstalled = false;
+function installRetryAfterReader(): void {
+  if (interceptorInstalled) return;
+  interceptorInstalled = true;
+  (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number } }).acmeSettings.retryMaxAttempts = 0;
+  acme.axios.interceptors.response.use(null, (error: { response?: { status: number; headers: Record<string, string | undefined> } }) => {
+    const res = error.response;
+    const ctx = orderContext.getStore();
+    if (ctx && res && (res.status === 429 || res.status === 503)) {
+      const raw = res.headers["retry-after"];
+      const seconds = raw === undefined ? NaN : /^\d+$/.test(raw) ? Number(raw) : (Date.parse(raw) - Date.now()) / 1000;
+      if (Number.isFinite(seconds) && seconds > 0) ctx.retryAfterMs = Math.ceil(seconds * 1000);
+    }
+    return Promise.reject(error);
+  });
+}
+
+export class AcmeIssuer {
+  private client: acme.Client | null = null;
+
+  constructor(
+    private readonly config: Config,
+    private readonly store: CertificateStore,
+    private readonly board: ChallengeBoard,
+  ) {
+    installRetryAfterReader();
+    if (config.acmeCaRoot) {
+      // Trusted in addition to the system roots, for acme-client's requests only (a test CA).
+      acme.axios.defaults.httpsAgent = new https.Agent({ ca: [...rootCertificates, readFileSync(config.acmeCaRoot, "utf8")] });
+    }
+  }
+
+  private async account(): Promise<acme.Client> {
+    if (this.client) return this.client;
+    let accountKey = this.store.readAccountKey();
+    if (!accountKey) {
+      accountKey = (await acme.crypto.createPrivateEcdsaKey()).toString();
+      this.store.writeAccountKey(accountKey);
+    }
+    const { acmeEabKid, acmeEabHmac } = this.config;
+    this.client = new acme.Client({
+      directoryUrl: this.config.acmeDirectory,
+      accountKey,
+      externalAccountBinding: acmeEabKid && acmeEabHmac ? { kid: acmeEabKid, hmacKey: acmeEabHmac } : undefined,
+      // Polls of a pending order: quick at first (a local CA validates in milliseconds), then spaced out.
+      backoffAttempts: 12,
+      backoffMin: 250,
+      backoffMax: 10_000,
+    });
+    return this.client;
+  }
+
+  async issue(host: string): Promise<IssuedCertificate> {
+    const ctx = { retryAfterMs: null as number | null };
+    return orderContext.run(ctx, async () => {
+      try {
+        const client = await this.account();
+        const [key, csr] = await acme.crypto.createCsr({ commonName: host, altNames: [host] }, await acme.crypto.createPrivateEcdsaKey());
+        const cert = await client.auto({
+          csr,
+          email: this.config.acmeEmail ?? undefined,
+          termsOfServiceAgreed: true,
+          challengePriority: ["http-01"],
+          // acme-client's self-check fetches http://<host>:80/ first; it only means something when Pier itself listens on 80.
+          skipChallengeVerification: this.config.httpPort !== 80,
+          challengeCreateFn: async (_authz, challenge, keyAuthorization) => this.board.set(challenge.token, keyAuthorization),
+          challengeRemoveFn: async (_authz, challenge) => this.board.delete(challenge.token),
+        });
+        const info = acme.crypto.readCertificateInfo(cert);
+        return { cert, key: key.toString(), notBefore: info.notBefore, notAfter: info.notAfter };
+      } catch (e) {
+        const message = readableAcmeError(e);
+        throw new IssueError(message, ctx.retryAfterMs, ctx.retryAfterMs !== null || /ratelimited|rate limit|too many/i.test(message));
+      }
+    });
+  }
+}
+
+/** One line an operator can act on: acme-client's problem text, without stack or axios noise. */
+function readableAcmeError(e: unknown): string {
+  const err = e as { message?: string; code?: string; response?: { status?: number } };
+  let message = err.message ?? String(e);
+  if (err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "ETIMEDOUT") message = `cannot reach the ACME directory (${err.code})`;
+  else if (err.response?.status) message = `the ACME server answered ${err.response.status}: ${message}`;
+  return message.replace(/\s+/g, " ").slice(0, 500);
+}
