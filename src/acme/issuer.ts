@@ -1,7 +1,8 @@
 // Orders one certificate from the ACME CA with `acme-client` (RFC 8555: account, order, HTTP-01
 // challenge, CSR, finalize); nothing of the protocol is written here. The account key is made
-// once and kept in the data dir; certificate keys are ECDSA P-256 (cheaper handshakes than RSA).
+// once and kept in the data dir; each certificate gets a fresh key.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
@@ -93,24 +94,54 @@ export class AcmeIssuer {
     return orderContext.run(ctx, async () => {
       try {
         const client = await this.account();
-        const [key, csr] = await acme.crypto.createCsr({ commonName: host, altNames: [host] }, await acme.crypto.createPrivateEcdsaKey());
-        const cert = await client.auto({
-          csr,
-          email: this.config.acmeEmail ?? undefined,
-          termsOfServiceAgreed: true,
-          challengePriority: ["http-01"],
-          // acme-client's self-check fetches http://<host>:80/ first; it only means something when Pier itself listens on 80.
-          skipChallengeVerification: this.config.httpPort !== 80,
-          challengeCreateFn: async (_authz, challenge, keyAuthorization) => this.board.set(challenge.token, keyAuthorization),
-          challengeRemoveFn: async (_authz, challenge) => this.board.delete(challenge.token),
-        });
-        const info = acme.crypto.readCertificateInfo(cert);
-        return { cert, key: key.toString(), notBefore: info.notBefore, notAfter: info.notAfter };
+        // acme-client's forge CSR builder: its newer asn1-schema one fails under Bun ("Cannot get schema for
+        // 'CertificationRequestInfo'"), and forge makes RSA keys only (2048 bits, what every client accepts).
+        const [key, csr] = await acme.forge.createCsr({ commonName: host, altNames: [host], keySize: 2048 });
+        const cert = await this.order(client, host, csr);
+        const leaf = new X509Certificate(cert);
+        return { cert, key: key.toString(), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo) };
       } catch (e) {
         const message = readableAcmeError(e);
         throw new IssueError(message, ctx.retryAfterMs, ctx.retryAfterMs !== null || /ratelimited|rate limit|too many/i.test(message));
       }
     });
+  }
+
+  /**
+   * acme-client's auto() steps, called one by one: auto() reads the domains back from the CSR with
+   * @peculiar/asn1-schema, of which the installed tree holds two copies that do not see each
+   * other's schemas ("Cannot get schema for 'CertificationRequest'"). Same calls, same order.
+   */
+  private async order(client: acme.Client, host: string, csr: Buffer): Promise<string> {
+    try {
+      client.getAccountUrl();
+    } catch {
+      await client.createAccount({ termsOfServiceAgreed: true, contact: this.config.acmeEmail ? [`mailto:${this.config.acmeEmail}`] : undefined });
+    }
+    const order = await client.createOrder({ identifiers: [{ type: "dns", value: host }] });
+    for (const authz of await client.getAuthorizations(order)) {
+      if (authz.status === "valid") continue;
+      const challenge = authz.challenges.find((c) => c.type === "http-01");
+      if (!challenge) throw new Error(`the CA offered no http-01 challenge for ${host}`);
+      const keyAuthorization = await client.getChallengeKeyAuthorization(challenge);
+      let completed = false;
+      this.board.set(challenge.token, keyAuthorization);
+      try {
+        // acme-client's self-check fetches http://<host>:80/ first; it only means something when Pier itself listens on 80.
+        if (this.config.httpPort === 80) await client.verifyChallenge(authz, challenge);
+        await client.completeChallenge(challenge);
+        completed = true;
+        await client.waitForValidStatus(challenge);
+      } catch (e) {
+        // A challenge never submitted leaves a pending authorization: deactivate it, as auto() does.
+        if (!completed) await client.deactivateAuthorization(authz).catch(() => {});
+        throw e;
+      } finally {
+        this.board.delete(challenge.token);
+      }
+    }
+    const finalized = await client.finalizeOrder(order, csr);
+    return client.getCertificate(finalized);
   }
 }
 
