@@ -143,7 +143,7 @@ export class CertificateManager implements CertificatePort {
         notAfter: issued.notAfter.toISOString(),
         lastError: null,
         attempts: 0,
-        nextAttemptAt: renewalTime(issued).toISOString(),
+        nextAttemptAt: renewalTime(issued, now).toISOString(),
         issuedAt: now.toISOString(),
       },
       now,
@@ -228,10 +228,13 @@ export class CertificateManager implements CertificatePort {
   }
 }
 
+/** Never sooner than this after an issuance: a very short-lived certificate (or a skewed clock) cannot make a tight loop. */
+const MIN_RENEWAL_GAP_MS = 10 * MINUTE;
+
 /** Renew at two thirds of the lifetime (Let's Encrypt's 90 days: at day 60). */
-export function renewalTime(c: { notBefore: Date; notAfter: Date }): Date {
+export function renewalTime(c: { notBefore: Date; notAfter: Date }, issuedAt: Date): Date {
   const life = c.notAfter.getTime() - c.notBefore.getTime();
-  return new Date(c.notBefore.getTime() + Math.floor((life * 2) / 3));
+  return new Date(Math.max(c.notBefore.getTime() + Math.floor((life * 2) / 3), issuedAt.getTime() + MIN_RENEWAL_GAP_MS));
 }
 
 /** DNS names a PEM certificate covers (its subjectAltName, lower-case). */
