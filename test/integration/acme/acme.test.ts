@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { listCertificates } from "../../../src/acme";
+import { admin as runAdmin } from "../../../src/cli/admin";
 import { startPier } from "../../../src/runtime";
 import { silentLogger } from "../../../src/core/log";
 import { httpsGet, presentedCertificate, starttlsCertificate, startAcmePier, waitForState, type AcmeSetup } from "../../helpers/acme";
@@ -41,6 +42,22 @@ describe("automatic HTTPS with a real ACME CA", () => {
     const key = statSync(join(s.t.dataDir, "acme", "certs", s.apiHost, "key.pem"));
     expect(key.mode & 0o777).toBe(0o600);
     expect(statSync(join(s.t.dataDir, "acme", "account.key")).mode & 0o777).toBe(0o600);
+  });
+
+  test("the operator sees every certificate's state: pier admin certs, and the status endpoint for the instance admin only", async () => {
+    const admin = await s.t.user(); // the first user runs the instance
+    const other = await s.t.user();
+    const status = await s.t.api("GET", "/api/v1/status", { key: admin.key });
+    const api = status.body.data.automatic_https.certificates.find((c: { host: string }) => c.host === s.apiHost);
+    expect(status.body.data.automatic_https.enabled).toBe(true);
+    expect(api.status).toBe("issued");
+    expect(Date.parse(api.expires_at)).toBeGreaterThan(Date.now());
+    expect((await s.t.api("GET", "/api/v1/status", { key: other.key })).body.data.automatic_https).toBeUndefined();
+    const out: string[] = [];
+    const code = await runAdmin(["certs", "--data-dir", s.t.dataDir], { out: (l) => out.push(l), err: () => {} });
+    expect(code).toBe(0);
+    expect(out.join("\n")).toMatch(/^HOST\s+STATUS\s+EXPIRES\s+NEXT ATTEMPT\s+LAST ERROR/);
+    expect(out.join("\n")).toContain(`${s.apiHost}  issued`);
   });
 
   test("HTTP redirects to HTTPS (308) for a host with a certificate, but never the challenge path", async () => {
