@@ -111,7 +111,7 @@ export const configOptions: Option[] = [
     key: "httpsPort",
     name: "https-port",
     default: "off",
-    help: "HTTPS port (443 in production), or off. Serves the same API and sites with --tls-cert/--tls-key (a self-signed certificate when unset; automatic ACME certificates are planned).",
+    help: "HTTPS port (443 in production), or off. Serves the same API and sites with automatic certificates (see --acme) and/or --tls-cert/--tls-key (a self-signed fallback when neither applies).",
     parse: port(true),
   },
   {

@@ -1,4 +1,4 @@
-// Attacks on automatic HTTPS (docs/security.md, "Automatic HTTPS"): making Pier order
+// Attacks on automatic HTTPS (docs/certificates.md, "Security"): making Pier order
 // certificates for names it does not serve, to burn the CA's rate limits, fill the disk and the
 // table, or get a certificate for someone else's name; and stealing a challenge answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
