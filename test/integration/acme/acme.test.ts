@@ -80,6 +80,21 @@ describe("automatic HTTPS with a real ACME CA", () => {
     expect((await siteFetch(s.t, site.host, "/")).status).toBe(308);
   });
 
+  test("a site gate's cookie is Secure when the site is served over HTTPS", async () => {
+    const site = await publishSite(s.t, { files: PAGE, access: "password", password: "open sesame" });
+    await waitForState(s.acme, site.host, (x) => x.status === "issued");
+    await Bun.sleep(200);
+    const res = await fetch(`https://${site.host}:${httpsPort()}/_pier/gate/password`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: `https://${site.host}:${httpsPort()}` },
+      body: new URLSearchParams({ password: "open sesame", next: "/" }).toString(),
+      redirect: "manual",
+      tls: { ca: s.root },
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("set-cookie")).toMatch(/;\s*Secure/i);
+  });
+
   test("on demand: a live site host without a certificate gets one from its first request", async () => {
     const site = await publishSite(s.t, { files: PAGE });
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
