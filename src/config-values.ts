@@ -60,3 +60,26 @@ export const secret = (raw: string, name: string) => {
   if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters (generate one with: openssl rand -base64 48)`);
   return raw;
 };
+
+const ACME_DIRECTORIES: Record<string, string> = {
+  letsencrypt: "https://acme-v02.api.letsencrypt.org/directory",
+  "letsencrypt-staging": "https://acme-staging-v02.api.letsencrypt.org/directory",
+  zerossl: "https://acme.zerossl.com/v2/DV90",
+};
+/** A shortcut for a well-known CA, or the https URL of any RFC 8555 directory. */
+export const acmeDirectory = (raw: string, name: string) => {
+  const known = ACME_DIRECTORIES[raw.toLowerCase()];
+  if (known) return known;
+  const u = URL.canParse(raw) ? new URL(raw) : null;
+  if (!u || u.protocol !== "https:")
+    throw new ConfigError(`${name} must be letsencrypt, letsencrypt-staging, zerossl or an https:// ACME directory URL, got "${raw}"`);
+  return u.href;
+};
+/** HSTS max-age in seconds, or off (null). */
+export const hstsMaxAge = (raw: string, name: string) => {
+  if (["off", "false", "none", ""].includes(raw.toLowerCase())) return null;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n > 2 ** 31)
+    throw new ConfigError(`${name} must be a max-age in seconds (e.g. 31536000) or off, got "${raw}"`);
+  return n;
+};

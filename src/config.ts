@@ -5,7 +5,22 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join, resolve } from "node:path";
 import { randomSecret } from "./core/crypto";
 import type { LogLevel } from "./core/log";
-import { absoluteUrl, bool, ConfigError, hostname, oneOf, optionalHostname, optionalStr, port, positiveInt, secret, str, url } from "./config-values";
+import {
+  absoluteUrl,
+  acmeDirectory,
+  bool,
+  ConfigError,
+  hostname,
+  hstsMaxAge,
+  oneOf,
+  optionalHostname,
+  optionalStr,
+  port,
+  positiveInt,
+  secret,
+  str,
+  url,
+} from "./config-values";
 
 export type SignupMode = "open" | "invite" | "closed";
 
@@ -56,6 +71,20 @@ export interface Config {
   bodyTimeoutSeconds: number;
   /** DNS server ("host:port") for custom-domain checks; null = the system's resolvers. */
   dnsResolver: string | null;
+
+  /** Automatic certificates: auto = on when HTTPS is on and the base URL's host is public (see acmeEnabled). */
+  acme: "auto" | "on" | "off";
+  acmeEmail: string | null;
+  /** The ACME directory URL (shortcuts resolved). */
+  acmeDirectory: string;
+  acmeEabKid: string | null;
+  acmeEabHmac: string | null;
+  /** Extra PEM root trusted for the ACME directory's own TLS (test CAs). */
+  acmeCaRoot: string | null;
+  /** HSTS max-age in seconds on HTTPS responses; null = no header. */
+  hsts: number | null;
+  /** Host name the mail domain's MX record points at (its STARTTLS certificate); null = the base URL's host. */
+  mxHost: string | null;
 }
 
 interface Option {
@@ -85,7 +114,7 @@ export const configOptions: Option[] = [
     key: "httpsPort",
     name: "https-port",
     default: "off",
-    help: "HTTPS port (443 in production), or off. Serves the same API and sites with --tls-cert/--tls-key (a self-signed certificate when unset; automatic ACME certificates are planned).",
+    help: "HTTPS port (443 in production), or off. Serves the same API and sites with automatic certificates (see --acme) and/or --tls-cert/--tls-key (a self-signed fallback when neither applies).",
     parse: port(true),
   },
   {
@@ -246,6 +275,44 @@ export const configOptions: Option[] = [
     help: "DNS server (host:port, port 53 when omitted) that custom-domain checks ask. Default: the system's resolvers.",
     parse: dnsServer,
   },
+  {
+    key: "acme",
+    name: "acme",
+    default: "auto",
+    help: "Automatic certificates (ACME, HTTP-01) for the API host, the MX host and published site hosts: on, off, or auto (on when --https-port is set and the base URL's host is a public name, not localhost, .local or an IP).",
+    parse: oneOf("auto", "on", "off"),
+  },
+  { key: "acmeEmail", name: "acme-email", default: "", help: "Contact address for the ACME account (expiry notices from the CA).", parse: optionalStr },
+  {
+    key: "acmeDirectory",
+    name: "acme-directory",
+    default: "letsencrypt",
+    help: "ACME directory: letsencrypt, letsencrypt-staging, zerossl, or the https:// URL of any RFC 8555 CA.",
+    parse: acmeDirectory,
+  },
+  { key: "acmeEabKid", name: "acme-eab-kid", default: "", help: "External account binding key id (ZeroSSL and other CAs that need one).", parse: optionalStr },
+  { key: "acmeEabHmac", name: "acme-eab-hmac", default: "", help: "External account binding HMAC key (base64url) for --acme-eab-kid.", parse: optionalStr },
+  {
+    key: "acmeCaRoot",
+    name: "acme-ca-root",
+    default: "",
+    help: "PEM file of an extra root trusted for the ACME directory's HTTPS (a test CA such as Pebble's).",
+    parse: optionalStr,
+  },
+  {
+    key: "hsts",
+    name: "hsts",
+    default: "off",
+    help: "Strict-Transport-Security max-age in seconds sent on HTTPS responses (e.g. 31536000), or off.",
+    parse: hstsMaxAge,
+  },
+  {
+    key: "mxHost",
+    name: "mx-host",
+    default: "",
+    help: "Host name the mail domain's MX record points at; its certificate is used for SMTP STARTTLS when ACME is on. Default: the base URL's host.",
+    parse: optionalHostname,
+  },
 ];
 
 export const envName = (o: Option) => `PIER_${o.name.toUpperCase().replaceAll("-", "_")}`;
@@ -352,7 +419,32 @@ export function checkConfig(config: Config): { errors: string[]; warnings: strin
     warnings.push(
       `${optionLabel("base-url")} is https but the HTTPS listener is off; run behind a TLS-terminating reverse proxy with ${optionLabel("trust-proxy")} set, or set ${optionLabel("https-port")}`,
     );
+  errors.push(...checkAcmeConfig(config));
   return { errors, warnings };
+}
+
+/**
+ * Whether automatic certificates are on. auto: only with an HTTPS listener and a base URL whose
+ * host a public CA could validate (not localhost, *.localhost, *.local, *.internal or an IP).
+ */
+export function acmeEnabled(config: Config): boolean {
+  if (config.acme !== "auto") return config.acme === "on";
+  if (config.httpsPort === null || !config.baseUrl) return false;
+  const host = new URL(config.baseUrl).hostname;
+  const privateName = host === "localhost" || /\.(localhost|local|internal|test|invalid)$/.test(host) || !host.includes(".");
+  return !privateName && !isIpLiteral(host);
+}
+
+function checkAcmeConfig(config: Config): string[] {
+  const errors: string[] = [];
+  if (config.acme === "on" && config.httpsPort === null)
+    errors.push(`${optionLabel("acme")} is on but ${optionLabel("https-port")} is off; certificates need an HTTPS listener to serve them`);
+  if ((config.acmeEabKid === null) !== (config.acmeEabHmac === null))
+    errors.push(`set both ${optionLabel("acme-eab-kid")} and ${optionLabel("acme-eab-hmac")} (or neither)`);
+  if (config.acmeCaRoot !== null && !existsSync(config.acmeCaRoot)) errors.push(`${optionLabel("acme-ca-root")} ${config.acmeCaRoot} does not exist`);
+  if (config.acmeEmail !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(config.acmeEmail))
+    errors.push(`${optionLabel("acme-email")} must be an email address, got "${config.acmeEmail}"`);
+  return errors;
 }
 
 /** The secret key from config, or the one generated into the data dir on first run. */

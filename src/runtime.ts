@@ -31,6 +31,10 @@ import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
 import { activeCustomDomain, activeCustomDomains } from "./features/domains";
 
+import { acmeFront, acmeManager, apiHostname, createCertificateManager, mxHostname, withHsts, type CertificateManager } from "./acme";
+import { onSiteChange } from "./features/publish";
+import { HttpsListener } from "./http/https-listener";
+
 export interface StartOptions {
   clock?: Clock;
   log?: Logger;
@@ -49,7 +53,7 @@ export interface Pier {
   /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
   ports: { http: number; https: number | null; smtp: number | null };
   /** The HTTPS listener (same handler as HTTP), null when --https-port is off. */
-  https: Server<unknown> | null;
+  https: HttpsListener | null;
   /** The SMTP receiver, null when --smtp-port is off. */
   smtp: MailReceiver | null;
   stop(): Promise<void>;
@@ -99,6 +103,8 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   deps.mailer = newMailer(deps);
   deps.customDomainOf = (bucketId) => activeCustomDomain(deps, bucketId);
   deps.customDomainsOf = (bucketIds) => activeCustomDomains(deps, bucketIds);
+
+  (deps as Deps).certificates = createCertificateManager(deps);
   return deps;
 }
 
@@ -108,7 +114,10 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // One handler once deps exist (not a new closure per request: it showed in the site benchmark).
   let handler: ReturnType<typeof makeFetch> | null = null;
   const fetch = (req: Request, server: Server<unknown>) => {
-    if (!handler && deps) handler = makeFetch(deps, () => dispatch);
+    if (!handler && deps) {
+      const acme = acmeManager(deps);
+      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null);
+    }
     return handler ? handler(req, server) : startingResponse(req);
   };
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
@@ -122,16 +131,19 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
   dispatch = { app, sites: createSiteHandler(deps) };
   let smtp: MailReceiver | null = null;
-  let https: Server<unknown> | null = null;
+  let https: HttpsListener | null = null;
+  const acme = acmeManager(deps);
   try {
     if (config.httpsPort !== null) https = await startHttps(deps, fetch);
     if (config.smtpPort !== null) smtp = await startMailReceiver(deps, { resolver: opts.mailResolver });
   } catch (e) {
     http.stop(true);
     https?.stop(true);
+    acme?.close();
     deps.close();
     throw e;
   }
+  if (acme) wireAutomaticHttps(deps, acme, https, smtp);
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
   let stopped = false;
@@ -151,6 +163,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       await https?.stop();
       await smtp?.stop();
       await runner.stop();
+      acme?.close();
       deps.close();
     },
   };
@@ -158,9 +171,10 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
 
 /**
  * The HTTPS listener: the same Host-routed handler as HTTP, with the operator's certificate or
- * a self-signed one for the API host and *.<sites-domain> (kept in <data-dir>/https-tls).
+ * a self-signed one for the API host and *.<sites-domain> (kept in <data-dir>/https-tls) as the
+ * fallback, and every automatic certificate by SNI.
  */
-async function startHttps(deps: Deps, fetch: (req: Request, server: Server<unknown>) => Response | Promise<Response>): Promise<Server<unknown>> {
+async function startHttps(deps: Deps, fetch: (req: Request, server: Server<unknown>) => Response | Promise<Response>): Promise<HttpsListener> {
   const apiHost = new URL(deps.urls.baseUrl).hostname;
   const names = [...new Set([apiHost, deps.urls.sitesDomain, `*.${deps.urls.sitesDomain}`])];
   const tls = await loadTlsMaterial({
@@ -173,12 +187,36 @@ async function startHttps(deps: Deps, fetch: (req: Request, server: Server<unkno
   });
   if (!tls) throw new TlsConfigError("--tls-cert off is not valid: turn HTTPS off with --https-port off instead");
   deps.log.info("https listener", { certificate: tls.source });
-  return Bun.serve({
-    hostname: deps.config.host,
-    port: deps.config.httpsPort!,
-    fetch,
-    maxRequestBodySize: MAX_BODY_BYTES,
-    idleTimeout: 120,
-    tls: { cert: tls.cert, key: tls.key },
+  const acme = acmeManager(deps);
+  // The operator's certificate wins for the names it covers: those are never ordered.
+  acme?.setOperatorCertificate(tls.source === "configured" ? tls.cert : null);
+  const entries = acme ? sniEntries(acme) : [];
+  return new HttpsListener(
+    { hostname: deps.config.host, port: deps.config.httpsPort!, fetch: withHsts(fetch, deps.config.hsts), fallback: { cert: tls.cert, key: tls.key } },
+    entries,
+  );
+}
+
+const sniEntries = (acme: CertificateManager) => acme.servedCertificates().map((c) => ({ serverName: c.host, cert: c.cert, key: c.key }));
+
+/**
+ * Automatic HTTPS: new and renewed certificates go to the HTTPS listener (swapped without a
+ * restart) and, for the MX host, to SMTP STARTTLS unless the operator gave --smtp-tls-cert; the
+ * API and MX hosts are ordered at start, sites when they go live.
+ */
+function wireAutomaticHttps(deps: Deps, acme: CertificateManager, https: HttpsListener | null, smtp: MailReceiver | null): void {
+  acme.httpsPort = https?.port ?? null;
+  const mxHost = mxHostname(deps);
+  const smtpFollowsAcme = smtp !== null && deps.config.smtpTlsCert === null;
+  const applyMx = () => {
+    const c = acme.certificateFor(mxHost);
+    if (smtpFollowsAcme && c) smtp!.updateTls({ cert: c.cert, key: c.key });
+  };
+  applyMx();
+  acme.onChange(() => {
+    if (https) https.update(sniEntries(acme)).catch((e) => deps.log.error("https certificate swap failed", { error: e }));
+    applyMx();
   });
+  onSiteChange(deps, ({ publicationId }) => acme.publicationChanged(publicationId));
+  acme.requestEagerHosts([apiHostname(deps), ...(smtp ? [mxHost] : [])]);
 }

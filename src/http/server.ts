@@ -1,5 +1,6 @@
 // The HTTP listener: captures the client IP, classifies the Host and dispatches.
 import type { Server } from "bun";
+import type { AcmeFront } from "../acme/http";
 import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
 import type { SiteHandler } from "../sites/server";
@@ -41,7 +42,7 @@ export function clientAddress(req: Request, server: Server<unknown>, proxy: { tr
 export const startingResponse = (req: Request): Response =>
   new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
 
-export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
+export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: AcmeFront | null = null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
@@ -49,6 +50,11 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null) {
     const d = getDispatch();
     if (!d) return startingResponse(req);
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
+    if (acme) {
+      // ACME challenges, on-demand orders and the redirect to HTTPS (automatic HTTPS only).
+      const answer = acme(req, host);
+      if (answer) return answer;
+    }
     switch (host.kind) {
       case "api":
         setClientIp(req, ip);

@@ -13,6 +13,7 @@ import { prunePublishSessions } from "../features/publish";
 import { pruneGateRecords } from "../sites/gate-limits";
 import { recheckDueDomains } from "../features/domains";
 import type { JobHandler, PeriodicTask } from "./runner";
+import { acmeTasks } from "../acme";
 
 export interface Task {
   kind: string;
@@ -98,6 +99,8 @@ export const tasks: Task[] = [
     description:
       "Check the DNS records (or certificate) of pending custom domains that are due: after 1, 2, 5, 10, 30 minutes, then hourly; give up after 7 days",
   },
+
+  ...acmeTasks,
 ];
 
 export const jobHandlers: Record<string, JobHandler> = Object.fromEntries(tasks.map((t) => [t.kind, t.handler]));

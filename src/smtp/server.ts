@@ -92,6 +92,8 @@ export interface SmtpOptions {
 export interface RunningSmtp {
   port: number;
   starttls: boolean;
+  /** Present another certificate on STARTTLS from the next connection on (a renewed one); no effect when STARTTLS is off. */
+  updateTls(tls: { key: string; cert: string }): void;
   stop(): Promise<void>;
 }
 
@@ -287,6 +289,10 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
   return {
     port,
     starttls: opts.tls !== null,
+    updateTls(tls) {
+      // smtp-server rebuilds its secure context; each STARTTLS reads the current one.
+      if (opts.tls) server.updateSecureContext({ key: tls.key, cert: tls.cert });
+    },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -100,6 +100,8 @@ const TABLE_OWNER: Record<string, string> = {
   publishSessions: "publish",
   jobs: "jobs",
   customDomains: "domains",
+
+  certificates: "acme",
 };
 
 /**

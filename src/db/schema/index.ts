@@ -7,3 +7,5 @@ export * from "./outbound-mail";
 export * from "./mail";
 export * from "./oauth";
 export * from "./domains";
+
+export * from "./certificates";

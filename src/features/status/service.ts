@@ -1,6 +1,7 @@
 import type { Actor, Deps } from "../../core/context";
 import { clientVersion, serverVersion } from "../../core/version";
 import { entitlementsOf, getAccount } from "../accounts";
+import { listCertificates } from "../../acme";
 
 export function getStatus(deps: Deps, actor: Actor | null) {
   const account = actor ? getAccount(deps, actor.accountId) : null;
@@ -29,5 +30,21 @@ export function getStatus(deps: Deps, actor: Actor | null) {
         }
       : null,
     urls: { base_url: deps.urls.baseUrl, docs_url: deps.urls.docsUrl, mcp_url: deps.urls.mcpUrl, sites_domain: deps.urls.sitesDomain },
+    // Operator data: only the instance admin sees which hosts have certificates and why one failed.
+    ...(actor?.isInstanceAdmin ? { automatic_https: automaticHttps(deps) } : {}),
+  };
+}
+
+function automaticHttps(deps: Deps) {
+  return {
+    enabled: deps.certificates !== null,
+    certificates: listCertificates(deps).map((c) => ({
+      host: c.host,
+      status: c.status,
+      expires_at: c.expiresAt,
+      last_error: c.lastError,
+      attempts: c.attempts,
+      next_attempt_at: c.nextAttemptAt,
+    })),
   };
 }

@@ -1,0 +1,71 @@
+// The HTTPS listener with certificates chosen by SNI. Bun cannot change a running server's TLS
+// (`server.reload({ tls })` does not apply it, and there is no SNI callback), so a new or renewed
+// certificate starts a second listener on the same port (reusePort) with the new list, and the
+// old one stops accepting and finishes its in-flight requests: no restart, no dropped connection.
+import type { Server } from "bun";
+import { MAX_BODY_BYTES } from "./server";
+
+export interface SniCertificate {
+  serverName: string;
+  cert: string;
+  key: string;
+}
+
+export interface HttpsListenerOptions {
+  hostname: string;
+  port: number;
+  fetch: (req: Request, server: Server<unknown>) => Response | Promise<Response>;
+  /** Served when the client's SNI matches no entry (or it sent none): the operator's or a self-signed certificate. */
+  fallback: { cert: string; key: string };
+}
+
+export class HttpsListener {
+  private server: Server<unknown>;
+  private swapping: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly opts: HttpsListenerOptions,
+    entries: SniCertificate[] = [],
+  ) {
+    this.server = this.listen(opts.port, entries);
+  }
+
+  get port(): number {
+    return this.server.port!;
+  }
+
+  get current(): Server<unknown> {
+    return this.server;
+  }
+
+  private listen(port: number, entries: SniCertificate[]): Server<unknown> {
+    return Bun.serve({
+      hostname: this.opts.hostname,
+      port,
+      reusePort: true,
+      fetch: this.opts.fetch,
+      maxRequestBodySize: MAX_BODY_BYTES,
+      idleTimeout: 120,
+      // The first entry (no server name) is the fallback for unknown or missing SNI.
+      tls: [{ cert: this.opts.fallback.cert, key: this.opts.fallback.key }, ...entries.map((e) => ({ serverName: e.serverName, cert: e.cert, key: e.key }))],
+    });
+  }
+
+  /** Serve this list from now on (swaps are serialized; the last list wins). */
+  update(entries: SniCertificate[]): Promise<void> {
+    this.swapping = this.swapping.then(async () => {
+      if (this.stopped) return;
+      const old = this.server;
+      this.server = this.listen(old.port!, entries);
+      await old.stop();
+    });
+    return this.swapping;
+  }
+
+  async stop(force = false): Promise<void> {
+    this.stopped = true;
+    await this.swapping.catch(() => {});
+    await this.server.stop(force);
+  }
+}

@@ -1,0 +1,119 @@
+// A custom domain from the first request to HTTPS, with nothing mocked: one pebble-challtestsrv
+// is the DNS for both Pier's record checks and pebble's validation, pebble issues the
+// certificate over HTTP-01 on Pier's HTTP port, and the site is fetched over TLS with the test
+// CA trusted. Then replace (the old domain serves until the new one is active) and delete (the
+// hostname stops being served and its certificate is forgotten).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { httpsGet, presentedCertificate, startAcmePier, waitForState, type AcmeSetup } from "../../helpers/acme";
+import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
+import { publishSite, siteFetch } from "../../helpers/sites";
+import type { TestUser } from "../../helpers/pier";
+
+let dns: ChallTestSrv;
+let s: AcmeSetup;
+let owner: TestUser;
+
+beforeAll(async () => {
+  // Every name answers A 127.0.0.1 (so pebble reaches Pier); TXT and CNAME exist only once created.
+  dns = await startChallTestSrv({ defaultIPv4: "127.0.0.1" });
+  s = await startAcmePier({ dns: dns.dns, overrides: { smtpPort: null } });
+  owner = await s.t.user({ plan: "pro" });
+}, 60_000);
+afterAll(async () => {
+  await s?.stop();
+  await dns?.stop();
+});
+
+const httpsPort = () => s.t.pier.ports.https!;
+const record = (d: any, purpose: string) => d.required_dns_records.find((r: any) => r.purpose === purpose);
+const domainsUrl = (bucketId: string) => `/api/v1/buckets/${bucketId}/custom_domains`;
+
+async function createRecords(d: any) {
+  await dns.setTxt(record(d, "ownership").name, record(d, "ownership").value);
+  await dns.setCname(record(d, "traffic").name, record(d, "traffic").value);
+}
+
+/** Refresh until the domain is active (the certificate is ordered by the first refresh that finds the records). */
+async function refreshUntilActive(bucketId: string, id: string) {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    // A certificate swap closes idle keep-alive connections of the old listener (as an nginx
+    // reload does); a pooled connection that raced it is reset, and HTTP clients send again.
+    const call = () => s.t.api("POST", `${domainsUrl(bucketId)}/${id}/refresh`, { key: owner.key });
+    const r = await call().catch((e: { code?: string }) => (e.code === "ECONNRESET" ? call() : Promise.reject(e)));
+    expect(r.status).toBe(200);
+    const d = r.body.data.custom_domain;
+    if (d.status === "active") return d;
+    expect(d.ssl_status).not.toBe("failed");
+    if (Date.now() > until) throw new Error(`domain stayed ${JSON.stringify(d)}`);
+    await Bun.sleep(200);
+  }
+}
+
+/** HTTPS GET once the listener serves the host's own certificate (swaps are coalesced). */
+async function fetchOverHttps(host: string) {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const cert = await presentedCertificate(httpsPort(), host);
+    if (cert.subjectAltName?.includes(`DNS:${host}`)) return httpsGet(httpsPort(), host, "/", s.root);
+    if (Date.now() > until) throw new Error(`${host} is still served with ${cert.subjectAltName}`);
+    await Bun.sleep(100);
+  }
+}
+
+test("publish, add a domain, records pending, create them, refresh: certificate issued, active, the site over HTTPS; replace; delete", async () => {
+  const site = await publishSite(s.t, { user: owner, files: [{ path: "index.html", bytes: "<h1>shop over https</h1>" }] });
+  const bucketId = site.pub.bucketId;
+
+  const created = await s.t.api("POST", domainsUrl(bucketId), { key: owner.key, body: { hostname: "www.shop.test" } });
+  expect(created.status).toBe(201);
+  const d = created.body.data.custom_domain;
+  expect(d.status).toBe("pending_validation");
+  expect(d.ssl_status).toBe("pending_validation");
+  expect(d.required_dns_records.map((r: any) => r.found)).toEqual([false, false]);
+  // Nothing verified yet: the host policy refuses the name, so no certificate is ordered for it.
+  expect(s.acme.state("www.shop.test").status).toBe("none");
+
+  await createRecords(d);
+  const active = await refreshUntilActive(bucketId, d.id);
+  expect(active.ssl_status).toBe("active");
+  expect(active.public_url).toStartWith("https://www.shop.test");
+  expect(s.acme.state("www.shop.test").status).toBe("issued");
+
+  const res = await fetchOverHttps("www.shop.test");
+  expect(res.status).toBe(200);
+  expect(res.body).toContain("shop over https");
+  expect(res.cert.subjectAltName).toContain("DNS:www.shop.test");
+  // The publication's public URL is the domain now; the managed slug keeps working.
+  const pub = await s.t.api("GET", `/api/v1/buckets/${bucketId}`, { key: owner.key });
+  expect(pub.body.data.bucket.website.public_url).toStartWith("https://www.shop.test");
+  const slugHost = site.host.split(":")[0]!;
+  expect((await fetchOverHttps(slugHost)).status).toBe(200);
+
+  // Replace: the new domain is pending and the old one keeps serving until the new one is active.
+  const replaced = await s.t.api("POST", domainsUrl(bucketId), { key: owner.key, body: { hostname: "shop2.test.example" } });
+  expect(replaced.status).toBe(201);
+  const next = replaced.body.data.custom_domain;
+  expect(next.status).toBe("pending_validation");
+  expect((await httpsGet(httpsPort(), "www.shop.test", "/", s.root)).status).toBe(200);
+  await createRecords(next);
+  await refreshUntilActive(bucketId, next.id);
+  const onNew = await fetchOverHttps("shop2.test.example");
+  expect(onNew.body).toContain("shop over https");
+  // The old domain is gone: no longer served, its certificate forgotten.
+  expect(s.acme.state("www.shop.test").status).toBe("none");
+  expect((await siteFetch(s.t, "www.shop.test", "/")).status).toBe(404);
+
+  // Delete: served no more at once, certificate forgotten, the slug still works.
+  const del = await s.t.api("DELETE", `${domainsUrl(bucketId)}/${next.id}`, { key: owner.key });
+  expect(del.status).toBe(200);
+  expect(s.acme.state("shop2.test.example").status).toBe("none");
+  expect((await siteFetch(s.t, "shop2.test.example", "/")).status).toBe(404);
+  // The listener drops the certificate at its next (coalesced) swap, moments later.
+  const until = Date.now() + 5_000;
+  while ((await presentedCertificate(httpsPort(), "shop2.test.example")).subjectAltName?.includes("DNS:shop2.test.example")) {
+    if (Date.now() > until) throw new Error("the deleted domain's certificate is still served");
+    await Bun.sleep(100);
+  }
+  expect((await httpsGet(httpsPort(), slugHost, "/", s.root)).status).toBe(200);
+}, 90_000);
