@@ -11,6 +11,8 @@ const directives = [
   "form-action 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",
+  // A received message's HTML body, framed from its message page (served with its own sandbox CSP).
+  "frame-src 'self'",
 ];
 
 export const DASHBOARD_CSP = directives.join("; ");

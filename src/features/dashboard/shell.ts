@@ -47,7 +47,7 @@ export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
   action: (
-    run: Handler<string>,
+    run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
@@ -60,6 +60,8 @@ export interface Shell {
    */
   flash: (s: Session, value: unknown) => string;
   takeFlash: (s: Session, id: string | undefined) => unknown;
+  /** A form's csrf value (`<csrf>~<nonce>`) for forms a page builds in code rather than in its template. */
+  formToken: (s: Session) => string;
 }
 
 interface HandlerCtx {
@@ -161,7 +163,7 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
       const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
       const earlier = onceKey ? doneForms.get(onceKey) : undefined;
       if (earlier !== undefined) return redirectResponse(earlier);
-      const location = run(s, input);
+      const location = await run(s, input);
       if (onceKey) doneForms.set(onceKey, location);
       return redirectResponse(location);
     } catch (e) {
@@ -186,5 +188,5 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
     return kept?.value;
   };
 
-  return { deps, view, action, render, bucketTabs, notFound, flash, takeFlash };
+  return { deps, view, action, render, bucketTabs, notFound, flash, takeFlash, formToken };
 }

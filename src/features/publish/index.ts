@@ -23,3 +23,6 @@ export { verifyRecipientToken } from "./service";
 export { getAutoIndexTemplate } from "./autoindex-templates";
 export { sanitizeSlug } from "./slugs";
 export { MIN_SLUG_LENGTH } from "./publications";
+// The dashboard's Site tab calls the same services as the REST routes.
+export { getAccess, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
+export { PREVIEW_DEFAULT_MINUTES, PREVIEW_MAX_MINUTES } from "./accept-publish";

@@ -316,6 +316,16 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
+  "GET /dashboard/buckets/:id/site": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/publish": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/preview": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/unpublish": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/retry": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/mode": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/slug": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/access": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/password": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/recipient-links": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
