@@ -12,30 +12,32 @@ import a8 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
 import a9 from "../sites/dashboard/assets/site.js" with { type: "file" };
 import a10 from "../sites/dashboard/bucket.html" with { type: "file" };
 import a11 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a12 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a13 from "../sites/dashboard/site.html" with { type: "file" };
-import a14 from "../sites/oauth/connections.html" with { type: "file" };
-import a15 from "../sites/oauth/consent.html" with { type: "file" };
-import a16 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a17 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a18 from "../sites/oauth/login-link.html" with { type: "file" };
-import a19 from "../sites/oauth/message.html" with { type: "file" };
-import a20 from "../sites/site/autoindex.html" with { type: "file" };
-import a21 from "../sites/site/page.html" with { type: "file" };
-import a22 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a23 from "../sites/templates/docs/README.md" with { type: "file" };
-import a24 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a25 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a26 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a27 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a28 from "../sites/templates/docs/index.html" with { type: "file" };
-import a29 from "../sites/templates/landing/README.md" with { type: "file" };
-import a30 from "../sites/templates/landing/index.html" with { type: "file" };
-import a31 from "../sites/templates/landing/style.css" with { type: "file" };
-import a32 from "../sites/templates/spa/README.md" with { type: "file" };
-import a33 from "../sites/templates/spa/index.html" with { type: "file" };
-import a34 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a35 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a12 from "../sites/dashboard/email-message.html" with { type: "file" };
+import a13 from "../sites/dashboard/email.html" with { type: "file" };
+import a14 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a15 from "../sites/dashboard/site.html" with { type: "file" };
+import a16 from "../sites/oauth/connections.html" with { type: "file" };
+import a17 from "../sites/oauth/consent.html" with { type: "file" };
+import a18 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a19 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a20 from "../sites/oauth/login-link.html" with { type: "file" };
+import a21 from "../sites/oauth/message.html" with { type: "file" };
+import a22 from "../sites/site/autoindex.html" with { type: "file" };
+import a23 from "../sites/site/page.html" with { type: "file" };
+import a24 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a25 from "../sites/templates/docs/README.md" with { type: "file" };
+import a26 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a27 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a28 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a29 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a30 from "../sites/templates/docs/index.html" with { type: "file" };
+import a31 from "../sites/templates/landing/README.md" with { type: "file" };
+import a32 from "../sites/templates/landing/index.html" with { type: "file" };
+import a33 from "../sites/templates/landing/style.css" with { type: "file" };
+import a34 from "../sites/templates/spa/README.md" with { type: "file" };
+import a35 from "../sites/templates/spa/index.html" with { type: "file" };
+import a36 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a37 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -51,28 +53,30 @@ export const siteAssets: Record<string, string> = {
   "dashboard/assets/site.js": a9,
   "dashboard/bucket.html": a10,
   "dashboard/buckets.html": a11,
-  "dashboard/not-found.html": a12,
-  "dashboard/site.html": a13,
-  "oauth/connections.html": a14,
-  "oauth/consent.html": a15,
-  "oauth/device-confirm.html": a16,
-  "oauth/device-entry.html": a17,
-  "oauth/login-link.html": a18,
-  "oauth/message.html": a19,
-  "site/autoindex.html": a20,
-  "site/page.html": a21,
-  "site/robots-preview.txt": a22,
-  "templates/docs/README.md": a23,
-  "templates/docs/docs.css": a24,
-  "templates/docs/docs.js": a25,
-  "templates/docs/guide/faq.md": a26,
-  "templates/docs/guide/getting-started.md": a27,
-  "templates/docs/index.html": a28,
-  "templates/landing/README.md": a29,
-  "templates/landing/index.html": a30,
-  "templates/landing/style.css": a31,
-  "templates/spa/README.md": a32,
-  "templates/spa/index.html": a33,
-  "templates/spa/src/app.css": a34,
-  "templates/spa/src/app.js": a35,
+  "dashboard/email-message.html": a12,
+  "dashboard/email.html": a13,
+  "dashboard/not-found.html": a14,
+  "dashboard/site.html": a15,
+  "oauth/connections.html": a16,
+  "oauth/consent.html": a17,
+  "oauth/device-confirm.html": a18,
+  "oauth/device-entry.html": a19,
+  "oauth/login-link.html": a20,
+  "oauth/message.html": a21,
+  "site/autoindex.html": a22,
+  "site/page.html": a23,
+  "site/robots-preview.txt": a24,
+  "templates/docs/README.md": a25,
+  "templates/docs/docs.css": a26,
+  "templates/docs/docs.js": a27,
+  "templates/docs/guide/faq.md": a28,
+  "templates/docs/guide/getting-started.md": a29,
+  "templates/docs/index.html": a30,
+  "templates/landing/README.md": a31,
+  "templates/landing/index.html": a32,
+  "templates/landing/style.css": a33,
+  "templates/spa/README.md": a34,
+  "templates/spa/index.html": a35,
+  "templates/spa/src/app.css": a36,
+  "templates/spa/src/app.js": a37,
 };

@@ -4,5 +4,6 @@ import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
 import { sitePage } from "./pages/site";
+import { emailPage } from "./pages/email";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, sitePage];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, sitePage, emailPage];

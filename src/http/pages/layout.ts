@@ -62,13 +62,17 @@ export function renderTemplate(template: string, vars: TemplateVars): string {
       return (kind === "#") === truthy ? inner : "";
     });
   }
-  return sections
-    .replace(/\{\{\{(\w+)\}\}\}/g, (_, name: string) => {
-      const v = vars[name];
-      if (v !== undefined && v !== null && !(v instanceof SafeHtml)) throw new Error(`template value ${name} must be SafeHtml`);
+  // One pass over the template: text a value brings in (a message subject reading "{{csrf}}")
+  // is never taken for a placeholder.
+  return sections.replace(/\{\{\{(\w+)\}\}\}|\{\{(\w+)\}\}/g, (_, raw: string | undefined, name: string | undefined) => {
+    if (raw !== undefined) {
+      const v = vars[raw];
+      if (v !== undefined && v !== null && !(v instanceof SafeHtml)) throw new Error(`template value ${raw} must be SafeHtml`);
       return v ? v.value : "";
-    })
-    .replace(/\{\{(\w+)\}\}/g, (_, name: string) => escapeHtml(vars[name] instanceof SafeHtml ? (vars[name] as SafeHtml).value : vars[name]));
+    }
+    const v = vars[name!];
+    return escapeHtml(v instanceof SafeHtml ? v.value : v);
+  });
 }
 
 export interface LayoutInput {

@@ -326,6 +326,12 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/site/access": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/password": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/recipient-links": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/email/address": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message/body": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message/original": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message/attachments/:n": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
