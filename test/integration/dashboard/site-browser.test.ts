@@ -142,6 +142,15 @@ describe("the Site tab in Chromium", () => {
       expect(await page.locator("ul.links").count()).toBe(0);
       await screenshot(page, "site-recipients");
 
+      // A preview with an expiry chosen from the list: the API reports that expiry.
+      await page.selectOption("#preview-expires_in_minutes", "10080");
+      await submit(page, "#preview button[type=submit]");
+      expect(await page.textContent("main")).toContain("Preview accepted");
+      const { preview } = await publication(u, b.id);
+      const left = Date.parse(preview.expires_at) - t.clock.now().getTime();
+      expect(Math.abs(left - 7 * 24 * 3600_000)).toBeLessThan(60_000);
+      await t.pier.runner.drain();
+
       // Unpublish: the state says so, then settles by itself.
       await submit(page, "form[action$='/site/unpublish'] button");
       expect(await page.textContent("main")).toContain("Unpublishing");
@@ -176,6 +185,27 @@ describe("the Site tab in Chromium", () => {
       const { preview } = await publication(u, b.id);
       expect(preview).toMatchObject({ kind: "preview", access_mode: "password" });
       expect(preview.expires_at).not.toBeNull();
+    } finally {
+      await ctx.close();
+    }
+  }, 30_000);
+
+  test("a stale page acting on a bucket archived or deleted meanwhile says so", async () => {
+    const u = await t.user({ email: "site-stale@example.com", plan: "pro" });
+    const b = await createBucket(t, u, { title: "Stale" });
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    try {
+      await signIn(page, t, u, `/dashboard/buckets/${b.id}/site`);
+      expect((await t.api("POST", `/api/v1/buckets/${b.id}/archive`, { key: u.key })).status).toBe(200);
+      await submit(page, "#publish button[type=submit]");
+      expect(await page.textContent("[role=alert], .alert.error")).toMatch(/archived/i);
+      expect((await publication(u, b.id)).main).toBeUndefined();
+      await page.goBack();
+      expect((await t.api("POST", `/api/v1/buckets/${b.id}/unarchive`, { key: u.key })).status).toBe(200);
+      expect((await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: `delete ${b.id}` } })).status).toBeLessThan(300);
+      await submit(page, "#publish button[type=submit]");
+      expect(await page.textContent("main")).toContain("permanently deleted");
     } finally {
       await ctx.close();
     }
