@@ -190,6 +190,28 @@ describe("the Site tab in Chromium", () => {
     }
   }, 30_000);
 
+  test("a failed build shows its error; after fixing the files, Retry builds again", async () => {
+    const u = await t.user({ email: "site-retry@example.com", plan: "pro" });
+    const b = await createBucket(t, u, { title: "Empty for now" });
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    try {
+      await signIn(page, t, u, `/dashboard/buckets/${b.id}/site`);
+      await submit(page, "#publish button[type=submit]");
+      await buildAndWait(page, "The last build failed: Nothing to publish");
+      expect((await publication(u, b.id)).main.publish_state).toBe("failed");
+      await syncFiles(t, u.key, b.id, [textFile("index.html", "<h1>Now</h1>", "text/html")]);
+      await submit(page, "form[action$='/site/retry'] button");
+      expect(await page.textContent("main")).toContain("The build runs again.");
+      await buildAndWait(page, "Published.");
+      const { main } = await publication(u, b.id);
+      expect(main.publish_state).toBe("ready");
+      expect(await (await siteFetch(t, hostOf(main.public_url), "/")).text()).toContain("<h1>Now</h1>");
+    } finally {
+      await ctx.close();
+    }
+  }, 30_000);
+
   test("a stale page acting on a bucket archived or deleted meanwhile says so", async () => {
     const u = await t.user({ email: "site-stale@example.com", plan: "pro" });
     const b = await createBucket(t, u, { title: "Stale" });

@@ -27,9 +27,10 @@ export function fieldState(r: SiteRefusal | undefined, form: string, field: stri
 
 export function stateText(p: Presented): string {
   if (p.status === "unpublishing") return "Unpublishing…";
-  if (p.status === "unpublished") return "Not published.";
   if (p.publish_pending) return `Building (${p.publish_state})…`;
-  if (p.publish_state === "failed") return `The last build failed: ${p.publish_error ?? "unknown error"}`;
+  if (p.publish_state === "failed")
+    return `The last build failed: ${p.publish_error ?? "unknown error"}${p.status === "published" ? " The site still serves the build before it." : ""}`;
+  if (p.status === "unpublished") return "Not published.";
   if (p.expired) return "Expired: the site no longer answers.";
   return "Published.";
 }
