@@ -116,6 +116,8 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
   // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
   // the same place without running the action again. Bounded, and per Pier (not module state).
   const doneForms = new LRUCache<string, string>({ max: 20_000, ttl: 30 * 60_000 });
+  // An async action (publishing hashes a password) still running: a second POST waits for it.
+  const runningForms = new Map<string, Promise<string>>();
   const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}`;
 
   const render = async (s: Session, page: PageView) => {
@@ -163,7 +165,16 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
       const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
       const earlier = onceKey ? doneForms.get(onceKey) : undefined;
       if (earlier !== undefined) return redirectResponse(earlier);
-      const location = await run(s, input);
+      const running = onceKey ? runningForms.get(onceKey) : undefined;
+      if (running) return redirectResponse(await running);
+      const work = Promise.resolve().then(() => run(s, input));
+      if (onceKey) runningForms.set(onceKey, work);
+      let location: string;
+      try {
+        location = await work;
+      } finally {
+        if (onceKey) runningForms.delete(onceKey);
+      }
       if (onceKey) doneForms.set(onceKey, location);
       return redirectResponse(location);
     } catch (e) {
