@@ -11,38 +11,42 @@ import a7 from "../sites/auth/two-factor.html" with { type: "file" };
 import a8 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
 import a9 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
 import a10 from "../sites/dashboard/assets/progress.js" with { type: "file" };
-import a11 from "../sites/dashboard/assets/upload.js" with { type: "file" };
-import a12 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
-import a13 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a14 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a15 from "../sites/dashboard/domains.html" with { type: "file" };
-import a16 from "../sites/dashboard/file.html" with { type: "file" };
-import a17 from "../sites/dashboard/files.html" with { type: "file" };
-import a18 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a19 from "../sites/dashboard/version.html" with { type: "file" };
-import a20 from "../sites/dashboard/versions.html" with { type: "file" };
-import a21 from "../sites/oauth/connections.html" with { type: "file" };
-import a22 from "../sites/oauth/consent.html" with { type: "file" };
-import a23 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a24 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a25 from "../sites/oauth/login-link.html" with { type: "file" };
-import a26 from "../sites/oauth/message.html" with { type: "file" };
-import a27 from "../sites/site/autoindex.html" with { type: "file" };
-import a28 from "../sites/site/page.html" with { type: "file" };
-import a29 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a30 from "../sites/templates/docs/README.md" with { type: "file" };
-import a31 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a32 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a33 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a34 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a35 from "../sites/templates/docs/index.html" with { type: "file" };
-import a36 from "../sites/templates/landing/README.md" with { type: "file" };
-import a37 from "../sites/templates/landing/index.html" with { type: "file" };
-import a38 from "../sites/templates/landing/style.css" with { type: "file" };
-import a39 from "../sites/templates/spa/README.md" with { type: "file" };
-import a40 from "../sites/templates/spa/index.html" with { type: "file" };
-import a41 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a42 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a11 from "../sites/dashboard/assets/site.js" with { type: "file" };
+import a12 from "../sites/dashboard/assets/upload.js" with { type: "file" };
+import a13 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
+import a14 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a15 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a16 from "../sites/dashboard/domains.html" with { type: "file" };
+import a17 from "../sites/dashboard/email-message.html" with { type: "file" };
+import a18 from "../sites/dashboard/email.html" with { type: "file" };
+import a19 from "../sites/dashboard/file.html" with { type: "file" };
+import a20 from "../sites/dashboard/files.html" with { type: "file" };
+import a21 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a22 from "../sites/dashboard/site.html" with { type: "file" };
+import a23 from "../sites/dashboard/version.html" with { type: "file" };
+import a24 from "../sites/dashboard/versions.html" with { type: "file" };
+import a25 from "../sites/oauth/connections.html" with { type: "file" };
+import a26 from "../sites/oauth/consent.html" with { type: "file" };
+import a27 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a28 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a29 from "../sites/oauth/login-link.html" with { type: "file" };
+import a30 from "../sites/oauth/message.html" with { type: "file" };
+import a31 from "../sites/site/autoindex.html" with { type: "file" };
+import a32 from "../sites/site/page.html" with { type: "file" };
+import a33 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a34 from "../sites/templates/docs/README.md" with { type: "file" };
+import a35 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a36 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a37 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a38 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a39 from "../sites/templates/docs/index.html" with { type: "file" };
+import a40 from "../sites/templates/landing/README.md" with { type: "file" };
+import a41 from "../sites/templates/landing/index.html" with { type: "file" };
+import a42 from "../sites/templates/landing/style.css" with { type: "file" };
+import a43 from "../sites/templates/spa/README.md" with { type: "file" };
+import a44 from "../sites/templates/spa/index.html" with { type: "file" };
+import a45 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a46 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -57,36 +61,40 @@ export const siteAssets: Record<string, string> = {
   "dashboard/assets/dashboard.js": a8,
   "dashboard/assets/hashes.js": a9,
   "dashboard/assets/progress.js": a10,
-  "dashboard/assets/upload.js": a11,
-  "dashboard/bucket-settings.html": a12,
-  "dashboard/bucket.html": a13,
-  "dashboard/buckets.html": a14,
-  "dashboard/domains.html": a15,
-  "dashboard/file.html": a16,
-  "dashboard/files.html": a17,
-  "dashboard/not-found.html": a18,
-  "dashboard/version.html": a19,
-  "dashboard/versions.html": a20,
-  "oauth/connections.html": a21,
-  "oauth/consent.html": a22,
-  "oauth/device-confirm.html": a23,
-  "oauth/device-entry.html": a24,
-  "oauth/login-link.html": a25,
-  "oauth/message.html": a26,
-  "site/autoindex.html": a27,
-  "site/page.html": a28,
-  "site/robots-preview.txt": a29,
-  "templates/docs/README.md": a30,
-  "templates/docs/docs.css": a31,
-  "templates/docs/docs.js": a32,
-  "templates/docs/guide/faq.md": a33,
-  "templates/docs/guide/getting-started.md": a34,
-  "templates/docs/index.html": a35,
-  "templates/landing/README.md": a36,
-  "templates/landing/index.html": a37,
-  "templates/landing/style.css": a38,
-  "templates/spa/README.md": a39,
-  "templates/spa/index.html": a40,
-  "templates/spa/src/app.css": a41,
-  "templates/spa/src/app.js": a42,
+  "dashboard/assets/site.js": a11,
+  "dashboard/assets/upload.js": a12,
+  "dashboard/bucket-settings.html": a13,
+  "dashboard/bucket.html": a14,
+  "dashboard/buckets.html": a15,
+  "dashboard/domains.html": a16,
+  "dashboard/email-message.html": a17,
+  "dashboard/email.html": a18,
+  "dashboard/file.html": a19,
+  "dashboard/files.html": a20,
+  "dashboard/not-found.html": a21,
+  "dashboard/site.html": a22,
+  "dashboard/version.html": a23,
+  "dashboard/versions.html": a24,
+  "oauth/connections.html": a25,
+  "oauth/consent.html": a26,
+  "oauth/device-confirm.html": a27,
+  "oauth/device-entry.html": a28,
+  "oauth/login-link.html": a29,
+  "oauth/message.html": a30,
+  "site/autoindex.html": a31,
+  "site/page.html": a32,
+  "site/robots-preview.txt": a33,
+  "templates/docs/README.md": a34,
+  "templates/docs/docs.css": a35,
+  "templates/docs/docs.js": a36,
+  "templates/docs/guide/faq.md": a37,
+  "templates/docs/guide/getting-started.md": a38,
+  "templates/docs/index.html": a39,
+  "templates/landing/README.md": a40,
+  "templates/landing/index.html": a41,
+  "templates/landing/style.css": a42,
+  "templates/spa/README.md": a43,
+  "templates/spa/index.html": a44,
+  "templates/spa/src/app.css": a45,
+  "templates/spa/src/app.js": a46,
 };

@@ -12,6 +12,8 @@ const directives = [
   "frame-ancestors 'none'",
   "base-uri 'none'",
   "media-src 'self'",
+  // A received message's HTML body, framed from its message page (served with its own sandbox CSP).
+  "frame-src 'self'",
 ];
 
 export const DASHBOARD_CSP = directives.join("; ");

@@ -5,9 +5,21 @@ import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
 import { bucketSettingsPage } from "./pages/bucket-settings";
 import { domainsPage } from "./pages/domains";
+import { emailPage } from "./pages/email";
 import { filePage } from "./pages/file";
 import { filesPage } from "./pages/files";
+import { sitePage } from "./pages/site";
 import { versionsPage } from "./pages/versions";
 
 // The order of bucket pages here is the order of the bucket tabs.
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, filesPage, filePage, versionsPage, domainsPage, bucketSettingsPage];
+export const dashboardPages: DashboardPage[] = [
+  bucketsHome,
+  bucketPage,
+  filesPage,
+  filePage,
+  versionsPage,
+  sitePage,
+  emailPage,
+  domainsPage,
+  bucketSettingsPage,
+];

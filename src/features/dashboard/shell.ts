@@ -62,6 +62,8 @@ export interface Shell {
    */
   flash: (s: Session, value: unknown) => string;
   takeFlash: (s: Session, id: string | undefined) => unknown;
+  /** A form's csrf value (`<csrf>~<nonce>`) for forms a page builds in code rather than in its template. */
+  formToken: (s: Session) => string;
 }
 
 interface HandlerCtx {
@@ -196,5 +198,5 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
     return kept?.value;
   };
 
-  return { deps, view, action, render, bucketTabs, notFound, flash, takeFlash };
+  return { deps, view, action, render, bucketTabs, notFound, flash, takeFlash, formToken };
 }

@@ -1,6 +1,6 @@
 // Received messages as agents see them: the shared read status (recorded when message.json is
 // read through GET /files/by_path) and a paged list in arrival order that carries it.
-import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { files, mailMessages } from "../../db/schema";
 import { loadBucket } from "../buckets";
@@ -44,9 +44,10 @@ export const MESSAGES_PAGE_MAX = 500;
 
 /**
  * Messages whose message.json is still in the bucket, oldest first (arrival order), with the
- * shared read status. `unread: true` lists only messages nobody has read yet.
+ * shared read status. `unread: true` lists only messages nobody has read yet; `newestFirst`
+ * reverses the order (the dashboard's inbox).
  */
-export function listMessages(deps: Deps, actor: Actor, bucketId: string, q: { limit?: number; offset?: number; unread?: boolean }) {
+export function listMessages(deps: Deps, actor: Actor, bucketId: string, q: { limit?: number; offset?: number; unread?: boolean; newestFirst?: boolean }) {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const limit = Math.min(Math.max(q.limit ?? MESSAGES_PAGE_DEFAULT, 1), MESSAGES_PAGE_MAX);
   const offset = Math.max(q.offset ?? 0, 0);
@@ -57,7 +58,7 @@ export function listMessages(deps: Deps, actor: Actor, bucketId: string, q: { li
     .from(mailMessages)
     .innerJoin(files, joined)
     .where(where)
-    .orderBy(asc(mailMessages.folder))
+    .orderBy(q.newestFirst ? desc(mailMessages.folder) : asc(mailMessages.folder))
     .limit(limit)
     .offset(offset)
     .all();

@@ -365,6 +365,23 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/buckets/:id/versions": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/versions/:versionId": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/versions/:versionId/restore": { auth: "page", signedIn: true },
+
+  "GET /dashboard/buckets/:id/site": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/publish": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/preview": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/unpublish": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/retry": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/mode": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/slug": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/access": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/password": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/recipient-links": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/email/address": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message/body": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message/original": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/email/:message/attachments/:n": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

@@ -1,0 +1,154 @@
+// The pieces of a bucket's Site tab: the live build state, the plan's upgrade choices, the
+// access settings (password, share text, recipient links, leads) and the paged manifest.
+import type { ApiError } from "../../../core/errors";
+import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
+import type { presentPublication } from "../../publish";
+import { fieldError, invalidAttrs } from "../forms";
+
+export type Presented = ReturnType<typeof presentPublication>;
+export const MANIFEST_PAGE = 50;
+
+/** Which form a refusal came from, so its message is shown next to that form's field only. */
+export interface SiteRefusal {
+  error: ApiError;
+  form: string;
+  typed: Record<string, string>;
+}
+
+export const siteUrl = (id: string, rest = "") => `/dashboard/buckets/${encodeURIComponent(id)}/site${rest}`;
+
+const fieldId = (form: string, field: string) => `${form}-${field}`;
+/** The error span and aria attributes for `field` of `form` when the refusal is about it. */
+export function fieldState(r: SiteRefusal | undefined, form: string, field: string): { error: SafeHtml; attrs: SafeHtml } {
+  const mine = r?.form === form ? r.error : undefined;
+  const id = `${fieldId(form, field)}-error`;
+  return { error: fieldError(mine, field, id), attrs: invalidAttrs(mine, field, id) };
+}
+
+export function stateText(p: Presented): string {
+  if (p.status === "unpublishing") return "Unpublishing…";
+  if (p.publish_pending) return `Building (${p.publish_state})…`;
+  if (p.publish_state === "failed")
+    return `The last build failed: ${p.publish_error ?? "unknown error"}${p.status === "published" ? " The site still serves the build before it." : ""}`;
+  if (p.status === "unpublished") return "Not published.";
+  if (p.expired) return "Expired: the site no longer answers.";
+  return "Published.";
+}
+
+/**
+ * The build state as a live region: site.js polls the REST publication read while a build
+ * runs and reloads the page once it settles; without script a Reload link does the same.
+ */
+export function statusRegion(p: Presented, apiCsrf: string, label: string): SafeHtml {
+  const pending = p.publish_pending || p.status === "unpublishing";
+  return html`<div class="alert ${p.publish_state === "failed" ? "error" : "ok"}" id="${label}-status" role="status" aria-live="polite" data-build-status data-publication="${p.id}" data-csrf="${apiCsrf}" data-pending="${pending ? "true" : "false"}">${stateText(p)}</div>${
+    pending ? html`<noscript><p class="small">The state does not update by itself without script: <a href="">Reload</a> to see it.</p></noscript>` : ""
+  }`;
+}
+
+interface Choice {
+  action: string;
+  description?: string;
+  operator_hint?: string;
+  body?: { access_mode?: string };
+}
+
+/** A plan refusal's choices (PUBLICATION_UPGRADE_REQUIRED, live-site limits) as readable options with buttons. */
+export function upgradeChoices(error: ApiError, bucketId: string, csrf: string, siteMode: string): SafeHtml {
+  const choices = ((error.details as { choices?: Choice[] } | undefined)?.choices ?? []).filter((c) => c && typeof c.action === "string");
+  if (!choices.length) return html``;
+  const items = choices.map((c) => {
+    const mode = c.body?.access_mode ?? "public";
+    const hidden = html`<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="access_mode" value="${mode}"><input type="hidden" name="site_mode" value="${siteMode}">`;
+    if (c.action === "preview")
+      return html`<li><p>${c.description ?? "Publish a temporary preview instead."}</p><form method="post" action="${siteUrl(bucketId, "/preview")}">${hidden}<button type="submit" class="secondary">Publish a preview instead</button></form></li>`;
+    if (c.action === "public")
+      return html`<li><p>${c.description ?? "Publish publicly instead."}</p><form method="post" action="${siteUrl(bucketId, "/publish")}">${hidden}<button type="submit" class="secondary">Publish publicly instead</button></form></li>`;
+    return html`<li><p>${c.description ?? "Ask the operator for a plan that allows it."}</p>${c.operator_hint ? html`<p class="small">The operator runs: <code class="wrap">${c.operator_hint}</code></p>` : ""}</li>`;
+  });
+  return html`<div class="card-inset" id="choices"><h3>What you can do instead</h3><ul class="choices">${items}</ul></div>`;
+}
+
+const accessLabel: Record<string, string> = {
+  public: "Public: anyone with the link",
+  password: "Password",
+  require_email: "Visitors confirm their email address",
+};
+
+export function accessModeOptions(selected: string): SafeHtml {
+  return html`${Object.entries(accessLabel).map(([v, l]) => (v === selected ? html`<option value="${v}" selected>${l}</option>` : html`<option value="${v}">${l}</option>`))}`;
+}
+
+export function siteModeOptions(selected: string): SafeHtml {
+  const modes: [string, string][] = [
+    ["static", "Static: each path is its own page"],
+    ["spa", "Single-page app: unknown paths answer with index.html"],
+  ];
+  return html`${modes.map(([v, l]) => (v === selected ? html`<option value="${v}" selected>${l}</option>` : html`<option value="${v}">${l}</option>`))}`;
+}
+
+interface Lead {
+  email: string;
+  first_access_at: string;
+  last_access_at: string;
+  access_count: number;
+}
+
+/** The password (owner only, once ready), share text and require_email recipients of the main site. */
+export function accessExtras(
+  p: Presented,
+  bucketId: string,
+  csrf: string,
+  leads: Lead[],
+  links: { email: string; url: string }[] | null,
+  refused: SiteRefusal | undefined,
+): SafeHtml {
+  const password =
+    p.access_mode === "password"
+      ? p.access_password
+        ? html`<h3>Password</h3><p><code class="secret" id="site-password">${p.access_password}</code></p>
+<div class="actions"><button type="button" class="secondary" data-copy="site-password" hidden>Copy the password</button>
+<form method="post" action="${siteUrl(bucketId, "/password")}"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="secondary">Generate a new password</button></form></div>
+<p class="small muted">A new password signs current visitors out.</p>`
+        : html`<h3>Password</h3><p class="small muted">The password is shown to the account owner once the site is published.</p>`
+      : html``;
+  const share = p.share_text
+    ? html`<h3>Share</h3><pre class="wrap" id="share-text">${p.share_text}</pre><p><button type="button" class="secondary" data-copy="share-text" hidden>Copy the share text</button></p>`
+    : html``;
+  const warnings = p.warnings.map((w) => html`<p class="small muted">${w.message}</p>`);
+  if (p.access_mode !== "require_email") return html`${password}${share}${warnings}`;
+  const emails = fieldState(refused, "recipient-links", "emails");
+  const days = fieldState(refused, "recipient-links", "expires_in_days");
+  const typed = refused?.form === "recipient-links" ? refused.typed : {};
+  const made = links?.length
+    ? html`<div class="alert ok" role="status"><p>Send each person their own link (it lets only them in, without a code):</p><ul class="links">${links.map(
+        (l, i) =>
+          html`<li><strong class="wrap">${l.email}</strong><br><code class="wrap small" id="link-${i}">${l.url}</code> <button type="button" class="secondary" data-copy="link-${i}" hidden>Copy</button></li>`,
+      )}</ul></div>`
+    : html``;
+  const leadRows = leads.length
+    ? html`<table><caption>Visitors who confirmed their address</caption><thead><tr><th scope="col">Email</th><th scope="col">First visit</th><th scope="col">Last visit</th><th scope="col">Visits</th></tr></thead><tbody>${leads.map(
+        (l) =>
+          html`<tr><td class="wrap">${l.email}</td><td class="small">${shortTime(l.first_access_at)}</td><td class="small">${shortTime(l.last_access_at)}</td><td>${l.access_count}</td></tr>`,
+      )}</tbody></table>`
+    : html`<p class="small muted">No visitor has confirmed an address yet.</p>`;
+  return html`${password}${share}${warnings}<h3 id="recipients-h">Recipients</h3>${made}
+<form method="post" action="${siteUrl(bucketId, "/recipient-links")}" id="recipient-links"><input type="hidden" name="csrf" value="${csrf}">
+<label for="recipient-links-emails">Email addresses <span class="hint">One a line (up to 100): each gets a signed link that lets them in without a code.</span></label>
+<textarea id="recipient-links-emails" name="emails" rows="3" required${emails.attrs}>${typed.emails ?? ""}</textarea>${emails.error}
+<label for="recipient-links-expires_in_days">Links work for (days)</label>
+<input id="recipient-links-expires_in_days" name="expires_in_days" type="text" inputmode="numeric" value="${typed.expires_in_days ?? "30"}"${days.attrs}>${days.error}
+<p><button type="submit" class="secondary">Make recipient links</button></p></form>${leadRows}`;
+}
+
+/** One page of the published files, sorted by path. */
+export function manifestSection(bucketId: string, manifest: { path: string; size: number; content_type: string }[], offset: number): SafeHtml {
+  if (!manifest.length) return html`<p class="muted">No published files.</p>`;
+  const page = manifest.slice(offset, offset + MANIFEST_PAGE);
+  const link = (o: number) => siteUrl(bucketId, `?offset=${o}#manifest`);
+  const prev = offset > 0 ? html`<a href="${link(Math.max(0, offset - MANIFEST_PAGE))}">← Previous</a>` : html`<span></span>`;
+  const next = offset + MANIFEST_PAGE < manifest.length ? html`<a href="${link(offset + MANIFEST_PAGE)}">Next →</a>` : html``;
+  return html`<table><caption class="skip">Published files</caption><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Size</th></tr></thead><tbody>${page.map(
+    (f) => html`<tr><td class="wrap">${f.path}</td><td class="small">${f.content_type}</td><td class="small">${f.size.toLocaleString("en")} B</td></tr>`,
+  )}</tbody></table><div class="pager small"><span class="muted">${manifest.length.toLocaleString("en")} file(s)</span></div><div class="pager">${prev}${next}</div>`;
+}

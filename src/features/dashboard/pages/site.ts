@@ -1,0 +1,232 @@
+// A bucket's Site tab (/dashboard/buckets/<id>/site): publish, preview with an expiry,
+// unpublish, retry a failed build, the live build state, slug, site mode, access mode with the
+// password and share text, recipient links and leads, and the paged manifest. Every form calls
+// the publish service the REST route calls; plan refusals show their choices as buttons.
+import type { Elysia } from "elysia";
+import { Type } from "@sinclair/typebox";
+import { ApiError } from "../../../core/errors";
+import { alertBox, html, shortTime } from "../../../http/pages/layout";
+import { getBucket } from "../../buckets";
+import {
+  PREVIEW_MAX_MINUTES,
+  findPublication,
+  getAccess,
+  patchAccess,
+  patchPublication,
+  presentPublication,
+  publishFields,
+  recipientLinks,
+  renameSlug,
+  requestPublish,
+  retryPublication,
+  unpublishBucket,
+} from "../../publish";
+import { checkForm } from "../forms";
+import type { DashboardPage } from "../page";
+import { formField, type Session, type Shell } from "../shell";
+import { BUCKETS_PATH } from "./buckets-home";
+import {
+  accessExtras,
+  accessModeOptions,
+  fieldState,
+  manifestSection,
+  siteModeOptions,
+  siteUrl,
+  statusRegion,
+  upgradeChoices,
+  type SiteRefusal,
+} from "./site-sections";
+
+const DONE: Record<string, string> = {
+  published: "Publish accepted: the site is being built.",
+  preview: "Preview accepted: it is being built.",
+  unpublished: "Unpublishing: the site stops answering in a moment.",
+  "already-unpublished": "The site was already unpublished.",
+  retried: "The build runs again.",
+  mode: "Site mode saved: it applies at once, no rebuild needed.",
+  slug: "Address changed: the site moved at once.",
+  access: "Access saved: current visitors were signed out.",
+  password: "A new password was generated: current visitors were signed out.",
+};
+
+const PREVIEW_EXPIRIES: [number, string][] = [
+  [15, "15 minutes"],
+  [60, "1 hour"],
+  [1440, "1 day"],
+  [10080, "7 days"],
+  [PREVIEW_MAX_MINUTES, "30 days"],
+];
+
+// The publish form's fields, checked with the REST schema's own field definitions.
+const PublishForm = Type.Object({ site_mode: publishFields.site_mode, access_mode: publishFields.access_mode, password: publishFields.password });
+const FORM_MESSAGES = {
+  password: "A password has at least 6 characters (leave it empty to have one generated).",
+  site_mode: "Choose a site mode.",
+  access_mode: "Choose who may open the site.",
+};
+
+function publishInput(body: unknown) {
+  const input = {
+    site_mode: formField(body, "site_mode") || undefined,
+    access_mode: formField(body, "access_mode") || undefined,
+    password: formField(body, "password") || undefined,
+  };
+  if (input.access_mode !== "password") delete input.password;
+  return checkForm<{ site_mode?: "static" | "spa"; access_mode?: "public" | "password" | "require_email"; password?: string }>(
+    PublishForm,
+    input,
+    FORM_MESSAGES,
+  );
+}
+
+async function siteView(shell: Shell, s: Session, id: string, query: Record<string, string | undefined>, refused?: SiteRefusal) {
+  const bucket = getBucket(shell.deps, s.actor, id);
+  const mainRow = findPublication(bucket.id, "main", shell.deps.db);
+  const previewRow = findPublication(bucket.id, "preview", shell.deps.db);
+  const main = mainRow ? presentPublication(shell.deps, s.actor, mainRow, { includeManifest: true }) : null;
+  const preview = previewRow ? presentPublication(shell.deps, s.actor, previewRow) : null;
+  const live = main && main.status !== "unpublished";
+  const fieldRefusal = (refused?.error.details as { field?: string } | undefined)?.field;
+  const links = shell.takeFlash(s, query.links) as { email: string; url: string }[] | undefined;
+  const notice = refused && !fieldRefusal ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok");
+  const typed = refused?.typed ?? {};
+  const formCsrf = shell.formToken(s);
+  const pub = fieldState(refused, "publish", "password");
+  const acc = fieldState(refused, "access", "password");
+  const slug = fieldState(refused, "slug", "public_slug");
+  const offset = Math.max(0, Number.parseInt(query.offset ?? "0", 10) || 0);
+  const publishMode = typed.access_mode ?? main?.access_mode ?? "public";
+  const siteMode = typed.site_mode ?? main?.site_mode ?? "static";
+  return shell.render(s, {
+    title: `Site · ${bucket.title}`,
+    template: "dashboard/site.html",
+    current: BUCKETS_PATH,
+    error: refused?.error,
+    scripts: ["site.js"],
+    vars: {
+      notice,
+      choices: refused ? upgradeChoices(refused.error, bucket.id, formCsrf, siteMode) : html``,
+      tabs: shell.bucketTabs(bucket.id, "site"),
+      id: bucket.id,
+      title: bucket.title,
+      archived: bucket.archivedAt !== null,
+      hasMain: !!main,
+      live: !!live,
+      status: main ? statusRegion(main, s.csrf, "main") : html``,
+      publicUrl: live ? main.public_url : "",
+      slug: typed.public_slug ?? main?.public_slug ?? "",
+      slugError: slug.error,
+      slugInvalid: slug.attrs,
+      failed: main?.publish_state === "failed",
+      publishedAt: shortTime(main?.publish_completed_at ?? null),
+      expiresAt: main?.expires_at ? shortTime(main.expires_at) : "",
+      siteModeOptions: siteModeOptions(siteMode),
+      currentModeOptions: siteModeOptions(main?.site_mode ?? "static"),
+      publishAccessOptions: accessModeOptions(publishMode),
+      accessOptions: accessModeOptions(refused?.form === "access" ? (typed.access_mode ?? "public") : (main?.access_mode ?? "public")),
+      publishPasswordError: pub.error,
+      publishPasswordInvalid: pub.attrs,
+      accessPasswordError: acc.error,
+      accessPasswordInvalid: acc.attrs,
+      accessExtras: live ? accessExtras(main, bucket.id, formCsrf, getAccess(shell.deps, s.actor, main.id).leads, links ?? null, refused) : html``,
+      manifest: live ? manifestSection(bucket.id, main.manifest ?? [], offset) : html`<p class="muted">Not published.</p>`,
+      preview: !!preview && preview.status !== "unpublished",
+      previewStatus: preview ? statusRegion(preview, s.csrf, "preview") : html``,
+      previewUrl: preview?.public_url ?? "",
+      previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
+      previewExpiryOptions: html`${PREVIEW_EXPIRIES.map(([m, l]) => html`<option value="${m}"${m === 1440 ? html` selected` : ""}>${l}</option>`)}`,
+    },
+  });
+}
+
+function refusedOnSite(shell: Shell, s: Session, id: string, refusal: SiteRefusal) {
+  if (refusal.error.code === "BUCKET_NOT_FOUND" || refusal.error.code === "FORBIDDEN")
+    return shell.notFound(s, refusal.error.code === "BUCKET_NOT_FOUND" ? refusal.error : undefined);
+  return siteView(shell, s, id, {}, refusal);
+}
+
+/** The bucket's main publication, or a clear refusal when the page was stale. */
+function mainOf(shell: Shell, s: Session, id: string) {
+  const pub = findPublication(getBucket(shell.deps, s.actor, id).id, "main", shell.deps.db);
+  if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", "This bucket has no site yet: publish it first.");
+  return pub;
+}
+
+const typedFields = (body: unknown, names: string[]) => Object.fromEntries(names.map((n) => [n, formField(body, n)]));
+
+export const sitePage: DashboardPage = {
+  bucketTab: { label: "Site", path: "site" },
+  routes: (app, shell) => {
+    const post = (suffix: string, fields: string[], run: (s: Session, id: string, body: unknown) => string | Promise<string>) =>
+      app.post(
+        `${BUCKETS_PATH}/:id/site/${suffix}`,
+        shell.action(
+          (s, { params, body }) => run(s, params.id!, body),
+          (s, error, { params, body }) => refusedOnSite(shell, s, params.id!, { error, form: suffix, typed: typedFields(body, fields) }),
+        ),
+        { detail: { hide: true } },
+      );
+    post("publish", ["site_mode", "access_mode"], async (s, id, body) => {
+      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main");
+      return siteUrl(id, "?done=published");
+    });
+    post("preview", ["site_mode", "access_mode"], async (s, id, body) => {
+      const minutes = Number.parseInt(formField(body, "expires_in_minutes") || "15", 10);
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), expires_in_minutes: minutes }, "preview");
+      return siteUrl(id, "?done=preview");
+    });
+    post("unpublish", [], (s, id) => siteUrl(id, `?done=${unpublishBucket(shell.deps, s.actor, id).changed ? "unpublished" : "already-unpublished"}`));
+    post("retry", [], (s, id) => {
+      retryPublication(shell.deps, s.actor, id);
+      return siteUrl(id, "?done=retried");
+    });
+    post("mode", [], (s, id, body) => {
+      const mode = formField(body, "site_mode");
+      if (mode !== "static" && mode !== "spa") throw new ApiError("VALIDATION_FAILED", "Choose a site mode.", { field: "site_mode" });
+      patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, { site_mode: mode });
+      return siteUrl(id, "?done=mode");
+    });
+    post("slug", ["public_slug"], (s, id, body) => {
+      const slug = formField(body, "public_slug").trim();
+      if (!slug) throw new ApiError("VALIDATION_FAILED", "Type the new address.", { field: "public_slug" });
+      try {
+        renameSlug(shell.deps, s.actor, id, slug);
+      } catch (e) {
+        // Slug refusals are about the one field on this form.
+        if (e instanceof ApiError && (e.code === "SLUG_TAKEN" || e.code === "VALIDATION_FAILED"))
+          throw new ApiError(e.code, e.message, { ...(e.details as object), field: "public_slug" });
+        throw e;
+      }
+      return siteUrl(id, "?done=slug");
+    });
+    post("access", ["access_mode"], async (s, id, body) => {
+      const input = publishInput({ access_mode: formField(body, "access_mode"), password: formField(body, "password") });
+      if (!input.access_mode) throw new ApiError("VALIDATION_FAILED", "Choose who may open the site.", { field: "access_mode" });
+      await patchAccess(shell.deps, s.actor, mainOf(shell, s, id).id, { access_mode: input.access_mode, password: input.password });
+      return siteUrl(id, "?done=access#access");
+    });
+    post("password", [], async (s, id) => {
+      await patchAccess(shell.deps, s.actor, mainOf(shell, s, id).id, { access_mode: "password", regenerate_password: true });
+      return siteUrl(id, "?done=password#access");
+    });
+    post("recipient-links", ["emails", "expires_in_days"], (s, id, body) => {
+      const emails = formField(body, "emails")
+        .split(/[\s,;]+/)
+        .map((e) => e.trim())
+        .filter(Boolean);
+      if (!emails.length || emails.length > 100) throw new ApiError("VALIDATION_FAILED", "Give one to 100 email addresses.", { field: "emails" });
+      const bad = emails.find((e) => !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(e) || e.length > 254);
+      if (bad) throw new ApiError("VALIDATION_FAILED", `"${bad}" is not an email address.`, { field: "emails" });
+      const daysText = formField(body, "expires_in_days").trim() || "30";
+      const days = /^\d{1,2}$/.test(daysText) ? Number(daysText) : Number.NaN;
+      if (!(days >= 1 && days <= 90)) throw new ApiError("VALIDATION_FAILED", "Links work for 1 to 90 days.", { field: "expires_in_days" });
+      const made = recipientLinks(shell.deps, s.actor, mainOf(shell, s, id).id, { emails, expires_in_days: days });
+      return siteUrl(id, `?links=${shell.flash(s, made.recipient_links)}#recipients-h`);
+    });
+    return app.get(
+      `${BUCKETS_PATH}/:id/site`,
+      shell.view((s, { params, query }) => siteView(shell, s, params.id!, query)),
+      { detail: { hide: true } },
+    ) as unknown as Elysia;
+  },
+};
