@@ -8,32 +8,37 @@ import a4 from "../sites/auth/signin.html" with { type: "file" };
 import a5 from "../sites/auth/signup-closed.html" with { type: "file" };
 import a6 from "../sites/auth/signup.html" with { type: "file" };
 import a7 from "../sites/auth/two-factor.html" with { type: "file" };
-import a8 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a9 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a10 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a11 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a12 from "../sites/oauth/connections.html" with { type: "file" };
-import a13 from "../sites/oauth/consent.html" with { type: "file" };
-import a14 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a15 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a16 from "../sites/oauth/login-link.html" with { type: "file" };
-import a17 from "../sites/oauth/message.html" with { type: "file" };
-import a18 from "../sites/site/autoindex.html" with { type: "file" };
-import a19 from "../sites/site/page.html" with { type: "file" };
-import a20 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a21 from "../sites/templates/docs/README.md" with { type: "file" };
-import a22 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a23 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a24 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a25 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a26 from "../sites/templates/docs/index.html" with { type: "file" };
-import a27 from "../sites/templates/landing/README.md" with { type: "file" };
-import a28 from "../sites/templates/landing/index.html" with { type: "file" };
-import a29 from "../sites/templates/landing/style.css" with { type: "file" };
-import a30 from "../sites/templates/spa/README.md" with { type: "file" };
-import a31 from "../sites/templates/spa/index.html" with { type: "file" };
-import a32 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a33 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a8 from "../sites/dashboard/account-agents.html" with { type: "file" };
+import a9 from "../sites/dashboard/account-keys.html" with { type: "file" };
+import a10 from "../sites/dashboard/account-notifications.html" with { type: "file" };
+import a11 from "../sites/dashboard/account-plan.html" with { type: "file" };
+import a12 from "../sites/dashboard/account-security.html" with { type: "file" };
+import a13 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
+import a14 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a15 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a16 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a17 from "../sites/oauth/connections.html" with { type: "file" };
+import a18 from "../sites/oauth/consent.html" with { type: "file" };
+import a19 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a20 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a21 from "../sites/oauth/login-link.html" with { type: "file" };
+import a22 from "../sites/oauth/message.html" with { type: "file" };
+import a23 from "../sites/site/autoindex.html" with { type: "file" };
+import a24 from "../sites/site/page.html" with { type: "file" };
+import a25 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a26 from "../sites/templates/docs/README.md" with { type: "file" };
+import a27 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a28 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a29 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a30 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a31 from "../sites/templates/docs/index.html" with { type: "file" };
+import a32 from "../sites/templates/landing/README.md" with { type: "file" };
+import a33 from "../sites/templates/landing/index.html" with { type: "file" };
+import a34 from "../sites/templates/landing/style.css" with { type: "file" };
+import a35 from "../sites/templates/spa/README.md" with { type: "file" };
+import a36 from "../sites/templates/spa/index.html" with { type: "file" };
+import a37 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a38 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -45,30 +50,35 @@ export const siteAssets: Record<string, string> = {
   "auth/signup-closed.html": a5,
   "auth/signup.html": a6,
   "auth/two-factor.html": a7,
-  "dashboard/assets/dashboard.js": a8,
-  "dashboard/bucket.html": a9,
-  "dashboard/buckets.html": a10,
-  "dashboard/not-found.html": a11,
-  "oauth/connections.html": a12,
-  "oauth/consent.html": a13,
-  "oauth/device-confirm.html": a14,
-  "oauth/device-entry.html": a15,
-  "oauth/login-link.html": a16,
-  "oauth/message.html": a17,
-  "site/autoindex.html": a18,
-  "site/page.html": a19,
-  "site/robots-preview.txt": a20,
-  "templates/docs/README.md": a21,
-  "templates/docs/docs.css": a22,
-  "templates/docs/docs.js": a23,
-  "templates/docs/guide/faq.md": a24,
-  "templates/docs/guide/getting-started.md": a25,
-  "templates/docs/index.html": a26,
-  "templates/landing/README.md": a27,
-  "templates/landing/index.html": a28,
-  "templates/landing/style.css": a29,
-  "templates/spa/README.md": a30,
-  "templates/spa/index.html": a31,
-  "templates/spa/src/app.css": a32,
-  "templates/spa/src/app.js": a33,
+  "dashboard/account-agents.html": a8,
+  "dashboard/account-keys.html": a9,
+  "dashboard/account-notifications.html": a10,
+  "dashboard/account-plan.html": a11,
+  "dashboard/account-security.html": a12,
+  "dashboard/assets/dashboard.js": a13,
+  "dashboard/bucket.html": a14,
+  "dashboard/buckets.html": a15,
+  "dashboard/not-found.html": a16,
+  "oauth/connections.html": a17,
+  "oauth/consent.html": a18,
+  "oauth/device-confirm.html": a19,
+  "oauth/device-entry.html": a20,
+  "oauth/login-link.html": a21,
+  "oauth/message.html": a22,
+  "site/autoindex.html": a23,
+  "site/page.html": a24,
+  "site/robots-preview.txt": a25,
+  "templates/docs/README.md": a26,
+  "templates/docs/docs.css": a27,
+  "templates/docs/docs.js": a28,
+  "templates/docs/guide/faq.md": a29,
+  "templates/docs/guide/getting-started.md": a30,
+  "templates/docs/index.html": a31,
+  "templates/landing/README.md": a32,
+  "templates/landing/index.html": a33,
+  "templates/landing/style.css": a34,
+  "templates/spa/README.md": a35,
+  "templates/spa/index.html": a36,
+  "templates/spa/src/app.css": a37,
+  "templates/spa/src/app.js": a38,
 };

@@ -16,14 +16,13 @@ import { oauthRoutes } from "./oauth/routes";
 import { publishRoutes } from "./publish/routes";
 import { publishSessionRoutes } from "./publish/sessions/routes";
 import { notificationRoutes } from "./notifications/routes";
-import { connectionsSection } from "./oauth/pages";
 import { dashboardRoutes } from "./dashboard";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
     .use(statusRoutes(deps, auth))
     .use(bucketRoutes(deps, auth))
-    .use(accountRoutes(deps, auth, connectionsSection))
+    .use(accountRoutes(deps, auth))
     .use(fileRoutes(deps, auth))
     .use(uploadRoutes(deps, auth))
     .use(versionRoutes(deps, auth))

@@ -3,5 +3,10 @@
 import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
+import { accountPlanPage } from "./pages/account-plan";
+import { accountKeysPage } from "./pages/account-keys";
+import { accountAgentsPage } from "./pages/account-agents";
+import { accountNotificationsPage } from "./pages/account-notifications";
+import { accountSecurityPage } from "./pages/account-security";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, accountPlanPage, accountKeysPage, accountAgentsPage, accountNotificationsPage, accountSecurityPage];

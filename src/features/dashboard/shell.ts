@@ -47,7 +47,7 @@ export interface Shell {
   deps: Deps;
   view: (handler: Handler<Promise<Response> | Response>) => (ctx: HandlerCtx) => Promise<Response>;
   action: (
-    run: Handler<string>,
+    run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
@@ -114,6 +114,7 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
   // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
   // the same place without running the action again. Bounded, and per Pier (not module state).
   const doneForms = new LRUCache<string, string>({ max: 20_000, ttl: 30 * 60_000 });
+  const inFlight = new Map<string, Promise<string>>();
   const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}`;
 
   const render = async (s: Session, page: PageView) => {
@@ -161,9 +162,22 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
       const onceKey = nonce ? `${s.session.id}:${nonce}` : null;
       const earlier = onceKey ? doneForms.get(onceKey) : undefined;
       if (earlier !== undefined) return redirectResponse(earlier);
-      const location = run(s, input);
-      if (onceKey) doneForms.set(onceKey, location);
-      return redirectResponse(location);
+      // An action that awaits (a password hash) is still running when a double click's second
+      // POST arrives: that one waits for the first and goes where it led.
+      const running = onceKey ? inFlight.get(onceKey) : undefined;
+      if (running) {
+        const led = await running.catch(() => null);
+        if (led !== null) return redirectResponse(led);
+      }
+      const result = Promise.resolve().then(() => run(s, input));
+      if (onceKey) inFlight.set(onceKey, result);
+      try {
+        const location = await result;
+        if (onceKey) doneForms.set(onceKey, location);
+        return redirectResponse(location);
+      } finally {
+        if (onceKey) inFlight.delete(onceKey);
+      }
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return refused(s, e, input);

@@ -300,8 +300,6 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard": { auth: "page", signedIn: true },
   "GET /dashboard/*": { auth: "page", signedIn: true },
   "GET /account/access": { auth: "page", signedIn: true },
-  "POST /account/access/keys": { auth: "page", signedIn: true },
-  "POST /account/access/keys/:id/revoke": { auth: "page", signedIn: true },
   "GET /account/security": { auth: "page", signedIn: true },
   "POST /account/security/totp/enroll": { auth: "page", signedIn: true },
   "POST /account/security/totp/confirm": { auth: "page", signedIn: true },
@@ -316,6 +314,16 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
+  "GET /dashboard/account": { auth: "page", signedIn: true },
+  "GET /dashboard/account/keys": { auth: "page", signedIn: true },
+  "POST /dashboard/account/keys": { auth: "page", signedIn: true },
+  "POST /dashboard/account/keys/:id/revoke": { auth: "page", signedIn: true },
+  "GET /dashboard/account/agents": { auth: "page", signedIn: true },
+  "POST /dashboard/account/agents/:id/revoke": { auth: "page", signedIn: true },
+  "GET /dashboard/account/notifications": { auth: "page", signedIn: true },
+  "GET /dashboard/account/security": { auth: "page", signedIn: true },
+  "POST /dashboard/account/security/password": { auth: "page", signedIn: true },
+  "POST /dashboard/account/security/sign-out-everywhere": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
