@@ -13,32 +13,37 @@ import a9 from "../sites/dashboard/account-keys.html" with { type: "file" };
 import a10 from "../sites/dashboard/account-notifications.html" with { type: "file" };
 import a11 from "../sites/dashboard/account-plan.html" with { type: "file" };
 import a12 from "../sites/dashboard/account-security.html" with { type: "file" };
-import a13 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a14 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a15 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a16 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a17 from "../sites/oauth/connections.html" with { type: "file" };
-import a18 from "../sites/oauth/consent.html" with { type: "file" };
-import a19 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a20 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a21 from "../sites/oauth/login-link.html" with { type: "file" };
-import a22 from "../sites/oauth/message.html" with { type: "file" };
-import a23 from "../sites/site/autoindex.html" with { type: "file" };
-import a24 from "../sites/site/page.html" with { type: "file" };
-import a25 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a26 from "../sites/templates/docs/README.md" with { type: "file" };
-import a27 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a28 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a29 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a30 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a31 from "../sites/templates/docs/index.html" with { type: "file" };
-import a32 from "../sites/templates/landing/README.md" with { type: "file" };
-import a33 from "../sites/templates/landing/index.html" with { type: "file" };
-import a34 from "../sites/templates/landing/style.css" with { type: "file" };
-import a35 from "../sites/templates/spa/README.md" with { type: "file" };
-import a36 from "../sites/templates/spa/index.html" with { type: "file" };
-import a37 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a38 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a13 from "../sites/dashboard/admin-health.html" with { type: "file" };
+import a14 from "../sites/dashboard/admin-outbox-message.html" with { type: "file" };
+import a15 from "../sites/dashboard/admin-outbox.html" with { type: "file" };
+import a16 from "../sites/dashboard/admin-plans.html" with { type: "file" };
+import a17 from "../sites/dashboard/admin-users.html" with { type: "file" };
+import a18 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
+import a19 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a20 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a21 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a22 from "../sites/oauth/connections.html" with { type: "file" };
+import a23 from "../sites/oauth/consent.html" with { type: "file" };
+import a24 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a25 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a26 from "../sites/oauth/login-link.html" with { type: "file" };
+import a27 from "../sites/oauth/message.html" with { type: "file" };
+import a28 from "../sites/site/autoindex.html" with { type: "file" };
+import a29 from "../sites/site/page.html" with { type: "file" };
+import a30 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a31 from "../sites/templates/docs/README.md" with { type: "file" };
+import a32 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a33 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a34 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a35 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a36 from "../sites/templates/docs/index.html" with { type: "file" };
+import a37 from "../sites/templates/landing/README.md" with { type: "file" };
+import a38 from "../sites/templates/landing/index.html" with { type: "file" };
+import a39 from "../sites/templates/landing/style.css" with { type: "file" };
+import a40 from "../sites/templates/spa/README.md" with { type: "file" };
+import a41 from "../sites/templates/spa/index.html" with { type: "file" };
+import a42 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a43 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -55,30 +60,35 @@ export const siteAssets: Record<string, string> = {
   "dashboard/account-notifications.html": a10,
   "dashboard/account-plan.html": a11,
   "dashboard/account-security.html": a12,
-  "dashboard/assets/dashboard.js": a13,
-  "dashboard/bucket.html": a14,
-  "dashboard/buckets.html": a15,
-  "dashboard/not-found.html": a16,
-  "oauth/connections.html": a17,
-  "oauth/consent.html": a18,
-  "oauth/device-confirm.html": a19,
-  "oauth/device-entry.html": a20,
-  "oauth/login-link.html": a21,
-  "oauth/message.html": a22,
-  "site/autoindex.html": a23,
-  "site/page.html": a24,
-  "site/robots-preview.txt": a25,
-  "templates/docs/README.md": a26,
-  "templates/docs/docs.css": a27,
-  "templates/docs/docs.js": a28,
-  "templates/docs/guide/faq.md": a29,
-  "templates/docs/guide/getting-started.md": a30,
-  "templates/docs/index.html": a31,
-  "templates/landing/README.md": a32,
-  "templates/landing/index.html": a33,
-  "templates/landing/style.css": a34,
-  "templates/spa/README.md": a35,
-  "templates/spa/index.html": a36,
-  "templates/spa/src/app.css": a37,
-  "templates/spa/src/app.js": a38,
+  "dashboard/admin-health.html": a13,
+  "dashboard/admin-outbox-message.html": a14,
+  "dashboard/admin-outbox.html": a15,
+  "dashboard/admin-plans.html": a16,
+  "dashboard/admin-users.html": a17,
+  "dashboard/assets/dashboard.js": a18,
+  "dashboard/bucket.html": a19,
+  "dashboard/buckets.html": a20,
+  "dashboard/not-found.html": a21,
+  "oauth/connections.html": a22,
+  "oauth/consent.html": a23,
+  "oauth/device-confirm.html": a24,
+  "oauth/device-entry.html": a25,
+  "oauth/login-link.html": a26,
+  "oauth/message.html": a27,
+  "site/autoindex.html": a28,
+  "site/page.html": a29,
+  "site/robots-preview.txt": a30,
+  "templates/docs/README.md": a31,
+  "templates/docs/docs.css": a32,
+  "templates/docs/docs.js": a33,
+  "templates/docs/guide/faq.md": a34,
+  "templates/docs/guide/getting-started.md": a35,
+  "templates/docs/index.html": a36,
+  "templates/landing/README.md": a37,
+  "templates/landing/index.html": a38,
+  "templates/landing/style.css": a39,
+  "templates/spa/README.md": a40,
+  "templates/spa/index.html": a41,
+  "templates/spa/src/app.css": a42,
+  "templates/spa/src/app.js": a43,
 };

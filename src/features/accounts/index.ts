@@ -24,6 +24,7 @@ export { actorFromApiKeyId } from "./keys";
 export { changePassword, signOutEverywhere } from "./password";
 export { passwordConfirmationPage } from "./pages-account";
 export { adminListAccounts, adminListUsers, adminSetInstanceAdmin } from "./admin";
+export { getUser } from "./service";
 export type { AdminAccountView, AdminUserView } from "./admin";
 export { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 export type { ApiKeyRow } from "./keys";

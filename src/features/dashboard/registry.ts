@@ -8,5 +8,9 @@ import { accountKeysPage } from "./pages/account-keys";
 import { accountAgentsPage } from "./pages/account-agents";
 import { accountNotificationsPage } from "./pages/account-notifications";
 import { accountSecurityPage } from "./pages/account-security";
+import { adminUsersPage } from "./pages/admin-users";
+import { adminPlansPage } from "./pages/admin-plans";
+import { adminOutboxPage } from "./pages/admin-outbox";
+import { adminHealthPage } from "./pages/admin-health";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, accountPlanPage, accountKeysPage, accountAgentsPage, accountNotificationsPage, accountSecurityPage];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, accountPlanPage, accountKeysPage, accountAgentsPage, accountNotificationsPage, accountSecurityPage, adminUsersPage, adminPlansPage, adminOutboxPage, adminHealthPage];

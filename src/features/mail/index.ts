@@ -9,3 +9,5 @@ export { isMailPath } from "./paths";
 // Used by the site server and `pier admin` outside src/features.
 export { listOutbox, quotedForMail } from "./outbound";
 export { localSmtpServer, sendTestMessage } from "./delivery-check";
+// Used by the dashboard's admin pages.
+export { getOutboxMessage } from "./outbound";

@@ -324,6 +324,17 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/account/security": { auth: "page", signedIn: true },
   "POST /dashboard/account/security/password": { auth: "page", signedIn: true },
   "POST /dashboard/account/security/sign-out-everywhere": { auth: "page", signedIn: true },
+  "GET /dashboard/admin": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/invites": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/users/:id/admin-on": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/users/:id/admin-off": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/users/:id/reset-2fa": { auth: "page", signedIn: true },
+  "GET /dashboard/admin/plans": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/plans/accounts/:id": { auth: "page", signedIn: true },
+  "GET /dashboard/admin/outbox": { auth: "page", signedIn: true },
+  "GET /dashboard/admin/outbox/:id": { auth: "page", signedIn: true },
+  "GET /dashboard/admin/health": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/health/jobs/:id/retry": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

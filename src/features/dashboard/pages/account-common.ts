@@ -1,9 +1,9 @@
 // What the account and admin pages share: their tab bars, a pager, the offset of a page, and the
 // answer to a refusal that needs the password again (sudo mode, accounts/sudo.ts).
-import type { ApiError } from "../../../core/errors";
+import { ApiError } from "../../../core/errors";
 import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
 import { passwordConfirmationPage } from "../../accounts";
-import type { Session } from "../shell";
+import type { Session, Shell } from "../shell";
 
 export const ACCOUNT_PATH = "/dashboard/account";
 export const ADMIN_PATH = "/dashboard/admin";
@@ -62,4 +62,14 @@ export function noticeOf(error: ApiError | undefined, done: Record<string, strin
 export function sudoOr(s: Session, error: ApiError, returnTo: string, page: () => Promise<Response>): Promise<Response> {
   if (error.code === "REAUTHENTICATION_REQUIRED") return passwordConfirmationPage(s, returnTo, error);
   return page();
+}
+
+/** Instance admin pages exist only for instance admins: anyone else gets the normal not-found page. */
+export function requireInstanceAdmin(s: Session): void {
+  if (!s.user.isInstanceAdmin) throw new ApiError("NOT_FOUND", "No such page.");
+}
+
+/** A refused admin action: a non-admin (or one demoted meanwhile) gets the not-found page. */
+export function adminRefusal(shell: Shell, s: Session, page: () => Promise<Response>): Promise<Response> {
+  return s.user.isInstanceAdmin ? page() : shell.notFound(s);
 }
