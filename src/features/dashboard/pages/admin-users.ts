@@ -39,8 +39,8 @@ function usersView(shell: Shell, s: Session, query: Record<string, string | unde
   const rows = users.map(
     (u) => html`<tr><td class="wrap"><strong>${u.email}</strong><br><code class="small">${u.id}</code></td>
 <td>${u.instanceAdmin ? html`<span class="badge">admin</span>` : html`<span class="muted small">user</span>`}</td><td class="small">${u.twoFactor ? "on" : "off"}</td><td class="small">${shortTime(u.lastLoginAt)}</td>
-<td><div class="actions">${u.instanceAdmin ? form(`${u.id}/admin-off`, "Remove admin", `Remove admin from ${u.email}`) : form(`${u.id}/admin-on`, "Make admin", `Make ${u.email} admin`)}
-${u.twoFactor ? form(`${u.id}/reset-2fa`, "Reset two-factor", `Reset two-factor of ${u.email}`, "danger") : ""}</div></td></tr>`,
+<td><div class="actions">${u.instanceAdmin ? form(`${u.id}/admin-off`, "Remove admin", `Remove admin: ${u.email}`) : form(`${u.id}/admin-on`, "Make admin", `Make admin: ${u.email}`)}
+${u.twoFactor ? form(`${u.id}/reset-2fa`, "Reset two-factor", `Reset two-factor: ${u.email}`, "danger") : ""}</div></td></tr>`,
   );
   const link = (o: number) => `${ADMIN_PATH}?${new URLSearchParams({ ...(q ? { q } : {}), ...(o ? { offset: String(o) } : {}) })}`;
   const typed = refused?.typed ?? { email: "", days: "7" };
