@@ -109,6 +109,7 @@ export const errorCatalogue = {
   },
   LOGIN_LINK_NOT_FOUND: { status: 404, hint: "The sign-in link is invalid, expired or already used; ask your agent for a new one, or sign in at /signin." },
   DEPLOY_NOT_FOUND: { status: 404, hint: "No such deploy of this publication; list the publication's deploys." },
+  USER_DISABLED: { status: 403, hint: "An instance admin disabled this user; ask them to enable it again (pier admin user enable)." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -116,6 +116,33 @@ describe("instance admin pages", () => {
   });
 });
 
+describe("disabling a user", () => {
+  test("a disabled user cannot sign in, their session, API key and login links stop working; enabling restores the key", async () => {
+    const u = await t.user();
+    const b = await signedIn(u);
+    const a = await signedIn(admin);
+    const res = await a.post(`/dashboard/admin/users/${u.userId}/disable`, { csrf: csrfOf((await a.get("/dashboard/admin")).text) });
+    expect(res.status).toBe(303);
+    expect((await b.get("/dashboard/account")).status).toBe(303); // signed out
+    const key = await t.api("GET", "/api/v1/buckets", { key: u.key });
+    expect(key.status).toBe(401);
+    // The right password is refused with a reason; a wrong one says only that it is wrong.
+    const signin = await new Browser(t.url).submit("/signin", "/signin", { email: u.email, password: u.password });
+    expect(signin.status).toBe(403);
+    expect(signin.text).toContain("disabled");
+    const wrong = await new Browser(t.url).submit("/signin", "/signin", { email: u.email, password: "not the password" });
+    expect(wrong.text).not.toContain("disabled");
+    // An admin is not disabled (remove admin first).
+    const self = await a.post(`/dashboard/admin/users/${admin.userId}/disable`, { csrf: csrfOf((await a.get("/dashboard/admin")).text) });
+    expect(self.status).toBe(409);
+    expect(db().select({ d: users.disabledAt }).from(users).where(eq(users.id, admin.userId)).get()!.d).toBeNull();
+
+    expect((await a.post(`/dashboard/admin/users/${u.userId}/enable`, { csrf: csrfOf((await a.get("/dashboard/admin")).text) })).status).toBe(303);
+    expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).status).toBe(200);
+    await signedIn(u);
+  });
+});
+
 describe("password change", () => {
   test("a session without the current password cannot change it; the owner's change ends every other session", async () => {
     const u = await t.user();

@@ -152,6 +152,7 @@ export interface AdminUserView {
   email: string;
   instanceAdmin: boolean;
   twoFactor: boolean;
+  disabled: boolean;
   lastLoginAt: string | null;
   createdAt: string;
 }
@@ -168,6 +169,7 @@ export function adminListUsers(deps: Deps, q: { search?: string; limit: number; 
       email: u.email,
       instanceAdmin: u.isInstanceAdmin,
       twoFactor: !!u.totpEnabledAt,
+      disabled: !!u.disabledAt,
       lastLoginAt: u.lastLoginAt,
       createdAt: u.createdAt,
     })),
@@ -232,4 +234,25 @@ export function adminListAccounts(deps: Deps, q: { search?: string; limit: numbe
     })),
     total,
   };
+}
+
+/**
+ * Disable a user (no sign-in; their sessions end; their API keys and agent connections stop
+ * working) or enable them again (keys and connections work again; sessions do not come back).
+ * An instance admin is not disabled: take admin away first, so the instance never loses its
+ * last admin this way.
+ */
+export function adminSetDisabled(deps: Deps, email: string, disabled: boolean): UserRow {
+  const user = userByEmail(deps, email);
+  if (disabled && user.isInstanceAdmin) throw new ApiError("CONFLICT", `${user.email} is an instance admin; remove admin first, then disable.`);
+  const now = deps.clock.now().toISOString();
+  return transaction(deps.db, (tx) => {
+    if (disabled) tx.delete(sessions).where(eq(sessions.userId, user.id)).run();
+    return tx
+      .update(users)
+      .set({ disabledAt: disabled ? (user.disabledAt ?? now) : null, updatedAt: now })
+      .where(eq(users.id, user.id))
+      .returning()
+      .get()!;
+  });
 }

@@ -23,7 +23,7 @@ export { purgeExpiredSessionsAndInvites } from "./housekeeping";
 export { actorFromApiKeyId } from "./keys";
 export { changePassword, signOutEverywhere } from "./password";
 export { passwordConfirmationPage } from "./pages-account";
-export { adminListAccounts, adminListUsers, adminSetInstanceAdmin } from "./admin";
+export { adminListAccounts, adminListUsers, adminSetDisabled, adminSetInstanceAdmin } from "./admin";
 export { getUser } from "./service";
 export type { AdminAccountView, AdminUserView } from "./admin";
 export { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";

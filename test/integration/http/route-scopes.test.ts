@@ -329,6 +329,8 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/admin/users/:id/admin-on": { auth: "page", signedIn: true },
   "POST /dashboard/admin/users/:id/admin-off": { auth: "page", signedIn: true },
   "POST /dashboard/admin/users/:id/reset-2fa": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/users/:id/disable": { auth: "page", signedIn: true },
+  "POST /dashboard/admin/users/:id/enable": { auth: "page", signedIn: true },
   "GET /dashboard/admin/plans": { auth: "page", signedIn: true },
   "POST /dashboard/admin/plans/accounts/:id": { auth: "page", signedIn: true },
   "GET /dashboard/admin/outbox": { auth: "page", signedIn: true },

@@ -1,11 +1,11 @@
 // Instance admin: users (/dashboard/admin). The sign-up mode (a server setting, shown read-only
 // with how to change it), invites (as `pier admin invite create`: the code shown once), and the
-// users, paged and searchable, with make/unmake admin and reset two-factor (as `pier admin user
-// disable-2fa`). Every action is the accounts service the CLI calls; non-admins get 404.
+// users, paged and searchable, with make/unmake admin, disable/enable (`pier admin user disable`)
+// and reset two-factor (as `pier admin user disable-2fa`). Every action is the accounts service the CLI calls; non-admins get 404.
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { html, shortTime } from "../../../http/pages/layout";
-import { adminDisableTwoFactor, adminListUsers, adminSetInstanceAdmin, createInvite, getUser } from "../../accounts";
+import { adminDisableTwoFactor, adminListUsers, adminSetDisabled, adminSetInstanceAdmin, createInvite, getUser } from "../../accounts";
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
@@ -16,6 +16,8 @@ const DONE: Record<string, string> = {
   "admin-on": "The user is now an instance admin.",
   "admin-off": "The user is no longer an instance admin.",
   "2fa-off": "Two-factor authentication is off for the user, and their browser sessions ended.",
+  disabled: "The user is disabled: they cannot sign in, their sessions ended, and their API keys and connections stop working.",
+  enabled: "The user is enabled again.",
 };
 const SIGNUP: Record<string, string> = {
   open: "Open: anyone who can reach this Pier can sign up.",
@@ -38,9 +40,10 @@ function usersView(shell: Shell, s: Session, query: Record<string, string | unde
     html`<form method="post" action="${ADMIN_PATH}/users/${action}" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="${cls}" aria-label="${aria}">${label}</button></form>`;
   const rows = users.map(
     (u) => html`<tr><td class="wrap"><strong>${u.email}</strong><br><code class="small">${u.id}</code></td>
-<td>${u.instanceAdmin ? html`<span class="badge">admin</span>` : html`<span class="muted small">user</span>`}</td><td class="small">${u.twoFactor ? "on" : "off"}</td><td class="small">${shortTime(u.lastLoginAt)}</td>
+<td>${u.instanceAdmin ? html`<span class="badge">admin</span>` : html`<span class="muted small">user</span>`}${u.disabled ? html` <span class="badge">disabled</span>` : ""}</td><td class="small">${u.twoFactor ? "on" : "off"}</td><td class="small">${shortTime(u.lastLoginAt)}</td>
 <td><div class="actions">${u.instanceAdmin ? form(`${u.id}/admin-off`, "Remove admin", `Remove admin: ${u.email}`) : form(`${u.id}/admin-on`, "Make admin", `Make admin: ${u.email}`)}
-${u.twoFactor ? form(`${u.id}/reset-2fa`, "Reset two-factor", `Reset two-factor: ${u.email}`, "danger") : ""}</div></td></tr>`,
+${u.twoFactor ? form(`${u.id}/reset-2fa`, "Reset two-factor", `Reset two-factor: ${u.email}`, "danger") : ""}
+${u.disabled ? form(`${u.id}/enable`, "Enable", `Enable: ${u.email}`) : u.instanceAdmin ? "" : form(`${u.id}/disable`, "Disable", `Disable: ${u.email}`, "danger")}</div></td></tr>`,
   );
   const link = (o: number) => `${ADMIN_PATH}?${new URLSearchParams({ ...(q ? { q } : {}), ...(o ? { offset: String(o) } : {}) })}`;
   const typed = refused?.typed ?? { email: "", days: "7" };
@@ -99,6 +102,8 @@ export const adminUsersPage: DashboardPage = {
     userAction("admin-on", (email) => (adminSetInstanceAdmin(shell.deps, email, true), `${ADMIN_PATH}?done=admin-on`));
     userAction("admin-off", (email) => (adminSetInstanceAdmin(shell.deps, email, false), `${ADMIN_PATH}?done=admin-off`));
     userAction("reset-2fa", (email) => (adminDisableTwoFactor(shell.deps, email), `${ADMIN_PATH}?done=2fa-off`));
+    userAction("disable", (email) => (adminSetDisabled(shell.deps, email, true), `${ADMIN_PATH}?done=disabled`));
+    userAction("enable", (email) => (adminSetDisabled(shell.deps, email, false), `${ADMIN_PATH}?done=enabled`));
     return app
       .get(
         ADMIN_PATH,
