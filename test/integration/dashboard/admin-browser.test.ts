@@ -67,6 +67,14 @@ describe("the instance admin pages in Chromium", () => {
       await signup.close();
       await page.goto(api("/dashboard/admin?q=newcomer"));
       expect(await page.locator("#users tbody tr").count()).toBe(1);
+      // Disable the newcomer: the badge shows, and the database says so; then enable again.
+      await submit(page, "button[aria-label='Disable: newcomer@example.com']");
+      expect(await page.textContent("[role=status]")).toContain("The user is disabled");
+      expect(db().select().from(users).where(eq(users.email, "newcomer@example.com")).get()!.disabledAt).not.toBeNull();
+      await page.goto(api("/dashboard/admin?q=newcomer"));
+      expect(await page.textContent("#users tbody")).toContain("disabled");
+      await submit(page, "button[aria-label='Enable: newcomer@example.com']");
+      expect(db().select().from(users).where(eq(users.email, "newcomer@example.com")).get()!.disabledAt).toBeNull();
 
       // Make the member admin, then reset their two-factor.
       await page.goto(api("/dashboard/admin?q=member-with-2fa"));
