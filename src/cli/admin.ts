@@ -5,7 +5,15 @@ import { ConfigError, loadConfig, type Config } from "../config";
 import type { Deps, Scope } from "../core/context";
 import { ApiError } from "../core/errors";
 import { createLogger } from "../core/log";
-import { adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetDisabled, adminSetPassword, bootstrap } from "../features/accounts";
+import {
+  adminCreateAccount,
+  adminCreateKey,
+  adminCreateUser,
+  adminDisableTwoFactor,
+  adminSetDisabled,
+  adminSetPassword,
+  bootstrap,
+} from "../features/accounts";
 import { createInvite } from "../features/accounts";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts";
 import { setDisabledByAdmin } from "../features/buckets";

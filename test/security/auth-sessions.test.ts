@@ -96,7 +96,9 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     // A wrong password does not open sudo mode.
     const wrong = await b.submit("/account/confirm-password", "/account/confirm-password", { password: "not the password", next: "/account/access" });
     expect(wrong.status).toBe(401);
-    expect((await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "attacker", scope: "bucket_admin" })).text).toContain("Confirm your password");
+    expect((await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "attacker", scope: "bucket_admin" })).text).toContain(
+      "Confirm your password",
+    );
     expect(liveKeys(owner.accountId)).toBe(before);
   });
 

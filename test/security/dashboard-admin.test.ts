@@ -31,7 +31,10 @@ const planOf = (id: string) => db().select({ p: accounts.plan }).from(accounts).
 function failedJob(): string {
   const id = `job_sec${Math.random().toString(36).slice(2, 10)}`;
   const now = new Date().toISOString();
-  db().insert(jobs).values({ id, kind: "noop", status: "failed", runAt: now, createdAt: now, updatedAt: now, finishedAt: now, lastError: "boom", attempts: 5 }).run();
+  db()
+    .insert(jobs)
+    .values({ id, kind: "noop", status: "failed", runAt: now, createdAt: now, updatedAt: now, finishedAt: now, lastError: "boom", attempts: 5 })
+    .run();
   return id;
 }
 
@@ -149,7 +152,11 @@ describe("password change", () => {
     const b = await signedIn(u);
     const other = await signedIn(u);
     const form = async (current: string, next: string) =>
-      b.post("/dashboard/account/security/password", { csrf: csrfOf((await b.get("/dashboard/account/security")).text), current_password: current, new_password: next });
+      b.post("/dashboard/account/security/password", {
+        csrf: csrfOf((await b.get("/dashboard/account/security")).text),
+        current_password: current,
+        new_password: next,
+      });
 
     const guessed = await form("not the password", "a brand new password");
     expect(guessed.status).toBe(401);

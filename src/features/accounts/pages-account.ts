@@ -101,76 +101,80 @@ export const accountPages = (deps: Deps) => {
       }
     };
 
-  return new Elysia({ name: "account-pages" })
-    .get("/dashboard", ({ request }) => dashboard(request), { detail: hide })
-    // Account access moved into the dashboard (API keys: shown once, POST-redirect-GET).
-    .get("/account/access", ({ request }) => (browserSession(deps, request) ? redirectResponse("/dashboard/account/keys") : toSignin(request)), { detail: hide })
-    .get(
-      "/account/security",
-      ({ request }) => {
-        const s = browserSession(deps, request);
-        if (!s) return toSignin(request);
-        recordDashboardVisit(deps, s.actor);
-        return securityPage(s);
-      },
-      { detail: hide },
-    )
-    .post(
-      "/account/security/totp/enroll",
-      action(
-        (s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
-        (s, error) => securityPage(s, { error }),
+  return (
+    new Elysia({ name: "account-pages" })
+      .get("/dashboard", ({ request }) => dashboard(request), { detail: hide })
+      // Account access moved into the dashboard (API keys: shown once, POST-redirect-GET).
+      .get("/account/access", ({ request }) => (browserSession(deps, request) ? redirectResponse("/dashboard/account/keys") : toSignin(request)), {
+        detail: hide,
+      })
+      .get(
         "/account/security",
-      ),
-      { detail: hide },
-    )
-    .post(
-      "/account/security/totp/confirm",
-      action(
-        async (s, body) => {
-          confirmTotpEnrollment(deps, s.user, field(body, "code"));
-          return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
+        ({ request }) => {
+          const s = browserSession(deps, request);
+          if (!s) return toSignin(request);
+          recordDashboardVisit(deps, s.actor);
+          return securityPage(s);
         },
-        (s, error) => securityPage(s, { error }),
-        "/account/security",
-      ),
-      { detail: hide },
-    )
-    .post(
-      "/account/security/totp/disable",
-      action(
-        async (s, body) => {
-          disableTotp(deps, s.user, field(body, "code"));
-          return securityPage({ ...s, user: { ...s.user, totpSealed: null, totpEnabledAt: null } }, { notice: "Two-factor authentication is off." });
+        { detail: hide },
+      )
+      .post(
+        "/account/security/totp/enroll",
+        action(
+          (s) => securityPage(s, { enrolling: beginTotpEnrollment(deps, s.user, { fresh: true }) }),
+          (s, error) => securityPage(s, { error }),
+          "/account/security",
+        ),
+        { detail: hide },
+      )
+      .post(
+        "/account/security/totp/confirm",
+        action(
+          async (s, body) => {
+            confirmTotpEnrollment(deps, s.user, field(body, "code"));
+            return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
+          },
+          (s, error) => securityPage(s, { error }),
+          "/account/security",
+        ),
+        { detail: hide },
+      )
+      .post(
+        "/account/security/totp/disable",
+        action(
+          async (s, body) => {
+            disableTotp(deps, s.user, field(body, "code"));
+            return securityPage({ ...s, user: { ...s.user, totpSealed: null, totpEnabledAt: null } }, { notice: "Two-factor authentication is off." });
+          },
+          (s, error) => securityPage(s, { error }),
+          "/account/security",
+        ),
+        { detail: hide },
+      )
+      .get(
+        CONFIRM_PASSWORD_PATH,
+        ({ request, query }) => {
+          const s = browserSession(deps, request);
+          if (!s) return toSignin(request);
+          return confirmPasswordPage(s, safeNext(query.next, "/account/security"));
         },
-        (s, error) => securityPage(s, { error }),
-        "/account/security",
-      ),
-      { detail: hide },
-    )
-    .get(
-      CONFIRM_PASSWORD_PATH,
-      ({ request, query }) => {
-        const s = browserSession(deps, request);
-        if (!s) return toSignin(request);
-        return confirmPasswordPage(s, safeNext(query.next, "/account/security"));
-      },
-      { detail: hide },
-    )
-    .post(
-      CONFIRM_PASSWORD_PATH,
-      async ({ request, body }) => {
-        const s = browserSession(deps, request);
-        if (!s) return redirectResponse("/signin");
-        const next = safeNext(field(body, "next"), "/account/security");
-        try {
-          checkSessionCsrf(deps, s, field(body, "csrf"));
-          await confirmPassword(deps, s.user, field(body, "password"), clientMeta(request).ip);
-          return redirectResponse(next, [sudoCookie(deps, s.session.id)]);
-        } catch (e) {
-          return confirmPasswordPage(s, next, asApiError(e));
-        }
-      },
-      { detail: hide },
-    );
+        { detail: hide },
+      )
+      .post(
+        CONFIRM_PASSWORD_PATH,
+        async ({ request, body }) => {
+          const s = browserSession(deps, request);
+          if (!s) return redirectResponse("/signin");
+          const next = safeNext(field(body, "next"), "/account/security");
+          try {
+            checkSessionCsrf(deps, s, field(body, "csrf"));
+            await confirmPassword(deps, s.user, field(body, "password"), clientMeta(request).ip);
+            return redirectResponse(next, [sudoCookie(deps, s.session.id)]);
+          } catch (e) {
+            return confirmPasswordPage(s, next, asApiError(e));
+          }
+        },
+        { detail: hide },
+      )
+  );
 };

@@ -13,4 +13,16 @@ import { adminPlansPage } from "./pages/admin-plans";
 import { adminOutboxPage } from "./pages/admin-outbox";
 import { adminHealthPage } from "./pages/admin-health";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, accountPlanPage, accountKeysPage, accountAgentsPage, accountNotificationsPage, accountSecurityPage, adminUsersPage, adminPlansPage, adminOutboxPage, adminHealthPage];
+export const dashboardPages: DashboardPage[] = [
+  bucketsHome,
+  bucketPage,
+  accountPlanPage,
+  accountKeysPage,
+  accountAgentsPage,
+  accountNotificationsPage,
+  accountSecurityPage,
+  adminUsersPage,
+  adminPlansPage,
+  adminOutboxPage,
+  adminHealthPage,
+];

@@ -33,8 +33,31 @@ describe("the instance admin pages in Chromium", () => {
     const member = await t.user({ email: "member-with-2fa@example.com" });
     db().update(users).set({ totpSealed: "sealed", totpEnabledAt: new Date().toISOString() }).where(eq(users.id, member.userId)).run();
     const now = new Date().toISOString();
-    db().insert(mailOutbox).values({ id: "out_browsertest1", toAddress: "agent@example.com", subject: "Your <b>code</b>", textBody: "Code: 123456", kind: "agent-login-code", createdAt: now }).run();
-    db().insert(jobs).values({ id: "job_browserfailed1", kind: "noop", status: "failed", runAt: now, createdAt: now, updatedAt: now, finishedAt: now, lastError: "disk <full>", attempts: 5 }).run();
+    db()
+      .insert(mailOutbox)
+      .values({
+        id: "out_browsertest1",
+        toAddress: "agent@example.com",
+        subject: "Your <b>code</b>",
+        textBody: "Code: 123456",
+        kind: "agent-login-code",
+        createdAt: now,
+      })
+      .run();
+    db()
+      .insert(jobs)
+      .values({
+        id: "job_browserfailed1",
+        kind: "noop",
+        status: "failed",
+        runAt: now,
+        createdAt: now,
+        updatedAt: now,
+        finishedAt: now,
+        lastError: "disk <full>",
+        attempts: 5,
+      })
+      .run();
 
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await ctx.newPage();

@@ -20,7 +20,9 @@ function connectionsTable(shell: Shell, s: Session): SafeHtml {
   const list = listConnections(shell.deps, s.actor);
   if (!list.length) return html`<p class="muted">No agent connections yet. They appear here when you approve <code>pier login</code> or an MCP client.</p>`;
   const rows = list.map(
-    (c) => html`<tr><td><strong class="wrap">${c.client_name}</strong>${c.api_key_prefix ? html`<br><code class="small">${c.api_key_prefix}…</code>` : ""}</td><td>${c.permission_scope}</td>
+    (
+      c,
+    ) => html`<tr><td><strong class="wrap">${c.client_name}</strong>${c.api_key_prefix ? html`<br><code class="small">${c.api_key_prefix}…</code>` : ""}</td><td>${c.permission_scope}</td>
 <td class="small">${shortTime(c.created_at)}</td><td class="small">${shortTime(c.last_used_at)}</td>
 <td><form method="post" action="${AGENTS_PATH}/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="danger" aria-label="Revoke ${c.client_name}">Revoke</button></form></td></tr>`,
   );
@@ -40,7 +42,9 @@ function activitySection(shell: Shell, s: Session, offset: number): SafeHtml {
   const shown = rows.slice(0, ACTIVITY_PAGE);
   const who = (r: (typeof rows)[number]) => [r.agent, r.agent_client, r.agent_version].filter(Boolean).join(" ") || r.user_agent || "unnamed client";
   const body = shown.map(
-    (r) => html`<tr><td><span class="wrap">${who(r)}</span>${r.project || r.task ? html`<br><span class="small muted wrap">${[r.project, r.task].filter(Boolean).join(" · ")}</span>` : ""}</td>
+    (
+      r,
+    ) => html`<tr><td><span class="wrap">${who(r)}</span>${r.project || r.task ? html`<br><span class="small muted wrap">${[r.project, r.task].filter(Boolean).join(" · ")}</span>` : ""}</td>
 <td class="small">${r.credential_kind === "oauth" ? "connection" : "API key"}</td><td class="small">${r.request_count.toLocaleString("en")}</td><td class="small wrap"><code>${r.last_request}</code></td><td class="small">${shortTime(r.last_seen_at)}</td></tr>`,
   );
   const link = (o: number) => `${AGENTS_PATH}${o ? `?offset=${o}` : ""}#activity`;

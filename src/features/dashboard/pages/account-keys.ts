@@ -49,9 +49,12 @@ function bucketChoices(shell: Shell, s: Session, query: Record<string, string | 
   const { buckets, pagination } = listBucketPage(shell.deps, s.actor, { archived: false, limit: BUCKETS_PAGE, offset, titleContains: q || undefined });
   const link = (o: number) => `${KEYS_PATH}?${new URLSearchParams({ ...(q ? { bq: q } : {}), ...(o ? { boffset: String(o) } : {}) })}#create`;
   const boxes = buckets.map(
-    (b) => html`<li><input type="checkbox" name="buckets" value="${b.id}" id="b-${b.id}"${chosen.includes(b.id) ? html` checked` : ""}> <label for="b-${b.id}" class="inline-label">${b.title} <code class="small">${b.id}</code></label></li>`,
+    (b) =>
+      html`<li><input type="checkbox" name="buckets" value="${b.id}" id="b-${b.id}"${chosen.includes(b.id) ? html` checked` : ""}> <label for="b-${b.id}" class="inline-label">${b.title} <code class="small">${b.id}</code></label></li>`,
   );
-  const list = buckets.length ? html`<ul class="choices">${boxes}</ul>` : html`<p class="muted small">${q ? "No bucket title contains that text." : "No buckets yet."}</p>`;
+  const list = buckets.length
+    ? html`<ul class="choices">${boxes}</ul>`
+    : html`<p class="muted small">${q ? "No bucket title contains that text." : "No buckets yet."}</p>`;
   return html`${list}${pagination.total_count > BUCKETS_PAGE ? pager(offset, BUCKETS_PAGE, pagination.total_count, link) : ""}`;
 }
 

@@ -16,7 +16,8 @@ export const accountNotificationsPage: DashboardPage = {
       shell.view((s) => {
         const { notifications } = listNotifications(shell.deps, s.actor, { limit: NOTIFICATIONS_PAGE_MAX });
         const items = notifications.map(
-          (n) => html`<li class="card-item"><h2 class="h3 wrap">${n.subject}</h2><p class="small muted">${shortTime(n.created_at)} · <code>${n.kind}</code></p><p class="wrap mono">${n.body}</p></li>`,
+          (n) =>
+            html`<li class="card-item"><h2 class="h3 wrap">${n.subject}</h2><p class="small muted">${shortTime(n.created_at)} · <code>${n.kind}</code></p><p class="wrap mono">${n.body}</p></li>`,
         );
         return shell.render(s, {
           title: "Notifications",

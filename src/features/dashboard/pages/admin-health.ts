@@ -59,7 +59,9 @@ function failedJobs(shell: Shell, s: Session, offset: number, total: number): Sa
   const rows = shell.deps.jobs.failed(FAILED_PAGE, offset);
   if (!rows.length) return html`<p class="muted">No failed jobs.</p>`;
   const body = rows.map(
-    (j) => html`<tr><td><code>${j.kind}</code><br><code class="small">${j.id}</code></td><td class="small">${j.attempts} of ${j.maxAttempts}</td><td class="small">${shortTime(j.finishedAt)}</td>
+    (
+      j,
+    ) => html`<tr><td><code>${j.kind}</code><br><code class="small">${j.id}</code></td><td class="small">${j.attempts} of ${j.maxAttempts}</td><td class="small">${shortTime(j.finishedAt)}</td>
 <td class="wrap small mono">${j.lastError ?? ""}</td>
 <td><form method="post" action="${HEALTH_PATH}/jobs/${j.id}/retry" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="secondary" aria-label="Retry job ${j.id}">Retry</button></form></td></tr>`,
   );

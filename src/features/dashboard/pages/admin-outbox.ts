@@ -29,7 +29,8 @@ export const adminOutboxPage: DashboardPage = {
               empty: rows.length === 0,
               max: OUTBOX_SHOWN,
               rows: html`${rows.map(
-                (m) => html`<tr><td class="wrap"><a href="${OUTBOX_PATH}/${m.id}">${m.subject || "(no subject)"}</a></td><td class="wrap small">${m.to_address}</td><td class="small"><code>${m.kind}</code></td><td class="small">${shortTime(m.created_at)}</td></tr>`,
+                (m) =>
+                  html`<tr><td class="wrap"><a href="${OUTBOX_PATH}/${m.id}">${m.subject || "(no subject)"}</a></td><td class="wrap small">${m.to_address}</td><td class="small"><code>${m.kind}</code></td><td class="small">${shortTime(m.created_at)}</td></tr>`,
               )}`,
             },
           });
@@ -46,7 +47,14 @@ export const adminOutboxPage: DashboardPage = {
             title: m.subject || "Outbox message",
             template: "dashboard/admin-outbox-message.html",
             current: ADMIN_PATH,
-            vars: { tabs: adminTabs(OUTBOX_PATH), subject: m.subject || "(no subject)", to: m.to_address, kind: m.kind, at: shortTime(m.created_at), text: m.text_body },
+            vars: {
+              tabs: adminTabs(OUTBOX_PATH),
+              subject: m.subject || "(no subject)",
+              to: m.to_address,
+              kind: m.kind,
+              at: shortTime(m.created_at),
+              text: m.text_body,
+            },
           });
         }),
         { detail: { hide: true } },

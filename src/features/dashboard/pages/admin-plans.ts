@@ -20,7 +20,8 @@ function plansView(shell: Shell, s: Session, query: Record<string, string | unde
   const plans = deps.plans.ids().map((id) => deps.plans.get(id));
   const keys = Object.keys(plans[0]?.entitlements ?? {}) as (keyof (typeof plans)[number]["entitlements"])[];
   const catalogue = html`<table><caption class="skip">Plans and their entitlements</caption><thead><tr><th scope="col">Entitlement</th>${plans.map(
-    (p) => html`<th scope="col">${p.name}<br><code class="small">${p.id}</code>${p.id === deps.config.defaultPlan ? html` <span class="badge">default</span>` : ""}</th>`,
+    (p) =>
+      html`<th scope="col">${p.name}<br><code class="small">${p.id}</code>${p.id === deps.config.defaultPlan ? html` <span class="badge">default</span>` : ""}</th>`,
   )}</tr></thead><tbody>${keys.map((k) => html`<tr><th scope="row"><code>${k}</code></th>${plans.map((p) => html`<td>${limit(p.entitlements[k])}</td>`)}</tr>`)}</tbody></table>`;
   const q = (query.q ?? "").trim().slice(0, 200);
   const offset = offsetOf(query);
