@@ -2,7 +2,7 @@
 // markup in a bucket title, and another account's bucket ids. Each is reproduced over HTTP
 // and shown to change nothing and reveal nothing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PAGE_CSP } from "../../src/http/html";
+import { DASHBOARD_CSP } from "../../src/features/dashboard/csp";
 import { Browser, csrfOf } from "../helpers/browser";
 import { createBucket } from "../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
@@ -49,7 +49,7 @@ describe("dashboard forms", () => {
       expect(page.status).toBe(200);
       expect(page.text).not.toContain("<img src=x");
       expect(page.text).toContain("&#60;img src&#61;x onerror&#61;alert(1)&#62;");
-      expect(page.headers.get("content-security-policy")).toBe(PAGE_CSP);
+      expect(page.headers.get("content-security-policy")).toBe(DASHBOARD_CSP);
       expect(page.headers.get("x-frame-options")).toBe("DENY");
     }
   });
