@@ -8,45 +8,55 @@ import a4 from "../sites/auth/signin.html" with { type: "file" };
 import a5 from "../sites/auth/signup-closed.html" with { type: "file" };
 import a6 from "../sites/auth/signup.html" with { type: "file" };
 import a7 from "../sites/auth/two-factor.html" with { type: "file" };
-import a8 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a9 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
-import a10 from "../sites/dashboard/assets/progress.js" with { type: "file" };
-import a11 from "../sites/dashboard/assets/site.js" with { type: "file" };
-import a12 from "../sites/dashboard/assets/upload.js" with { type: "file" };
-import a13 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
-import a14 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a15 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a16 from "../sites/dashboard/domains.html" with { type: "file" };
-import a17 from "../sites/dashboard/email-message.html" with { type: "file" };
-import a18 from "../sites/dashboard/email.html" with { type: "file" };
-import a19 from "../sites/dashboard/file.html" with { type: "file" };
-import a20 from "../sites/dashboard/files.html" with { type: "file" };
-import a21 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a22 from "../sites/dashboard/site.html" with { type: "file" };
-import a23 from "../sites/dashboard/version.html" with { type: "file" };
-import a24 from "../sites/dashboard/versions.html" with { type: "file" };
-import a25 from "../sites/oauth/connections.html" with { type: "file" };
-import a26 from "../sites/oauth/consent.html" with { type: "file" };
-import a27 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a28 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a29 from "../sites/oauth/login-link.html" with { type: "file" };
-import a30 from "../sites/oauth/message.html" with { type: "file" };
-import a31 from "../sites/site/autoindex.html" with { type: "file" };
-import a32 from "../sites/site/page.html" with { type: "file" };
-import a33 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a34 from "../sites/templates/docs/README.md" with { type: "file" };
-import a35 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a36 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a37 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a38 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a39 from "../sites/templates/docs/index.html" with { type: "file" };
-import a40 from "../sites/templates/landing/README.md" with { type: "file" };
-import a41 from "../sites/templates/landing/index.html" with { type: "file" };
-import a42 from "../sites/templates/landing/style.css" with { type: "file" };
-import a43 from "../sites/templates/spa/README.md" with { type: "file" };
-import a44 from "../sites/templates/spa/index.html" with { type: "file" };
-import a45 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a46 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a8 from "../sites/dashboard/account-agents.html" with { type: "file" };
+import a9 from "../sites/dashboard/account-keys.html" with { type: "file" };
+import a10 from "../sites/dashboard/account-notifications.html" with { type: "file" };
+import a11 from "../sites/dashboard/account-plan.html" with { type: "file" };
+import a12 from "../sites/dashboard/account-security.html" with { type: "file" };
+import a13 from "../sites/dashboard/admin-health.html" with { type: "file" };
+import a14 from "../sites/dashboard/admin-outbox-message.html" with { type: "file" };
+import a15 from "../sites/dashboard/admin-outbox.html" with { type: "file" };
+import a16 from "../sites/dashboard/admin-plans.html" with { type: "file" };
+import a17 from "../sites/dashboard/admin-users.html" with { type: "file" };
+import a18 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
+import a19 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
+import a20 from "../sites/dashboard/assets/progress.js" with { type: "file" };
+import a21 from "../sites/dashboard/assets/site.js" with { type: "file" };
+import a22 from "../sites/dashboard/assets/upload.js" with { type: "file" };
+import a23 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
+import a24 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a25 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a26 from "../sites/dashboard/domains.html" with { type: "file" };
+import a27 from "../sites/dashboard/email-message.html" with { type: "file" };
+import a28 from "../sites/dashboard/email.html" with { type: "file" };
+import a29 from "../sites/dashboard/file.html" with { type: "file" };
+import a30 from "../sites/dashboard/files.html" with { type: "file" };
+import a31 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a32 from "../sites/dashboard/site.html" with { type: "file" };
+import a33 from "../sites/dashboard/version.html" with { type: "file" };
+import a34 from "../sites/dashboard/versions.html" with { type: "file" };
+import a35 from "../sites/oauth/connections.html" with { type: "file" };
+import a36 from "../sites/oauth/consent.html" with { type: "file" };
+import a37 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a38 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a39 from "../sites/oauth/login-link.html" with { type: "file" };
+import a40 from "../sites/oauth/message.html" with { type: "file" };
+import a41 from "../sites/site/autoindex.html" with { type: "file" };
+import a42 from "../sites/site/page.html" with { type: "file" };
+import a43 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a44 from "../sites/templates/docs/README.md" with { type: "file" };
+import a45 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a46 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a47 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a48 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a49 from "../sites/templates/docs/index.html" with { type: "file" };
+import a50 from "../sites/templates/landing/README.md" with { type: "file" };
+import a51 from "../sites/templates/landing/index.html" with { type: "file" };
+import a52 from "../sites/templates/landing/style.css" with { type: "file" };
+import a53 from "../sites/templates/spa/README.md" with { type: "file" };
+import a54 from "../sites/templates/spa/index.html" with { type: "file" };
+import a55 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a56 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -58,43 +68,53 @@ export const siteAssets: Record<string, string> = {
   "auth/signup-closed.html": a5,
   "auth/signup.html": a6,
   "auth/two-factor.html": a7,
-  "dashboard/assets/dashboard.js": a8,
-  "dashboard/assets/hashes.js": a9,
-  "dashboard/assets/progress.js": a10,
-  "dashboard/assets/site.js": a11,
-  "dashboard/assets/upload.js": a12,
-  "dashboard/bucket-settings.html": a13,
-  "dashboard/bucket.html": a14,
-  "dashboard/buckets.html": a15,
-  "dashboard/domains.html": a16,
-  "dashboard/email-message.html": a17,
-  "dashboard/email.html": a18,
-  "dashboard/file.html": a19,
-  "dashboard/files.html": a20,
-  "dashboard/not-found.html": a21,
-  "dashboard/site.html": a22,
-  "dashboard/version.html": a23,
-  "dashboard/versions.html": a24,
-  "oauth/connections.html": a25,
-  "oauth/consent.html": a26,
-  "oauth/device-confirm.html": a27,
-  "oauth/device-entry.html": a28,
-  "oauth/login-link.html": a29,
-  "oauth/message.html": a30,
-  "site/autoindex.html": a31,
-  "site/page.html": a32,
-  "site/robots-preview.txt": a33,
-  "templates/docs/README.md": a34,
-  "templates/docs/docs.css": a35,
-  "templates/docs/docs.js": a36,
-  "templates/docs/guide/faq.md": a37,
-  "templates/docs/guide/getting-started.md": a38,
-  "templates/docs/index.html": a39,
-  "templates/landing/README.md": a40,
-  "templates/landing/index.html": a41,
-  "templates/landing/style.css": a42,
-  "templates/spa/README.md": a43,
-  "templates/spa/index.html": a44,
-  "templates/spa/src/app.css": a45,
-  "templates/spa/src/app.js": a46,
+  "dashboard/account-agents.html": a8,
+  "dashboard/account-keys.html": a9,
+  "dashboard/account-notifications.html": a10,
+  "dashboard/account-plan.html": a11,
+  "dashboard/account-security.html": a12,
+  "dashboard/admin-health.html": a13,
+  "dashboard/admin-outbox-message.html": a14,
+  "dashboard/admin-outbox.html": a15,
+  "dashboard/admin-plans.html": a16,
+  "dashboard/admin-users.html": a17,
+  "dashboard/assets/dashboard.js": a18,
+  "dashboard/assets/hashes.js": a19,
+  "dashboard/assets/progress.js": a20,
+  "dashboard/assets/site.js": a21,
+  "dashboard/assets/upload.js": a22,
+  "dashboard/bucket-settings.html": a23,
+  "dashboard/bucket.html": a24,
+  "dashboard/buckets.html": a25,
+  "dashboard/domains.html": a26,
+  "dashboard/email-message.html": a27,
+  "dashboard/email.html": a28,
+  "dashboard/file.html": a29,
+  "dashboard/files.html": a30,
+  "dashboard/not-found.html": a31,
+  "dashboard/site.html": a32,
+  "dashboard/version.html": a33,
+  "dashboard/versions.html": a34,
+  "oauth/connections.html": a35,
+  "oauth/consent.html": a36,
+  "oauth/device-confirm.html": a37,
+  "oauth/device-entry.html": a38,
+  "oauth/login-link.html": a39,
+  "oauth/message.html": a40,
+  "site/autoindex.html": a41,
+  "site/page.html": a42,
+  "site/robots-preview.txt": a43,
+  "templates/docs/README.md": a44,
+  "templates/docs/docs.css": a45,
+  "templates/docs/docs.js": a46,
+  "templates/docs/guide/faq.md": a47,
+  "templates/docs/guide/getting-started.md": a48,
+  "templates/docs/index.html": a49,
+  "templates/landing/README.md": a50,
+  "templates/landing/index.html": a51,
+  "templates/landing/style.css": a52,
+  "templates/spa/README.md": a53,
+  "templates/spa/index.html": a54,
+  "templates/spa/src/app.css": a55,
+  "templates/spa/src/app.js": a56,
 };

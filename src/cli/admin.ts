@@ -5,7 +5,15 @@ import { ConfigError, loadConfig, type Config } from "../config";
 import type { Deps, Scope } from "../core/context";
 import { ApiError } from "../core/errors";
 import { createLogger } from "../core/log";
-import { adminCreateAccount, adminCreateKey, adminCreateUser, adminDisableTwoFactor, adminSetPassword, bootstrap } from "../features/accounts";
+import {
+  adminCreateAccount,
+  adminCreateKey,
+  adminCreateUser,
+  adminDisableTwoFactor,
+  adminSetDisabled,
+  adminSetPassword,
+  bootstrap,
+} from "../features/accounts";
 import { createInvite } from "../features/accounts";
 import { getAccount, setPlan, setReadOnly } from "../features/accounts";
 import { setDisabledByAdmin } from "../features/buckets";
@@ -112,6 +120,25 @@ const commands: Record<string, AdminCommand> = {
     run(deps, o, io) {
       adminDisableTwoFactor(deps, required(o, "email"));
       io.err(`two-factor authentication is off for ${o.email}; their browser sessions ended`);
+    },
+  },
+  "user disable": {
+    usage: "user disable --email EMAIL",
+    summary: "Disable a user: no sign-in, sessions end, their API keys and connections stop working (user enable undoes it).",
+    options: [opt.email],
+    run(deps, o, io) {
+      const user = adminSetDisabled(deps, required(o, "email"), true);
+      io.err(`${user.email} is disabled: no sign-in, their sessions ended, their keys and connections stop working`);
+      io.out(JSON.stringify({ user_id: user.id, email: user.email, disabled: true }));
+    },
+  },
+  "user enable": {
+    usage: "user enable --email EMAIL",
+    summary: "Enable a disabled user again.",
+    options: [opt.email],
+    run(deps, o, io) {
+      const user = adminSetDisabled(deps, required(o, "email"), false);
+      io.out(JSON.stringify({ user_id: user.id, email: user.email, disabled: false }));
     },
   },
   "account create": {

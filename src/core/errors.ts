@@ -127,6 +127,7 @@ export const errorCatalogue = {
     status: 409,
     hint: "Publish the bucket first (POST /api/v1/buckets/:id/publication); a custom domain serves the bucket's published site.",
   },
+  USER_DISABLED: { status: 403, hint: "An instance admin disabled this user; ask them to enable it again (pier admin user enable)." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -16,7 +16,6 @@ import { oauthRoutes } from "./oauth/routes";
 import { publishRoutes } from "./publish/routes";
 import { publishSessionRoutes } from "./publish/sessions/routes";
 import { notificationRoutes } from "./notifications/routes";
-import { connectionsSection } from "./oauth/pages";
 import { dashboardRoutes } from "./dashboard";
 import { domainRoutes } from "./domains";
 
@@ -24,7 +23,7 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
   new Elysia({ name: "features" })
     .use(statusRoutes(deps, auth))
     .use(bucketRoutes(deps, auth))
-    .use(accountRoutes(deps, auth, connectionsSection))
+    .use(accountRoutes(deps, auth))
     .use(fileRoutes(deps, auth))
     .use(uploadRoutes(deps, auth))
     .use(versionRoutes(deps, auth))

@@ -1,6 +1,7 @@
 // A durable job queue in SQLite. Enqueue is synchronous so it can join the caller's
 // transaction: the job exists if and only if the change that needs it committed.
-import { and, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { ApiError } from "../core/errors";
 import type { Clock } from "../core/clock";
 import { newId } from "../core/ids";
 import type { DbOrTx } from "../db/tx";
@@ -55,5 +56,44 @@ export class JobQueue {
 
   get(id: string, db: DbOrTx = this.db): JobRow | undefined {
     return db.select().from(jobs).where(eq(jobs.id, id)).get();
+  }
+
+  /** How many jobs are in each state (the admin's health page). */
+  countsByStatus(): Record<JobRow["status"], number> {
+    const counts: Record<JobRow["status"], number> = { queued: 0, running: 0, done: 0, failed: 0, cancelled: 0 };
+    for (const r of this.db.select({ status: jobs.status, n: count() }).from(jobs).groupBy(jobs.status).all()) counts[r.status] = r.n;
+    return counts;
+  }
+
+  /** Failed jobs, most recently finished first. */
+  failed(limit: number, offset = 0): JobRow[] {
+    return this.db.select().from(jobs).where(eq(jobs.status, "failed")).orderBy(desc(jobs.finishedAt), desc(jobs.id)).limit(limit).offset(offset).all();
+  }
+
+  /**
+   * Run a failed job again: queued now with a fresh set of attempts. Only a failed job is
+   * retried (a done or cancelled one stays as it is), and not when another job with the same
+   * unique key is already queued or running (that one does the same work).
+   */
+  retry(id: string): JobRow {
+    const job = this.get(id);
+    if (!job) throw new ApiError("NOT_FOUND", `No job ${id.slice(0, 64)}.`);
+    if (job.status !== "failed") throw new ApiError("CONFLICT", `Job ${job.id} is ${job.status}, not failed: only a failed job can be retried.`);
+    const now = this.clock.now().toISOString();
+    try {
+      const row = this.db
+        .update(jobs)
+        .set({ status: "queued", attempts: 0, runAt: now, leaseUntil: null, workerId: null, finishedAt: null, updatedAt: now })
+        .where(and(eq(jobs.id, job.id), eq(jobs.status, "failed")))
+        .returning()
+        .get();
+      if (!row) throw new ApiError("CONFLICT", `Job ${job.id} changed meanwhile; reload to see its state.`);
+      queueMicrotask(() => this.onEnqueue());
+      return row;
+    } catch (e) {
+      if (e instanceof Error && /UNIQUE/i.test(e.message))
+        throw new ApiError("CONFLICT", `The same work (${job.uniqueKey}) is already queued or running; that job does it.`);
+      throw e;
+    }
   }
 }

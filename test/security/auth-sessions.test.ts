@@ -70,7 +70,7 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     const b = await browserFromLink(owner.key);
 
     // Dashboard form: asks for the password instead of creating the key.
-    const create = await b.submit("/account/access", "/account/access/keys", { label: "attacker", scope: "bucket_admin" });
+    const create = await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "attacker", scope: "bucket_admin" });
     expect(create.status).toBe(403);
     expect(create.text).toContain("Confirm your password");
     expect(liveKeys(owner.accountId)).toBe(before);
@@ -96,7 +96,9 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     // A wrong password does not open sudo mode.
     const wrong = await b.submit("/account/confirm-password", "/account/confirm-password", { password: "not the password", next: "/account/access" });
     expect(wrong.status).toBe(401);
-    expect((await b.submit("/account/access", "/account/access/keys", { label: "attacker", scope: "bucket_admin" })).text).toContain("Confirm your password");
+    expect((await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "attacker", scope: "bucket_admin" })).text).toContain(
+      "Confirm your password",
+    );
     expect(liveKeys(owner.accountId)).toBe(before);
   });
 
@@ -107,8 +109,8 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     expect(ok.status).toBe(303);
     expect(ok.location).toBe("/account/access");
     const before = liveKeys(owner.accountId);
-    const create = await b.submit("/account/access", "/account/access/keys", { label: "mine", scope: "bucket_read" });
-    expect(create.status).toBe(200);
+    const create = await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "mine", scope: "bucket_read" });
+    expect(create.status).toBe(303);
     expect(liveKeys(owner.accountId)).toBe(before + 1);
     const enroll = await b.submit("/account/security", "/account/security/totp/enroll", {});
     expect(enroll.text).toContain("Scan this code");
@@ -219,9 +221,9 @@ describe("browser login links cannot turn a weaker credential into the owner", (
   test("a password sign-in is in sudo mode for 10 minutes, then asks again", async () => {
     const owner = await t.user({ plan: "pro" });
     const b = await signedIn(owner);
-    expect((await b.submit("/account/access", "/account/access/keys", { label: "fresh", scope: "bucket_read" })).status).toBe(200);
+    expect((await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "fresh", scope: "bucket_read" })).status).toBe(303);
     t.clock.advance(11 * 60_000);
-    const stale = await b.submit("/account/access", "/account/access/keys", { label: "stale", scope: "bucket_read" });
+    const stale = await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "stale", scope: "bucket_read" });
     expect(stale.status).toBe(403);
     expect(stale.text).toContain("Confirm your password");
   });
@@ -231,7 +233,7 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     const withPassword = await signedIn(owner);
     const fromLink = await browserFromLink(owner.key);
     fromLink.cookies.set("pier_sudo", withPassword.cookies.get("pier_sudo")!);
-    const r = await fromLink.submit("/account/access", "/account/access/keys", { label: "borrowed", scope: "bucket_admin" });
+    const r = await fromLink.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "borrowed", scope: "bucket_admin" });
     expect(r.status).toBe(403);
     expect(r.text).toContain("Confirm your password");
   });

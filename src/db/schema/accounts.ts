@@ -14,6 +14,8 @@ export const users = sqliteTable(
     lastLoginAt: text("last_login_at"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    /** Set by an instance admin: the user cannot sign in, and their keys and connections do not work. */
+    disabledAt: text("disabled_at"),
   },
   (t) => [uniqueIndex("users_email_unique").on(t.email)],
 );

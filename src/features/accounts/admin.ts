@@ -1,11 +1,11 @@
 // Operator actions behind `pier admin`: they act with the operator's authority (direct access
 // to the data dir), so they skip plan entitlements but keep every other rule (roles cap key
 // scopes, plans must exist, emails must be valid).
-import { and, eq } from "drizzle-orm";
+import { and, asc, count, eq, or, sql } from "drizzle-orm";
 import type { Deps, Scope } from "../../core/context";
 import { scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { memberships, sessions, users } from "../../db/schema";
+import { accounts, memberships, sessions, users } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { createApiKey } from "./keys";
 import { roleScope } from "./roles";
@@ -145,4 +145,114 @@ export async function bootstrap(deps: Deps, input: { email: string; password: st
   if (input.plan && account.plan !== input.plan) account = setPlan(deps, account.id, input.plan);
   const { key } = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bootstrap", kind: "owner", scope: "bucket_admin" });
   return { key, user, account, createdUser, createdAccount };
+}
+
+export interface AdminUserView {
+  id: string;
+  email: string;
+  instanceAdmin: boolean;
+  twoFactor: boolean;
+  disabled: boolean;
+  lastLoginAt: string | null;
+  createdAt: string;
+}
+
+/** The instance's users, oldest first, filtered by a text in the email; one page and the total. */
+export function adminListUsers(deps: Deps, q: { search?: string; limit: number; offset: number }): { users: AdminUserView[]; total: number } {
+  // instr, not LIKE: the search text is matched literally (no % or _ wildcards).
+  const where = q.search ? sql`instr(${users.email}, ${q.search.toLowerCase()}) > 0` : undefined;
+  const rows = deps.db.select().from(users).where(where).orderBy(asc(users.createdAt), asc(users.id)).limit(q.limit).offset(q.offset).all();
+  const total = deps.db.select({ n: count() }).from(users).where(where).get()!.n;
+  return {
+    users: rows.map((u) => ({
+      id: u.id,
+      email: u.email,
+      instanceAdmin: u.isInstanceAdmin,
+      twoFactor: !!u.totpEnabledAt,
+      disabled: !!u.disabledAt,
+      lastLoginAt: u.lastLoginAt,
+      createdAt: u.createdAt,
+    })),
+    total,
+  };
+}
+
+/**
+ * Make a user an instance admin or take it away. The last admin stays one: an instance nobody
+ * can administer from the browser would need the CLI to recover.
+ */
+export function adminSetInstanceAdmin(deps: Deps, email: string, admin: boolean): UserRow {
+  const user = userByEmail(deps, email);
+  return transaction(deps.db, (tx) => {
+    if (!admin && user.isInstanceAdmin) {
+      const admins = tx.select({ n: count() }).from(users).where(eq(users.isInstanceAdmin, true)).get()!.n;
+      if (admins <= 1) throw new ApiError("CONFLICT", `${user.email} is the only instance admin; make someone else admin first.`);
+    }
+    return tx.update(users).set({ isInstanceAdmin: admin, updatedAt: deps.clock.now().toISOString() }).where(eq(users.id, user.id)).returning().get()!;
+  });
+}
+
+export interface AdminAccountView {
+  id: string;
+  name: string;
+  plan: string;
+  readOnly: boolean;
+  ownerEmail: string | null;
+  createdAt: string;
+}
+
+/** Accounts with their plan and owner, oldest first, filtered by a text in the name or owner email. */
+export function adminListAccounts(deps: Deps, q: { search?: string; limit: number; offset: number }): { accounts: AdminAccountView[]; total: number } {
+  const text = q.search ? q.search.toLowerCase() : null;
+  const owner = and(eq(memberships.accountId, accounts.id), eq(memberships.role, "owner"));
+  const where = text ? or(sql`instr(lower(${accounts.name}), ${text}) > 0`, sql`instr(${users.email}, ${text}) > 0`) : undefined;
+  const base = deps.db
+    .select({ account: accounts, email: users.email })
+    .from(accounts)
+    .leftJoin(memberships, owner)
+    .leftJoin(users, eq(users.id, memberships.userId))
+    .where(where);
+  const rows = base.orderBy(asc(accounts.createdAt), asc(accounts.id)).limit(q.limit).offset(q.offset).all();
+  const total = deps.db
+    .select({ n: sql<number>`count(distinct ${accounts.id})` })
+    .from(accounts)
+    .leftJoin(memberships, owner)
+    .leftJoin(users, eq(users.id, memberships.userId))
+    .where(where)
+    .get()!.n;
+  // An account with two owners appears once (the first owner found).
+  const seen = new Set<string>();
+  const list = rows.filter((r) => (seen.has(r.account.id) ? false : (seen.add(r.account.id), true)));
+  return {
+    accounts: list.map((r) => ({
+      id: r.account.id,
+      name: r.account.name,
+      plan: r.account.plan,
+      readOnly: r.account.readOnly,
+      ownerEmail: r.email,
+      createdAt: r.account.createdAt,
+    })),
+    total,
+  };
+}
+
+/**
+ * Disable a user (no sign-in; their sessions end; their API keys and agent connections stop
+ * working) or enable them again (keys and connections work again; sessions do not come back).
+ * An instance admin is not disabled: take admin away first, so the instance never loses its
+ * last admin this way.
+ */
+export function adminSetDisabled(deps: Deps, email: string, disabled: boolean): UserRow {
+  const user = userByEmail(deps, email);
+  if (disabled && user.isInstanceAdmin) throw new ApiError("CONFLICT", `${user.email} is an instance admin; remove admin first, then disable.`);
+  const now = deps.clock.now().toISOString();
+  return transaction(deps.db, (tx) => {
+    if (disabled) tx.delete(sessions).where(eq(sessions.userId, user.id)).run();
+    return tx
+      .update(users)
+      .set({ disabledAt: disabled ? (user.disabledAt ?? now) : null, updatedAt: now })
+      .where(eq(users.id, user.id))
+      .returning()
+      .get()!;
+  });
 }

@@ -78,12 +78,13 @@ function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
   let isAdmin = false;
   if (row.userId) {
     const m = deps.db
-      .select({ role: memberships.role, admin: users.isInstanceAdmin })
+      .select({ role: memberships.role, admin: users.isInstanceAdmin, disabledAt: users.disabledAt })
       .from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId))
       .where(and(eq(memberships.accountId, row.accountId), eq(memberships.userId, row.userId)))
       .get();
     if (!m) return null; // the key's user left the account: the key dies with the membership
+    if (m.disabledAt) return null; // a disabled user's keys stop working until they are enabled
     roleCap = roleScope(m.role);
     isOwner = m.role === "owner";
     isAdmin = m.admin;

@@ -8,16 +8,16 @@ import { must, type authPlugin } from "../../http/auth";
 import { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 import { presentKey } from "./keys";
 import { AccountQuery, ApiKeyParams, CreateApiKeyBody } from "./model";
-import { accountPages, type ConnectionsSection } from "./pages-account";
+import { accountPages } from "./pages-account";
 import { authPages } from "./pages-auth";
 import { requireSudo } from "./sudo";
 
 const tags = ["API keys"];
 
-export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, connectionsSection: ConnectionsSection) =>
+export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "accounts" })
     .use(authPages(deps))
-    .use(accountPages(deps, connectionsSection))
+    .use(accountPages(deps))
     .use(auth)
     .get(
       "/api/v1/api_keys",

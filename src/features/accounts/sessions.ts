@@ -70,12 +70,12 @@ export function actorFromSession(deps: Deps, session: SessionRow): Actor | null 
   const accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
   if (!accountId) return null;
   const m = deps.db
-    .select({ role: memberships.role, admin: users.isInstanceAdmin })
+    .select({ role: memberships.role, admin: users.isInstanceAdmin, disabledAt: users.disabledAt })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
     .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, session.userId)))
     .get();
-  if (!m) return null;
+  if (!m || m.disabledAt) return null;
   return {
     kind: "session",
     credentialId: session.id,

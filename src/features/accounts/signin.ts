@@ -94,6 +94,8 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
     guard.fail(email, meta.ip, deps.clock.now().getTime());
     throw new ApiError("INVALID_CREDENTIALS", "Email or password is wrong.");
   }
+  // Said only to someone who knew the password, like the two-factor step.
+  if (user.disabledAt) throw new ApiError("USER_DISABLED", "This user was disabled by the instance's admin.");
   if (twoFactorEnabled(user)) {
     // Told only to someone who knew the password: the account's code allowance is used up.
     const wait = guard.twoFactorWait(user.id, deps.clock.now().getTime());

@@ -106,15 +106,16 @@ export function activityRecorder(deps: Deps): ActivityRecorder {
 }
 
 /** The account's agent activity, newest first; only the account owner may read it. */
-export function listActivity(deps: Deps, actor: Actor, limit = 100) {
+export function listActivity(deps: Deps, actor: Actor, limit = 100, offset = 0) {
   if (!actor.isAccountOwner || !hasAccountWideAdmin(actor))
     throw new ApiError("FORBIDDEN", "Only the account owner (with account-wide access) can read the agent activity log.");
   return deps.db
     .select()
     .from(agentActivity)
     .where(and(eq(agentActivity.accountId, actor.accountId)))
-    .orderBy(desc(agentActivity.lastSeenAt))
+    .orderBy(desc(agentActivity.lastSeenAt), desc(agentActivity.id))
     .limit(limit)
+    .offset(offset)
     .all()
     .map((r) => ({
       credential_kind: r.credentialKind,

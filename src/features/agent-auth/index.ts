@@ -3,3 +3,5 @@
 // (Nothing yet: no other feature uses this one; its routes are mounted by features/index.ts.)
 // Used by the app (src/app.ts) outside src/features.
 export { agentActivityHook } from "./routes";
+// Used by the dashboard's account pages.
+export { listActivity } from "./activity";

@@ -105,7 +105,7 @@ export function useLoginLink(deps: Deps, token: string, meta: { ip: string; user
     if (!used) throw invalid();
     const user = tx.select().from(users).where(eq(users.id, row.userId)).get();
     // Two-factor switched on since the link was made: the link no longer works.
-    if (!user || twoFactorEnabled(user)) throw invalid();
+    if (!user || twoFactorEnabled(user) || user.disabledAt) throw invalid();
     if (
       !tx
         .select()

@@ -10,8 +10,17 @@ import { filePage } from "./pages/file";
 import { filesPage } from "./pages/files";
 import { sitePage } from "./pages/site";
 import { versionsPage } from "./pages/versions";
+import { accountPlanPage } from "./pages/account-plan";
+import { accountKeysPage } from "./pages/account-keys";
+import { accountAgentsPage } from "./pages/account-agents";
+import { accountNotificationsPage } from "./pages/account-notifications";
+import { accountSecurityPage } from "./pages/account-security";
+import { adminUsersPage } from "./pages/admin-users";
+import { adminPlansPage } from "./pages/admin-plans";
+import { adminOutboxPage } from "./pages/admin-outbox";
+import { adminHealthPage } from "./pages/admin-health";
 
-// The order of bucket pages here is the order of the bucket tabs.
+// The order here is the order of the navigation and of the bucket tabs.
 export const dashboardPages: DashboardPage[] = [
   bucketsHome,
   bucketPage,
@@ -22,4 +31,13 @@ export const dashboardPages: DashboardPage[] = [
   emailPage,
   domainsPage,
   bucketSettingsPage,
+  accountPlanPage,
+  accountKeysPage,
+  accountAgentsPage,
+  accountNotificationsPage,
+  accountSecurityPage,
+  adminUsersPage,
+  adminPlansPage,
+  adminOutboxPage,
+  adminHealthPage,
 ];

@@ -6,14 +6,8 @@ import { dashboardAssetRoutes } from "./assets";
 import { dashboardPages } from "./registry";
 import { createShell, type NavItem } from "./shell";
 
-// Pages that live outside this feature (account pages) still belong in the dashboard's nav.
-const accountNav: NavItem[] = [
-  { label: "Account", href: "/account/access" },
-  { label: "Security", href: "/account/security" },
-];
-
 export const dashboardRoutes = (deps: Deps) => {
-  const nav = [...dashboardPages.flatMap((p) => (p.nav ? [p.nav] : [])), ...accountNav];
+  const nav: NavItem[] = dashboardPages.flatMap((p) => (p.nav ? [p.nav] : []));
   const tabs = dashboardPages.flatMap((p) => (p.bucketTab ? [p.bucketTab] : []));
   const shell = createShell(deps, nav, tabs);
   let app = new Elysia({ name: "dashboard" }).use(dashboardAssetRoutes()) as unknown as Elysia;

@@ -11,3 +11,5 @@ export { listOutbox, quotedForMail } from "./outbound";
 export { localSmtpServer, sendTestMessage } from "./delivery-check";
 // The dashboard's Email tab reads message.json through the files service and shows it.
 export type { MessageJson } from "./inbound";
+// Used by the dashboard's admin pages.
+export { getOutboxMessage } from "./outbound";

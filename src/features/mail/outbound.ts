@@ -96,3 +96,14 @@ export function listOutbox(deps: Deps, limit = 50) {
     )
     .all(limit);
 }
+
+/** One outbox message by id, or undefined. */
+export function getOutboxMessage(deps: Deps, id: string) {
+  return (
+    deps.sqlite
+      .query<{ id: string; to_address: string; subject: string; text_body: string; kind: string; created_at: string }, [string]>(
+        "SELECT id, to_address, subject, text_body, kind, created_at FROM mail_outbox WHERE id = ?",
+      )
+      .get(id) ?? undefined
+  );
+}

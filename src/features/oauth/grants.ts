@@ -116,12 +116,13 @@ export function actorFromGrantId(deps: Deps, grantId: string): Actor | null {
 function actorOfGrant(deps: Deps, grant: GrantRow, used: boolean): Actor | null {
   const now = deps.clock.now();
   const m = deps.db
-    .select({ role: memberships.role, admin: users.isInstanceAdmin })
+    .select({ role: memberships.role, admin: users.isInstanceAdmin, disabledAt: users.disabledAt })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
     .where(and(eq(memberships.accountId, grant.accountId), eq(memberships.userId, grant.userId)))
     .get();
   if (!m) return null; // the approving user left the account: the connection dies with the membership
+  if (m.disabledAt) return null; // a disabled user's connections stop working until they are enabled
   if (used && (!grant.lastUsedAt || now.getTime() - Date.parse(grant.lastUsedAt) > 60_000)) {
     deps.db.update(oauthGrants).set({ lastUsedAt: now.toISOString() }).where(eq(oauthGrants.id, grant.id)).run();
   }

@@ -11,3 +11,6 @@ export { ACCESS_TOKEN_TTL_S, DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, REFRESH_
 // Used by the task table outside src/features.
 export { purgeExpiredOAuthCodesAndTokens } from "./housekeeping";
 export { actorFromGrantId } from "./grants";
+// Used by the dashboard's account pages.
+export { listConnections, revokeConnection } from "./connections";
+export type { ConnectionView } from "./connections";

@@ -1,10 +1,10 @@
 // The OAuth flows' browser pages (device approval, consent, connections), rendered from
 // sites/oauth/*.html inside Pier's shared layout (sites/auth/layout.html). The device pages put
 // the Connection ID at the top right of the header, where `pier login` tells people to look.
-import type { Actor, Deps, Scope } from "../../core/context";
+import type { Scope } from "../../core/context";
 import { html, loadTemplate, renderTemplate, SafeHtml, shortTime, type TemplateVars } from "../../http/pages/layout";
 import { displayClientName } from "./clients";
-import { listConnections, type ConnectionView } from "./connections";
+import type { ConnectionView } from "./connections";
 import { scopeMeaning } from "./scopes";
 
 export interface Viewer {
@@ -86,9 +86,7 @@ export function consentPage(viewer: Viewer, opts: { clientName: string; redirect
   );
 }
 
-/** The connections with their revoke buttons: on /oauth/connections and on /account/access. */
-/** The account page's connections section (handed to the accounts routes by the route table). */
-export const connectionsSection = (deps: Deps, actor: Actor, csrf: string): SafeHtml => connectionsTable(listConnections(deps, actor), csrf);
+/** The connections with their revoke buttons on /oauth/connections (the dashboard's Agents page lists them too). */
 
 export function connectionsTable(list: ConnectionView[], csrf: string): SafeHtml {
   return list.length

@@ -39,7 +39,7 @@ describe("dashboard", () => {
     await b.get("/dashboard/anything");
     expect(Date.parse(visit()!)).toBeGreaterThan(Date.now() + 3000_000);
     t.clock.advance(3600_000);
-    await b.get("/account/access");
+    await b.get("/dashboard/account/keys");
     expect(Date.parse(visit()!)).toBeGreaterThan(Date.now() + 6600_000);
     const last = visit();
     t.clock.advance(60_000);
@@ -53,14 +53,16 @@ describe("account access page", () => {
   test("Free: the page lists keys, and creating a named key is refused with an upgrade message", async () => {
     const u = await t.user();
     const b = await browserFor(u);
-    const page = await b.get("/account/access");
+    // The old address leads to the dashboard's API keys page.
+    expect((await b.get("/account/access")).location).toBe("/dashboard/account/keys");
+    const page = await b.get("/dashboard/account/keys");
     expect(page.status).toBe(200);
     // The page says what to ask the operator and which command lifts it (no shop to go to).
     expect(page.text).toContain("Named API keys are not part of the Free plan this account is on.");
     expect(page.text).toContain(`pier admin account plan --account ${u.accountId} --plan pro`);
     expect(page.text).toContain("owner");
     const before = keyCount(u.accountId);
-    const res = await b.submit("/account/access", "/account/access/keys", { label: "ci", scope: "bucket_write" });
+    const res = await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "ci", scope: "bucket_write" });
     expect(res.status).toBe(403);
     expect(res.text).toContain(`Ask the operator of this Pier instance to move account ${u.accountId} to the pro plan.`);
     expect(keyCount(u.accountId)).toBe(before);
@@ -69,22 +71,27 @@ describe("account access page", () => {
   test("Pro: create shows the key once, it works with its scope, revoke makes it 401", async () => {
     const u = await t.user({ plan: "pro" });
     const b = await browserFor(u);
-    const res = await b.submit("/account/access", "/account/access/keys", { label: "deploy bot", scope: "bucket_read" });
-    expect(res.status).toBe(200);
+    const created = await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "deploy bot", scope: "bucket_read" });
+    expect(created.status).toBe(303);
+    const res = await b.get(created.location!);
     const key = /(pier_[a-z0-9]{40})/.exec(res.text)![1]!;
     expect(res.text).toContain("shown only once");
+    // Reloading the page the create led to shows no key and makes no second one.
+    const reloaded = await b.get(created.location!);
+    expect(reloaded.text).not.toContain(key);
+    expect(t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.label, "deploy bot")).all().length).toBe(1);
     expect((await t.api("GET", "/api/v1/buckets", { key })).status).toBe(200);
     const write = await t.api("POST", "/api/v1/buckets", { key, body: { bucket: { title: "nope" } } });
     expect(write.status).toBe(403);
 
-    const listed = await b.get("/account/access");
+    const listed = await b.get("/dashboard/account/keys");
     expect(listed.text).toContain("deploy bot");
     expect(listed.text).not.toContain(key); // never shown again
     const row = t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.label, "deploy bot")).get()!;
     expect(row.tokenHash).not.toContain(key);
-    const revoke = await b.submit("/account/access", `/account/access/keys/${row.id}/revoke`, {});
-    expect(revoke.status).toBe(200);
-    expect(revoke.text).toContain("Key revoked");
+    const revoke = await b.submit("/dashboard/account/keys", `/dashboard/account/keys/${row.id}/revoke`, {});
+    expect(revoke.status).toBe(303);
+    expect((await b.get(revoke.location!)).text).toContain("Key revoked");
     const after = await t.api("GET", "/api/v1/buckets", { key });
     expect(after.status).toBe(401);
     expect(after.body.error.code).toBe("UNAUTHORIZED");
@@ -95,20 +102,20 @@ describe("account access page", () => {
     const other = await t.user({ plan: "pro" });
     const b = await browserFor(u);
     const before = keyCount(u.accountId);
-    const forged = await b.post("/account/access/keys", { csrf: "x", label: "x", scope: "bucket_read" });
+    const forged = await b.post("/dashboard/account/keys", { csrf: "x", label: "x", scope: "bucket_read" });
     expect(forged.status).toBe(403);
     expect(keyCount(u.accountId)).toBe(before);
     const otherKey = t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.accountId, other.accountId)).get()!;
-    const cross = await b.submit("/account/access", `/account/access/keys/${otherKey.id}/revoke`, {});
+    const cross = await b.submit("/dashboard/account/keys", `/dashboard/account/keys/${otherKey.id}/revoke`, {});
     expect(cross.status).toBe(404);
     expect((await t.api("GET", "/api/v1/buckets", { key: other.key })).status).toBe(200);
   });
 
   test("signed-out visitors are sent to sign in", async () => {
-    const res = await new Browser(t.url).get("/account/access");
+    const res = await new Browser(t.url).get("/dashboard/account/keys");
     expect(res.status).toBe(303);
-    expect(res.location).toBe("/signin?next=%2Faccount%2Faccess");
-    const post = await new Browser(t.url).post("/account/access/keys", { label: "x" });
+    expect(res.location).toBe("/signin?next=%2Fdashboard%2Faccount%2Fkeys");
+    const post = await new Browser(t.url).post("/dashboard/account/keys", { label: "x" });
     expect(post.status).toBe(303);
   });
 });
@@ -207,7 +214,7 @@ describe("read-only account", () => {
     const b = await browserFor(u);
     expect((await b.get("/dashboard")).text).toContain("read-only (billing review)");
     const before = keyCount(u.accountId);
-    const pageCreate = await b.submit("/account/access", "/account/access/keys", { label: "x", scope: "bucket_read" });
+    const pageCreate = await b.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "x", scope: "bucket_read" });
     expect(pageCreate.status).toBe(403);
     expect(pageCreate.text).toContain("read-only");
     expect(keyCount(u.accountId)).toBe(before);

@@ -46,7 +46,7 @@ describe("browser login link", () => {
     expect(post.status).toBe(303);
     expect(post.headers.get("location")).toBe("/account/access");
     const session = cookieOf(post, "pier_session")!;
-    const access = await fetch(`${t.url}/account/access`, { headers: { cookie: session }, redirect: "manual" });
+    const access = await fetch(`${t.url}/dashboard/account/keys`, { headers: { cookie: session }, redirect: "manual" });
     expect(access.status).toBe(200);
 
     const again = await fetch(local(url), {

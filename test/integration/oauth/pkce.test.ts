@@ -232,11 +232,11 @@ describe("connections page", () => {
     const listing = await (await page(`${t.url}/oauth/connections`, c)).text();
     expect(listing).toContain("PKCE app");
     const action = /action="(\/oauth\/connections\/cxn_[a-z0-9]+\/revoke)"/.exec(listing)![1]!;
-    // The account access page lists the same connection with the same revoke button.
-    const access = await (await page(`${t.url}/account/access`, c)).text();
+    // The dashboard's Agents page lists the same connection with its own revoke button.
+    const access = await (await page(`${t.url}/dashboard/account/agents`, c)).text();
     expect(access).toContain("Agent connections");
     expect(access).toContain("PKCE app");
-    expect(access).toContain(`action="${action}"`);
+    expect(access).toContain(`action="/dashboard/account/agents/${action.split("/")[3]}/revoke"`);
     const forged = await page(t.url + action, c, { csrf: "nope" });
     expect(forged.status).toBe(403);
     expect((await t.api("GET", "/api/v1/buckets", { key: tokens.access_token })).status).toBe(200);

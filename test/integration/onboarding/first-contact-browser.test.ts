@@ -46,11 +46,11 @@ describe("first contact in Chromium", () => {
 
       // A few keys with long names fill the access table (the widest table Pier shows).
       for (const label of ["deploy bot for the documentation site", "nightly backup job", "ci"]) {
-        await page.goto(api("/account/access"));
+        await page.goto(api("/dashboard/account/keys"));
         await page.fill("#label", label);
-        await Promise.all([page.waitForLoadState("load"), page.click("form[action='/account/access/keys'] button[type=submit]")]);
+        await Promise.all([page.waitForLoadState("load"), page.waitForNavigation(), page.click("#create-key button[type=submit]")]);
       }
-      await page.goto(api("/account/access"));
+      await page.goto(api("/dashboard/account/keys"));
       expect(await page.locator("table tbody tr").count()).toBeGreaterThanOrEqual(3);
       expect(await overflow(page)).toBeLessThanOrEqual(0);
       // The table itself stays reachable: it scrolls inside its card.

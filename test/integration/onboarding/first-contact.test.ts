@@ -104,9 +104,9 @@ describe("the owner plan", () => {
     expect(dash.text).toContain("Welcome to Pier");
     expect(dash.text).not.toContain("Welcome back");
     // Named API keys (not on Free) can be created from the dashboard right away.
-    const made = await owner.submit("/account/access", "/account/access/keys", { label: "ci", scope: "bucket_admin" });
-    expect(made.status).toBe(200);
-    ownerKey = /(pier_[a-z0-9]{40})/.exec(made.text)![1]!;
+    const made = await owner.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "ci", scope: "bucket_admin" });
+    expect(made.status).toBe(303);
+    ownerKey = /(pier_[a-z0-9]{40})/.exec((await owner.get(made.location!)).text)![1]!;
 
     const second = insertUserWithAccount(t.pier.deps, { email: "second@example.com", passwordHash: await hashPassword("another long password") });
     expect(second.account.plan).toBe("free");

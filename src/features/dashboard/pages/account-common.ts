@@ -1,0 +1,75 @@
+// What the account and admin pages share: their tab bars, a pager, the offset of a page, and the
+// answer to a refusal that needs the password again (sudo mode, accounts/sudo.ts).
+import { ApiError } from "../../../core/errors";
+import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
+import { passwordConfirmationPage } from "../../accounts";
+import type { Session, Shell } from "../shell";
+
+export const ACCOUNT_PATH = "/dashboard/account";
+export const ADMIN_PATH = "/dashboard/admin";
+
+const ACCOUNT_TABS = [
+  { label: "Plan", path: ACCOUNT_PATH },
+  { label: "API keys", path: `${ACCOUNT_PATH}/keys` },
+  { label: "Agents", path: `${ACCOUNT_PATH}/agents` },
+  { label: "Notifications", path: `${ACCOUNT_PATH}/notifications` },
+  { label: "Security", path: `${ACCOUNT_PATH}/security` },
+];
+
+const ADMIN_TABS = [
+  { label: "Users", path: ADMIN_PATH },
+  { label: "Plans", path: `${ADMIN_PATH}/plans` },
+  { label: "Outbox", path: `${ADMIN_PATH}/outbox` },
+  { label: "Health", path: `${ADMIN_PATH}/health` },
+];
+
+// What these pages add to the dashboard's styles (inline, as the shell's own: the CSP allows inline styles).
+const pageStyle = html`<style>
+.choices{list-style:none;padding:0;margin:.5rem 0;max-height:22rem;overflow:auto}.choices li{margin:.25rem 0}
+.inline-label{display:inline;font-weight:400}fieldset{border:1px solid var(--line);border-radius:8px;padding:.75rem;margin:1rem 0;min-width:0}
+td form.inline+form.inline{margin-left:.5rem}.mono{font-family:ui-monospace,monospace;white-space:pre-wrap;overflow-wrap:anywhere}
+</style>`;
+
+function tabBar(label: string, tabs: { label: string; path: string }[], current: string): SafeHtml {
+  const links = tabs.map((t) => (t.path === current ? html`<a href="${t.path}" aria-current="page">${t.label}</a>` : html`<a href="${t.path}">${t.label}</a>`));
+  return html`${pageStyle}<nav aria-label="${label}" class="tabs">${links}</nav>`;
+}
+
+export const accountTabs = (current: string) => tabBar("Account", ACCOUNT_TABS, current);
+export const adminTabs = (current: string) => tabBar("Instance admin", ADMIN_TABS, current);
+
+/** A page's offset from the query (?offset=), never negative. */
+export const offsetOf = (query: Record<string, string | undefined>, name = "offset") => Math.max(0, Number.parseInt(query[name] ?? "0", 10) || 0);
+
+/** Previous/next links for a paged list; `link(offset)` builds the URL of another page. */
+export function pager(offset: number, size: number, total: number, link: (offset: number) => string): SafeHtml {
+  const prev = offset > 0 ? html`<a href="${link(Math.max(0, offset - size))}">← Previous</a>` : html`<span></span>`;
+  const next = offset + size < total ? html`<a href="${link(offset + size)}">Next →</a>` : html``;
+  return html`<div class="pager">${prev}${next}</div>`;
+}
+
+/** The notice at the top of a page: a refusal not about one field, else the outcome of the last action. */
+export function noticeOf(error: ApiError | undefined, done: Record<string, string>, code: string | undefined): SafeHtml {
+  if (error && !(error.details as { field?: string } | undefined)?.field) return alertBox(error.message);
+  return alertBox(done[code ?? ""], "ok");
+}
+
+/**
+ * A refused account-security action outside sudo mode asks for the password (and comes back
+ * to `returnTo`), exactly as the REST twin answers REAUTHENTICATION_REQUIRED; anything else
+ * renders the page again.
+ */
+export function sudoOr(s: Session, error: ApiError, returnTo: string, page: () => Promise<Response>): Promise<Response> {
+  if (error.code === "REAUTHENTICATION_REQUIRED") return passwordConfirmationPage(s, returnTo, error);
+  return page();
+}
+
+/** Instance admin pages exist only for instance admins: anyone else gets the normal not-found page. */
+export function requireInstanceAdmin(s: Session): void {
+  if (!s.user.isInstanceAdmin) throw new ApiError("NOT_FOUND", "No such page.");
+}
+
+/** A refused admin action: a non-admin (or one demoted meanwhile) gets the not-found page. */
+export function adminRefusal(shell: Shell, s: Session, page: () => Promise<Response>): Promise<Response> {
+  return s.user.isInstanceAdmin ? page() : shell.notFound(s);
+}

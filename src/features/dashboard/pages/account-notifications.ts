@@ -1,0 +1,36 @@
+// Notifications (/dashboard/account/notifications): what Pier told the account (background
+// bucket deletes, failed builds, lapsing sites), newest first, from the same service as
+// GET /api/v1/notifications. The API has no read state yet, so neither has this page.
+import type { Elysia } from "elysia";
+import { html, shortTime } from "../../../http/pages/layout";
+import { listNotifications, NOTIFICATIONS_PAGE_MAX } from "../../notifications";
+import type { DashboardPage } from "../page";
+import { ACCOUNT_PATH, accountTabs } from "./account-common";
+
+export const NOTIFICATIONS_PATH = `${ACCOUNT_PATH}/notifications`;
+
+export const accountNotificationsPage: DashboardPage = {
+  routes: (app, shell) =>
+    app.get(
+      NOTIFICATIONS_PATH,
+      shell.view((s) => {
+        const { notifications } = listNotifications(shell.deps, s.actor, { limit: NOTIFICATIONS_PAGE_MAX });
+        const items = notifications.map(
+          (n) =>
+            html`<li class="card-item"><h2 class="h3 wrap">${n.subject}</h2><p class="small muted">${shortTime(n.created_at)} · <code>${n.kind}</code></p><p class="wrap mono">${n.body}</p></li>`,
+        );
+        return shell.render(s, {
+          title: "Notifications",
+          template: "dashboard/account-notifications.html",
+          current: ACCOUNT_PATH,
+          vars: {
+            tabs: accountTabs(NOTIFICATIONS_PATH),
+            empty: notifications.length === 0,
+            items: html`${items}`,
+            max: NOTIFICATIONS_PAGE_MAX,
+          },
+        });
+      }),
+      { detail: { hide: true } },
+    ) as unknown as Elysia,
+};
