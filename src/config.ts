@@ -54,6 +54,10 @@ export interface Config {
   ownerPlan: string;
   /** Seconds a request body (other than a storage upload) may take to arrive in full. */
   bodyTimeoutSeconds: number;
+  /** Days of daily analytics roll-ups kept (hourly ones are kept 3 days). */
+  analyticsRetentionDays: number;
+  /** IP-to-country MMDB file; null = the embedded database. */
+  geoipDb: string | null;
 }
 
 interface Option {
@@ -236,6 +240,19 @@ export const configOptions: Option[] = [
     default: "1",
     help: "With --trust-proxy: how many reverse proxies in a row append to X-Forwarded-For in front of Pier (1 = one proxy; the rightmost entry is the client).",
     parse: positiveInt,
+  },  {
+    key: "analyticsRetentionDays",
+    name: "analytics-retention-days",
+    default: "400",
+    help: "Days of daily website analytics kept (all-time hit counts are kept regardless; hourly figures are kept 3 days).",
+    parse: positiveInt,
+  },
+  {
+    key: "geoipDb",
+    name: "geoip-db",
+    default: "",
+    help: "MaxMind-format (.mmdb) IP-to-country database for analytics. Default: the embedded geo-whois-asn-country database (CC BY 4.0, NRO).",
+    parse: optionalStr,
   },
 ];
 

@@ -29,6 +29,8 @@ import { createSiteHandler } from "./sites/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
+import { AnalyticsRecorder, checkGeoDb } from "./features/analytics";
+import { ConfigError } from "./config";
 
 export interface StartOptions {
   clock?: Clock;
@@ -66,6 +68,8 @@ export function openData(config: Config) {
 /** Dependencies without listeners (CLI admin commands use these directly). */
 export async function createDeps(config: Config, httpPort: number, opts: StartOptions = {}): Promise<Deps & { close(): void }> {
   const log = opts.log ?? createLogger(config.logLevel);
+  const geoProblem = checkGeoDb(config.geoipDb);
+  if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
   const { handle, applied } = openData(config);
   if (applied.length) log.info("migrations applied", { migrations: applied });
@@ -93,9 +97,10 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };
-  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer">;
+  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "analytics">;
   deps.agentActivity = new ActivityRecorder(deps);
   deps.mailer = newMailer(deps);
+  deps.analytics = new AnalyticsRecorder(deps);
   return deps;
 }
 
@@ -131,6 +136,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
+  deps.analytics.start();
   let stopped = false;
   return {
     deps,
@@ -148,6 +154,8 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       await https?.stop();
       await smtp?.stop();
       await runner.stop();
+      // Counts since the last flush are written before the database closes.
+      deps.analytics.stop();
       deps.close();
     },
   };

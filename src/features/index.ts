@@ -18,6 +18,7 @@ import { publishSessionRoutes } from "./publish/sessions/routes";
 import { notificationRoutes } from "./notifications/routes";
 import { connectionsSection } from "./oauth/pages";
 import { dashboardRoutes } from "./dashboard";
+import { analyticsRoutes } from "./analytics/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
@@ -35,4 +36,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(publishRoutes(deps, auth))
     .use(publishSessionRoutes(deps, auth))
     .use(notificationRoutes(deps, auth))
-    .use(dashboardRoutes(deps));
+    .use(dashboardRoutes(deps))
+    .use(analyticsRoutes(deps, auth));

@@ -11,6 +11,7 @@ import { BUILD_JOB } from "../features/publish";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish";
 import { prunePublishSessions } from "../features/publish";
 import { pruneGateRecords } from "../sites/gate-limits";
+import { pruneAnalytics } from "../features/analytics";
 import type { JobHandler, PeriodicTask } from "./runner";
 
 export interface Task {
@@ -89,6 +90,12 @@ export const tasks: Task[] = [
     everyMs: HOUR,
     handler: { run: async (deps) => pruneGateRecords(deps), maxAttempts: 1 },
     description: "Forget site-gate attempt windows that ended and access codes past their expiry and the mail-cap hour",
+  },
+  {
+    kind: "analytics.prune",
+    everyMs: HOUR,
+    handler: { run: async (deps) => pruneAnalytics(deps), maxAttempts: 1 },
+    description: "Delete hourly analytics after 3 days and daily analytics after --analytics-retention-days (all-time hits stay)",
   },
 ];
 

@@ -2,9 +2,11 @@
 import m0 from "./0000_init.sql" with { type: "text" };
 import m1 from "./0001_upload_received.sql" with { type: "text" };
 import m2 from "./0002_site_email_codes_email.sql" with { type: "text" };
+import m3 from "./0003_analytics.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
   { name: "0001_upload_received", sql: m1 },
   { name: "0002_site_email_codes_email", sql: m2 },
+  { name: "0003_analytics", sql: m3 },
 ];

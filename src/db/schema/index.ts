@@ -6,3 +6,4 @@ export * from "./publish";
 export * from "./outbound-mail";
 export * from "./mail";
 export * from "./oauth";
+export * from "./analytics";

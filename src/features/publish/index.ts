@@ -23,3 +23,6 @@ export { verifyRecipientToken } from "./service";
 export { getAutoIndexTemplate } from "./autoindex-templates";
 export { sanitizeSlug } from "./slugs";
 export { MIN_SLUG_LENGTH } from "./publications";
+// Used by analytics (site lists and URLs for its figures).
+export { listPublications } from "./service";
+export { publicUrlOf } from "./present";
