@@ -99,6 +99,13 @@ const TABLE_OWNER: Record<string, string> = {
   autoIndexTemplates: "publish",
   publishSessions: "publish",
   jobs: "jobs",
+  analyticsHourly: "analytics",
+  analyticsDaily: "analytics",
+  analyticsHourlyDims: "analytics",
+  analyticsDailyDims: "analytics",
+  analyticsTotals: "analytics",
+  analyticsVisitors: "analytics",
+  analyticsSalts: "analytics",
 };
 
 /**

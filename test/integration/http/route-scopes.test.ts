@@ -316,6 +316,8 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/unarchive": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/delete": { auth: "page", signedIn: true },
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
+  "GET /api/v1/analytics": { auth: "bucket_read", query: "range=7d" },
+  "GET /api/v1/publications/:id/analytics": { auth: "bucket_read", ...pubRoute, query: "range=24h" },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
