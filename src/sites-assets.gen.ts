@@ -19,21 +19,22 @@ import a15 from "../sites/oauth/device-entry.html" with { type: "file" };
 import a16 from "../sites/oauth/login-link.html" with { type: "file" };
 import a17 from "../sites/oauth/message.html" with { type: "file" };
 import a18 from "../sites/site/autoindex.html" with { type: "file" };
-import a19 from "../sites/site/page.html" with { type: "file" };
-import a20 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a21 from "../sites/templates/docs/README.md" with { type: "file" };
-import a22 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a23 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a24 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a25 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a26 from "../sites/templates/docs/index.html" with { type: "file" };
-import a27 from "../sites/templates/landing/README.md" with { type: "file" };
-import a28 from "../sites/templates/landing/index.html" with { type: "file" };
-import a29 from "../sites/templates/landing/style.css" with { type: "file" };
-import a30 from "../sites/templates/spa/README.md" with { type: "file" };
-import a31 from "../sites/templates/spa/index.html" with { type: "file" };
-import a32 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a33 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a19 from "../sites/site/events.js" with { type: "file" };
+import a20 from "../sites/site/page.html" with { type: "file" };
+import a21 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a22 from "../sites/templates/docs/README.md" with { type: "file" };
+import a23 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a24 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a25 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a26 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a27 from "../sites/templates/docs/index.html" with { type: "file" };
+import a28 from "../sites/templates/landing/README.md" with { type: "file" };
+import a29 from "../sites/templates/landing/index.html" with { type: "file" };
+import a30 from "../sites/templates/landing/style.css" with { type: "file" };
+import a31 from "../sites/templates/spa/README.md" with { type: "file" };
+import a32 from "../sites/templates/spa/index.html" with { type: "file" };
+import a33 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a34 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -56,19 +57,20 @@ export const siteAssets: Record<string, string> = {
   "oauth/login-link.html": a16,
   "oauth/message.html": a17,
   "site/autoindex.html": a18,
-  "site/page.html": a19,
-  "site/robots-preview.txt": a20,
-  "templates/docs/README.md": a21,
-  "templates/docs/docs.css": a22,
-  "templates/docs/docs.js": a23,
-  "templates/docs/guide/faq.md": a24,
-  "templates/docs/guide/getting-started.md": a25,
-  "templates/docs/index.html": a26,
-  "templates/landing/README.md": a27,
-  "templates/landing/index.html": a28,
-  "templates/landing/style.css": a29,
-  "templates/spa/README.md": a30,
-  "templates/spa/index.html": a31,
-  "templates/spa/src/app.css": a32,
-  "templates/spa/src/app.js": a33,
+  "site/events.js": a19,
+  "site/page.html": a20,
+  "site/robots-preview.txt": a21,
+  "templates/docs/README.md": a22,
+  "templates/docs/docs.css": a23,
+  "templates/docs/docs.js": a24,
+  "templates/docs/guide/faq.md": a25,
+  "templates/docs/guide/getting-started.md": a26,
+  "templates/docs/index.html": a27,
+  "templates/landing/README.md": a28,
+  "templates/landing/index.html": a29,
+  "templates/landing/style.css": a30,
+  "templates/spa/README.md": a31,
+  "templates/spa/index.html": a32,
+  "templates/spa/src/app.css": a33,
+  "templates/spa/src/app.js": a34,
 };

@@ -3,7 +3,7 @@
 // own 404.html when present); spa sites answer deep links with the root index page; directories
 // without a trailing slash redirect; gates run before anything of the site is revealed.
 import type { Deps } from "../core/context";
-import { classify, isDownloadPath } from "../features/analytics";
+import { classify, ClientEvents, isDownloadPath } from "../features/analytics";
 import { clientIp } from "../http/request-info";
 import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
 import { SiteDirectory, type Manifest, type Site } from "./directory";
@@ -33,6 +33,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs);
   const autoIndex = new AutoIndex(deps, files);
+  const events = new ClientEvents(deps);
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
 
@@ -122,6 +123,8 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (method === "POST" && path.startsWith("_pier/gate/"))
         return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
       if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
+      if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return events.scriptResponse(site.clientEvents, extra);
+      if (method === "POST" && path === "_pier/event") return events.receive(req, site, ipOf());
       return notHere();
     }
     if (method !== "GET" && method !== "HEAD") {

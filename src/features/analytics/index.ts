@@ -7,3 +7,4 @@ export { accountAnalytics, publicationAnalytics, publicationSummary } from "./se
 export { pruneAnalytics } from "./rollups";
 export { checkGeoDb } from "./geo";
 export { RANGES } from "./window";
+export { ClientEvents, EVENTS_PER_MINUTE } from "./events";
