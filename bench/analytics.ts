@@ -7,7 +7,7 @@
 //     of GET /api/v1/publications/:id/analytics?range=90d over real HTTP;
 //  3. the flusher under a flood of 100,000 distinct 404 paths: fold + flush time, rows written
 //     and the process's heap before/after (caps keep both flat).
-// Run: ./node_modules/.bin/bun bench/analytics.ts [--duration 8] [--rounds 3] [--only rps,query,flood]
+// Run: ./node_modules/.bin/bun bench/analytics.ts [--duration 8] [--rounds 3] [--only rps,handler,query,flood]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +23,7 @@ import { writeRollups } from "../src/features/analytics/rollups";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
 import { createDeps, startPier } from "../src/runtime";
+import { createSiteHandler } from "../src/sites/server";
 import { percentile } from "./lib";
 import type { Deps } from "../src/core/context";
 import { eq } from "drizzle-orm";
@@ -33,7 +34,7 @@ const arg = (name: string, def: string) => {
 };
 const DURATION = Number(arg("duration", "8"));
 const ROUNDS = Number(arg("rounds", "3"));
-const ONLY = arg("only", "rps,query,flood").split(",");
+const ONLY = arg("only", "rps,handler,query,flood").split(",");
 const SECRET = "bench-secret-key-bench-secret-key-bench-secret";
 const work = mkdtempSync(join(tmpdir(), "pier-bench-analytics-"));
 const cleanup = () => rmSync(work, { recursive: true, force: true });
@@ -106,6 +107,37 @@ async function requestsPerSecond() {
   const on = sum.on / ROUNDS;
   const off = sum.off / ROUNDS;
   console.log(`\nMean: on ${on.toFixed(0)}/s, off ${off.toFixed(0)}/s: on is ${(((off - on) / off) * 100).toFixed(1)}% slower (goal < 5%).`);
+}
+
+// --- 1b. the same comparison without the network: the site handler called in-process (CPU per
+// request, alternating on/off batches), steadier than wrk on a shared machine.
+async function handlerCost() {
+  const dir = join(work, "handler");
+  const deps = await createDeps(baseConfig(dir), 0, { log: silentLogger });
+  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  await seedSite(deps, account.id, "analyticson", true);
+  await seedSite(deps, account.id, "analyticsoff", false);
+  const handle = createSiteHandler(deps);
+  const headers = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36", referer: "https://news.example.org/item" };
+  const run = async (slug: string, n: number) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const res = await handle(new Request(`http://${slug}.localhost/`, { headers }), { kind: "site", label: slug }, () => `198.51.100.${i & 255}`);
+      await res.arrayBuffer();
+    }
+    return ((performance.now() - t0) * 1000) / n;
+  };
+  await run("analyticson", 20_000);
+  await run("analyticsoff", 20_000);
+  const us = { on: [] as number[], off: [] as number[] };
+  for (let r = 0; r < 6; r++) for (const side of r % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) us[side].push(await run(`analytics${side}`, 50_000));
+  deps.analytics.flush();
+  deps.close();
+  const med = (a: number[]) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  console.log(`\n### Site handler in-process, 6 x 50,000 requests each side (256 distinct client IPs)\n`);
+  console.log(`| Analytics | median µs/request | all batches |\n|---|---|---|`);
+  for (const side of ["off", "on"] as const) console.log(`| ${side} | ${med(us[side]).toFixed(2)} | ${us[side].map((x) => x.toFixed(2)).join(", ")} |`);
+  console.log(`\nOverhead: ${(med(us.on) - med(us.off)).toFixed(2)} µs/request (${(((med(us.on) - med(us.off)) / med(us.off)) * 100).toFixed(1)}%).`);
 }
 
 // --- 2. 90-day query over 10M hits / 1,000 paths
@@ -206,6 +238,7 @@ async function flood() {
 
 try {
   if (ONLY.includes("rps")) await requestsPerSecond();
+  if (ONLY.includes("handler")) await handlerCost();
   if (ONLY.includes("query")) await ninetyDayQuery();
   if (ONLY.includes("flood")) await flood();
 } finally {

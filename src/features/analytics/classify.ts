@@ -109,7 +109,9 @@ export function cachedBotNames(max = 5_000): (userAgent: string) => string | nul
 }
 
 /** A request path as people read it: percent-decoded when that is valid UTF-8, control bytes replaced. */
+const PLAIN_PATH = /^[\x20-\x24\x26-\x7e]{0,512}$/;
 export function readablePath(raw: string): string {
+  if (PLAIN_PATH.test(raw)) return raw; // the common case: nothing to decode or replace
   let path = raw;
   if (raw.includes("%")) {
     try {

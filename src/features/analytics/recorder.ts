@@ -3,7 +3,7 @@
 // (bot names, countries, visitor hashes, capped top lists) happens off the request, when the
 // array fills or the flush timer fires. A flush writes everything in one transaction, so a crash
 // loses at most the counts since the last flush and never a roll-up already written.
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Deps } from "../../core/context";
 import type { DimensionKind } from "../../db/schema";
 import { cachedBotNames, readablePath, referrerHost, type HitKind } from "./classify";
@@ -39,8 +39,18 @@ export const FLUSH_MS = 5_000;
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-export const hourKey = (ms: number) => new Date(Math.floor(ms / HOUR_MS) * HOUR_MS).toISOString().slice(0, 13);
-export const dayKey = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+// Hits arrive in time order: the last hour's key is almost always the answer (no Date per hit).
+let lastHour = -1;
+let lastHourKey = "";
+export const hourKey = (ms: number) => {
+  const h = Math.floor(ms / HOUR_MS);
+  if (h !== lastHour) {
+    lastHourKey = new Date(h * HOUR_MS).toISOString().slice(0, 13);
+    lastHour = h;
+  }
+  return lastHourKey;
+};
+export const dayKey = (ms: number) => hourKey(ms).slice(0, 10);
 
 const KINDS: DimensionKind[] = ["path", "referrer", "country", "bot", "not_found"];
 const newDims = <V>(make: () => V) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<DimensionKind, V>;
@@ -100,6 +110,12 @@ export class AnalyticsRecorder {
   private readonly salts = new Map<string, string>();
   private readonly botOf = cachedBotNames();
   private readonly countryOf: CountryOf;
+  // Traffic repeats (a page and its assets, a reader's next page): the fold remembers recent
+  // answers instead of recomputing an HMAC, a URL parse or a tree lookup per hit. Cleared when
+  // full, so each stays bounded.
+  private readonly hashes = new Map<string, string>();
+  private readonly referrers = new Map<string, string | null>();
+  private readonly countries = new Map<string, string | null>();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(private readonly deps: Deps) {
@@ -204,9 +220,9 @@ export class AnalyticsRecorder {
       if (h.kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
       c.count("path", readablePath(h.path));
-      const ref = referrerHost(h.referer, h.host);
+      const ref = h.referer === null ? null : this.referrerOf(h.referer, h.host);
       if (ref !== "own") c.count("referrer", ref ?? "direct");
-      const country = this.countryOf(h.ip);
+      const country = remember(this.countries, h.ip, this.countryOf);
       if (country !== null) c.count("country", country);
     }
   }
@@ -217,10 +233,16 @@ export class AnalyticsRecorder {
    * is deleted nobody can recompute it from an IP.
    */
   private visitorHash(h: RawHit): string {
-    return createHmac("sha256", this.saltFor(dayKey(h.at)))
-      .update(`${h.ip}\n${h.userAgent}\n${h.publicationId}`)
-      .digest("base64url")
-      .slice(0, 22);
+    const day = dayKey(h.at);
+    const key = `${day}\n${h.publicationId}\n${h.ip}\n${h.userAgent}`;
+    return remember(this.hashes, key, () =>
+      // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
+      new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${h.ip}\n${h.userAgent}\n${h.publicationId}`).digest("base64url").slice(0, 22),
+    );
+  }
+
+  private referrerOf(referer: string, host: string): string | null | "own" {
+    return remember(this.referrers, `${host} ${referer}`, () => referrerHost(referer, host));
   }
 
   private saltFor(day: string): string {
@@ -236,7 +258,21 @@ export class AnalyticsRecorder {
 
   private forgetOldSalts(): void {
     const yesterday = dayKey(this.deps.clock.now().getTime() - DAY_MS);
-    for (const day of this.salts.keys()) if (day < yesterday) this.salts.delete(day);
+    for (const day of this.salts.keys()) {
+      if (day >= yesterday) continue;
+      this.salts.delete(day);
+      this.hashes.clear(); // remembered hashes of a forgotten salt go with it
+    }
     pruneSalts(this.deps, yesterday);
   }
+}
+
+const REMEMBER_MAX = 20_000;
+function remember<V>(cache: Map<string, V>, key: string, compute: (key: string) => V): V {
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  if (cache.size >= REMEMBER_MAX) cache.clear();
+  const value = compute(key);
+  cache.set(key, value);
+  return value;
 }
