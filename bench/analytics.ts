@@ -46,7 +46,11 @@ const baseConfig = (dir: string) => ({ ...loadConfig({}, {}), dataDir: dir, secr
 
 async function seedSite(deps: Deps, accountId: string, slug: string, tracking: boolean) {
   const now = new Date().toISOString();
-  const bucket = deps.db.insert(buckets).values({ id: `bkt_${slug}`, accountId, title: slug, createdAt: now, updatedAt: now }).returning().get();
+  const bucket = deps.db
+    .insert(buckets)
+    .values({ id: `bkt_${slug}`, accountId, title: slug, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
   const pub = createPublication(deps, { bucketId: bucket.id, accountId, kind: "main", slug });
   const html = "<!doctype html><title>Bench</title>" + "<p>Lorem ipsum dolor sit amet.</p>\n".repeat(110);
   const d = await writeDeploy(deps, pub.id, [{ path: "index.html", bytes: html }]);
@@ -67,12 +71,29 @@ async function requestsPerSecond() {
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = probe.port!;
   probe.stop(true);
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve", "--data-dir", dir, "--http-port", String(port), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"], {
-    cwd: join(import.meta.dir, ".."),
-    env: { ...process.env, PIER_SECRET_KEY: SECRET },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      "src/main.ts",
+      "serve",
+      "--data-dir",
+      dir,
+      "--http-port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--smtp-port",
+      "off",
+      "--log-level",
+      "warn",
+    ],
+    {
+      cwd: join(import.meta.dir, ".."),
+      env: { ...process.env, PIER_SECRET_KEY: SECRET },
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
   for (let i = 0; i < 200; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/api/v1/status`)).ok) break;
@@ -81,9 +102,25 @@ async function requestsPerSecond() {
   }
   const ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
   const wrk = (slug: string) => {
-    const out = spawnSync("wrk", ["-t2", "-c50", `-d${DURATION}s`, "--latency", "-H", `Host: ${slug}.localhost`, "-H", `User-Agent: ${ua}`, "-H", "Referer: https://news.example.org/item", `http://127.0.0.1:${port}/`], {
-      encoding: "utf8",
-    }).stdout;
+    const out = spawnSync(
+      "wrk",
+      [
+        "-t2",
+        "-c50",
+        `-d${DURATION}s`,
+        "--latency",
+        "-H",
+        `Host: ${slug}.localhost`,
+        "-H",
+        `User-Agent: ${ua}`,
+        "-H",
+        "Referer: https://news.example.org/item",
+        `http://127.0.0.1:${port}/`,
+      ],
+      {
+        encoding: "utf8",
+      },
+    ).stdout;
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
     const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "?";
     return { rps, p99 };
@@ -118,7 +155,10 @@ async function handlerCost() {
   await seedSite(deps, account.id, "analyticson", true);
   await seedSite(deps, account.id, "analyticsoff", false);
   const handle = createSiteHandler(deps);
-  const headers = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36", referer: "https://news.example.org/item" };
+  const headers = {
+    "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
+    referer: "https://news.example.org/item",
+  };
   const run = async (slug: string, n: number) => {
     const t0 = performance.now();
     for (let i = 0; i < n; i++) {
@@ -130,7 +170,8 @@ async function handlerCost() {
   await run("analyticson", 20_000);
   await run("analyticsoff", 20_000);
   const us = { on: [] as number[], off: [] as number[] };
-  for (let r = 0; r < 6; r++) for (const side of r % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) us[side].push(await run(`analytics${side}`, 50_000));
+  for (let r = 0; r < 6; r++)
+    for (const side of r % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) us[side].push(await run(`analytics${side}`, 50_000));
   deps.analytics.flush();
   deps.close();
   const med = (a: number[]) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
@@ -149,7 +190,11 @@ async function ninetyDayQuery() {
   const key = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
   const pub = await seedSite(deps, account.id, "querysite", true);
   // The publication "existed" 181 days ago, so both the window and its previous period are available.
-  deps.db.update(publications).set({ createdAt: new Date(Date.now() - 181 * 86_400_000).toISOString() }).where(eq(publications.id, pub.id)).run();
+  deps.db
+    .update(publications)
+    .set({ createdAt: new Date(Date.now() - 181 * 86_400_000).toISOString() })
+    .where(eq(publications.id, pub.id))
+    .run();
   const HITS = 10_000_000;
   const HOURS = 90 * 24;
   const perHour = Math.round(HITS / HOURS);
@@ -191,7 +236,9 @@ async function ninetyDayQuery() {
   await pier.stop();
   console.log(`\n### 90-day query, ${(seeded / 1e6).toFixed(1)}M hits over 1,000 paths (seeded in ${seedSeconds.toFixed(0)} s through writeRollups)\n`);
   console.log(`hits in answer: ${body.data.analytics.totals.hits}; paths listed: ${body.data.analytics.paths.length}`);
-  console.log(`| Requests | p50 | p99 | max |\n|---|---|---|---|\n| 300 | ${percentile(times, 50).toFixed(1)} ms | ${percentile(times, 99).toFixed(1)} ms | ${times[times.length - 1]!.toFixed(1)} ms |`);
+  console.log(
+    `| Requests | p50 | p99 | max |\n|---|---|---|---|\n| 300 | ${percentile(times, 50).toFixed(1)} ms | ${percentile(times, 99).toFixed(1)} ms | ${times[times.length - 1]!.toFixed(1)} ms |`,
+  );
 }
 
 // --- 3. a flood of 100,000 distinct 404 paths
@@ -232,7 +279,9 @@ async function flood() {
   const dims = deps.sqlite.query("SELECT count(*) AS n FROM analytics_daily_dims WHERE kind = 'not_found'").get() as { n: number };
   deps.close();
   console.log(`\n### Flood: 100,000 distinct 404 paths per round (heap before: ${before.toFixed(1)} MiB)\n`);
-  console.log("| Round | 100k hits appended + folded | Flush | Rows written | Heap at peak | Heap after flush |\n|---|---|---|---|---|---|\n" + rows.join("\n"));
+  console.log(
+    "| Round | 100k hits appended + folded | Flush | Rows written | Heap at peak | Heap after flush |\n|---|---|---|---|---|---|\n" + rows.join("\n"),
+  );
   console.log(`\nDistinct 404 rows stored for the day: ${dims.n} (cap 200 per hour + "(other)")`);
 }
 

@@ -240,7 +240,8 @@ export const configOptions: Option[] = [
     default: "1",
     help: "With --trust-proxy: how many reverse proxies in a row append to X-Forwarded-For in front of Pier (1 = one proxy; the rightmost entry is the client).",
     parse: positiveInt,
-  },  {
+  },
+  {
     key: "analyticsRetentionDays",
     name: "analytics-retention-days",
     default: "400",

@@ -7,7 +7,9 @@ export type HitKind = "page" | "asset" | "not_found";
 
 /** Non-HTML files people download on purpose (not the CSS, scripts and images a page pulls in). */
 const DOWNLOAD_EXTENSIONS = new Set(
-  "pdf zip gz tgz tar bz2 xz 7z rar dmg exe msi deb rpm apk iso img epub mobi csv tsv xls xlsx doc docx ppt pptx odt ods odp rtf mp3 wav flac ogg m4a mp4 mov avi mkv webm wasm bin jar whl".split(" "),
+  "pdf zip gz tgz tar bz2 xz 7z rar dmg exe msi deb rpm apk iso img epub mobi csv tsv xls xlsx doc docx ppt pptx odt ods odp rtf mp3 wav flac ogg m4a mp4 mov avi mkv webm wasm bin jar whl".split(
+    " ",
+  ),
 );
 
 export function extensionOf(path: string): string {

@@ -80,7 +80,8 @@ const withViews = (r: Row): Totals => ({ ...r, views: Math.max(0, r.hits - r.hit
 export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w: Window) {
   const db = deps.sqlite;
   const ids = JSON.stringify(sites.map((s) => s.publicationId));
-  const [table, key, dims] = w.granularity === "hour" ? ["analytics_hourly", "hour", "analytics_hourly_dims"] : ["analytics_daily", "day", "analytics_daily_dims"];
+  const [table, key, dims] =
+    w.granularity === "hour" ? ["analytics_hourly", "hour", "analytics_hourly_dims"] : ["analytics_daily", "day", "analytics_daily_dims"];
   const first = w.keys[0]!;
   const last = w.keys[w.keys.length - 1]!;
   const inWindow = `${IN_SCOPE} AND ${key} BETWEEN ?2 AND ?3`;
@@ -98,11 +99,16 @@ export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w:
     : null;
 
   const series = new Map(
-    (db.query(`SELECT ${key} AS k, ${SUMS} FROM ${table} WHERE ${inWindow} GROUP BY ${key}`).all(ids, first, last) as (Row & { k: string })[]).map((r) => [r.k, r]),
+    (db.query(`SELECT ${key} AS k, ${SUMS} FROM ${table} WHERE ${inWindow} GROUP BY ${key}`).all(ids, first, last) as (Row & { k: string })[]).map((r) => [
+      r.k,
+      r,
+    ]),
   );
   const top = (kind: string) =>
     db
-      .query(`SELECT value, sum(hits) AS hits FROM ${dims} WHERE ${IN_SCOPE} AND kind = ?4 AND ${key} BETWEEN ?2 AND ?3 GROUP BY value ORDER BY hits DESC, value LIMIT ${TOP_N}`)
+      .query(
+        `SELECT value, sum(hits) AS hits FROM ${dims} WHERE ${IN_SCOPE} AND kind = ?4 AND ${key} BETWEEN ?2 AND ?3 GROUP BY value ORDER BY hits DESC, value LIMIT ${TOP_N}`,
+      )
       .all(ids, first, last, kind) as { value: string; hits: number }[];
   const notFound = db
     .query(
@@ -111,11 +117,16 @@ export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w:
     )
     .all(ids, first, last) as { id: string; value: string; hits: number }[];
   const perSite = new Map(
-    (db.query(`SELECT publication_id AS id, sum(hits) AS hits FROM ${table} WHERE ${inWindow} GROUP BY publication_id`).all(ids, first, last) as { id: string; hits: number }[]).map(
-      (r) => [r.id, r.hits],
-    ),
+    (
+      db.query(`SELECT publication_id AS id, sum(hits) AS hits FROM ${table} WHERE ${inWindow} GROUP BY publication_id`).all(ids, first, last) as {
+        id: string;
+        hits: number;
+      }[]
+    ).map((r) => [r.id, r.hits]),
   );
-  const span = db.query(`SELECT min(${key}) AS first, max(${key}) AS last FROM ${table} WHERE ${inWindow} AND hits + clicks + downloads > 0`).get(ids, first, last) as {
+  const span = db
+    .query(`SELECT min(${key}) AS first, max(${key}) AS last FROM ${table} WHERE ${inWindow} AND hits + clicks + downloads > 0`)
+    .get(ids, first, last) as {
     first: string | null;
     last: string | null;
   };

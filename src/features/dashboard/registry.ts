@@ -3,5 +3,6 @@
 import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
+import { analyticsPage } from "./pages/analytics";
 
-export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage];
+export const dashboardPages: DashboardPage[] = [bucketsHome, bucketPage, analyticsPage];

@@ -43,7 +43,12 @@ export const mailTools: McpTool[] = [
       {
         bucket_id: BucketId,
         preview: t.Optional(t.Boolean({ description: "The bucket's preview site instead of its main site." })),
-        range: t.Optional(t.Union(RANGES.map((r) => t.Literal(r)), { description: "24h (hourly), 7d (default), 30d or 90d." })),
+        range: t.Optional(
+          t.Union(
+            RANGES.map((r) => t.Literal(r)),
+            { description: "24h (hourly), 7d (default), 30d or 90d." },
+          ),
+        ),
         from: t.Optional(t.String({ description: "First day YYYY-MM-DD (UTC), with to; overrides range." })),
         to: t.Optional(t.String({ description: "Last day YYYY-MM-DD (UTC), inclusive; a window is at most 90 days." })),
       },
@@ -54,7 +59,8 @@ export const mailTools: McpTool[] = [
       // Access is checked as for any bucket read, so the answer reveals nothing about other accounts.
       const bucket = loadBucket(deps, actor, a.bucket_id, "bucket_read");
       const pub = findPublication(bucket.id, a.preview ? "preview" : "main", deps.db);
-      if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no ${a.preview ? "preview" : "published site"}, so there are no analytics.`);
+      if (!pub)
+        throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no ${a.preview ? "preview" : "published site"}, so there are no analytics.`);
       return { bucket_id: bucket.id, publication_id: pub.id, analytics: publicationAnalytics(deps, actor, pub.id, { range: a.range, from: a.from, to: a.to }) };
     },
   },

@@ -112,7 +112,14 @@ describe("one day of traffic", () => {
       { bucket_id: s.pub.bucketId, publication_id: s.pub.id, public_slug: s.pub.publicSlug, path: "/nope.html", hits: 1 },
     ]);
     expect(a.buckets).toEqual([
-      { bucket_id: s.pub.bucketId, bucket_title: "Site", publication_id: s.pub.id, public_slug: s.pub.publicSlug, url: expect.stringContaining(s.host), hits: 8 },
+      {
+        bucket_id: s.pub.bucketId,
+        bucket_title: "Site",
+        publication_id: s.pub.id,
+        public_slug: s.pub.publicSlug,
+        url: expect.stringContaining(s.host),
+        hits: 8,
+      },
     ]);
   });
 
@@ -159,7 +166,16 @@ describe("the next day", () => {
     expect(a.previous_period).toEqual({ from: day0, to: day0 });
     expect(a.totals).toMatchObject({ hits: 3, views: 2, visitors: 1, hits_bots: 1, hits_not_found: 0 });
     expect(a.previous_period_totals).toEqual({ views: 6, hits: 8, visitors: 2, clicks: 0, downloads: 1, hits_assets: 2, hits_not_found: 2, hits_bots: 2 });
-    expect(a.diff_vs_previous_period).toEqual({ views: -4, hits: -5, visitors: -1, clicks: 0, downloads: -1, hits_assets: -2, hits_not_found: -2, hits_bots: -1 });
+    expect(a.diff_vs_previous_period).toEqual({
+      views: -4,
+      hits: -5,
+      visitors: -1,
+      clicks: 0,
+      downloads: -1,
+      hits_assets: -2,
+      hits_not_found: -2,
+      hits_bots: -1,
+    });
   });
 
   test("the account-wide endpoint adds up the account's sites", async () => {

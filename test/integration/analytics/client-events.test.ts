@@ -71,7 +71,9 @@ describe("the event endpoint", () => {
 
   test("one client is counted at most the rate per minute; others still are", async () => {
     const s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
-    const statuses = await Promise.all(Array.from({ length: EVENTS_PER_MINUTE + 10 }, () => beacon(s, '{"type":"download"}', "198.51.100.1").then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: EVENTS_PER_MINUTE + 10 }, () => beacon(s, '{"type":"download"}', "198.51.100.1").then((r) => r.status)),
+    );
     expect(new Set(statuses)).toEqual(new Set([204]));
     await beacon(s, '{"type":"download"}', "198.51.100.2");
     expect((await totals(s)).downloads).toBe(EVENTS_PER_MINUTE + 1);

@@ -318,6 +318,7 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/assets/:name": { auth: "page", params: () => ({ name: "dashboard.js" }) },
   "GET /api/v1/analytics": { auth: "bucket_read", query: "range=7d" },
   "GET /api/v1/publications/:id/analytics": { auth: "bucket_read", ...pubRoute, query: "range=24h" },
+  "GET /dashboard/buckets/:id/analytics": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
