@@ -8,36 +8,37 @@ import a4 from "../sites/auth/signin.html" with { type: "file" };
 import a5 from "../sites/auth/signup-closed.html" with { type: "file" };
 import a6 from "../sites/auth/signup.html" with { type: "file" };
 import a7 from "../sites/auth/two-factor.html" with { type: "file" };
-import a8 from "../sites/dashboard/assets/analytics.js" with { type: "file" };
-import a9 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a10 from "../sites/dashboard/assets/uplot.min.css" with { type: "file" };
-import a11 from "../sites/dashboard/assets/uplot.min.js" with { type: "file" };
-import a12 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a13 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a14 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a15 from "../sites/oauth/connections.html" with { type: "file" };
-import a16 from "../sites/oauth/consent.html" with { type: "file" };
-import a17 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a18 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a19 from "../sites/oauth/login-link.html" with { type: "file" };
-import a20 from "../sites/oauth/message.html" with { type: "file" };
-import a21 from "../sites/site/autoindex.html" with { type: "file" };
-import a22 from "../sites/site/events.js" with { type: "file" };
-import a23 from "../sites/site/page.html" with { type: "file" };
-import a24 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a25 from "../sites/templates/docs/README.md" with { type: "file" };
-import a26 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a27 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a28 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a29 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a30 from "../sites/templates/docs/index.html" with { type: "file" };
-import a31 from "../sites/templates/landing/README.md" with { type: "file" };
-import a32 from "../sites/templates/landing/index.html" with { type: "file" };
-import a33 from "../sites/templates/landing/style.css" with { type: "file" };
-import a34 from "../sites/templates/spa/README.md" with { type: "file" };
-import a35 from "../sites/templates/spa/index.html" with { type: "file" };
-import a36 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a37 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a8 from "../sites/dashboard/analytics.html" with { type: "file" };
+import a9 from "../sites/dashboard/assets/analytics.js" with { type: "file" };
+import a10 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
+import a11 from "../sites/dashboard/assets/uplot.min.css" with { type: "file" };
+import a12 from "../sites/dashboard/assets/uplot.min.js" with { type: "file" };
+import a13 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a14 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a15 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a16 from "../sites/oauth/connections.html" with { type: "file" };
+import a17 from "../sites/oauth/consent.html" with { type: "file" };
+import a18 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a19 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a20 from "../sites/oauth/login-link.html" with { type: "file" };
+import a21 from "../sites/oauth/message.html" with { type: "file" };
+import a22 from "../sites/site/autoindex.html" with { type: "file" };
+import a23 from "../sites/site/events.js" with { type: "file" };
+import a24 from "../sites/site/page.html" with { type: "file" };
+import a25 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a26 from "../sites/templates/docs/README.md" with { type: "file" };
+import a27 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a28 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a29 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a30 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a31 from "../sites/templates/docs/index.html" with { type: "file" };
+import a32 from "../sites/templates/landing/README.md" with { type: "file" };
+import a33 from "../sites/templates/landing/index.html" with { type: "file" };
+import a34 from "../sites/templates/landing/style.css" with { type: "file" };
+import a35 from "../sites/templates/spa/README.md" with { type: "file" };
+import a36 from "../sites/templates/spa/index.html" with { type: "file" };
+import a37 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a38 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -49,34 +50,35 @@ export const siteAssets: Record<string, string> = {
   "auth/signup-closed.html": a5,
   "auth/signup.html": a6,
   "auth/two-factor.html": a7,
-  "dashboard/assets/analytics.js": a8,
-  "dashboard/assets/dashboard.js": a9,
-  "dashboard/assets/uplot.min.css": a10,
-  "dashboard/assets/uplot.min.js": a11,
-  "dashboard/bucket.html": a12,
-  "dashboard/buckets.html": a13,
-  "dashboard/not-found.html": a14,
-  "oauth/connections.html": a15,
-  "oauth/consent.html": a16,
-  "oauth/device-confirm.html": a17,
-  "oauth/device-entry.html": a18,
-  "oauth/login-link.html": a19,
-  "oauth/message.html": a20,
-  "site/autoindex.html": a21,
-  "site/events.js": a22,
-  "site/page.html": a23,
-  "site/robots-preview.txt": a24,
-  "templates/docs/README.md": a25,
-  "templates/docs/docs.css": a26,
-  "templates/docs/docs.js": a27,
-  "templates/docs/guide/faq.md": a28,
-  "templates/docs/guide/getting-started.md": a29,
-  "templates/docs/index.html": a30,
-  "templates/landing/README.md": a31,
-  "templates/landing/index.html": a32,
-  "templates/landing/style.css": a33,
-  "templates/spa/README.md": a34,
-  "templates/spa/index.html": a35,
-  "templates/spa/src/app.css": a36,
-  "templates/spa/src/app.js": a37,
+  "dashboard/analytics.html": a8,
+  "dashboard/assets/analytics.js": a9,
+  "dashboard/assets/dashboard.js": a10,
+  "dashboard/assets/uplot.min.css": a11,
+  "dashboard/assets/uplot.min.js": a12,
+  "dashboard/bucket.html": a13,
+  "dashboard/buckets.html": a14,
+  "dashboard/not-found.html": a15,
+  "oauth/connections.html": a16,
+  "oauth/consent.html": a17,
+  "oauth/device-confirm.html": a18,
+  "oauth/device-entry.html": a19,
+  "oauth/login-link.html": a20,
+  "oauth/message.html": a21,
+  "site/autoindex.html": a22,
+  "site/events.js": a23,
+  "site/page.html": a24,
+  "site/robots-preview.txt": a25,
+  "templates/docs/README.md": a26,
+  "templates/docs/docs.css": a27,
+  "templates/docs/docs.js": a28,
+  "templates/docs/guide/faq.md": a29,
+  "templates/docs/guide/getting-started.md": a30,
+  "templates/docs/index.html": a31,
+  "templates/landing/README.md": a32,
+  "templates/landing/index.html": a33,
+  "templates/landing/style.css": a34,
+  "templates/spa/README.md": a35,
+  "templates/spa/index.html": a36,
+  "templates/spa/src/app.css": a37,
+  "templates/spa/src/app.js": a38,
 };

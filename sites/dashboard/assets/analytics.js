@@ -14,9 +14,9 @@
   var xs = series.map(function (d) {
     return Date.parse(d.date.length === 10 ? d.date + "T00:00:00Z" : d.date) / 1000;
   });
-  var width = Math.max(280, box.clientWidth || 600);
   box.hidden = false;
-  new uPlot(
+  var width = Math.max(200, box.clientWidth || 600);
+  var chart = new uPlot(
     {
       width: width,
       height: 220,
@@ -26,4 +26,8 @@
     [xs, series.map(function (d) { return d.hits; }), series.map(function (d) { return d.visitors; })],
     box,
   );
+  // Follow the page's width (a phone turned, a window resized) instead of keeping the first one.
+  window.addEventListener("resize", function () {
+    chart.setSize({ width: Math.max(200, box.clientWidth), height: 220 });
+  });
 })();

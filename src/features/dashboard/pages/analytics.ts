@@ -42,7 +42,7 @@ function rangeForm(id: string, q: Record<string, string | undefined>): SafeHtml 
 
 function list(title: string, rows: { label: string; hits: number }[]): SafeHtml {
   const body = rows.length
-    ? html`<table><caption>${title}</caption><thead><tr><th scope="col">${title}</th><th scope="col">Hits</th></tr></thead><tbody>${rows.map((r) => html`<tr><td class="wrap">${r.label}</td><td>${num(r.hits)}</td></tr>`)}</tbody></table>`
+    ? html`<div class="scroll"><table><caption>${title}</caption><thead><tr><th scope="col">${title}</th><th scope="col">Hits</th></tr></thead><tbody>${rows.map((r) => html`<tr><td class="wrap">${r.label}</td><td>${num(r.hits)}</td></tr>`)}</tbody></table></div>`
     : html`<p class="muted small">${title}: none in this window.</p>`;
   return body;
 }
@@ -50,16 +50,16 @@ function list(title: string, rows: { label: string; hits: number }[]): SafeHtml 
 function figures(a: Analytics): SafeHtml {
   if (!a.details_visible)
     return html`<p>All-time hits: <strong>${num(a.totals.hits_all_time)}</strong>.</p><p class="muted">Your plan shows the all-time count only.</p>`;
-  const totals = html`<table><caption>Totals ${a.from} – ${a.to} (previous: ${a.previous_period.from} – ${a.previous_period.to})</caption>
+  const totals = html`<div class="scroll"><table><caption>Totals ${a.from} – ${a.to} (previous: ${a.previous_period.from} – ${a.previous_period.to})</caption>
 <thead><tr><th scope="col">Figure</th><th scope="col">This window</th><th scope="col">Previous</th><th scope="col">Change</th></tr></thead><tbody>
 ${TOTALS.map(([k, label]) => {
   const key = k as keyof typeof a.totals;
   return html`<tr><th scope="row">${label}</th><td>${num(a.totals[key])}</td><td>${num((a.previous_period_totals as Record<string, number | null>)[k] ?? null)}</td><td>${signed((a.diff_vs_previous_period as Record<string, number | null>)[k] ?? null)}</td></tr>`;
 })}
-<tr><th scope="row">All time</th><td>${num(a.totals.hits_all_time)}</td><td></td><td></td></tr></tbody></table>`;
+<tr><th scope="row">All time</th><td>${num(a.totals.hits_all_time)}</td><td></td><td></td></tr></tbody></table></div>`;
   const series = html`<div id="chart" data-series="${JSON.stringify(a.daily)}" hidden></div>
-<table><caption>${a.granularity === "hour" ? "Per hour (UTC)" : "Per day (UTC)"}</caption><thead><tr><th scope="col">${a.granularity === "hour" ? "Hour" : "Day"}</th><th scope="col">Hits</th><th scope="col">Visitors</th><th scope="col">Not found</th><th scope="col">Bots</th></tr></thead>
-<tbody>${a.daily.map((d) => html`<tr><td>${a.granularity === "hour" ? d.date.slice(11, 16) : d.date}</td><td>${num(d.hits)}</td><td>${num(d.visitors)}</td><td>${num(d.hits_not_found)}</td><td>${num(d.hits_bots)}</td></tr>`)}</tbody></table>`;
+<div class="scroll"><table><caption>${a.granularity === "hour" ? "Per hour (UTC)" : "Per day (UTC)"}</caption><thead><tr><th scope="col">${a.granularity === "hour" ? "Hour" : "Day"}</th><th scope="col">Hits</th><th scope="col">Visitors</th><th scope="col">Not found</th><th scope="col">Bots</th></tr></thead>
+<tbody>${a.daily.map((d) => html`<tr><td>${a.granularity === "hour" ? d.date.slice(11, 16) : d.date}</td><td>${num(d.hits)}</td><td>${num(d.visitors)}</td><td>${num(d.hits_not_found)}</td><td>${num(d.hits_bots)}</td></tr>`)}</tbody></table></div>`;
   return html`${totals}<h2>Over time</h2>${series}<h2>Top lists</h2>
 ${list(
   "Pages",
