@@ -10,7 +10,7 @@ CREATE TABLE `analytics_daily` (
 	`downloads` integer DEFAULT 0 NOT NULL,
 	PRIMARY KEY(`publication_id`, `day`),
 	FOREIGN KEY (`publication_id`) REFERENCES `publications`(`id`) ON UPDATE no action ON DELETE cascade
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `analytics_daily_dims` (
 	`publication_id` text NOT NULL,
@@ -20,7 +20,7 @@ CREATE TABLE `analytics_daily_dims` (
 	`hits` integer DEFAULT 0 NOT NULL,
 	PRIMARY KEY(`publication_id`, `kind`, `day`, `value`),
 	FOREIGN KEY (`publication_id`) REFERENCES `publications`(`id`) ON UPDATE no action ON DELETE cascade
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `analytics_hourly` (
 	`publication_id` text NOT NULL,
@@ -34,7 +34,7 @@ CREATE TABLE `analytics_hourly` (
 	`downloads` integer DEFAULT 0 NOT NULL,
 	PRIMARY KEY(`publication_id`, `hour`),
 	FOREIGN KEY (`publication_id`) REFERENCES `publications`(`id`) ON UPDATE no action ON DELETE cascade
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `analytics_hourly_dims` (
 	`publication_id` text NOT NULL,
@@ -44,7 +44,7 @@ CREATE TABLE `analytics_hourly_dims` (
 	`hits` integer DEFAULT 0 NOT NULL,
 	PRIMARY KEY(`publication_id`, `kind`, `hour`, `value`),
 	FOREIGN KEY (`publication_id`) REFERENCES `publications`(`id`) ON UPDATE no action ON DELETE cascade
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `analytics_salts` (
 	`day` text PRIMARY KEY NOT NULL,
@@ -64,4 +64,4 @@ CREATE TABLE `analytics_visitors` (
 	`day` text NOT NULL,
 	`hash` text NOT NULL,
 	PRIMARY KEY(`day`, `publication_id`, `hash`)
-);
+) WITHOUT ROWID;

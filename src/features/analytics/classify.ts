@@ -1,7 +1,6 @@
 // What one served request means for analytics: page, asset or not found; a download or not; the
 // referrer as a host; the bot's readable name. Pure functions of the request and response.
 import { isbotMatch } from "isbot";
-import { LRUCache } from "lru-cache";
 
 export type HitKind = "page" | "asset" | "not_found";
 
@@ -98,14 +97,15 @@ export function botName(userAgent: string): string | null {
   return match.replace(/[^A-Za-z0-9 ._-]/g, "").slice(0, 60) || "other";
 }
 
-/** User agents repeat a lot: remember the answer for the most recent ones. */
+/** User agents repeat a lot: remember recent answers (a plain Map, emptied when full: cheaper per hit than an LRU). */
 export function cachedBotNames(max = 5_000): (userAgent: string) => string | null {
-  const cache = new LRUCache<string, string | false>({ max });
+  const cache = new Map<string, string | null>();
   return (ua) => {
     const hit = cache.get(ua);
-    if (hit !== undefined) return hit || null;
+    if (hit !== undefined) return hit;
+    if (cache.size >= max) cache.clear();
     const name = botName(ua);
-    cache.set(ua, name ?? false);
+    cache.set(ua, name);
     return name;
   };
 }
