@@ -85,6 +85,11 @@ export interface Config {
   hsts: number | null;
   /** Host name the mail domain's MX record points at (its STARTTLS certificate); null = the base URL's host. */
   mxHost: string | null;
+
+  /** Days of daily analytics roll-ups kept (hourly ones are kept 3 days). */
+  analyticsRetentionDays: number;
+  /** IP-to-country MMDB file; null = the embedded database. */
+  geoipDb: string | null;
 }
 
 interface Option {
@@ -312,6 +317,20 @@ export const configOptions: Option[] = [
     default: "",
     help: "Host name the mail domain's MX record points at; its certificate is used for SMTP STARTTLS when ACME is on. Default: the base URL's host.",
     parse: optionalHostname,
+  },
+  {
+    key: "analyticsRetentionDays",
+    name: "analytics-retention-days",
+    default: "400",
+    help: "Days of daily website analytics kept (all-time hit counts are kept regardless; hourly figures are kept 3 days).",
+    parse: positiveInt,
+  },
+  {
+    key: "geoipDb",
+    name: "geoip-db",
+    default: "",
+    help: "MaxMind-format (.mmdb) IP-to-country database for analytics. Default: the embedded geo-whois-asn-country database (CC BY 4.0, NRO).",
+    parse: optionalStr,
   },
 ];
 

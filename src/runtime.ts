@@ -34,6 +34,8 @@ import { activeCustomDomain, activeCustomDomains } from "./features/domains";
 import { acmeFront, acmeManager, apiHostname, createCertificateManager, mxHostname, withHsts, type CertificateManager } from "./acme";
 import { onSiteChange } from "./features/publish";
 import { HttpsListener } from "./http/https-listener";
+import { AnalyticsRecorder, checkGeoDb } from "./features/analytics";
+import { ConfigError } from "./config";
 
 export interface StartOptions {
   clock?: Clock;
@@ -71,6 +73,8 @@ export function openData(config: Config) {
 /** Dependencies without listeners (CLI admin commands use these directly). */
 export async function createDeps(config: Config, httpPort: number, opts: StartOptions = {}): Promise<Deps & { close(): void }> {
   const log = opts.log ?? createLogger(config.logLevel);
+  const geoProblem = checkGeoDb(config.geoipDb);
+  if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
   const { handle, applied } = openData(config);
   if (applied.length) log.info("migrations applied", { migrations: applied });
@@ -98,12 +102,12 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };
-  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf">;
+  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf" | "analytics">;
   deps.agentActivity = new ActivityRecorder(deps);
   deps.mailer = newMailer(deps);
   deps.customDomainOf = (bucketId) => activeCustomDomain(deps, bucketId);
   deps.customDomainsOf = (bucketIds) => activeCustomDomains(deps, bucketIds);
-
+  deps.analytics = new AnalyticsRecorder(deps);
   (deps as Deps).certificates = createCertificateManager(deps);
   return deps;
 }
@@ -146,6 +150,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   if (acme) wireAutomaticHttps(deps, acme, https, smtp);
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
+  deps.analytics.start();
   let stopped = false;
   return {
     deps,
@@ -164,6 +169,8 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       await smtp?.stop();
       await runner.stop();
       acme?.close();
+      // Counts since the last flush are written before the database closes.
+      deps.analytics.stop();
       deps.close();
     },
   };

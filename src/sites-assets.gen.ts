@@ -18,45 +18,50 @@ import a14 from "../sites/dashboard/admin-outbox-message.html" with { type: "fil
 import a15 from "../sites/dashboard/admin-outbox.html" with { type: "file" };
 import a16 from "../sites/dashboard/admin-plans.html" with { type: "file" };
 import a17 from "../sites/dashboard/admin-users.html" with { type: "file" };
-import a18 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a19 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
-import a20 from "../sites/dashboard/assets/progress.js" with { type: "file" };
-import a21 from "../sites/dashboard/assets/site.js" with { type: "file" };
-import a22 from "../sites/dashboard/assets/upload.js" with { type: "file" };
-import a23 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
-import a24 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a25 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a26 from "../sites/dashboard/domains.html" with { type: "file" };
-import a27 from "../sites/dashboard/email-message.html" with { type: "file" };
-import a28 from "../sites/dashboard/email.html" with { type: "file" };
-import a29 from "../sites/dashboard/file.html" with { type: "file" };
-import a30 from "../sites/dashboard/files.html" with { type: "file" };
-import a31 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a32 from "../sites/dashboard/site.html" with { type: "file" };
-import a33 from "../sites/dashboard/version.html" with { type: "file" };
-import a34 from "../sites/dashboard/versions.html" with { type: "file" };
-import a35 from "../sites/oauth/connections.html" with { type: "file" };
-import a36 from "../sites/oauth/consent.html" with { type: "file" };
-import a37 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a38 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a39 from "../sites/oauth/login-link.html" with { type: "file" };
-import a40 from "../sites/oauth/message.html" with { type: "file" };
-import a41 from "../sites/site/autoindex.html" with { type: "file" };
-import a42 from "../sites/site/page.html" with { type: "file" };
-import a43 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a44 from "../sites/templates/docs/README.md" with { type: "file" };
-import a45 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a46 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a47 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a48 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a49 from "../sites/templates/docs/index.html" with { type: "file" };
-import a50 from "../sites/templates/landing/README.md" with { type: "file" };
-import a51 from "../sites/templates/landing/index.html" with { type: "file" };
-import a52 from "../sites/templates/landing/style.css" with { type: "file" };
-import a53 from "../sites/templates/spa/README.md" with { type: "file" };
-import a54 from "../sites/templates/spa/index.html" with { type: "file" };
-import a55 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a56 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a18 from "../sites/dashboard/analytics.html" with { type: "file" };
+import a19 from "../sites/dashboard/assets/analytics.js" with { type: "file" };
+import a20 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
+import a21 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
+import a22 from "../sites/dashboard/assets/progress.js" with { type: "file" };
+import a23 from "../sites/dashboard/assets/site.js" with { type: "file" };
+import a24 from "../sites/dashboard/assets/upload.js" with { type: "file" };
+import a25 from "../sites/dashboard/assets/uplot.min.css" with { type: "file" };
+import a26 from "../sites/dashboard/assets/uplot.min.js" with { type: "file" };
+import a27 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
+import a28 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a29 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a30 from "../sites/dashboard/domains.html" with { type: "file" };
+import a31 from "../sites/dashboard/email-message.html" with { type: "file" };
+import a32 from "../sites/dashboard/email.html" with { type: "file" };
+import a33 from "../sites/dashboard/file.html" with { type: "file" };
+import a34 from "../sites/dashboard/files.html" with { type: "file" };
+import a35 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a36 from "../sites/dashboard/site.html" with { type: "file" };
+import a37 from "../sites/dashboard/version.html" with { type: "file" };
+import a38 from "../sites/dashboard/versions.html" with { type: "file" };
+import a39 from "../sites/oauth/connections.html" with { type: "file" };
+import a40 from "../sites/oauth/consent.html" with { type: "file" };
+import a41 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a42 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a43 from "../sites/oauth/login-link.html" with { type: "file" };
+import a44 from "../sites/oauth/message.html" with { type: "file" };
+import a45 from "../sites/site/autoindex.html" with { type: "file" };
+import a46 from "../sites/site/events.js" with { type: "file" };
+import a47 from "../sites/site/page.html" with { type: "file" };
+import a48 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a49 from "../sites/templates/docs/README.md" with { type: "file" };
+import a50 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a51 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a52 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a53 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a54 from "../sites/templates/docs/index.html" with { type: "file" };
+import a55 from "../sites/templates/landing/README.md" with { type: "file" };
+import a56 from "../sites/templates/landing/index.html" with { type: "file" };
+import a57 from "../sites/templates/landing/style.css" with { type: "file" };
+import a58 from "../sites/templates/spa/README.md" with { type: "file" };
+import a59 from "../sites/templates/spa/index.html" with { type: "file" };
+import a60 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a61 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -78,43 +83,48 @@ export const siteAssets: Record<string, string> = {
   "dashboard/admin-outbox.html": a15,
   "dashboard/admin-plans.html": a16,
   "dashboard/admin-users.html": a17,
-  "dashboard/assets/dashboard.js": a18,
-  "dashboard/assets/hashes.js": a19,
-  "dashboard/assets/progress.js": a20,
-  "dashboard/assets/site.js": a21,
-  "dashboard/assets/upload.js": a22,
-  "dashboard/bucket-settings.html": a23,
-  "dashboard/bucket.html": a24,
-  "dashboard/buckets.html": a25,
-  "dashboard/domains.html": a26,
-  "dashboard/email-message.html": a27,
-  "dashboard/email.html": a28,
-  "dashboard/file.html": a29,
-  "dashboard/files.html": a30,
-  "dashboard/not-found.html": a31,
-  "dashboard/site.html": a32,
-  "dashboard/version.html": a33,
-  "dashboard/versions.html": a34,
-  "oauth/connections.html": a35,
-  "oauth/consent.html": a36,
-  "oauth/device-confirm.html": a37,
-  "oauth/device-entry.html": a38,
-  "oauth/login-link.html": a39,
-  "oauth/message.html": a40,
-  "site/autoindex.html": a41,
-  "site/page.html": a42,
-  "site/robots-preview.txt": a43,
-  "templates/docs/README.md": a44,
-  "templates/docs/docs.css": a45,
-  "templates/docs/docs.js": a46,
-  "templates/docs/guide/faq.md": a47,
-  "templates/docs/guide/getting-started.md": a48,
-  "templates/docs/index.html": a49,
-  "templates/landing/README.md": a50,
-  "templates/landing/index.html": a51,
-  "templates/landing/style.css": a52,
-  "templates/spa/README.md": a53,
-  "templates/spa/index.html": a54,
-  "templates/spa/src/app.css": a55,
-  "templates/spa/src/app.js": a56,
+  "dashboard/analytics.html": a18,
+  "dashboard/assets/analytics.js": a19,
+  "dashboard/assets/dashboard.js": a20,
+  "dashboard/assets/hashes.js": a21,
+  "dashboard/assets/progress.js": a22,
+  "dashboard/assets/site.js": a23,
+  "dashboard/assets/upload.js": a24,
+  "dashboard/assets/uplot.min.css": a25,
+  "dashboard/assets/uplot.min.js": a26,
+  "dashboard/bucket-settings.html": a27,
+  "dashboard/bucket.html": a28,
+  "dashboard/buckets.html": a29,
+  "dashboard/domains.html": a30,
+  "dashboard/email-message.html": a31,
+  "dashboard/email.html": a32,
+  "dashboard/file.html": a33,
+  "dashboard/files.html": a34,
+  "dashboard/not-found.html": a35,
+  "dashboard/site.html": a36,
+  "dashboard/version.html": a37,
+  "dashboard/versions.html": a38,
+  "oauth/connections.html": a39,
+  "oauth/consent.html": a40,
+  "oauth/device-confirm.html": a41,
+  "oauth/device-entry.html": a42,
+  "oauth/login-link.html": a43,
+  "oauth/message.html": a44,
+  "site/autoindex.html": a45,
+  "site/events.js": a46,
+  "site/page.html": a47,
+  "site/robots-preview.txt": a48,
+  "templates/docs/README.md": a49,
+  "templates/docs/docs.css": a50,
+  "templates/docs/docs.js": a51,
+  "templates/docs/guide/faq.md": a52,
+  "templates/docs/guide/getting-started.md": a53,
+  "templates/docs/index.html": a54,
+  "templates/landing/README.md": a55,
+  "templates/landing/index.html": a56,
+  "templates/landing/style.css": a57,
+  "templates/spa/README.md": a58,
+  "templates/spa/index.html": a59,
+  "templates/spa/src/app.css": a60,
+  "templates/spa/src/app.js": a61,
 };

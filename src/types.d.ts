@@ -6,3 +6,7 @@ declare module "*/standalone.js" {
   const path: string;
   export default path;
 }
+declare module "*.mmdb" {
+  const path: string;
+  export default path;
+}

@@ -9,6 +9,7 @@ import type { LRUCache } from "lru-cache";
 import type { PlanCatalog } from "../features/accounts/plans";
 import type { SigninGuard } from "../features/accounts/signin-limits";
 import type { ActivityRecorder } from "../features/agent-auth/activity";
+import type { AnalyticsRecorder } from "../features/analytics/recorder";
 import type { EmailCodeLimits } from "../features/agent-auth/email-code";
 import type { Mailer } from "../features/mail/outbound";
 import type { PublishLimiters } from "../features/publish/limits";
@@ -58,6 +59,9 @@ export interface Deps {
   customDomainOf: (bucketId: string) => string | null;
   /** The same for a page of buckets in one query: bucket id -> hostname, active ones only. */
   customDomainsOf: (bucketIds: string[]) => Map<string, string>;
+
+  /** Website analytics: the site server's in-memory counts and their periodic flush. */
+  analytics: AnalyticsRecorder;
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

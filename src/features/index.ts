@@ -19,6 +19,8 @@ import { notificationRoutes } from "./notifications/routes";
 import { dashboardRoutes } from "./dashboard";
 import { domainRoutes } from "./domains";
 
+import { analyticsRoutes } from "./analytics/routes";
+
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
     .use(statusRoutes(deps, auth))
@@ -36,4 +38,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(publishSessionRoutes(deps, auth))
     .use(notificationRoutes(deps, auth))
     .use(dashboardRoutes(deps))
-    .use(domainRoutes(deps, auth));
+    .use(domainRoutes(deps, auth))
+    .use(analyticsRoutes(deps, auth));

@@ -12,6 +12,8 @@ import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_
 import { prunePublishSessions } from "../features/publish";
 import { pruneGateRecords } from "../sites/gate-limits";
 import { recheckDueDomains } from "../features/domains";
+
+import { pruneAnalytics } from "../features/analytics";
 import type { JobHandler, PeriodicTask } from "./runner";
 import { acmeTasks } from "../acme";
 
@@ -101,6 +103,12 @@ export const tasks: Task[] = [
   },
 
   ...acmeTasks,
+  {
+    kind: "analytics.prune",
+    everyMs: HOUR,
+    handler: { run: async (deps) => pruneAnalytics(deps), maxAttempts: 1 },
+    description: "Delete hourly analytics after 3 days and daily analytics after --analytics-retention-days (all-time hits stay)",
+  },
 ];
 
 export const jobHandlers: Record<string, JobHandler> = Object.fromEntries(tasks.map((t) => [t.kind, t.handler]));

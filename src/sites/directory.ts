@@ -25,6 +25,10 @@ export interface Site {
   accessVersion: number;
   expiresAt: number | null;
   deployId: string | null;
+  /** tracking_enabled and publication_analytics_enabled: requests are counted. */
+  analytics: boolean;
+  /** ...and publication_client_events_enabled: the events script reports clicks and downloads. */
+  clientEvents: boolean;
 }
 
 export interface Manifest {
@@ -81,6 +85,8 @@ export class SiteDirectory {
       accessVersion: p.accessVersion,
       expiresAt: p.expiresAt ? Date.parse(p.expiresAt) : null,
       deployId: p.currentDeployId,
+      analytics: p.trackingEnabled && p.analyticsEnabled,
+      clientEvents: p.trackingEnabled && p.analyticsEnabled && p.clientEventsEnabled,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
     this.keyOf.set(p.id, label);

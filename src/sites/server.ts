@@ -3,6 +3,7 @@
 // own 404.html when present); spa sites answer deep links with the root index page; directories
 // without a trailing slash redirect; gates run before anything of the site is revealed.
 import type { Deps } from "../core/context";
+import { classify, ClientEvents, isDownloadPath } from "../features/analytics";
 import { clientIp } from "../http/request-info";
 import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
 import { SiteDirectory, type Manifest, type Site } from "./directory";
@@ -32,8 +33,50 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs);
   const autoIndex = new AutoIndex(deps, files);
+  const events = new ClientEvents(deps);
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
+
+  // Analytics sees every answer of a live site whose owner has not turned counting off; it costs
+  // the request one array push (src/features/analytics/recorder.ts does the rest later).
+  const recorded: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
+    const res = handle(req, hostKind, ipOf);
+    if (hostKind.kind !== "site") return res;
+    const site = directory.byLabel(hostKind.label);
+    if (!site?.analytics || site.deployId === null || site.status !== "published") return res;
+    if (res instanceof Response) {
+      count(req, site, hostKind.label, ipOf, res);
+      return res;
+    }
+    return res.then((r) => {
+      count(req, site, hostKind.label, ipOf, r);
+      return r;
+    });
+  };
+
+  function count(req: Request, site: Site, label: string, ipOf: () => string, res: Response): void {
+    if (req.method !== "GET" && req.method !== "HEAD") return;
+    const { pathname } = splitUrl(req.url);
+    if (pathname.startsWith("/_pier/")) return;
+    const kind = classify(res.status, res.headers.get("content-type"), pathname);
+    if (kind === null) return;
+    try {
+      deps.analytics.hit({
+        at: deps.clock.now().getTime(),
+        publicationId: site.id,
+        host: `${label}.${deps.urls.sitesDomain}`,
+        path: pathname,
+        kind,
+        // A download is a whole non-HTML file handed out (a resumed range is the same download).
+        download: kind === "asset" && res.status === 200 && req.method === "GET" && isDownloadPath(pathname),
+        referer: req.headers.get("referer"),
+        userAgent: req.headers.get("user-agent") ?? "",
+        ip: ipOf(),
+      });
+    } catch (e) {
+      deps.log.error("analytics: hit not counted", { error: (e as Error).message }); // never the visitor's problem
+    }
+  }
 
   // Not async on purpose: a cached small file is answered without creating a promise.
   const handle: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
@@ -81,6 +124,8 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (method === "POST" && path.startsWith("_pier/gate/"))
         return handleGatePost(gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
       if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
+      if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return events.scriptResponse(site.clientEvents, extra);
+      if (method === "POST" && path === "_pier/event") return events.receive(req, site, ipOf());
       return notHere();
     }
     if (method !== "GET" && method !== "HEAD") {
@@ -124,7 +169,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     }
     return missing(req, t, site, m, path, cacheFor, extra);
   };
-  return handle;
+  return recorded;
 
   /**
    * Nothing at this path. spa: deep links get the root index page (200) when the last segment

@@ -102,6 +102,14 @@ const TABLE_OWNER: Record<string, string> = {
   customDomains: "domains",
 
   certificates: "acme",
+
+  analyticsHourly: "analytics",
+  analyticsDaily: "analytics",
+  analyticsHourlyDims: "analytics",
+  analyticsDailyDims: "analytics",
+  analyticsTotals: "analytics",
+  analyticsVisitors: "analytics",
+  analyticsSalts: "analytics",
 };
 
 /**

@@ -5,6 +5,7 @@ import m2 from "./0002_site_email_codes_email.sql" with { type: "text" };
 import m3 from "./0003_custom_domains.sql" with { type: "text" };
 import m4 from "./0004_acme_certificates.sql" with { type: "text" };
 import m5 from "./0005_users_disabled_at.sql" with { type: "text" };
+import m6 from "./0006_analytics.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -13,4 +14,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0003_custom_domains", sql: m3 },
   { name: "0004_acme_certificates", sql: m4 },
   { name: "0005_users_disabled_at", sql: m5 },
+  { name: "0006_analytics", sql: m6 },
 ];

@@ -9,3 +9,5 @@ export * from "./oauth";
 export * from "./domains";
 
 export * from "./certificates";
+
+export * from "./analytics";

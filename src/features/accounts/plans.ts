@@ -18,6 +18,8 @@ export interface Entitlements {
   site_renewal_days: number;
   github_sync: boolean;
   paid: boolean;
+  /** Analytics beyond all-time hits (views, visitors, top lists, daily figures). */
+  analytics_details: boolean;
 }
 
 export interface Plan {
@@ -44,6 +46,7 @@ export const builtInPlans: Plan[] = [
       site_renewal_days: 30,
       github_sync: false,
       paid: false,
+      analytics_details: true,
     },
   },
   {
@@ -60,6 +63,7 @@ export const builtInPlans: Plan[] = [
       site_renewal_days: 0,
       github_sync: true,
       paid: true,
+      analytics_details: true,
     },
   },
   {
@@ -78,6 +82,7 @@ export const builtInPlans: Plan[] = [
       site_renewal_days: 0,
       github_sync: true,
       paid: false,
+      analytics_details: true,
     },
   },
 ];

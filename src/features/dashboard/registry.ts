@@ -3,6 +3,7 @@
 import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
+import { analyticsPage } from "./pages/analytics";
 import { bucketSettingsPage } from "./pages/bucket-settings";
 import { domainsPage } from "./pages/domains";
 import { emailPage } from "./pages/email";
@@ -29,6 +30,7 @@ export const dashboardPages: DashboardPage[] = [
   versionsPage,
   sitePage,
   emailPage,
+  analyticsPage,
   domainsPage,
   bucketSettingsPage,
   accountPlanPage,

@@ -1,8 +1,10 @@
-// MCP tools for a bucket's inbound email and (not yet) analytics. They call the same services
+// MCP tools for a bucket's inbound email and its site's analytics. They call the same services
 // as GET /api/v1/buckets/:id/inbound_email and .../inbound_email/messages.
 import { t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
-import { serverVersion } from "../../core/version";
+import { ApiError } from "../../core/errors";
+import { publicationAnalytics, RANGES } from "../analytics";
+import { findPublication } from "../publish";
 import { loadBucket } from "../buckets";
 import { getInboundEmail, listMessages, MESSAGES_PAGE_MAX } from "../mail";
 import type { McpTool } from "./tools";
@@ -36,18 +38,30 @@ export const mailTools: McpTool[] = [
     name: "analytics_get",
     scope: "bucket_read",
     description:
-      "Site analytics of a bucket's publication. Not available in this version of Pier: the answer says so (available: false) and carries no figures. Do not estimate or invent traffic numbers. Needs bucket_read on the bucket.",
-    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+      "Website analytics of a bucket's publication (the same figures as GET /api/v1/publications/:id/analytics): totals (hits include bots, views exclude them, visitors is the sum of each day's unique visitors), previous_period_totals and diff_vs_previous_period (null means unavailable, never zero), daily (hourly for range 24h), top paths, referrers, countries, bots and paths_not_found. With details_visible false only totals.hits_all_time is a number. Report the figures as given; do not estimate or invent traffic numbers. Needs bucket_read on the bucket.",
+    inputSchema: t.Object(
+      {
+        bucket_id: BucketId,
+        preview: t.Optional(t.Boolean({ description: "The bucket's preview site instead of its main site." })),
+        range: t.Optional(
+          t.Union(
+            RANGES.map((r) => t.Literal(r)),
+            { description: "24h (hourly), 7d (default), 30d or 90d." },
+          ),
+        ),
+        from: t.Optional(t.String({ description: "First day YYYY-MM-DD (UTC), with to; overrides range." })),
+        to: t.Optional(t.String({ description: "Last day YYYY-MM-DD (UTC), inclusive; a window is at most 90 days." })),
+      },
+      { additionalProperties: false },
+    ),
     mutates: false,
-    run: (deps: Deps, actor: Actor, a: { bucket_id: string }) => {
+    run: (deps: Deps, actor: Actor, a: { bucket_id: string; preview?: boolean; range?: string; from?: string; to?: string }) => {
       // Access is checked as for any bucket read, so the answer reveals nothing about other accounts.
       const bucket = loadBucket(deps, actor, a.bucket_id, "bucket_read");
-      return {
-        available: false,
-        bucket_id: bucket.id,
-        server_version: serverVersion,
-        message: `Analytics are not available in Pier ${serverVersion}: no visits are counted yet, so there are no figures to report.`,
-      };
+      const pub = findPublication(bucket.id, a.preview ? "preview" : "main", deps.db);
+      if (!pub)
+        throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no ${a.preview ? "preview" : "published site"}, so there are no analytics.`);
+      return { bucket_id: bucket.id, publication_id: pub.id, analytics: publicationAnalytics(deps, actor, pub.id, { range: a.range, from: a.from, to: a.to }) };
     },
   },
 ];

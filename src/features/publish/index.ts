@@ -28,3 +28,7 @@ export { emitSiteChange } from "./events";
 // The dashboard's Site tab calls the same services as the REST routes.
 export { getAccess, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
 export { PREVIEW_DEFAULT_MINUTES, PREVIEW_MAX_MINUTES } from "./accept-publish";
+
+// Used by analytics (site lists and URLs for its figures).
+export { listPublications } from "./service";
+export { publicUrlOf } from "./present";

@@ -95,7 +95,7 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     tracking_enabled: pub.trackingEnabled,
     publication_analytics_enabled: pub.analyticsEnabled,
     publication_client_events_enabled: pub.clientEventsEnabled,
-    analytics: { hits_all_time: null, last_event_at: null },
+    analytics: deps.analytics.summary(pub),
     published_files_count: pub.status === "unpublished" ? 0 : pub.publishedFilesCount,
     created_at: pub.createdAt,
     updated_at: pub.updatedAt,

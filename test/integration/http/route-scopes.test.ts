@@ -404,6 +404,10 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/admin/outbox/:id": { auth: "page", signedIn: true },
   "GET /dashboard/admin/health": { auth: "page", signedIn: true },
   "POST /dashboard/admin/health/jobs/:id/retry": { auth: "page", signedIn: true },
+
+  "GET /api/v1/analytics": { auth: "bucket_read", query: "range=7d" },
+  "GET /api/v1/publications/:id/analytics": { auth: "bucket_read", ...pubRoute, query: "range=24h" },
+  "GET /dashboard/buckets/:id/analytics": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

@@ -1,13 +1,14 @@
 // Inbound email over hosted MCP: a message arrives over real SMTP, then an agent with the MCP
 // SDK client finds it with inbound_email_get and reads message.json with bucket_file_read,
-// which marks it read exactly like GET /files/by_path. Also: analytics_get says honestly that
-// analytics are not available, and neither tool reaches another account's bucket.
+// which marks it read exactly like GET /files/by_path. Also: analytics_get answers the REST
+// endpoint's figures, and neither tool reaches another account's bucket.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { publishSite, siteFetch } from "../../helpers/sites";
 
 const DOMAIN = "mail.pier.test";
 let t: TestPier;
@@ -117,15 +118,25 @@ describe("inbound email over MCP", () => {
 });
 
 describe("analytics over MCP", () => {
-  test("analytics_get answers honestly that analytics are not available, with no figures", async () => {
-    const b = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Site" } } })).body.data.bucket;
+  test("analytics_get answers the same real figures as the REST endpoint", async () => {
+    const site = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
+    for (const ua of ["Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "Mozilla/5.0 (compatible; Googlebot/2.1)"])
+      await siteFetch(t, site.host, "/", { headers: { "user-agent": ua } }).then((r) => r.arrayBuffer());
+    t.pier.deps.analytics.flush();
     const client = await connect(t.key(u, { scope: "bucket_read" }));
-    const r = await client.callTool({ name: "analytics_get", arguments: { bucket_id: b.id } });
+    const r = await client.callTool({ name: "analytics_get", arguments: { bucket_id: site.pub.bucketId, range: "24h" } });
     expect(r.isError).toBeFalsy();
     const body = json(r);
-    expect(body).toMatchObject({ available: false, bucket_id: b.id, message: expect.stringContaining("not available") });
-    expect(Object.keys(body).sort()).toEqual(["available", "bucket_id", "message", "server_version"]);
+    expect(body.publication_id).toBe(site.pub.id);
+    expect(body.analytics.totals).toMatchObject({ hits: 2, views: 1, hits_bots: 1, visitors: 1 });
+    const rest = await t.api("GET", `/api/v1/publications/${site.pub.id}/analytics?range=24h`, { key: u.key });
+    expect(body.analytics).toEqual(rest.body.data.analytics);
+    const b = (await t.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "Unpublished" } } })).body.data.bucket;
+    expect(errorCode(await client.callTool({ name: "analytics_get", arguments: { bucket_id: b.id } }))).toBe("PUBLICATION_NOT_FOUND");
     expect(errorCode(await client.callTool({ name: "analytics_get", arguments: {} }))).toBe("VALIDATION_FAILED");
+    expect(errorCode(await client.callTool({ name: "analytics_get", arguments: { bucket_id: site.pub.bucketId, from: "2026-05-02", to: "2026-05-01" } }))).toBe(
+      "VALIDATION_FAILED",
+    );
     await client.close();
   });
 });

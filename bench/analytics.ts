@@ -1,0 +1,295 @@
+// Analytics costs, three parts (all on loopback, bounded, temp data dirs):
+//  1. the site server's requests/s with analytics on vs off, same run, same server (`pier serve`
+//     in its own process; wrk alternates between an identical site with analytics on and one
+//     with tracking off, several rounds);
+//  2. a 90-day query for one publication holding 10 million hits over 1,000 paths, seeded through
+//     the real roll-up code (HourCounts + writeRollups, one flush per hour of the 90 days): p50/p99
+//     of GET /api/v1/publications/:id/analytics?range=90d over real HTTP;
+//  3. the flusher under a flood of 100,000 distinct 404 paths: fold + flush time, rows written
+//     and the process's heap before/after (caps keep both flat).
+// Run: ./node_modules/.bin/bun bench/analytics.ts [--duration 8] [--rounds 3] [--only rps,handler,query,flood]
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/core/log";
+import { buckets, publications } from "../src/db/schema";
+import { createApiKey } from "../src/features/accounts/keys";
+import { insertUserWithAccount } from "../src/features/accounts/service";
+import { HourCounts, hourKey } from "../src/features/analytics/recorder";
+import { pruneAnalytics } from "../src/features/analytics";
+import { writeRollups } from "../src/features/analytics/rollups";
+import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
+import { createPublication } from "../src/features/publish/publications";
+import { createDeps, startPier } from "../src/runtime";
+import { createSiteHandler } from "../src/sites/server";
+import { percentile } from "./lib";
+import type { Deps } from "../src/core/context";
+import { eq } from "drizzle-orm";
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : process.argv[i + 1]!;
+};
+const DURATION = Number(arg("duration", "8"));
+const ROUNDS = Number(arg("rounds", "3"));
+const ONLY = arg("only", "rps,handler,query,flood").split(",");
+const SECRET = "bench-secret-key-bench-secret-key-bench-secret";
+const work = mkdtempSync(join(tmpdir(), "pier-bench-analytics-"));
+const cleanup = () => rmSync(work, { recursive: true, force: true });
+process.on("SIGINT", () => {
+  cleanup();
+  process.exit(130);
+});
+const baseConfig = (dir: string) => ({ ...loadConfig({}, {}), dataDir: dir, secretKey: SECRET, smtpPort: null, httpsPort: null, host: "127.0.0.1" });
+
+async function seedSite(deps: Deps, accountId: string, slug: string, tracking: boolean) {
+  const now = new Date().toISOString();
+  const bucket = deps.db
+    .insert(buckets)
+    .values({ id: `bkt_${slug}`, accountId, title: slug, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
+  const pub = createPublication(deps, { bucketId: bucket.id, accountId, kind: "main", slug });
+  const html = "<!doctype html><title>Bench</title>" + "<p>Lorem ipsum dolor sit amet.</p>\n".repeat(110);
+  const d = await writeDeploy(deps, pub.id, [{ path: "index.html", bytes: html }]);
+  activateDeploy(deps, pub.id, d.deployId);
+  if (!tracking) deps.db.update(publications).set({ trackingEnabled: false }).where(eq(publications.id, pub.id)).run();
+  return pub;
+}
+
+// --- 1. requests/s on vs off
+async function requestsPerSecond() {
+  if (spawnSync("sh", ["-c", "command -v wrk"]).status !== 0) return console.log("rps: wrk missing (apt-get install -y wrk)");
+  const dir = join(work, "rps");
+  const deps = await createDeps(baseConfig(dir), 0, { log: silentLogger });
+  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  await seedSite(deps, account.id, "analyticson", true);
+  await seedSite(deps, account.id, "analyticsoff", false);
+  deps.close();
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      "src/main.ts",
+      "serve",
+      "--data-dir",
+      dir,
+      "--http-port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--smtp-port",
+      "off",
+      "--log-level",
+      "warn",
+    ],
+    {
+      cwd: join(import.meta.dir, ".."),
+      env: { ...process.env, PIER_SECRET_KEY: SECRET },
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/api/v1/status`)).ok) break;
+    } catch {}
+    await Bun.sleep(50);
+  }
+  const ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
+  const wrk = (slug: string) => {
+    const out = spawnSync(
+      "wrk",
+      [
+        "-t2",
+        "-c50",
+        `-d${DURATION}s`,
+        "--latency",
+        "-H",
+        `Host: ${slug}.localhost`,
+        "-H",
+        `User-Agent: ${ua}`,
+        "-H",
+        "Referer: https://news.example.org/item",
+        `http://127.0.0.1:${port}/`,
+      ],
+      {
+        encoding: "utf8",
+      },
+    ).stdout;
+    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+    const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "?";
+    return { rps, p99 };
+  };
+  wrk("analyticson"); // warm-up, discarded
+  const rows: string[] = [];
+  const sum = { on: 0, off: 0 };
+  for (let r = 1; r <= ROUNDS; r++) {
+    // Alternate the order so drift on a shared machine does not favour one side.
+    const order = r % 2 ? (["off", "on"] as const) : (["on", "off"] as const);
+    for (const side of order) {
+      const res = wrk(side === "on" ? "analyticson" : "analyticsoff");
+      sum[side] += res.rps;
+      rows.push(`| ${r} | ${side} | ${res.rps.toFixed(0)} | ${res.p99} |`);
+    }
+  }
+  proc.kill("SIGTERM");
+  await proc.exited;
+  console.log(`\n### Site requests/s, analytics on vs off (wrk -t2 -c50 -d${DURATION}s, 4 KB index.html)\n`);
+  console.log("| Round | Analytics | Requests/s | p99 |\n|---|---|---|---|\n" + rows.join("\n"));
+  const on = sum.on / ROUNDS;
+  const off = sum.off / ROUNDS;
+  console.log(`\nMean: on ${on.toFixed(0)}/s, off ${off.toFixed(0)}/s: on is ${(((off - on) / off) * 100).toFixed(1)}% slower (goal < 5%).`);
+}
+
+// --- 1b. the same comparison without the network: the site handler called in-process (CPU per
+// request, alternating on/off batches), steadier than wrk on a shared machine.
+async function handlerCost() {
+  const dir = join(work, "handler");
+  const deps = await createDeps(baseConfig(dir), 0, { log: silentLogger });
+  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  await seedSite(deps, account.id, "analyticson", true);
+  await seedSite(deps, account.id, "analyticsoff", false);
+  const handle = createSiteHandler(deps);
+  const headers = {
+    "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
+    referer: "https://news.example.org/item",
+  };
+  const run = async (slug: string, n: number) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const res = await handle(new Request(`http://${slug}.localhost/`, { headers }), { kind: "site", label: slug }, () => `198.51.100.${i & 255}`);
+      await res.arrayBuffer();
+    }
+    return ((performance.now() - t0) * 1000) / n;
+  };
+  await run("analyticson", 20_000);
+  await run("analyticsoff", 20_000);
+  const us = { on: [] as number[], off: [] as number[] };
+  for (let r = 0; r < 6; r++)
+    for (const side of r % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) us[side].push(await run(`analytics${side}`, 50_000));
+  deps.analytics.flush();
+  deps.close();
+  const med = (a: number[]) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
+  console.log(`\n### Site handler in-process, 6 x 50,000 requests each side (256 distinct client IPs)\n`);
+  console.log(`| Analytics | median µs/request | all batches |\n|---|---|---|`);
+  for (const side of ["off", "on"] as const) console.log(`| ${side} | ${med(us[side]).toFixed(2)} | ${us[side].map((x) => x.toFixed(2)).join(", ")} |`);
+  console.log(`\nOverhead: ${(med(us.on) - med(us.off)).toFixed(2)} µs/request (${(((med(us.on) - med(us.off)) / med(us.off)) * 100).toFixed(1)}%).`);
+}
+
+// --- 2. 90-day query over 10M hits / 1,000 paths
+async function ninetyDayQuery() {
+  const dir = join(work, "query");
+  const pier = await startPier({ ...baseConfig(dir), httpPort: 0 }, { log: silentLogger, startWorker: false });
+  const deps = pier.deps;
+  const { user, account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  const key = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
+  const pub = await seedSite(deps, account.id, "querysite", true);
+  // The publication "existed" 181 days ago, so both the window and its previous period are available.
+  deps.db
+    .update(publications)
+    .set({ createdAt: new Date(Date.now() - 181 * 86_400_000).toISOString() })
+    .where(eq(publications.id, pub.id))
+    .run();
+  const HITS = 10_000_000;
+  const HOURS = 90 * 24;
+  const perHour = Math.round(HITS / HOURS);
+  const start = Date.now() - (HOURS - 1) * 3_600_000;
+  const seedStart = performance.now();
+  let seeded = 0;
+  for (let h = 0; h < HOURS; h++) {
+    const at = start + h * 3_600_000;
+    const c = new HourCounts(pub.id, hourKey(at));
+    c.hits = perHour;
+    c.hitsBots = Math.round(perHour * 0.2);
+    c.hitsAssets = Math.round(perHour * 0.3);
+    c.hitsNotFound = Math.round(perHour * 0.02);
+    c.touch(at);
+    const pages = perHour - c.hitsBots - c.hitsAssets - c.hitsNotFound;
+    for (let p = 0; p < 1000; p++) c.count("path", `/docs/page-${p}`, Math.max(1, Math.round(pages / 1000)));
+    for (let r = 0; r < 50; r++) c.count("referrer", `ref${r}.example.com`, Math.round(pages / 100));
+    for (let k = 0; k < 40; k++) c.count("country", `C${String.fromCharCode(65 + (k % 26))}`, Math.round(pages / 80));
+    for (let b = 0; b < 10; b++) c.count("bot", `bot${b}`, Math.round(c.hitsBots / 10));
+    for (let n = 0; n < 20; n++) c.count("not_found", `/missing-${n}`, Math.max(1, Math.round(c.hitsNotFound / 20)));
+    for (let v = 0; v < 200; v++) c.visitors.add(`${h}-${v}`);
+    writeRollups(deps, [c]);
+    seeded += perHour;
+  }
+  pruneAnalytics(deps); // hourly rows older than 3 days go, as in production
+  const seedSeconds = (performance.now() - seedStart) / 1000;
+  const url = `http://127.0.0.1:${pier.httpPort}/api/v1/publications/${pub.id}/analytics?range=90d`;
+  const headers = { authorization: `Bearer ${key}` };
+  let body: any;
+  for (let i = 0; i < 10; i++) body = await (await fetch(url, { headers })).json();
+  const times: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const t0 = performance.now();
+    const r = await fetch(url, { headers });
+    await r.arrayBuffer();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  await pier.stop();
+  console.log(`\n### 90-day query, ${(seeded / 1e6).toFixed(1)}M hits over 1,000 paths (seeded in ${seedSeconds.toFixed(0)} s through writeRollups)\n`);
+  console.log(`hits in answer: ${body.data.analytics.totals.hits}; paths listed: ${body.data.analytics.paths.length}`);
+  console.log(
+    `| Requests | p50 | p99 | max |\n|---|---|---|---|\n| 300 | ${percentile(times, 50).toFixed(1)} ms | ${percentile(times, 99).toFixed(1)} ms | ${times[times.length - 1]!.toFixed(1)} ms |`,
+  );
+}
+
+// --- 3. a flood of 100,000 distinct 404 paths
+async function flood() {
+  const dir = join(work, "flood");
+  const deps = await createDeps(baseConfig(dir), 0, { log: silentLogger });
+  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  const pub = await seedSite(deps, account.id, "floodsite", true);
+  const rec = deps.analytics;
+  const heap = () => {
+    Bun.gc(true);
+    return process.memoryUsage().heapUsed / 1048576;
+  };
+  const rows: string[] = [];
+  const before = heap();
+  for (let round = 1; round <= 3; round++) {
+    const t0 = performance.now();
+    for (let i = 0; i < 100_000; i++) {
+      rec.hit({
+        at: Date.now(),
+        publicationId: pub.id,
+        host: "floodsite.localhost",
+        path: `/wp-admin/${round}-${i}-${Math.random().toString(36).slice(2)}.php`,
+        kind: "not_found",
+        download: false,
+        referer: null,
+        userAgent: `Mozilla/5.0 (X11; Linux x86_64; rv:${i % 50}.0) Gecko/20100101 Firefox/${i % 50}.0`, // browsers: every hit is also a visitor hash
+        ip: `10.0.${(i >> 8) & 255}.${i & 255}`,
+      });
+    }
+    const hitMs = performance.now() - t0;
+    const peak = process.memoryUsage().heapUsed / 1048576;
+    const t1 = performance.now();
+    const report = rec.flush();
+    const flushMs = performance.now() - t1;
+    rows.push(`| ${round} | ${hitMs.toFixed(0)} ms | ${flushMs.toFixed(0)} ms | ${report.rows} | ${peak.toFixed(1)} MiB | ${heap().toFixed(1)} MiB |`);
+  }
+  const dims = deps.sqlite.query("SELECT count(*) AS n FROM analytics_daily_dims WHERE kind = 'not_found'").get() as { n: number };
+  deps.close();
+  console.log(`\n### Flood: 100,000 distinct 404 paths per round (heap before: ${before.toFixed(1)} MiB)\n`);
+  console.log(
+    "| Round | 100k hits appended + folded | Flush | Rows written | Heap at peak | Heap after flush |\n|---|---|---|---|---|---|\n" + rows.join("\n"),
+  );
+  console.log(`\nDistinct 404 rows stored for the day: ${dims.n} (cap 200 per hour + "(other)")`);
+}
+
+try {
+  if (ONLY.includes("rps")) await requestsPerSecond();
+  if (ONLY.includes("handler")) await handlerCost();
+  if (ONLY.includes("query")) await ninetyDayQuery();
+  if (ONLY.includes("flood")) await flood();
+} finally {
+  cleanup();
+}

@@ -1,0 +1,278 @@
+// The in-memory side of analytics (GoatCounter's memstore): the site server only appends a
+// request's raw facts to a bounded array; folding them into per-publication, per-hour counts
+// (bot names, countries, visitor hashes, capped top lists) happens off the request, when the
+// array fills or the flush timer fires. A flush writes everything in one transaction, so a crash
+// loses at most the counts since the last flush and never a roll-up already written.
+import { randomBytes } from "node:crypto";
+import type { Deps } from "../../core/context";
+import type { DimensionKind } from "../../db/schema";
+import { cachedBotNames, readablePath, referrerHost, type HitKind } from "./classify";
+import { countryLookup, type CountryOf } from "./geo";
+import { pruneSalts, writeRollups, type FlushReport } from "./rollups";
+import { publicationSummary } from "./service";
+
+export interface RawHit {
+  /** Epoch ms from deps.clock. */
+  at: number;
+  publicationId: string;
+  /** The site's own host (without port): a referrer from it is navigation inside the site. */
+  host: string;
+  /** "/"-prefixed site path. */
+  path: string;
+  kind: HitKind;
+  download: boolean;
+  referer: string | null;
+  userAgent: string;
+  ip: string;
+}
+
+/** Distinct values kept per publication, hour and list; further values count as OTHER. */
+export const CAPS: Record<DimensionKind, number> = { path: 500, referrer: 200, not_found: 200, country: 300, bot: 100 };
+export const OTHER = "(other)";
+/** Raw hits held before they are folded (a fold of 10,000 takes a few ms). */
+const RAW_MAX = 10_000;
+/** New visitor hashes held per publication-hour between flushes (beyond: uncounted, never unbounded). */
+const VISITORS_MAX = 100_000;
+/** Header values are cut to this before any work: a 16 KiB user agent costs no more than a normal one. */
+const FIELD_MAX = 512;
+export const FLUSH_MS = 5_000;
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+// Hits arrive in time order: the last hour's key is almost always the answer (no Date per hit).
+let lastHour = -1;
+let lastHourKey = "";
+export const hourKey = (ms: number) => {
+  const h = Math.floor(ms / HOUR_MS);
+  if (h !== lastHour) {
+    lastHourKey = new Date(h * HOUR_MS).toISOString().slice(0, 13);
+    lastHour = h;
+  }
+  return lastHourKey;
+};
+export const dayKey = (ms: number) => hourKey(ms).slice(0, 10);
+
+const KINDS: DimensionKind[] = ["path", "referrer", "country", "bot", "not_found"];
+const newDims = <V>(make: () => V) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<DimensionKind, V>;
+
+/** One publication's counts for one UTC hour since the last flush. */
+export class HourCounts {
+  hits = 0;
+  hitsBots = 0;
+  hitsAssets = 0;
+  hitsNotFound = 0;
+  clicks = 0;
+  downloads = 0;
+  firstAt = Number.POSITIVE_INFINITY;
+  lastAt = 0;
+  visitors = new Set<string>();
+  dims = newDims(() => new Map<string, number>());
+  /** Values that got their own row this hour; kept across flushes so the cap holds for the hour. */
+  private admitted = newDims(() => new Set<string>());
+
+  constructor(
+    readonly publicationId: string,
+    readonly hour: string,
+  ) {}
+
+  count(kind: DimensionKind, value: string, n = 1): void {
+    const seen = this.admitted[kind];
+    if (!seen.has(value)) {
+      if (seen.size >= CAPS[kind]) value = OTHER;
+      else seen.add(value);
+    }
+    const m = this.dims[kind];
+    m.set(value, (m.get(value) ?? 0) + n);
+  }
+
+  touch(at: number): void {
+    if (at < this.firstAt) this.firstAt = at;
+    if (at > this.lastAt) this.lastAt = at;
+  }
+
+  get empty(): boolean {
+    return this.lastAt === 0;
+  }
+
+  /** After a flush: counts start again from zero, the hour's admitted values stay. */
+  reset(): void {
+    this.hits = this.hitsBots = this.hitsAssets = this.hitsNotFound = this.clicks = this.downloads = 0;
+    this.firstAt = Number.POSITIVE_INFINITY;
+    this.lastAt = 0;
+    this.visitors = new Set();
+    for (const k of KINDS) this.dims[k].clear();
+  }
+}
+
+export class AnalyticsRecorder {
+  private raw: RawHit[] = [];
+  private readonly hours = new Map<string, HourCounts>();
+  private readonly salts = new Map<string, string>();
+  private readonly botOf = cachedBotNames();
+  private readonly countryOf: CountryOf;
+  // Traffic repeats (a page and its assets, a reader's next page): the fold remembers recent
+  // answers instead of recomputing an HMAC, a URL parse or a tree lookup per hit. Cleared when
+  // full, so each stays bounded.
+  private readonly hashes = new Map<string, string>();
+  private readonly referrers = new Map<string, string | null>();
+  private readonly countries = new Map<string, string | null>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly deps: Deps) {
+    this.countryOf = countryLookup(deps.config.geoipDb);
+  }
+
+  /** The hot path: one push. Never throws into the site server. */
+  hit(h: RawHit): void {
+    if (h.userAgent.length > FIELD_MAX) h.userAgent = h.userAgent.slice(0, FIELD_MAX);
+    if (h.referer !== null && h.referer.length > FIELD_MAX * 4) h.referer = h.referer.slice(0, FIELD_MAX * 4);
+    if (h.path.length > FIELD_MAX) h.path = h.path.slice(0, FIELD_MAX);
+    this.raw.push(h);
+    if (this.raw.length >= RAW_MAX) this.fold();
+  }
+
+  /** A client event (outbound click or download) reported by the events script. */
+  event(publicationId: string, type: "click" | "download", at: number): void {
+    const c = this.countsFor(publicationId, at);
+    if (type === "click") c.clicks += 1;
+    else c.downloads += 1;
+    c.touch(at);
+  }
+
+  /**
+   * The publication resource's `analytics` field. A method here (not an import of this feature)
+   * because publish sits below analytics: analytics reads publications, publish shows the figure.
+   */
+  summary(pub: { id: string; accountId: string }) {
+    return publicationSummary(this.deps, pub);
+  }
+
+  /** Write what was counted since the last flush (one transaction). Tests call it directly. */
+  flush(): FlushReport {
+    this.fold();
+    const batch = [...this.hours.values()].filter((c) => !c.empty);
+    const report = batch.length ? writeRollups(this.deps, batch) : { rows: 0, publications: 0 };
+    const current = hourKey(this.deps.clock.now().getTime());
+    for (const [key, c] of this.hours) {
+      if (c.hour < current) this.hours.delete(key);
+      else c.reset();
+    }
+    this.forgetOldSalts();
+    return report;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.flushQuietly(), FLUSH_MS);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.flushQuietly();
+  }
+
+  private flushQuietly(): void {
+    try {
+      this.flush();
+    } catch (e) {
+      // The batch is dropped (at most one interval of counts): retrying a failing write forever
+      // would let memory grow with the traffic.
+      this.deps.log.error("analytics flush failed", { error: (e as Error).message });
+      for (const c of this.hours.values()) c.reset();
+    }
+  }
+
+  private countsFor(publicationId: string, at: number): HourCounts {
+    const hour = hourKey(at);
+    const key = `${publicationId} ${hour}`;
+    let c = this.hours.get(key);
+    if (!c) {
+      c = new HourCounts(publicationId, hour);
+      this.hours.set(key, c);
+    }
+    return c;
+  }
+
+  /** Raw hits -> hour counts. Bot names, countries and hashes are computed here, not per request. */
+  private fold(): void {
+    const raw = this.raw;
+    if (raw.length === 0) return;
+    this.raw = [];
+    for (const h of raw) {
+      const c = this.countsFor(h.publicationId, h.at);
+      c.touch(h.at);
+      c.hits += 1;
+      if (h.kind === "asset") c.hitsAssets += 1;
+      else if (h.kind === "not_found") {
+        c.hitsNotFound += 1;
+        c.count("not_found", readablePath(h.path));
+      }
+      if (h.download) c.downloads += 1;
+      const bot = this.botOf(h.userAgent);
+      if (bot !== null) {
+        c.hitsBots += 1;
+        c.count("bot", bot);
+        continue;
+      }
+      if (c.visitors.size < VISITORS_MAX) c.visitors.add(this.visitorHash(h));
+      if (h.kind !== "page") continue;
+      // The top lists describe people reading pages: bots have their own list, assets follow pages.
+      c.count("path", readablePath(h.path));
+      const ref = h.referer === null ? null : this.referrerOf(h.referer, h.host);
+      if (ref !== "own") c.count("referrer", ref ?? "direct");
+      const country = remember(this.countries, h.ip, this.countryOf);
+      if (country !== null) c.count("country", country);
+    }
+  }
+
+  /**
+   * HMAC(day salt, IP + user agent + publication): the same person on the same site on the same
+   * day gives the same value; another day or site gives an unrelated one, and once the day's salt
+   * is deleted nobody can recompute it from an IP.
+   */
+  private visitorHash(h: RawHit): string {
+    const day = dayKey(h.at);
+    const key = `${day}\n${h.publicationId}\n${h.ip}\n${h.userAgent}`;
+    return remember(this.hashes, key, () =>
+      // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
+      new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${h.ip}\n${h.userAgent}\n${h.publicationId}`).digest("base64url").slice(0, 22),
+    );
+  }
+
+  private referrerOf(referer: string, host: string): string | null | "own" {
+    return remember(this.referrers, `${host} ${referer}`, () => referrerHost(referer, host));
+  }
+
+  private saltFor(day: string): string {
+    let salt = this.salts.get(day);
+    if (salt !== undefined) return salt;
+    // Kept in the database for the day so a restart does not count everyone again.
+    const row = this.deps.sqlite.query("SELECT salt FROM analytics_salts WHERE day = ?").get(day) as { salt: string } | null;
+    salt = row?.salt ?? randomBytes(32).toString("base64url");
+    if (!row) this.deps.sqlite.query("INSERT OR IGNORE INTO analytics_salts (day, salt) VALUES (?, ?)").run(day, salt);
+    this.salts.set(day, salt);
+    return salt;
+  }
+
+  private forgetOldSalts(): void {
+    const yesterday = dayKey(this.deps.clock.now().getTime() - DAY_MS);
+    for (const day of this.salts.keys()) {
+      if (day >= yesterday) continue;
+      this.salts.delete(day);
+      this.hashes.clear(); // remembered hashes of a forgotten salt go with it
+    }
+    pruneSalts(this.deps, yesterday);
+  }
+}
+
+const REMEMBER_MAX = 20_000;
+function remember<V>(cache: Map<string, V>, key: string, compute: (key: string) => V): V {
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  if (cache.size >= REMEMBER_MAX) cache.clear();
+  const value = compute(key);
+  cache.set(key, value);
+  return value;
+}

@@ -1,0 +1,103 @@
+// The time window of an analytics query and its previous period (spec: ranges 24h/7d/30d/90d,
+// or from/to as inclusive UTC dates of at most 90 days, which override range).
+import { ApiError } from "../../core/errors";
+
+export const RANGES = ["24h", "7d", "30d", "90d"] as const;
+export type Range = (typeof RANGES)[number];
+export const MAX_WINDOW_DAYS = 90;
+export const DEFAULT_RANGE: Range = "7d";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+export interface Window {
+  /** null for a custom from/to window. */
+  range: Range | null;
+  granularity: "hour" | "day";
+  /** Bucket keys in order: "YYYY-MM-DDTHH" hours or "YYYY-MM-DD" days. */
+  keys: string[];
+  previousKeys: { first: string; last: string };
+  /** What the answer shows: dates for daily windows, timestamps (start, end) for 24h. */
+  from: string;
+  to: string;
+  previous: { from: string; to: string };
+  /** Epoch ms bounds [start, end) of the window, to clamp event timestamps. */
+  startMs: number;
+  endMs: number;
+}
+
+const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+function parseDate(field: "from" | "to", raw: string): number {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? Date.parse(`${raw}T00:00:00Z`) : Number.NaN;
+  // Date.parse accepts 2026-02-31 as March 3rd: a date must round-trip to itself.
+  if (Number.isNaN(ms) || dayOf(ms) !== raw) throw new ApiError("VALIDATION_FAILED", `${field} must be a date as YYYY-MM-DD.`, { field });
+  return ms;
+}
+
+function dayWindow(range: Range | null, fromMs: number, toMs: number): Window {
+  const days = Math.round((toMs - fromMs) / DAY_MS) + 1;
+  const keys = Array.from({ length: days }, (_, i) => dayOf(fromMs + i * DAY_MS));
+  const prevFrom = fromMs - days * DAY_MS;
+  const prevTo = fromMs - DAY_MS;
+  return {
+    range,
+    granularity: "day",
+    keys,
+    previousKeys: { first: dayOf(prevFrom), last: dayOf(prevTo) },
+    from: dayOf(fromMs),
+    to: dayOf(toMs),
+    previous: { from: dayOf(prevFrom), to: dayOf(prevTo) },
+    startMs: fromMs,
+    endMs: toMs + DAY_MS,
+  };
+}
+
+export function resolveWindow(q: { range?: string; from?: string; to?: string }, nowMs: number): Window {
+  if (q.range !== undefined && !(RANGES as readonly string[]).includes(q.range))
+    throw new ApiError("VALIDATION_FAILED", `range must be one of ${RANGES.join(", ")}.`, { field: "range", allowed: RANGES });
+  if (q.from !== undefined || q.to !== undefined) {
+    if (q.from === undefined) throw new ApiError("VALIDATION_FAILED", "from is required with to (both as YYYY-MM-DD).", { field: "from" });
+    if (q.to === undefined) throw new ApiError("VALIDATION_FAILED", "to is required with from (both as YYYY-MM-DD).", { field: "to" });
+    const from = parseDate("from", q.from);
+    const to = parseDate("to", q.to);
+    if (from > to) throw new ApiError("VALIDATION_FAILED", "from must not be after to.", { field: "from" });
+    if ((to - from) / DAY_MS + 1 > MAX_WINDOW_DAYS)
+      throw new ApiError("VALIDATION_FAILED", `A window spans at most ${MAX_WINDOW_DAYS} days (from and to inclusive).`, {
+        field: "to",
+        max_days: MAX_WINDOW_DAYS,
+      });
+    return dayWindow(null, from, to);
+  }
+  const range = (q.range ?? DEFAULT_RANGE) as Range;
+  if (range === "24h") {
+    // The current (partial) hour and the 23 before it; the previous period is the 24 hours before.
+    const last = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+    const first = last - 23 * HOUR_MS;
+    return {
+      range,
+      granularity: "hour",
+      keys: Array.from({ length: 24 }, (_, i) => hourOf(first + i * HOUR_MS)),
+      previousKeys: { first: hourOf(first - 24 * HOUR_MS), last: hourOf(first - HOUR_MS) },
+      from: new Date(first).toISOString(),
+      to: new Date(last + HOUR_MS).toISOString(),
+      previous: { from: new Date(first - 24 * HOUR_MS).toISOString(), to: new Date(first).toISOString() },
+      startMs: first,
+      endMs: last + HOUR_MS,
+    };
+  }
+  const days = Number.parseInt(range, 10);
+  const today = Date.parse(`${dayOf(nowMs)}T00:00:00Z`);
+  return dayWindow(range, today - (days - 1) * DAY_MS, today);
+}
+
+/** Whether the previous period lies wholly after tracking began (else its numbers are unknown, not zero). */
+export function previousAvailable(w: Window, trackingSinceMs: number | null): boolean {
+  if (trackingSinceMs === null) return false;
+  const since = w.granularity === "hour" ? hourOf(trackingSinceMs) : dayOf(trackingSinceMs);
+  return w.previousKeys.first >= since;
+}
+
+/** The timestamp of a bucket key ("YYYY-MM-DDTHH" -> ISO hour, "YYYY-MM-DD" stays a date). */
+export const bucketLabel = (key: string) => (key.length === 13 ? `${key}:00:00.000Z` : key);
