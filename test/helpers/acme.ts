@@ -53,7 +53,9 @@ export async function startAcmePier(o: { validitySeconds?: number; overrides?: P
       body = JSON.stringify(r.body);
       headers["content-type"] = "application/json";
     }
-    const res = await fetch(origin + path, { method, headers, body, redirect: "manual", tls: { ca: root } });
+    // A swap also closes the old listener's idle keep-alive connections: a pooled one that raced
+    // it is reset before the request was read, and the client sends again (as browsers do).
+    const res = await reconnectingOnReset(() => fetch(origin + path, { method, headers, body, redirect: "manual", tls: { ca: root } }));
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -93,8 +95,28 @@ export interface TlsAnswer {
   cert: X509Certificate;
 }
 
+/**
+ * A new connection that lands in the old listener's accept queue as a certificate swap closes it
+ * is reset by the kernel (unless net.ipv4.tcp_migrate_req=1; docs/certificates.md), and clients
+ * connect again, as browsers do: the tests' TLS clients do the same, a few times at most.
+ */
+async function reconnectingOnReset<T>(connect: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (e) {
+      if ((e as { code?: string }).code !== "ECONNRESET" || attempt === 3) throw e;
+      await Bun.sleep(50);
+    }
+  }
+}
+
 /** GET over TLS to 127.0.0.1 with this SNI name and Host, trusting only `ca` (verification on). */
 export function httpsGet(port: number, host: string, path: string, ca: string): Promise<TlsAnswer> {
+  return reconnectingOnReset(() => httpsGetOnce(port, host, path, ca));
+}
+
+function httpsGetOnce(port: number, host: string, path: string, ca: string): Promise<TlsAnswer> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host: "127.0.0.1", port, servername: host, ca }, () => {
       const peer = socket.getPeerX509Certificate();
@@ -118,6 +140,10 @@ export function httpsGet(port: number, host: string, path: string, ca: string): 
 
 /** The certificate a TLS handshake with this SNI name presents (no verification: for names Pier has no certificate for). */
 export function presentedCertificate(port: number, servername: string): Promise<X509Certificate> {
+  return reconnectingOnReset(() => presentedCertificateOnce(port, servername));
+}
+
+function presentedCertificateOnce(port: number, servername: string): Promise<X509Certificate> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host: "127.0.0.1", port, servername, rejectUnauthorized: false }, () => {
       const c = socket.getPeerX509Certificate()!;
@@ -130,6 +156,10 @@ export function presentedCertificate(port: number, servername: string): Promise<
 
 /** EHLO, STARTTLS, and the certificate the SMTP port presents for `servername`, verified against `ca`. */
 export function starttlsCertificate(port: number, servername: string, ca: string): Promise<X509Certificate> {
+  return reconnectingOnReset(() => starttlsCertificateOnce(port, servername, ca));
+}
+
+function starttlsCertificateOnce(port: number, servername: string, ca: string): Promise<X509Certificate> {
   return new Promise((resolve, reject) => {
     const plain = net.connect(port, "127.0.0.1");
     let buf = "";

@@ -37,10 +37,7 @@ async function createRecords(d: any) {
 async function refreshUntilActive(bucketId: string, id: string) {
   const until = Date.now() + 30_000;
   for (;;) {
-    // A certificate swap closes idle keep-alive connections of the old listener (as an nginx
-    // reload does); a pooled connection that raced it is reset, and HTTP clients send again.
-    const call = () => s.t.api("POST", `${domainsUrl(bucketId)}/${id}/refresh`, { key: owner.key });
-    const r = await call().catch((e: { code?: string }) => (e.code === "ECONNRESET" ? call() : Promise.reject(e)));
+    const r = await s.t.api("POST", `${domainsUrl(bucketId)}/${id}/refresh`, { key: owner.key });
     expect(r.status).toBe(200);
     const d = r.body.data.custom_domain;
     if (d.status === "active") return d;
