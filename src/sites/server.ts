@@ -291,7 +291,7 @@ function contentExists(m: Manifest, path: string, dir: boolean, cleanUrls: boole
  * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says;
  * the preview's noindex header is put back last.
  */
-function withSiteHeaders(res: Response, changes: Map<string, string | null>, o: { custom: boolean; priv: boolean; extra: Record<string, string> }): Response {
+export function withSiteHeaders(res: Response, changes: Map<string, string | null>, o: { custom: boolean; priv: boolean; extra: Record<string, string> }): Response {
   for (const [name, value] of changes) {
     if (PROTECTED_HEADERS.has(name)) continue;
     if (name === "set-cookie") {
