@@ -100,6 +100,7 @@ export class SiteRules {
   private readonly headerIndex: PatternIndex;
   readonly hasRedirects: boolean;
   readonly hasHeaders: boolean;
+  private readonly hasForced: boolean;
   /** Rules held (the site server's cache weighs deploys by it). */
   readonly size: number;
 
@@ -108,6 +109,7 @@ export class SiteRules {
     this.headerIndex = new PatternIndex(compiled.headers.map((h) => h.path));
     this.hasRedirects = compiled.redirects.length > 0;
     this.hasHeaders = compiled.headers.length > 0;
+    this.hasForced = compiled.redirects.some((r) => r.force);
     this.size = compiled.redirects.length + compiled.headers.length;
   }
 
@@ -116,7 +118,7 @@ export class SiteRules {
    * query. When content exists at the path, only forced (`!`) rules apply (Netlify's shadowing).
    */
   redirect(path: string, search: string, contentExists: boolean): RedirectMatch | null {
-    if (!this.hasRedirects) return null;
+    if (!this.hasRedirects || (contentExists && !this.hasForced)) return null;
     const segs = path === "" ? [] : path.split("/");
     let params: URLSearchParams | undefined;
     for (const i of ascending(this.redirectIndex.candidates(path, segs))) {
