@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
+import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let s: PublishedSite;
@@ -332,5 +333,38 @@ describe("bad input: warnings with line numbers, the rest works", () => {
     expect(rules.warnings.some((w: any) => w.message.includes("over the limits"))).toBe(true);
     expect((await siteFetch(t, p.host, "/from-9999")).headers.get("location")).toBe("/to-9999");
     expect((await siteFetch(t, p.host, "/from-10000")).status).toBe(404);
+  });
+});
+
+describe("through the real publish path (bucket files, build job)", () => {
+  test("the build compiles the bucket's rules files, reports them, and the site follows them", async () => {
+    const u = await t.user();
+    const id = await newBucket(t, u.key, "Rules via build");
+    const files = {
+      "index.html": "<h1>home</h1>",
+      "about.html": "<h1>about</h1>",
+      _redirects: "/old /about 301\n/broken /x 999\n",
+      _headers: "/*\n  X-Built: yes\n",
+    };
+    for (const [path, text] of Object.entries(files)) {
+      const r = await directUpload(t, u.key, id, textFile(path, text, path.endsWith(".html") ? "text/html; charset=utf-8" : "text/plain; charset=utf-8"));
+      expect(r.status).toBeLessThan(300);
+    }
+    const r = await t.api("POST", `/api/v1/buckets/${id}/publication`, { key: u.key, body: { clean_urls: true } });
+    expect(r.status).toBe(202);
+    await t.pier.runner.drain();
+    const pub = (await t.api("GET", `/api/v1/publications/${r.body.data.publication.id}`, { key: u.key })).body.data.publication;
+    expect(pub.publish_state).toBe("ready");
+    expect(pub.clean_urls).toBe(true);
+    expect(pub.site_rules).toMatchObject({ redirects: 1, headers: 1, warnings: [{ file: "_redirects", line: 2 }] });
+    expect(pub.published_files_count).toBe(2);
+    const host = `${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`;
+    const old = await siteFetch(t, host, "/old");
+    expect(old.status).toBe(301);
+    expect(old.headers.get("location")).toBe("/about");
+    const about = await siteFetch(t, host, "/about");
+    expect(await about.text()).toBe("<h1>about</h1>");
+    expect(about.headers.get("x-built")).toBe("yes");
+    expect((await siteFetch(t, host, "/_redirects")).status).toBe(404);
   });
 });
