@@ -107,6 +107,31 @@ describe("site rules attacks", () => {
     expect(r.headers.get("cache-control")).toBe("private, no-cache");
   });
 
+  test("an empty splat cannot turn a path destination into another host (//host)", async () => {
+    const s = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        { path: "_redirects", bytes: "/jump/* /:splat/evil.example 301\n" },
+      ],
+    });
+    const r = await siteFetch(t, s.host, "/jump");
+    expect(r.status).toBe(301);
+    expect(r.headers.get("location")).toBe("/evil.example");
+  });
+
+  test("a header value that cannot go on the wire is refused at build, and the site still answers", async () => {
+    const s = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        { path: "_headers", bytes: "/*\n  X-Emoji: \u{1F600}\n  X-Fine: ok\n" },
+      ],
+    });
+    const r = await siteFetch(t, s.host, "/");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("x-emoji")).toBeNull();
+    expect(r.headers.get("x-fine")).toBe("ok");
+  });
+
   test("the rules files are never served, even when asked for with encodings or a trailing slash", async () => {
     const s = await publishSite(t, {
       files: [

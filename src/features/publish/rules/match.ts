@@ -173,6 +173,8 @@ function destination(rule: RedirectRule, captures: Record<string, string>, searc
     if (v === undefined) return whole; // e.g. a port in an absolute URL
     return name === "splat" ? v.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(v);
   });
+  // An empty capture must not turn `/:splat/x` into `//x`, which browsers read as another host.
+  if (to.startsWith("//") || to.startsWith("/\\")) to = `/${to.replace(/^[\/\\]+/, "")}`;
   // The visitor's query string follows a rule that neither reads nor sets one (Netlify does the same).
   if (search !== "" && rule.query.length === 0 && !to.includes("?")) to += search;
   return to;

@@ -340,8 +340,8 @@ function parseHeaders(text: string, warnings: RulesWarning[]): HeaderBlock[] {
       warn(n, "A header line is `Name: value` (or `! Name` to detach a header).");
       continue;
     }
-    if (/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)) {
-      warn(n, `The value of ${name} holds control characters.`);
+    if (/[^\t\u0020-\u007e\u0080-\u00ff]/.test(value)) {
+      warn(n, `The value of ${name} holds control characters or characters outside Latin-1 (%-encode them).`);
       continue;
     }
     const lower = name.toLowerCase();
