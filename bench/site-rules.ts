@@ -38,12 +38,17 @@ for (let i = 0; i < 49; i++) lines.push(`/:lang/guide-${i}/* /guide-${i}/:splat 
 for (let i = 0; i < 50; i++) lines.push(`/blog-${i}/:year/:slug /posts/:year/:slug 301`);
 lines.push("/:lang/last/:id /final/:id 301");
 const REDIRECTS = lines.join("\n") + "\n";
-const HEADERS = Array.from({ length: 200 }, (_, i) => `/assets-${i}/*\n  Cache-Control: public, max-age=31536000, immutable\n`).join("") + "/*\n  X-Frame-Options: DENY\n";
+const HEADERS =
+  Array.from({ length: 200 }, (_, i) => `/assets-${i}/*\n  Cache-Control: public, max-age=31536000, immutable\n`).join("") + "/*\n  X-Frame-Options: DENY\n";
 const html = "<!doctype html><title>Bench</title>" + "<p>Lorem ipsum dolor sit amet.</p>\n".repeat(110);
 
 async function seedSite(deps: Deps, accountId: string, slug: string, withRules: boolean) {
   const now = new Date().toISOString();
-  const bucket = deps.db.insert(buckets).values({ id: `bkt_${slug}`, accountId, title: slug, createdAt: now, updatedAt: now }).returning().get();
+  const bucket = deps.db
+    .insert(buckets)
+    .values({ id: `bkt_${slug}`, accountId, title: slug, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
   const pub = createPublication(deps, { bucketId: bucket.id, accountId, kind: "main", slug });
   const files = [
     { path: "index.html", bytes: html },
@@ -77,7 +82,9 @@ for (let i = 0; i < 5; i++) {
 }
 compileTimes.sort((a, b) => a - b);
 console.log(`\n### Publish-time cost (${lines.length} rules, ${(REDIRECTS.length / 1024).toFixed(0)} KB _redirects, 201 header blocks)\n`);
-console.log(`compileRules: median ${compileTimes[2]!.toFixed(1)} ms (5 runs); writeDeploy of a 1-file site: ${plainMs.toFixed(0)} ms without rules, ${rulesMs.toFixed(0)} ms with them`);
+console.log(
+  `compileRules: median ${compileTimes[2]!.toFixed(1)} ms (5 runs); writeDeploy of a 1-file site: ${plainMs.toFixed(0)} ms without rules, ${rulesMs.toFixed(0)} ms with them`,
+);
 
 // --- 2. in-process handler cost
 {
@@ -117,7 +124,21 @@ else {
   const port = probe.port!;
   probe.stop(true);
   const proc = Bun.spawn(
-    [process.execPath, "src/main.ts", "serve", "--data-dir", dir, "--http-port", String(port), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"],
+    [
+      process.execPath,
+      "src/main.ts",
+      "serve",
+      "--data-dir",
+      dir,
+      "--http-port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--smtp-port",
+      "off",
+      "--log-level",
+      "warn",
+    ],
     { cwd: join(import.meta.dir, ".."), env: { ...process.env, PIER_SECRET_KEY: SECRET }, stdout: "ignore", stderr: "inherit" },
   );
   for (let i = 0; i < 200; i++) {
@@ -127,7 +148,9 @@ else {
     await Bun.sleep(50);
   }
   const wrk = (slug: string, path: string) => {
-    const out = spawnSync("wrk", ["-t2", "-c50", `-d${DURATION}s`, "-H", `Host: ${slug}.localhost`, `http://127.0.0.1:${port}${path}`], { encoding: "utf8" }).stdout;
+    const out = spawnSync("wrk", ["-t2", "-c50", `-d${DURATION}s`, "-H", `Host: ${slug}.localhost`, `http://127.0.0.1:${port}${path}`], {
+      encoding: "utf8",
+    }).stdout;
     return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
   };
   const cases = [

@@ -148,9 +148,13 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
 }
 
 /** What the build made of `_redirects` and `_headers`: counts, then each skipped line and why. */
-export function siteRulesLines(rules: { redirects: number; headers: number; warnings: Array<{ file: string; line: number; message: string }>; warnings_not_listed?: number } | null): string[] {
+export function siteRulesLines(
+  rules: { redirects: number; headers: number; warnings: Array<{ file: string; line: number; message: string }>; warnings_not_listed?: number } | null,
+): string[] {
   if (!rules) return [];
-  const lines = [`Site rules: ${rules.redirects} redirect rule${rules.redirects === 1 ? "" : "s"}, ${rules.headers} header block${rules.headers === 1 ? "" : "s"}.`];
+  const lines = [
+    `Site rules: ${rules.redirects} redirect rule${rules.redirects === 1 ? "" : "s"}, ${rules.headers} header block${rules.headers === 1 ? "" : "s"}.`,
+  ];
   for (const w of rules.warnings) lines.push(`  warning: ${w.file} line ${w.line}: ${w.message}`);
   if (rules.warnings_not_listed) lines.push(`  ...and ${rules.warnings_not_listed} more warnings.`);
   return lines;

@@ -206,7 +206,10 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (site.cleanUrls && pathname.endsWith(".html") && path.endsWith(".html")) {
         const bare = path.slice(0, -".html".length);
         if (bare !== "" && !bare.endsWith("/") && bare.slice(bare.lastIndexOf("/") + 1) !== "index" && !m.files.has(bare) && !m.dirs.has(bare))
-          return new Response(null, { status: 308, headers: { location: `${pathname.slice(0, -".html".length)}${search}`, "cache-control": CACHE_HTML, ...extra } });
+          return new Response(null, {
+            status: 308,
+            headers: { location: `${pathname.slice(0, -".html".length)}${search}`, "cache-control": CACHE_HTML, ...extra },
+          });
       }
       return files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
     }
@@ -291,7 +294,11 @@ function contentExists(m: Manifest, path: string, dir: boolean, cleanUrls: boole
  * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says;
  * the preview's noindex header is put back last.
  */
-export function withSiteHeaders(res: Response, changes: Map<string, string | null>, o: { custom: boolean; priv: boolean; extra: Record<string, string> }): Response {
+export function withSiteHeaders(
+  res: Response,
+  changes: Map<string, string | null>,
+  o: { custom: boolean; priv: boolean; extra: Record<string, string> },
+): Response {
   for (const [name, value] of changes) {
     if (PROTECTED_HEADERS.has(name)) continue;
     if (name === "set-cookie") {

@@ -271,7 +271,12 @@ describe("clean URLs", () => {
   });
 
   test("clean_urls false (PATCH) turns both off at once; the publication shows the setting", async () => {
-    const p = await publishSite(t, { files: [{ path: "index.html", bytes: "home" }, { path: "about.html", bytes: "about" }] });
+    const p = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        { path: "about.html", bytes: "about" },
+      ],
+    });
     const off = await t.api("PATCH", `/api/v1/publications/${p.pub.id}`, { key: p.user.key, body: { clean_urls: false } });
     expect(off.status).toBe(200);
     expect(off.body.data.publication.clean_urls).toBe(false);
@@ -326,7 +331,12 @@ describe("bad input: warnings with line numbers, the rest works", () => {
     const line = "/from-%d /to-%d 301\n";
     let text = "";
     for (let i = 0; text.length < 3 * 1024 * 1024; i++) text += line.replaceAll("%d", String(i));
-    const p = await publishSite(t, { files: [{ path: "index.html", bytes: "home" }, { path: "_redirects", bytes: text }] });
+    const p = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        { path: "_redirects", bytes: text },
+      ],
+    });
     const rules = (await t.api("GET", `/api/v1/publications/${p.pub.id}`, { key: p.user.key })).body.data.publication.site_rules;
     expect(rules.redirects).toBe(10_000);
     expect(rules.warnings.some((w: any) => w.message.includes("larger than 2 MiB"))).toBe(true);
