@@ -20,6 +20,7 @@ const siteOptions = (kind: "publish" | "preview") => [
   { name: "title", value: "TITLE", help: "Bucket title to use instead of the folder name" },
   { name: "slug", value: "SLUG", help: `Site name on the first publish (at least ${MIN_SLUG_LENGTH} characters: a-z, 0-9, -)` },
   { name: "spa", help: "Single-page app: deep links answer the index page" },
+  { name: "no-clean-urls", help: "Serve about.html only as /about.html (default: /about serves it)" },
   { name: "access", value: "MODE", help: "public, password or require_email" },
   { name: "root", value: "DIR", help: "Folder inside DIR to serve as the site root" },
   { name: "keep-missing", help: "Do not delete bucket files that are not in DIR" },
@@ -91,6 +92,7 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
     delete_missing: options["keep-missing"] !== "true",
     ...(options.slug ? { slug_suggestions: [options.slug] } : {}),
     ...(options.spa ? { site_mode: "spa" } : {}),
+    ...(options["no-clean-urls"] ? { clean_urls: false } : {}),
     ...(options.access ? { access_mode: options.access } : {}),
     ...(options.root !== undefined ? { publication_root_directory: options.root } : {}),
     ...(kind === "preview" ? { preview: true, ...(options.expires ? { expires_in_minutes: Number(options.expires) } : {}) } : {}),
@@ -133,6 +135,7 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
     const notice = slugNotice(options.slug ?? title, pub.public_slug, pub.bucket_id);
     if (notice) say(notice);
   }
+  for (const line of siteRulesLines(pub.site_rules)) say(line);
   if (pub.expires_at) say(`Expires at ${pub.expires_at}.`);
   if (pub.access_mode !== "public") {
     if (pub.share_text) say(`\nShare text:\n${pub.share_text}`);
@@ -142,6 +145,19 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
       );
   }
   return 0;
+}
+
+/** What the build made of `_redirects` and `_headers`: counts, then each skipped line and why. */
+export function siteRulesLines(
+  rules: { redirects: number; headers: number; warnings: Array<{ file: string; line: number; message: string }>; warnings_not_listed?: number } | null,
+): string[] {
+  if (!rules) return [];
+  const lines = [
+    `Site rules: ${rules.redirects} redirect rule${rules.redirects === 1 ? "" : "s"}, ${rules.headers} header block${rules.headers === 1 ? "" : "s"}.`,
+  ];
+  for (const w of rules.warnings) lines.push(`  warning: ${w.file} line ${w.line}: ${w.message}`);
+  if (rules.warnings_not_listed) lines.push(`  ...and ${rules.warnings_not_listed} more warnings.`);
+  return lines;
 }
 
 /** Finalize; when storage reports missing bytes, upload them again (fresh URLs) and retry once. */

@@ -5,7 +5,7 @@ import { and, eq } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../core/context";
 import { accounts, publications } from "../db/schema";
-import { deployManifest, type DeployFile } from "../features/publish";
+import { deployManifest, deploySiteRules, SiteRules, type DeployFile } from "../features/publish";
 import { onSiteChange } from "../features/publish";
 import { isExcludedFromPublish } from "../features/publish";
 import { customDomainSlug } from "../features/domains";
@@ -29,6 +29,8 @@ export interface Site {
   analytics: boolean;
   /** ...and publication_client_events_enabled: the events script reports clicks and downloads. */
   clientEvents: boolean;
+  /** /about serves about.html; /about.html redirects to /about. */
+  cleanUrls: boolean;
 }
 
 export interface Manifest {
@@ -36,6 +38,8 @@ export interface Manifest {
   files: Map<string, DeployFile>;
   /** Every directory that holds at least one file ("" is the root). */
   dirs: Set<string>;
+  /** The deploy's `_redirects` and `_headers`, compiled at build time (null: neither file). */
+  rules: SiteRules | null;
 }
 
 const MAX_SITES = 20_000;
@@ -43,7 +47,7 @@ const MAX_SITES = 20_000;
 export class SiteDirectory {
   // A plain Map with expiry stamps: cheaper per hit than an LRU with TTLs (this is on every request).
   private readonly sites = new Map<string, { site: Site | false; until: number }>();
-  private readonly manifests = new LRUCache<string, Manifest>({ maxSize: 2_000_000, sizeCalculation: (m) => m.files.size + 1 });
+  private readonly manifests = new LRUCache<string, Manifest>({ maxSize: 2_000_000, sizeCalculation: (m) => m.files.size + 1 + (m.rules?.size ?? 0) });
   private readonly keyOf = new Map<string, string>();
   /** Active custom domain -> managed slug of the site it serves (false: no such active domain). */
   private readonly customHosts = new Map<string, { slug: string | false; until: number }>();
@@ -87,6 +91,7 @@ export class SiteDirectory {
       deployId: p.currentDeployId,
       analytics: p.trackingEnabled && p.analyticsEnabled,
       clientEvents: p.trackingEnabled && p.analyticsEnabled && p.clientEventsEnabled,
+      cleanUrls: p.cleanUrls,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
     this.keyOf.set(p.id, label);
@@ -116,10 +121,12 @@ export class SiteDirectory {
       const dirs = new Set<string>([""]);
       for (const f of deployManifest(this.deps, deployId)) {
         if (isExcludedFromPublish(f.path)) continue; // belt and braces: never served, never listed
+        if (f.path === "_redirects" || f.path === "_headers") continue; // deploys built before site rules held them
         files.set(f.path, f);
         for (let i = f.path.indexOf("/"); i !== -1; i = f.path.indexOf("/", i + 1)) dirs.add(f.path.slice(0, i));
       }
-      m = { deployId, files, dirs };
+      const compiled = deploySiteRules(this.deps, deployId);
+      m = { deployId, files, dirs, rules: compiled ? new SiteRules(compiled) : null };
       this.manifests.set(deployId, m);
     }
     return m;

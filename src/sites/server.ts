@@ -12,6 +12,7 @@ import { emailGatePage, handleGatePost, handleRecipientLink, hasAccess, password
 import { noneMatch } from "./negotiate";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
+import { PROTECTED_HEADERS } from "../features/publish";
 
 export type SiteHandler = (
   req: Request,
@@ -140,8 +141,45 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     const m = directory.manifest(site.deployId);
     const priv = site.accessMode !== "public";
     const cacheFor = (type: string) => (priv ? CACHE_PRIVATE : type.startsWith("text/html") ? CACHE_HTML : CACHE_ASSET);
+    const rules = m.rules;
+    if (rules === null) return serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
 
-    if (parsed.dir) {
+    // Site rules (docs/site-rules.md) run after the gates: a rule never reveals a protected site.
+    let res: Response | Promise<Response> | null = null;
+    let headersPath = path;
+    const hit = rules.hasRedirects ? rules.redirect(path, search, contentExists(m, path, parsed.dir, site.cleanUrls)) : null;
+    if (hit !== null && hit.rule.status !== 200 && hit.rule.status !== 404) {
+      res = new Response(null, { status: hit.rule.status, headers: { location: hit.location, "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML, ...extra } });
+    } else if (hit !== null) {
+      // A rewrite serves another path of this same site (never another origin: no proxying).
+      const target = parseRequestPath(splitUrl(`http://site${hit.location}`).pathname);
+      if (target.ok) {
+        headersPath = target.path;
+        res = serveTarget(req, t, site, m, target.path, target.dir, hit.rule.status, cacheFor, extra);
+      } else res = missing(req, t, site, m, path, cacheFor, extra);
+    }
+    res ??= serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
+    const changes = rules.hasHeaders ? rules.headers(headersPath) : null;
+    if (changes === null) return res;
+    const apply = (r: Response) => withSiteHeaders(r, changes, { custom, priv, extra });
+    return res instanceof Response ? apply(res) : res.then(apply);
+  };
+
+  /** The deploy's files at `path` by Pier's own rules: index pages, Auto-Index, clean URLs, 404/SPA. */
+  function serveContent(
+    req: Request,
+    t: SiteTemplates,
+    site: Site,
+    m: Manifest,
+    path: string,
+    dir: boolean,
+    pathname: string,
+    search: string,
+    cacheFor: (type: string) => string,
+    extra: Record<string, string>,
+  ): Promise<Response> | Response {
+    const priv = site.accessMode !== "public";
+    if (dir) {
       const base = path === "" ? "" : `${path}/`;
       const index = m.files.get(`${base}index.html`) ?? m.files.get(`${base}index.htm`);
       if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
@@ -163,12 +201,54 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     }
 
     const file = m.files.get(path);
-    if (file) return files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
+    if (file) {
+      // Clean URLs: /about.html moves to /about, which serves the same file (when nothing else is there).
+      if (site.cleanUrls && pathname.endsWith(".html") && path.endsWith(".html")) {
+        const bare = path.slice(0, -".html".length);
+        if (bare !== "" && !bare.endsWith("/") && bare.slice(bare.lastIndexOf("/") + 1) !== "index" && !m.files.has(bare) && !m.dirs.has(bare))
+          return new Response(null, {
+            status: 308,
+            headers: { location: `${pathname.slice(0, -".html".length)}${search}`, "cache-control": CACHE_HTML, ...extra },
+          });
+      }
+      return files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
+    }
     if (m.dirs.has(path)) {
       return new Response(null, { status: 301, headers: { location: `${pathname}/${search}`, "cache-control": CACHE_HTML, ...extra } });
     }
+    const page = site.cleanUrls ? m.files.get(`${path}.html`) : undefined;
+    if (page) return files.serve(req, page, { cacheControl: cacheFor(page.contentType), extraHeaders: extra, conditional: true });
     return missing(req, t, site, m, path, cacheFor, extra);
-  };
+  }
+
+  /** The file a 200 or 404 rule names (a folder serves its index page); nothing there is a 404. */
+  function serveTarget(
+    req: Request,
+    t: SiteTemplates,
+    site: Site,
+    m: Manifest,
+    path: string,
+    dir: boolean,
+    status: number,
+    cacheFor: (type: string) => string,
+    extra: Record<string, string>,
+  ): Promise<Response> | Response {
+    const base = path === "" ? "" : `${path}/`;
+    const file =
+      (dir ? undefined : (m.files.get(path) ?? (site.cleanUrls ? m.files.get(`${path}.html`) : undefined))) ??
+      m.files.get(`${base}index.html`) ??
+      m.files.get(`${base}index.htm`);
+    if (!file) return status === 404 ? notFoundPage(req, t, m, cacheFor, extra) : missing(req, t, site, m, path, cacheFor, extra);
+    return status === 404
+      ? files.serve(req, file, { status: 404, cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: false })
+      : files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
+  }
+
+  function notFoundPage(req: Request, t: SiteTemplates, m: Manifest, cacheFor: (type: string) => string, extra: Record<string, string>) {
+    const page404 = m.files.get("404.html");
+    if (page404) return files.serve(req, page404, { status: 404, cacheControl: cacheFor(page404.contentType), extraHeaders: extra, conditional: false });
+    return pageResponse(t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), extra);
+  }
   return recorded;
 
   /**
@@ -189,12 +269,46 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       const index = m.files.get("index.html") ?? m.files.get("index.htm");
       if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
     }
-    const page404 = m.files.get("404.html");
-    if (page404) return files.serve(req, page404, { status: 404, cacheControl: cacheFor(page404.contentType), extraHeaders: extra, conditional: false });
-    return pageResponse(t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), extra);
+    return notFoundPage(req, t, m, cacheFor, extra);
   }
 }
 
 function noSite(t: SiteTemplates, extra: Record<string, string>): Response {
   return pageResponse(t, 404, "No site here", messageBody("No site is published at this address", "Check the address, or ask the owner to publish it."), extra);
+}
+
+/**
+ * Is there content at this path (Netlify's shadowing: then only forced rules apply)? A file, a
+ * folder's index page, or the page clean URLs would serve. A folder with no index page is not
+ * content: a rule is more specific than Pier's Auto-Index listing.
+ */
+function contentExists(m: Manifest, path: string, dir: boolean, cleanUrls: boolean): boolean {
+  const base = path === "" ? "" : `${path}/`;
+  if (m.files.has(`${base}index.html`) || m.files.has(`${base}index.htm`)) return true;
+  return !dir && (m.files.has(path) || (cleanUrls && m.files.has(`${path}.html`)));
+}
+
+/**
+ * `_headers` on a site answer. Pier's protective headers were refused at build time; Set-Cookie
+ * goes out on custom domains only (under the shared sites domain it could shadow another site's
+ * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says;
+ * the preview's noindex header is put back last.
+ */
+export function withSiteHeaders(
+  res: Response,
+  changes: Map<string, string | null>,
+  o: { custom: boolean; priv: boolean; extra: Record<string, string> },
+): Response {
+  for (const [name, value] of changes) {
+    if (PROTECTED_HEADERS.has(name)) continue;
+    if (name === "set-cookie") {
+      if (o.custom && value !== null) for (const cookie of value.split("\n")) res.headers.append("set-cookie", cookie);
+      continue;
+    }
+    if (name === "cache-control" && o.priv) continue;
+    if (value === null) res.headers.delete(name);
+    else res.headers.set(name, value);
+  }
+  for (const [name, value] of Object.entries(o.extra)) res.headers.set(name, value);
+  return res;
 }

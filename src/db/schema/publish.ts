@@ -48,6 +48,8 @@ export const publications = sqliteTable(
     trackingEnabled: integer("tracking_enabled", { mode: "boolean" }).notNull().default(true),
     analyticsEnabled: integer("analytics_enabled", { mode: "boolean" }).notNull().default(true),
     clientEventsEnabled: integer("client_events_enabled", { mode: "boolean" }).notNull().default(true),
+    /** /about serves about.html; /about.html redirects to /about (docs/site-rules.md). */
+    cleanUrls: integer("clean_urls", { mode: "boolean" }).notNull().default(true),
     currentDeployId: text("current_deploy_id"),
     publishedFilesCount: integer("published_files_count").notNull().default(0),
     /** The last accepted publish request, re-run by retry. */
@@ -76,6 +78,10 @@ export const deploys = sqliteTable(
     fileCount: integer("file_count").notNull(),
     totalBytes: integer("total_bytes").notNull(),
     createdAt: text("created_at").notNull(),
+    /** `_redirects` and `_headers` compiled when the deploy was built (null: neither file). */
+    siteRules: text("site_rules", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Their counts and warnings, as the publication shows them. */
+    siteRulesSummary: text("site_rules_summary", { mode: "json" }).$type<Record<string, unknown>>(),
   },
   (t) => [index("deploys_publication").on(t.publicationId, t.createdAt)],
 );

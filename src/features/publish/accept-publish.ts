@@ -43,6 +43,7 @@ export interface PreparedPublish {
   title: string | undefined;
   request: SavedRequest;
   tracking: { trackingEnabled: boolean; analyticsEnabled: boolean; clientEventsEnabled: boolean };
+  cleanUrls: boolean;
   /** New password material when the access settings change. */
   access: null | { mode: AccessMode; hash: string | null; sealed: string | null; generated: string | null };
 }
@@ -152,6 +153,7 @@ export async function preparePublish(
       analyticsEnabled: input.publication_analytics_enabled ?? input.analytics_enabled ?? existing?.analyticsEnabled ?? true,
       clientEventsEnabled: input.publication_client_events_enabled ?? input.client_events_enabled ?? existing?.clientEventsEnabled ?? true,
     },
+    cleanUrls: input.clean_urls ?? existing?.cleanUrls ?? true,
   };
 }
 
@@ -172,6 +174,7 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       publishRequest: { ...p.request },
       updatedAt: now,
       ...p.tracking,
+      cleanUrls: p.cleanUrls,
       ...(p.title !== undefined ? { title: p.title } : {}),
     };
     let row: PublicationRow;

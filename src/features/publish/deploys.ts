@@ -14,6 +14,8 @@ import { contentTypeFor, etagFor, isCompressible, precompressAsync } from "./con
 const BUILD_CONCURRENCY = 4;
 import { emitSiteChange } from "./events";
 import { isExcludedFromPublish, normalizeSitePath } from "./exclusions";
+import { takeSiteRules } from "./rules/build";
+import type { CompiledRules, RulesSummary } from "./rules/syntax";
 
 export interface DeployFileInput {
   path: string;
@@ -57,6 +59,7 @@ export async function writeDeploy(
     seen.add(path);
     accepted.push({ ...f, path });
   }
+  const siteRules = await takeSiteRules(deps, accepted);
 
   // Variants already computed for the same content in an earlier deploy are reused: a
   // republish with one changed file compresses one file. Same content in two paths of this
@@ -125,6 +128,8 @@ export async function writeDeploy(
         fileCount: rows.length,
         totalBytes,
         createdAt: now,
+        siteRules: siteRules ? (siteRules.rules as unknown as Record<string, unknown>) : null,
+        siteRulesSummary: siteRules ? (siteRules.summary as unknown as Record<string, unknown>) : null,
       })
       .run();
     // SQLite caps bound parameters per statement: insert in chunks.
@@ -181,6 +186,18 @@ export type DeployFile = typeof deployFiles.$inferSelect;
 /** Every file of a deploy (the site server caches this per deploy). */
 export function deployManifest(deps: Deps, deployId: string): DeployFile[] {
   return deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, deployId)).all();
+}
+
+/** The compiled `_redirects`/`_headers` of a deploy (null: neither file). */
+export function deploySiteRules(deps: Deps, deployId: string): CompiledRules | null {
+  const row = deps.db.select({ rules: deploys.siteRules }).from(deploys).where(eq(deploys.id, deployId)).get();
+  return (row?.rules as CompiledRules | null | undefined) ?? null;
+}
+
+/** Counts and warnings of a deploy's rules, as the publication shows them. */
+export function deploySiteRulesSummary(deps: Deps, deployId: string): RulesSummary | null {
+  const row = deps.db.select({ summary: deploys.siteRulesSummary }).from(deploys).where(eq(deploys.id, deployId)).get();
+  return (row?.summary as RulesSummary | null | undefined) ?? null;
 }
 
 /** Deploys of a publication still referenced (for rollback listings and cleanup). */

@@ -32,3 +32,8 @@ export { PREVIEW_DEFAULT_MINUTES, PREVIEW_MAX_MINUTES } from "./accept-publish";
 // Used by analytics (site lists and URLs for its figures).
 export { listPublications } from "./service";
 export { publicUrlOf } from "./present";
+
+// Site rules (`_redirects`, `_headers`): compiled per deploy by the build, matched by the site server.
+export { deploySiteRules } from "./deploys";
+export { SiteRules } from "./rules/match";
+export { PROTECTED_HEADERS } from "./rules/syntax";

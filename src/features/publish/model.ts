@@ -28,6 +28,7 @@ export const publishFields = {
   publication_client_events_enabled: t.Optional(t.Boolean()),
   analytics_enabled: t.Optional(t.Boolean({ description: "Alias of publication_analytics_enabled." })),
   client_events_enabled: t.Optional(t.Boolean({ description: "Alias of publication_client_events_enabled." })),
+  clean_urls: t.Optional(t.Boolean({ description: "/about serves about.html and /about.html redirects to /about. Default: on (kept on republish)." })),
 };
 
 export const PublishBody = t.Object({ ...publishFields, account_id: AccountId }, { additionalProperties: false });
@@ -67,6 +68,7 @@ export const PatchPublicationBody = t.Object(
     analytics_enabled: t.Optional(t.Boolean()),
     client_events_enabled: t.Optional(t.Boolean()),
     expires_at: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()])),
+    clean_urls: t.Optional(t.Boolean({ description: "/about serves about.html; /about.html redirects to /about." })),
     account_id: AccountId,
   },
   { additionalProperties: false },

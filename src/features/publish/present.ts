@@ -2,7 +2,7 @@
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
-import { deployManifest } from "./deploys";
+import { deployManifest, deploySiteRulesSummary } from "./deploys";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
 
@@ -20,6 +20,12 @@ export function manifestOf(deps: Deps, pub: PublicationRow) {
   return deployManifest(deps, pub.currentDeployId)
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
     .map((f) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag }));
+}
+
+/** `_redirects`/`_headers` of the live deploy: counts and warnings with line numbers (null: neither file). */
+function siteRulesOf(deps: Deps, pub: PublicationRow) {
+  if (!pub.currentDeployId || pub.status === "unpublished") return null;
+  return deploySiteRulesSummary(deps, pub.currentDeployId);
 }
 
 export interface PublicationWarning {
@@ -84,6 +90,8 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     expires_at: pub.expiresAt,
     expired: pub.expiresAt !== null && pub.expiresAt <= deps.clock.now().toISOString(),
     site_mode: pub.siteMode,
+    clean_urls: pub.cleanUrls,
+    site_rules: siteRulesOf(deps, pub),
     site_type: "website" as const,
     access_mode: pub.accessMode,
     warnings: publicationWarnings(deps, pub),

@@ -78,6 +78,7 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
         ...((input.publication_client_events_enabled ?? input.client_events_enabled) !== undefined
           ? { clientEventsEnabled: (input.publication_client_events_enabled ?? input.client_events_enabled)! }
           : {}),
+        ...(input.clean_urls !== undefined ? { cleanUrls: input.clean_urls } : {}),
         ...(input.expires_at !== undefined ? { expiresAt: input.expires_at === null ? null : new Date(input.expires_at).toISOString() } : {}),
         publishRequest: { ...(pub.publishRequest as object), ...(input.site_mode ? { site_mode: input.site_mode } : {}) },
         updatedAt: now,

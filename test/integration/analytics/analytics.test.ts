@@ -47,7 +47,7 @@ beforeAll(async () => {
   const own = `http://${s.host}/`;
   expect(await get("/", FIREFOX, US, "https://www.example.org/post?id=1")).toBe(200);
   expect(await get("/style.css", FIREFOX, US, own)).toBe(200);
-  expect(await get("/about.html", FIREFOX, US, own)).toBe(200);
+  expect(await get("/about", FIREFOX, US, own)).toBe(200);
   expect(await get("/", SAFARI, NL)).toBe(200);
   expect(await get("/", GOOGLEBOT, "66.249.66.1")).toBe(200);
   expect(await get("/missing", GPTBOT, "20.15.240.64")).toBe(404);
@@ -93,7 +93,7 @@ describe("one day of traffic", () => {
     const a = (await analytics("")).body.data.analytics;
     expect(a.paths).toEqual([
       { path: "/", hits: 2 },
-      { path: "/about.html", hits: 1 },
+      { path: "/about", hits: 1 },
     ]);
     expect(a.referrers).toEqual([
       { referrer: "direct", hits: 1 },
@@ -148,7 +148,7 @@ describe("the next day", () => {
   beforeAll(async () => {
     t.clock.advance(DAY);
     expect(await get("/", FIREFOX, US)).toBe(200); // the same person: a new day, a new visitor
-    expect(await get("/about.html", FIREFOX, US)).toBe(200);
+    expect(await get("/about", FIREFOX, US)).toBe(200);
     expect(await get("/", GOOGLEBOT, "66.249.66.1")).toBe(200);
     flush();
   });

@@ -32,7 +32,7 @@ describe("the Analytics tab in Chromium", () => {
     const visit = (path: string, ua: string, referer?: string) =>
       siteFetch(t, s.host, path, { headers: { "user-agent": ua, ...(referer ? { referer } : {}) } }).then((r) => r.arrayBuffer());
     await visit("/", "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "https://news.example.org/x");
-    await visit("/about.html", "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0");
+    await visit("/about", "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0");
     await visit("/", "Mozilla/5.0 (compatible; bingbot/2.0)");
     await visit("/gone", "Mozilla/5.0 (Macintosh) Safari/605.1.15");
     t.pier.deps.analytics.flush();

@@ -77,7 +77,9 @@ describe("pier publish / pier preview", () => {
     expect(url).toContain("cli-published-site.");
     const host = new URL(url).hostname;
     expect(await (await siteFetch(t, host, "/")).text()).toBe("<h1>cli</h1>");
-    expect(await (await siteFetch(t, host, "/docs/guide.html")).text()).toBe("<p>guide</p>");
+    // Clean URLs (on by default): /docs/guide serves docs/guide.html, the .html address moves there.
+    expect(await (await siteFetch(t, host, "/docs/guide")).text()).toBe("<p>guide</p>");
+    expect((await siteFetch(t, host, "/docs/guide.html")).headers.get("location")).toBe("/docs/guide");
     expect((await siteFetch(t, host, "/.env")).status).toBe(404);
 
     write(dir, { "index.html": "<h1>cli v2</h1>" });
@@ -87,6 +89,7 @@ describe("pier publish / pier preview", () => {
     expect(second.stderr).toContain("0 new, 1 changed, 1 unchanged, 1 to delete; 1 to upload");
     expect(second.stdout.trim()).toBe(url);
     expect(await (await siteFetch(t, host, "/")).text()).toBe("<h1>cli v2</h1>");
+    expect((await siteFetch(t, host, "/docs/guide")).status).toBe(404);
     expect((await siteFetch(t, host, "/docs/guide.html")).status).toBe(404);
 
     // Credentials from the file `pier login` writes.

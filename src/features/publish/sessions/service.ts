@@ -39,6 +39,7 @@ const PUBLISH_KEYS = [
   "analytics_enabled",
   "client_events_enabled",
   "expires_in_minutes",
+  "clean_urls",
 ] as const;
 
 /** bucket_id, else the account's active bucket titled bucket_title, else a new one; mutable by the actor. */

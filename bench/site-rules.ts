@@ -1,0 +1,173 @@
+// Site rules at scale: a site with 10,000 `_redirects` rules (9,900 static, 100 dynamic, half of
+// those with a placeholder first segment, the matcher's worst bucket) and 200 `_headers` blocks,
+// beside the same site without rules, in the same `pier serve` process, same run.
+//  1. requests/s (wrk, alternating rounds) on a path that matches no rule (`/`, a 4 KB page)
+//     and on one that matches the last rule, vs the site without rules on `/`;
+//  2. the site handler's µs per request in-process (steadier than wrk on a shared machine);
+//  3. the publish-time cost: compiling the rules, and writeDeploy with vs without them.
+// Run: ./node_modules/.bin/bun bench/site-rules.ts [--duration 6] [--rounds 2]
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { loadConfig } from "../src/config";
+import type { Deps } from "../src/core/context";
+import { silentLogger } from "../src/core/log";
+import { buckets, publications } from "../src/db/schema";
+import { insertUserWithAccount } from "../src/features/accounts/service";
+import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
+import { createPublication } from "../src/features/publish/publications";
+import { compileRules } from "../src/features/publish/rules/syntax";
+import { createDeps } from "../src/runtime";
+import { createSiteHandler } from "../src/sites/server";
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : process.argv[i + 1]!;
+};
+const DURATION = Number(arg("duration", "6"));
+const ROUNDS = Number(arg("rounds", "2"));
+const SECRET = "bench-secret-key-bench-secret-key-bench-secret";
+const work = mkdtempSync(join(tmpdir(), "pier-bench-rules-"));
+const baseConfig = (dir: string) => ({ ...loadConfig({}, {}), dataDir: dir, secretKey: SECRET, smtpPort: null, httpsPort: null, host: "127.0.0.1" });
+
+const lines: string[] = [];
+for (let i = 0; i < 9_900; i++) lines.push(`/old/section-${i % 50}/page-${i} /new/page-${i} 301`);
+for (let i = 0; i < 49; i++) lines.push(`/:lang/guide-${i}/* /guide-${i}/:splat 301`);
+for (let i = 0; i < 50; i++) lines.push(`/blog-${i}/:year/:slug /posts/:year/:slug 301`);
+lines.push("/:lang/last/:id /final/:id 301");
+const REDIRECTS = lines.join("\n") + "\n";
+const HEADERS =
+  Array.from({ length: 200 }, (_, i) => `/assets-${i}/*\n  Cache-Control: public, max-age=31536000, immutable\n`).join("") + "/*\n  X-Frame-Options: DENY\n";
+const html = "<!doctype html><title>Bench</title>" + "<p>Lorem ipsum dolor sit amet.</p>\n".repeat(110);
+
+async function seedSite(deps: Deps, accountId: string, slug: string, withRules: boolean) {
+  const now = new Date().toISOString();
+  const bucket = deps.db
+    .insert(buckets)
+    .values({ id: `bkt_${slug}`, accountId, title: slug, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
+  const pub = createPublication(deps, { bucketId: bucket.id, accountId, kind: "main", slug });
+  const files = [
+    { path: "index.html", bytes: html },
+    ...(withRules
+      ? [
+          { path: "_redirects", bytes: REDIRECTS },
+          { path: "_headers", bytes: HEADERS },
+        ]
+      : []),
+  ];
+  const t0 = performance.now();
+  const d = await writeDeploy(deps, pub.id, files);
+  const ms = performance.now() - t0;
+  activateDeploy(deps, pub.id, d.deployId);
+  deps.db.update(publications).set({ trackingEnabled: false }).where(eq(publications.id, pub.id)).run();
+  return ms;
+}
+
+const dir = join(work, "data");
+const deps = await createDeps(baseConfig(dir), 0, { log: silentLogger });
+const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+const plainMs = await seedSite(deps, account.id, "norules-site", false);
+const rulesMs = await seedSite(deps, account.id, "rules-site1", true);
+
+// --- 3. publish-time cost
+const compileTimes: number[] = [];
+for (let i = 0; i < 5; i++) {
+  const t0 = performance.now();
+  compileRules(REDIRECTS, HEADERS);
+  compileTimes.push(performance.now() - t0);
+}
+compileTimes.sort((a, b) => a - b);
+console.log(`\n### Publish-time cost (${lines.length} rules, ${(REDIRECTS.length / 1024).toFixed(0)} KB _redirects, 201 header blocks)\n`);
+console.log(
+  `compileRules: median ${compileTimes[2]!.toFixed(1)} ms (5 runs); writeDeploy of a 1-file site: ${plainMs.toFixed(0)} ms without rules, ${rulesMs.toFixed(0)} ms with them`,
+);
+
+// --- 2. in-process handler cost
+{
+  const handle = createSiteHandler(deps);
+  const run = async (label: string, path: string, n: number) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) {
+      const r = await handle(new Request(`http://x${path}`), { kind: "site", label });
+      if (i === 0 && label === "rules-site1" && path !== "/" && r.status !== 301) throw new Error(`expected 301 on ${path}, got ${r.status}`);
+    }
+    return ((performance.now() - t0) * 1000) / n;
+  };
+  for (const [l, p] of [
+    ["norules-site", "/"],
+    ["rules-site1", "/"],
+    ["rules-site1", "/en/last/42"],
+  ] as const)
+    await run(l, p, 2_000); // warm-up
+  const sums = { plain: 0, nomatch: 0, last: 0 };
+  for (let r = 0; r < 5; r++) {
+    sums.plain += await run("norules-site", "/", 20_000);
+    sums.nomatch += await run("rules-site1", "/", 20_000);
+    sums.last += await run("rules-site1", "/en/last/42", 20_000);
+  }
+  console.log("\n### Site handler in-process, µs per request (mean of 5 × 20,000)\n");
+  console.log("| Site | Path | µs/request |\n|---|---|---|");
+  console.log(`| no rules | \`/\` | ${(sums.plain / 5).toFixed(2)} |`);
+  console.log(`| 10,000 rules | \`/\` (no rule matches) | ${(sums.nomatch / 5).toFixed(2)} |`);
+  console.log(`| 10,000 rules | \`/en/last/42\` (the last rule, 301) | ${(sums.last / 5).toFixed(2)} |`);
+}
+deps.close();
+
+// --- 1. requests/s over HTTP
+if (spawnSync("sh", ["-c", "command -v wrk"]).status !== 0) console.log("rps: wrk missing (apt-get install -y wrk)");
+else {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      "src/main.ts",
+      "serve",
+      "--data-dir",
+      dir,
+      "--http-port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--smtp-port",
+      "off",
+      "--log-level",
+      "warn",
+    ],
+    { cwd: join(import.meta.dir, ".."), env: { ...process.env, PIER_SECRET_KEY: SECRET }, stdout: "ignore", stderr: "inherit" },
+  );
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/api/v1/status`)).ok) break;
+    } catch {}
+    await Bun.sleep(50);
+  }
+  const wrk = (slug: string, path: string) => {
+    const out = spawnSync("wrk", ["-t2", "-c50", `-d${DURATION}s`, "-H", `Host: ${slug}.localhost`, `http://127.0.0.1:${port}${path}`], {
+      encoding: "utf8",
+    }).stdout;
+    return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
+  };
+  const cases = [
+    ["norules-site", "/", "no rules, `/`"],
+    ["rules-site1", "/", "10,000 rules, `/` (no rule matches)"],
+    ["rules-site1", "/en/last/42", "10,000 rules, last rule (301)"],
+  ] as const;
+  wrk("norules-site", "/"); // warm-up
+  const sums = cases.map(() => 0);
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 ? [...cases.keys()].reverse() : [...cases.keys()];
+    for (const i of order) sums[i]! += wrk(cases[i]![0], cases[i]![1]);
+  }
+  proc.kill("SIGTERM");
+  await proc.exited;
+  console.log(`\n### Requests/s (wrk -t2 -c50 -d${DURATION}s, mean of ${ROUNDS} alternating rounds)\n`);
+  console.log("| Case | Requests/s | vs no rules |\n|---|---|---|");
+  cases.forEach((c, i) => console.log(`| ${c[2]} | ${(sums[i]! / ROUNDS).toFixed(0)} | ${(((sums[i]! - sums[0]!) / sums[0]!) * 100).toFixed(1)}% |`));
+}
+rmSync(work, { recursive: true, force: true });
