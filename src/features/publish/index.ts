@@ -32,3 +32,5 @@ export { PREVIEW_DEFAULT_MINUTES, PREVIEW_MAX_MINUTES } from "./accept-publish";
 // Used by analytics (site lists and URLs for its figures).
 export { listPublications } from "./service";
 export { publicUrlOf } from "./present";
+// Deploy history and rollback (REST, MCP, CLI and the dashboard's Site tab).
+export { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";

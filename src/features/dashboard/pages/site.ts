@@ -167,12 +167,12 @@ export const sitePage: DashboardPage = {
         { detail: { hide: true } },
       );
     post("publish", ["site_mode", "access_mode"], async (s, id, body) => {
-      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main");
+      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main", "dashboard");
       return siteUrl(id, "?done=published");
     });
     post("preview", ["site_mode", "access_mode"], async (s, id, body) => {
       const minutes = Number.parseInt(formField(body, "expires_in_minutes") || "15", 10);
-      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), expires_in_minutes: minutes }, "preview");
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), expires_in_minutes: minutes }, "preview", "dashboard");
       return siteUrl(id, "?done=preview");
     });
     post("unpublish", [], (s, id) => siteUrl(id, `?done=${unpublishBucket(shell.deps, s.actor, id).changed ? "unpublished" : "already-unpublished"}`));
