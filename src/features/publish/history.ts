@@ -155,10 +155,8 @@ function previousDeploy(deps: Deps, pub: PublicationRow): DeployRow {
 export async function rollbackPublication(deps: Deps, actor: Actor, publicationId: string, deployId?: string) {
   const { pub } = loadPublication(deps, actor, publicationId, "bucket_admin");
   if (pub.kind === "preview") throw notPossible(pub, "preview", "A preview has no deploy history; publish the preview again instead.");
-  if (pub.status !== "published" || !pub.currentDeployId)
-    throw notPossible(pub, "not_published", "The site is not published; publish it first (a rollback never brings an unpublished site back).");
-  if (pub.publishState === "queued" || pub.publishState === "processing")
-    throw notPossible(pub, "build_pending", "A build is pending and would replace the rolled-back deploy; wait until publish_state is ready or failed.");
+  const refusal = stateRefusal(pub);
+  if (refusal) throw refusal;
   const target = deployId === undefined ? previousDeploy(deps, pub) : deployOf(deps, pub, deployId);
   const from = pub.currentDeployId;
   if (target.prunedAt !== null) throw collected(target, `Deploy ${target.id} fell out of the kept history on ${target.prunedAt}; its files were freed.`);
@@ -170,8 +168,9 @@ export async function rollbackPublication(deps: Deps, actor: Actor, publicationI
   const changed = transaction(deps.db, (tx) => {
     const fresh = tx.select().from(publications).where(eq(publications.id, pub.id)).get();
     // Re-checked where the switch happens: a publish or unpublish accepted meanwhile wins.
-    if (!fresh || fresh.status !== "published" || fresh.publishState === "queued" || fresh.publishState === "processing" || !fresh.currentDeployId)
-      throw notPossible(pub, fresh?.status !== "published" ? "not_published" : "build_pending", "The site changed during the rollback; read it and try again.");
+    if (!fresh) throw notPossible(pub, "not_published", "The site is gone.");
+    const changedMeanwhile = stateRefusal(fresh);
+    if (changedMeanwhile) throw changedMeanwhile;
     const still = tx.select({ prunedAt: deploys.prunedAt }).from(deploys).where(eq(deploys.id, target.id)).get();
     if (!still || still.prunedAt !== null) throw collected(target, `Deploy ${target.id} fell out of the kept history; its files were freed.`);
     if (fresh.currentDeployId === target.id) return false;
@@ -185,6 +184,15 @@ export async function rollbackPublication(deps: Deps, actor: Actor, publicationI
   if (changed) deps.log.info("publication rolled back", { publication_id: pub.id, from_deploy_id: from, deploy_id: target.id });
   const { pub: after } = loadPublication(deps, actor, pub.id, "bucket_admin");
   return { pub: after, deploy: target, previousDeployId: from, changed };
+}
+
+/** Why the site cannot switch deploys now, or null. A republish keeps status publishing while the old deploy serves. */
+function stateRefusal(pub: PublicationRow): ApiError | null {
+  if (pub.publishState === "queued" || pub.publishState === "processing")
+    return notPossible(pub, "build_pending", "A build is pending and would replace the rolled-back deploy; wait until publish_state is ready or failed.");
+  if (pub.status !== "published" || !pub.currentDeployId)
+    return notPossible(pub, "not_published", "The site is not published; publish it first (a rollback never brings an unpublished site back).");
+  return null;
 }
 
 function notPossible(pub: PublicationRow, reason: "preview" | "not_published" | "build_pending", message: string): ApiError {
