@@ -427,6 +427,7 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/publications/:id/deploys": { auth: "bucket_read", ...pubRoute },
   "GET /api/v1/publications/:id/deploys/:deploy_id": { auth: "bucket_read", ...deployRoute },
   "POST /api/v1/publications/:id/rollback": { auth: "bucket_admin", ...deployRoute, body: (_b, params) => ({ deploy_id: params.deploy_id }) },
+  "POST /dashboard/buckets/:id/site/rollback": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
