@@ -7,7 +7,8 @@ import { and, count, desc, eq, inArray, isNull, lt } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
-import { accounts, deployFiles, deploys, publications } from "../../db/schema";
+import { deployFiles, deploys, publications } from "../../db/schema";
+import { entitlementsOf, getAccount } from "../accounts";
 import { afterCommit, transaction } from "../../db/tx";
 import { emitSiteChange } from "./events";
 import type { PublicationRow } from "./publications";
@@ -21,8 +22,7 @@ const PREVIEW_KEEP = 1;
 /** How many deploys keep their files for this publication (main: the account plan's number). */
 export function deployHistoryLimit(deps: Deps, pub: Pick<PublicationRow, "kind" | "accountId">): number {
   if (pub.kind === "preview") return PREVIEW_KEEP;
-  const account = deps.db.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.id, pub.accountId)).get();
-  const n = account ? deps.plans.get(account.plan).entitlements.deploy_history : 20;
+  const n = entitlementsOf(deps, getAccount(deps, pub.accountId)).deploy_history;
   return Math.max(1, Math.floor(n));
 }
 
