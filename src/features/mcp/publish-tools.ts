@@ -171,7 +171,10 @@ export const publishTools: McpTool[] = [
     description:
       "Roll the live site back to an earlier deploy at once (same as POST /api/v1/publications/:id/rollback): no rebuild, the switch is atomic and visitors get that deploy within a second. Omit deploy_id for the deploy before the live one; pass a later deploy_id to roll forward again. The bucket's files are NOT changed: the next bucket_publish builds from the bucket's current files again. Tell the user which deploy is live now (deploy.created_at). Fails with DEPLOY_NOT_FOUND (unknown, or another site's deploy), DEPLOY_COLLECTED (pruned from the history), ROLLBACK_NOT_POSSIBLE (a build is pending, the site is not published, or a preview). Needs bucket_admin on the bucket.",
     inputSchema: t.Object(
-      { publication_id: PublicationId, deploy_id: t.Optional(t.String({ pattern: "^dpl_[a-z0-9]{1,40}$", description: "Deploy id (dpl_...), from publication_deploys." })) },
+      {
+        publication_id: PublicationId,
+        deploy_id: t.Optional(t.String({ pattern: "^dpl_[a-z0-9]{1,40}$", description: "Deploy id (dpl_...), from publication_deploys." })),
+      },
       { additionalProperties: false },
     ),
     mutates: true,

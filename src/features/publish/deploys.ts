@@ -116,7 +116,12 @@ export async function writeDeploy(
 
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
-    const last = tx.select({ n: max(deploys.sequence) }).from(deploys).where(eq(deploys.publicationId, publicationId)).get()?.n ?? 0;
+    const last =
+      tx
+        .select({ n: max(deploys.sequence) })
+        .from(deploys)
+        .where(eq(deploys.publicationId, publicationId))
+        .get()?.n ?? 0;
     tx.insert(deploys)
       .values({
         id: deployId,

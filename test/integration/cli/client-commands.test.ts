@@ -244,7 +244,20 @@ describe("help and usage", () => {
   }, 60_000);
 
   test("an unknown option is named, with the command's usage, exit 2", async () => {
-    const clientSide = ["login", "logout", "whoami", "publish", "preview", "push", "unpublish", "deploys", "rollback", "serve", "healthcheck", "admin user create"];
+    const clientSide = [
+      "login",
+      "logout",
+      "whoami",
+      "publish",
+      "preview",
+      "push",
+      "unpublish",
+      "deploys",
+      "rollback",
+      "serve",
+      "healthcheck",
+      "admin user create",
+    ];
     const results = await Promise.all(clientSide.map((c) => cli([...c.split(" "), "--bogus"])));
     results.forEach((r, i) => {
       expect({ command: clientSide[i], code: r.code }).toEqual({ command: clientSide[i], code: 2 });

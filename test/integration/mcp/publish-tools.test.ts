@@ -39,7 +39,15 @@ describe("publishing tools", () => {
     const client = await connect((await t.user()).key);
     const tools = (await client.listTools()).tools;
     const byName = new Map(tools.map((x) => [x.name, x]));
-    for (const name of ["bucket_publish", "bucket_preview", "bucket_republish", "bucket_unpublish", "publication_get", "publication_deploys", "publication_rollback"])
+    for (const name of [
+      "bucket_publish",
+      "bucket_preview",
+      "bucket_republish",
+      "bucket_unpublish",
+      "publication_get",
+      "publication_deploys",
+      "publication_rollback",
+    ])
       expect(byName.has(name)).toBe(true);
     expect(byName.get("publication_rollback")!.description).toContain("files are NOT changed");
     expect(byName.get("bucket_publish")!.description).toContain("Preview first");

@@ -38,7 +38,8 @@ async function publishNow(u: TestUser, bucketId: string, headers: Record<string,
 
 const deploysOf = async (u: TestUser, pubId: string, q = "") => (await t.api("GET", `/api/v1/publications/${pubId}/deploys${q}`, { key: u.key })).body.data;
 const rollback = (u: TestUser, pubId: string, body: unknown) => t.api("POST", `/api/v1/publications/${pubId}/rollback`, { key: u.key, body });
-const readPub = async (u: TestUser, pubId: string) => (await t.api("GET", `/api/v1/publications/${pubId}?include_manifest=false`, { key: u.key })).body.data.publication;
+const readPub = async (u: TestUser, pubId: string) =>
+  (await t.api("GET", `/api/v1/publications/${pubId}?include_manifest=false`, { key: u.key })).body.data.publication;
 const page = async (slug: string, path = "/") => (await siteFetch(t, host(slug), path)).text();
 
 describe("deploy history and rollback", () => {
@@ -242,7 +243,12 @@ describe("deploy history and rollback", () => {
     const refused = await rollback(u, pubId, { deploy_id: oldest1.id });
     expect([refused.status, refused.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
     // A kept deploy whose bytes were removed from the store anyway is refused the same way.
-    const fourth = t.pier.deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, all[18].id)).all().find((f) => f.path === "index.html")!;
+    const fourth = t.pier.deps.db
+      .select()
+      .from(deployFiles)
+      .where(eq(deployFiles.deployId, all[18].id))
+      .all()
+      .find((f) => f.path === "index.html")!;
     await t.pier.deps.blobs.delete(fourth.blobSha256);
     const holes = await rollback(u, pubId, { deploy_id: all[18].id });
     expect([holes.status, holes.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);

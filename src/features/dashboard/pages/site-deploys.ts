@@ -27,6 +27,8 @@ export function deploysSection(deps: Deps, actor: Actor, publicationId: string, 
     return html`<tr><td class="small wrap"><code>${d.id}</code></td><td class="small">${shortTime(d.created_at)}</td><td class="small">${d.files_count.toLocaleString("en")}</td><td class="small">${size(d.total_bytes)}</td><td class="small">${d.trigger}</td><td>${state}</td></tr>`;
   });
   return html`<p class="small muted">A rollback serves an earlier deploy at once, without a rebuild; the bucket's files do not change, and the next publish builds from them again. The newest ${r.historyLimit} deploys can be rolled back to.</p><table><caption class="skip">Deploys, newest first</caption><thead><tr><th scope="col">Deploy</th><th scope="col">Built</th><th scope="col">Files</th><th scope="col">Size</th><th scope="col">By</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table>${
-    r.pagination.total_count > SHOWN ? html`<p class="small muted">${r.pagination.total_count.toLocaleString("en")} deploys in all; GET /api/v1/publications/${publicationId}/deploys lists every one.</p>` : html``
+    r.pagination.total_count > SHOWN
+      ? html`<p class="small muted">${r.pagination.total_count.toLocaleString("en")} deploys in all; GET /api/v1/publications/${publicationId}/deploys lists every one.</p>`
+      : html``
   }`;
 }
