@@ -21,6 +21,8 @@ Client (after pier login, no --url or --key needed):
   preview DIR        Publish a folder as a temporary, noindex preview (--expires MINUTES)
   unpublish DIR      Take the folder's site offline (--preview: only its preview)
   push DIR           Copy a folder into a bucket's files without publishing
+  deploys [DIR]      List the folder's site deploys (which is live, which can be rolled back to)
+  rollback [ID]      Serve an earlier deploy at once (default: the one before the live one)
 
   version            Print the version
 
@@ -36,6 +38,8 @@ const clientCommands: Record<string, () => Promise<Command>> = {
   preview: async () => (await import("./publish")).preview,
   unpublish: async () => (await import("./unpublish")).unpublish,
   push: async () => (await import("./push")).push,
+  deploys: async () => (await import("./deploys")).deploys,
+  rollback: async () => (await import("./deploys")).rollback,
 };
 
 const versionSpec: CommandSpec = { name: "version", summary: "Print the version of this pier binary.", usage: "version" };

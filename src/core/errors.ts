@@ -128,6 +128,14 @@ export const errorCatalogue = {
     hint: "Publish the bucket first (POST /api/v1/buckets/:id/publication); a custom domain serves the bucket's published site.",
   },
   USER_DISABLED: { status: 403, hint: "An instance admin disabled this user; ask them to enable it again (pier admin user enable)." },
+  DEPLOY_COLLECTED: {
+    status: 409,
+    hint: "That deploy fell out of the kept history (limits.deploy_history) and its files were freed; roll back to a deploy whose rollback_available is true, or publish again.",
+  },
+  ROLLBACK_NOT_POSSIBLE: {
+    status: 409,
+    hint: "The site cannot be rolled back now (details.reason: not_published, build_pending or preview); wait for the build to finish, or publish first.",
+  },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

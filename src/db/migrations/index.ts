@@ -7,6 +7,7 @@ import m4 from "./0004_acme_certificates.sql" with { type: "text" };
 import m5 from "./0005_users_disabled_at.sql" with { type: "text" };
 import m6 from "./0006_analytics.sql" with { type: "text" };
 import m7 from "./0007_site_rules.sql" with { type: "text" };
+import m8 from "./0008_deploy_history.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -17,4 +18,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0005_users_disabled_at", sql: m5 },
   { name: "0006_analytics", sql: m6 },
   { name: "0007_site_rules", sql: m7 },
+  { name: "0008_deploy_history", sql: m8 },
 ];

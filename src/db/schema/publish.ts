@@ -10,6 +10,7 @@ export type SiteMode = "static" | "spa";
 export type AccessMode = "public" | "password" | "require_email";
 export type PublishState = "queued" | "processing" | "ready" | "failed" | "unpublishing";
 export type PublicationStatus = "publishing" | "published" | "unpublishing" | "unpublished";
+export type DeployTrigger = "api" | "cli" | "mcp" | "dashboard" | "git_sync" | "restore";
 
 export const publications = sqliteTable(
   "publications",
@@ -82,8 +83,17 @@ export const deploys = sqliteTable(
     siteRules: text("site_rules", { mode: "json" }).$type<Record<string, unknown>>(),
     /** Their counts and warnings, as the publication shows them. */
     siteRulesSummary: text("site_rules_summary", { mode: "json" }).$type<Record<string, unknown>>(),
+
+    /** 1, 2, 3... per publication: orders deploys even when two share a timestamp. */
+    sequence: integer("sequence").notNull().default(0),
+    /** What asked for the build: api, cli, mcp, dashboard, git_sync or restore. */
+    trigger: text("trigger", { enum: ["api", "cli", "mcp", "dashboard", "git_sync", "restore"] })
+      .notNull()
+      .default("api"),
+    /** Set when the deploy fell out of the kept history: its file rows are gone, its blobs free to collect. */
+    prunedAt: text("pruned_at"),
   },
-  (t) => [index("deploys_publication").on(t.publicationId, t.createdAt)],
+  (t) => [index("deploys_publication").on(t.publicationId, t.createdAt), index("deploys_publication_sequence").on(t.publicationId, t.sequence)],
 );
 
 export const deployFiles = sqliteTable(

@@ -20,6 +20,8 @@ export interface Entitlements {
   paid: boolean;
   /** Analytics beyond all-time hits (views, visitors, top lists, daily figures). */
   analytics_details: boolean;
+  /** Deploys kept per site for rollback; older ones are pruned and their blobs collected. */
+  deploy_history: number;
 }
 
 export interface Plan {
@@ -47,6 +49,7 @@ export const builtInPlans: Plan[] = [
       github_sync: false,
       paid: false,
       analytics_details: true,
+      deploy_history: 20,
     },
   },
   {
@@ -64,6 +67,7 @@ export const builtInPlans: Plan[] = [
       github_sync: true,
       paid: true,
       analytics_details: true,
+      deploy_history: 20,
     },
   },
   {
@@ -83,6 +87,7 @@ export const builtInPlans: Plan[] = [
       github_sync: true,
       paid: false,
       analytics_details: true,
+      deploy_history: 20,
     },
   },
 ];

@@ -12,6 +12,7 @@ import { publishFields, type PublishInput } from "../publish";
 import { presentPublication, presentPublishAnswer } from "../publish";
 import type { PublicationRow } from "../publish";
 import { BUILD_JOB, findPublication, requestPublish } from "../publish";
+import { listPublicationDeploys, presentDeploy, rollbackPublication } from "../publish";
 import type { McpTool } from "./tools";
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
@@ -58,7 +59,7 @@ export const publishTools: McpTool[] = [
     inputSchema: PublishArgs,
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
-      const r = await requestPublish(deps, actor, bucket_id, input, "main").catch((e) => withToolChoices(e, bucket_id));
+      const r = await requestPublish(deps, actor, bucket_id, input, "main", "mcp").catch((e) => withToolChoices(e, bucket_id));
       return presentPublishAnswer(deps, actor, r.publication);
     },
   },
@@ -69,7 +70,7 @@ export const publishTools: McpTool[] = [
     inputSchema: PreviewArgs,
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {
-      const r = await requestPublish(deps, actor, bucket_id, input, "preview");
+      const r = await requestPublish(deps, actor, bucket_id, input, "preview", "mcp");
       return presentPublishAnswer(deps, actor, r.publication);
     },
   },
@@ -91,7 +92,7 @@ export const publishTools: McpTool[] = [
       const input: PublishInput = {
         ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}),
       };
-      const r = await requestPublish(deps, actor, bucket.id, input, "main").catch((e) => withToolChoices(e, bucket.id));
+      const r = await requestPublish(deps, actor, bucket.id, input, "main", "mcp").catch((e) => withToolChoices(e, bucket.id));
       return presentPublishAnswer(deps, actor, r.publication, { action: "republish" });
     },
   },
@@ -138,6 +139,53 @@ export const publishTools: McpTool[] = [
       }
       const { pub } = loadPublication(deps, actor, id, "bucket_read");
       return { publication: presentPublication(deps, actor, pub, { includeManifest: a.include_manifest === true }) };
+    },
+  },
+  {
+    name: "publication_deploys",
+    scope: "bucket_read",
+    description:
+      "List a site's deploys, newest first (same as GET /api/v1/publications/:id/deploys): each build of the main site is a deploy with id (dpl_...), created_at, bucket_version_id, files_count, total_bytes, trigger (api, cli, mcp, dashboard, git_sync, restore), live (the one served now) and rollback_available (false once it fell out of the kept history, deploy_history_limit deploys). Use it before publication_rollback. limit (default 20, at most 100) and offset page through. Needs bucket_read on the bucket.",
+    inputSchema: t.Object(
+      {
+        publication_id: PublicationId,
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
+        offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+      },
+      { additionalProperties: false },
+    ),
+    mutates: false,
+    run: (deps, actor, a: { publication_id: string; limit?: number; offset?: number }) => {
+      const r = listPublicationDeploys(deps, actor, a.publication_id, { limit: a.limit, offset: a.offset });
+      return {
+        publication_id: r.pub.id,
+        deploy_history_limit: r.historyLimit,
+        deploys: r.deploys.map((d) => presentDeploy(r.pub, d)),
+        pagination: r.pagination,
+      };
+    },
+  },
+  {
+    name: "publication_rollback",
+    scope: "bucket_admin",
+    description:
+      "Roll the live site back to an earlier deploy at once (same as POST /api/v1/publications/:id/rollback): no rebuild, the switch is atomic and visitors get that deploy within a second. Omit deploy_id for the deploy before the live one; pass a later deploy_id to roll forward again. The bucket's files are NOT changed: the next bucket_publish builds from the bucket's current files again. Tell the user which deploy is live now (deploy.created_at). Fails with DEPLOY_NOT_FOUND (unknown, or another site's deploy), DEPLOY_COLLECTED (pruned from the history), ROLLBACK_NOT_POSSIBLE (a build is pending, the site is not published, or a preview). Needs bucket_admin on the bucket.",
+    inputSchema: t.Object(
+      {
+        publication_id: PublicationId,
+        deploy_id: t.Optional(t.String({ pattern: "^dpl_[a-z0-9]{1,40}$", description: "Deploy id (dpl_...), from publication_deploys." })),
+      },
+      { additionalProperties: false },
+    ),
+    mutates: true,
+    run: async (deps, actor, a: { publication_id: string; deploy_id?: string }) => {
+      const r = await rollbackPublication(deps, actor, a.publication_id, a.deploy_id);
+      return {
+        publication: presentPublication(deps, actor, r.pub),
+        deploy: presentDeploy(r.pub, r.deploy),
+        previous_deploy_id: r.previousDeployId,
+        changed: r.changed,
+      };
     },
   },
 ];

@@ -7,7 +7,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId, randomToken } from "../../core/ids";
 import { randomSecret } from "../../core/crypto";
-import { publications, type AccessMode, type PublicationKind, type SiteMode } from "../../db/schema";
+import { publications, type AccessMode, type DeployTrigger, type PublicationKind, type SiteMode } from "../../db/schema";
 import { afterCommit, transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { assertVisibilityUnlocked, loadMutableBucket, type BucketRow } from "../buckets";
 import { emitSiteChange } from "./events";
@@ -32,6 +32,8 @@ export interface SavedRequest {
   build_token: string;
   /** True while the stored password is one Pier generated (shown as generated_password). */
   password_generated: boolean;
+  /** What asked for this publish; recorded on the deploy the build writes. */
+  trigger?: DeployTrigger;
 }
 
 export interface PreparedPublish {
@@ -75,7 +77,7 @@ export async function preparePublish(
   bucketId: string,
   input: PublishInput,
   kind: PublicationKind,
-  opts: { skipRateLimit?: boolean } = {},
+  opts: { skipRateLimit?: boolean; trigger?: DeployTrigger } = {},
   db: DbOrTx = deps.db,
 ): Promise<PreparedPublish> {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" }, db);
@@ -147,6 +149,7 @@ export async function preparePublish(
       expires_at: expiresAt,
       build_token: randomToken(16),
       password_generated: passwordGenerated,
+      trigger: opts.trigger ?? "api",
     },
     tracking: {
       trackingEnabled: input.tracking_enabled ?? existing?.trackingEnabled ?? true,
@@ -226,8 +229,8 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
 }
 
 /** POST /buckets/:id/publication and /publication/preview. */
-export async function requestPublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind) {
-  const prepared = await preparePublish(deps, actor, bucketId, input, kind);
+export async function requestPublish(deps: Deps, actor: Actor, bucketId: string, input: PublishInput, kind: PublicationKind, trigger: DeployTrigger = "api") {
+  const prepared = await preparePublish(deps, actor, bucketId, input, kind, { trigger });
   const row = commitPublish(deps, prepared);
   return { publication: row, generatedPassword: prepared.access?.generated ?? null };
 }

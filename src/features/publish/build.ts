@@ -14,6 +14,7 @@ import { currentFiles, latestVersion } from "../files";
 import { mailerFor } from "../mail";
 import { activateDeploy, writeDeploy } from "./deploys";
 import { emitSiteChange } from "./events";
+import { pruneAfterBuild } from "./history";
 import { isExcludedFromPublish } from "./exclusions";
 import type { PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
@@ -70,7 +71,7 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
         root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.",
       );
     }
-    const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null, rootDirectory: root });
+    const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null, rootDirectory: root, trigger: req.trigger ?? "api" });
     deployId = result.deployId;
   }
   // No await between the check and the switch: a newer request cannot slip in between.
@@ -78,6 +79,7 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
   if (!fresh || tokenOf(fresh) !== tokenOf(pub) || fresh.status === "unpublishing" || fresh.status === "unpublished")
     return { superseded: true, deploy_id: deployId };
   activateDeploy(deps, pub.id, deployId);
+  pruneAfterBuild(deps, pub);
   return { deploy_id: deployId, reused };
 }
 

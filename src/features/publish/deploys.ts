@@ -2,11 +2,11 @@
 // ETags) as a new deploy; activateDeploy switches the live site to it in one transaction.
 // Blob I/O and compression happen before the transaction; the rows are written in one go, so a
 // crash leaves either a whole deploy or none (orphan blobs are collected by blob GC).
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, isNotNull, max } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { deployFiles, deploys, publications } from "../../db/schema";
+import { deployFiles, deploys, publications, type DeployTrigger } from "../../db/schema";
 import { afterCommit, transaction } from "../../db/tx";
 import { contentTypeFor, etagFor, isCompressible, precompressAsync } from "./content";
 
@@ -39,7 +39,7 @@ export async function writeDeploy(
   deps: Deps,
   publicationId: string,
   files: DeployFileInput[],
-  opts: { bucketVersionId?: string | null; rootDirectory?: string } = {},
+  opts: { bucketVersionId?: string | null; rootDirectory?: string; trigger?: DeployTrigger } = {},
 ): Promise<DeployResult> {
   const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${publicationId} was not found.`);
@@ -119,6 +119,12 @@ export async function writeDeploy(
 
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
+    const last =
+      tx
+        .select({ n: max(deploys.sequence) })
+        .from(deploys)
+        .where(eq(deploys.publicationId, publicationId))
+        .get()?.n ?? 0;
     tx.insert(deploys)
       .values({
         id: deployId,
@@ -130,6 +136,9 @@ export async function writeDeploy(
         createdAt: now,
         siteRules: siteRules ? (siteRules.rules as unknown as Record<string, unknown>) : null,
         siteRulesSummary: siteRules ? (siteRules.summary as unknown as Record<string, unknown>) : null,
+
+        sequence: last + 1,
+        trigger: opts.trigger ?? "api",
       })
       .run();
     // SQLite caps bound parameters per statement: insert in chunks.

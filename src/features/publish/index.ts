@@ -37,3 +37,6 @@ export { publicUrlOf } from "./present";
 export { deploySiteRules } from "./deploys";
 export { SiteRules } from "./rules/match";
 export { PROTECTED_HEADERS } from "./rules/syntax";
+
+// Deploy history and rollback (REST, MCP, CLI and the dashboard's Site tab).
+export { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";

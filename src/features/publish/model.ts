@@ -95,3 +95,16 @@ export const RecipientLinksBody = t.Object(
 );
 
 export const SlugBody = t.Object({ public_slug: t.String({ minLength: 1, maxLength: 63 }), account_id: AccountId }, { additionalProperties: false });
+
+export const DeployParams = t.Object({ id: t.String({ maxLength: 64 }), deploy_id: t.String({ maxLength: 64 }) });
+export const ListDeploysQuery = t.Object({
+  ...pageQuery({ defaultLimit: 20, maxLimit: 100, order: "newest first" }),
+  account_id: t.Optional(t.String()),
+});
+export const RollbackBody = t.Object(
+  {
+    deploy_id: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "The deploy to serve; omitted: the one before the live deploy." })),
+    account_id: AccountId,
+  },
+  { additionalProperties: false },
+);

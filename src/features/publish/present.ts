@@ -3,6 +3,7 @@
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
 import { deployManifest, deploySiteRulesSummary } from "./deploys";
+import { liveDeployFields } from "./history";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
 
@@ -105,6 +106,7 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     publication_client_events_enabled: pub.clientEventsEnabled,
     analytics: deps.analytics.summary(pub),
     published_files_count: pub.status === "unpublished" ? 0 : pub.publishedFilesCount,
+    ...liveDeployFields(deps, pub),
     created_at: pub.createdAt,
     updated_at: pub.updatedAt,
     ...(opts.includeManifest ? { manifest: manifestOf(deps, pub) } : {}),

@@ -6,7 +6,9 @@ import { retryPublication, unpublishBucket } from "./lifecycle";
 import { getAccess, listPublications, loadPublication, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
 import {
   BucketParams,
+  DeployParams,
   EmptyBody,
+  ListDeploysQuery,
   ListPublicationsQuery,
   ManifestQuery,
   PatchAccessBody,
@@ -15,10 +17,13 @@ import {
   PublicationParams,
   PublishBody,
   RecipientLinksBody,
+  RollbackBody,
   SlugBody,
 } from "./model";
 import { manifestOf, presentPublication, presentPublishAnswer } from "./present";
 import { requestPublish } from "./accept-publish";
+import { triggerOf } from "./trigger";
+import { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";
 
 const tags = ["Publications"];
 
@@ -30,9 +35,9 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     })
     .post(
       "/api/v1/buckets/:id/publication",
-      async ({ actor, params, body, set }) => {
+      async ({ actor, params, body, set, request }) => {
         const a = must(actor);
-        const r = await requestPublish(deps, a, params.id, body, "main");
+        const r = await requestPublish(deps, a, params.id, body, "main", triggerOf(request));
         set.status = 202;
         return { data: presentPublishAnswer(deps, a, r.publication) };
       },
@@ -45,9 +50,9 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     )
     .post(
       "/api/v1/buckets/:id/publication/preview",
-      async ({ actor, params, body, set }) => {
+      async ({ actor, params, body, set, request }) => {
         const a = must(actor);
-        const r = await requestPublish(deps, a, params.id, body, "preview");
+        const r = await requestPublish(deps, a, params.id, body, "preview", triggerOf(request));
         set.status = 202;
         return { data: presentPublishAnswer(deps, a, r.publication) };
       },
@@ -163,5 +168,54 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
         params: PublicationParams,
         body: RecipientLinksBody,
         detail: { tags, summary: "Signed links that let named recipients through a require_email gate" },
+      },
+    )
+    .get(
+      "/api/v1/publications/:id/deploys",
+      ({ actor, params, query }) => {
+        const r = listPublicationDeploys(deps, must(actor), params.id, query);
+        return {
+          data: {
+            publication_id: r.pub.id,
+            deploy_history_limit: r.historyLimit,
+            deploys: r.deploys.map((d) => presentDeploy(r.pub, d)),
+            pagination: r.pagination,
+          },
+        };
+      },
+      {
+        auth: "bucket_read",
+        params: PublicationParams,
+        query: ListDeploysQuery,
+        detail: { tags, summary: "The site's deploys, newest first (limit default 20, max 100); live marks the one served" },
+      },
+    )
+    .get(
+      "/api/v1/publications/:id/deploys/:deploy_id",
+      ({ actor, params }) => {
+        const r = getPublicationDeploy(deps, must(actor), params.id, params.deploy_id);
+        return { data: { deploy: presentDeploy(r.pub, r.deploy) } };
+      },
+      { auth: "bucket_read", params: DeployParams, detail: { tags, summary: "One deploy of the site" } },
+    )
+    .post(
+      "/api/v1/publications/:id/rollback",
+      async ({ actor, params, body }) => {
+        const a = must(actor);
+        const r = await rollbackPublication(deps, a, params.id, body.deploy_id);
+        return {
+          data: {
+            publication: presentPublication(deps, a, r.pub, { includeManifest: false }),
+            deploy: presentDeploy(r.pub, r.deploy),
+            previous_deploy_id: r.previousDeployId,
+            changed: r.changed,
+          },
+        };
+      },
+      {
+        auth: "bucket_admin",
+        params: PublicationParams,
+        body: RollbackBody,
+        detail: { tags, summary: "Serve an earlier deploy at once (no rebuild, bucket files unchanged); default: the one before the live deploy" },
       },
     );

@@ -209,6 +209,8 @@ describe("help and usage", () => {
     "preview",
     "push",
     "unpublish",
+    "deploys",
+    "rollback",
     "serve",
     "healthcheck",
     "version",
@@ -242,7 +244,20 @@ describe("help and usage", () => {
   }, 60_000);
 
   test("an unknown option is named, with the command's usage, exit 2", async () => {
-    const clientSide = ["login", "logout", "whoami", "publish", "preview", "push", "unpublish", "serve", "healthcheck", "admin user create"];
+    const clientSide = [
+      "login",
+      "logout",
+      "whoami",
+      "publish",
+      "preview",
+      "push",
+      "unpublish",
+      "deploys",
+      "rollback",
+      "serve",
+      "healthcheck",
+      "admin user create",
+    ];
     const results = await Promise.all(clientSide.map((c) => cli([...c.split(" "), "--bogus"])));
     results.forEach((r, i) => {
       expect({ command: clientSide[i], code: r.code }).toEqual({ command: clientSide[i], code: 2 });
@@ -257,6 +272,52 @@ describe("help and usage", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--access must be one of public, password, require_email");
   });
+});
+
+describe("deploy history", () => {
+  test("pier deploys lists the folder's builds; pier rollback serves the one before, then the newest again; bad ids are refused", async () => {
+    const u = await t.user({ plan: "pro" });
+    const env = { PIER_URL: t.url, PIER_API_KEY: u.key };
+    const site = folder("history-site", { "index.html": "<h1>one</h1>" });
+    const first = await cli(["publish", site], env);
+    expect(first.code).toBe(0);
+    writeFileSync(join(site, "index.html"), "<h1>two</h1>");
+    expect((await cli(["publish", site], env)).code).toBe(0);
+    const url = new URL(first.stdout.trim());
+    const served = async () => (await siteFetch(t, url.host, "/")).text();
+    expect(await served()).toBe("<h1>two</h1>");
+
+    const listed = await cli(["deploys", site], env);
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.trim().split("\n");
+    expect(lines.length).toBe(2);
+    expect(lines[0]).toMatch(/^dpl_\S+ .* cli +live$/);
+    expect(lines[1]).toMatch(/^dpl_\S+ .* 1 file .* cli$/);
+    expect(listed.stderr).toContain('2 deploys of "history-site"');
+    const [newest, oldest] = lines.map((l) => l.split(" ")[0]!);
+
+    const back = await cli(["rollback", "--dir", site], env);
+    expect(back.code).toBe(0);
+    expect(back.stdout.trim()).toBe(first.stdout.trim());
+    expect(back.stderr).toContain(`Rolled back "history-site" to deploy ${oldest}`);
+    expect(back.stderr).toContain("files are unchanged");
+    expect(await served()).toBe("<h1>one</h1>");
+    expect((await cli(["deploys", site], env)).stdout).toContain(`${newest}`);
+    expect((await cli(["deploys", site], env)).stderr).toContain(`the live deploy is ${oldest}`);
+
+    const forward = await cli(["rollback", newest!, "--dir", site], env);
+    expect(forward.code).toBe(0);
+    expect(await served()).toBe("<h1>two</h1>");
+
+    const unknown = await cli(["rollback", "dpl_nosuchdeploy", "--dir", site], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("DEPLOY_NOT_FOUND");
+    noStack(unknown.stderr);
+    const malformed = await cli(["rollback", "../etc", "--dir", site], env);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain("is not a deploy id");
+    expect(await served()).toBe("<h1>two</h1>");
+  }, 60_000);
 });
 
 describe("failures say what to do, without a stack trace", () => {

@@ -81,6 +81,21 @@ async function seedDomain(t: TestPier, ownerKey: string, b: Bucket): Promise<Rec
   if (r.status !== 201 && r.status !== 200) throw new Error(`seed custom domain: ${r.status} ${r.text}`);
   return { domain_id: r.body.data.custom_domain.id };
 }
+/** A publication of the fresh bucket with one built deploy (owner's key): its id and deploy_id. */
+async function seedDeploy(t: TestPier, ownerKey: string, b: Bucket): Promise<Record<string, string>> {
+  await seedFile(t, ownerKey, b);
+  const id = (await seedPublication(t, ownerKey, b)).id!;
+  await t.pier.runner.drain();
+  const r = await t.api("GET", `/api/v1/publications/${id}/deploys`, { key: ownerKey });
+  const deployId = r.body?.data?.deploys?.[0]?.id;
+  if (!deployId) throw new Error(`seed deploy: ${r.status} ${r.text}`);
+  return { id, deploy_id: deployId };
+}
+const deployRoute = {
+  bucketInBody: true,
+  notFoundCode: "PUBLICATION_NOT_FOUND",
+  params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedDeploy(c.t, c.ownerKey, b),
+};
 const pubRoute = {
   bucketInBody: true,
   notFoundCode: "PUBLICATION_NOT_FOUND",
@@ -408,6 +423,11 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/analytics": { auth: "bucket_read", query: "range=7d" },
   "GET /api/v1/publications/:id/analytics": { auth: "bucket_read", ...pubRoute, query: "range=24h" },
   "GET /dashboard/buckets/:id/analytics": { auth: "page", signedIn: true },
+
+  "GET /api/v1/publications/:id/deploys": { auth: "bucket_read", ...pubRoute },
+  "GET /api/v1/publications/:id/deploys/:deploy_id": { auth: "bucket_read", ...deployRoute },
+  "POST /api/v1/publications/:id/rollback": { auth: "bucket_admin", ...deployRoute, body: (_b, params) => ({ deploy_id: params.deploy_id }) },
+  "POST /dashboard/buckets/:id/site/rollback": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

@@ -73,7 +73,9 @@ describe("hosted MCP", () => {
       "custom_domain_remove",
       "inbound_email_get",
       "pier_status",
+      "publication_deploys",
       "publication_get",
+      "publication_rollback",
     ]);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(40);

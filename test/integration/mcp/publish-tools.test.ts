@@ -39,7 +39,17 @@ describe("publishing tools", () => {
     const client = await connect((await t.user()).key);
     const tools = (await client.listTools()).tools;
     const byName = new Map(tools.map((x) => [x.name, x]));
-    for (const name of ["bucket_publish", "bucket_preview", "bucket_republish", "bucket_unpublish", "publication_get"]) expect(byName.has(name)).toBe(true);
+    for (const name of [
+      "bucket_publish",
+      "bucket_preview",
+      "bucket_republish",
+      "bucket_unpublish",
+      "publication_get",
+      "publication_deploys",
+      "publication_rollback",
+    ])
+      expect(byName.has(name)).toBe(true);
+    expect(byName.get("publication_rollback")!.description).toContain("files are NOT changed");
     expect(byName.get("bucket_publish")!.description).toContain("Preview first");
     expect(byName.get("bucket_publish")!.description).toContain("PUBLICATION_UPGRADE_REQUIRED");
     expect(byName.get("bucket_preview")!.description).toContain("before bucket_publish");
@@ -294,6 +304,47 @@ describe("publishing tools", () => {
     expect(err(await client.callTool({ name: "publication_get", arguments: { bucket_id: theirs } })).code).toBe("BUCKET_NOT_FOUND");
     expect(await (await siteFetch(t, host(tp.public_slug), "/")).text()).toBe("<h1>theirs</h1>");
     await client.close();
+  });
+});
+
+describe("deploy history over MCP", () => {
+  test("publication_deploys lists builds (trigger mcp), publication_rollback switches the site and back; a read key cannot roll back", async () => {
+    const u = await t.user({ plan: "pro" });
+    const client = await connect(u.key);
+    const id = await siteBucket(client, "Agent Rollback", { "index.html": "<h1>agent v1</h1>" });
+    const first = json(await client.callTool({ name: "bucket_publish", arguments: { bucket_id: id } })).publication;
+    await drain();
+    await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: "<h1>agent v2</h1>" } });
+    await client.callTool({ name: "bucket_republish", arguments: { bucket_id: id } });
+    await drain();
+    const slug = first.public_slug;
+    expect(await (await siteFetch(t, host(slug), "/")).text()).toBe("<h1>agent v2</h1>");
+
+    const listed = json(await client.callTool({ name: "publication_deploys", arguments: { publication_id: first.id } }));
+    expect(listed.deploys.map((d: any) => [d.trigger, d.live])).toEqual([
+      ["mcp", true],
+      ["mcp", false],
+    ]);
+    const back = json(await client.callTool({ name: "publication_rollback", arguments: { publication_id: first.id } }));
+    expect(back).toMatchObject({ changed: true, deploy: { id: listed.deploys[1].id, live: true }, publication: { rolled_back_from: listed.deploys[0].id } });
+    expect(await (await siteFetch(t, host(slug), "/")).text()).toBe("<h1>agent v1</h1>");
+    // The bucket file is still the second version.
+    const read = json(await client.callTool({ name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } }));
+    expect(JSON.stringify(read)).toContain("agent v2");
+    const forward = json(await client.callTool({ name: "publication_rollback", arguments: { publication_id: first.id, deploy_id: listed.deploys[0].id } }));
+    expect(forward.publication.deploy_id).toBe(listed.deploys[0].id);
+    expect(await (await siteFetch(t, host(slug), "/")).text()).toBe("<h1>agent v2</h1>");
+
+    const unknown = await client.callTool({ name: "publication_rollback", arguments: { publication_id: first.id, deploy_id: "dpl_unknown" } });
+    expect(err(unknown).code).toBe("DEPLOY_NOT_FOUND");
+    await client.close();
+
+    const reader = await connect(t.key(u, { scope: "bucket_read" }));
+    expect(json(await reader.callTool({ name: "publication_deploys", arguments: { publication_id: first.id } })).deploys.length).toBe(2);
+    const denied = await reader.callTool({ name: "publication_rollback", arguments: { publication_id: first.id, deploy_id: listed.deploys[1].id } });
+    expect(err(denied).code).toBe("FORBIDDEN");
+    await reader.close();
+    expect(await (await siteFetch(t, host(slug), "/")).text()).toBe("<h1>agent v2</h1>");
   });
 });
 

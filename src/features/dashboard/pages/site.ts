@@ -19,8 +19,10 @@ import {
   renameSlug,
   requestPublish,
   retryPublication,
+  rollbackPublication,
   unpublishBucket,
 } from "../../publish";
+import { deploysSection } from "./site-deploys";
 import { checkForm } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
@@ -47,6 +49,7 @@ const DONE: Record<string, string> = {
   slug: "Address changed: the site moved at once.",
   access: "Access saved: current visitors were signed out.",
   password: "A new password was generated: current visitors were signed out.",
+  rollback: "Rolled back: the site serves that deploy now. The bucket's files are unchanged.",
 };
 
 const PREVIEW_EXPIRIES: [number, string][] = [
@@ -134,6 +137,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       previewStatus: preview ? statusRegion(preview, s.csrf, "preview") : html``,
       previewUrl: preview?.public_url ?? "",
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
+      deploys: main ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf) : html``,
       previewExpiryOptions: html`${PREVIEW_EXPIRIES.map(([m, l]) => html`<option value="${m}"${m === 1440 ? html` selected` : ""}>${l}</option>`)}`,
     },
   });
@@ -167,12 +171,12 @@ export const sitePage: DashboardPage = {
         { detail: { hide: true } },
       );
     post("publish", ["site_mode", "access_mode"], async (s, id, body) => {
-      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main");
+      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main", "dashboard");
       return siteUrl(id, "?done=published");
     });
     post("preview", ["site_mode", "access_mode"], async (s, id, body) => {
       const minutes = Number.parseInt(formField(body, "expires_in_minutes") || "15", 10);
-      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), expires_in_minutes: minutes }, "preview");
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), expires_in_minutes: minutes }, "preview", "dashboard");
       return siteUrl(id, "?done=preview");
     });
     post("unpublish", [], (s, id) => siteUrl(id, `?done=${unpublishBucket(shell.deps, s.actor, id).changed ? "unpublished" : "already-unpublished"}`));
@@ -222,6 +226,12 @@ export const sitePage: DashboardPage = {
       if (!(days >= 1 && days <= 90)) throw new ApiError("VALIDATION_FAILED", "Links work for 1 to 90 days.", { field: "expires_in_days" });
       const made = recipientLinks(shell.deps, s.actor, mainOf(shell, s, id).id, { emails, expires_in_days: days });
       return siteUrl(id, `?links=${shell.flash(s, made.recipient_links)}#recipients-h`);
+    });
+    post("rollback", [], async (s, id, body) => {
+      const deployId = formField(body, "deploy_id");
+      if (!/^dpl_[a-z0-9]{1,40}$/.test(deployId)) throw new ApiError("VALIDATION_FAILED", "Choose a deploy to roll back to.", { field: "deploy_id" });
+      await rollbackPublication(shell.deps, s.actor, mainOf(shell, s, id).id, deployId);
+      return siteUrl(id, "?done=rollback#deploys");
     });
     return app.get(
       `${BUCKETS_PATH}/:id/site`,

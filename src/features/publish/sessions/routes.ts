@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import type { Deps } from "../../../core/context";
 import { must, type authPlugin } from "../../../http/auth";
+import { triggerOf } from "../trigger";
 import { CreatePublishSessionBody, EmptyBody, SessionParams } from "./model";
 import { createPublishSession, finalizePublishSession, refreshUploads } from "./service";
 
@@ -23,8 +24,8 @@ export const publishSessionRoutes = (deps: Deps, auth: ReturnType<typeof authPlu
     )
     .post(
       "/api/v1/publish_sessions/:id/finalize",
-      async ({ actor, params, set }) => {
-        const r = await finalizePublishSession(deps, must(actor), params.id);
+      async ({ actor, params, set, request }) => {
+        const r = await finalizePublishSession(deps, must(actor), params.id, triggerOf(request));
         set.status = 202;
         return { data: r };
       },

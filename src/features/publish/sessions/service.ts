@@ -6,7 +6,7 @@ import { and, eq, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
-import { publishSessions, type PublishSessionFile } from "../../../db/schema";
+import { publishSessions, type DeployTrigger, type PublishSessionFile } from "../../../db/schema";
 import { transaction } from "../../../db/tx";
 import { assertVisibilityUnlocked, effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "../../buckets";
 import { bucketRevision, createBucket, findActiveBucketByTitle } from "../../buckets";
@@ -207,7 +207,7 @@ function assertPending(deps: Deps, s: SessionRow, revision: number): void {
     });
 }
 
-export async function finalizePublishSession(deps: Deps, actor: Actor, id: string) {
+export async function finalizePublishSession(deps: Deps, actor: Actor, id: string, trigger: DeployTrigger = "api") {
   const s = loadSession(deps, actor, id);
   const bucket = loadBucket(deps, actor, s.bucketId, "bucket_admin");
   assertPending(deps, s, bucket.revision);
@@ -223,7 +223,7 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
       1,
     );
   takePublishToken(deps, actor);
-  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true }, deps.db);
+  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true, trigger }, deps.db);
 
   const result = transaction(deps.db, (tx) => {
     const fresh = tx.select().from(publishSessions).where(eq(publishSessions.id, id)).get()!;

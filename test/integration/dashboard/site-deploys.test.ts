@@ -1,0 +1,59 @@
+// The Site tab's Deploys list: each build listed with the live one marked, and its Rollback
+// button switching the site through the rollback service (the site answers from the earlier
+// deploy at once); a forged or foreign deploy id changes nothing.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Browser } from "../../helpers/browser";
+import { createBucket } from "../../helpers/buckets";
+import { startTestPier, type TestPier } from "../../helpers/pier";
+import { siteFetch } from "../../helpers/sites";
+import { syncFiles, textFile } from "../../helpers/uploads";
+
+let t: TestPier;
+const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
+beforeAll(async () => {
+  t = await startTestPier({ publishRateLimitPerMinute: 1000 });
+});
+afterAll(() => t?.stop());
+
+test("the Deploys list marks the live deploy and its Rollback button serves an earlier one at once", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Dashboard Rollback" });
+  const publish = async (text: string) => {
+    await syncFiles(t, u.key, bucket.id, [textFile("index.html", text, "text/html")]);
+    const r = await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} });
+    await t.pier.runner.drain();
+    return r.body.data.publication;
+  };
+  const pub = await publish("<p>first</p>");
+  await publish("<p>second</p>");
+  const deploys = (await t.api("GET", `/api/v1/publications/${pub.id}/deploys`, { key: u.key })).body.data.deploys;
+  const host = `${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`;
+
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  expect(page).toContain('id="deploys-h"');
+  expect(page).toContain(deploys[0].id);
+  expect(page).toContain(deploys[1].id);
+  // One Rollback button: on the earlier deploy, not on the live one.
+  expect([...page.matchAll(/name="deploy_id" value="([^"]+)"/g)].map((m) => m[1])).toEqual([deploys[1].id]);
+
+  const done = await b.post(`/dashboard/buckets/${bucket.id}/site/rollback`, { csrf: formCsrf(page), deploy_id: deploys[1].id });
+  expect(done.status).toBe(303);
+  expect(done.location).toContain("done=rollback");
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>first</p>");
+  const after = (await b.get(done.location!)).text;
+  expect(after).toContain("Rolled back: the site serves that deploy now.");
+  expect([...after.matchAll(/name="deploy_id" value="([^"]+)"/g)].map((m) => m[1])).toEqual([deploys[0].id]);
+
+  // A deploy id of another site is refused on the page; the site keeps serving.
+  const other = await createBucket(t, u, { title: "Dashboard Other" });
+  await syncFiles(t, u.key, other.id, [textFile("index.html", "<p>other</p>", "text/html")]);
+  const otherPub = (await t.api("POST", `/api/v1/buckets/${other.id}/publication`, { key: u.key, body: {} })).body.data.publication;
+  await t.pier.runner.drain();
+  const otherDeploy = (await t.api("GET", `/api/v1/publications/${otherPub.id}/deploys`, { key: u.key })).body.data.deploys[0].id;
+  const refused = await b.post(`/dashboard/buckets/${bucket.id}/site/rollback`, { csrf: formCsrf(after), deploy_id: otherDeploy });
+  expect(refused.status).toBe(404);
+  expect(refused.text).toContain(otherDeploy);
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>first</p>");
+});
