@@ -4,35 +4,30 @@
 // array fills or the flush timer fires. A flush writes everything in one transaction, so a crash
 // loses at most the counts since the last flush and never a roll-up already written.
 import { randomBytes } from "node:crypto";
+import { systemClock } from "../../core/clock";
 import type { Deps } from "../../core/context";
 import type { DimensionKind } from "../../db/schema";
 import { cachedBotNames, readablePath, referrerHost, type HitKind } from "./classify";
 import { countryLookup, type CountryOf } from "./geo";
-import { pruneSalts, writeRollups, type FlushReport } from "./rollups";
+import { pruneSalts, writeRollups, writeVisitorHashes, type FlushReport } from "./rollups";
 import { publicationSummary } from "./service";
-
-export interface RawHit {
-  /** Epoch ms from deps.clock. */
-  at: number;
-  publicationId: string;
-  /** The site's own host (without port): a referrer from it is navigation inside the site. */
-  host: string;
-  /** "/"-prefixed site path. */
-  path: string;
-  kind: HitKind;
-  download: boolean;
-  referer: string | null;
-  userAgent: string;
-  ip: string;
-}
 
 /** Distinct values kept per publication, hour and list; further values count as OTHER. */
 export const CAPS: Record<DimensionKind, number> = { path: 500, referrer: 200, not_found: 200, country: 300, bot: 100 };
 export const OTHER = "(other)";
 /** Raw hits held before they are folded (a fold of 10,000 takes a few ms). */
 const RAW_MAX = 10_000;
-/** New visitor hashes held per publication-hour between flushes (beyond: uncounted, never unbounded). */
+/** Distinct visitors held per publication-hour between flushes (beyond: uncounted, never unbounded). */
 const VISITORS_MAX = 100_000;
+/**
+ * Visitor hashes stored per publication and hour (the day's "seen" set that makes a returning
+ * reader not count twice). Beyond it the hour's further visitors are still counted, distinct
+ * within a flush interval, but not remembered: a flood of random clients costs at most this many
+ * rows an hour, and a reader returning later that day after the cap counts again.
+ */
+export const VISITOR_HASHES_PER_HOUR = 10_000;
+/** Visitor hashes written per transaction by the timer's flush, yielding to the site server between. */
+const VISITOR_CHUNK = 1_000;
 /** Header values are cut to this before any work: a 16 KiB user agent costs no more than a normal one. */
 const FIELD_MAX = 512;
 export const FLUSH_MS = 5_000;
@@ -42,15 +37,20 @@ const DAY_MS = 86_400_000;
 // Hits arrive in time order: the last hour's key is almost always the answer (no Date per hit).
 let lastHour = -1;
 let lastHourKey = "";
+let lastDayKey = "";
 export const hourKey = (ms: number) => {
   const h = Math.floor(ms / HOUR_MS);
   if (h !== lastHour) {
     lastHourKey = new Date(h * HOUR_MS).toISOString().slice(0, 13);
+    lastDayKey = lastHourKey.slice(0, 10);
     lastHour = h;
   }
   return lastHourKey;
 };
-export const dayKey = (ms: number) => hourKey(ms).slice(0, 10);
+export const dayKey = (ms: number) => {
+  hourKey(ms);
+  return lastDayKey;
+};
 
 const KINDS: DimensionKind[] = ["path", "referrer", "country", "bot", "not_found"];
 const newDims = <V>(make: () => V) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<DimensionKind, V>;
@@ -65,7 +65,14 @@ export class HourCounts {
   downloads = 0;
   firstAt = Number.POSITIVE_INFINITY;
   lastAt = 0;
+  /** Hashes to store (and count when new for the day). */
   visitors = new Set<string>();
+  /** Visitors beyond the hour's stored-hash cap: counted, not stored. */
+  overflowVisitors = new Set<string>();
+  /** New visitors of hashes already written by an earlier step of this flush. */
+  visitorsWritten = 0;
+  /** Hashes admitted for storage this hour; kept across flushes so the cap holds for the hour. */
+  hashesAdmitted = 0;
   dims = newDims(() => new Map<string, number>());
   /** Values that got their own row this hour; kept across flushes so the cap holds for the hour. */
   private admitted = newDims(() => new Set<string>());
@@ -85,6 +92,14 @@ export class HourCounts {
     m.set(value, (m.get(value) ?? 0) + n);
   }
 
+  addVisitor(hash: string): void {
+    if (this.visitors.has(hash)) return;
+    if (this.hashesAdmitted < VISITOR_HASHES_PER_HOUR) {
+      this.hashesAdmitted += 1;
+      this.visitors.add(hash);
+    } else if (this.overflowVisitors.size < VISITORS_MAX) this.overflowVisitors.add(hash);
+  }
+
   touch(at: number): void {
     if (at < this.firstAt) this.firstAt = at;
     if (at > this.lastAt) this.lastAt = at;
@@ -100,12 +115,33 @@ export class HourCounts {
     this.firstAt = Number.POSITIVE_INFINITY;
     this.lastAt = 0;
     this.visitors = new Set();
+    this.overflowVisitors = new Set();
+    this.visitorsWritten = 0;
     for (const k of KINDS) this.dims[k].clear();
   }
 }
 
+const KIND_CODES: HitKind[] = ["page", "asset", "not_found"];
+const DOWNLOAD_BIT = 4;
+
+/**
+ * Raw hits as parallel arrays of primitives, allocated once: recording a request stores a few
+ * references and numbers, no object per request (less garbage for the collector under load).
+ */
+class RawHits {
+  n = 0;
+  readonly at = new Float64Array(RAW_MAX);
+  readonly flags = new Uint8Array(RAW_MAX);
+  readonly publicationId: string[] = new Array(RAW_MAX).fill("");
+  readonly label: string[] = new Array(RAW_MAX).fill("");
+  readonly path: string[] = new Array(RAW_MAX).fill("");
+  readonly referer: (string | null)[] = new Array(RAW_MAX).fill(null);
+  readonly userAgent: string[] = new Array(RAW_MAX).fill("");
+  readonly ip: string[] = new Array(RAW_MAX).fill("");
+}
+
 export class AnalyticsRecorder {
-  private raw: RawHit[] = [];
+  private raw = new RawHits();
   private readonly hours = new Map<string, HourCounts>();
   private readonly salts = new Map<string, string>();
   private readonly botOf = cachedBotNames();
@@ -117,18 +153,36 @@ export class AnalyticsRecorder {
   private readonly referrers = new Map<string, string | null>();
   private readonly countries = new Map<string, string | null>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  private flushing = false;
+  /**
+   * Epoch ms for a hit. With the system clock it is Date.now() (a number, no Date object per
+   * request); a test's fake clock is asked as usual.
+   */
+  readonly now: () => number;
 
   constructor(private readonly deps: Deps) {
     this.countryOf = countryLookup(deps.config.geoipDb);
+    const clock = deps.clock;
+    this.now = clock === systemClock ? Date.now : () => clock.now().getTime();
   }
 
-  /** The hot path: one push. Never throws into the site server. */
-  hit(h: RawHit): void {
-    if (h.userAgent.length > FIELD_MAX) h.userAgent = h.userAgent.slice(0, FIELD_MAX);
-    if (h.referer !== null && h.referer.length > FIELD_MAX * 4) h.referer = h.referer.slice(0, FIELD_MAX * 4);
-    if (h.path.length > FIELD_MAX) h.path = h.path.slice(0, FIELD_MAX);
-    this.raw.push(h);
-    if (this.raw.length >= RAW_MAX) this.fold();
+  /**
+   * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
+   * `label` is the site host's first label. Never throws into the site server.
+   */
+  hit(at: number, publicationId: string, label: string, path: string, kind: HitKind, download: boolean, referer: string | null, userAgent: string, ip: string): void {
+    const r = this.raw;
+    const i = r.n;
+    r.at[i] = at;
+    r.flags[i] = (kind === "page" ? 0 : kind === "asset" ? 1 : 2) | (download ? DOWNLOAD_BIT : 0);
+    r.publicationId[i] = publicationId;
+    r.label[i] = label;
+    r.path[i] = path;
+    r.referer[i] = referer;
+    r.userAgent[i] = userAgent;
+    r.ip[i] = ip;
+    r.n = i + 1;
+    if (r.n === RAW_MAX) this.fold();
   }
 
   /** A client event (outbound click or download) reported by the events script. */
@@ -152,7 +206,7 @@ export class AnalyticsRecorder {
     this.fold();
     const batch = [...this.hours.values()].filter((c) => !c.empty);
     const report = batch.length ? writeRollups(this.deps, batch) : { rows: 0, publications: 0 };
-    const current = hourKey(this.deps.clock.now().getTime());
+    const current = hourKey(this.now());
     for (const [key, c] of this.hours) {
       if (c.hour < current) this.hours.delete(key);
       else c.reset();
@@ -161,21 +215,51 @@ export class AnalyticsRecorder {
     return report;
   }
 
+  /**
+   * The timer's flush: visitor hashes first, a chunk per small transaction with a turn of the
+   * event loop between (the site server answers in between), then the roll-ups in one
+   * transaction. Hits recorded meanwhile join the same flush.
+   */
+  async flushInSteps(): Promise<FlushReport> {
+    if (this.flushing) return { rows: 0, publications: 0 };
+    this.flushing = true;
+    try {
+      this.fold();
+      for (const c of [...this.hours.values()]) {
+        while (c.visitors.size > 0) {
+          const chunk: string[] = [];
+          for (const hash of c.visitors) {
+            chunk.push(hash);
+            c.visitors.delete(hash);
+            if (chunk.length === VISITOR_CHUNK) break;
+          }
+          c.visitorsWritten += writeVisitorHashes(this.deps, c.publicationId, c.hour.slice(0, 10), chunk);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          this.fold();
+        }
+      }
+      return this.flush();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.flushQuietly(), FLUSH_MS);
+    this.timer = setInterval(() => void this.flushQuietly(true), FLUSH_MS);
     this.timer.unref?.();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.flushQuietly();
+    void this.flushQuietly(false);
   }
 
-  private flushQuietly(): void {
+  private async flushQuietly(inSteps: boolean): Promise<void> {
     try {
-      this.flush();
+      if (inSteps) await this.flushInSteps();
+      else this.flush();
     } catch (e) {
       // The batch is dropped (at most one interval of counts): retrying a failing write forever
       // would let memory grow with the traffic.
@@ -197,32 +281,47 @@ export class AnalyticsRecorder {
 
   /** Raw hits -> hour counts. Bot names, countries and hashes are computed here, not per request. */
   private fold(): void {
-    const raw = this.raw;
-    if (raw.length === 0) return;
-    this.raw = [];
-    for (const h of raw) {
-      const c = this.countsFor(h.publicationId, h.at);
-      c.touch(h.at);
+    const r = this.raw;
+    const n = r.n;
+    if (n === 0) return;
+    r.n = 0;
+    const sitesDomain = this.deps.urls.sitesDomain;
+    let c: HourCounts | null = null;
+    for (let i = 0; i < n; i++) {
+      const at = r.at[i]!;
+      const publicationId = r.publicationId[i]!;
+      // Consecutive hits mostly share publication and hour: skip the map lookup then.
+      if (c === null || c.publicationId !== publicationId || hourKey(at) !== c.hour) c = this.countsFor(publicationId, at);
+      const flags = r.flags[i]!;
+      const kind = KIND_CODES[flags & 3]!;
+      let path = r.path[i]!;
+      if (path.length > FIELD_MAX) path = path.slice(0, FIELD_MAX);
+      let userAgent = r.userAgent[i]!;
+      if (userAgent.length > FIELD_MAX) userAgent = userAgent.slice(0, FIELD_MAX);
+      c.touch(at);
       c.hits += 1;
-      if (h.kind === "asset") c.hitsAssets += 1;
-      else if (h.kind === "not_found") {
+      if (kind === "asset") c.hitsAssets += 1;
+      else if (kind === "not_found") {
         c.hitsNotFound += 1;
-        c.count("not_found", readablePath(h.path));
+        c.count("not_found", readablePath(path));
       }
-      if (h.download) c.downloads += 1;
-      const bot = this.botOf(h.userAgent);
+      if (flags & DOWNLOAD_BIT) c.downloads += 1;
+      const bot = this.botOf(userAgent);
       if (bot !== null) {
         c.hitsBots += 1;
         c.count("bot", bot);
         continue;
       }
-      if (c.visitors.size < VISITORS_MAX) c.visitors.add(this.visitorHash(h));
-      if (h.kind !== "page") continue;
+      const ip = r.ip[i]!;
+      c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
+      if (kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
-      c.count("path", readablePath(h.path));
-      const ref = h.referer === null ? null : this.referrerOf(h.referer, h.host);
+      c.count("path", readablePath(path));
+      let referer = r.referer[i]!;
+      if (referer !== null && referer.length > FIELD_MAX * 4) referer = referer.slice(0, FIELD_MAX * 4);
+      const ref = referer === null ? null : this.referrerOf(referer, `${r.label[i]}.${sitesDomain}`);
       if (ref !== "own") c.count("referrer", ref ?? "direct");
-      const country = remember(this.countries, h.ip, this.countryOf);
+      const country = remember(this.countries, ip, this.countryOf);
       if (country !== null) c.count("country", country);
     }
   }
@@ -232,12 +331,12 @@ export class AnalyticsRecorder {
    * day gives the same value; another day or site gives an unrelated one, and once the day's salt
    * is deleted nobody can recompute it from an IP.
    */
-  private visitorHash(h: RawHit): string {
-    const day = dayKey(h.at);
-    const key = `${day}\n${h.publicationId}\n${h.ip}\n${h.userAgent}`;
+  private visitorHash(at: number, publicationId: string, ip: string, userAgent: string): string {
+    const day = dayKey(at);
+    const key = `${day}\n${publicationId}\n${ip}\n${userAgent}`;
     return remember(this.hashes, key, () =>
       // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
-      new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${h.ip}\n${h.userAgent}\n${h.publicationId}`).digest("base64url").slice(0, 22),
+      new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22),
     );
   }
 

@@ -41,7 +41,7 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     for (const c of batch) {
       if (!live.has(c.publicationId)) continue;
       const day = c.hour.slice(0, 10);
-      let visitors = 0;
+      let visitors = c.visitorsWritten + c.overflowVisitors.size;
       for (const hash of c.visitors) visitors += visitor.run(c.publicationId, day, hash).changes;
       const values = [c.hits, c.hitsBots, c.hitsAssets, c.hitsNotFound, visitors, c.clicks, c.downloads];
       db.query(SQL.hourly).run(c.publicationId, c.hour, ...values);
@@ -68,6 +68,21 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
   });
   const publications = write.immediate();
   return { rows, publications };
+}
+
+/**
+ * Store a chunk of a publication-day's visitor hashes in its own short transaction; returns how
+ * many were new for the day (the visitors to count). The timer's flush writes hashes this way
+ * ahead of the roll-ups so a flood never holds the event loop for one long transaction.
+ */
+export function writeVisitorHashes(deps: Deps, publicationId: string, day: string, hashes: string[]): number {
+  const db = deps.sqlite;
+  const visitor = db.query(SQL.visitor);
+  return db.transaction(() => {
+    let added = 0;
+    for (const hash of hashes) added += visitor.run(publicationId, day, hash).changes;
+    return added;
+  }).immediate();
 }
 
 /**
