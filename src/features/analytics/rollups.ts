@@ -5,6 +5,7 @@
 import type { Deps } from "../../core/context";
 import type { DimensionKind } from "../../db/schema";
 import type { HourCounts } from "./recorder";
+import { forgetCachedDaysFrom } from "./top-lists";
 
 export interface FlushReport {
   rows: number;
@@ -67,6 +68,7 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     return totals.size;
   });
   const publications = write.immediate();
+  if (batch.length) forgetCachedDaysFrom(deps, batch.reduce((min, c) => (c.hour < min ? c.hour : min), batch[0]!.hour).slice(0, 10));
   return { rows, publications };
 }
 
@@ -103,11 +105,13 @@ export function pruneAnalytics(deps: Deps): { hourly: number; daily: number } {
   const hourCut = new Date(now - HOURLY_KEEP_MS).toISOString().slice(0, 13);
   const dayCut = new Date(now - deps.config.analyticsRetentionDays * 86_400_000).toISOString().slice(0, 10);
   const db = deps.sqlite;
-  return db.transaction(() => {
+  const pruned = db.transaction(() => {
     const hourly = db.query("DELETE FROM analytics_hourly WHERE hour < ?").run(hourCut).changes;
     db.query("DELETE FROM analytics_hourly_dims WHERE hour < ?").run(hourCut);
     const daily = db.query("DELETE FROM analytics_daily WHERE day < ?").run(dayCut).changes;
     db.query("DELETE FROM analytics_daily_dims WHERE day < ?").run(dayCut);
     return { hourly, daily };
   })();
+  forgetCachedDaysFrom(deps, ""); // sums that included pruned days would show them
+  return pruned;
 }
