@@ -16,6 +16,8 @@ interface Entry {
   /** Last day the entry sums (days after it are read live). */
   closedLast: string;
   rows: Map<string, TopRow>;
+  /** The same rows, largest first. */
+  sorted: TopRow[];
 }
 
 const DAY_MS = 86_400_000;
@@ -63,29 +65,42 @@ const rowKey = (r: TopRow) => `${r.id}\n${r.value}`;
  */
 export function topOfDays(deps: Deps, ids: string, kind: string, first: string, last: string, bySite: boolean, limit: number, nowMs: number): TopRow[] {
   const closedLast = [last, lastClosedDay(nowMs)].sort()[0]!;
-  let closed: Map<string, TopRow> | null = null;
+  let closed: Entry | null = null;
   if (first <= closedLast) {
     const cache = cacheOf(deps);
     const key = `${ids}\n${kind}\n${bySite}\n${first}\n${closedLast}`;
-    closed = cache.get(key)?.rows ?? null;
+    closed = cache.get(key) ?? null;
     if (closed === null) {
-      closed = new Map(sums(deps, ids, kind, first, closedLast, bySite).map((r) => [rowKey(r), r]));
-      if (closed.size <= VALUES_MAX) {
+      const rows = sums(deps, ids, kind, first, closedLast, bySite);
+      closed = { closedLast, rows: new Map(rows.map((r) => [rowKey(r), r])), sorted: rows.sort(byHitsThenValue) };
+      if (rows.length <= VALUES_MAX) {
         if (cache.size >= ENTRIES_MAX) cache.delete(cache.keys().next().value!);
-        cache.set(key, { closedLast, rows: closed });
+        cache.set(key, closed);
       }
     }
   }
   const liveFirst = first > closedLast ? first : nextDay(closedLast);
-  const merged = new Map(closed ?? []);
+  // Values with live counts get their new sums; the rest keep their closed order, so only the
+  // first `limit` of them can make the list.
+  const live = new Map<string, TopRow>();
   if (liveFirst <= last) {
     for (const r of sums(deps, ids, kind, liveFirst, last, bySite)) {
       const k = rowKey(r);
-      const before = merged.get(k);
-      merged.set(k, before ? { id: r.id, value: r.value, hits: before.hits + r.hits } : r);
+      const before = closed?.rows.get(k);
+      live.set(k, before ? { id: r.id, value: r.value, hits: before.hits + r.hits } : r);
     }
   }
-  return [...merged.values()].sort(byHitsThenValue).slice(0, limit);
+  const candidates = [...live.values()];
+  if (closed !== null) {
+    let taken = 0;
+    for (const r of closed.sorted) {
+      if (taken === limit) break;
+      if (live.has(rowKey(r))) continue;
+      candidates.push(r);
+      taken += 1;
+    }
+  }
+  return candidates.sort(byHitsThenValue).slice(0, limit);
 }
 
 const nextDay = (day: string) => dayOf(Date.parse(`${day}T00:00:00Z`) + DAY_MS);
