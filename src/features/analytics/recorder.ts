@@ -149,8 +149,14 @@ export class AnalyticsRecorder {
   // Traffic repeats (a page and its assets, a reader's next page): the fold remembers recent
   // answers instead of recomputing an HMAC, a URL parse or a tree lookup per hit. Cleared when
   // full, so each stays bounded.
-  private readonly hashes = new Map<string, string>();
-  private readonly referrers = new Map<string, string | null>();
+  // Visitor hashes by "day publication", then user agent, then IP: nested lookups reuse the
+  // strings' cached hash codes (the user agent was just looked up for its bot name) instead of
+  // building and hashing one long key per hit.
+  private readonly hashes = new Map<string, Map<string, Map<string, string>>>();
+  private hashesHeld = 0;
+  /** Referrer answers by site label, then Referer value (no key string built per hit). */
+  private readonly referrers = new Map<string, Map<string, string | null | "own">>();
+  private referrersHeld = 0;
   private readonly countries = new Map<string, string | null>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing = false;
@@ -319,7 +325,7 @@ export class AnalyticsRecorder {
       c.count("path", readablePath(path));
       let referer = r.referer[i]!;
       if (referer !== null && referer.length > FIELD_MAX * 4) referer = referer.slice(0, FIELD_MAX * 4);
-      const ref = referer === null ? null : this.referrerOf(referer, `${r.label[i]}.${sitesDomain}`);
+      const ref = referer === null ? null : this.referrerOf(referer, r.label[i]!, sitesDomain);
       if (ref !== "own") c.count("referrer", ref ?? "direct");
       const country = remember(this.countries, ip, this.countryOf);
       if (country !== null) c.count("country", country);
@@ -333,15 +339,39 @@ export class AnalyticsRecorder {
    */
   private visitorHash(at: number, publicationId: string, ip: string, userAgent: string): string {
     const day = dayKey(at);
-    const key = `${day}\n${publicationId}\n${ip}\n${userAgent}`;
-    return remember(this.hashes, key, () =>
-      // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
-      new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22),
-    );
+    const scope = `${day} ${publicationId}`;
+    let byAgent = this.hashes.get(scope);
+    if (byAgent === undefined) this.hashes.set(scope, (byAgent = new Map()));
+    let byIp = byAgent.get(userAgent);
+    if (byIp === undefined) byAgent.set(userAgent, (byIp = new Map()));
+    const known = byIp.get(ip);
+    if (known !== undefined) return known;
+    if (this.hashesHeld >= REMEMBER_MAX) {
+      this.hashes.clear();
+      this.hashesHeld = 0;
+      this.hashes.set(scope, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
+    }
+    // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
+    const hash = new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22);
+    byIp.set(ip, hash);
+    this.hashesHeld += 1;
+    return hash;
   }
 
-  private referrerOf(referer: string, host: string): string | null | "own" {
-    return remember(this.referrers, `${host} ${referer}`, () => referrerHost(referer, host));
+  private referrerOf(referer: string, label: string, sitesDomain: string): string | null | "own" {
+    let bySite = this.referrers.get(label);
+    const known = bySite?.get(referer);
+    if (known !== undefined) return known;
+    if (this.referrersHeld >= REMEMBER_MAX) {
+      this.referrers.clear();
+      this.referrersHeld = 0;
+      bySite = undefined;
+    }
+    if (bySite === undefined) this.referrers.set(label, (bySite = new Map()));
+    const answer = referrerHost(referer, `${label}.${sitesDomain}`);
+    bySite.set(referer, answer);
+    this.referrersHeld += 1;
+    return answer;
   }
 
   private saltFor(day: string): string {
@@ -361,6 +391,7 @@ export class AnalyticsRecorder {
       if (day >= yesterday) continue;
       this.salts.delete(day);
       this.hashes.clear(); // remembered hashes of a forgotten salt go with it
+      this.hashesHeld = 0;
     }
     pruneSalts(this.deps, yesterday);
   }
