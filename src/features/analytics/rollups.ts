@@ -4,7 +4,7 @@
 // benchmarks' ten million hits, so it stays close to the metal.
 import type { Deps } from "../../core/context";
 import type { DimensionKind } from "../../db/schema";
-import type { HourCounts } from "./recorder";
+import type { HourCounts } from "./counts";
 import { forgetCachedDaysFrom } from "./top-lists";
 
 export interface FlushReport {
