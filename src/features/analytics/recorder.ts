@@ -63,6 +63,7 @@ export class AnalyticsRecorder {
   private readonly countries = new Map<string, string | null>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing = false;
+  private stopped = false;
   /**
    * Epoch ms for a hit. With the system clock it is Date.now() (a number, no Date object per
    * request); a test's fake clock is asked as usual.
@@ -144,6 +145,8 @@ export class AnalyticsRecorder {
           }
           c.visitorsWritten += writeVisitorHashes(this.deps, c.publicationId, c.hour.slice(0, 10), chunk);
           await new Promise<void>((resolve) => setImmediate(resolve));
+          // stop() flushed everything meanwhile and the database may be closing: nothing left to do.
+          if (this.stopped) return { rows: 0, publications: 0 };
           this.fold();
         }
       }
@@ -155,6 +158,7 @@ export class AnalyticsRecorder {
 
   start(): void {
     if (this.timer) return;
+    this.stopped = false;
     this.timer = setInterval(() => void this.flushQuietly(true), FLUSH_MS);
     this.timer.unref?.();
   }
@@ -162,6 +166,7 @@ export class AnalyticsRecorder {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.stopped = true;
     void this.flushQuietly(false);
   }
 
