@@ -301,7 +301,8 @@ async function flood() {
   deps.close();
   console.log(`\n### Flood: 100,000 distinct 404 paths per round (heap before: ${before.toFixed(1)} MiB)\n`);
   console.log(
-    "| Round | 100k hits appended + folded | Flush | Longest event-loop block | Rows written | Heap at peak | Heap after flush |\n|---|---|---|---|---|---|---|\n" + rows.join("\n"),
+    "| Round | 100k hits appended + folded | Flush | Longest event-loop block | Rows written | Heap at peak | Heap after flush |\n|---|---|---|---|---|---|---|\n" +
+      rows.join("\n"),
   );
   console.log(`\nDistinct 404 rows stored for the day: ${dims.n} (cap 200 per hour + "(other)"); visitor hashes stored: ${hashes.n}`);
 }

@@ -80,7 +80,17 @@ export class AnalyticsRecorder {
    * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
    * `label` is the site host's first label. Never throws into the site server.
    */
-  hit(at: number, publicationId: string, label: string, path: string, kind: HitKind, download: boolean, referer: string | null, userAgent: string, ip: string): void {
+  hit(
+    at: number,
+    publicationId: string,
+    label: string,
+    path: string,
+    kind: HitKind,
+    download: boolean,
+    referer: string | null,
+    userAgent: string,
+    ip: string,
+  ): void {
     const r = this.raw;
     const i = r.n;
     r.at[i] = at;

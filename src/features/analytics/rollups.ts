@@ -80,11 +80,13 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
 export function writeVisitorHashes(deps: Deps, publicationId: string, day: string, hashes: string[]): number {
   const db = deps.sqlite;
   const visitor = db.query(SQL.visitor);
-  return db.transaction(() => {
-    let added = 0;
-    for (const hash of hashes) added += visitor.run(publicationId, day, hash).changes;
-    return added;
-  }).immediate();
+  return db
+    .transaction(() => {
+      let added = 0;
+      for (const hash of hashes) added += visitor.run(publicationId, day, hash).changes;
+      return added;
+    })
+    .immediate();
 }
 
 /**

@@ -30,7 +30,12 @@ beforeAll(async () => {
   const now = t.clock.now().getTime();
   t.clock.advance(Math.ceil(now / DAY) * DAY + HOUR - now); // 01:00 UTC of a fresh day
   day0 = t.clock.now().toISOString().slice(0, 10);
-  s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>Home</h1>" }, { path: "about.html", bytes: "<h1>About</h1>" }] });
+  s = await publishSite(t, {
+    files: [
+      { path: "index.html", bytes: "<h1>Home</h1>" },
+      { path: "about.html", bytes: "<h1>About</h1>" },
+    ],
+  });
   await view("/", "192.0.2.1");
   await view("/", "192.0.2.2");
   await view("/about.html", "192.0.2.1");
