@@ -38,42 +38,54 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
 
+  // What the synchronous part of the last handle() call looked up, so counting it does not
+  // repeat the site lookup or read and split req.url again (Bun builds that string per read).
+  // Reset at each call; read right after handle() returns, before any other request runs.
+  let handledSite: Site | null = null;
+  let handledPath: string | null = null;
+
   // Analytics sees every answer of a live site whose owner has not turned counting off; it costs
-  // the request one array push (src/features/analytics/recorder.ts does the rest later).
+  // the request a few stores into preallocated arrays (src/features/analytics/recorder.ts does
+  // the rest off the request).
   const recorded: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
+    handledSite = null;
+    handledPath = null;
     const res = handle(req, hostKind, ipOf);
     if (hostKind.kind !== "site") return res;
-    const site = directory.byLabel(hostKind.label);
+    const site = handledSite ?? directory.byLabel(hostKind.label);
     if (!site?.analytics || site.deployId === null || site.status !== "published") return res;
+    const path = handledPath ?? splitUrl(req.url).pathname;
     if (res instanceof Response) {
-      count(req, site, hostKind.label, ipOf, res);
+      count(req, site, hostKind.label, path, ipOf, res);
       return res;
     }
     return res.then((r) => {
-      count(req, site, hostKind.label, ipOf, r);
+      count(req, site, hostKind.label, path, ipOf, r);
       return r;
     });
   };
 
-  function count(req: Request, site: Site, label: string, ipOf: () => string, res: Response): void {
-    if (req.method !== "GET" && req.method !== "HEAD") return;
-    const { pathname } = splitUrl(req.url);
+  function count(req: Request, site: Site, label: string, pathname: string, ipOf: () => string, res: Response): void {
+    const method = req.method;
+    if (method !== "GET" && method !== "HEAD") return;
     if (pathname.startsWith("/_pier/")) return;
-    const kind = classify(res.status, res.headers.get("content-type"), pathname);
+    const status = res.status;
+    const kind = classify(status, status >= 200 && status < 300 ? res.headers.get("content-type") : null, pathname);
     if (kind === null) return;
     try {
-      deps.analytics.hit({
-        at: deps.clock.now().getTime(),
-        publicationId: site.id,
-        host: `${label}.${deps.urls.sitesDomain}`,
-        path: pathname,
+      const headers = req.headers;
+      deps.analytics.hit(
+        deps.analytics.now(),
+        site.id,
+        label,
+        pathname,
         kind,
         // A download is a whole non-HTML file handed out (a resumed range is the same download).
-        download: kind === "asset" && res.status === 200 && req.method === "GET" && isDownloadPath(pathname),
-        referer: req.headers.get("referer"),
-        userAgent: req.headers.get("user-agent") ?? "",
-        ip: ipOf(),
-      });
+        kind === "asset" && status === 200 && method === "GET" && isDownloadPath(pathname),
+        headers.get("referer"),
+        headers.get("user-agent") ?? "",
+        ipOf(),
+      );
     } catch (e) {
       deps.log.error("analytics: hit not counted", { error: (e as Error).message }); // never the visitor's problem
     }
@@ -86,6 +98,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     const custom = hostKind.kind === "custom";
     // An active custom domain serves its bucket's main site, with the same gates and caching.
     const site = custom ? directory.byCustomHost(hostKind.hostname) : directory.byLabel(hostKind.label);
+    handledSite = site;
     const extra = site?.kind === "preview" || (!custom && hostKind.label.startsWith("preview-")) ? PREVIEW_HEADERS : NO_HEADERS;
     if (!site || site.deployId === null || site.status === "unpublished" || site.status === "unpublishing") return noSite(t, extra);
     if (site.expiresAt !== null && site.expiresAt <= deps.clock.now().getTime()) {
@@ -100,6 +113,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
 
     const method = req.method;
     const { pathname, search } = splitUrl(req.url);
+    handledPath = pathname;
     const parsed = parseRequestPath(pathname);
     if (!parsed.ok) return pageResponse(t, 400, "Bad request", messageBody("Bad request", "This address is not valid."), extra);
     const path = parsed.path;

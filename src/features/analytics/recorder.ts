@@ -1,111 +1,50 @@
-// The in-memory side of analytics (GoatCounter's memstore): the site server only appends a
-// request's raw facts to a bounded array; folding them into per-publication, per-hour counts
+// The in-memory side of analytics (GoatCounter's memstore): the site server only stores a
+// request's raw facts into bounded preallocated arrays; folding them into per-publication, per-hour counts
 // (bot names, countries, visitor hashes, capped top lists) happens off the request, when the
-// array fills or the flush timer fires. A flush writes everything in one transaction, so a crash
-// loses at most the counts since the last flush and never a roll-up already written.
+// arrays fill or the flush timer fires. A flush writes the roll-ups in one transaction, so a
+// crash loses at most the counts since the last flush and never a roll-up already written.
 import { randomBytes } from "node:crypto";
+import { systemClock } from "../../core/clock";
 import type { Deps } from "../../core/context";
-import type { DimensionKind } from "../../db/schema";
 import { cachedBotNames, readablePath, referrerHost, type HitKind } from "./classify";
+import { dayKey, HourCounts, hourKey } from "./counts";
 import { countryLookup, type CountryOf } from "./geo";
-import { pruneSalts, writeRollups, type FlushReport } from "./rollups";
+import { pruneSalts, writeRollups, writeVisitorHashes, type FlushReport } from "./rollups";
 import { publicationSummary } from "./service";
 
-export interface RawHit {
-  /** Epoch ms from deps.clock. */
-  at: number;
-  publicationId: string;
-  /** The site's own host (without port): a referrer from it is navigation inside the site. */
-  host: string;
-  /** "/"-prefixed site path. */
-  path: string;
-  kind: HitKind;
-  download: boolean;
-  referer: string | null;
-  userAgent: string;
-  ip: string;
-}
+export { CAPS, OTHER, VISITOR_HASHES_PER_HOUR, HourCounts, hourKey, dayKey } from "./counts";
 
-/** Distinct values kept per publication, hour and list; further values count as OTHER. */
-export const CAPS: Record<DimensionKind, number> = { path: 500, referrer: 200, not_found: 200, country: 300, bot: 100 };
-export const OTHER = "(other)";
 /** Raw hits held before they are folded (a fold of 10,000 takes a few ms). */
 const RAW_MAX = 10_000;
-/** New visitor hashes held per publication-hour between flushes (beyond: uncounted, never unbounded). */
-const VISITORS_MAX = 100_000;
-/** Header values are cut to this before any work: a 16 KiB user agent costs no more than a normal one. */
+/** Visitor hashes written per transaction by the timer's flush, yielding to the site server between. */
+const VISITOR_CHUNK = 1_000;
+/** Header values are cut to this before the fold works on them: a 16 KiB user agent costs no more than a normal one. */
 const FIELD_MAX = 512;
 export const FLUSH_MS = 5_000;
 
-const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-// Hits arrive in time order: the last hour's key is almost always the answer (no Date per hit).
-let lastHour = -1;
-let lastHourKey = "";
-export const hourKey = (ms: number) => {
-  const h = Math.floor(ms / HOUR_MS);
-  if (h !== lastHour) {
-    lastHourKey = new Date(h * HOUR_MS).toISOString().slice(0, 13);
-    lastHour = h;
-  }
-  return lastHourKey;
-};
-export const dayKey = (ms: number) => hourKey(ms).slice(0, 10);
 
-const KINDS: DimensionKind[] = ["path", "referrer", "country", "bot", "not_found"];
-const newDims = <V>(make: () => V) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<DimensionKind, V>;
+const KIND_CODES: HitKind[] = ["page", "asset", "not_found"];
+const DOWNLOAD_BIT = 4;
 
-/** One publication's counts for one UTC hour since the last flush. */
-export class HourCounts {
-  hits = 0;
-  hitsBots = 0;
-  hitsAssets = 0;
-  hitsNotFound = 0;
-  clicks = 0;
-  downloads = 0;
-  firstAt = Number.POSITIVE_INFINITY;
-  lastAt = 0;
-  visitors = new Set<string>();
-  dims = newDims(() => new Map<string, number>());
-  /** Values that got their own row this hour; kept across flushes so the cap holds for the hour. */
-  private admitted = newDims(() => new Set<string>());
-
-  constructor(
-    readonly publicationId: string,
-    readonly hour: string,
-  ) {}
-
-  count(kind: DimensionKind, value: string, n = 1): void {
-    const seen = this.admitted[kind];
-    if (!seen.has(value)) {
-      if (seen.size >= CAPS[kind]) value = OTHER;
-      else seen.add(value);
-    }
-    const m = this.dims[kind];
-    m.set(value, (m.get(value) ?? 0) + n);
-  }
-
-  touch(at: number): void {
-    if (at < this.firstAt) this.firstAt = at;
-    if (at > this.lastAt) this.lastAt = at;
-  }
-
-  get empty(): boolean {
-    return this.lastAt === 0;
-  }
-
-  /** After a flush: counts start again from zero, the hour's admitted values stay. */
-  reset(): void {
-    this.hits = this.hitsBots = this.hitsAssets = this.hitsNotFound = this.clicks = this.downloads = 0;
-    this.firstAt = Number.POSITIVE_INFINITY;
-    this.lastAt = 0;
-    this.visitors = new Set();
-    for (const k of KINDS) this.dims[k].clear();
-  }
+/**
+ * Raw hits as parallel arrays of primitives, allocated once: recording a request stores a few
+ * references and numbers, no object per request (less garbage for the collector under load).
+ */
+class RawHits {
+  n = 0;
+  readonly at = new Float64Array(RAW_MAX);
+  readonly flags = new Uint8Array(RAW_MAX);
+  readonly publicationId: string[] = new Array(RAW_MAX).fill("");
+  readonly label: string[] = new Array(RAW_MAX).fill("");
+  readonly path: string[] = new Array(RAW_MAX).fill("");
+  readonly referer: (string | null)[] = new Array(RAW_MAX).fill(null);
+  readonly userAgent: string[] = new Array(RAW_MAX).fill("");
+  readonly ip: string[] = new Array(RAW_MAX).fill("");
 }
 
 export class AnalyticsRecorder {
-  private raw: RawHit[] = [];
+  private raw = new RawHits();
   private readonly hours = new Map<string, HourCounts>();
   private readonly salts = new Map<string, string>();
   private readonly botOf = cachedBotNames();
@@ -113,22 +52,57 @@ export class AnalyticsRecorder {
   // Traffic repeats (a page and its assets, a reader's next page): the fold remembers recent
   // answers instead of recomputing an HMAC, a URL parse or a tree lookup per hit. Cleared when
   // full, so each stays bounded.
-  private readonly hashes = new Map<string, string>();
-  private readonly referrers = new Map<string, string | null>();
+  // Visitor hashes by "day publication", then user agent, then IP: nested lookups reuse the
+  // strings' cached hash codes (the user agent was just looked up for its bot name) instead of
+  // building and hashing one long key per hit.
+  private readonly hashes = new Map<string, Map<string, Map<string, string>>>();
+  private hashesHeld = 0;
+  /** Referrer answers by site label, then Referer value (no key string built per hit). */
+  private readonly referrers = new Map<string, Map<string, string | null | "own">>();
+  private referrersHeld = 0;
   private readonly countries = new Map<string, string | null>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  private flushing = false;
+  private stopped = false;
+  /**
+   * Epoch ms for a hit. With the system clock it is Date.now() (a number, no Date object per
+   * request); a test's fake clock is asked as usual.
+   */
+  readonly now: () => number;
 
   constructor(private readonly deps: Deps) {
     this.countryOf = countryLookup(deps.config.geoipDb);
+    const clock = deps.clock;
+    this.now = clock === systemClock ? Date.now : () => clock.now().getTime();
   }
 
-  /** The hot path: one push. Never throws into the site server. */
-  hit(h: RawHit): void {
-    if (h.userAgent.length > FIELD_MAX) h.userAgent = h.userAgent.slice(0, FIELD_MAX);
-    if (h.referer !== null && h.referer.length > FIELD_MAX * 4) h.referer = h.referer.slice(0, FIELD_MAX * 4);
-    if (h.path.length > FIELD_MAX) h.path = h.path.slice(0, FIELD_MAX);
-    this.raw.push(h);
-    if (this.raw.length >= RAW_MAX) this.fold();
+  /**
+   * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
+   * `label` is the site host's first label. Never throws into the site server.
+   */
+  hit(
+    at: number,
+    publicationId: string,
+    label: string,
+    path: string,
+    kind: HitKind,
+    download: boolean,
+    referer: string | null,
+    userAgent: string,
+    ip: string,
+  ): void {
+    const r = this.raw;
+    const i = r.n;
+    r.at[i] = at;
+    r.flags[i] = (kind === "page" ? 0 : kind === "asset" ? 1 : 2) | (download ? DOWNLOAD_BIT : 0);
+    r.publicationId[i] = publicationId;
+    r.label[i] = label;
+    r.path[i] = path;
+    r.referer[i] = referer;
+    r.userAgent[i] = userAgent;
+    r.ip[i] = ip;
+    r.n = i + 1;
+    if (r.n === RAW_MAX) this.fold();
   }
 
   /** A client event (outbound click or download) reported by the events script. */
@@ -152,7 +126,7 @@ export class AnalyticsRecorder {
     this.fold();
     const batch = [...this.hours.values()].filter((c) => !c.empty);
     const report = batch.length ? writeRollups(this.deps, batch) : { rows: 0, publications: 0 };
-    const current = hourKey(this.deps.clock.now().getTime());
+    const current = hourKey(this.now());
     for (const [key, c] of this.hours) {
       if (c.hour < current) this.hours.delete(key);
       else c.reset();
@@ -161,21 +135,55 @@ export class AnalyticsRecorder {
     return report;
   }
 
+  /**
+   * The timer's flush: visitor hashes first, a chunk per small transaction with a turn of the
+   * event loop between (the site server answers in between), then the roll-ups in one
+   * transaction. Hits recorded meanwhile join the same flush.
+   */
+  async flushInSteps(): Promise<FlushReport> {
+    if (this.flushing) return { rows: 0, publications: 0 };
+    this.flushing = true;
+    try {
+      this.fold();
+      for (const c of [...this.hours.values()]) {
+        while (c.visitors.size > 0) {
+          const chunk: string[] = [];
+          for (const hash of c.visitors) {
+            chunk.push(hash);
+            c.visitors.delete(hash);
+            if (chunk.length === VISITOR_CHUNK) break;
+          }
+          c.visitorsWritten += writeVisitorHashes(this.deps, c.publicationId, c.hour.slice(0, 10), chunk);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          // stop() flushed everything meanwhile and the database may be closing: nothing left to do.
+          if (this.stopped) return { rows: 0, publications: 0 };
+          this.fold();
+        }
+      }
+      return this.flush();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.flushQuietly(), FLUSH_MS);
+    this.stopped = false;
+    this.timer = setInterval(() => void this.flushQuietly(true), FLUSH_MS);
     this.timer.unref?.();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.flushQuietly();
+    this.stopped = true;
+    void this.flushQuietly(false);
   }
 
-  private flushQuietly(): void {
+  private async flushQuietly(inSteps: boolean): Promise<void> {
     try {
-      this.flush();
+      if (inSteps) await this.flushInSteps();
+      else this.flush();
     } catch (e) {
       // The batch is dropped (at most one interval of counts): retrying a failing write forever
       // would let memory grow with the traffic.
@@ -197,32 +205,47 @@ export class AnalyticsRecorder {
 
   /** Raw hits -> hour counts. Bot names, countries and hashes are computed here, not per request. */
   private fold(): void {
-    const raw = this.raw;
-    if (raw.length === 0) return;
-    this.raw = [];
-    for (const h of raw) {
-      const c = this.countsFor(h.publicationId, h.at);
-      c.touch(h.at);
+    const r = this.raw;
+    const n = r.n;
+    if (n === 0) return;
+    r.n = 0;
+    const sitesDomain = this.deps.urls.sitesDomain;
+    let c: HourCounts | null = null;
+    for (let i = 0; i < n; i++) {
+      const at = r.at[i]!;
+      const publicationId = r.publicationId[i]!;
+      // Consecutive hits mostly share publication and hour: skip the map lookup then.
+      if (c === null || c.publicationId !== publicationId || hourKey(at) !== c.hour) c = this.countsFor(publicationId, at);
+      const flags = r.flags[i]!;
+      const kind = KIND_CODES[flags & 3]!;
+      let path = r.path[i]!;
+      if (path.length > FIELD_MAX) path = path.slice(0, FIELD_MAX);
+      let userAgent = r.userAgent[i]!;
+      if (userAgent.length > FIELD_MAX) userAgent = userAgent.slice(0, FIELD_MAX);
+      c.touch(at);
       c.hits += 1;
-      if (h.kind === "asset") c.hitsAssets += 1;
-      else if (h.kind === "not_found") {
+      if (kind === "asset") c.hitsAssets += 1;
+      else if (kind === "not_found") {
         c.hitsNotFound += 1;
-        c.count("not_found", readablePath(h.path));
+        c.count("not_found", readablePath(path));
       }
-      if (h.download) c.downloads += 1;
-      const bot = this.botOf(h.userAgent);
+      if (flags & DOWNLOAD_BIT) c.downloads += 1;
+      const bot = this.botOf(userAgent);
       if (bot !== null) {
         c.hitsBots += 1;
         c.count("bot", bot);
         continue;
       }
-      if (c.visitors.size < VISITORS_MAX) c.visitors.add(this.visitorHash(h));
-      if (h.kind !== "page") continue;
+      const ip = r.ip[i]!;
+      c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
+      if (kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
-      c.count("path", readablePath(h.path));
-      const ref = h.referer === null ? null : this.referrerOf(h.referer, h.host);
+      c.count("path", readablePath(path));
+      let referer = r.referer[i]!;
+      if (referer !== null && referer.length > FIELD_MAX * 4) referer = referer.slice(0, FIELD_MAX * 4);
+      const ref = referer === null ? null : this.referrerOf(referer, r.label[i]!, sitesDomain);
       if (ref !== "own") c.count("referrer", ref ?? "direct");
-      const country = remember(this.countries, h.ip, this.countryOf);
+      const country = remember(this.countries, ip, this.countryOf);
       if (country !== null) c.count("country", country);
     }
   }
@@ -232,17 +255,41 @@ export class AnalyticsRecorder {
    * day gives the same value; another day or site gives an unrelated one, and once the day's salt
    * is deleted nobody can recompute it from an IP.
    */
-  private visitorHash(h: RawHit): string {
-    const day = dayKey(h.at);
-    const key = `${day}\n${h.publicationId}\n${h.ip}\n${h.userAgent}`;
-    return remember(this.hashes, key, () =>
-      // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
-      new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${h.ip}\n${h.userAgent}\n${h.publicationId}`).digest("base64url").slice(0, 22),
-    );
+  private visitorHash(at: number, publicationId: string, ip: string, userAgent: string): string {
+    const day = dayKey(at);
+    const scope = `${day} ${publicationId}`;
+    let byAgent = this.hashes.get(scope);
+    if (byAgent === undefined) this.hashes.set(scope, (byAgent = new Map()));
+    let byIp = byAgent.get(userAgent);
+    if (byIp === undefined) byAgent.set(userAgent, (byIp = new Map()));
+    const known = byIp.get(ip);
+    if (known !== undefined) return known;
+    if (this.hashesHeld >= REMEMBER_MAX) {
+      this.hashes.clear();
+      this.hashesHeld = 0;
+      this.hashes.set(scope, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
+    }
+    // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
+    const hash = new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22);
+    byIp.set(ip, hash);
+    this.hashesHeld += 1;
+    return hash;
   }
 
-  private referrerOf(referer: string, host: string): string | null | "own" {
-    return remember(this.referrers, `${host} ${referer}`, () => referrerHost(referer, host));
+  private referrerOf(referer: string, label: string, sitesDomain: string): string | null | "own" {
+    let bySite = this.referrers.get(label);
+    const known = bySite?.get(referer);
+    if (known !== undefined) return known;
+    if (this.referrersHeld >= REMEMBER_MAX) {
+      this.referrers.clear();
+      this.referrersHeld = 0;
+      bySite = undefined;
+    }
+    if (bySite === undefined) this.referrers.set(label, (bySite = new Map()));
+    const answer = referrerHost(referer, `${label}.${sitesDomain}`);
+    bySite.set(referer, answer);
+    this.referrersHeld += 1;
+    return answer;
   }
 
   private saltFor(day: string): string {
@@ -262,6 +309,7 @@ export class AnalyticsRecorder {
       if (day >= yesterday) continue;
       this.salts.delete(day);
       this.hashes.clear(); // remembered hashes of a forgotten salt go with it
+      this.hashesHeld = 0;
     }
     pruneSalts(this.deps, yesterday);
   }

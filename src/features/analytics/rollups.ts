@@ -4,7 +4,8 @@
 // benchmarks' ten million hits, so it stays close to the metal.
 import type { Deps } from "../../core/context";
 import type { DimensionKind } from "../../db/schema";
-import type { HourCounts } from "./recorder";
+import type { HourCounts } from "./counts";
+import { forgetCachedDaysFrom } from "./top-lists";
 
 export interface FlushReport {
   rows: number;
@@ -41,7 +42,7 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     for (const c of batch) {
       if (!live.has(c.publicationId)) continue;
       const day = c.hour.slice(0, 10);
-      let visitors = 0;
+      let visitors = c.visitorsWritten + c.overflowVisitors.size;
       for (const hash of c.visitors) visitors += visitor.run(c.publicationId, day, hash).changes;
       const values = [c.hits, c.hitsBots, c.hitsAssets, c.hitsNotFound, visitors, c.clicks, c.downloads];
       db.query(SQL.hourly).run(c.publicationId, c.hour, ...values);
@@ -67,7 +68,25 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     return totals.size;
   });
   const publications = write.immediate();
+  if (batch.length) forgetCachedDaysFrom(deps, batch.reduce((min, c) => (c.hour < min ? c.hour : min), batch[0]!.hour).slice(0, 10));
   return { rows, publications };
+}
+
+/**
+ * Store a chunk of a publication-day's visitor hashes in its own short transaction; returns how
+ * many were new for the day (the visitors to count). The timer's flush writes hashes this way
+ * ahead of the roll-ups so a flood never holds the event loop for one long transaction.
+ */
+export function writeVisitorHashes(deps: Deps, publicationId: string, day: string, hashes: string[]): number {
+  const db = deps.sqlite;
+  const visitor = db.query(SQL.visitor);
+  return db
+    .transaction(() => {
+      let added = 0;
+      for (const hash of hashes) added += visitor.run(publicationId, day, hash).changes;
+      return added;
+    })
+    .immediate();
 }
 
 /**
@@ -88,11 +107,13 @@ export function pruneAnalytics(deps: Deps): { hourly: number; daily: number } {
   const hourCut = new Date(now - HOURLY_KEEP_MS).toISOString().slice(0, 13);
   const dayCut = new Date(now - deps.config.analyticsRetentionDays * 86_400_000).toISOString().slice(0, 10);
   const db = deps.sqlite;
-  return db.transaction(() => {
+  const pruned = db.transaction(() => {
     const hourly = db.query("DELETE FROM analytics_hourly WHERE hour < ?").run(hourCut).changes;
     db.query("DELETE FROM analytics_hourly_dims WHERE hour < ?").run(hourCut);
     const daily = db.query("DELETE FROM analytics_daily WHERE day < ?").run(dayCut).changes;
     db.query("DELETE FROM analytics_daily_dims WHERE day < ?").run(dayCut);
     return { hourly, daily };
   })();
+  forgetCachedDaysFrom(deps, ""); // sums that included pruned days would show them
+  return pruned;
 }

@@ -6,6 +6,7 @@ import { entitlementsOf, getAccount } from "../accounts";
 import { loadBucket } from "../buckets";
 import { listPublications, loadPublication, publicUrlOf, type PublicationRow } from "../publish";
 import { presentAnalytics, type AnalyticsFigures, type Totals } from "./present";
+import { topOfDays } from "./top-lists";
 import { previousAvailable, resolveWindow, type Window } from "./window";
 
 export interface AnalyticsQuery {
@@ -104,18 +105,25 @@ export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w:
       r,
     ]),
   );
+  const now = deps.clock.now().getTime();
+  // Day windows: closed days' sums come from a cache (top-lists.ts); hours are few and live.
   const top = (kind: string) =>
-    db
-      .query(
-        `SELECT value, sum(hits) AS hits FROM ${dims} WHERE ${IN_SCOPE} AND kind = ?4 AND ${key} BETWEEN ?2 AND ?3 GROUP BY value ORDER BY hits DESC, value LIMIT ${TOP_N}`,
-      )
-      .all(ids, first, last, kind) as { value: string; hits: number }[];
-  const notFound = db
-    .query(
-      `SELECT publication_id AS id, value, sum(hits) AS hits FROM ${dims} WHERE ${IN_SCOPE} AND kind = 'not_found' AND ${key} BETWEEN ?2 AND ?3 ` +
-        `GROUP BY publication_id, value ORDER BY hits DESC, value LIMIT ${TOP_N}`,
-    )
-    .all(ids, first, last) as { id: string; value: string; hits: number }[];
+    w.granularity === "day"
+      ? topOfDays(deps, ids, kind, first, last, false, TOP_N, now)
+      : (db
+          .query(
+            `SELECT value, sum(hits) AS hits FROM ${dims} WHERE ${IN_SCOPE} AND kind = ?4 AND ${key} BETWEEN ?2 AND ?3 GROUP BY value ORDER BY hits DESC, value LIMIT ${TOP_N}`,
+          )
+          .all(ids, first, last, kind) as { value: string; hits: number }[]);
+  const notFound =
+    w.granularity === "day"
+      ? topOfDays(deps, ids, "not_found", first, last, true, TOP_N, now)
+      : (db
+          .query(
+            `SELECT publication_id AS id, value, sum(hits) AS hits FROM ${dims} WHERE ${IN_SCOPE} AND kind = 'not_found' AND ${key} BETWEEN ?2 AND ?3 ` +
+              `GROUP BY publication_id, value ORDER BY hits DESC, value LIMIT ${TOP_N}`,
+          )
+          .all(ids, first, last) as { id: string; value: string; hits: number }[]);
   const perSite = new Map(
     (
       db.query(`SELECT publication_id AS id, sum(hits) AS hits FROM ${table} WHERE ${inWindow} GROUP BY publication_id`).all(ids, first, last) as {
