@@ -6,6 +6,7 @@ import m3 from "./0003_custom_domains.sql" with { type: "text" };
 import m4 from "./0004_acme_certificates.sql" with { type: "text" };
 import m5 from "./0005_users_disabled_at.sql" with { type: "text" };
 import m6 from "./0006_analytics.sql" with { type: "text" };
+import m7 from "./0007_form_submissions.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -15,4 +16,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0004_acme_certificates", sql: m4 },
   { name: "0005_users_disabled_at", sql: m5 },
   { name: "0006_analytics", sql: m6 },
+  { name: "0007_form_submissions", sql: m7 },
 ];

@@ -24,3 +24,4 @@ export { bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listB
 // Used by the task table and `pier admin` outside src/features.
 export { BUCKET_DELETE_JOB, bucketDeleteJob } from "./delete";
 export { setDisabledByAdmin } from "./inbound-address";
+export { registerMetadataRule } from "./metadata-rules";
