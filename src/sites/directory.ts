@@ -29,6 +29,8 @@ export interface Site {
   analytics: boolean;
   /** ...and publication_client_events_enabled: the events script reports clicks and downloads. */
   clientEvents: boolean;
+  /** The bucket the site is published from (its metadata holds the forms configuration). */
+  bucketId: string;
 }
 
 export interface Manifest {
@@ -87,6 +89,7 @@ export class SiteDirectory {
       deployId: p.currentDeployId,
       analytics: p.trackingEnabled && p.analyticsEnabled,
       clientEvents: p.trackingEnabled && p.analyticsEnabled && p.clientEventsEnabled,
+      bucketId: p.bucketId,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
     this.keyOf.set(p.id, label);

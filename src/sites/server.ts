@@ -4,6 +4,7 @@
 // without a trailing slash redirect; gates run before anything of the site is revealed.
 import type { Deps } from "../core/context";
 import { classify, ClientEvents, isDownloadPath } from "../features/analytics";
+import { FormEndpoint } from "../features/forms";
 import { clientIp } from "../http/request-info";
 import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
 import { SiteDirectory, type Manifest, type Site } from "./directory";
@@ -34,6 +35,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const files = new FileServer(deps.blobs);
   const autoIndex = new AutoIndex(deps, files);
   const events = new ClientEvents(deps);
+  const forms = new FormEndpoint(deps);
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
 
@@ -126,6 +128,13 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
       if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return events.scriptResponse(site.clientEvents, extra);
       if (method === "POST" && path === "_pier/event") return events.receive(req, site, ipOf());
+      if (method === "POST" && path.startsWith("_pier/form/")) {
+        // A gated site's forms are for the visitors who passed its gate.
+        if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {
+          return pageResponse(t, 403, "Sign in first", messageBody("Sign in first", "Open the site and sign in, then send the form again."), extra);
+        }
+        return forms.receive(req, site, path.slice("_pier/form/".length), ipOf(), (status, title, body) => pageResponse(t, status, title, body, extra));
+      }
       return notHere();
     }
     if (method !== "GET" && method !== "HEAD") {

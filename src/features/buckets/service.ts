@@ -133,3 +133,10 @@ export function updateBucket(deps: Deps, actor: Actor, id: string, patch: Bucket
       .get()!;
   });
 }
+
+/** A bucket's metadata by id, for serving-side readers (forms on a site host); undefined when gone. */
+export function bucketMetadataOf(deps: Deps, bucketId: string): { accountId: string; metadata: Record<string, unknown> } | undefined {
+  return deps.db.select({ accountId: buckets.accountId, metadata: buckets.metadata }).from(buckets).where(eq(buckets.id, bucketId)).get() as
+    | { accountId: string; metadata: Record<string, unknown> }
+    | undefined;
+}

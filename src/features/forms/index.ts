@@ -8,3 +8,5 @@ registerMetadataRule("publication_forms", (value) => void parseFormsConfig(value
 
 export { FORMS, FORM_NAMES, WIDGET_POSITIONS, type FormName } from "./definitions";
 export { activeFormsConfig, parseFormsConfig, type FormsConfig } from "./config";
+export { FormEndpoint, FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MIN_FILL_MS, type FormSite } from "./visitor";
+export { formHtml, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
