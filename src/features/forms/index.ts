@@ -10,3 +10,4 @@ export { FORMS, FORM_NAMES, WIDGET_POSITIONS, type FormName } from "./definition
 export { activeFormsConfig, parseFormsConfig, type FormsConfig } from "./config";
 export { FormEndpoint, FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MIN_FILL_MS, type FormSite } from "./visitor";
 export { formHtml, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
+export { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "./notify";
