@@ -128,6 +128,10 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
       if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return events.scriptResponse(site.clientEvents, extra);
       if (method === "POST" && path === "_pier/event") return events.receive(req, site, ipOf());
+      if (method === "GET" && path === "_pier/form/comments") {
+        if (site.accessMode === "public" || !hasAccess(deps, req, site, host)) return notHere();
+        return forms.comments(site);
+      }
       if (method === "POST" && path.startsWith("_pier/form/")) {
         // A gated site's forms are for the visitors who passed its gate.
         if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {

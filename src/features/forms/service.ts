@@ -195,3 +195,39 @@ export function deleteSubmission(deps: Deps, actor: Actor, bucketId: string, id:
     return { deleted: { id: row.id, replies_deleted: replies } };
   });
 }
+
+export interface PublicComment {
+  id: string;
+  name: string | null;
+  message: string;
+  created_at: string;
+  replies: { message: string; created_at: string }[];
+}
+
+/**
+ * The comments a gated site shows its signed-in visitors: the newest first, each with the owner's
+ * public replies only (team replies never leave the owner side). The caller checked the gate.
+ */
+export function publicComments(deps: Deps, bucketId: string, limit = 100): PublicComment[] {
+  const roots = deps.db
+    .select()
+    .from(formSubmissions)
+    .where(and(eq(formSubmissions.bucketId, bucketId), eq(formSubmissions.formName, "comments"), isNull(formSubmissions.parentId)))
+    .orderBy(desc(formSubmissions.createdAt), desc(formSubmissions.id))
+    .limit(limit)
+    .all();
+  const replies = repliesOf(
+    deps,
+    roots.map((r) => r.id),
+  );
+  return roots.map((row) => {
+    const s = unseal<SealedSubmission>(deps, row);
+    return {
+      id: row.id,
+      name: s.fields.name ?? null,
+      message: s.fields.message ?? "",
+      created_at: row.createdAt,
+      replies: (replies.get(row.id) ?? []).filter((r) => r.audience === "public").map((r) => ({ message: unseal<SealedReply>(deps, r).message, created_at: r.createdAt })),
+    };
+  });
+}

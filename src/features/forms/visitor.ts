@@ -12,6 +12,7 @@ import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf } from "./config";
 import { FORMS, isFormName, type FormName } from "./definitions";
 import { formHtml, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
+import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
 
 /** Submissions per client address, site and form per minute (a person sends one, maybe two). */
@@ -49,6 +50,17 @@ export class FormEndpoint {
       if (e.retryAfter !== undefined) res.headers.set("retry-after", String(e.retryAfter));
       return res;
     }
+  }
+
+  /** GET /_pier/form/comments: the shared comments, for a gated site's signed-in visitors (the caller checked the gate). */
+  comments(site: FormSite): Response {
+    const bucket = bucketMetadataOf(this.deps, site.bucketId);
+    const config = bucket ? activeFormsConfig(bucket.metadata) : null;
+    const headers = { "content-type": "application/json; charset=utf-8", "cache-control": "private, no-store", "x-content-type-options": "nosniff" };
+    if (!config?.forms.has("comments") || site.accessMode === "public") {
+      return new Response(JSON.stringify({ error: { code: "FORM_NOT_FOUND", message: "This site has no shared comments." } }), { status: 404, headers });
+    }
+    return new Response(JSON.stringify({ data: { comments: publicComments(this.deps, site.bucketId) } }), { headers });
   }
 
   private async accept(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer, json: boolean): Promise<Response> {

@@ -106,6 +106,19 @@ describe("owner API for form submissions", () => {
     expect(pub.body.data.reply.audience).toBe("public");
   });
 
+  test("a second signed-in visitor sees the comment and its public reply, not team replies; without the gate nothing", async () => {
+    await t.api("POST", `${base()}/${commentId}/reply`, { key: site.user.key, body: { message: "internal note", audience: "team" } });
+    const second = await visitorCookie();
+    const r = await siteFetch(t, site.host, "/_pier/form/comments", { headers: { cookie: second } });
+    expect(r.status).toBe(200);
+    const comments = (await r.json()).data.comments;
+    expect(comments.map((c: { message: string }) => c.message)).toEqual(["Nice page"]);
+    expect(comments[0].replies.map((x: { message: string }) => x.message)).toEqual(["Thank you!"]);
+    expect(JSON.stringify(comments)).not.toContain("internal note");
+    expect(JSON.stringify(comments)).not.toContain("ann@example.com");
+    expect((await siteFetch(t, site.host, "/_pier/form/comments")).status).toBe(404);
+  });
+
   test("delete: a reply alone, then a root with its replies; gone afterwards", async () => {
     const root = await t.api("GET", `${base()}/${contactId}`, { key: site.user.key });
     const replyId = root.body.data.form_submission.replies[0].id;
@@ -114,7 +127,7 @@ describe("owner API for form submissions", () => {
     expect((await t.api("GET", `${base()}/${contactId}`, { key: site.user.key })).body.data.form_submission.replies).toEqual([]);
     await t.api("POST", `${base()}/${commentId}/reply`, { key: site.user.key, body: { message: "second" } });
     const d2 = await t.api("DELETE", `${base()}/${commentId}`, { key: site.user.key });
-    expect(d2.body.data.deleted).toEqual({ id: commentId, replies_deleted: 2 });
+    expect(d2.body.data.deleted).toEqual({ id: commentId, replies_deleted: 3 });
     const gone = await t.api("GET", `${base()}/${commentId}`, { key: site.user.key });
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe("FORM_SUBMISSION_NOT_FOUND");
