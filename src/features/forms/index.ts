@@ -12,3 +12,4 @@ export { FormEndpoint, FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MIN
 export { formHtml, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
 export { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "./notify";
 export { deleteSubmission, getSubmission, listSubmissions, patchSubmission, replyToSubmission, REPLY_MAX, SUBMISSION_PAGE } from "./service";
+export { FormWidget } from "./widget";
