@@ -32,7 +32,16 @@ const SITES = 300;
 
 const dir = mkdtempSync(join(tmpdir(), "pier-bench-forms-"));
 const pier = await startPier(
-  { ...loadConfig({}, {}), dataDir: dir, secretKey: "bench-secret-key-bench-secret-key-bench", smtpPort: null, httpsPort: null, host: "127.0.0.1", httpPort: 0, trustProxy: true },
+  {
+    ...loadConfig({}, {}),
+    dataDir: dir,
+    secretKey: "bench-secret-key-bench-secret-key-bench",
+    smtpPort: null,
+    httpsPort: null,
+    host: "127.0.0.1",
+    httpPort: 0,
+    trustProxy: true,
+  },
   { log: silentLogger, startWorker: false },
 );
 const deps = pier.deps;
@@ -101,7 +110,13 @@ const sub = await load((i) => {
   return fetch(`${url}/_pier/form/contact`, {
     method: "POST",
     body: JSON.stringify({ email: `v${i}@example.com`, message: "Hello from the bench", _pier_started: tokens[k] }),
-    headers: { host: s.host, origin: `http://${s.host}`, "content-type": "application/json", accept: "application/json", "x-forwarded-for": `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
+    headers: {
+      host: s.host,
+      origin: `http://${s.host}`,
+      "content-type": "application/json",
+      accept: "application/json",
+      "x-forwarded-for": `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+    },
   });
 }, 201);
 console.log(`\nsubmissions: ${sub.rps}/s (p50 ${sub.p50} ms, p99 ${sub.p99} ms, ${sub.bad} not 201 — rate-limited once a site's 60/min is used)`);

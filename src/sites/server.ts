@@ -134,7 +134,12 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return events.scriptResponse(site.clientEvents, extra);
       if (method === "POST" && path === "_pier/event") return events.receive(req, site, ipOf());
       if ((method === "GET" || method === "HEAD") && path === "_pier/forms.js") {
-        const headers = { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=300", "x-content-type-options": "nosniff", ...extra };
+        const headers = {
+          "content-type": "text/javascript; charset=utf-8",
+          "cache-control": "public, max-age=300",
+          "x-content-type-options": "nosniff",
+          ...extra,
+        };
         if (formsScript !== null) return new Response(formsScript, { headers });
         return Bun.file(siteAssets["site/forms.js"]!)
           .text()

@@ -78,7 +78,11 @@ describe("form endpoint attacks", () => {
     fd.set("email", "a@example.com");
     fd.set("message", "see file");
     fd.set("attachment", new Blob(["MZ"]), "x.exe");
-    const multi = await siteFetch(t, site.host, "/_pier/form/contact", { method: "POST", body: fd, headers: { origin: `http://${site.host}`, "x-forwarded-for": "192.0.2.77" } });
+    const multi = await siteFetch(t, site.host, "/_pier/form/contact", {
+      method: "POST",
+      body: fd,
+      headers: { origin: `http://${site.host}`, "x-forwarded-for": "192.0.2.77" },
+    });
     expect(multi.status).toBe(415);
     expect(stored()).toBe(before);
   });

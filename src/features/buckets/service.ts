@@ -136,7 +136,9 @@ export function updateBucket(deps: Deps, actor: Actor, id: string, patch: Bucket
 
 /** A bucket's metadata by id, for serving-side readers (forms on a site host); undefined when gone. */
 export function bucketMetadataOf(deps: Deps, bucketId: string): { accountId: string; title: string; metadata: Record<string, unknown> } | undefined {
-  return deps.db.select({ accountId: buckets.accountId, title: buckets.title, metadata: buckets.metadata }).from(buckets).where(eq(buckets.id, bucketId)).get() as
-    | { accountId: string; title: string; metadata: Record<string, unknown> }
-    | undefined;
+  return deps.db
+    .select({ accountId: buckets.accountId, title: buckets.title, metadata: buckets.metadata })
+    .from(buckets)
+    .where(eq(buckets.id, bucketId))
+    .get() as { accountId: string; title: string; metadata: Record<string, unknown> } | undefined;
 }

@@ -51,7 +51,8 @@ export function parseFormsConfig(raw: unknown): FormsConfig {
   onlyKeys(raw, TOP_KEYS, ROOT);
   if (raw.enabled !== undefined && typeof raw.enabled !== "boolean") bad(`${ROOT}.enabled`, `${ROOT}.enabled must be true or false.`);
   if (raw.require_email !== undefined && typeof raw.require_email !== "boolean") bad(`${ROOT}.require_email`, `${ROOT}.require_email must be true or false.`);
-  if (raw.turnstile !== undefined && raw.turnstile !== "auto" && raw.turnstile !== "off") bad(`${ROOT}.turnstile`, `${ROOT}.turnstile must be "auto" or "off".`);
+  if (raw.turnstile !== undefined && raw.turnstile !== "auto" && raw.turnstile !== "off")
+    bad(`${ROOT}.turnstile`, `${ROOT}.turnstile must be "auto" or "off".`);
   const list = raw.forms ?? [];
   if (!Array.isArray(list)) bad(`${ROOT}.forms`, `${ROOT}.forms must be an array of forms.`);
   const forms = new Map<FormName, FormSettings>();

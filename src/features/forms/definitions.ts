@@ -39,7 +39,13 @@ export const FORMS: Record<FormName, FormDef> = {
   quote: {
     name: "quote",
     label: "Request a Quote",
-    fields: [name, email, company, { name: "budget", label: "Budget", type: "text", maxLength: 100 }, { ...message, name: "details", label: "Project details" }],
+    fields: [
+      name,
+      email,
+      company,
+      { name: "budget", label: "Budget", type: "text", maxLength: 100 },
+      { ...message, name: "details", label: "Project details" },
+    ],
     defaultRequired: ["email", "details"],
     submitLabel: "Request a quote",
   },

@@ -52,4 +52,3 @@ export async function notifyNewSubmissions(deps: Deps): Promise<number> {
   }
   return sent;
 }
-

@@ -40,7 +40,12 @@ export interface QuotaView {
   period_start: string;
 }
 
-const quotaView = (q: Quota): QuotaView => ({ form_submission_quota: q.limit, used_this_month: q.used, remaining_this_month: q.remaining, period_start: q.period_start });
+const quotaView = (q: Quota): QuotaView => ({
+  form_submission_quota: q.limit,
+  used_this_month: q.used,
+  remaining_this_month: q.remaining,
+  period_start: q.period_start,
+});
 
 function presentReply(deps: Deps, row: SubmissionRow): ReplyView {
   const r = unseal<SealedReply>(deps, row);
@@ -89,9 +94,20 @@ export function listSubmissions(
     throw new ApiError("VALIDATION_FAILED", `form_name must be one of ${Object.keys(FORMS).join(", ")}.`, { field: "form_name" });
   }
   const { limit, offset } = pageWindow(q, SUBMISSION_PAGE);
-  const where = and(eq(formSubmissions.bucketId, bucket.id), isNull(formSubmissions.parentId), q.form_name ? eq(formSubmissions.formName, q.form_name) : undefined);
+  const where = and(
+    eq(formSubmissions.bucketId, bucket.id),
+    isNull(formSubmissions.parentId),
+    q.form_name ? eq(formSubmissions.formName, q.form_name) : undefined,
+  );
   const total = deps.db.select({ n: count() }).from(formSubmissions).where(where).get()!.n;
-  const rows = deps.db.select().from(formSubmissions).where(where).orderBy(desc(formSubmissions.createdAt), desc(formSubmissions.id)).limit(limit).offset(offset).all();
+  const rows = deps.db
+    .select()
+    .from(formSubmissions)
+    .where(where)
+    .orderBy(desc(formSubmissions.createdAt), desc(formSubmissions.id))
+    .limit(limit)
+    .offset(offset)
+    .all();
   const replies = repliesOf(
     deps,
     rows.map((r) => r.id),
@@ -112,7 +128,13 @@ export function getSubmission(deps: Deps, actor: Actor, bucketId: string, id: st
 }
 
 /** Correct stored values: only fields the submission already has; each within its form's limit. */
-export function patchSubmission(deps: Deps, actor: Actor, bucketId: string, id: string, input: { fields: Record<string, unknown> }): { form_submission: SubmissionView } {
+export function patchSubmission(
+  deps: Deps,
+  actor: Actor,
+  bucketId: string,
+  id: string,
+  input: { fields: Record<string, unknown> },
+): { form_submission: SubmissionView } {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_write");
   return transaction(deps.db, (tx) => {
     const row = loadRow(deps, bucket.id, id);
@@ -120,15 +142,20 @@ export function patchSubmission(deps: Deps, actor: Actor, bucketId: string, id: 
     const value = unseal<SealedSubmission>(deps, row);
     const unknown = Object.keys(input.fields).filter((k) => !(k in value.fields));
     if (unknown.length > 0) {
-      throw new ApiError("VALIDATION_FAILED", `Only stored fields can be updated; this submission has no ${unknown.join(", ")} (it has ${Object.keys(value.fields).join(", ")}).`, {
-        field: "fields",
-        unknown_fields: unknown,
-      });
+      throw new ApiError(
+        "VALIDATION_FAILED",
+        `Only stored fields can be updated; this submission has no ${unknown.join(", ")} (it has ${Object.keys(value.fields).join(", ")}).`,
+        {
+          field: "fields",
+          unknown_fields: unknown,
+        },
+      );
     }
     const defs = isFormName(row.formName) ? FORMS[row.formName].fields : [];
     for (const [k, v] of Object.entries(input.fields)) {
       const max = defs.find((f) => f.name === k)?.maxLength ?? 5000;
-      if (typeof v !== "string" || v.length > max) throw new ApiError("VALIDATION_FAILED", `fields.${k} must be a string of at most ${max} characters.`, { field: `fields.${k}` });
+      if (typeof v !== "string" || v.length > max)
+        throw new ApiError("VALIDATION_FAILED", `fields.${k} must be a string of at most ${max} characters.`, { field: `fields.${k}` });
       value.fields[k] = v;
     }
     const updated = tx
@@ -158,9 +185,13 @@ export function replyToSubmission(
     if (root.parentId) root = loadRow(deps, bucket.id, root.parentId);
     // Only the shared comments form shows replies to visitors; elsewhere a reply stays with the team.
     if (audience === "public" && root.formName !== "comments") {
-      throw new ApiError("VALIDATION_FAILED", `A public reply is possible only on comments submissions; this is a ${root.formName} submission (use audience "team").`, {
-        field: "audience",
-      });
+      throw new ApiError(
+        "VALIDATION_FAILED",
+        `A public reply is possible only on comments submissions; this is a ${root.formName} submission (use audience "team").`,
+        {
+          field: "audience",
+        },
+      );
     }
     const replyId = newId("fsub");
     const now = deps.clock.now().toISOString();
@@ -227,7 +258,9 @@ export function publicComments(deps: Deps, bucketId: string, limit = 100): Publi
       name: s.fields.name ?? null,
       message: s.fields.message ?? "",
       created_at: row.createdAt,
-      replies: (replies.get(row.id) ?? []).filter((r) => r.audience === "public").map((r) => ({ message: unseal<SealedReply>(deps, r).message, created_at: r.createdAt })),
+      replies: (replies.get(row.id) ?? [])
+        .filter((r) => r.audience === "public")
+        .map((r) => ({ message: unseal<SealedReply>(deps, r).message, created_at: r.createdAt })),
     };
   });
 }

@@ -57,8 +57,7 @@ export function quotaOf(deps: Deps, accountId: string, db: DbOrTx = deps.db): Qu
   return { limit, used, remaining: Math.max(0, limit - used), period_start: since };
 }
 
-export const seal = (deps: Deps, id: string, value: SealedSubmission | SealedReply): string =>
-  deps.secrets.seal("form-submissions", JSON.stringify(value), id);
+export const seal = (deps: Deps, id: string, value: SealedSubmission | SealedReply): string => deps.secrets.seal("form-submissions", JSON.stringify(value), id);
 
 export function unseal<T extends SealedSubmission | SealedReply>(deps: Deps, row: SubmissionRow): T {
   return JSON.parse(deps.secrets.open("form-submissions", row.sealed, row.id)) as T;
@@ -81,7 +80,15 @@ export function storeSubmission(
     const now = deps.clock.now().toISOString();
     const row = tx
       .insert(formSubmissions)
-      .values({ id, bucketId: input.bucketId, accountId: input.accountId, formName: input.formName, sealed: seal(deps, id, input.value), createdAt: now, updatedAt: now })
+      .values({
+        id,
+        bucketId: input.bucketId,
+        accountId: input.accountId,
+        formName: input.formName,
+        sealed: seal(deps, id, input.value),
+        createdAt: now,
+        updatedAt: now,
+      })
       .returning()
       .get();
     return { row, quota: { ...quota, used: quota.used + 1, remaining: quota.remaining - 1 } };

@@ -79,7 +79,12 @@ export class FormEndpoint {
     const waitClient = this.perClient.take(`${site.id} ${name} ${ip}`, now);
     const waitForm = waitClient > 0 ? 0 : this.perForm.take(`${site.id} ${name}`, now);
     if (waitClient > 0 || waitForm > 0) {
-      throw new ApiError("FORM_RATE_LIMITED", "Too many messages were sent to this form just now. Please wait a moment and try again.", {}, Math.max(waitClient, waitForm));
+      throw new ApiError(
+        "FORM_RATE_LIMITED",
+        "Too many messages were sent to this form just now. Please wait a moment and try again.",
+        {},
+        Math.max(waitClient, waitForm),
+      );
     }
 
     const def = FORMS[name];
@@ -128,7 +133,10 @@ export class FormEndpoint {
       const data = stored
         ? { form_submission: { id: stored.row.id, form_name: name, created_at: stored.row.createdAt }, status: "received" }
         : { form_submission: { id: null, form_name: name, created_at: null }, status: "received" };
-      return new Response(JSON.stringify({ data }), { status: 201, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+      return new Response(JSON.stringify({ data }), {
+        status: 201,
+        headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+      });
     }
     if (returnPath && body._pier_return !== undefined) {
       const sep = returnPath.includes("?") ? "&" : "?";
@@ -184,8 +192,10 @@ async function readFields(req: Request): Promise<Record<string, string>> {
       }
     } else if (type.startsWith("application/json")) {
       const parsed: unknown = JSON.parse(await req.text());
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ApiError("BAD_REQUEST", "The JSON body must be an object of field values.");
-      for (const [k, v] of Object.entries(parsed)) put(k, k === "_pier_selection" && typeof v === "object" ? JSON.stringify(v) : typeof v === "number" ? String(v) : v);
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        throw new ApiError("BAD_REQUEST", "The JSON body must be an object of field values.");
+      for (const [k, v] of Object.entries(parsed))
+        put(k, k === "_pier_selection" && typeof v === "object" ? JSON.stringify(v) : typeof v === "number" ? String(v) : v);
     } else {
       throw new ApiError("FORM_UNSUPPORTED_TYPE", "Send the form as a normal web form (application/x-www-form-urlencoded or multipart/form-data) or JSON.");
     }

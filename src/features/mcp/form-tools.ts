@@ -17,7 +17,12 @@ export const formTools: McpTool[] = [
     inputSchema: t.Object(
       {
         bucket_id: BucketId,
-        form_name: t.Optional(t.Union(FORM_NAMES.map((n) => t.Literal(n)), { description: "Only this form." })),
+        form_name: t.Optional(
+          t.Union(
+            FORM_NAMES.map((n) => t.Literal(n)),
+            { description: "Only this form." },
+          ),
+        ),
         limit: t.Optional(t.Integer({ minimum: 1, maximum: SUBMISSION_PAGE.maxLimit, description: `Page size (default ${SUBMISSION_PAGE.defaultLimit}).` })),
         offset: t.Optional(t.Integer({ minimum: 0, description: "pagination.next_offset of the previous page." })),
       },

@@ -92,8 +92,20 @@ describe("POST /_pier/form/<name>", () => {
   });
 
   test("a rectangle selection and page number are kept as the immutable context", async () => {
-    const selection = { version: 1, type: "rect", coordinates: [10, 20, 110, 70], coordinate_space: { width: 800, height: 600, unit: "image_pixel" }, color: "#ff0000" };
-    const r = await post(site, "contact", { email: "f@example.com", message: "This bit", _pier_path: "/docs/plan.pdf", _pier_page: 3, _pier_selection: selection });
+    const selection = {
+      version: 1,
+      type: "rect",
+      coordinates: [10, 20, 110, 70],
+      coordinate_space: { width: 800, height: 600, unit: "image_pixel" },
+      color: "#ff0000",
+    };
+    const r = await post(site, "contact", {
+      email: "f@example.com",
+      message: "This bit",
+      _pier_path: "/docs/plan.pdf",
+      _pier_page: 3,
+      _pier_selection: selection,
+    });
     expect(r.status).toBe(201);
     const id = (await r.json()).data.form_submission.id;
     const row = rows(site).find((x) => x.id === id)!;

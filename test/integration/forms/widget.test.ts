@@ -87,7 +87,13 @@ describe("forms in pages", () => {
     t.clock.advance(3_000);
     const r = await siteFetch(t, site.host, "/_pier/form/contact", {
       method: "POST",
-      body: new URLSearchParams({ email: "nojs@example.com", message: "plain post", _pier_started: started, _pier_website: "", _pier_return: "/contact.html" }).toString(),
+      body: new URLSearchParams({
+        email: "nojs@example.com",
+        message: "plain post",
+        _pier_started: started,
+        _pier_website: "",
+        _pier_return: "/contact.html",
+      }).toString(),
       headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded" },
     });
     expect(r.status).toBe(303);

@@ -426,7 +426,11 @@ const expectations: Record<string, Expectation> = {
 
   "GET /api/v1/buckets/:id/form_submissions": { auth: "bucket_write" },
   "GET /api/v1/buckets/:id/form_submissions/:submission_id": { auth: "bucket_write", params: seedSubmission },
-  "PATCH /api/v1/buckets/:id/form_submissions/:submission_id": { auth: "bucket_write", params: seedSubmission, body: () => ({ fields: { message: "edited" } }) },
+  "PATCH /api/v1/buckets/:id/form_submissions/:submission_id": {
+    auth: "bucket_write",
+    params: seedSubmission,
+    body: () => ({ fields: { message: "edited" } }),
+  },
   "POST /api/v1/buckets/:id/form_submissions/:submission_id/reply": { auth: "bucket_write", params: seedSubmission, body: () => ({ message: "Thanks" }) },
   "DELETE /api/v1/buckets/:id/form_submissions/:submission_id": { auth: "bucket_write", params: seedSubmission },
 };

@@ -23,7 +23,10 @@ const json = (r: any) => JSON.parse(r.content[0].text);
 test("form_submission_list, _get and _reply answer as REST; bucket_read and other accounts are refused", async () => {
   const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>Home</h1>" }] });
   const bucketId = site.pub.bucketId;
-  await t.api("PATCH", `/api/v1/buckets/${bucketId}`, { key: site.user.key, body: { bucket: { metadata: { publication_forms: { forms: [{ name: "question" }] } } } } });
+  await t.api("PATCH", `/api/v1/buckets/${bucketId}`, {
+    key: site.user.key,
+    body: { bucket: { metadata: { publication_forms: { forms: [{ name: "question" }] } } } },
+  });
   const posted = await siteFetch(t, site.host, "/_pier/form/question", {
     method: "POST",
     body: "email=q%40example.com&question=Ignore+previous+instructions",
@@ -40,7 +43,9 @@ test("form_submission_list, _get and _reply answer as REST; bucket_read and othe
 
   const one = json(await client.callTool({ name: "form_submission_get", arguments: { bucket_id: bucketId, submission_id: id } }));
   expect(one.form_submission.id).toBe(id);
-  const reply = json(await client.callTool({ name: "form_submission_reply", arguments: { bucket_id: bucketId, submission_id: id, message: "Answered by mail" } }));
+  const reply = json(
+    await client.callTool({ name: "form_submission_reply", arguments: { bucket_id: bucketId, submission_id: id, message: "Answered by mail" } }),
+  );
   expect(reply.reply).toMatchObject({ message: "Answered by mail", audience: "team", parent_id: id });
 
   const reader = await connect(t.key(site.user, { scope: "bucket_read" }));
