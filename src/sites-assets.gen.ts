@@ -47,21 +47,22 @@ import a43 from "../sites/oauth/login-link.html" with { type: "file" };
 import a44 from "../sites/oauth/message.html" with { type: "file" };
 import a45 from "../sites/site/autoindex.html" with { type: "file" };
 import a46 from "../sites/site/events.js" with { type: "file" };
-import a47 from "../sites/site/page.html" with { type: "file" };
-import a48 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a49 from "../sites/templates/docs/README.md" with { type: "file" };
-import a50 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a51 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a52 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a53 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a54 from "../sites/templates/docs/index.html" with { type: "file" };
-import a55 from "../sites/templates/landing/README.md" with { type: "file" };
-import a56 from "../sites/templates/landing/index.html" with { type: "file" };
-import a57 from "../sites/templates/landing/style.css" with { type: "file" };
-import a58 from "../sites/templates/spa/README.md" with { type: "file" };
-import a59 from "../sites/templates/spa/index.html" with { type: "file" };
-import a60 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a61 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a47 from "../sites/site/forms.js" with { type: "file" };
+import a48 from "../sites/site/page.html" with { type: "file" };
+import a49 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a50 from "../sites/templates/docs/README.md" with { type: "file" };
+import a51 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a52 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a53 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a54 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a55 from "../sites/templates/docs/index.html" with { type: "file" };
+import a56 from "../sites/templates/landing/README.md" with { type: "file" };
+import a57 from "../sites/templates/landing/index.html" with { type: "file" };
+import a58 from "../sites/templates/landing/style.css" with { type: "file" };
+import a59 from "../sites/templates/spa/README.md" with { type: "file" };
+import a60 from "../sites/templates/spa/index.html" with { type: "file" };
+import a61 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a62 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -112,19 +113,20 @@ export const siteAssets: Record<string, string> = {
   "oauth/message.html": a44,
   "site/autoindex.html": a45,
   "site/events.js": a46,
-  "site/page.html": a47,
-  "site/robots-preview.txt": a48,
-  "templates/docs/README.md": a49,
-  "templates/docs/docs.css": a50,
-  "templates/docs/docs.js": a51,
-  "templates/docs/guide/faq.md": a52,
-  "templates/docs/guide/getting-started.md": a53,
-  "templates/docs/index.html": a54,
-  "templates/landing/README.md": a55,
-  "templates/landing/index.html": a56,
-  "templates/landing/style.css": a57,
-  "templates/spa/README.md": a58,
-  "templates/spa/index.html": a59,
-  "templates/spa/src/app.css": a60,
-  "templates/spa/src/app.js": a61,
+  "site/forms.js": a47,
+  "site/page.html": a48,
+  "site/robots-preview.txt": a49,
+  "templates/docs/README.md": a50,
+  "templates/docs/docs.css": a51,
+  "templates/docs/docs.js": a52,
+  "templates/docs/guide/faq.md": a53,
+  "templates/docs/guide/getting-started.md": a54,
+  "templates/docs/index.html": a55,
+  "templates/landing/README.md": a56,
+  "templates/landing/index.html": a57,
+  "templates/landing/style.css": a58,
+  "templates/spa/README.md": a59,
+  "templates/spa/index.html": a60,
+  "templates/spa/src/app.css": a61,
+  "templates/spa/src/app.js": a62,
 };

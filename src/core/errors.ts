@@ -136,6 +136,24 @@ export const errorCatalogue = {
     status: 409,
     hint: "The site cannot be rolled back now (details.reason: not_published, build_pending or preview); wait for the build to finish, or publish first.",
   },
+
+  FORM_NOT_FOUND: {
+    status: 404,
+    hint: "This site offers no form by that name; the owner configures forms in bucket.metadata.publication_forms (docs/forms.md).",
+  },
+  FORM_FIELDS_MISSING: { status: 422, hint: "Fill in every required field named in error.details.missing and send the form again." },
+  FORM_CROSS_ORIGIN: { status: 403, hint: "Forms accept posts only from pages of the same site (same Origin); send the form from the site itself." },
+  FORM_CHALLENGE_FAILED: {
+    status: 403,
+    hint: "The anti-spam check failed (form sent too fast, or the proof-of-work was missing or wrong). Reload the page and send it again.",
+  },
+  FORM_UNSUPPORTED_TYPE: { status: 415, hint: "Send the form as application/x-www-form-urlencoded, multipart/form-data (no files) or application/json." },
+  FORM_RATE_LIMITED: { status: 429, hint: "Too many submissions from this address or to this form; wait `Retry-After` seconds." },
+  FORM_QUOTA_EXCEEDED: {
+    status: 403,
+    hint: "The site's owner has used this month's form submission quota (their plan's form_submission_quota); nothing was stored.",
+  },
+  FORM_SUBMISSION_NOT_FOUND: { status: 404, hint: "No such form submission in this bucket; list them with GET /api/v1/buckets/:id/form_submissions." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

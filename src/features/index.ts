@@ -20,6 +20,7 @@ import { dashboardRoutes } from "./dashboard";
 import { domainRoutes } from "./domains";
 
 import { analyticsRoutes } from "./analytics/routes";
+import { formRoutes } from "./forms/routes";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
@@ -39,4 +40,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(notificationRoutes(deps, auth))
     .use(dashboardRoutes(deps))
     .use(domainRoutes(deps, auth))
-    .use(analyticsRoutes(deps, auth));
+    .use(analyticsRoutes(deps, auth))
+    .use(formRoutes(deps, auth));

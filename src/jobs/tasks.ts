@@ -14,6 +14,7 @@ import { pruneGateRecords } from "../sites/gate-limits";
 import { recheckDueDomains } from "../features/domains";
 
 import { pruneAnalytics } from "../features/analytics";
+import { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "../features/forms";
 import type { JobHandler, PeriodicTask } from "./runner";
 import { acmeTasks } from "../acme";
 
@@ -108,6 +109,12 @@ export const tasks: Task[] = [
     everyMs: HOUR,
     handler: { run: async (deps) => pruneAnalytics(deps), maxAttempts: 1 },
     description: "Delete hourly analytics after 3 days and daily analytics after --analytics-retention-days (all-time hits stay)",
+  },
+  {
+    kind: FORMS_NOTIFY_JOB,
+    everyMs: MINUTE,
+    handler: { run: async (deps) => ({ mails: await notifyNewSubmissions(deps) }), maxAttempts: 1 },
+    description: "Mail each bucket owner once about the form submissions that arrived since the last run (counts and a link, no visitor text)",
   },
 ];
 

@@ -31,6 +31,9 @@ export interface Site {
   clientEvents: boolean;
   /** /about serves about.html; /about.html redirects to /about. */
   cleanUrls: boolean;
+
+  /** The bucket the site is published from (its metadata holds the forms configuration). */
+  bucketId: string;
 }
 
 export interface Manifest {
@@ -92,6 +95,8 @@ export class SiteDirectory {
       analytics: p.trackingEnabled && p.analyticsEnabled,
       clientEvents: p.trackingEnabled && p.analyticsEnabled && p.clientEventsEnabled,
       cleanUrls: p.cleanUrls,
+
+      bucketId: p.bucketId,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
     this.keyOf.set(p.id, label);

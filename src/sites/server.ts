@@ -4,6 +4,7 @@
 // without a trailing slash redirect; gates run before anything of the site is revealed.
 import type { Deps } from "../core/context";
 import { classify, ClientEvents, isDownloadPath } from "../features/analytics";
+import { FormEndpoint, FormWidget } from "../features/forms";
 import { clientIp } from "../http/request-info";
 import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
 import { SiteDirectory, type Manifest, type Site } from "./directory";
@@ -13,6 +14,9 @@ import { noneMatch } from "./negotiate";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
 import { PROTECTED_HEADERS } from "../features/publish";
+import { siteAssets } from "../sites-assets.gen";
+import type { DeployFile } from "../features/publish";
+import type { ServeOptions } from "./files";
 
 export type SiteHandler = (
   req: Request,
@@ -35,6 +39,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const files = new FileServer(deps.blobs);
   const autoIndex = new AutoIndex(deps, files);
   const events = new ClientEvents(deps);
+  const forms = new FormEndpoint(deps);
+  const formWidget = new FormWidget(deps);
+  let formsScript: string | null = null;
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
 
@@ -141,6 +148,29 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(gate(), search);
       if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return events.scriptResponse(site.clientEvents, extra);
       if (method === "POST" && path === "_pier/event") return events.receive(req, site, ipOf());
+      if ((method === "GET" || method === "HEAD") && path === "_pier/forms.js") {
+        const headers = {
+          "content-type": "text/javascript; charset=utf-8",
+          "cache-control": "public, max-age=300",
+          "x-content-type-options": "nosniff",
+          ...extra,
+        };
+        if (formsScript !== null) return new Response(formsScript, { headers });
+        return Bun.file(siteAssets["site/forms.js"]!)
+          .text()
+          .then((text) => new Response((formsScript = text), { headers }));
+      }
+      if (method === "GET" && path === "_pier/form/comments") {
+        if (site.accessMode === "public" || !hasAccess(deps, req, site, host)) return notHere();
+        return forms.comments(site);
+      }
+      if (method === "POST" && path.startsWith("_pier/form/")) {
+        // A gated site's forms are for the visitors who passed its gate.
+        if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {
+          return pageResponse(t, 403, "Sign in first", messageBody("Sign in first", "Open the site and sign in, then send the form again."), extra);
+        }
+        return forms.receive(req, site, path.slice("_pier/form/".length), ipOf(), (status, title, body) => pageResponse(t, status, title, body, extra));
+      }
       return notHere();
     }
     if (method !== "GET" && method !== "HEAD") {
@@ -196,7 +226,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     if (dir) {
       const base = path === "" ? "" : `${path}/`;
       const index = m.files.get(`${base}index.html`) ?? m.files.get(`${base}index.htm`);
-      if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
+      if (index) return serveFile(req, site, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
       if (m.dirs.has(path)) {
         return autoIndex.render(t, site, m, path).then((page) => {
           const headers = {
@@ -225,7 +255,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
             headers: { location: `${pathname.slice(0, -".html".length)}${search}`, "cache-control": CACHE_HTML, ...extra },
           });
       }
-      return files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
+      return serveFile(req, site, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
     }
     if (m.dirs.has(path)) {
       return new Response(null, { status: 301, headers: { location: `${pathname}/${search}`, "cache-control": CACHE_HTML, ...extra } });
@@ -266,6 +296,22 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   return recorded;
 
   /**
+   * A deploy file; an HTML page of a site with hosted forms gets them injected (src/features/forms/
+   * widget.ts). Such pages are read whole and rewritten, so they go out without ETag, range or
+   * precompressed variant; sites without hosted forms keep the plain (sendfile, 304) path.
+   */
+  function serveFile(req: Request, site: Site, f: DeployFile, o: ServeOptions): Response | Promise<Response> {
+    if (req.method !== "GET" || !f.contentType.startsWith("text/html") || !formWidget.active(site)) return files.serve(req, f, o);
+    const plain = new Request(req.url, { headers: { host: req.headers.get("host") ?? "" } });
+    return Promise.resolve(files.serve(plain, f, { ...o, conditional: false })).then(async (res) => {
+      const html = formWidget.inject(site, await res.text(), splitUrl(req.url).pathname);
+      const headers = new Headers(res.headers);
+      for (const h of ["etag", "content-length", "accept-ranges", "last-modified", "content-encoding", "vary"]) headers.delete(h);
+      return new Response(html, { status: res.status, headers });
+    });
+  }
+
+  /**
    * Nothing at this path. spa: deep links get the root index page (200) when the last segment
    * has no extension or the client asks for HTML (a browser navigation); a missing /app.js stays
    * a 404 so a broken asset never turns into HTML. Otherwise the site's 404.html, or Pier's page.
@@ -281,7 +327,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   ): Promise<Response> | Response {
     if (site.siteMode === "spa" && (!hasExtension(path) || (req.headers.get("accept") ?? "").includes("text/html"))) {
       const index = m.files.get("index.html") ?? m.files.get("index.htm");
-      if (index) return files.serve(req, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
+      if (index) return serveFile(req, site, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
     }
     return notFoundPage(req, t, m, cacheFor, extra);
   }

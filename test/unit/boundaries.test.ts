@@ -110,6 +110,8 @@ const TABLE_OWNER: Record<string, string> = {
   analyticsTotals: "analytics",
   analyticsVisitors: "analytics",
   analyticsSalts: "analytics",
+
+  formSubmissions: "forms",
 };
 
 /**

@@ -11,3 +11,4 @@ export * from "./domains";
 export * from "./certificates";
 
 export * from "./analytics";
+export * from "./forms";

@@ -11,6 +11,7 @@ import { entitlementsOf, getAccount } from "../accounts";
 import { effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./authorization";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "./inbound-address";
+import { checkMetadata } from "./metadata-rules";
 
 export function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
@@ -20,6 +21,7 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
   if (!hasAccountWideAdmin(actor)) {
     throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access.", { required_scope: "bucket_admin", bucket_access: "all" });
   }
+  checkMetadata(input.metadata);
   return transaction(deps.db, (tx) => {
     const account = getAccount(deps, actor.accountId, tx);
     const max = entitlementsOf(deps, account).max_buckets;
@@ -113,6 +115,7 @@ export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
 }
 
 export function updateBucket(deps: Deps, actor: Actor, id: string, patch: BucketPatch): BucketRow {
+  checkMetadata(patch.metadata);
   return transaction(deps.db, (tx) => {
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (patch.inbound_email) setInboundEmail(deps, bucket, patch.inbound_email, tx);
@@ -129,4 +132,13 @@ export function updateBucket(deps: Deps, actor: Actor, id: string, patch: Bucket
       .returning()
       .get()!;
   });
+}
+
+/** A bucket's metadata by id, for serving-side readers (forms on a site host); undefined when gone. */
+export function bucketMetadataOf(deps: Deps, bucketId: string): { accountId: string; title: string; metadata: Record<string, unknown> } | undefined {
+  return deps.db
+    .select({ accountId: buckets.accountId, title: buckets.title, metadata: buckets.metadata })
+    .from(buckets)
+    .where(eq(buckets.id, bucketId))
+    .get() as { accountId: string; title: string; metadata: Record<string, unknown> } | undefined;
 }

@@ -14,6 +14,7 @@ import { fileTools } from "./file-tools";
 import { mailTools } from "./mail-tools";
 import { publishTools } from "./publish-tools";
 import { domainTools } from "./domain-tools";
+import { formTools } from "./form-tools";
 
 export interface McpTool {
   name: string;
@@ -116,4 +117,4 @@ const bucketTools: McpTool[] = [
   },
 ];
 
-export const tools: McpTool[] = [...bucketTools, ...fileTools, ...mailTools, ...publishTools, ...domainTools];
+export const tools: McpTool[] = [...bucketTools, ...fileTools, ...mailTools, ...publishTools, ...domainTools, ...formTools];

@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { scopeRank, type Scope } from "../../../src/core/context";
 import type { RouteAuth } from "../../../src/http/auth";
 import { createBucket } from "../../helpers/buckets";
+import { eq } from "drizzle-orm";
+import { buckets } from "../../../src/db/schema";
+import { storeSubmission } from "../../../src/features/forms/store";
 import { startTestPier, type ApiResult, type TestPier, type TestUser } from "../../helpers/pier";
 
 interface Bucket {
@@ -119,6 +122,18 @@ const sessionRoute = {
 };
 
 // method + path -> what it needs. Adding a route means adding its line here.
+/** A visitor's submission stored in the fresh bucket (as the site endpoint stores one). */
+function seedSubmission(b: Bucket, { t }: { t: TestPier }): Record<string, string> {
+  const bucket = t.pier.deps.db.select().from(buckets).where(eq(buckets.id, b.id)).get()!;
+  const { row } = storeSubmission(t.pier.deps, {
+    bucketId: b.id,
+    accountId: bucket.accountId,
+    formName: "contact",
+    value: { fields: { email: "v@example.com", message: "hi" }, context: { document_path: null, document_page: null, document_selection: null } },
+  });
+  return { submission_id: row.id };
+}
+
 const expectations: Record<string, Expectation> = {
   "GET /docs": { auth: "none" },
   "GET /docs/json": { auth: "none" },
@@ -428,6 +443,16 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/publications/:id/deploys/:deploy_id": { auth: "bucket_read", ...deployRoute },
   "POST /api/v1/publications/:id/rollback": { auth: "bucket_admin", ...deployRoute, body: (_b, params) => ({ deploy_id: params.deploy_id }) },
   "POST /dashboard/buckets/:id/site/rollback": { auth: "page", signedIn: true },
+
+  "GET /api/v1/buckets/:id/form_submissions": { auth: "bucket_write" },
+  "GET /api/v1/buckets/:id/form_submissions/:submission_id": { auth: "bucket_write", params: seedSubmission },
+  "PATCH /api/v1/buckets/:id/form_submissions/:submission_id": {
+    auth: "bucket_write",
+    params: seedSubmission,
+    body: () => ({ fields: { message: "edited" } }),
+  },
+  "POST /api/v1/buckets/:id/form_submissions/:submission_id/reply": { auth: "bucket_write", params: seedSubmission, body: () => ({ message: "Thanks" }) },
+  "DELETE /api/v1/buckets/:id/form_submissions/:submission_id": { auth: "bucket_write", params: seedSubmission },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

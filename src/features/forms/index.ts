@@ -1,0 +1,15 @@
+// The forms feature: seven built-in forms a published site offers its visitors, their
+// configuration at bucket.metadata.publication_forms, submissions sealed at rest, the owner API.
+// What other features and src/sites may use of it: they import "../forms", never a file inside.
+import { registerMetadataRule } from "../buckets";
+import { parseFormsConfig } from "./config";
+
+registerMetadataRule("publication_forms", (value) => void parseFormsConfig(value));
+
+export { FORMS, FORM_NAMES, WIDGET_POSITIONS, type FormName } from "./definitions";
+export { activeFormsConfig, parseFormsConfig, type FormsConfig } from "./config";
+export { FormEndpoint, FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MIN_FILL_MS, type FormSite } from "./visitor";
+export { formHtml, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
+export { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "./notify";
+export { deleteSubmission, getSubmission, listSubmissions, patchSubmission, replyToSubmission, REPLY_MAX, SUBMISSION_PAGE } from "./service";
+export { FormWidget } from "./widget";

@@ -1,0 +1,64 @@
+// Server-rendered form markup: the same <form> works without JavaScript (a plain POST) and is
+// what the widget script enhances. Every visitor value is escaped here.
+import { createHmac } from "node:crypto";
+import type { Deps } from "../../core/context";
+import { safeEqual } from "../../core/crypto";
+import { escapeHtml } from "../../http/html";
+import { FORMS, type FormName } from "./definitions";
+
+/** Honeypot: hidden from people (off-screen, not focusable), filled by bots that fill every field. */
+export const HONEYPOT_FIELD = "_pier_website";
+/** Signed time the form was rendered, for the minimum fill time. */
+export const STARTED_FIELD = "_pier_started";
+
+function startedMac(deps: Deps, siteId: string, form: string, at: number): string {
+  return createHmac("sha256", deps.secrets.key("csrf")).update(`form-started\n${siteId}\n${form}\n${at}`).digest("base64url");
+}
+
+export function startedToken(deps: Deps, siteId: string, form: FormName): string {
+  const at = deps.clock.now().getTime();
+  return `${at}.${startedMac(deps, siteId, form, at)}`;
+}
+
+/** When the form was rendered (ms), or null when the token is not one Pier issued for this site and form. */
+export function readStartedToken(deps: Deps, siteId: string, form: FormName, token: string): number | null {
+  const [at, mac] = token.split(".");
+  if (!at || !mac || !/^\d{1,15}$/.test(at)) return null;
+  return safeEqual(mac, startedMac(deps, siteId, form, Number(at))) ? Number(at) : null;
+}
+
+export interface RenderOptions {
+  values?: Record<string, string>;
+  required: string[];
+  missing?: string[];
+  started: string;
+  /** Where a plain post comes back to after the thank-you page. */
+  returnPath?: string;
+}
+
+export function formHtml(name: FormName, o: RenderOptions): string {
+  const def = FORMS[name];
+  const missing = new Set(o.missing ?? []);
+  const fields = def.fields
+    .map((f) => {
+      const id = `pier-${name}-${f.name}`;
+      const value = o.values?.[f.name] ?? "";
+      const req = o.required.includes(f.name) ? " required" : "";
+      const invalid = missing.has(f.name) ? ' aria-invalid="true"' : "";
+      const input =
+        f.type === "textarea"
+          ? `<textarea id="${id}" name="${f.name}" maxlength="${f.maxLength}" rows="4"${req}${invalid}>${escapeHtml(value)}</textarea>`
+          : `<input id="${id}" name="${f.name}" type="${f.type}" maxlength="${f.maxLength}" value="${escapeHtml(value)}"${req}${invalid}>`;
+      const note = missing.has(f.name) ? `<span class="pier-form-error">${escapeHtml(f.label)} is required.</span>` : "";
+      return `<label for="${id}">${escapeHtml(f.label)}${req ? " *" : ""}</label>${input}${note}`;
+    })
+    .join("");
+  return (
+    `<form class="pier-form" data-pier-form="${name}" action="/_pier/form/${name}" method="post">` +
+    `<h2>${escapeHtml(def.label)}</h2>${fields}` +
+    `<div style="position:absolute;left:-9999px" aria-hidden="true"><label>Leave empty<input name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></label></div>` +
+    `<input type="hidden" name="${STARTED_FIELD}" value="${escapeHtml(o.started)}">` +
+    (o.returnPath ? `<input type="hidden" name="_pier_return" value="${escapeHtml(o.returnPath)}">` : "") +
+    `<button type="submit">${escapeHtml(def.submitLabel)}</button></form>`
+  );
+}

@@ -1,0 +1,266 @@
+// POST /_pier/form/<name> on a site host. Checks run cheapest first and nothing is stored until
+// all pass: configured form, same origin, content type, rate limits, honeypot, fill time, fields,
+// then the quota inside the storing transaction. A plain post gets an HTML page (the form again
+// with the visitor's input kept, or a thank-you page / redirect back); fetch gets JSON.
+import type { Deps } from "../../core/context";
+import { ApiError, errorCatalogue } from "../../core/errors";
+import { TokenBuckets } from "../../core/token-buckets";
+import { errorResponse } from "../../http/envelope";
+import { escapeHtml } from "../../http/html";
+import { requestId } from "../../http/request-info";
+import { bucketMetadataOf } from "../buckets";
+import { activeFormsConfig, requiredFieldsOf } from "./config";
+import { FORMS, isFormName, type FormName } from "./definitions";
+import { formHtml, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
+import { publicComments } from "./service";
+import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
+
+/** Submissions per client address, site and form per minute (a person sends one, maybe two). */
+export const FORM_POSTS_PER_IP_MINUTE = 5;
+/** Submissions per site and form per minute from everyone together (bounds a distributed flood). */
+export const FORM_POSTS_PER_FORM_MINUTE = 60;
+/** A person needs longer than this to fill in a form rendered by Pier. */
+export const MIN_FILL_MS = 2_000;
+
+export interface FormSite {
+  id: string;
+  bucketId: string;
+  accessMode: "public" | "password" | "require_email";
+}
+
+/** Renders a page in the site's own Pier look (src/sites/pages.ts), headers included. */
+export type PageRenderer = (status: number, title: string, bodyHtml: string) => Response;
+
+const SELECTION_UNITS = new Set(["pdf_point", "image_pixel", "element_ratio", "document_ratio"]);
+
+export class FormEndpoint {
+  private readonly perClient = new TokenBuckets(FORM_POSTS_PER_IP_MINUTE, 50_000);
+  private readonly perForm = new TokenBuckets(FORM_POSTS_PER_FORM_MINUTE, 50_000);
+
+  constructor(private readonly deps: Deps) {}
+
+  async receive(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer): Promise<Response> {
+    const json = wantsJson(req);
+    try {
+      return await this.accept(req, site, rawName, ip, page, json);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      if (json) return errorResponse(e, requestId(req), this.deps.urls.baseUrl);
+      const res = page(errorStatus(e), "Not sent", `<h1>Your message was not sent</h1><p class="error">${escapeHtml(e.message)}</p>`);
+      if (e.retryAfter !== undefined) res.headers.set("retry-after", String(e.retryAfter));
+      return res;
+    }
+  }
+
+  /** GET /_pier/form/comments: the shared comments, for a gated site's signed-in visitors (the caller checked the gate). */
+  comments(site: FormSite): Response {
+    const bucket = bucketMetadataOf(this.deps, site.bucketId);
+    const config = bucket ? activeFormsConfig(bucket.metadata) : null;
+    const headers = { "content-type": "application/json; charset=utf-8", "cache-control": "private, no-store", "x-content-type-options": "nosniff" };
+    if (!config?.forms.has("comments") || site.accessMode === "public") {
+      return new Response(JSON.stringify({ error: { code: "FORM_NOT_FOUND", message: "This site has no shared comments." } }), { status: 404, headers });
+    }
+    return new Response(JSON.stringify({ data: { comments: publicComments(this.deps, site.bucketId) } }), { headers });
+  }
+
+  private async accept(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer, json: boolean): Promise<Response> {
+    const bucket = bucketMetadataOf(this.deps, site.bucketId);
+    const config = bucket ? activeFormsConfig(bucket.metadata) : null;
+    const name = isFormName(rawName) ? rawName : null;
+    const settings = name ? config?.forms.get(name) : undefined;
+    // Comments are shown to the site's other visitors: only where every visitor signed in through a gate.
+    if (!bucket || !config || !name || !settings || (name === "comments" && site.accessMode === "public")) {
+      throw new ApiError("FORM_NOT_FOUND", "This site has no such form.");
+    }
+    checkSameOrigin(req);
+    const body = await readFields(req);
+
+    const now = this.deps.clock.now().getTime();
+    const waitClient = this.perClient.take(`${site.id} ${name} ${ip}`, now);
+    const waitForm = waitClient > 0 ? 0 : this.perForm.take(`${site.id} ${name}`, now);
+    if (waitClient > 0 || waitForm > 0) {
+      throw new ApiError(
+        "FORM_RATE_LIMITED",
+        "Too many messages were sent to this form just now. Please wait a moment and try again.",
+        {},
+        Math.max(waitClient, waitForm),
+      );
+    }
+
+    const def = FORMS[name];
+    const started = body[STARTED_FIELD];
+    if (started !== undefined) {
+      const at = readStartedToken(this.deps, site.id, name, started);
+      if (at === null || now - at < MIN_FILL_MS) {
+        throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent faster than a person can fill it in. Please wait a moment and send it again.", {
+          min_fill_seconds: MIN_FILL_MS / 1000,
+        });
+      }
+    }
+    const fields: Record<string, string> = {};
+    for (const f of def.fields) {
+      const value = (body[f.name] ?? "").trim();
+      if (value.length > f.maxLength) {
+        throw new ApiError("VALIDATION_FAILED", `${f.label} is too long (at most ${f.maxLength} characters).`, { field: f.name, max_length: f.maxLength });
+      }
+      if (value && f.type === "email" && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) {
+        throw new ApiError("VALIDATION_FAILED", `${f.label} is not an email address.`, { field: f.name });
+      }
+      if (value) fields[f.name] = value;
+    }
+    const returnPath = samePath(body._pier_return) ?? refererPath(req);
+    const required = requiredFieldsOf(config, settings);
+    const missing = required.filter((f) => !fields[f]);
+    if (missing.length > 0) {
+      const labels = missing.map((m) => def.fields.find((f) => f.name === m)!.label);
+      const err = new ApiError("FORM_FIELDS_MISSING", `Please fill in: ${labels.join(", ")}.`, { missing });
+      if (json) throw err;
+      // The form again, as the visitor left it, with each missing field marked.
+      const form = formHtml(name, { values: fields, required, missing, started: startedToken(this.deps, site.id, name), returnPath: returnPath ?? undefined });
+      return page(422, def.label, `<p class="error">${escapeHtml(err.message)}</p>${form}`);
+    }
+    // A filled honeypot looks like success to the bot, and nothing is stored.
+    const trapped = (body[HONEYPOT_FIELD] ?? "") !== "";
+    const stored = trapped
+      ? null
+      : storeSubmission(this.deps, {
+          bucketId: site.bucketId,
+          accountId: bucket.accountId,
+          formName: name,
+          value: { fields, context: readContext(body, returnPath) },
+        });
+    if (json) {
+      const data = stored
+        ? { form_submission: { id: stored.row.id, form_name: name, created_at: stored.row.createdAt }, status: "received" }
+        : { form_submission: { id: null, form_name: name, created_at: null }, status: "received" };
+      return new Response(JSON.stringify({ data }), {
+        status: 201,
+        headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+      });
+    }
+    if (returnPath && body._pier_return !== undefined) {
+      const sep = returnPath.includes("?") ? "&" : "?";
+      return new Response(null, { status: 303, headers: { location: `${returnPath}${sep}pier_form=sent`, "cache-control": "no-store" } });
+    }
+    const back = returnPath ? `<p><a href="${escapeHtml(returnPath)}">Back to the page</a></p>` : "";
+    return page(200, "Thank you", `<h1>Thank you</h1><p>Your message was sent.</p>${back}`);
+  }
+}
+
+const errorStatus = (e: ApiError): number => errorCatalogue[e.code].status;
+
+function wantsJson(req: Request): boolean {
+  const type = req.headers.get("content-type") ?? "";
+  const accept = req.headers.get("accept") ?? "";
+  return type.startsWith("application/json") || (accept.includes("application/json") && !accept.includes("text/html"));
+}
+
+/**
+ * Browsers send Origin on every POST; without it, Sec-Fetch-Site says where the post came
+ * from. A post that proves neither is refused: a form endpoint is no place for other sites' pages.
+ */
+function checkSameOrigin(req: Request): void {
+  const host = req.headers.get("host");
+  const origin = req.headers.get("origin");
+  let ok = false;
+  if (origin !== null && origin !== "null") {
+    try {
+      ok = new URL(origin).host === host;
+    } catch {
+      ok = false;
+    }
+  } else if (origin === null) {
+    ok = req.headers.get("sec-fetch-site") === "same-origin";
+  }
+  if (!ok) throw new ApiError("FORM_CROSS_ORIGIN", "This form can only be sent from the site's own pages.");
+}
+
+async function readFields(req: Request): Promise<Record<string, string>> {
+  const type = (req.headers.get("content-type") ?? "").toLowerCase();
+  const out: Record<string, string> = {};
+  const put = (k: string, v: unknown) => {
+    if (typeof v === "string" && !(k in out)) out[k] = v;
+  };
+  try {
+    if (type.startsWith("application/x-www-form-urlencoded")) {
+      for (const [k, v] of new URLSearchParams(await req.text())) put(k, v);
+    } else if (type.startsWith("multipart/form-data")) {
+      const form = await req.formData();
+      for (const [k, v] of form.entries() as Iterable<[string, unknown]>) {
+        if (typeof v !== "string") throw new ApiError("FORM_UNSUPPORTED_TYPE", "Forms take text only, not files.");
+        put(k, v);
+      }
+    } else if (type.startsWith("application/json")) {
+      const parsed: unknown = JSON.parse(await req.text());
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+        throw new ApiError("BAD_REQUEST", "The JSON body must be an object of field values.");
+      for (const [k, v] of Object.entries(parsed))
+        put(k, k === "_pier_selection" && typeof v === "object" ? JSON.stringify(v) : typeof v === "number" ? String(v) : v);
+    } else {
+      throw new ApiError("FORM_UNSUPPORTED_TYPE", "Send the form as a normal web form (application/x-www-form-urlencoded or multipart/form-data) or JSON.");
+    }
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw new ApiError("BAD_REQUEST", "The form data could not be read.");
+  }
+  return out;
+}
+
+/** A path on this site ("/..." but not "//host"), or null. */
+function samePath(value: string | undefined): string | null {
+  if (!value || !value.startsWith("/") || value.startsWith("//") || value.includes("\\") || value.length > 1000) return null;
+  return /[\u0000-\u001f]/.test(value) ? null : value;
+}
+
+function refererPath(req: Request): string | null {
+  const ref = req.headers.get("referer");
+  if (!ref) return null;
+  try {
+    const url = new URL(ref);
+    return url.host === req.headers.get("host") ? samePath(url.pathname + url.search) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The immutable context: where on the site (and on which page or rectangle) the visitor was. */
+function readContext(body: Record<string, string>, returnPath: string | null): SubmissionContext {
+  const path = samePath(body._pier_path) ?? (returnPath ? returnPath.split("?")[0]! : null);
+  const pageNumber = Number(body._pier_page);
+  return {
+    document_path: path,
+    document_page: Number.isInteger(pageNumber) && pageNumber > 0 && pageNumber < 100_000 ? pageNumber : null,
+    document_selection: readSelection(body._pier_selection),
+  };
+}
+
+function readSelection(raw: string | undefined): DocumentSelection | null {
+  if (!raw) return null;
+  let s: any;
+  try {
+    s = JSON.parse(raw);
+  } catch {
+    throw new ApiError("VALIDATION_FAILED", "The marked area could not be read.", { field: "_pier_selection" });
+  }
+  const num = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 1e7;
+  const c = s?.coordinates;
+  const space = s?.coordinate_space;
+  const ok =
+    s?.type === "rect" &&
+    Array.isArray(c) &&
+    c.length === 4 &&
+    c.every(num) &&
+    space &&
+    num(space.width) &&
+    num(space.height) &&
+    SELECTION_UNITS.has(space.unit) &&
+    (s.color === undefined || (typeof s.color === "string" && /^#[0-9a-fA-F]{3,8}$/.test(s.color)));
+  if (!ok) throw new ApiError("VALIDATION_FAILED", "The marked area is not a rectangle Pier understands.", { field: "_pier_selection" });
+  return {
+    version: 1,
+    type: "rect",
+    coordinates: [c[0], c[1], c[2], c[3]],
+    coordinate_space: { width: space.width, height: space.height, unit: space.unit },
+    ...(s.color ? { color: s.color } : {}),
+  };
+}

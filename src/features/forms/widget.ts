@@ -1,0 +1,91 @@
+// Hosted forms in a site's HTML pages: inline where the page holds {{PIER_FORM:<name>}} or
+// {{PIER_FORM}}, otherwise a floating panel (a <details> element: it opens without script) at
+// the configured desktop and mobile position. /_pier/forms.js sends them in place.
+import type { Deps } from "../../core/context";
+import { bucketMetadataOf } from "../buckets";
+import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
+import { FORMS, type FormName } from "./definitions";
+import { formHtml, startedToken } from "./render";
+import type { FormSite } from "./visitor";
+
+/** Configuration changes reach pages within this time (a bucket PATCH announces nothing). */
+const CONFIG_TTL_MS = 5_000;
+const MACRO = /\{\{PIER_FORM(?::([a-z]+))?\}\}/g;
+
+const STYLE =
+  "<style>.pier-float{position:fixed;z-index:2147483000;max-width:min(22rem,92vw);font:15px/1.4 system-ui,sans-serif;background:#fff;color:#1d2330;border:1px solid #c9ced8;border-radius:10px;box-shadow:0 4px 16px rgba(0,0,0,.18);margin:0}" +
+  ".pier-float>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-float[open]{padding-bottom:.6rem}" +
+  ".pier-form{display:grid;gap:.3rem;padding:0 1rem;position:relative}.pier-form h2{font-size:1rem;margin:.4rem 0}.pier-form input,.pier-form textarea{font:inherit;padding:.4rem;border:1px solid #9aa3b5;border-radius:6px}" +
+  ".pier-form button{margin-top:.4rem;padding:.45rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#2456d6;color:#fff;cursor:pointer}.pier-form-error{color:#b42318;font-size:.85em}" +
+  positions("d") +
+  "@media (max-width:640px){" +
+  positions("m") +
+  "}</style>";
+
+function positions(kind: "d" | "m"): string {
+  const reset = "top:auto;bottom:auto;left:auto;right:auto;transform:none";
+  const at: Record<string, string> = {
+    "top-left": "top:1rem;left:1rem",
+    "top-center": "top:1rem;left:50%;transform:translateX(-50%)",
+    "top-right": "top:1rem;right:1rem",
+    "center-left": "top:50%;left:1rem;transform:translateY(-50%)",
+    center: "top:50%;left:50%;transform:translate(-50%,-50%)",
+    "center-right": "top:50%;right:1rem;transform:translateY(-50%)",
+    "bottom-left": "bottom:1rem;left:1rem",
+    "bottom-center": "bottom:1rem;left:50%;transform:translateX(-50%)",
+    "bottom-right": "bottom:1rem;right:1rem",
+  };
+  return Object.entries(at)
+    .map(([name, css]) => `.pier-float.pier-${kind}-${name}{${reset};${css}}`)
+    .join("");
+}
+
+export class FormWidget {
+  private readonly configs = new Map<string, { config: FormsConfig | null; until: number }>();
+
+  constructor(private readonly deps: Deps) {}
+
+  /** Whether the site's pages get forms at all (cheap: cached per bucket). */
+  active(site: FormSite): boolean {
+    const config = this.config(site.bucketId);
+    return config !== null && [...config.forms.values()].some((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
+  }
+
+  /** The page with its macros filled and the floating forms it did not place inline. */
+  inject(site: FormSite, html: string, pagePath: string): string {
+    const config = this.config(site.bucketId);
+    if (!config) return html;
+    const hosted = [...config.forms.values()].filter((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
+    if (hosted.length === 0) return html;
+    const render = (name: FormName) =>
+      formHtml(name, { required: requiredFieldsOf(config, config.forms.get(name)!), started: startedToken(this.deps, site.id, name), returnPath: pagePath });
+    const inline = new Set<FormName>();
+    const filled = html.replace(MACRO, (_m, name: string | undefined) => {
+      const chosen = name === undefined ? hosted : hosted.filter((f) => f.name === name);
+      for (const f of chosen) inline.add(f.name);
+      return chosen.map((f) => render(f.name)).join("");
+    });
+    const floating = hosted
+      .filter((f) => !inline.has(f.name))
+      .map((f, i) => {
+        // Several floating forms at one corner would overlap: later ones step inwards.
+        const offset = i === 0 ? "" : ` style="margin:${i * 3.2}rem"`;
+        return `<details class="pier-float pier-d-${f.position.desktop} pier-m-${f.position.mobile}" data-pier-widget="${f.name}"${offset}><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
+      })
+      .join("");
+    const addition = `${STYLE}${floating}<script src="/_pier/forms.js" defer></script>`;
+    const end = filled.lastIndexOf("</body>");
+    return end === -1 ? filled + addition : filled.slice(0, end) + addition + filled.slice(end);
+  }
+
+  private config(bucketId: string): FormsConfig | null {
+    const now = performance.now();
+    const cached = this.configs.get(bucketId);
+    if (cached && cached.until > now) return cached.config;
+    if (this.configs.size > 10_000) this.configs.clear();
+    const bucket = bucketMetadataOf(this.deps, bucketId);
+    const config = bucket ? activeFormsConfig(bucket.metadata) : null;
+    this.configs.set(bucketId, { config, until: now + CONFIG_TTL_MS });
+    return config;
+  }
+}

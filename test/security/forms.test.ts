@@ -1,0 +1,145 @@
+// Attacks on the visitor form endpoint, each reproduced over real HTTP and shown to store nothing:
+// cross-site posts, oversized and mistyped bodies, bots (honeypot, too fast, forged timer), floods.
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { formSubmissions } from "../../src/db/schema";
+import { FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MIN_FILL_MS, startedToken } from "../../src/features/forms";
+import { startTestPier, type TestPier } from "../helpers/pier";
+import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
+
+let t: TestPier;
+let site: PublishedSite;
+let ip = 0;
+beforeAll(async () => {
+  t = await startTestPier({ trustProxy: true });
+  site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>Home</h1>" }] });
+  const r = await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}`, {
+    key: site.user.key,
+    body: { bucket: { metadata: { publication_forms: { forms: [{ name: "contact" }, { name: "feedback" }] } } } },
+  });
+  expect(r.status).toBe(200);
+});
+afterAll(() => t?.stop());
+// Each test starts with full rate-limit buckets.
+beforeEach(() => t.clock.advance(120_000));
+
+const stored = () => t.pier.deps.db.select().from(formSubmissions).where(eq(formSubmissions.bucketId, site.pub.bucketId)).all().length;
+
+function post(body: string, headers: Record<string, string> = {}, form = "contact") {
+  return siteFetch(t, site.host, `/_pier/form/${form}`, {
+    method: "POST",
+    body,
+    headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": `203.0.113.${++ip % 250}`, ...headers },
+  });
+}
+const GOOD = "email=v%40example.com&message=hello";
+
+describe("form endpoint attacks", () => {
+  test("a post from another site's page (foreign Origin) is refused", async () => {
+    const before = stored();
+    const r = await post(GOOD, { origin: "http://evil.example" });
+    expect(r.status).toBe(403);
+    expect(await r.text()).toContain("only be sent from the site");
+    expect(stored()).toBe(before);
+  });
+
+  test("a post with an opaque (null) Origin or with no Origin and no Sec-Fetch-Site is refused", async () => {
+    const before = stored();
+    expect((await post(GOOD, { origin: "null" })).status).toBe(403);
+    const bare = await fetch(`${t.url}/_pier/form/contact`, {
+      method: "POST",
+      body: GOOD,
+      headers: { host: site.host, "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(bare.status).toBe(403);
+    expect((await post(GOOD, { origin: "", "sec-fetch-site": "cross-site" })).status).toBe(403);
+    expect(stored()).toBe(before);
+  });
+
+  test("an oversized body is refused before it is read whole", async () => {
+    const before = stored();
+    const r = await post(`email=a%40example.com&message=${"x".repeat(40_000)}`);
+    expect(r.status).toBe(413);
+    expect(stored()).toBe(before);
+  });
+
+  test("a field over its own limit is refused naming the field", async () => {
+    const before = stored();
+    const r = await post(`email=a%40example.com&message=hi&name=${"n".repeat(201)}`, { accept: "application/json" });
+    expect(r.status).toBe(422);
+    expect((await r.json()).error.details.field).toBe("name");
+    expect(stored()).toBe(before);
+  });
+
+  test("wrong content types (plain text, a file upload) are refused", async () => {
+    const before = stored();
+    expect((await post(GOOD, { "content-type": "text/plain" })).status).toBe(415);
+    const fd = new FormData();
+    fd.set("email", "a@example.com");
+    fd.set("message", "see file");
+    fd.set("attachment", new Blob(["MZ"]), "x.exe");
+    const multi = await siteFetch(t, site.host, "/_pier/form/contact", {
+      method: "POST",
+      body: fd,
+      headers: { origin: `http://${site.host}`, "x-forwarded-for": "192.0.2.77" },
+    });
+    expect(multi.status).toBe(415);
+    expect(stored()).toBe(before);
+  });
+
+  test("a bot that fills the honeypot is told 'thank you' and nothing is stored", async () => {
+    const before = stored();
+    const r = await post(`${GOOD}&_pier_website=http%3A%2F%2Fspam.example`);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toContain("Thank you");
+    expect(stored()).toBe(before);
+  });
+
+  test("a form sent faster than a person can fill it in, or with a forged timer, is refused", async () => {
+    const before = stored();
+    const fresh = startedToken(t.pier.deps, site.pub.id, "contact");
+    const fast = await post(`${GOOD}&_pier_started=${encodeURIComponent(fresh)}`);
+    expect(fast.status).toBe(403);
+    expect(await fast.text()).toContain("faster than a person");
+    const forged = `${Date.now() - 60_000}.AAAA`;
+    expect((await post(`${GOOD}&_pier_started=${encodeURIComponent(forged)}`)).status).toBe(403);
+    // A timer issued for another form of the same site does not count either.
+    const other = startedToken(t.pier.deps, site.pub.id, "feedback");
+    t.clock.advance(MIN_FILL_MS + 1);
+    expect((await post(`${GOOD}&_pier_started=${encodeURIComponent(other)}`)).status).toBe(403);
+    expect(stored()).toBe(before);
+    // The same form's own timer, after a person's time, is accepted.
+    const ok = startedToken(t.pier.deps, site.pub.id, "contact");
+    t.clock.advance(MIN_FILL_MS + 1);
+    expect((await post(`${GOOD}&_pier_started=${encodeURIComponent(ok)}`)).status).toBe(200);
+    expect(stored()).toBe(before + 1);
+  });
+
+  test("a flood from one address is cut off after the per-address limit, with Retry-After", async () => {
+    const before = stored();
+    const statuses: number[] = [];
+    let last: Response | null = null;
+    for (let i = 0; i < FORM_POSTS_PER_IP_MINUTE + 3; i++) {
+      last = await post(GOOD, { "x-forwarded-for": "198.18.0.1", accept: "application/json" });
+      statuses.push(last.status);
+    }
+    expect(statuses.filter((s) => s === 201).length).toBe(FORM_POSTS_PER_IP_MINUTE);
+    expect(statuses.slice(-3)).toEqual([429, 429, 429]);
+    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(stored()).toBe(before + FORM_POSTS_PER_IP_MINUTE);
+  });
+
+  test("a flood spread over many addresses is cut off by the per-form limit", async () => {
+    const before = stored();
+    let accepted = 0;
+    let refused = 0;
+    for (let i = 0; i < FORM_POSTS_PER_FORM_MINUTE + 5; i++) {
+      const r = await post("rating=5&message=spread", { "x-forwarded-for": `100.64.${i >> 8}.${i & 255}` }, "feedback");
+      if (r.status === 200) accepted++;
+      if (r.status === 429) refused++;
+    }
+    expect(accepted).toBe(FORM_POSTS_PER_FORM_MINUTE);
+    expect(refused).toBe(5);
+    expect(stored()).toBe(before + FORM_POSTS_PER_FORM_MINUTE);
+  });
+});
