@@ -261,7 +261,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       return new Response(null, { status: 301, headers: { location: `${pathname}/${search}`, "cache-control": CACHE_HTML, ...extra } });
     }
     const page = site.cleanUrls ? m.files.get(`${path}.html`) : undefined;
-    if (page) return files.serve(req, page, { cacheControl: cacheFor(page.contentType), extraHeaders: extra, conditional: true });
+    if (page) return serveFile(req, site, page, { cacheControl: cacheFor(page.contentType), extraHeaders: extra, conditional: true });
     return missing(req, t, site, m, path, cacheFor, extra);
   }
 
@@ -284,8 +284,8 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       m.files.get(`${base}index.htm`);
     if (!file) return status === 404 ? notFoundPage(req, t, m, cacheFor, extra) : missing(req, t, site, m, path, cacheFor, extra);
     return status === 404
-      ? files.serve(req, file, { status: 404, cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: false })
-      : files.serve(req, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
+      ? serveFile(req, site, file, { status: 404, cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: false })
+      : serveFile(req, site, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
   }
 
   function notFoundPage(req: Request, t: SiteTemplates, m: Manifest, cacheFor: (type: string) => string, extra: Record<string, string>) {

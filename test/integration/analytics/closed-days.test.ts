@@ -38,7 +38,7 @@ beforeAll(async () => {
   });
   await view("/", "192.0.2.1");
   await view("/", "192.0.2.2");
-  await view("/about.html", "192.0.2.1");
+  await view("/about", "192.0.2.1");
   t.pier.deps.analytics.flush();
   t.clock.advance(3 * DAY); // day0 is now closed
 });
@@ -48,19 +48,19 @@ test("a closed day's top lists, then new traffic written to that day, are both s
   const before = await analytics("?range=7d");
   expect(before.paths).toEqual([
     { path: "/", hits: 2 },
-    { path: "/about.html", hits: 1 },
+    { path: "/about", hits: 1 },
   ]);
   expect(await analytics("?range=7d")).toEqual(before); // answered again, now from the cache
 
   t.clock.advance(-3 * DAY); // back on day0: traffic lands on the cached day
-  await view("/about.html", "192.0.2.3");
-  await view("/about.html", "192.0.2.4");
+  await view("/about", "192.0.2.3");
+  await view("/about", "192.0.2.4");
   t.pier.deps.analytics.flush();
   t.clock.advance(3 * DAY);
 
   const after = await analytics("?range=7d");
   expect(after.paths).toEqual([
-    { path: "/about.html", hits: 3 },
+    { path: "/about", hits: 3 },
     { path: "/", hits: 2 },
   ]);
   expect(after.totals.hits).toBe(5);
@@ -72,7 +72,7 @@ test("today's traffic adds to the cached closed days", async () => {
   const a = await analytics(`?from=${day0}&to=${t.clock.now().toISOString().slice(0, 10)}`);
   expect(a.paths).toEqual([
     { path: "/", hits: 3 },
-    { path: "/about.html", hits: 3 },
+    { path: "/about", hits: 3 },
   ]);
 });
 

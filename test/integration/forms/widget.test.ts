@@ -61,12 +61,12 @@ describe("forms in pages", () => {
   });
 
   test("{{PIER_FORM:contact}} renders contact inline and suppresses its floating copy; {{PIER_FORM}} renders all hosted forms inline", async () => {
-    const contact = await html("/contact.html");
+    const contact = await html("/contact");
     expect(contact).not.toContain("{{PIER_FORM");
     expect(contact).not.toContain('data-pier-widget="contact"');
     expect(contact).toContain('data-pier-form="contact"');
     expect(contact).toContain('data-pier-widget="waitlist"');
-    const all = await html("/all.html");
+    const all = await html("/all");
     expect(all).not.toContain("data-pier-widget=");
     expect(all).toContain('data-pier-form="contact"');
     expect(all).toContain('data-pier-form="waitlist"');
@@ -82,7 +82,7 @@ describe("forms in pages", () => {
   });
 
   test("without JavaScript: the rendered form posts (after a person's fill time) and redirects back", async () => {
-    const page = await html("/contact.html");
+    const page = await html("/contact");
     const started = page.match(/name="_pier_started" value="([^"]+)"/)![1]!;
     t.clock.advance(3_000);
     const r = await siteFetch(t, site.host, "/_pier/form/contact", {
@@ -92,12 +92,12 @@ describe("forms in pages", () => {
         message: "plain post",
         _pier_started: started,
         _pier_website: "",
-        _pier_return: "/contact.html",
+        _pier_return: "/contact",
       }).toString(),
       headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded" },
     });
     expect(r.status).toBe(303);
-    expect(r.headers.get("location")).toBe("/contact.html?pier_form=sent");
+    expect(r.headers.get("location")).toBe("/contact?pier_form=sent");
   });
 
   test("Chromium: the widget sits top-left on desktop, bottom-center at phone width, and sends in place", async () => {
