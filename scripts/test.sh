@@ -29,4 +29,9 @@ echo "test.sh: checking formatting" >&2
 
 # Integration tests start real servers (argon2id, SMTP, Chromium): give each test 30 s on a
 # busy 2-core machine instead of bun's 5 s default (bunfig.toml cannot set it).
-exec ./node_modules/.bin/bun test --timeout 30000 "$@"
+report=$(mktemp --suffix=.xml)
+./node_modules/.bin/bun test --timeout 30000 --reporter=junit --reporter-outfile="$report" "$@"
+rc=$?
+[ "$rc" = 0 ] || ./node_modules/.bin/bun run scripts/test-failures.ts "$report"
+rm -f "$report"
+exit "$rc"

@@ -48,7 +48,7 @@ test("npm start serves Pier from source on the printed ports and stops on Ctrl-C
     detached: true, // its own process group, as in a terminal
   });
   const output = collectOutput(proc);
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   let http = 0;
   let smtp = 0;
   while (!http || !smtp) {
@@ -80,4 +80,4 @@ test("npm start serves Pier from source on the printed ports and stops on Ctrl-C
     );
   proc = null;
   expect(closed).toBe(true);
-}, 60_000);
+}, 150_000);

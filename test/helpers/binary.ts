@@ -65,7 +65,7 @@ export async function startBinary(
   ];
   const proc = Bun.spawn(args, { cwd: opts.cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const output = collectOutput(proc);
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const out = output();
     const http = /^ +HTTP +127\.0\.0\.1:(\d+)$/m.exec(out);

@@ -84,7 +84,7 @@ export async function startChallTestSrv(opts: ChallTestSrvOptions = {}): Promise
       { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
     );
     const management = `http://127.0.0.1:${mgmtPort}`;
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 15_000;
     let up = false;
     while (Date.now() < deadline && proc.exitCode === null) {
       // Any answer from the management API (even 404) means it listens.

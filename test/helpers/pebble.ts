@@ -116,7 +116,7 @@ export async function startPebble(opts: { httpPort: number; validitySeconds?: nu
   });
   collect(pebble, log);
   const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 45_000;
   for (;;) {
     try {
       const res = await fetch(directoryUrl, { tls: { ca: tls.cert } });
