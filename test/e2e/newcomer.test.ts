@@ -132,7 +132,7 @@ describe("a newcomer's first ten minutes with the built binary", () => {
 
     const messages = async () =>
       (await api("GET", `/api/v1/buckets/${bucketId}/inbound_email/messages`, key)).body.data.messages as Array<{ subject: string; path?: string }>;
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 30_000;
     while ((await messages()).length === 0 && Date.now() < deadline) await Bun.sleep(100);
     expect((await messages()).map((m) => m.subject)).toEqual(["Private hello"]);
 

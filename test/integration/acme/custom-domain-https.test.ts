@@ -49,7 +49,7 @@ async function refreshUntilActive(bucketId: string, id: string) {
 
 /** HTTPS GET once the listener serves the host's own certificate (swaps are coalesced). */
 async function fetchOverHttps(host: string) {
-  const until = Date.now() + 10_000;
+  const until = Date.now() + 30_000;
   for (;;) {
     const cert = await presentedCertificate(httpsPort(), host);
     if (cert.subjectAltName?.includes(`DNS:${host}`)) return httpsGet(httpsPort(), host, "/", s.root);
@@ -107,7 +107,7 @@ test("publish, add a domain, records pending, create them, refresh: certificate 
   expect(s.acme.state("shop2.test.example").status).toBe("none");
   expect((await siteFetch(s.t, "shop2.test.example", "/")).status).toBe(404);
   // The listener drops the certificate at its next (coalesced) swap, moments later.
-  const until = Date.now() + 5_000;
+  const until = Date.now() + 20_000;
   while ((await presentedCertificate(httpsPort(), "shop2.test.example")).subjectAltName?.includes("DNS:shop2.test.example")) {
     if (Date.now() > until) throw new Error("the deleted domain's certificate is still served");
     await Bun.sleep(100);
