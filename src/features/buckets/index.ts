@@ -20,7 +20,7 @@ export { publicationSummaries } from "./publication-state";
 export { listTags } from "./tags";
 export { getVariables, patchVariables } from "./variables";
 export { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "./present";
-export { bucketMetadataOf, bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listBucketPage, listBuckets, updateBucket } from "./service";
+export { bucketMetadataOf, bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listBucketPage, updateBucket } from "./service";
 // Used by the task table and `pier admin` outside src/features.
 export { BUCKET_DELETE_JOB, bucketDeleteJob } from "./delete";
 export { setDisabledByAdmin } from "./inbound-address";

@@ -61,16 +61,6 @@ function freshBucketId(db: DbOrTx): string {
   }
 }
 
-export function listBuckets(deps: Deps, actor: Actor, opts: { archived: boolean }): BucketRow[] {
-  const rows = deps.db
-    .select()
-    .from(buckets)
-    .where(and(eq(buckets.accountId, actor.accountId), opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt)))
-    .orderBy(desc(buckets.createdAt))
-    .all();
-  return rows.filter((b) => effectiveScope(actor, b.id) !== null);
-}
-
 /** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
 export function listBucketPage(
   deps: Deps,

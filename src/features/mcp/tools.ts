@@ -8,7 +8,7 @@ import { BucketInput, BucketPatch } from "../buckets";
 import { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "../buckets";
 import { deleteBucket } from "../buckets";
 import { archiveBucket, unarchiveBucket } from "../buckets";
-import { createBucket, getBucket, listBuckets, updateBucket } from "../buckets";
+import { createBucket, getBucket, listBucketPage, updateBucket } from "../buckets";
 import { getStatus } from "../status";
 import { fileTools } from "./file-tools";
 import { mailTools } from "./mail-tools";
@@ -43,15 +43,21 @@ const bucketTools: McpTool[] = [
     name: "bucket_list",
     scope: "bucket_read",
     description:
-      "List the buckets this connection can see (active ones by default; archived=true for archived). Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
+      "List the buckets this connection can see, newest first (active ones by default; archived=true for archived; tag=<label> for one label), one page at a time: limit (default 100, max 1000) and offset, with pagination.has_more and next_offset. Each bucket includes its id, title, tags, metadata, website/publication state, lifecycle action metadata (archive, unarchive, delete), github_sync and github_sync_setup.settings_url. Needs bucket_read.",
     inputSchema: t.Object(
-      { archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })) },
+      {
+        archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })),
+        tag: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Only buckets carrying this tag label." })),
+        limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "Page size (default 100)." })),
+        offset: t.Optional(t.Integer({ minimum: 0, description: "Buckets to skip (pagination.next_offset of the previous page)." })),
+      },
       { additionalProperties: false },
     ),
     mutates: false,
-    run: (deps, actor, a: { archived?: boolean }) => ({
-      buckets: listBuckets(deps, actor, { archived: a.archived === true }).map((b) => presentBucket(deps, b)),
-    }),
+    run: (deps, actor, a: { archived?: boolean; tag?: string; limit?: number; offset?: number }) => {
+      const page = listBucketPage(deps, actor, { archived: a.archived === true, tagPath: a.tag, limit: a.limit, offset: a.offset });
+      return { buckets: page.buckets.map((b) => presentBucket(deps, b)), pagination: page.pagination };
+    },
   },
   {
     name: "bucket_get",

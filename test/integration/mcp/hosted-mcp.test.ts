@@ -100,6 +100,17 @@ describe("hosted MCP", () => {
     expect(rest.body.data.bucket.title).toBe("Renamed");
     const listed = await client.callTool({ name: "bucket_list", arguments: {} });
     expect(json(listed).buckets.map((b: any) => b.id)).toEqual([id]);
+    expect(json(listed).pagination).toMatchObject({ total_count: 1, has_more: false, next_offset: null });
+    // Paged like REST: two more buckets, pages of two, newest first, the same order as REST.
+    for (const title of ["Second", "Third"]) await client.callTool({ name: "bucket_create", arguments: { title } });
+    const first = json(await client.callTool({ name: "bucket_list", arguments: { limit: 2 } }));
+    expect(first.buckets.map((b: any) => b.title)).toEqual(["Third", "Second"]);
+    expect(first.pagination).toMatchObject({ limit: 2, total_count: 3, has_more: true, next_offset: 2 });
+    const second = json(await client.callTool({ name: "bucket_list", arguments: { limit: 2, offset: first.pagination.next_offset } }));
+    expect(second.buckets.map((b: any) => b.id)).toEqual([id]);
+    expect(second.pagination.has_more).toBe(false);
+    expect(json(await client.callTool({ name: "bucket_list", arguments: { tag: "website" } })).buckets.map((b: any) => b.id)).toEqual([id]);
+    expect((await client.callTool({ name: "bucket_list", arguments: { limit: 0 } })).isError).toBe(true);
     const got = await client.callTool({ name: "bucket_get", arguments: { bucket_id: id } });
     expect(json(got).bucket).toMatchObject({ id, delete: { allowed: true }, github_sync_setup: { settings_url: expect.any(String) } });
 
