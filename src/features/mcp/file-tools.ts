@@ -6,7 +6,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { normalizeContentType } from "../files";
 import { isTextType } from "../files";
-import { presentFile, presentFileWrite } from "../files";
+import { getFile, presentFileWrite } from "../files";
 import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files";
 import { recordMessageRead } from "../mail";
 import { guessContentType, writeFiles } from "../files";
@@ -58,10 +58,11 @@ export const fileTools: McpTool[] = [
           // Like GET /files/by_path: reading an inbound message's message.json marks it read for
           // everyone (the download_url answers below record it through downloadUrl).
           recordMessageRead(deps, actor, file.bucketId, file.path);
-          return { file: presentFile(deps, file), encoding: "utf-8", content };
+          // getFile presents the file with its lock, as GET /files/:id does.
+          return { file: getFile(deps, actor, a.bucket_id, file.id), encoding: "utf-8", content };
         } catch {
           return {
-            file: presentFile(deps, file),
+            file: getFile(deps, actor, a.bucket_id, file.id),
             binary: true,
             download_url: downloadUrl(deps, actor, a.bucket_id, a.path),
             note: "Binary file: fetch download_url (expires soon) to get the bytes.",

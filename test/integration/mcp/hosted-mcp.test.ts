@@ -253,7 +253,13 @@ describe("file tools", () => {
     expect(list.files.map((f: any) => f.path)).toEqual(["docs/notes.md", "index.html"]);
     expect(json(await client.callTool({ name: "bucket_file_list", arguments: { bucket_id: id, q: "docs/" } })).files).toHaveLength(1);
     const read = json(await client.callTool({ name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } }));
-    expect(read).toMatchObject({ encoding: "utf-8", content: html });
+    expect(read).toMatchObject({ encoding: "utf-8", content: html, file: { lock: null } });
+    // A lock taken over REST shows in the MCP read, as in GET /files/:id.
+    const locked = await t.api("POST", `/api/v1/buckets/${id}/files/lock`, { key: u.key, body: { paths: ["index.html"], message: "editing the hero" } });
+    expect(locked.status).toBe(200);
+    const readLocked = json(await client.callTool({ name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } }));
+    expect(readLocked.file.lock).toMatchObject({ message: "editing the hero", held_by_you: true });
+    await t.api("DELETE", `/api/v1/buckets/${id}/files/${readLocked.file.id}/lock`, { key: u.key });
     // The REST API sees the same file.
     const rest = await t.api("GET", `/api/v1/buckets/${id}/files`, { key: u.key });
     expect(rest.body.data.files.find((f: any) => f.path === "index.html").byte_size).toBe(new TextEncoder().encode(html).byteLength);
