@@ -186,7 +186,23 @@ export class CertificateManager implements CertificatePort {
       this.known.set(row.host, row);
       this.schedule(row.host, null);
     }
-    return { queued: due.length };
+    return { queued: due.length, dropped: this.dropForgotten() };
+  }
+
+  /**
+   * `pier admin certs forget` runs in another process and deletes the row and files; the
+   * running server notices here and stops serving the certificate (within a sweep interval).
+   */
+  private dropForgotten(): number {
+    const inTable = new Set(this.store.rows().map((r) => r.host));
+    let dropped = 0;
+    for (const host of [...this.known.keys()]) {
+      if (inTable.has(host)) continue;
+      this.known.delete(host);
+      if (this.served.delete(host)) dropped++;
+    }
+    if (dropped) this.notify();
+    return dropped;
   }
 
   /** At start: the API host and the MX host are wanted at once (nobody may have asked yet). */

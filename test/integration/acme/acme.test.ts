@@ -111,6 +111,23 @@ describe("automatic HTTPS with a real ACME CA", () => {
     expect((await httpsGet(httpsPort(), site.host, "/", s.root)).status).toBe(200);
   });
 
+  test("pier admin certs forget, run beside the server, stops the running server serving that certificate at its next sweep", async () => {
+    const site = await publishSite(s.t, { files: PAGE });
+    await siteFetch(s.t, site.host, "/");
+    await waitForState(s.acme, site.host, (x) => x.status === "issued");
+    await waitUntil(() => s.acme.servedCertificates().some((c) => c.host === site.host));
+    const code = await runAdmin(["certs", "forget", site.host, "--data-dir", s.t.dataDir], { out: () => {}, err: () => {} });
+    expect(code).toBe(0);
+    // Another process deleted the row and files; the server's own sweep (every minute) notices.
+    expect(s.acme.sweep()).toMatchObject({ dropped: 1 });
+    expect(s.acme.state(site.host).status).toBe("none");
+    const until = Date.now() + 20_000;
+    while ((await presentedCertificate(httpsPort(), site.host)).subjectAltName?.includes(`DNS:${site.host}`)) {
+      if (Date.now() > until) throw new Error("the forgotten certificate is still served");
+      await Bun.sleep(100);
+    }
+  });
+
   test("an unpublished or unknown host never starts an order", async () => {
     const ordersBefore = s.pebble.orderCount();
     const unknown = ["nosuchsite.sites.localhost", "preview-nosuchsite.sites.localhost", "other.example.com", "a.b.sites.localhost"];
