@@ -73,7 +73,11 @@ async function topLists(first: string, last: string) {
 async function expectEqualToDailyRows(w: { first: number; last: number }) {
   const first = dayOf(BASE + w.first * DAY);
   const last = dayOf(BASE + w.last * DAY);
-  const expected = { path: fromDailyRows("path", first, last), referrer: fromDailyRows("referrer", first, last), not_found: fromDailyRows("not_found", first, last) };
+  const expected = {
+    path: fromDailyRows("path", first, last),
+    referrer: fromDailyRows("referrer", first, last),
+    not_found: fromDailyRows("not_found", first, last),
+  };
   forgetCachedDaysFrom(t.pier.deps, ""); // the first request of a window: weeks and edge days
   expect(await topLists(first, last)).toEqual(expected);
   expect(await topLists(first, last)).toEqual(expected); // again, through the closed-days cache
@@ -95,7 +99,14 @@ test("top lists with the weekly roll-up equal the sums of the daily rows alone, 
       fc.array(window, { minLength: 1, maxLength: 3 }),
       fc.integer({ min: 0, max: 30 }),
       async (hits, windows, pruneAfter) => {
-        for (const table of ["analytics_daily_dims", "analytics_weekly_dims", "analytics_daily", "analytics_hourly", "analytics_hourly_dims", "analytics_totals"])
+        for (const table of [
+          "analytics_daily_dims",
+          "analytics_weekly_dims",
+          "analytics_daily",
+          "analytics_hourly",
+          "analytics_hourly_dims",
+          "analytics_totals",
+        ])
           deps.sqlite.query(`DELETE FROM ${table}`).run();
         forgetCachedDaysFrom(deps, "");
         setClock(BASE + 121 * DAY + HOUR);
