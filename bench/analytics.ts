@@ -4,7 +4,8 @@
 //     with tracking off, several rounds);
 //  2. a 90-day query for one publication holding 10 million hits over 1,000 paths, seeded through
 //     the real roll-up code (HourCounts + writeRollups, one flush per hour of the 90 days): p50/p99
-//     of GET /api/v1/publications/:id/analytics?range=90d over real HTTP;
+//     of GET /api/v1/publications/:id/analytics?range=90d over real HTTP, warm and as the first
+//     request of the window (closed-days cache emptied);
 //  3. the flusher under a flood of 100,000 distinct 404 paths: fold + flush time, rows written
 //     and the process's heap before/after (caps keep both flat).
 // Run: ./node_modules/.bin/bun bench/analytics.ts [--duration 8] [--rounds 3] [--only rps,handler,query,flood]
