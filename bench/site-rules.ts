@@ -6,7 +6,6 @@
 //  2. the site handler's µs per request in-process (steadier than wrk on a shared machine);
 //  3. the publish-time cost: compiling the rules, and writeDeploy with vs without them.
 // Run: ./node_modules/.bin/bun bench/site-rules.ts [--duration 6] [--rounds 2]
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +20,7 @@ import { createPublication } from "../src/features/publish/publications";
 import { compileRules } from "../src/features/publish/rules/syntax";
 import { createDeps } from "../src/runtime";
 import { createSiteHandler } from "../src/sites/server";
+import { hasWrk, serveDataDir, wrk } from "./wrk";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -118,54 +118,22 @@ console.log(
 deps.close();
 
 // --- 1. requests/s over HTTP
-if (spawnSync("sh", ["-c", "command -v wrk"]).status !== 0) console.log("rps: wrk missing (apt-get install -y wrk)");
+if (!hasWrk()) console.log("rps: wrk missing (apt-get install -y wrk)");
 else {
-  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  const proc = Bun.spawn(
-    [
-      process.execPath,
-      "src/main.ts",
-      "serve",
-      "--data-dir",
-      dir,
-      "--http-port",
-      String(port),
-      "--host",
-      "127.0.0.1",
-      "--smtp-port",
-      "off",
-      "--log-level",
-      "warn",
-    ],
-    { cwd: join(import.meta.dir, ".."), env: { ...process.env, PIER_SECRET_KEY: SECRET }, stdout: "ignore", stderr: "inherit" },
-  );
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/v1/status`)).ok) break;
-    } catch {}
-    await Bun.sleep(50);
-  }
-  const wrk = (slug: string, path: string) => {
-    const out = spawnSync("wrk", ["-t2", "-c50", `-d${DURATION}s`, "-H", `Host: ${slug}.localhost`, `http://127.0.0.1:${port}${path}`], {
-      encoding: "utf8",
-    }).stdout;
-    return Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
-  };
+  const server = await serveDataDir(dir, SECRET);
+  const run = (slug: string, path: string) => wrk({ port: server.port, slug, path, durationS: DURATION }).rps;
   const cases = [
     ["norules-site", "/", "no rules, `/`"],
     ["rules-site1", "/", "10,000 rules, `/` (no rule matches)"],
     ["rules-site1", "/en/last/42", "10,000 rules, last rule (301)"],
   ] as const;
-  wrk("norules-site", "/"); // warm-up
+  run("norules-site", "/"); // warm-up
   const sums = cases.map(() => 0);
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 ? [...cases.keys()].reverse() : [...cases.keys()];
-    for (const i of order) sums[i]! += wrk(cases[i]![0], cases[i]![1]);
+    for (const i of order) sums[i]! += run(cases[i]![0], cases[i]![1]);
   }
-  proc.kill("SIGTERM");
-  await proc.exited;
+  await server.stop();
   console.log(`\n### Requests/s (wrk -t2 -c50 -d${DURATION}s, mean of ${ROUNDS} alternating rounds)\n`);
   console.log("| Case | Requests/s | vs no rules |\n|---|---|---|");
   cases.forEach((c, i) => console.log(`| ${c[2]} | ${(sums[i]! / ROUNDS).toFixed(0)} | ${(((sums[i]! - sums[0]!) / sums[0]!) * 100).toFixed(1)}% |`));

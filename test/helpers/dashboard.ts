@@ -2,12 +2,14 @@
 // submit forms and wait for the page that follows, check each page with axe, and save a
 // screenshot at desktop and phone width under test-results/screenshots/ for review (not
 // compared pixel by pixel).
-import { expect } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import type { Page } from "playwright-core";
-import type { TestPier, TestUser } from "./pier";
+import type { Browser, Page } from "playwright-core";
+import type { Config } from "../../src/config";
+import { launchChromium } from "./chromium";
+import { startTestPier, type TestPier, type TestUser } from "./pier";
 
 export const SCREENSHOTS = join(import.meta.dir, "../../test-results/screenshots");
 
@@ -54,4 +56,31 @@ export async function expectAccessible(page: Page, opts: { exclude?: string[] } 
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   expect(bad).toEqual([]);
+}
+
+export interface Dashboard {
+  t: TestPier;
+  browser: Browser;
+}
+
+/**
+ * The hooks every Chromium dashboard file needs: before its tests, a test Pier (with `overrides`,
+ * or what the function returns when they depend on an earlier hook) and Chromium; after them,
+ * both closed, each even when the other failed to start or close. `ready` receives both (assign
+ * the file's `t` and `browser` there). Hooks run in the order they were registered, so a
+ * beforeAll the file adds after this call sees both started.
+ */
+export function withDashboard(overrides: Partial<Config> | (() => Partial<Config>), ready: (d: Dashboard) => void): void {
+  let t: TestPier | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    t = await startTestPier(typeof overrides === "function" ? overrides() : overrides);
+    browser = await launchChromium();
+    ready({ t, browser });
+  });
+  afterAll(async () => {
+    const closed = await Promise.allSettled([browser?.close(), t?.stop()]);
+    const failed = closed.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+  });
 }

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { generate } from "selfsigned";
+import { startChallTestSrv } from "./challtestsrv";
 
 export interface Pebble {
   directoryUrl: string;
@@ -18,7 +19,7 @@ export interface Pebble {
   output(): string;
   /** Orders pebble has received so far (from its log). */
   orderCount(): number;
-  /** A challtestsrv answer for a name (A record) — every name already resolves to 127.0.0.1. */
+  /** The management API of pebble's own challtestsrv ("" when the test gave its own DNS server); every name resolves to 127.0.0.1. */
   challtest: string;
   stop(): Promise<void>;
 }
@@ -47,7 +48,7 @@ async function collect(proc: Subprocess<"ignore", "pipe", "pipe">, sink: { text:
 /** `dns`: a DNS server (host:port) to use instead of pebble's own challtestsrv, e.g. one the test also gives Pier. */
 export async function startPebble(opts: { httpPort: number; validitySeconds?: number; dns?: string }): Promise<Pebble> {
   const dir = mkdtempSync(join(tmpdir(), "pebble-"));
-  const [dnsPort, challMgmt, acmePort, mgmtPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [acmePort, mgmtPort] = [await freePort(), await freePort()];
   const tls = await generate([{ name: "commonName", value: "localhost" }], {
     keySize: 2048,
     days: 30,
@@ -84,30 +85,8 @@ export async function startPebble(opts: { httpPort: number; validitySeconds?: nu
   );
   const log = { text: "" };
   // Without a DNS server of the test's own, pebble gets a challtestsrv answering 127.0.0.1 for every name.
-  const chall = opts.dns
-    ? null
-    : Bun.spawn(
-        [
-          "/usr/bin/pebble-challtestsrv",
-          "-http01",
-          "",
-          "-https01",
-          "",
-          "-tlsalpn01",
-          "",
-          "-defaultIPv6",
-          "",
-          "-defaultIPv4",
-          "127.0.0.1",
-          "-dns01",
-          `127.0.0.1:${dnsPort}`,
-          "-management",
-          `127.0.0.1:${challMgmt}`,
-        ],
-        { stdin: "ignore", stdout: "pipe", stderr: "pipe" },
-      );
-  if (chall) collect(chall, { text: "" });
-  const pebble = Bun.spawn(["/usr/bin/pebble", "-config", join(dir, "pebble.json"), "-dnsserver", opts.dns ?? `127.0.0.1:${dnsPort}`], {
+  const chall = opts.dns ? null : await startChallTestSrv({ defaultIPv4: "127.0.0.1" });
+  const pebble = Bun.spawn(["/usr/bin/pebble", "-config", join(dir, "pebble.json"), "-dnsserver", opts.dns ?? chall!.dns], {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -124,7 +103,7 @@ export async function startPebble(opts: { httpPort: number; validitySeconds?: nu
     } catch {}
     if (Date.now() > deadline) {
       pebble.kill();
-      chall?.kill();
+      await chall?.stop();
       throw new Error(`pebble did not start: ${log.text}`);
     }
     await Bun.sleep(100);
@@ -132,14 +111,13 @@ export async function startPebble(opts: { httpPort: number; validitySeconds?: nu
   return {
     directoryUrl,
     caRootFile: certFile,
-    challtest: `http://127.0.0.1:${challMgmt}`,
+    challtest: chall?.management ?? "",
     issuingRoot: async () => (await fetch(`https://127.0.0.1:${mgmtPort}/roots/0`, { tls: { ca: tls.cert } })).text(),
     output: () => log.text,
     orderCount: () => (log.text.match(/POST \/order-plz/g) ?? []).length,
     stop: async () => {
       pebble.kill();
-      chall?.kill();
-      await Promise.all([pebble.exited, chall?.exited]);
+      await Promise.all([pebble.exited, chall?.stop()]);
       rmSync(dir, { recursive: true, force: true });
     },
   };

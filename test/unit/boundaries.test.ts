@@ -110,6 +110,7 @@ const TABLE_OWNER: Record<string, string> = {
   analyticsTotals: "analytics",
   analyticsVisitors: "analytics",
   analyticsSalts: "analytics",
+  analyticsWeeklyDims: "analytics",
 
   formSubmissions: "forms",
 };

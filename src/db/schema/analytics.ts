@@ -73,6 +73,25 @@ export const analyticsDailyDims = sqliteTable(
   (t) => [primaryKey({ columns: [t.publicationId, t.kind, t.day, t.value] })],
 );
 
+/**
+ * The same per ISO week ("YYYY-MM-DD" of its Monday, UTC), written with the daily rows: a 90-day
+ * window sums at most 13 weeks plus 12 edge days instead of 90 days. Always equal to the sum of
+ * the week's stored daily rows (retention rebuilds a partly pruned week).
+ */
+export const analyticsWeeklyDims = sqliteTable(
+  "analytics_weekly_dims",
+  {
+    publicationId: text("publication_id")
+      .notNull()
+      .references(() => publications.id, { onDelete: "cascade" }),
+    week: text("week").notNull(),
+    kind: text("kind", { enum: ["path", "referrer", "country", "bot", "not_found"] }).notNull(),
+    value: text("value").notNull(),
+    hits: integer("hits").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.publicationId, t.kind, t.week, t.value] })],
+);
+
 /** Cached all-time figures for the publication resource (never cut by retention). */
 export const analyticsTotals = sqliteTable("analytics_totals", {
   publicationId: text("publication_id")

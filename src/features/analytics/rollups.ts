@@ -5,7 +5,7 @@
 import type { Deps } from "../../core/context";
 import type { DimensionKind } from "../../db/schema";
 import type { HourCounts } from "./counts";
-import { forgetCachedDaysFrom } from "./top-lists";
+import { forgetCachedDaysFrom, weekOf } from "./top-lists";
 
 export interface FlushReport {
   rows: number;
@@ -24,6 +24,8 @@ const SQL = {
     "INSERT INTO analytics_hourly_dims (publication_id, hour, kind, value, hits) VALUES (?, ?, ?, ?, ?) ON CONFLICT (publication_id, kind, hour, value) DO UPDATE SET hits = hits + excluded.hits",
   dailyDim:
     "INSERT INTO analytics_daily_dims (publication_id, day, kind, value, hits) VALUES (?, ?, ?, ?, ?) ON CONFLICT (publication_id, kind, day, value) DO UPDATE SET hits = hits + excluded.hits",
+  weeklyDim:
+    "INSERT INTO analytics_weekly_dims (publication_id, week, kind, value, hits) VALUES (?, ?, ?, ?, ?) ON CONFLICT (publication_id, kind, week, value) DO UPDATE SET hits = hits + excluded.hits",
   totals:
     "INSERT INTO analytics_totals (publication_id, hits_all_time, first_event_at, last_event_at) VALUES (?, ?, ?, ?) " +
     "ON CONFLICT (publication_id) DO UPDATE SET hits_all_time = hits_all_time + excluded.hits_all_time, " +
@@ -42,6 +44,7 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     for (const c of batch) {
       if (!live.has(c.publicationId)) continue;
       const day = c.hour.slice(0, 10);
+      const week = weekOf(day);
       let visitors = c.visitorsWritten + c.overflowVisitors.size;
       for (const hash of c.visitors) visitors += visitor.run(c.publicationId, day, hash).changes;
       const values = [c.hits, c.hitsBots, c.hitsAssets, c.hitsNotFound, visitors, c.clicks, c.downloads];
@@ -52,7 +55,8 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
         for (const [value, hits] of values) {
           db.query(SQL.hourlyDim).run(c.publicationId, c.hour, kind, value, hits);
           db.query(SQL.dailyDim).run(c.publicationId, day, kind, value, hits);
-          rows += 2;
+          db.query(SQL.weeklyDim).run(c.publicationId, week, kind, value, hits);
+          rows += 3;
         }
       }
       const t = totals.get(c.publicationId) ?? { hits: 0, first: c.firstAt, last: c.lastAt };
@@ -101,18 +105,33 @@ export function pruneSalts(deps: Deps, keepFrom: string): void {
 /** Hourly figures serve the 24h range and its previous period: three days is enough. */
 const HOURLY_KEEP_MS = 3 * 86_400_000;
 
-/** The periodic retention task: hourly rows after 3 days, daily rows after --analytics-retention-days. */
-export function pruneAnalytics(deps: Deps): { hourly: number; daily: number } {
+/**
+ * The periodic retention task: hourly rows after 3 days, daily rows after
+ * --analytics-retention-days, weekly top lists once their whole week has expired. The week the
+ * cut falls in is rebuilt from its remaining days, so a week row always equals its stored days.
+ */
+export function pruneAnalytics(deps: Deps): { hourly: number; daily: number; weekly: number } {
   const now = deps.clock.now().getTime();
   const hourCut = new Date(now - HOURLY_KEEP_MS).toISOString().slice(0, 13);
   const dayCut = new Date(now - deps.config.analyticsRetentionDays * 86_400_000).toISOString().slice(0, 10);
+  const cutWeek = weekOf(dayCut);
   const db = deps.sqlite;
   const pruned = db.transaction(() => {
     const hourly = db.query("DELETE FROM analytics_hourly WHERE hour < ?").run(hourCut).changes;
     db.query("DELETE FROM analytics_hourly_dims WHERE hour < ?").run(hourCut);
     const daily = db.query("DELETE FROM analytics_daily WHERE day < ?").run(dayCut).changes;
-    db.query("DELETE FROM analytics_daily_dims WHERE day < ?").run(dayCut);
-    return { hourly, daily };
+    const dailyDims = db.query("DELETE FROM analytics_daily_dims WHERE day < ?").run(dayCut).changes;
+    let weekly = db.query("DELETE FROM analytics_weekly_dims WHERE week < ?").run(cutWeek).changes;
+    if (dailyDims > 0 && cutWeek < dayCut) {
+      // Part of the cut's week is gone: its rows are summed again from the days that remain.
+      weekly += db.query("DELETE FROM analytics_weekly_dims WHERE week = ?").run(cutWeek).changes;
+      db.query(
+        "INSERT INTO analytics_weekly_dims (publication_id, week, kind, value, hits) " +
+          "SELECT publication_id, ?1, kind, value, sum(hits) FROM analytics_daily_dims WHERE day BETWEEN ?1 AND date(?1, '+6 days') " +
+          "GROUP BY publication_id, kind, value",
+      ).run(cutWeek);
+    }
+    return { hourly, daily, weekly };
   })();
   forgetCachedDaysFrom(deps, ""); // sums that included pruned days would show them
   return pruned;

@@ -1,7 +1,8 @@
 // Top lists (paths, referrers, countries, bots, 404 paths) of day windows. A 90-day window sums
-// up to 90 days x 1,000 values; almost all of those days are closed: nothing counted later can
-// land on them. So the sums of a window's closed days are kept in a small cache and only the
-// last two days are read for each request. Any write to a cached day (a fake clock going back, a
+// up to 90 days x 1,000 values; whole ISO weeks are read from the weekly roll-up instead (at most
+// 13 weeks and 12 edge days). Almost all of a window's days are also closed: nothing counted
+// later can land on them. So the sums of a window's closed days are kept in a small cache and
+// only the last two days are read for each later request. Any write to a cached day (a fake clock going back, a
 // replay) or a retention prune drops the entries it touches, so an answer is never stale.
 import type { Deps } from "../../core/context";
 
@@ -48,13 +49,48 @@ export function forgetCachedDaysFrom(deps: Deps, fromDay: string): void {
   for (const [key, e] of cache) if (e.closedLast >= fromDay) cache.delete(key);
 }
 
-const sumSql = (bySite: boolean) =>
-  `SELECT ${bySite ? "publication_id" : "''"} AS id, value, sum(hits) AS hits FROM analytics_daily_dims ` +
-  "WHERE publication_id IN (SELECT value FROM json_each(?1)) AND kind = ?2 AND day BETWEEN ?3 AND ?4 " +
-  `GROUP BY ${bySite ? "publication_id, " : ""}value`;
+/** The ISO week of a day: the "YYYY-MM-DD" of its Monday (UTC). */
+export function weekOf(day: string): string {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return dayOf(ms - ((new Date(ms).getUTCDay() + 6) % 7) * DAY_MS);
+}
+
+/**
+ * The days [first, last] as whole ISO weeks (read from the weekly roll-up) and the days of the
+ * partial weeks at the edges (read from the daily one): a 90-day window is at most 13 weeks and
+ * 12 days instead of 90 days.
+ */
+export function splitIntoWeeks(first: string, last: string): { weeks: string[]; days: string[] } {
+  const weeks: string[] = [];
+  const days: string[] = [];
+  const lastMs = Date.parse(`${last}T00:00:00Z`);
+  for (let ms = Date.parse(`${first}T00:00:00Z`); ms <= lastMs; ) {
+    const day = dayOf(ms);
+    if (weekOf(day) === day && ms + 6 * DAY_MS <= lastMs) {
+      weeks.push(day);
+      ms += 7 * DAY_MS;
+    } else {
+      days.push(day);
+      ms += DAY_MS;
+    }
+  }
+  return { weeks, days };
+}
+
+const sumSql = (bySite: boolean) => {
+  const part = (table: string, key: string, param: string) =>
+    `SELECT publication_id, value, hits FROM ${table} WHERE publication_id IN (SELECT value FROM json_each(?1)) AND kind = ?2 ` +
+    `AND ${key} IN (SELECT value FROM json_each(${param}))`;
+  return (
+    `SELECT ${bySite ? "publication_id" : "''"} AS id, value, sum(hits) AS hits FROM (` +
+    `${part("analytics_weekly_dims", "week", "?3")} UNION ALL ${part("analytics_daily_dims", "day", "?4")}) ` +
+    `GROUP BY ${bySite ? "publication_id, " : ""}value`
+  );
+};
 
 function sums(deps: Deps, ids: string, kind: string, first: string, last: string, bySite: boolean): TopRow[] {
-  return deps.sqlite.query(sumSql(bySite)).all(ids, kind, first, last) as TopRow[];
+  const { weeks, days } = splitIntoWeeks(first, last);
+  return deps.sqlite.query(sumSql(bySite)).all(ids, kind, JSON.stringify(weeks), JSON.stringify(days)) as TopRow[];
 }
 
 const rowKey = (r: TopRow) => `${r.id}\n${r.value}`;

@@ -3,26 +3,18 @@
 // a reload neither shows it again nor makes a second one; revoke), agent connections and the
 // activity log, notifications, the password change and sign out everywhere. Each page is
 // checked with axe and saved at desktop and phone width under test-results/screenshots/.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Browser } from "playwright-core";
 import { apiKeys } from "../../../src/db/schema";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 
 let t: TestPier;
 let browser: Browser;
 
-beforeAll(async () => {
-  t = await startTestPier();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+withDashboard({}, (d) => ({ t, browser } = d));
 
 const api = (path: string) => dashboardUrl(t, path);
 const liveKeys = (accountId: string, label: string) =>

@@ -3,26 +3,20 @@
 // plans (move an account), the outbox and one of its messages, health (failed job retried).
 // A user who is not an admin sees no Admin entry and gets the not-found page. Each page is
 // checked with axe and saved at desktop and phone width under test-results/screenshots/.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { Browser } from "playwright-core";
 import { accounts, jobs, mailOutbox, users } from "../../../src/db/schema";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier, TestUser } from "../../helpers/pier";
 
 let t: TestPier;
 let browser: Browser;
 let admin: TestUser;
 
+withDashboard({ signupMode: "invite" }, (d) => ({ t, browser } = d));
 beforeAll(async () => {
-  t = await startTestPier({ signupMode: "invite" });
   admin = await t.user({ email: "instance-admin@example.com" }); // the first user administers the instance
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
 });
 
 const api = (path: string) => dashboardUrl(t, path);

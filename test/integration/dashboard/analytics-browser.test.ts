@@ -1,23 +1,15 @@
 // The Analytics tab in real Chromium: a site gets real visits, the owner opens the bucket's
 // Analytics tab, sees the same totals as the API, the uPlot chart drawn over the per-day table,
 // switches to 24h and to a custom window (a bad one is refused on the page); axe checks it.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
 let t: TestPier;
 let browser: Browser;
-beforeAll(async () => {
-  t = await startTestPier();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+withDashboard({}, (d) => ({ t, browser } = d));
 
 describe("the Analytics tab in Chromium", () => {
   test("figures, chart, ranges and a refused window", async () => {

@@ -3,24 +3,16 @@
 // never reaches any page), take and remove the bucket lock, and lift the visibility lock an
 // agent set through the API (the one thing only the dashboard can do). Each step is checked
 // on the page and through the REST API; axe and screenshots as for every dashboard page.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 
 let t: TestPier;
 let browser: Browser;
 
-beforeAll(async () => {
-  t = await startTestPier();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+withDashboard({}, (d) => ({ t, browser } = d));
 
 const SECRET = "sk_live_Zq9-never-shown-7731";
 const REPLACED = "sk_live_Replaced-never-shown-4410";

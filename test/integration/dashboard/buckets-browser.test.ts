@@ -3,25 +3,17 @@
 // unarchive, delete with the phrase; a reload after a form POST does not repeat it; another
 // account's bucket is the normal not-found page. Screenshots at desktop and 375 px are saved
 // under test-results/screenshots/ for review, and axe checks each page (not compared).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let browser: Browser;
 
-beforeAll(async () => {
-  t = await startTestPier();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+withDashboard({}, (d) => ({ t, browser } = d));
 
 const api = (path: string) => dashboardUrl(t, path);
 const bucketCount = async (u: TestUser) =>

@@ -1,26 +1,18 @@
 // The buckets home's tags, templates and bulk archive, and a background delete followed live,
 // in real Chromium: each step checked on the page and through the REST API. The home page's
 // query count does not grow with the number of buckets listed (no query per row).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { publishSite } from "../../helpers/sites";
 
 let t: TestPier;
 let browser: Browser;
 
-beforeAll(async () => {
-  // A tiny sync limit: a bucket with a few variables is deleted in the background.
-  t = await startTestPier({ bucketDeleteSyncLimit: 3 });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+// A tiny sync limit: a bucket with a few variables is deleted in the background.
+withDashboard({ bucketDeleteSyncLimit: 3 }, (d) => ({ t, browser } = d));
 
 const api = (path: string) => dashboardUrl(t, path);
 const bucketOf = async (u: TestUser, id: string) => (await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket;

@@ -4,21 +4,22 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Browser, type Page } from "playwright-core";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
-import { launchChromium } from "../../helpers/chromium";
-import { startTestPier, type TestPier } from "../../helpers/pier";
+import { withDashboard } from "../../helpers/dashboard";
+import type { TestPier } from "../../helpers/pier";
 import { publishSite } from "../../helpers/sites";
 
 let t: TestPier;
 let cts: ChallTestSrv;
 let browser: Browser;
+// challtestsrv first: Pier resolves names through it.
 beforeAll(async () => {
   cts = await startChallTestSrv({ defaultIPv4: "" });
-  t = await startTestPier({ dnsResolver: cts.dns });
-  browser = await launchChromium();
 });
+withDashboard(
+  () => ({ dnsResolver: cts.dns }),
+  (d) => ({ t, browser } = d),
+);
 afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
   await cts?.stop();
 });
 

@@ -7,9 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import type { Browser } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 
 let t: TestPier;
@@ -18,9 +17,8 @@ let browser: Browser;
 const hits: string[] = [];
 let tracker: ReturnType<typeof Bun.serve>;
 
-beforeAll(async () => {
-  t = await startTestPier({ smtpPort: 0, mailDomain: "mail.pier.test", smtpRateLimitPerIp: 10_000 });
-  browser = await launchChromium();
+withDashboard({ smtpPort: 0, mailDomain: "mail.pier.test", smtpRateLimitPerIp: 10_000 }, (d) => ({ t, browser } = d));
+beforeAll(() => {
   tracker = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -30,10 +28,8 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => {
+afterAll(() => {
   tracker?.stop(true);
-  await browser?.close();
-  await t?.stop();
 });
 
 type Mail = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMail"]>[0];

@@ -3,28 +3,20 @@
 // copy, lock and unlock, delete; upload files by the file input and by a drop, with a failed
 // PUT retried alone; the history with what changed, a version's files, and a confirmed
 // restore. Each step is checked in the page and then through the REST API.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { syncFiles, textFile, type LocalFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let browser: Browser;
 
-beforeAll(async () => {
-  t = await startTestPier();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+withDashboard({}, (d) => ({ t, browser } = d));
 
 const url = (path: string) => dashboardUrl(t, path);
 const PNG = Uint8Array.from(atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="), (c) => c.charCodeAt(0));

@@ -3,11 +3,10 @@
 // protect it with a password (refused, generated, copied, regenerated), make recipient links,
 // unpublish; on the Free plan a password site is refused with the plan's choices as buttons,
 // and the preview choice works. Each step is checked in the page AND through the REST API.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { siteFetch } from "../../helpers/sites";
 import { syncFiles, textFile } from "../../helpers/uploads";
@@ -15,14 +14,7 @@ import { syncFiles, textFile } from "../../helpers/uploads";
 let t: TestPier;
 let browser: Browser;
 
-beforeAll(async () => {
-  t = await startTestPier();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t?.stop();
-});
+withDashboard({}, (d) => ({ t, browser } = d));
 
 const publication = async (u: TestUser, bucketId: string) => {
   const b = (await t.api("GET", `/api/v1/buckets/${bucketId}`, { key: u.key })).body.data.bucket;
