@@ -65,7 +65,7 @@ function failedJobs(shell: Shell, s: Session, offset: number, total: number): Sa
       j,
     ) => html`<tr><td><code>${j.kind}</code><br><code class="small">${j.id}</code></td><td class="small">${j.attempts} of ${j.maxAttempts}</td><td class="small">${shortTime(j.finishedAt)}</td>
 <td class="wrap small mono">${j.lastError ?? ""}</td>
-<td><form method="post" action="${HEALTH_PATH}/jobs/${j.id}/retry" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="secondary" aria-label="Retry job ${j.id}">Retry</button></form></td></tr>`,
+<td><form method="post" action="${HEALTH_PATH}/jobs/${j.id}/retry" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="secondary" aria-label="Retry job ${j.id}">Retry</button></form></td></tr>`,
   );
   return html`<table><caption class="skip">Failed jobs</caption><thead><tr><th scope="col">Job</th><th scope="col">Attempts</th><th scope="col">Failed</th><th scope="col">Error</th><th scope="col"><span class="skip">Actions</span></th></tr></thead><tbody>${body}</tbody></table>
 ${pager(offset, FAILED_PAGE, total, (o) => `${HEALTH_PATH}${o ? `?offset=${o}` : ""}#jobs`)}`;

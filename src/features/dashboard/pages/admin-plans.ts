@@ -29,7 +29,7 @@ function plansView(shell: Shell, s: Session, query: Record<string, string | unde
   const rows = accounts.map((a) => {
     const id = `plan-${a.id}`;
     return html`<tr><td class="wrap"><strong>${a.name}</strong><br><code class="small">${a.id}</code>${a.readOnly ? html` <span class="badge">read-only</span>` : ""}</td><td class="wrap small">${a.ownerEmail ?? "—"}</td>
-<td><form method="post" action="${PLANS_PATH}/accounts/${a.id}" class="actions"><input type="hidden" name="csrf" value="${s.csrf}">
+<td><form method="post" action="${PLANS_PATH}/accounts/${a.id}" class="actions"><input type="hidden" name="csrf" value="${shell.formToken(s)}">
 <label for="${id}" class="skip">Plan of ${a.name}</label><select id="${id}" name="plan">${plans.map((p) => html`<option value="${p.id}"${p.id === a.plan ? html` selected` : ""}>${p.name}</option>`)}</select>
 <button type="submit" class="secondary" aria-label="Change the plan of ${a.name}">Change</button></form></td></tr>`;
   });

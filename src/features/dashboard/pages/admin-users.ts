@@ -37,7 +37,7 @@ function usersView(shell: Shell, s: Session, query: Record<string, string | unde
   const { users, total } = adminListUsers(shell.deps, { search: q || undefined, limit: USERS_PAGE, offset });
   const invite = shell.takeFlash(s, query.flash) as { code: string; link: string; email: string | null; expiresAt: string } | undefined;
   const form = (action: string, label: string, aria: string, cls = "secondary") =>
-    html`<form method="post" action="${ADMIN_PATH}/users/${action}" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="${cls}" aria-label="${aria}">${label}</button></form>`;
+    html`<form method="post" action="${ADMIN_PATH}/users/${action}" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="${cls}" aria-label="${aria}">${label}</button></form>`;
   const rows = users.map(
     (u) => html`<tr><td class="wrap"><strong>${u.email}</strong><br><code class="small">${u.id}</code></td>
 <td>${u.instanceAdmin ? html`<span class="badge">admin</span>` : html`<span class="muted small">user</span>`}${u.disabled ? html` <span class="badge">disabled</span>` : ""}</td><td class="small">${u.twoFactor ? "on" : "off"}</td><td class="small">${shortTime(u.lastLoginAt)}</td>
