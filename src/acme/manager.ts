@@ -51,10 +51,11 @@ export class CertificateManager implements CertificatePort {
     for (const row of this.store.rows()) {
       const files = row.notAfter ? this.store.readFiles(row.host) : null;
       if (files && usablePair(files)) this.served.set(row.host, { host: row.host, ...files, notAfter: new Date(row.notAfter!) });
-      else if (files) {
-        // A damaged pair would make the HTTPS listener refuse every certificate list it is in:
-        // it is not served, and the host is ordered again at the next sweep.
-        deps.log.warn("stored certificate unreadable; ordering it again", { host: row.host });
+      else if (row.notAfter) {
+        // Missing files (a data dir restored without them) or a damaged pair (which would make the
+        // HTTPS listener refuse every certificate list it is in): not served, and since the row
+        // must not claim "issued" for what is not served, the host is ordered again at the next sweep.
+        deps.log.warn("stored certificate missing or unreadable; ordering it again", { host: row.host });
         this.known.set(row.host, this.store.update(row.host, { status: "pending", notAfter: null, nextAttemptAt: now.toISOString() }, now)!);
         continue;
       }

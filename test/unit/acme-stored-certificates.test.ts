@@ -1,6 +1,7 @@
-// Certificates read back from the data dir at start: a pair the TLS library would refuse (a
+// Certificates read back from the data dir at start. A pair the TLS library would refuse (a
 // truncated file, a key that is not the certificate's) is never handed to the HTTPS listener,
-// where it would make every certificate swap fail; the host is ordered again instead.
+// where it would make every certificate swap fail; a missing pair is not reported as issued.
+// Either way the host is ordered again.
 import { afterEach, expect, test } from "bun:test";
 import { generate } from "selfsigned";
 import { CertificateManager } from "../../src/acme";
@@ -23,7 +24,7 @@ afterEach(() => {
   td = null;
 });
 
-test("an unreadable or mismatched stored certificate is not served, and its host is due for a new order", async () => {
+test("a missing, unreadable or mismatched stored certificate is not served, and its host is due for a new order", async () => {
   td = await testDeps();
   const { deps } = td;
   const store = new CertificateStore(deps.config.dataDir, deps.db);
@@ -36,16 +37,17 @@ test("an unreadable or mismatched stored certificate is not served, and its host
     "truncated.example.com": { cert: good.cert.slice(0, 200), key: good.key },
     "mismatched.example.com": { cert: good.cert, key: other.key },
   };
-  for (const [host, files] of Object.entries(stored)) {
+  for (const host of [...Object.keys(stored), "missing.example.com"]) {
     store.ensureRow(host, now);
     store.update(host, { status: "issued", notAfter: later, nextAttemptAt: later, issuedAt: now.toISOString() }, now);
-    store.writeFiles(host, files);
+    if (stored[host]) store.writeFiles(host, stored[host]);
   }
 
   const manager = new CertificateManager(deps);
   try {
     expect(manager.servedCertificates().map((c) => c.host)).toEqual(["good.example.com"]);
-    for (const host of ["truncated.example.com", "mismatched.example.com"]) {
+    for (const host of ["truncated.example.com", "mismatched.example.com", "missing.example.com"]) {
+      expect(manager.state(host).status).toBe("pending");
       expect(manager.certificateFor(host)).toBeNull();
       const row = store.row(host)!;
       expect(row.status).toBe("pending");
