@@ -11,7 +11,7 @@ import { serverVersion } from "../../../core/version";
 import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import type { DashboardPage } from "../page";
 import type { Session, Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
 export const HEALTH_PATH = `${ADMIN_PATH}/health`;
 const FAILED_PAGE = 20;
@@ -129,6 +129,7 @@ export const adminHealthPage: DashboardPage = {
             return `${HEALTH_PATH}?done=retried#jobs`;
           },
           (s, error) => adminRefusal(shell, s, () => view(s, {}, error)),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia;

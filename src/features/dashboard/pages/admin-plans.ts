@@ -7,7 +7,7 @@ import { html } from "../../../http/pages/layout";
 import { adminListAccounts, setPlan, UNLIMITED } from "../../accounts";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
 export const PLANS_PATH = `${ADMIN_PATH}/plans`;
 const ACCOUNTS_PAGE = 50;
@@ -69,6 +69,7 @@ export const adminPlansPage: DashboardPage = {
             return `${PLANS_PATH}?done=moved#accounts`;
           },
           (s, error) => adminRefusal(shell, s, () => plansView(shell, s, {}, error)),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia,

@@ -9,7 +9,7 @@ import { adminDisableTwoFactor, adminListUsers, adminSetDisabled, adminSetInstan
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
 const USERS_PAGE = 50;
 const DONE: Record<string, string> = {
@@ -96,6 +96,7 @@ export const adminUsersPage: DashboardPage = {
             return run(userEmail(shell, params.id!));
           },
           (s, error) => adminRefusal(shell, s, () => usersView(shell, s, {}, { error, typed: { email: "", days: "7" } })),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       );
@@ -124,6 +125,7 @@ export const adminUsersPage: DashboardPage = {
           },
           (s, error, { body }) =>
             adminRefusal(shell, s, () => usersView(shell, s, {}, { error, typed: { email: formField(body, "email"), days: formField(body, "days") } })),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia;
