@@ -2,7 +2,7 @@
 // Orders run as jobs ("acme.issue", one per host at a time); this class decides whether a host
 // may have one (host policy), keeps the served certificates in memory for the HTTPS listener
 // and SMTP, answers HTTP-01 challenges, and schedules renewals and retries.
-import { X509Certificate } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import type { CertificatePort, CertificateState, Deps } from "../core/context";
@@ -47,10 +47,19 @@ export class CertificateManager implements CertificatePort {
   constructor(private readonly deps: Deps) {
     this.store = new CertificateStore(deps.config.dataDir, deps.db);
     this.issuer = new AcmeIssuer(deps.config, this.store, this.challenges);
+    const now = deps.clock.now();
     for (const row of this.store.rows()) {
-      this.known.set(row.host, row);
       const files = row.notAfter ? this.store.readFiles(row.host) : null;
-      if (files) this.served.set(row.host, { host: row.host, ...files, notAfter: new Date(row.notAfter!) });
+      if (files && usablePair(files)) this.served.set(row.host, { host: row.host, ...files, notAfter: new Date(row.notAfter!) });
+      else if (row.notAfter) {
+        // Missing files (a data dir restored without them) or a damaged pair (which would make the
+        // HTTPS listener refuse every certificate list it is in): not served, and since the row
+        // must not claim "issued" for what is not served, the host is ordered again at the next sweep.
+        deps.log.warn("stored certificate missing or unreadable; ordering it again", { host: row.host });
+        this.known.set(row.host, this.store.update(row.host, { status: "pending", notAfter: null, nextAttemptAt: now.toISOString() }, now)!);
+        continue;
+      }
+      this.known.set(row.host, row);
     }
   }
 
@@ -264,5 +273,14 @@ export function certificateNames(pem: string): string[] {
       .map((s) => s.slice(4).toLowerCase());
   } catch {
     return [];
+  }
+}
+
+/** True when the certificate and key parse and belong together (what the TLS library will accept). */
+function usablePair(files: { cert: string; key: string }): boolean {
+  try {
+    return new X509Certificate(files.cert).checkPrivateKey(createPrivateKey(files.key));
+  } catch {
+    return false;
   }
 }

@@ -52,15 +52,20 @@ export class HttpsListener {
     });
   }
 
-  /** Serve this list from now on (swaps are serialized; the last list wins). */
+  /**
+   * Serve this list from now on (swaps are serialized; the last list wins). A refused list
+   * (a certificate the TLS library rejects) fails this call and keeps the listener as it was;
+   * the chain goes on, so the next list is still applied.
+   */
   update(entries: SniCertificate[]): Promise<void> {
-    this.swapping = this.swapping.then(async () => {
+    const swap = this.swapping.then(async () => {
       if (this.stopped) return;
       const old = this.server;
       this.server = this.listen(old.port!, entries);
       await old.stop();
     });
-    return this.swapping;
+    this.swapping = swap.catch(() => {});
+    return swap;
   }
 
   async stop(force = false): Promise<void> {

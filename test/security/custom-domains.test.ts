@@ -1,6 +1,7 @@
 // Attacks on custom domains, each reproduced against a real Pier whose DNS is a real server
 // (pebble-challtestsrv) the attacker may write to, as anyone may write their own zone.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { hostAllowed } from "../../src/acme";
 import { startChallTestSrv, type ChallTestSrv } from "../helpers/challtestsrv";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { publishSite, siteFetch } from "../helpers/sites";
@@ -108,4 +109,19 @@ test("another account cannot read, refresh or remove a domain, nor learn its own
   const viaOwn = await t.api("DELETE", `/api/v1/buckets/${as.pub.bucketId}/custom_domains/${d.id}`, { key: attacker.key });
   expect(viaOwn.body.error.code).toBe("CUSTOM_DOMAIN_NOT_FOUND");
   expect((await t.api("GET", `/api/v1/buckets/${vs.pub.bucketId}/custom_domains/${d.id}`, { key: victim.key })).status).toBe(200);
+});
+
+test("once its site is unpublished, a verified custom domain is no longer a name Pier orders certificates for", async () => {
+  const vs = await site(victim, "soon unpublished");
+  const d = (await add(victim, vs.pub.bucketId, "www.unpublished-cert.com")).body.data.custom_domain;
+  await cts.setTxt(rec(d, "ownership").name, rec(d, "ownership").value);
+  await cts.setCname("www.unpublished-cert.com", "pier.test");
+  expect((await refresh(victim, vs.pub.bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+  expect(hostAllowed("www.unpublished-cert.com", t.pier.deps)).toBe(true);
+
+  expect((await t.api("DELETE", `/api/v1/buckets/${vs.pub.bucketId}/publication`, { key: victim.key })).status).toBe(202);
+  await t.pier.runner.drain();
+  // Anyone can send this Host header or SNI name; with nothing served there, no order may start.
+  expect((await siteFetch(t, "www.unpublished-cert.com", "/")).status).toBe(404);
+  expect(hostAllowed("www.unpublished-cert.com", t.pier.deps)).toBe(false);
 });

@@ -10,7 +10,7 @@ import { htmlResponse, redirectResponse } from "../../http/html";
 import { alertBox, html, loadTemplate, renderTemplate, SafeHtml, type TemplateVars } from "../../http/pages/layout";
 import { scriptTags } from "./assets";
 import { DASHBOARD_CSP } from "./csp";
-import { browserSession, checkCsrf, recordDashboardVisit } from "../accounts";
+import { browserSession, checkCsrf, getAccount, recordDashboardVisit } from "../accounts";
 import type { BrowserSession } from "../accounts";
 
 export type Session = BrowserSession;
@@ -51,6 +51,7 @@ export interface Shell {
     /** Returns where to redirect; may be async (creating from a template stores its files first). */
     run: Handler<string | Promise<string>>,
     refused: (s: Session, error: ApiError, input: Parameters<Handler<unknown>>[1]) => Promise<Response> | Response,
+    opts?: ActionOptions,
   ) => (ctx: HandlerCtx) => Promise<Response>;
   render: (s: Session, page: PageView) => Promise<Response>;
   /** The bucket pages' tab bar, with `current` (a BucketTab path) marked as the current page. */
@@ -64,6 +65,15 @@ export interface Shell {
   takeFlash: (s: Session, id: string | undefined) => unknown;
   /** A form's csrf value (`<csrf>~<nonce>`) for forms a page builds in code rather than in its template. */
   formToken: (s: Session) => string;
+}
+
+export interface ActionOptions {
+  /**
+   * false for actions that change no account data (the user's own password and sessions, the
+   * instance admin's pages): they stay open to a read-only account. Every other action is an
+   * account write and is refused with ACCOUNT_READ_ONLY, as the REST API refuses its writes.
+   */
+  accountWrite?: boolean;
 }
 
 interface HandlerCtx {
@@ -113,6 +123,15 @@ function bucketTabsHtml(tabs: BucketTab[], bucketId: string, current: string): S
   return html`<nav aria-label="Bucket" class="tabs">${links}</nav>`;
 }
 
+/** The dashboard's twin of the REST auth check on every write: a read-only account only reads. */
+function assertAccountWritable(deps: Deps, s: Session): void {
+  const account = getAccount(deps, s.actor.accountId);
+  if (account.readOnly)
+    throw new ApiError("ACCOUNT_READ_ONLY", `The account is read-only${account.readOnlyReason ? ` (${account.readOnlyReason})` : ""}; reads still work.`, {
+      read_only: true,
+    });
+}
+
 export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []): Shell {
   // Each rendered page's forms carry `<session csrf>~<nonce>`. The first POST with a nonce
   // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
@@ -154,7 +173,7 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
     }
   };
 
-  const action: Shell["action"] = (run, refused) => async (ctx) => {
+  const action: Shell["action"] = (run, refused, opts) => async (ctx) => {
     const s = browserSession(deps, ctx.request);
     if (!s) return redirectResponse("/signin");
     const input = inputOf(ctx);
@@ -163,6 +182,7 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
       if (!checkCsrf(deps, s.session.id, token)) {
         throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
       }
+      if (opts?.accountWrite !== false) assertAccountWritable(deps, s);
       // Keyed by the form's action too: another form of the same page is another submission.
       const onceKey = nonce ? `${s.session.id}:${nonce}:${new URL(ctx.request.url).pathname}` : null;
       let outcome = onceKey ? doneForms.get(onceKey) : undefined;

@@ -3,6 +3,7 @@ import { and, eq, inArray, isNotNull, ne } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { customDomains } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { findPublication } from "../publish";
 
 export type DomainRow = typeof customDomains.$inferSelect;
 
@@ -64,12 +65,17 @@ export function domainsCounted(db: DbOrTx, accountId: string): number {
 
 /**
  * For the ACME host policy: may Pier obtain a certificate for this host as a custom domain? Only
- * when its ownership and traffic records were verified (a row is deleted when its domain is).
+ * when its ownership and traffic records were verified (a row is deleted when its domain is) and
+ * its bucket's site is live: an unpublished site's name serves nothing, so anyone sending it as
+ * a Host header or SNI name must not start (or keep renewing) an order.
  */
 export function customDomainWantsCertificate(host: string, db: DbOrTx): boolean {
-  return !!db
-    .select({ id: customDomains.id })
+  const row = db
+    .select({ bucketId: customDomains.bucketId })
     .from(customDomains)
     .where(and(eq(customDomains.hostname, host.toLowerCase().replace(/\.$/, "")), isNotNull(customDomains.verifiedAt)))
     .get();
+  if (!row) return false;
+  const pub = findPublication(row.bucketId, "main", db);
+  return !!pub && (pub.status === "published" || pub.status === "publishing") && pub.currentDeployId !== null;
 }

@@ -9,6 +9,7 @@ import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { deployFiles, deploys, publications } from "../../db/schema";
 import { entitlementsOf, getAccount } from "../accounts";
+import { loadMutableBucket } from "../buckets";
 import { afterCommit, transaction } from "../../db/tx";
 import { emitSiteChange } from "./events";
 import type { PublicationRow } from "./publications";
@@ -150,10 +151,14 @@ function previousDeploy(deps: Deps, pub: PublicationRow): DeployRow {
  * Switch the live site to an earlier (or later) deploy of the same publication, without a
  * rebuild. No deploy_id: the one before the live deploy. Refused for another publication's or
  * an unknown deploy (404), a pruned one or one whose blobs are gone (409), a preview, a site
- * that is not published, or while a build is pending (409 ROLLBACK_NOT_POSSIBLE).
+ * that is not published, or while a build is pending (409 ROLLBACK_NOT_POSSIBLE), and while
+ * another credential holds the bucket lock (423 BUCKET_LOCKED).
  */
 export async function rollbackPublication(deps: Deps, actor: Actor, publicationId: string, deployId?: string) {
   const { pub } = loadPublication(deps, actor, publicationId, "bucket_admin");
+  // Switching the live deploy is a publishing change: another credential's bucket lock (or an
+  // archive, or a delete under way) refuses it as it refuses a publish.
+  loadMutableBucket(deps, actor, pub.bucketId, { need: "bucket_admin" });
   if (pub.kind === "preview") throw notPossible(pub, "preview", "A preview has no deploy history; publish the preview again instead.");
   const refusal = stateRefusal(pub);
   if (refusal) throw refusal;
@@ -166,6 +171,7 @@ export async function rollbackPublication(deps: Deps, actor: Actor, publicationI
   for (const { sha } of shas) if (!(await deps.blobs.has(sha))) throw collected(target, `Deploy ${target.id} refers to files that are no longer stored.`);
 
   const changed = transaction(deps.db, (tx) => {
+    loadMutableBucket(deps, actor, pub.bucketId, { need: "bucket_admin" }, tx);
     const fresh = tx.select().from(publications).where(eq(publications.id, pub.id)).get();
     // Re-checked where the switch happens: a publish or unpublish accepted meanwhile wins.
     if (!fresh) throw notPossible(pub, "not_published", "The site is gone.");

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Browser } from "../../helpers/browser";
 import { startTestPier, type TestPier } from "../../helpers/pier";
+import { publishSite } from "../../helpers/sites";
 
 let t: TestPier;
 
@@ -51,4 +52,22 @@ test("a token from another session, or a tampered one, changes nothing", async (
   }
   const titles = (await t.api("GET", "/api/v1/buckets", { key: u.key })).body.data.buckets.map((x: { title: string }) => x.title);
   expect(titles).not.toContain("Forged");
+});
+
+test("forms a page builds in code (a custom domain's Remove) are guarded too: sent twice, both answers lead to the same page", async () => {
+  const u = await t.user({ plan: "pro" });
+  const site = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "hi" }] });
+  const bucket = site.pub.bucketId;
+  const added = await t.api("POST", `/api/v1/buckets/${bucket}/custom_domains`, { key: u.key, body: { hostname: "www.double-remove.com" } });
+  expect(added.status).toBe(201);
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const page = (await b.get(`/dashboard/buckets/${bucket}/domains`)).text;
+  const [, action, csrf] = page.match(/<form method="post" action="([^"]*\/delete)"><input type="hidden" name="csrf" value="([^"]+)">/)!;
+  const first = await b.post(action!, { csrf: csrf! });
+  const second = await b.post(action!, { csrf: csrf! });
+  expect([first.status, second.status]).toEqual([303, 303]);
+  expect(second.location).toBe(first.location);
+  const left = (await t.api("GET", `/api/v1/buckets/${bucket}/custom_domains`, { key: u.key })).body.data.custom_domains;
+  expect(left).toEqual([]);
 });

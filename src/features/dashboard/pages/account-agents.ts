@@ -24,7 +24,7 @@ function connectionsTable(shell: Shell, s: Session): SafeHtml {
       c,
     ) => html`<tr><td><strong class="wrap">${c.client_name}</strong>${c.api_key_prefix ? html`<br><code class="small">${c.api_key_prefix}…</code>` : ""}</td><td>${c.permission_scope}</td>
 <td class="small">${shortTime(c.created_at)}</td><td class="small">${shortTime(c.last_used_at)}</td>
-<td><form method="post" action="${AGENTS_PATH}/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="danger" aria-label="Revoke ${c.client_name}">Revoke</button></form></td></tr>`,
+<td><form method="post" action="${AGENTS_PATH}/${c.id}/revoke" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="danger" aria-label="Revoke ${c.client_name}">Revoke</button></form></td></tr>`,
   );
   return html`<table><caption class="skip">Agent connections</caption><thead><tr><th scope="col">Client</th><th scope="col">Permission</th><th scope="col">Approved</th><th scope="col">Last activity</th><th scope="col"><span class="skip">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -73,3 +73,6 @@ export function requireInstanceAdmin(s: Session): void {
 export function adminRefusal(shell: Shell, s: Session, page: () => Promise<Response>): Promise<Response> {
   return s.user.isInstanceAdmin ? page() : shell.notFound(s);
 }
+
+/** For shell.action: the user's own security and the instance admin's actions stay open to a read-only account. */
+export const NOT_AN_ACCOUNT_WRITE = { accountWrite: false } as const;

@@ -80,7 +80,7 @@ async function keysView(shell: Shell, s: Session, query: Record<string, string |
       operatorHint: help?.operator_hint ?? "",
       newKey: created?.key ?? "",
       newKeyLabel: created?.label ?? "",
-      keys: keysTable(listAccountKeys(deps, s.actor), s.csrf),
+      keys: keysTable(listAccountKeys(deps, s.actor), shell.formToken(s)),
       label: typed.label,
       labelError: fieldError(err, "label", "label-error"),
       labelInvalid: invalidAttrs(err, "label", "label-error"),

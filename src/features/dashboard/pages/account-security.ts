@@ -8,7 +8,7 @@ import { changePassword, signOutEverywhere, twoFactorEnabled } from "../../accou
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ACCOUNT_PATH, accountTabs, noticeOf, sudoOr } from "./account-common";
+import { ACCOUNT_PATH, accountTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, sudoOr } from "./account-common";
 
 export const SECURITY_PATH = `${ACCOUNT_PATH}/security`;
 const DONE: Record<string, string> = {
@@ -57,6 +57,7 @@ export const accountSecurityPage: DashboardPage = {
           },
           // Passwords are never typed back into a page.
           (s, error) => sudoOr(s, error, SECURITY_PATH, () => securityView(shell, s, {}, error)),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       )
@@ -68,6 +69,7 @@ export const accountSecurityPage: DashboardPage = {
             return "/signin?signed_out=1";
           },
           (s, error) => securityView(shell, s, {}, error),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia,

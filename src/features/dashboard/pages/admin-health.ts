@@ -11,7 +11,7 @@ import { serverVersion } from "../../../core/version";
 import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import type { DashboardPage } from "../page";
 import type { Session, Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
 export const HEALTH_PATH = `${ADMIN_PATH}/health`;
 const FAILED_PAGE = 20;
@@ -65,7 +65,7 @@ function failedJobs(shell: Shell, s: Session, offset: number, total: number): Sa
       j,
     ) => html`<tr><td><code>${j.kind}</code><br><code class="small">${j.id}</code></td><td class="small">${j.attempts} of ${j.maxAttempts}</td><td class="small">${shortTime(j.finishedAt)}</td>
 <td class="wrap small mono">${j.lastError ?? ""}</td>
-<td><form method="post" action="${HEALTH_PATH}/jobs/${j.id}/retry" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="secondary" aria-label="Retry job ${j.id}">Retry</button></form></td></tr>`,
+<td><form method="post" action="${HEALTH_PATH}/jobs/${j.id}/retry" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="secondary" aria-label="Retry job ${j.id}">Retry</button></form></td></tr>`,
   );
   return html`<table><caption class="skip">Failed jobs</caption><thead><tr><th scope="col">Job</th><th scope="col">Attempts</th><th scope="col">Failed</th><th scope="col">Error</th><th scope="col"><span class="skip">Actions</span></th></tr></thead><tbody>${body}</tbody></table>
 ${pager(offset, FAILED_PAGE, total, (o) => `${HEALTH_PATH}${o ? `?offset=${o}` : ""}#jobs`)}`;
@@ -129,6 +129,7 @@ export const adminHealthPage: DashboardPage = {
             return `${HEALTH_PATH}?done=retried#jobs`;
           },
           (s, error) => adminRefusal(shell, s, () => view(s, {}, error)),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia;

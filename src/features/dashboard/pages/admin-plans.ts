@@ -7,7 +7,7 @@ import { html } from "../../../http/pages/layout";
 import { adminListAccounts, setPlan, UNLIMITED } from "../../accounts";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
 export const PLANS_PATH = `${ADMIN_PATH}/plans`;
 const ACCOUNTS_PAGE = 50;
@@ -29,7 +29,7 @@ function plansView(shell: Shell, s: Session, query: Record<string, string | unde
   const rows = accounts.map((a) => {
     const id = `plan-${a.id}`;
     return html`<tr><td class="wrap"><strong>${a.name}</strong><br><code class="small">${a.id}</code>${a.readOnly ? html` <span class="badge">read-only</span>` : ""}</td><td class="wrap small">${a.ownerEmail ?? "—"}</td>
-<td><form method="post" action="${PLANS_PATH}/accounts/${a.id}" class="actions"><input type="hidden" name="csrf" value="${s.csrf}">
+<td><form method="post" action="${PLANS_PATH}/accounts/${a.id}" class="actions"><input type="hidden" name="csrf" value="${shell.formToken(s)}">
 <label for="${id}" class="skip">Plan of ${a.name}</label><select id="${id}" name="plan">${plans.map((p) => html`<option value="${p.id}"${p.id === a.plan ? html` selected` : ""}>${p.name}</option>`)}</select>
 <button type="submit" class="secondary" aria-label="Change the plan of ${a.name}">Change</button></form></td></tr>`;
   });
@@ -69,6 +69,7 @@ export const adminPlansPage: DashboardPage = {
             return `${PLANS_PATH}?done=moved#accounts`;
           },
           (s, error) => adminRefusal(shell, s, () => plansView(shell, s, {}, error)),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia,

@@ -9,7 +9,7 @@ import { adminDisableTwoFactor, adminListUsers, adminSetDisabled, adminSetInstan
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
 const USERS_PAGE = 50;
 const DONE: Record<string, string> = {
@@ -37,7 +37,7 @@ function usersView(shell: Shell, s: Session, query: Record<string, string | unde
   const { users, total } = adminListUsers(shell.deps, { search: q || undefined, limit: USERS_PAGE, offset });
   const invite = shell.takeFlash(s, query.flash) as { code: string; link: string; email: string | null; expiresAt: string } | undefined;
   const form = (action: string, label: string, aria: string, cls = "secondary") =>
-    html`<form method="post" action="${ADMIN_PATH}/users/${action}" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="${cls}" aria-label="${aria}">${label}</button></form>`;
+    html`<form method="post" action="${ADMIN_PATH}/users/${action}" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="${cls}" aria-label="${aria}">${label}</button></form>`;
   const rows = users.map(
     (u) => html`<tr><td class="wrap"><strong>${u.email}</strong><br><code class="small">${u.id}</code></td>
 <td>${u.instanceAdmin ? html`<span class="badge">admin</span>` : html`<span class="muted small">user</span>`}${u.disabled ? html` <span class="badge">disabled</span>` : ""}</td><td class="small">${u.twoFactor ? "on" : "off"}</td><td class="small">${shortTime(u.lastLoginAt)}</td>
@@ -96,6 +96,7 @@ export const adminUsersPage: DashboardPage = {
             return run(userEmail(shell, params.id!));
           },
           (s, error) => adminRefusal(shell, s, () => usersView(shell, s, {}, { error, typed: { email: "", days: "7" } })),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       );
@@ -124,6 +125,7 @@ export const adminUsersPage: DashboardPage = {
           },
           (s, error, { body }) =>
             adminRefusal(shell, s, () => usersView(shell, s, {}, { error, typed: { email: formField(body, "email"), days: formField(body, "days") } })),
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia;

@@ -86,7 +86,7 @@ async function domainsView(
       typedHostname: refused?.hostname ?? "",
       hostnameError: fieldError(refused?.error, "hostname", "hostname-error"),
       hostnameInvalid: invalidAttrs(refused?.error, "hostname", "hostname-error"),
-      domains: html`${r.domains.map((d) => domainCard(bucket.id, presentDomain(shell.deps, d), s.csrf))}`,
+      domains: html`${r.domains.map((d) => domainCard(bucket.id, presentDomain(shell.deps, d), shell.formToken(s)))}`,
     },
   });
 }
