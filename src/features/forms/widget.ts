@@ -5,7 +5,8 @@ import type { Deps } from "../../core/context";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
 import { FORMS, type FormName } from "./definitions";
-import { formHtml, startedToken } from "./render";
+import { formHtml, formScripts, startedToken } from "./render";
+import { turnstileSiteKey } from "./turnstile";
 import type { FormSite } from "./visitor";
 
 /** Configuration changes reach pages within this time (a bucket PATCH announces nothing). */
@@ -17,6 +18,8 @@ const STYLE =
   ".pier-float>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-float[open]{padding-bottom:.6rem}" +
   ".pier-form{display:grid;gap:.3rem;padding:0 1rem;position:relative}.pier-form h2{font-size:1rem;margin:.4rem 0}.pier-form input,.pier-form textarea{font:inherit;padding:.4rem;border:1px solid #9aa3b5;border-radius:6px}" +
   ".pier-form button{margin-top:.4rem;padding:.45rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#2456d6;color:#fff;cursor:pointer}.pier-form-error{color:#b42318;font-size:.85em}" +
+  ".pier-form .pier-mark{margin:.3rem 0 0}.pier-form .pier-mark button{margin:0;padding:.3rem .6rem;background:#fff;color:#2456d6;border:1px solid #2456d6}" +
+  ".pier-mark-layer{position:fixed;inset:0;z-index:2147483001;cursor:crosshair;background:rgba(20,30,60,.08)}.pier-mark-rect{position:fixed;z-index:2147483002;border:2px solid #e11d48;background:rgba(225,29,72,.15);pointer-events:none}" +
   positions("d") +
   "@media (max-width:640px){" +
   positions("m") +
@@ -57,8 +60,15 @@ export class FormWidget {
     if (!config) return html;
     const hosted = [...config.forms.values()].filter((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
     if (hosted.length === 0) return html;
+    const turnstile = turnstileSiteKey(this.deps, config);
     const render = (name: FormName) =>
-      formHtml(name, { required: requiredFieldsOf(config, config.forms.get(name)!), started: startedToken(this.deps, site.id, name), returnPath: pagePath });
+      formHtml(name, {
+        required: requiredFieldsOf(config, config.forms.get(name)!),
+        started: startedToken(this.deps, site.id, name),
+        returnPath: pagePath,
+        challenge: true,
+        turnstileSiteKey: turnstile ?? undefined,
+      });
     const inline = new Set<FormName>();
     const filled = html.replace(MACRO, (_m, name: string | undefined) => {
       const chosen = name === undefined ? hosted : hosted.filter((f) => f.name === name);
@@ -73,7 +83,7 @@ export class FormWidget {
         return `<details class="pier-float pier-d-${f.position.desktop} pier-m-${f.position.mobile}" data-pier-widget="${f.name}"${offset}><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
       })
       .join("");
-    const addition = `${STYLE}${floating}<script src="/_pier/forms.js" defer></script>`;
+    const addition = `${STYLE}${floating}${formScripts(turnstile !== null)}`;
     const end = filled.lastIndexOf("</body>");
     return end === -1 ? filled + addition : filled.slice(0, end) + addition + filled.slice(end);
   }
