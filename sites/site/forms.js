@@ -83,6 +83,7 @@
           form.reset();
           clearMark(form);
           message(form, "Thank you. Your message was sent.", true);
+          if (form.getAttribute("data-pier-form") === "comments") showComments(form);
         } else {
           message(form, (res.body && res.body.error && res.body.error.message) || "Your message was not sent.", false);
         }
@@ -154,7 +155,7 @@
   }
 
   function startMarking(form) {
-    var panel = form.closest("details.pier-float");
+    var panel = form.closest(".pier-float");
     if (panel) panel.style.visibility = "hidden";
     var layer = document.createElement("div");
     layer.className = "pier-mark-layer";
@@ -214,8 +215,57 @@
     });
   }
 
+  // The comments form shows what the site's visitors wrote and the owner's public replies
+  // (GET /_pier/form/comments answers only visitors who passed the site's gate).
+  function showComments(form) {
+    if (!window.fetch) return;
+    fetch("/_pier/form/comments", { headers: { accept: "application/json" }, credentials: "same-origin" })
+      .then(function (r) {
+        return r.ok ? r.json() : null;
+      })
+      .then(function (body) {
+        if (!body || !body.data) return;
+        var box = form.querySelector(".pier-comments");
+        if (!box) {
+          box = document.createElement("section");
+          box.className = "pier-comments";
+          box.setAttribute("aria-label", "Comments");
+          form.insertBefore(box, form.querySelector("h2").nextSibling);
+        }
+        box.textContent = "";
+        if (body.data.comments.length === 0) {
+          var none = document.createElement("p");
+          none.textContent = "No comments yet.";
+          box.appendChild(none);
+        }
+        body.data.comments.forEach(function (c) {
+          var item = document.createElement("article");
+          item.className = "pier-comment";
+          var who = document.createElement("p");
+          who.className = "pier-comment-by";
+          who.textContent = (c.name || "A visitor") + " · " + c.created_at.slice(0, 10);
+          var text = document.createElement("p");
+          text.className = "pier-comment-text";
+          text.textContent = c.message;
+          item.appendChild(who);
+          item.appendChild(text);
+          c.replies.forEach(function (r) {
+            var reply = document.createElement("p");
+            reply.className = "pier-comment-reply";
+            reply.textContent = "Reply from the site: " + r.message;
+            item.appendChild(reply);
+          });
+          box.appendChild(item);
+        });
+      })
+      .catch(function () {
+        /* the comments stay hidden; the form still works */
+      });
+  }
+
   function enhance() {
     watchWidgets();
+    document.querySelectorAll('form.pier-form[data-pier-form="comments"]').forEach(showComments);
     document.querySelectorAll("form.pier-form .pier-mark").forEach(function (p) {
       p.hidden = false;
     });

@@ -14,11 +14,15 @@ const CONFIG_TTL_MS = 5_000;
 const MACRO = /\{\{PIER_FORM(?::([a-z]+))?\}\}/g;
 
 const STYLE =
-  "<style>.pier-float{position:fixed;z-index:2147483000;max-width:min(22rem,92vw);font:15px/1.4 system-ui,sans-serif;background:#fff;color:#1d2330;border:1px solid #c9ced8;border-radius:10px;box-shadow:0 4px 16px rgba(0,0,0,.18);margin:0}" +
-  ".pier-float>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-float[open]{padding-bottom:.6rem}" +
+  // Floating forms that share a corner stack in one column there (an opened one pushes the others
+  // along instead of lying under them); the column scrolls when it is taller than the window.
+  "<style>.pier-float{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:.5rem;width:max-content;max-width:min(22rem,92vw);max-height:calc(100vh - 2rem);overflow:auto;margin:0}" +
+  ".pier-panel{font:15px/1.4 system-ui,sans-serif;background:#fff;color:#1d2330;border:1px solid #c9ced8;border-radius:10px;box-shadow:0 2px 8px rgba(0,0,0,.18);margin:0}" +
+  ".pier-panel>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-panel[open]{padding-bottom:.6rem}" +
   ".pier-form{display:grid;gap:.3rem;padding:0 1rem;position:relative}.pier-form h2{font-size:1rem;margin:.4rem 0}.pier-form input,.pier-form textarea{font:inherit;padding:.4rem;border:1px solid #9aa3b5;border-radius:6px}" +
   ".pier-form button{margin-top:.4rem;padding:.45rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#2456d6;color:#fff;cursor:pointer}.pier-form-error{color:#b42318;font-size:.85em}" +
   ".pier-form .pier-mark{margin:.3rem 0 0}.pier-form .pier-mark button{margin:0;padding:.3rem .6rem;background:#fff;color:#2456d6;border:1px solid #2456d6}" +
+  ".pier-comments{max-height:16rem;overflow:auto;font-size:.9em}.pier-comment{border-bottom:1px solid #e3e6ec;padding:.2rem 0}.pier-comment p{margin:.15rem 0}.pier-comment-by{color:#5b6475;font-size:.85em}.pier-comment-reply{margin-left:.8rem!important;color:#1f4fbf}" +
   ".pier-mark-layer{position:fixed;inset:0;z-index:2147483001;cursor:crosshair;background:rgba(20,30,60,.08)}.pier-mark-rect{position:fixed;z-index:2147483002;border:2px solid #e11d48;background:rgba(225,29,72,.15);pointer-events:none}" +
   positions("d") +
   "@media (max-width:640px){" +
@@ -75,14 +79,14 @@ export class FormWidget {
       for (const f of chosen) inline.add(f.name);
       return chosen.map((f) => render(f.name)).join("");
     });
-    const floating = hosted
-      .filter((f) => !inline.has(f.name))
-      .map((f, i) => {
-        // Several floating forms at one corner would overlap: later ones step inwards.
-        const offset = i === 0 ? "" : ` style="margin:${i * 3.2}rem"`;
-        return `<details class="pier-float pier-d-${f.position.desktop} pier-m-${f.position.mobile}" data-pier-widget="${f.name}"${offset}><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
-      })
-      .join("");
+    const corners = new Map<string, string[]>();
+    for (const f of hosted) {
+      if (inline.has(f.name)) continue;
+      const corner = `pier-d-${f.position.desktop} pier-m-${f.position.mobile}`;
+      const panel = `<details class="pier-panel" data-pier-widget="${f.name}"><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
+      corners.set(corner, [...(corners.get(corner) ?? []), panel]);
+    }
+    const floating = [...corners].map(([corner, panels]) => `<div class="pier-float ${corner}">${panels.join("")}</div>`).join("");
     const addition = `${STYLE}${floating}${formScripts(turnstile !== null)}`;
     const end = filled.lastIndexOf("</body>");
     return end === -1 ? filled + addition : filled.slice(0, end) + addition + filled.slice(end);

@@ -19,6 +19,7 @@ beforeAll(async () => {
       { path: "contact.html", bytes: "<!doctype html><html><body><h1>Write to us</h1>{{PIER_FORM:contact}}</body></html>" },
       { path: "all.html", bytes: "<!doctype html><html><body>{{PIER_FORM}}</body></html>" },
       { path: "style.css", bytes: "h1{color:red}" },
+      { path: "404.html", bytes: "<!doctype html><html><body><h1>Lost?</h1></body></html>" },
     ],
   });
   const r = await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}`, {
@@ -73,6 +74,15 @@ describe("forms in pages", () => {
     expect(all).not.toContain("data-pier-widget=");
     expect(all).toContain('data-pier-form="contact"');
     expect(all).toContain('data-pier-form="waitlist"');
+  });
+
+  test("the site's own 404 page is an HTML page like the others: it gets the floating forms, and stays a 404", async () => {
+    const r = await siteFetch(t, site.host, "/no/such/page");
+    expect(r.status).toBe(404);
+    const body = await r.text();
+    expect(body).toContain("<h1>Lost?</h1>");
+    expect(body).toContain('data-pier-widget="contact"');
+    expect(body).toContain('name="_pier_return" value="/no/such/page"');
   });
 
   test("a site without forms keeps its bytes and its ETag / 304", async () => {
