@@ -274,7 +274,13 @@ export const configOptions: Option[] = [
     help: "Cloudflare Turnstile site key; with --turnstile-secret-key, forms whose configuration says turnstile: auto ask visitors to pass Turnstile.",
     parse: optionalStr,
   },
-  { key: "turnstileSecretKey", name: "turnstile-secret-key", default: "", help: "Cloudflare Turnstile secret key (see --turnstile-site-key).", parse: optionalStr },
+  {
+    key: "turnstileSecretKey",
+    name: "turnstile-secret-key",
+    default: "",
+    help: "Cloudflare Turnstile secret key (see --turnstile-site-key).",
+    parse: optionalStr,
+  },
   {
     key: "turnstileVerifyUrl",
     name: "turnstile-verify-url",

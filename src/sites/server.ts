@@ -42,6 +42,8 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const events = new ClientEvents(deps);
   const forms = new FormEndpoint(deps);
   const formWidget = new FormWidget(deps);
+  // Pages that got hosted forms: a site's own CSP on them is widened for what the forms need.
+  const withForms = new WeakSet<Response>();
   let formsScript: string | null = null;
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
@@ -218,7 +220,12 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     res ??= serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
     const changes = rules.hasHeaders ? rules.headers(headersPath) : null;
     if (changes === null) return res;
-    const apply = (r: Response) => withSiteHeaders(r, changes, { custom, priv, extra });
+    const apply = (r: Response) => {
+      const out = withSiteHeaders(r, changes, { custom, priv, extra });
+      const csp = withForms.has(r) ? out.headers.get("content-security-policy") : null;
+      if (csp) out.headers.set("content-security-policy", formWidget.widenCsp(site, csp));
+      return out;
+    };
     return res instanceof Response ? apply(res) : res.then(apply);
   };
 
@@ -321,7 +328,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       const html = formWidget.inject(site, await res.text(), splitUrl(req.url).pathname);
       const headers = new Headers(res.headers);
       for (const h of ["etag", "content-length", "accept-ranges", "last-modified", "content-encoding", "vary"]) headers.delete(h);
-      return new Response(html, { status: res.status, headers });
+      const page = new Response(html, { status: res.status, headers });
+      withForms.add(page);
+      return page;
     });
   }
 

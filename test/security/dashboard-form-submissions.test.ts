@@ -36,7 +36,8 @@ async function signedIn(u: TestUser): Promise<Browser> {
   return b;
 }
 const metadata = async () => (await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}`, { key: site.user.key })).body.data.bucket.metadata;
-const count = async () => (await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}/form_submissions`, { key: site.user.key })).body.data.pagination.total_count;
+const count = async () =>
+  (await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}/form_submissions`, { key: site.user.key })).body.data.pagination.total_count;
 
 describe("dashboard Forms tab", () => {
   test("a cross-site post without the session's CSRF token changes no form setting", async () => {

@@ -81,7 +81,7 @@ export function formHtml(name: FormName, o: RenderOptions): string {
   return (
     `<form class="pier-form" data-pier-form="${name}" action="/_pier/form/${name}" method="post">` +
     `<h2>${escapeHtml(def.label)}</h2>${fields}` +
-    `<div style="position:absolute;left:-9999px" aria-hidden="true"><label>Leave empty<input name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></label></div>` +
+    `<div class="pier-hp" style="position:absolute;left:-9999px" aria-hidden="true"><label>Leave empty<input name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></label></div>` +
     `<input type="hidden" name="${STARTED_FIELD}" value="${escapeHtml(o.started)}">` +
     (o.returnPath ? `<input type="hidden" name="_pier_return" value="${escapeHtml(o.returnPath)}">` : "") +
     (o.challenge

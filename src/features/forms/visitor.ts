@@ -314,8 +314,7 @@ function readSelection(raw: string | undefined): DocumentSelection | null {
   // Ratios are fractions of the element or page (a 1 x 1 space); a rectangle has its corners in
   // order and lies inside its space.
   const ratio = space.unit === "element_ratio" || space.unit === "document_ratio";
-  const inside =
-    (!ratio || (space.width === 1 && space.height === 1)) && c[0] < c[2] && c[1] < c[3] && c[2] <= space.width && c[3] <= space.height;
+  const inside = (!ratio || (space.width === 1 && space.height === 1)) && c[0] < c[2] && c[1] < c[3] && c[2] <= space.width && c[3] <= space.height;
   if (!inside) {
     throw new ApiError(
       "VALIDATION_FAILED",

@@ -7,16 +7,17 @@ import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config"
 import { FORMS, type FormName } from "./definitions";
 import { formHtml, formScripts, startedToken } from "./render";
 import { turnstileSiteKey } from "./turnstile";
+import { styleHash, widenCspForForms } from "./csp";
 import type { FormSite } from "./visitor";
 
 /** Configuration changes reach pages within this time (a bucket PATCH announces nothing). */
 const CONFIG_TTL_MS = 5_000;
 const MACRO = /\{\{PIER_FORM(?::([a-z]+))?\}\}/g;
 
-const STYLE =
+const CSS =
   // Floating forms that share a corner stack in one column there (an opened one pushes the others
   // along instead of lying under them); the column scrolls when it is taller than the window.
-  "<style>.pier-float{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:.5rem;width:max-content;max-width:min(22rem,92vw);max-height:calc(100vh - 2rem);overflow:auto;margin:0}" +
+  ".pier-float{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:.5rem;width:max-content;max-width:min(22rem,92vw);max-height:calc(100vh - 2rem);overflow:auto;margin:0}" +
   ".pier-panel{font:15px/1.4 system-ui,sans-serif;background:#fff;color:#1d2330;border:1px solid #c9ced8;border-radius:10px;box-shadow:0 2px 8px rgba(0,0,0,.18);margin:0}" +
   ".pier-panel>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-panel[open]{padding-bottom:.6rem}" +
   ".pier-form{display:grid;gap:.3rem;padding:0 1rem;position:relative}.pier-form h2{font-size:1rem;margin:.4rem 0}.pier-form input,.pier-form textarea{font:inherit;padding:.4rem;border:1px solid #9aa3b5;border-radius:6px}" +
@@ -27,7 +28,10 @@ const STYLE =
   positions("d") +
   "@media (max-width:640px){" +
   positions("m") +
-  "}</style>";
+  "}.pier-hp{position:absolute;left:-9999px}";
+const STYLE = `<style>${CSS}</style>`;
+/** CSP hash source of the injected style block, for sites that send their own policy. */
+export const FORMS_STYLE_HASH = styleHash(CSS);
 
 function positions(kind: "d" | "m"): string {
   const reset = "top:auto;bottom:auto;left:auto;right:auto;transform:none";
@@ -56,6 +60,12 @@ export class FormWidget {
   active(site: FormSite): boolean {
     const config = this.config(site.bucketId);
     return config !== null && [...config.forms.values()].some((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
+  }
+
+  /** A site's own CSP (from `_headers`) widened for what injected forms need on its pages. */
+  widenCsp(site: FormSite, csp: string): string {
+    const config = this.config(site.bucketId);
+    return widenCspForForms(csp, { turnstile: config !== null && turnstileSiteKey(this.deps, config) !== null, styleHash: FORMS_STYLE_HASH });
   }
 
   /** The page with its macros filled and the floating forms it did not place inline. */

@@ -50,15 +50,15 @@ test("configure forms, read, reply in public, delete", async () => {
   expect(await page.textContent("main")).toContain("No submissions yet");
   await expectAccessible(page);
 
-  await page.check('input[name=forms][value=contact]');
-  await page.check('input[name=forms][value=comments]');
-  await page.check('input[name=required_contact][value=name]');
+  await page.check("input[name=forms][value=contact]");
+  await page.check("input[name=forms][value=comments]");
+  await page.check("input[name=required_contact][value=name]");
   await page.selectOption("#desktop-contact", "top-left");
   await page.selectOption("#mobile-contact", "bottom-center");
   await page.uncheck("input[name=hosted_comments]");
   await submit(page, 'form[action$="/forms/settings"] button[type=submit]');
   expect(await page.textContent("main")).toContain("The form settings are saved");
-  expect(await page.isChecked('input[name=forms][value=contact]')).toBe(true);
+  expect(await page.isChecked("input[name=forms][value=contact]")).toBe(true);
 
   const bucket = await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}`, { key: site.user.key });
   const forms = bucket.body.data.bucket.metadata.publication_forms;

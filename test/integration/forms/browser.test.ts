@@ -16,6 +16,7 @@ let t: TestPier;
 let browser: Browser;
 let site: PublishedSite;
 let club: PublishedSite;
+let strict: PublishedSite;
 beforeAll(async () => {
   t = await startTestPier({ trustProxy: true });
   browser = await launchChromium();
@@ -27,7 +28,14 @@ beforeAll(async () => {
     ],
   });
   club = await publishSite(t, { access: "password", files: [{ path: "index.html", bytes: "<!doctype html><html><body><h1>Club</h1></body></html>" }] });
+  strict = await publishSite(t, {
+    files: [
+      { path: "index.html", bytes: "<!doctype html><html><body><h1>Strict</h1></body></html>" },
+      { path: "_headers", bytes: "/*\n  Content-Security-Policy: default-src 'none'; img-src 'self'\n" },
+    ],
+  });
   await configure(site, { forms: [{ name: "feedback" }, { name: "question" }] });
+  await configure(strict, { forms: [{ name: "waitlist", widget_position: { desktop: "top-left", mobile: "top-left" } }] });
   await configure(club, { forms: [{ name: "comments", widget_position: { desktop: "top-right", mobile: "top-right" } }] });
 });
 afterAll(async () => {
@@ -92,7 +100,12 @@ describe("forms in Chromium", () => {
       await waitSolved(page, widget);
       t.clock.advance(3_000);
       await page.click(`${widget} button[type=submit]`);
-      await page.waitForFunction((sel) => document.querySelector(`${sel} .pier-form-status`)?.textContent?.includes("Thank you") && !document.querySelector(`${sel} button[type=submit]`)?.hasAttribute("disabled"), widget);
+      await page.waitForFunction(
+        (sel) =>
+          document.querySelector(`${sel} .pier-form-status`)?.textContent?.includes("Thank you") &&
+          !document.querySelector(`${sel} button[type=submit]`)?.hasAttribute("disabled"),
+        widget,
+      );
       const onPage = (await submissions(site, "feedback")).find((s: { fields: { message: string } }) => s.fields.message === "This empty area");
       const sel = onPage.context.document_selection;
       expect(sel.coordinate_space).toEqual({ width: 1, height: 1, unit: "document_ratio" });
@@ -190,6 +203,31 @@ describe("forms in Chromium", () => {
     } finally {
       await first.close();
       await second.close();
+    }
+  });
+
+  test("a site's own strict CSP is widened just enough: the floating form is styled, solves its challenge and sends", async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    const page = await context.newPage();
+    try {
+      const res = await page.goto(siteUrl(strict, "/"));
+      const csp = res!.headers()["content-security-policy"]!;
+      expect(csp).toStartWith("default-src 'none'; img-src 'self'; script-src 'self'");
+      expect(csp).not.toContain("cloudflare");
+      const box = await page.locator('[data-pier-widget="waitlist"]').boundingBox();
+      expect(box!.x).toBeLessThan(40); // the style block ran: fixed at top-left
+      expect(box!.y).toBeLessThan(40);
+      await page.click('[data-pier-widget="waitlist"] summary');
+      expect((await page.locator('[data-pier-widget="waitlist"] input[name="_pier_website"]').boundingBox())!.x).toBeLessThan(-1000); // the honeypot stays off-screen
+      await page.fill("#pier-waitlist-email", "strict@example.com");
+      await waitSolved(page, '[data-pier-widget="waitlist"]');
+      t.clock.advance(3_000);
+      await page.click('[data-pier-widget="waitlist"] button[type=submit]');
+      await page.waitForSelector('[data-pier-widget="waitlist"] .pier-form-status');
+      expect(await page.textContent('[data-pier-widget="waitlist"] .pier-form-status')).toContain("Thank you");
+      expect((await submissions(strict, "waitlist"))[0].fields.email).toBe("strict@example.com");
+    } finally {
+      await context.close();
     }
   });
 });

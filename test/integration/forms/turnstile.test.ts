@@ -23,7 +23,11 @@ beforeAll(async () => {
       const form = Object.fromEntries(new URLSearchParams(await req.text()));
       seen.push(form);
       const ok = form.secret === "test-secret" && form.response === GOOD_TOKEN;
-      return Response.json(ok ? { success: true, challenge_ts: new Date().toISOString(), hostname: "example.com", "error-codes": [] } : { success: false, "error-codes": ["invalid-input-response"] });
+      return Response.json(
+        ok
+          ? { success: true, challenge_ts: new Date().toISOString(), hostname: "example.com", "error-codes": [] }
+          : { success: false, "error-codes": ["invalid-input-response"] },
+      );
     },
   });
   t = await startTestPier({

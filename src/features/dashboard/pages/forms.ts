@@ -89,8 +89,12 @@ ${rows}
 <p><button type="submit">Save form settings</button></p></form>`;
 }
 
-const selectionText = (sel: { type: string; coordinates: number[]; coordinate_space: { width: number; height: number; unit: string }; color?: string } | null) =>
-  sel ? `${sel.type} [${sel.coordinates.join(", ")}] in ${sel.coordinate_space.width} × ${sel.coordinate_space.height} ${sel.coordinate_space.unit}${sel.color ? `, ${sel.color}` : ""}` : "none";
+const selectionText = (
+  sel: { type: string; coordinates: number[]; coordinate_space: { width: number; height: number; unit: string }; color?: string } | null,
+) =>
+  sel
+    ? `${sel.type} [${sel.coordinates.join(", ")}] in ${sel.coordinate_space.width} × ${sel.coordinate_space.height} ${sel.coordinate_space.unit}${sel.color ? `, ${sel.color}` : ""}`
+    : "none";
 
 async function listView(shell: Shell, s: Session, id: string, query: Record<string, string | undefined>, error?: ApiError) {
   const bucket = getBucket(shell.deps, s.actor, id);
@@ -139,9 +143,7 @@ async function submissionView(shell: Shell, s: Session, id: string, sid: string,
   const bucket = getBucket(shell.deps, s.actor, id);
   const { form_submission: sub } = getSubmission(shell.deps, s.actor, bucket.id, sid);
   const def = FORMS[sub.form_name as FormName];
-  const fields = Object.entries(sub.fields).map(
-    ([k, v]) => html`<dt>${def?.fields.find((f) => f.name === k)?.label ?? k}</dt><dd class="wrap pre">${v}</dd>`,
-  );
+  const fields = Object.entries(sub.fields).map(([k, v]) => html`<dt>${def?.fields.find((f) => f.name === k)?.label ?? k}</dt><dd class="wrap pre">${v}</dd>`);
   const deleteButton = (target: string, label: string) =>
     html`<form method="post" action="${formsUrl(bucket.id, `/${target}/delete`)}" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="danger">${label}</button></form>`;
   const replies = sub.replies.map(
@@ -198,7 +200,9 @@ export const formsPage: DashboardPage = {
           (s, { params, body }) => {
             const bucket = getBucket(shell.deps, s.actor, params.id!);
             // The rest of the metadata stays as it is: only publication_forms changes.
-            updateBucket(shell.deps, s.actor, bucket.id, { metadata: { ...(bucket.metadata as Record<string, unknown>), publication_forms: configFromForm(body) } });
+            updateBucket(shell.deps, s.actor, bucket.id, {
+              metadata: { ...(bucket.metadata as Record<string, unknown>), publication_forms: configFromForm(body) },
+            });
             return formsUrl(bucket.id, "?done=saved");
           },
           (s, error, { params }) =>
@@ -232,7 +236,9 @@ export const formsPage: DashboardPage = {
             // A reply's page is its root's: after deleting a reply, go back there.
             const { form_submission } = getSubmission(shell.deps, s.actor, params.id!, params.sid!);
             deleteSubmission(shell.deps, s.actor, params.id!, params.sid!);
-            return form_submission.id === params.sid ? formsUrl(params.id!, "?done=deleted") : formsUrl(params.id!, `/${form_submission.id}?done=reply-deleted`);
+            return form_submission.id === params.sid
+              ? formsUrl(params.id!, "?done=deleted")
+              : formsUrl(params.id!, `/${form_submission.id}?done=reply-deleted`);
           },
           (s, error, { params }) => refusedOrMissing(shell, s, error) ?? listView(shell, s, params.id!, {}, error),
         ),
