@@ -3,6 +3,8 @@
 // altered after signing. Each is refused with FORM_CHALLENGE_FAILED and nothing is stored.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { createChallenge } from "altcha-lib";
+import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { formSubmissions } from "../../src/db/schema";
 import { fetchChallenge, solvedPayload, solveFormChallenge } from "../helpers/forms";
 import { startTestPier, type TestPier } from "../helpers/pier";
@@ -113,6 +115,23 @@ describe("form proof of work", () => {
     const missing = await post({ altcha, message: "" });
     expect(missing.status).toBe(422);
     expect((await post({ altcha })).status).toBe(201);
+  });
+
+  test("an expired challenge, even correctly signed and solved, is refused", async () => {
+    const c = await createChallenge({
+      algorithm: "PBKDF2/SHA-256",
+      cost: 5_000,
+      deriveKey,
+      keyPrefix: "00",
+      expiresAt: new Date(Date.now() - 1_000),
+      data: { site: site.pub.id },
+      hmacSignatureSecret: t.pier.deps.secrets.key("form-challenge").toString("hex"),
+    });
+    const before = stored();
+    const r = await post({ altcha: await solvedPayload(c) });
+    expect(r.status).toBe(403);
+    expect(r.body.error.details.challenge).toBe("expired");
+    expect(stored()).toBe(before);
   });
 
   test("garbage in the altcha field is refused, not a server error", async () => {
