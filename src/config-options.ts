@@ -267,4 +267,25 @@ export const configOptions: Option[] = [
     help: "MaxMind-format (.mmdb) IP-to-country database for analytics. Default: the embedded geo-whois-asn-country database (CC BY 4.0, NRO).",
     parse: optionalStr,
   },
+  {
+    key: "turnstileSiteKey",
+    name: "turnstile-site-key",
+    default: "",
+    help: "Cloudflare Turnstile site key; with --turnstile-secret-key, forms whose configuration says turnstile: auto ask visitors to pass Turnstile.",
+    parse: optionalStr,
+  },
+  {
+    key: "turnstileSecretKey",
+    name: "turnstile-secret-key",
+    default: "",
+    help: "Cloudflare Turnstile secret key (see --turnstile-site-key).",
+    parse: optionalStr,
+  },
+  {
+    key: "turnstileVerifyUrl",
+    name: "turnstile-verify-url",
+    default: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+    help: "Where Turnstile tokens are checked (Cloudflare's siteverify endpoint).",
+    parse: (raw: string, name: string) => absoluteUrl(raw, name) ?? "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+  },
 ];

@@ -76,6 +76,10 @@ export interface Config {
   analyticsRetentionDays: number;
   /** IP-to-country MMDB file; null = the embedded database. */
   geoipDb: string | null;
+  /** Cloudflare Turnstile for forms that ask for it (turnstile: "auto"); both keys or neither. */
+  turnstileSiteKey: string | null;
+  turnstileSecretKey: string | null;
+  turnstileVerifyUrl: string;
 }
 
 export { ConfigError };
@@ -198,6 +202,8 @@ function checkAcmeConfig(config: Config): string[] {
   if ((config.acmeEabKid === null) !== (config.acmeEabHmac === null))
     errors.push(`set both ${optionLabel("acme-eab-kid")} and ${optionLabel("acme-eab-hmac")} (or neither)`);
   if (config.acmeCaRoot !== null && !existsSync(config.acmeCaRoot)) errors.push(`${optionLabel("acme-ca-root")} ${config.acmeCaRoot} does not exist`);
+  if ((config.turnstileSiteKey === null) !== (config.turnstileSecretKey === null))
+    errors.push(`set both ${optionLabel("turnstile-site-key")} and ${optionLabel("turnstile-secret-key")} (or neither)`);
   if (config.acmeEmail !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(config.acmeEmail))
     errors.push(`${optionLabel("acme-email")} must be an email address, got "${config.acmeEmail}"`);
   return errors;

@@ -10,3 +10,7 @@ declare module "*.mmdb" {
   const path: string;
   export default path;
 }
+declare module "*/altcha.min.js" {
+  const path: string;
+  export default path;
+}

@@ -3,7 +3,7 @@
 // so a fast hash is enough; passwords use argon2id through Bun.password instead).
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 
-export type KeyPurpose = "bucket-variables" | "form-submissions" | "totp" | "csrf" | "storage-url" | "site-cookie" | "github" | "signin";
+export type KeyPurpose = "bucket-variables" | "form-submissions" | "totp" | "csrf" | "storage-url" | "site-cookie" | "github" | "signin" | "form-challenge";
 
 export class SecretBox {
   private readonly keys = new Map<KeyPurpose, Buffer>();

@@ -17,6 +17,7 @@ import { PROTECTED_HEADERS } from "../features/publish";
 import { siteAssets } from "../sites-assets.gen";
 import type { DeployFile } from "../features/publish";
 import type { ServeOptions } from "./files";
+import altchaScript from "../../node_modules/altcha/dist/main/altcha.min.js" with { type: "file" };
 
 export type SiteHandler = (
   req: Request,
@@ -41,6 +42,8 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const events = new ClientEvents(deps);
   const forms = new FormEndpoint(deps);
   const formWidget = new FormWidget(deps);
+  // Pages that got hosted forms: a site's own CSP on them is widened for what the forms need.
+  const withForms = new WeakSet<Response>();
   let formsScript: string | null = null;
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
@@ -160,6 +163,16 @@ export function createSiteHandler(deps: Deps): SiteHandler {
           .text()
           .then((text) => new Response((formsScript = text), { headers }));
       }
+      if ((method === "GET" || method === "HEAD") && path === "_pier/altcha.js") {
+        // The proof-of-work widget, from the site host itself (no CDN).
+        return new Response(Bun.file(altchaScript), {
+          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff", ...extra },
+        });
+      }
+      if (method === "GET" && path === "_pier/form/challenge") {
+        if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) return notHere();
+        return forms.challenge(site);
+      }
       if (method === "GET" && path === "_pier/form/comments") {
         if (site.accessMode === "public" || !hasAccess(deps, req, site, host)) return notHere();
         return forms.comments(site);
@@ -169,7 +182,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
         if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {
           return pageResponse(t, 403, "Sign in first", messageBody("Sign in first", "Open the site and sign in, then send the form again."), extra);
         }
-        return forms.receive(req, site, path.slice("_pier/form/".length), ipOf(), (status, title, body) => pageResponse(t, status, title, body, extra));
+        return forms.receive(req, site, path.slice("_pier/form/".length), ipOf(), (status, title, body, headers) =>
+          pageResponse(t, status, title, body, { ...extra, ...headers }),
+        );
       }
       return notHere();
     }
@@ -205,7 +220,12 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     res ??= serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
     const changes = rules.hasHeaders ? rules.headers(headersPath) : null;
     if (changes === null) return res;
-    const apply = (r: Response) => withSiteHeaders(r, changes, { custom, priv, extra });
+    const apply = (r: Response) => {
+      const out = withSiteHeaders(r, changes, { custom, priv, extra });
+      const csp = withForms.has(r) ? out.headers.get("content-security-policy") : null;
+      if (csp) out.headers.set("content-security-policy", formWidget.widenCsp(site, csp));
+      return out;
+    };
     return res instanceof Response ? apply(res) : res.then(apply);
   };
 
@@ -282,15 +302,16 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       (dir ? undefined : (m.files.get(path) ?? (site.cleanUrls ? m.files.get(`${path}.html`) : undefined))) ??
       m.files.get(`${base}index.html`) ??
       m.files.get(`${base}index.htm`);
-    if (!file) return status === 404 ? notFoundPage(req, t, m, cacheFor, extra) : missing(req, t, site, m, path, cacheFor, extra);
+    if (!file) return status === 404 ? notFoundPage(req, t, site, m, cacheFor, extra) : missing(req, t, site, m, path, cacheFor, extra);
     return status === 404
       ? serveFile(req, site, file, { status: 404, cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: false })
       : serveFile(req, site, file, { cacheControl: cacheFor(file.contentType), extraHeaders: extra, conditional: true });
   }
 
-  function notFoundPage(req: Request, t: SiteTemplates, m: Manifest, cacheFor: (type: string) => string, extra: Record<string, string>) {
+  function notFoundPage(req: Request, t: SiteTemplates, site: Site, m: Manifest, cacheFor: (type: string) => string, extra: Record<string, string>) {
     const page404 = m.files.get("404.html");
-    if (page404) return files.serve(req, page404, { status: 404, cacheControl: cacheFor(page404.contentType), extraHeaders: extra, conditional: false });
+    // The site's own 404 page is an HTML page like any other: it gets the site's hosted forms.
+    if (page404) return serveFile(req, site, page404, { status: 404, cacheControl: cacheFor(page404.contentType), extraHeaders: extra, conditional: false });
     return pageResponse(t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), extra);
   }
   return recorded;
@@ -307,7 +328,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       const html = formWidget.inject(site, await res.text(), splitUrl(req.url).pathname);
       const headers = new Headers(res.headers);
       for (const h of ["etag", "content-length", "accept-ranges", "last-modified", "content-encoding", "vary"]) headers.delete(h);
-      return new Response(html, { status: res.status, headers });
+      const page = new Response(html, { status: res.status, headers });
+      withForms.add(page);
+      return page;
     });
   }
 
@@ -329,7 +352,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       const index = m.files.get("index.html") ?? m.files.get("index.htm");
       if (index) return serveFile(req, site, index, { cacheControl: cacheFor(index.contentType), extraHeaders: extra, conditional: true });
     }
-    return notFoundPage(req, t, m, cacheFor, extra);
+    return notFoundPage(req, t, site, m, cacheFor, extra);
   }
 }
 

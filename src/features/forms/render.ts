@@ -5,6 +5,7 @@ import type { Deps } from "../../core/context";
 import { safeEqual } from "../../core/crypto";
 import { escapeHtml } from "../../http/html";
 import { FORMS, type FormName } from "./definitions";
+import { TURNSTILE_ORIGIN, TURNSTILE_SCRIPT } from "./turnstile";
 
 /** Honeypot: hidden from people (off-screen, not focusable), filled by bots that fill every field. */
 export const HONEYPOT_FIELD = "_pier_website";
@@ -34,6 +35,30 @@ export interface RenderOptions {
   started: string;
   /** Where a plain post comes back to after the thank-you page. */
   returnPath?: string;
+  /** Include the proof-of-work widget and the area-marking tool (pages that load the scripts). */
+  challenge?: boolean;
+  /** Render Cloudflare Turnstile with this site key. */
+  turnstileSiteKey?: string;
+}
+
+/** The scripts hosted forms need, all from the site host except Turnstile (only where a form asks for it). */
+export function formScripts(turnstile: boolean): string {
+  return (
+    `<script src="/_pier/forms.js" defer></script><script type="module" src="/_pier/altcha.js"></script>` +
+    (turnstile ? `<script src="${TURNSTILE_SCRIPT}" async defer></script>` : "")
+  );
+}
+
+/**
+ * CSP for Pier's own page that shows a form again: its scripts from the site host, the altcha
+ * widget's workers (data: URLs) and, only when the form uses it, Turnstile's script and frame.
+ */
+export function formPageCsp(turnstile: boolean): string {
+  const cf = turnstile ? ` ${TURNSTILE_ORIGIN}` : "";
+  return (
+    `default-src 'none'; script-src 'self'${cf}; worker-src data: blob:; connect-src 'self'${cf}; style-src 'unsafe-inline'; ` +
+    `img-src 'self' data:; form-action 'self'; frame-src${turnstile ? cf : " 'none'"}; frame-ancestors 'none'; base-uri 'none'`
+  );
 }
 
 export function formHtml(name: FormName, o: RenderOptions): string {
@@ -56,9 +81,17 @@ export function formHtml(name: FormName, o: RenderOptions): string {
   return (
     `<form class="pier-form" data-pier-form="${name}" action="/_pier/form/${name}" method="post">` +
     `<h2>${escapeHtml(def.label)}</h2>${fields}` +
-    `<div style="position:absolute;left:-9999px" aria-hidden="true"><label>Leave empty<input name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></label></div>` +
+    `<div class="pier-hp" style="position:absolute;left:-9999px" aria-hidden="true"><label>Leave empty<input name="${HONEYPOT_FIELD}" tabindex="-1" autocomplete="off"></label></div>` +
     `<input type="hidden" name="${STARTED_FIELD}" value="${escapeHtml(o.started)}">` +
     (o.returnPath ? `<input type="hidden" name="_pier_return" value="${escapeHtml(o.returnPath)}">` : "") +
+    (o.challenge
+      ? `<input type="hidden" name="_pier_selection" value="">` +
+        `<p class="pier-mark" hidden><button type="button" class="pier-mark-start">Mark an area</button> <span class="pier-mark-note" role="status"></span></p>` +
+        `<altcha-widget challenge="/_pier/form/challenge" name="altcha" auto="onfocus" configuration="{&quot;hideFooter&quot;:true}"></altcha-widget>`
+      : "") +
+    (o.turnstileSiteKey
+      ? `<div class="cf-turnstile" data-sitekey="${escapeHtml(o.turnstileSiteKey)}"></div><noscript><p class="pier-form-error">This form needs JavaScript for its anti-spam check.</p></noscript>`
+      : "") +
     `<button type="submit">${escapeHtml(def.submitLabel)}</button></form>`
   );
 }

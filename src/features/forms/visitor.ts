@@ -9,11 +9,16 @@ import { errorResponse } from "../../http/envelope";
 import { escapeHtml } from "../../http/html";
 import { requestId } from "../../http/request-info";
 import { bucketMetadataOf } from "../buckets";
-import { activeFormsConfig, requiredFieldsOf } from "./config";
+import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
 import { FORMS, isFormName, type FormName } from "./definitions";
-import { formHtml, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
+import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
 import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
+import { FormChallenges } from "./challenge";
+import { TURNSTILE_FIELD, turnstileSiteKey, verifyTurnstile } from "./turnstile";
+
+/** The field the altcha widget puts its solution in. */
+export const CHALLENGE_FIELD = "altcha";
 
 /** Submissions per client address, site and form per minute (a person sends one, maybe two). */
 export const FORM_POSTS_PER_IP_MINUTE = 5;
@@ -29,15 +34,28 @@ export interface FormSite {
 }
 
 /** Renders a page in the site's own Pier look (src/sites/pages.ts), headers included. */
-export type PageRenderer = (status: number, title: string, bodyHtml: string) => Response;
+export type PageRenderer = (status: number, title: string, bodyHtml: string, headers?: Record<string, string>) => Response;
 
 const SELECTION_UNITS = new Set(["pdf_point", "image_pixel", "element_ratio", "document_ratio"]);
 
 export class FormEndpoint {
   private readonly perClient = new TokenBuckets(FORM_POSTS_PER_IP_MINUTE, 50_000);
   private readonly perForm = new TokenBuckets(FORM_POSTS_PER_FORM_MINUTE, 50_000);
+  private readonly challenges: FormChallenges;
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Deps) {
+    this.challenges = new FormChallenges(deps);
+  }
+
+  /** GET /_pier/form/challenge: a fresh proof-of-work challenge, for sites that have forms. */
+  async challenge(site: FormSite): Promise<Response> {
+    const bucket = bucketMetadataOf(this.deps, site.bucketId);
+    const headers = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" };
+    if (!bucket || !activeFormsConfig(bucket.metadata)) {
+      return new Response(JSON.stringify({ error: { code: "FORM_NOT_FOUND", message: "This site has no forms." } }), { status: 404, headers });
+    }
+    return new Response(JSON.stringify(await this.challenges.create(site.id)), { headers });
+  }
 
   async receive(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer): Promise<Response> {
     const json = wantsJson(req);
@@ -61,6 +79,23 @@ export class FormEndpoint {
       return new Response(JSON.stringify({ error: { code: "FORM_NOT_FOUND", message: "This site has no shared comments." } }), { status: 404, headers });
     }
     return new Response(JSON.stringify({ data: { comments: publicComments(this.deps, site.bucketId) } }), { headers });
+  }
+
+  /**
+   * The proof of work: a post that carries a solution has it checked (and spent); a post sent by
+   * script (JSON or Accept: application/json) must carry one. A plain post without one comes from
+   * a browser without JavaScript and faces the honeypot, fill time and rate limits only
+   * (docs/decisions.md). Turnstile, when on, is required of every post.
+   */
+  private async checkChallenges(site: FormSite, config: FormsConfig, body: Record<string, string>, json: boolean, ip: string): Promise<void> {
+    const solution = body[CHALLENGE_FIELD];
+    if (solution) await this.challenges.spend(site.id, solution);
+    else if (json) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The anti-spam check failed (no proof-of-work solution). Reload the page and send the form again.", {
+        challenge: "missing",
+      });
+    }
+    if (turnstileSiteKey(this.deps, config) !== null) await verifyTurnstile(this.deps, body[TURNSTILE_FIELD], ip);
   }
 
   private async accept(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer, json: boolean): Promise<Response> {
@@ -115,12 +150,29 @@ export class FormEndpoint {
       const labels = missing.map((m) => def.fields.find((f) => f.name === m)!.label);
       const err = new ApiError("FORM_FIELDS_MISSING", `Please fill in: ${labels.join(", ")}.`, { missing });
       if (json) throw err;
-      // The form again, as the visitor left it, with each missing field marked.
-      const form = formHtml(name, { values: fields, required, missing, started: startedToken(this.deps, site.id, name), returnPath: returnPath ?? undefined });
-      return page(422, def.label, `<p class="error">${escapeHtml(err.message)}</p>${form}`);
+      // The form again, as the visitor left it, with each missing field marked, and the page
+      // allowed to run the scripts that form needs (its CSP widened for exactly those).
+      const turnstile = turnstileSiteKey(this.deps, config);
+      const form = formHtml(name, {
+        values: fields,
+        required,
+        missing,
+        started: startedToken(this.deps, site.id, name),
+        returnPath: returnPath ?? undefined,
+        challenge: true,
+        turnstileSiteKey: turnstile ?? undefined,
+      });
+      return page(422, def.label, `<p class="error">${escapeHtml(err.message)}</p>${form}${formScripts(turnstile !== null)}`, {
+        "content-security-policy": formPageCsp(turnstile !== null),
+      });
     }
     // A filled honeypot looks like success to the bot, and nothing is stored.
     const trapped = (body[HONEYPOT_FIELD] ?? "") !== "";
+    if (!trapped) {
+      // Checked last, once the post is otherwise good: a visitor who forgot a field keeps the
+      // solution for the corrected post, and a spent solution always means a stored submission.
+      await this.checkChallenges(site, config, body, json, ip);
+    }
     const stored = trapped
       ? null
       : storeSubmission(this.deps, {
@@ -245,17 +297,31 @@ function readSelection(raw: string | undefined): DocumentSelection | null {
   const num = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 1e7;
   const c = s?.coordinates;
   const space = s?.coordinate_space;
-  const ok =
+  const shaped =
     s?.type === "rect" &&
     Array.isArray(c) &&
     c.length === 4 &&
     c.every(num) &&
-    space &&
+    typeof space === "object" &&
+    space !== null &&
     num(space.width) &&
     num(space.height) &&
+    space.width > 0 &&
+    space.height > 0 &&
     SELECTION_UNITS.has(space.unit) &&
-    (s.color === undefined || (typeof s.color === "string" && /^#[0-9a-fA-F]{3,8}$/.test(s.color)));
-  if (!ok) throw new ApiError("VALIDATION_FAILED", "The marked area is not a rectangle Pier understands.", { field: "_pier_selection" });
+    (s.color === undefined || (typeof s.color === "string" && /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(s.color)));
+  if (!shaped) throw new ApiError("VALIDATION_FAILED", "The marked area is not a rectangle Pier understands.", { field: "_pier_selection" });
+  // Ratios are fractions of the element or page (a 1 x 1 space); a rectangle has its corners in
+  // order and lies inside its space.
+  const ratio = space.unit === "element_ratio" || space.unit === "document_ratio";
+  const inside = (!ratio || (space.width === 1 && space.height === 1)) && c[0] < c[2] && c[1] < c[3] && c[2] <= space.width && c[3] <= space.height;
+  if (!inside) {
+    throw new ApiError(
+      "VALIDATION_FAILED",
+      "The marked area must be a rectangle [x1, y1, x2, y2] with x1 < x2 and y1 < y2 inside its coordinate space (0 to 1 for ratios).",
+      { field: "_pier_selection" },
+    );
+  }
   return {
     version: 1,
     type: "rect",

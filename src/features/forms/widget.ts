@@ -5,22 +5,33 @@ import type { Deps } from "../../core/context";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
 import { FORMS, type FormName } from "./definitions";
-import { formHtml, startedToken } from "./render";
+import { formHtml, formScripts, startedToken } from "./render";
+import { turnstileSiteKey } from "./turnstile";
+import { styleHash, widenCspForForms } from "./csp";
 import type { FormSite } from "./visitor";
 
 /** Configuration changes reach pages within this time (a bucket PATCH announces nothing). */
 const CONFIG_TTL_MS = 5_000;
 const MACRO = /\{\{PIER_FORM(?::([a-z]+))?\}\}/g;
 
-const STYLE =
-  "<style>.pier-float{position:fixed;z-index:2147483000;max-width:min(22rem,92vw);font:15px/1.4 system-ui,sans-serif;background:#fff;color:#1d2330;border:1px solid #c9ced8;border-radius:10px;box-shadow:0 4px 16px rgba(0,0,0,.18);margin:0}" +
-  ".pier-float>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-float[open]{padding-bottom:.6rem}" +
+const CSS =
+  // Floating forms that share a corner stack in one column there (an opened one pushes the others
+  // along instead of lying under them); the column scrolls when it is taller than the window.
+  ".pier-float{position:fixed;z-index:2147483000;display:flex;flex-direction:column;gap:.5rem;width:max-content;max-width:min(22rem,92vw);max-height:calc(100vh - 2rem);overflow:auto;margin:0}" +
+  ".pier-panel{font:15px/1.4 system-ui,sans-serif;background:#fff;color:#1d2330;border:1px solid #c9ced8;border-radius:10px;box-shadow:0 2px 8px rgba(0,0,0,.18);margin:0}" +
+  ".pier-panel>summary{cursor:pointer;padding:.6rem 1rem;font-weight:600;list-style:none}.pier-panel[open]{padding-bottom:.6rem}" +
   ".pier-form{display:grid;gap:.3rem;padding:0 1rem;position:relative}.pier-form h2{font-size:1rem;margin:.4rem 0}.pier-form input,.pier-form textarea{font:inherit;padding:.4rem;border:1px solid #9aa3b5;border-radius:6px}" +
   ".pier-form button{margin-top:.4rem;padding:.45rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#2456d6;color:#fff;cursor:pointer}.pier-form-error{color:#b42318;font-size:.85em}" +
+  ".pier-form .pier-mark{margin:.3rem 0 0}.pier-form .pier-mark button{margin:0;padding:.3rem .6rem;background:#fff;color:#2456d6;border:1px solid #2456d6}" +
+  ".pier-comments{max-height:16rem;overflow:auto;font-size:.9em}.pier-comment{border-bottom:1px solid #e3e6ec;padding:.2rem 0}.pier-comment p{margin:.15rem 0}.pier-comment-by{color:#5b6475;font-size:.85em}.pier-comment-reply{margin-left:.8rem!important;color:#1f4fbf}" +
+  ".pier-mark-layer{position:fixed;inset:0;z-index:2147483001;cursor:crosshair;background:rgba(20,30,60,.08)}.pier-mark-rect{position:fixed;z-index:2147483002;border:2px solid #e11d48;background:rgba(225,29,72,.15);pointer-events:none}" +
   positions("d") +
   "@media (max-width:640px){" +
   positions("m") +
-  "}</style>";
+  "}.pier-hp{position:absolute;left:-9999px}";
+const STYLE = `<style>${CSS}</style>`;
+/** CSP hash source of the injected style block, for sites that send their own policy. */
+export const FORMS_STYLE_HASH = styleHash(CSS);
 
 function positions(kind: "d" | "m"): string {
   const reset = "top:auto;bottom:auto;left:auto;right:auto;transform:none";
@@ -51,29 +62,42 @@ export class FormWidget {
     return config !== null && [...config.forms.values()].some((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
   }
 
+  /** A site's own CSP (from `_headers`) widened for what injected forms need on its pages. */
+  widenCsp(site: FormSite, csp: string): string {
+    const config = this.config(site.bucketId);
+    return widenCspForForms(csp, { turnstile: config !== null && turnstileSiteKey(this.deps, config) !== null, styleHash: FORMS_STYLE_HASH });
+  }
+
   /** The page with its macros filled and the floating forms it did not place inline. */
   inject(site: FormSite, html: string, pagePath: string): string {
     const config = this.config(site.bucketId);
     if (!config) return html;
     const hosted = [...config.forms.values()].filter((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
     if (hosted.length === 0) return html;
+    const turnstile = turnstileSiteKey(this.deps, config);
     const render = (name: FormName) =>
-      formHtml(name, { required: requiredFieldsOf(config, config.forms.get(name)!), started: startedToken(this.deps, site.id, name), returnPath: pagePath });
+      formHtml(name, {
+        required: requiredFieldsOf(config, config.forms.get(name)!),
+        started: startedToken(this.deps, site.id, name),
+        returnPath: pagePath,
+        challenge: true,
+        turnstileSiteKey: turnstile ?? undefined,
+      });
     const inline = new Set<FormName>();
     const filled = html.replace(MACRO, (_m, name: string | undefined) => {
       const chosen = name === undefined ? hosted : hosted.filter((f) => f.name === name);
       for (const f of chosen) inline.add(f.name);
       return chosen.map((f) => render(f.name)).join("");
     });
-    const floating = hosted
-      .filter((f) => !inline.has(f.name))
-      .map((f, i) => {
-        // Several floating forms at one corner would overlap: later ones step inwards.
-        const offset = i === 0 ? "" : ` style="margin:${i * 3.2}rem"`;
-        return `<details class="pier-float pier-d-${f.position.desktop} pier-m-${f.position.mobile}" data-pier-widget="${f.name}"${offset}><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
-      })
-      .join("");
-    const addition = `${STYLE}${floating}<script src="/_pier/forms.js" defer></script>`;
+    const corners = new Map<string, string[]>();
+    for (const f of hosted) {
+      if (inline.has(f.name)) continue;
+      const corner = `pier-d-${f.position.desktop} pier-m-${f.position.mobile}`;
+      const panel = `<details class="pier-panel" data-pier-widget="${f.name}"><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
+      corners.set(corner, [...(corners.get(corner) ?? []), panel]);
+    }
+    const floating = [...corners].map(([corner, panels]) => `<div class="pier-float ${corner}">${panels.join("")}</div>`).join("");
+    const addition = `${STYLE}${floating}${formScripts(turnstile !== null)}`;
     const end = filled.lastIndexOf("</body>");
     return end === -1 ? filled + addition : filled.slice(0, end) + addition + filled.slice(end);
   }

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
+import { solveFormChallenge } from "../../helpers/forms";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -31,9 +32,10 @@ async function visitorCookie(): Promise<string> {
 }
 
 async function submit(cookie: string, form: string, body: Record<string, unknown>) {
+  const altcha = await solveFormChallenge(t, site.host, cookie);
   const r = await siteFetch(t, site.host, `/_pier/form/${form}`, {
     method: "POST",
-    body: JSON.stringify(body),
+    body: JSON.stringify({ ...body, altcha }),
     headers: { origin: `http://${site.host}`, "content-type": "application/json", accept: "application/json", cookie, "x-forwarded-for": `192.0.2.${++ip}` },
   });
   return { status: r.status, body: await r.json() };

@@ -8,6 +8,7 @@ import { formSubmissions } from "../../../src/db/schema";
 import { eq } from "drizzle-orm";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
+import { solveFormChallenge } from "../../helpers/forms";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -26,12 +27,13 @@ async function configure(s: PublishedSite, forms: unknown) {
   expect(r.status).toBe(200);
 }
 
-/** A post as a browser on the site's page sends it: Origin of the site, a fresh client address. */
-function post(s: PublishedSite, name: string, body: string | Record<string, unknown>, headers: Record<string, string> = {}) {
+/** A post as a browser on the site's page sends it: Origin of the site, a fresh client address (and, sent by script, a solved proof of work). */
+async function post(s: PublishedSite, name: string, body: string | Record<string, unknown>, headers: Record<string, string> = {}) {
   const json = typeof body !== "string";
+  const withSolution = json && !("altcha" in body) ? { ...body, altcha: await solveFormChallenge(t, s.host, headers.cookie) } : body;
   return siteFetch(t, s.host, `/_pier/form/${name}`, {
     method: "POST",
-    body: json ? JSON.stringify(body) : body,
+    body: json ? JSON.stringify(withSolution) : body,
     headers: {
       origin: `http://${s.host}`,
       "content-type": json ? "application/json" : "application/x-www-form-urlencoded",

@@ -19,6 +19,7 @@ beforeAll(async () => {
       { path: "contact.html", bytes: "<!doctype html><html><body><h1>Write to us</h1>{{PIER_FORM:contact}}</body></html>" },
       { path: "all.html", bytes: "<!doctype html><html><body>{{PIER_FORM}}</body></html>" },
       { path: "style.css", bytes: "h1{color:red}" },
+      { path: "404.html", bytes: "<!doctype html><html><body><h1>Lost?</h1></body></html>" },
     ],
   });
   const r = await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}`, {
@@ -55,7 +56,10 @@ describe("forms in pages", () => {
     expect(page).toContain('data-pier-widget="waitlist"');
     expect(page).toContain("pier-d-bottom-right pier-m-bottom-right");
     expect(page).not.toContain('data-pier-form="question"');
-    expect(page).toContain('<script src="/_pier/forms.js" defer></script></body>');
+    expect(page).toContain('<script src="/_pier/forms.js" defer></script><script type="module" src="/_pier/altcha.js"></script></body>');
+    // The proof-of-work widget comes from the site host, never a CDN; no Turnstile unless asked for.
+    expect(page).toContain('<altcha-widget challenge="/_pier/form/challenge"');
+    expect(page).not.toContain("challenges.cloudflare.com");
     // Assets are untouched.
     expect(await html("/style.css")).toBe("h1{color:red}");
   });
@@ -70,6 +74,15 @@ describe("forms in pages", () => {
     expect(all).not.toContain("data-pier-widget=");
     expect(all).toContain('data-pier-form="contact"');
     expect(all).toContain('data-pier-form="waitlist"');
+  });
+
+  test("the site's own 404 page is an HTML page like the others: it gets the floating forms, and stays a 404", async () => {
+    const r = await siteFetch(t, site.host, "/no/such/page");
+    expect(r.status).toBe(404);
+    const body = await r.text();
+    expect(body).toContain("<h1>Lost?</h1>");
+    expect(body).toContain('data-pier-widget="contact"');
+    expect(body).toContain('name="_pier_return" value="/no/such/page"');
   });
 
   test("a site without forms keeps its bytes and its ETag / 304", async () => {
@@ -121,6 +134,10 @@ describe("forms in pages", () => {
       await page.click('[data-pier-widget="contact"] summary');
       await page.fill("#pier-contact-email", "js@example.com");
       await page.fill("#pier-contact-message", "sent in place");
+      // The altcha widget solves its challenge in the browser once a field has focus.
+      await page.waitForFunction(() => (document.querySelector('[data-pier-widget="contact"] altcha-widget') as any)?.getState?.() === "verified", null, {
+        timeout: 25_000,
+      });
       t.clock.advance(3_000);
       await page.click('[data-pier-widget="contact"] button[type=submit]');
       await page.waitForSelector('[data-pier-widget="contact"] .pier-form-status');

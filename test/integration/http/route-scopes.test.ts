@@ -453,6 +453,11 @@ const expectations: Record<string, Expectation> = {
   },
   "POST /api/v1/buckets/:id/form_submissions/:submission_id/reply": { auth: "bucket_write", params: seedSubmission, body: () => ({ message: "Thanks" }) },
   "DELETE /api/v1/buckets/:id/form_submissions/:submission_id": { auth: "bucket_write", params: seedSubmission },
+  "GET /dashboard/buckets/:id/forms": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/forms/settings": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/forms/:sid": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/forms/:sid/reply": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/forms/:sid/delete": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

@@ -1,0 +1,120 @@
+// The Forms tab in real Chromium: turn forms on (which, hosted, required fields, positions), see
+// the site's page follow, list submissions newest first with paging and the form filter, open
+// one with its context, reply in public on a comment (seen by the site's visitors), delete the
+// reply and then the submission; axe on both pages.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../../helpers/chromium";
+import { expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
+import { startTestPier, type TestPier } from "../../helpers/pier";
+import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
+
+let t: TestPier;
+let browser: Browser;
+let site: PublishedSite;
+let ip = 0;
+beforeAll(async () => {
+  t = await startTestPier({ trustProxy: true });
+  site = await publishSite(t, { access: "password", files: [{ path: "index.html", bytes: "<!doctype html><html><body><h1>Club</h1></body></html>" }] });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+});
+
+async function visitorCookie(): Promise<string> {
+  const r = await siteFetch(t, site.host, "/_pier/gate/password", {
+    method: "POST",
+    body: new URLSearchParams({ password: site.password!, next: "/" }).toString(),
+    headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded" },
+  });
+  const cookie = r.headers.get("set-cookie");
+  if (!cookie) throw new Error(`gate: ${r.status}`);
+  return cookie.split(";")[0]!;
+}
+
+async function visitorPost(cookie: string, form: string, fields: Record<string, string>) {
+  const r = await siteFetch(t, site.host, `/_pier/form/${form}`, {
+    method: "POST",
+    body: new URLSearchParams(fields).toString(),
+    headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded", cookie, "x-forwarded-for": `198.51.100.${++ip}` },
+  });
+  if (r.status !== 200) throw new Error(`post: ${r.status} ${await r.text()}`);
+}
+
+test("configure forms, read, reply in public, delete", async () => {
+  const base = `/dashboard/buckets/${site.pub.bucketId}`;
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await signIn(page, t, site.user, `${base}/forms`);
+  expect(await page.textContent("main")).toContain("No submissions yet");
+  await expectAccessible(page);
+
+  await page.check("input[name=forms][value=contact]");
+  await page.check("input[name=forms][value=comments]");
+  await page.check("input[name=required_contact][value=name]");
+  await page.selectOption("#desktop-contact", "top-left");
+  await page.selectOption("#mobile-contact", "bottom-center");
+  await page.uncheck("input[name=hosted_comments]");
+  await submit(page, 'form[action$="/forms/settings"] button[type=submit]');
+  expect(await page.textContent("main")).toContain("The form settings are saved");
+  expect(await page.isChecked("input[name=forms][value=contact]")).toBe(true);
+
+  const bucket = await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}`, { key: site.user.key });
+  const forms = bucket.body.data.bucket.metadata.publication_forms;
+  expect(forms.enabled).toBe(true);
+  expect(forms.forms).toEqual([
+    { name: "contact", hosted: true, required_fields: ["name", "email", "message"], widget_position: { desktop: "top-left", mobile: "bottom-center" } },
+    { name: "comments", hosted: false, required_fields: ["message"], widget_position: { desktop: "bottom-right", mobile: "bottom-right" } },
+  ]);
+
+  const cookie = await visitorCookie();
+  for (let i = 1; i <= 26; i++) await visitorPost(cookie, "contact", { name: `Ada ${i}`, email: `a${i}@example.com`, message: `message number ${i}` });
+  t.clock.advance(1_000);
+  await visitorPost(cookie, "comments", { name: "Bo", message: "<b>A public comment</b>", _pier_path: "/club" });
+
+  await page.goto(`http://localhost:${t.pier.httpPort}${base}/forms`);
+  const rows = page.locator("#submissions tbody tr");
+  expect(await rows.count()).toBe(25);
+  expect(await rows.first().textContent()).toContain("Bo");
+  expect(await page.textContent("#submissions")).toContain("27 submission(s)");
+  await submit(page, "text=Older →");
+  expect(await rows.count()).toBe(2);
+  await page.selectOption("#form-filter", "comments");
+  await submit(page, "#submissions button[type=submit]");
+  expect(await rows.count()).toBe(1);
+  await screenshot(page, "dashboard-forms");
+
+  await submit(page, "#submissions tbody a");
+  const main = (await page.textContent("main"))!;
+  expect(main).toContain("<b>A public comment</b>"); // shown as text, never as markup
+  expect(main).toContain("/club");
+  await expectAccessible(page);
+  await page.fill("#message", "Thanks, Bo!");
+  await page.check("input[name=audience][value=public]");
+  await submit(page, "#replies button[type=submit]");
+  expect(await page.textContent("main")).toContain("Your reply is saved");
+  await screenshot(page, "dashboard-form-submission");
+
+  // The API and the site's other visitors see the public reply.
+  const list = await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}/form_submissions?form_name=comments`, { key: site.user.key });
+  const comment = list.body.data.form_submissions[0];
+  expect(comment.replies.map((r: { message: string; audience: string }) => [r.message, r.audience])).toEqual([["Thanks, Bo!", "public"]]);
+  const shared = await (await siteFetch(t, site.host, "/_pier/form/comments", { headers: { cookie: await visitorCookie() } })).json();
+  expect(JSON.stringify(shared.data.comments)).toContain("Thanks, Bo!");
+
+  await submit(page, "text=Delete this reply");
+  expect(await page.textContent("main")).toContain("The reply is deleted");
+  await submit(page, "text=Delete the submission and its replies");
+  expect(await page.textContent("main")).toContain("The submission and its replies are deleted");
+  const after = await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}/form_submissions`, { key: site.user.key });
+  expect(after.body.data.pagination.total_count).toBe(26);
+  expect(after.body.data.form_submissions.some((s: { id: string }) => s.id === comment.id)).toBe(false);
+
+  // Another account's bucket is the normal not-found page.
+  const stranger = await t.user();
+  const other = await (await browser.newContext()).newPage();
+  await signIn(other, t, stranger, "/dashboard");
+  const r = await other.goto(`http://localhost:${t.pier.httpPort}${base}/forms/${comment.id}`);
+  expect(r!.status()).toBe(404);
+}, 60_000);
