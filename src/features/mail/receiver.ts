@@ -11,7 +11,8 @@ export interface MailReceiver extends RunningSmtp {
 }
 
 export async function startMailReceiver(deps: Deps, opts: InboundOptions & { handler?: InboundHandler } = {}): Promise<MailReceiver> {
-  const handler = opts.handler ?? createInboundHandler(deps, opts);
+  const filer = opts.handler ? null : createInboundHandler(deps, opts);
+  const handler = opts.handler ?? filer!;
   const { config, urls } = deps;
   const tls = await loadSmtpTls({ certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey, dataDir: config.dataDir, serverName: urls.mailDomain });
   const smtp = await startSmtpServer(handler, {
@@ -27,5 +28,12 @@ export async function startMailReceiver(deps: Deps, opts: InboundOptions & { han
     log: deps.log,
     clock: deps.clock,
   });
-  return { ...smtp, tlsSource: tls?.source ?? "off" };
+  return {
+    ...smtp,
+    tlsSource: tls?.source ?? "off",
+    async stop() {
+      await smtp.stop();
+      filer?.close();
+    },
+  };
 }
