@@ -116,16 +116,18 @@ async function runPierServer() {
     addresses.push(((await r.json()) as any).data.bucket.inbound_email.address);
   }
   const filed = () => pier.deps.sqlite.query("select coalesce(sum(received_count), 0) n from mail_addresses").get() as { n: number };
-  await serveStats(() => filed().n, { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! });
+  await serveStats(() => filed().n, { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! }, () => pier.smtp!.commitStats);
   await pier.stop();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
 
 /** Print where to send, then answer stats commands from the client on stdin. */
-async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }) {
+async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }, commits: () => unknown = () => null) {
   let peak = process.memoryUsage().rss;
-  setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10).unref();
+  // memoryUsage() is not free: sampled often enough for a multi-second large message, rarely
+  // enough not to count in the per-message CPU figure.
+  setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50).unref();
   console.log(JSON.stringify(hello));
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === "reset") {
@@ -134,7 +136,7 @@ async function serveStats(filed: () => number, hello: { port: number; addresses:
     }
     if (line === "reset" || line === "stats" || line === "gc-on") {
       const cpu = process.cpuUsage(); // every thread of the server process (event loop, workers, fs pool)
-      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000 }));
+      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000, commits: commits() }));
     }
     if (line === "gc-on") setInterval(() => Bun.gc(true), 50).unref(); // shows live memory, not GC slack
     if (line === "quit") break;
@@ -155,7 +157,9 @@ async function runClient() {
 
 async function runOne(name: string, env: Record<string, string>, memory: boolean) {
   const total = arg("messages", 2000);
-  const child = Bun.spawn([process.execPath, import.meta.path, "--server"], { stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
+  // BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server's event loop.
+  const flags = (process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean);
+  const child = Bun.spawn([process.execPath, ...flags, import.meta.path, "--server"], { stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
   const reader = child.stdout.getReader();
   let buf = "";
   const next = async (): Promise<any> => {
@@ -206,7 +210,7 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
   pool.close();
   const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
   console.log(
-    `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg; server peak RSS ${mb(after.peak)}; load ${load}`,
+    `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg;${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server peak RSS ${mb(after.peak)}; load ${load}`,
   );
   return quit();
   }

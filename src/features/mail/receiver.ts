@@ -5,9 +5,12 @@ import type { Deps } from "../../core/context";
 import { startSmtpServer, type InboundHandler, type RunningSmtp } from "../../smtp/server";
 import { loadSmtpTls } from "../../tls/material";
 import { createInboundHandler, type InboundOptions } from "./filer";
+import type { GroupCommitter } from "./group-commit";
 
 export interface MailReceiver extends RunningSmtp {
   tlsSource: "configured" | "self-signed" | "off";
+  /** Group-commit counters of the built-in filer (absent with a custom handler). */
+  commitStats?: GroupCommitter["stats"];
 }
 
 export async function startMailReceiver(deps: Deps, opts: InboundOptions & { handler?: InboundHandler } = {}): Promise<MailReceiver> {
@@ -31,6 +34,7 @@ export async function startMailReceiver(deps: Deps, opts: InboundOptions & { han
   return {
     ...smtp,
     tlsSource: tls?.source ?? "off",
+    commitStats: filer?.committer.stats,
     async stop() {
       await smtp.stop();
       filer?.close();
