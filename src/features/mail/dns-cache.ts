@@ -18,6 +18,9 @@ export const MAX_ENTRIES = 5_000;
 
 const NEGATIVE = new Set(["ENOTFOUND", "ENODATA"]);
 
+/** Each caller gets its own copy: a checker that edits an answer in place cannot spoil the cache. */
+const copy = <T>(answer: T): T => structuredClone(answer);
+
 interface Entry {
   expires: number;
   answer: Promise<unknown>;
@@ -49,7 +52,7 @@ export function cachingResolver(inner?: DNSResolver, now: () => number = Date.no
     if (hit && hit.expires > now()) {
       cache.delete(key); // most recently used goes last
       cache.set(key, hit);
-      return hit.answer;
+      return hit.answer.then(copy);
     }
     // Concurrent messages asking the same question share one lookup while it runs.
     const entry: Entry = { expires: Number.POSITIVE_INFINITY, answer: Promise.resolve() };
@@ -66,7 +69,7 @@ export function cachingResolver(inner?: DNSResolver, now: () => number = Date.no
     );
     entry.answer.catch(() => {}); // every caller gets the rejection; none is left unhandled
     remember(key, entry);
-    return entry.answer;
+    return entry.answer.then(copy);
   };
   return resolver as DNSResolver;
 }
