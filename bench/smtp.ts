@@ -116,7 +116,11 @@ async function runPierServer() {
     addresses.push(((await r.json()) as any).data.bucket.inbound_email.address);
   }
   const filed = () => pier.deps.sqlite.query("select coalesce(sum(received_count), 0) n from mail_addresses").get() as { n: number };
-  await serveStats(() => filed().n, { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! }, () => pier.smtp!.commitStats);
+  await serveStats(
+    () => filed().n,
+    { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! },
+    () => pier.smtp!.commitStats,
+  );
   await pier.stop();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
@@ -159,7 +163,12 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
   const total = arg("messages", 2000);
   // BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server's event loop.
   const flags = (process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean);
-  const child = Bun.spawn([process.execPath, ...flags, import.meta.path, "--server"], { stdin: "pipe", stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
+  const child = Bun.spawn([process.execPath, ...flags, import.meta.path, "--server"], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, ...env },
+  });
   const reader = child.stdout.getReader();
   let buf = "";
   const next = async (): Promise<any> => {
@@ -189,30 +198,30 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
     await child.exited;
   };
   if (!memory) {
-  // 1. Throughput: 10 KB messages, 8 pooled connections.
-  const pool = nodemailer.createTransport({
-    host: "127.0.0.1",
-    port,
-    secure: false,
-    ignoreTLS: true,
-    pool: true,
-    maxConnections: 8,
-    maxMessages: Infinity,
-  } as SMTPTransport.Options);
-  const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
-  const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
-  await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
-  const base = await ask("reset");
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: total }, (_, i) => pool.sendMail(mail(i))));
-  const secs = (performance.now() - t0) / 1000;
-  const after = await ask("stats");
-  pool.close();
-  const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
-  console.log(
-    `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg;${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server peak RSS ${mb(after.peak)}; load ${load}`,
-  );
-  return quit();
+    // 1. Throughput: 10 KB messages, 8 pooled connections.
+    const pool = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port,
+      secure: false,
+      ignoreTLS: true,
+      pool: true,
+      maxConnections: 8,
+      maxMessages: Infinity,
+    } as SMTPTransport.Options);
+    const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
+    const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
+    const base = await ask("reset");
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: total }, (_, i) => pool.sendMail(mail(i))));
+    const secs = (performance.now() - t0) / 1000;
+    const after = await ask("stats");
+    pool.close();
+    const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
+    console.log(
+      `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg;${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server peak RSS ${mb(after.peak)}; load ${load}`,
+    );
+    return quit();
   }
 
   // 2. One ~25 MB message with attachments: server RSS must stay flat. RSS after a large

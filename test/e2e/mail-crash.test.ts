@@ -32,7 +32,13 @@ afterAll(() => {
 });
 
 async function start(): Promise<RunningBinary> {
-  const p = await startBinary(bin, { dataDir, cwd: work, env: env(), smtp: true, args: ["--smtp-rate-limit-per-ip", "1000000", "--smtp-rate-limit-per-recipient", "1000000"] });
+  const p = await startBinary(bin, {
+    dataDir,
+    cwd: work,
+    env: env(),
+    smtp: true,
+    args: ["--smtp-rate-limit-per-ip", "1000000", "--smtp-rate-limit-per-recipient", "1000000"],
+  });
   running.add(p);
   return p;
 }
@@ -67,7 +73,14 @@ describe("inbound mail survives SIGKILL", () => {
     let dead = false;
     const body = "Crash test line of text, long enough to need a few packets. ".repeat(160);
     const sender = async () => {
-      const t = nodemailer.createTransport({ host: "127.0.0.1", port: first.smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 1 } as SMTPTransport.Options);
+      const t = nodemailer.createTransport({
+        host: "127.0.0.1",
+        port: first.smtpPort,
+        secure: false,
+        ignoreTLS: true,
+        pool: true,
+        maxConnections: 1,
+      } as SMTPTransport.Options);
       try {
         while (!dead) {
           const subject = `crash-${next++}`;

@@ -37,9 +37,7 @@ const systemResolver = async (name: string, rrtype: string): Promise<{ answer: u
 };
 
 export function cachingResolver(inner?: DNSResolver, now: () => number = Date.now): DNSResolver {
-  const lookup = inner
-    ? async (name: string, rrtype: string) => ({ answer: await inner(name, rrtype), ttlMs: FALLBACK_TTL_MS })
-    : systemResolver;
+  const lookup = inner ? async (name: string, rrtype: string) => ({ answer: await inner(name, rrtype), ttlMs: FALLBACK_TTL_MS }) : systemResolver;
   const cache = new Map<string, Entry>();
   const remember = (key: string, entry: Entry) => {
     cache.delete(key);

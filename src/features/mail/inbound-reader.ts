@@ -19,7 +19,10 @@ export interface ReadJob {
   session: SmtpSessionInfo;
   opts: Omit<ReadOptions, "resolver">;
 }
-export type WorkerRequest = ReadJob | { kind: "dns"; id: number; ok: true; answer: unknown } | { kind: "dns"; id: number; ok: false; code?: string; message: string };
+export type WorkerRequest =
+  | ReadJob
+  | { kind: "dns"; id: number; ok: true; answer: unknown }
+  | { kind: "dns"; id: number; ok: false; code?: string; message: string };
 export type WorkerReply =
   | { kind: "read"; id: number; ok: true; decoded: DecodedMessage; auth: AuthenticationResults; attachmentFiles: string[] }
   | { kind: "read"; id: number; ok: false; reply?: { code: number; message: string }; error?: string }

@@ -46,7 +46,14 @@ describe("group commit", () => {
           const raw = join(dir, `m${i}.eml`);
           writeFileSync(raw, `From: a@sender.test\r\nTo: box@mail.pier.test\r\nSubject: message ${i}\r\n\r\nhello ${i}\r\n`);
           return filer.deliver(
-            { id: `grpcommit${i}abcdefgh`, mailFrom: "a@sender.test", recipients: [{ address: "box@mail.pier.test", key: bucketId }], size: 80, receivedAt: new Date(), smtpUtf8: false },
+            {
+              id: `grpcommit${i}abcdefgh`,
+              mailFrom: "a@sender.test",
+              recipients: [{ address: "box@mail.pier.test", key: bucketId }],
+              size: 80,
+              receivedAt: new Date(),
+              smtpUtf8: false,
+            },
             raw,
             { id: `s${i}`, remoteAddress: "127.0.0.1", clientHostname: "[127.0.0.1]", helo: "sender.test", tls: false },
           );
