@@ -1,10 +1,15 @@
 // Inbound email benchmark. Runs a whole Pier in a child process (so the client's memory and CPU
 // are not counted as the server's) and sends to real bucket addresses: SPF/DKIM/DMARC (local DNS
-// table), MIME parse, attachments, blobs, one bucket version per message with received_count,
-// all as in production. BENCH_RECEIVE_ONLY=1 runs the SMTP layer alone instead. Measures:
-//   1. messages/second for 10 KB messages over 8 concurrent SMTP connections;
-//   2. the server's peak RSS while it receives one ~25 MB message with attachments.
-// Usage: ./node_modules/.bin/bun bench/smtp.ts [--messages 2000]
+// table answering after BENCH_DNS_MS, default 5 ms, like a resolver on the network), MIME parse,
+// attachments, blobs, one bucket version per message with received_count, all as in production.
+// Measures:
+//   1. messages/second for 10 KB messages over 8 concurrent SMTP connections, for each
+//      configuration in --configs, one server process each, in the same run: `receive-only`
+//      (the SMTP layer alone), `none` (no lever: one transaction per message, verification and
+//      parsing on the event loop, every DNS question asked), then the levers added one by one
+//      (`cache` = DNS answers cached, `group` = group commit, `worker` = reading in a worker);
+//   2. the server's peak RSS while it receives one ~25 MB message with attachments (all levers).
+// Usage: ./node_modules/.bin/bun bench/smtp.ts [--messages 2000] [--configs receive-only,all] [--no-memory]
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +21,15 @@ import type SMTPTransport from "nodemailer/lib/smtp-transport";
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? def : Number(process.argv[i + 1]);
+};
+
+const CONFIGS: Record<string, Record<string, string>> = {
+  "receive-only": { BENCH_RECEIVE_ONLY: "1" },
+  none: { BENCH_LEVERS: "" },
+  cache: { BENCH_LEVERS: "cache" },
+  "cache+group": { BENCH_LEVERS: "cache,group" },
+  "cache+worker": { BENCH_LEVERS: "cache,worker" },
+  all: { BENCH_LEVERS: "cache,group,worker" },
 };
 
 if (process.argv.includes("--server")) await runServer();
@@ -77,8 +91,19 @@ async function runPierServer() {
       "secret-key": "bench-secret-key-bench-secret-key-bench-secret-key",
     },
   );
-  const resolver = tableResolver({ "sender.test/TXT": [["v=spf1 ip4:127.0.0.1 -all"]], "_dmarc.sender.test/TXT": [["v=DMARC1; p=none"]] });
-  const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver });
+  const table = tableResolver({ "sender.test/TXT": [["v=spf1 ip4:127.0.0.1 -all"]], "_dmarc.sender.test/TXT": [["v=DMARC1; p=none"]] });
+  const dnsMs = Number(process.env.BENCH_DNS_MS ?? 5);
+  const resolver = (async (name: string, rrtype: string) => {
+    await Bun.sleep(dnsMs);
+    return table(name, rrtype);
+  }) as typeof table;
+  const levers = new Set((process.env.BENCH_LEVERS ?? "cache,group,worker").split(","));
+  const mailFiling = {
+    noDnsCache: !levers.has("cache"),
+    groupCommit: levers.has("group") ? {} : { maxBatch: 1, maxWaitMs: 0 },
+    inProcessReading: !levers.has("worker"),
+  };
+  const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver, mailFiling });
   const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: await hashPassword("bench password"), plan: "pro" });
   const { key } = createApiKey(pier.deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" });
   const addresses: string[] = [];
@@ -91,31 +116,59 @@ async function runPierServer() {
     addresses.push(((await r.json()) as any).data.bucket.inbound_email.address);
   }
   const filed = () => pier.deps.sqlite.query("select coalesce(sum(received_count), 0) n from mail_addresses").get() as { n: number };
-  await serveStats(() => filed().n, { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! });
+  await serveStats(
+    () => filed().n,
+    { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! },
+    () => pier.smtp!.commitStats,
+  );
   await pier.stop();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
 
 /** Print where to send, then answer stats commands from the client on stdin. */
-async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }) {
+async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }, commits: () => unknown = () => null) {
   let peak = process.memoryUsage().rss;
-  setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10).unref();
+  // memoryUsage() is not free: sampled often enough for a multi-second large message, rarely
+  // enough not to count in the per-message CPU figure.
+  setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50).unref();
   console.log(JSON.stringify(hello));
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === "reset") {
       Bun.gc(true);
       peak = process.memoryUsage().rss;
     }
-    if (line === "reset" || line === "stats" || line === "gc-on") console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed() }));
+    if (line === "reset" || line === "stats" || line === "gc-on") {
+      const cpu = process.cpuUsage(); // every thread of the server process (event loop, workers, fs pool)
+      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000, commits: commits() }));
+    }
     if (line === "gc-on") setInterval(() => Bun.gc(true), 50).unref(); // shows live memory, not GC slack
     if (line === "quit") break;
   }
 }
 
 async function runClient() {
+  const i = process.argv.indexOf("--configs");
+  const configs = i === -1 ? ["receive-only", "none", "cache", "cache+group", "all"] : process.argv[i + 1]!.split(",");
+  console.log(`load average before: ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
+  for (const name of configs) {
+    if (!CONFIGS[name]) throw new Error(`unknown config ${name} (${Object.keys(CONFIGS).join(", ")})`);
+    await runOne(name, { ...CONFIGS[name], BENCH_RECEIVE_ONLY: CONFIGS[name]!.BENCH_RECEIVE_ONLY ?? "" }, false);
+  }
+  if (!process.argv.includes("--no-memory")) await runOne("all", CONFIGS.all!, true);
+  process.exit(0);
+}
+
+async function runOne(name: string, env: Record<string, string>, memory: boolean) {
   const total = arg("messages", 2000);
-  const child = Bun.spawn([process.execPath, import.meta.path, "--server"], { stdin: "pipe", stdout: "pipe", stderr: "inherit", env: process.env });
+  // BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server's event loop.
+  const flags = (process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean);
+  const child = Bun.spawn([process.execPath, ...flags, import.meta.path, "--server"], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, ...env },
+  });
   const reader = child.stdout.getReader();
   let buf = "";
   const next = async (): Promise<any> => {
@@ -139,28 +192,37 @@ async function runClient() {
   const { port, addresses, big } = (await next()) as { port: number; addresses: string[]; big: string };
   const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
-  // 1. Throughput: 10 KB messages, 8 pooled connections.
-  const pool = nodemailer.createTransport({
-    host: "127.0.0.1",
-    port,
-    secure: false,
-    ignoreTLS: true,
-    pool: true,
-    maxConnections: 8,
-    maxMessages: Infinity,
-  } as SMTPTransport.Options);
-  const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
-  const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
-  await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
-  const base = await ask("reset");
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: total }, (_, i) => pool.sendMail(mail(i))));
-  const secs = (performance.now() - t0) / 1000;
-  const after = await ask("stats");
-  pool.close();
-  console.log(
-    `throughput: ${total} x 10 KB messages over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server peak RSS ${mb(after.peak)}`,
-  );
+  const quit = async () => {
+    child.stdin.write("quit\n");
+    child.stdin.flush();
+    await child.exited;
+  };
+  if (!memory) {
+    // 1. Throughput: 10 KB messages, 8 pooled connections.
+    const pool = nodemailer.createTransport({
+      host: "127.0.0.1",
+      port,
+      secure: false,
+      ignoreTLS: true,
+      pool: true,
+      maxConnections: 8,
+      maxMessages: Infinity,
+    } as SMTPTransport.Options);
+    const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
+    const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
+    const base = await ask("reset");
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: total }, (_, i) => pool.sendMail(mail(i))));
+    const secs = (performance.now() - t0) / 1000;
+    const after = await ask("stats");
+    pool.close();
+    const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
+    console.log(
+      `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg;${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server peak RSS ${mb(after.peak)}; load ${load}`,
+    );
+    return quit();
+  }
 
   // 2. One ~25 MB message with attachments: server RSS must stay flat. RSS after a large
   // message includes garbage the GC has not collected yet, so the same sizes are measured again
@@ -189,8 +251,5 @@ async function runClient() {
   // BENCH_MAX_MB=120 also sends a ~100 MB message: if the peak does not grow with it, it is flat.
   if (Number(process.env.BENCH_MAX_MB) >= 120) await sendLarge(24, "huge message, GC every 50 ms");
   rmSync(dir, { recursive: true, force: true });
-  child.stdin.write("quit\n");
-  child.stdin.flush();
-  await child.exited;
-  process.exit(0);
+  await quit();
 }

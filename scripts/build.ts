@@ -48,8 +48,8 @@ export function buildBinary(opts: BuildOptions = {}): string {
   mkdirSync(dirname(outfile), { recursive: true });
   // No --minify: Elysia reads handler source (Function.toString) to decide what each handler
   // needs, so identifiers are better left as written.
-  // The markdown worker is a second entrypoint: workers in a compiled binary must be built in.
-  const args = ["build", "--compile", "src/main.ts", "src/sites/markdown-worker.ts", "--outfile", outfile];
+  // The markdown and inbound-mail workers are extra entrypoints: workers in a compiled binary must be built in.
+  const args = ["build", "--compile", "src/main.ts", "src/sites/markdown-worker.ts", "src/features/mail/inbound-worker.ts", "--outfile", outfile];
   if (opts.target) args.push("--target", opts.target);
   const proc = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) {

@@ -44,6 +44,8 @@ export interface StartOptions {
   startWorker?: boolean;
   /** DNS for the inbound mail authentication checks (tests: a local table); default the system resolver. */
   mailResolver?: import("mailauth").DNSResolver;
+  /** Inbound filing knobs (group commit, reading on the event loop): benchmarks compare them. */
+  mailFiling?: Omit<import("./features/mail/filer").InboundOptions, "resolver">;
 }
 
 export interface Pier {
@@ -139,7 +141,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const acme = acmeManager(deps);
   try {
     if (config.httpsPort !== null) https = await startHttps(deps, fetch);
-    if (config.smtpPort !== null) smtp = await startMailReceiver(deps, { resolver: opts.mailResolver });
+    if (config.smtpPort !== null) smtp = await startMailReceiver(deps, { ...opts.mailFiling, resolver: opts.mailResolver });
   } catch (e) {
     http.stop(true);
     https?.stop(true);

@@ -5,13 +5,17 @@ import type { Deps } from "../../core/context";
 import { startSmtpServer, type InboundHandler, type RunningSmtp } from "../../smtp/server";
 import { loadSmtpTls } from "../../tls/material";
 import { createInboundHandler, type InboundOptions } from "./filer";
+import type { GroupCommitter } from "./group-commit";
 
 export interface MailReceiver extends RunningSmtp {
   tlsSource: "configured" | "self-signed" | "off";
+  /** Group-commit counters of the built-in filer (absent with a custom handler). */
+  commitStats?: GroupCommitter["stats"];
 }
 
 export async function startMailReceiver(deps: Deps, opts: InboundOptions & { handler?: InboundHandler } = {}): Promise<MailReceiver> {
-  const handler = opts.handler ?? createInboundHandler(deps, opts);
+  const filer = opts.handler ? null : createInboundHandler(deps, opts);
+  const handler = opts.handler ?? filer!;
   const { config, urls } = deps;
   const tls = await loadSmtpTls({ certFile: config.smtpTlsCert, keyFile: config.smtpTlsKey, dataDir: config.dataDir, serverName: urls.mailDomain });
   const smtp = await startSmtpServer(handler, {
@@ -27,5 +31,13 @@ export async function startMailReceiver(deps: Deps, opts: InboundOptions & { han
     log: deps.log,
     clock: deps.clock,
   });
-  return { ...smtp, tlsSource: tls?.source ?? "off" };
+  return {
+    ...smtp,
+    tlsSource: tls?.source ?? "off",
+    commitStats: filer?.committer.stats,
+    async stop() {
+      await smtp.stop();
+      filer?.close();
+    },
+  };
 }
