@@ -9,6 +9,7 @@ import m6 from "./0006_analytics.sql" with { type: "text" };
 import m7 from "./0007_site_rules.sql" with { type: "text" };
 import m8 from "./0008_deploy_history.sql" with { type: "text" };
 import m9 from "./0009_form_submissions.sql" with { type: "text" };
+import m10 from "./0010_git_sync.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -21,4 +22,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0007_site_rules", sql: m7 },
   { name: "0008_deploy_history", sql: m8 },
   { name: "0009_form_submissions", sql: m9 },
+  { name: "0010_git_sync", sql: m10 },
 ];
