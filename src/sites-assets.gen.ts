@@ -35,34 +35,35 @@ import a31 from "../sites/dashboard/email-message.html" with { type: "file" };
 import a32 from "../sites/dashboard/email.html" with { type: "file" };
 import a33 from "../sites/dashboard/file.html" with { type: "file" };
 import a34 from "../sites/dashboard/files.html" with { type: "file" };
-import a35 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a36 from "../sites/dashboard/site.html" with { type: "file" };
-import a37 from "../sites/dashboard/version.html" with { type: "file" };
-import a38 from "../sites/dashboard/versions.html" with { type: "file" };
-import a39 from "../sites/oauth/connections.html" with { type: "file" };
-import a40 from "../sites/oauth/consent.html" with { type: "file" };
-import a41 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a42 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a43 from "../sites/oauth/login-link.html" with { type: "file" };
-import a44 from "../sites/oauth/message.html" with { type: "file" };
-import a45 from "../sites/site/autoindex.html" with { type: "file" };
-import a46 from "../sites/site/events.js" with { type: "file" };
-import a47 from "../sites/site/forms.js" with { type: "file" };
-import a48 from "../sites/site/page.html" with { type: "file" };
-import a49 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a50 from "../sites/templates/docs/README.md" with { type: "file" };
-import a51 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a52 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a53 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a54 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a55 from "../sites/templates/docs/index.html" with { type: "file" };
-import a56 from "../sites/templates/landing/README.md" with { type: "file" };
-import a57 from "../sites/templates/landing/index.html" with { type: "file" };
-import a58 from "../sites/templates/landing/style.css" with { type: "file" };
-import a59 from "../sites/templates/spa/README.md" with { type: "file" };
-import a60 from "../sites/templates/spa/index.html" with { type: "file" };
-import a61 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a62 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a35 from "../sites/dashboard/git.html" with { type: "file" };
+import a36 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a37 from "../sites/dashboard/site.html" with { type: "file" };
+import a38 from "../sites/dashboard/version.html" with { type: "file" };
+import a39 from "../sites/dashboard/versions.html" with { type: "file" };
+import a40 from "../sites/oauth/connections.html" with { type: "file" };
+import a41 from "../sites/oauth/consent.html" with { type: "file" };
+import a42 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a43 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a44 from "../sites/oauth/login-link.html" with { type: "file" };
+import a45 from "../sites/oauth/message.html" with { type: "file" };
+import a46 from "../sites/site/autoindex.html" with { type: "file" };
+import a47 from "../sites/site/events.js" with { type: "file" };
+import a48 from "../sites/site/forms.js" with { type: "file" };
+import a49 from "../sites/site/page.html" with { type: "file" };
+import a50 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a51 from "../sites/templates/docs/README.md" with { type: "file" };
+import a52 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a53 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a54 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a55 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a56 from "../sites/templates/docs/index.html" with { type: "file" };
+import a57 from "../sites/templates/landing/README.md" with { type: "file" };
+import a58 from "../sites/templates/landing/index.html" with { type: "file" };
+import a59 from "../sites/templates/landing/style.css" with { type: "file" };
+import a60 from "../sites/templates/spa/README.md" with { type: "file" };
+import a61 from "../sites/templates/spa/index.html" with { type: "file" };
+import a62 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a63 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -101,32 +102,33 @@ export const siteAssets: Record<string, string> = {
   "dashboard/email.html": a32,
   "dashboard/file.html": a33,
   "dashboard/files.html": a34,
-  "dashboard/not-found.html": a35,
-  "dashboard/site.html": a36,
-  "dashboard/version.html": a37,
-  "dashboard/versions.html": a38,
-  "oauth/connections.html": a39,
-  "oauth/consent.html": a40,
-  "oauth/device-confirm.html": a41,
-  "oauth/device-entry.html": a42,
-  "oauth/login-link.html": a43,
-  "oauth/message.html": a44,
-  "site/autoindex.html": a45,
-  "site/events.js": a46,
-  "site/forms.js": a47,
-  "site/page.html": a48,
-  "site/robots-preview.txt": a49,
-  "templates/docs/README.md": a50,
-  "templates/docs/docs.css": a51,
-  "templates/docs/docs.js": a52,
-  "templates/docs/guide/faq.md": a53,
-  "templates/docs/guide/getting-started.md": a54,
-  "templates/docs/index.html": a55,
-  "templates/landing/README.md": a56,
-  "templates/landing/index.html": a57,
-  "templates/landing/style.css": a58,
-  "templates/spa/README.md": a59,
-  "templates/spa/index.html": a60,
-  "templates/spa/src/app.css": a61,
-  "templates/spa/src/app.js": a62,
+  "dashboard/git.html": a35,
+  "dashboard/not-found.html": a36,
+  "dashboard/site.html": a37,
+  "dashboard/version.html": a38,
+  "dashboard/versions.html": a39,
+  "oauth/connections.html": a40,
+  "oauth/consent.html": a41,
+  "oauth/device-confirm.html": a42,
+  "oauth/device-entry.html": a43,
+  "oauth/login-link.html": a44,
+  "oauth/message.html": a45,
+  "site/autoindex.html": a46,
+  "site/events.js": a47,
+  "site/forms.js": a48,
+  "site/page.html": a49,
+  "site/robots-preview.txt": a50,
+  "templates/docs/README.md": a51,
+  "templates/docs/docs.css": a52,
+  "templates/docs/docs.js": a53,
+  "templates/docs/guide/faq.md": a54,
+  "templates/docs/guide/getting-started.md": a55,
+  "templates/docs/index.html": a56,
+  "templates/landing/README.md": a57,
+  "templates/landing/index.html": a58,
+  "templates/landing/style.css": a59,
+  "templates/spa/README.md": a60,
+  "templates/spa/index.html": a61,
+  "templates/spa/src/app.css": a62,
+  "templates/spa/src/app.js": a63,
 };

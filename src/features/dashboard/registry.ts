@@ -20,6 +20,7 @@ import { adminUsersPage } from "./pages/admin-users";
 import { adminPlansPage } from "./pages/admin-plans";
 import { adminOutboxPage } from "./pages/admin-outbox";
 import { adminHealthPage } from "./pages/admin-health";
+import { gitPage } from "./pages/git";
 
 // The order here is the order of the navigation and of the bucket tabs.
 export const dashboardPages: DashboardPage[] = [
@@ -42,4 +43,5 @@ export const dashboardPages: DashboardPage[] = [
   adminPlansPage,
   adminOutboxPage,
   adminHealthPage,
+  gitPage,
 ];

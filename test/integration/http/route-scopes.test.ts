@@ -473,6 +473,13 @@ const expectations: Record<string, Expectation> = {
   "POST /api/v1/buckets/:id/github_sync/sync": { auth: "bucket_write", params: seedGitSync, body: () => ({}) },
   "DELETE /api/v1/buckets/:id/github_sync": { auth: "bucket_admin", params: seedGitSync },
   "POST /api/v1/git_sync/webhooks/:connection_id": { auth: "public", params: () => ({ connection_id: "gsc_unknown" }) },
+  "GET /dashboard/buckets/:id/git": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/connect": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/credential": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/sync": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/resolve": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/publish": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/disconnect": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
