@@ -2,12 +2,13 @@
 // it — when the branch is due a check (webhook-less hosts, with backoff while nothing changes)
 // or when the bucket changed and then stayed quiet for a moment (bucket changes are batched).
 import { and, eq, inArray, isNull, lte, or } from "drizzle-orm";
-import type { Deps } from "../../core/context";
+import type { Actor, Deps } from "../../core/context";
+import { findPublication, requestPublish } from "../publish";
 import { gitSyncConnections } from "../../db/schema";
 import { latestVersion } from "../files";
 import type { JobHandler } from "../../jobs/runner";
 import { runSync, SyncFailure, asSyncFailure, type Side } from "./engine";
-import { connectionById, updateConnection } from "./store";
+import { connectionById, updateConnection, type ConnectionRow } from "./store";
 
 export const GIT_SYNC_JOB = "gitsync.sync";
 export const GIT_POLL_JOB = "gitsync.poll";
@@ -44,7 +45,8 @@ export const gitSyncJob: JobHandler = {
         pollIntervalMs: interval,
         nextPollAt: after(deps, interval),
       });
-      return { state: r.state, pulled: r.pulled, pushed: r.pushed, conflicts: r.conflicts.length };
+      const republished = r.state === "in_sync" && r.pulled > 0 && conn.autoPublish ? await republish(deps, conn) : false;
+      return { state: r.state, pulled: r.pulled, pushed: r.pushed, conflicts: r.conflicts.length, republished };
     } catch (e) {
       const failure = e instanceof SyncFailure ? e : asSyncFailure(e);
       if (!(e instanceof SyncFailure)) deps.log.warn("git sync failed", { connection: conn.id, error: e });
@@ -62,6 +64,34 @@ export const gitSyncJob: JobHandler = {
     }
   },
 };
+
+/**
+ * Automatic republish after a sync brought changes in: the bucket's live main site is published
+ * again with its current settings (deploy trigger git_sync). A refusal (rate limit, visibility
+ * lock) is logged; the sync itself succeeded.
+ */
+async function republish(deps: Deps, conn: ConnectionRow): Promise<boolean> {
+  const pub = findPublication(conn.bucketId, "main", deps.db);
+  if (!pub || (pub.status !== "published" && pub.status !== "publishing")) return false;
+  const actor: Actor = {
+    kind: "api_key",
+    credentialId: `system:git-sync:${conn.id}`,
+    userId: null,
+    accountId: conn.accountId,
+    scope: "bucket_admin",
+    bucketAccess: "selected",
+    bucketPermissions: { [conn.bucketId]: "admin" },
+    isAccountOwner: false,
+    isInstanceAdmin: false,
+  };
+  try {
+    await requestPublish(deps, actor, conn.bucketId, {}, "main", "git_sync");
+    return true;
+  } catch (e) {
+    deps.log.warn("git sync: automatic republish refused", { connection: conn.id, error: e });
+    return false;
+  }
+}
 
 /** Queue the syncs that are due; cheap when nothing is (two indexed queries). */
 export async function pollConnections(deps: Deps): Promise<{ queued: number }> {

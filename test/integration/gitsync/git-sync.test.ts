@@ -287,3 +287,35 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(repo.other.read("site/index.html")).toBe("<p>exported</p>\n");
   });
 });
+
+describe("git sync: automatic republish", () => {
+  test("with auto_publish on, a push that changes the bucket republishes its live site (deploy trigger git_sync); off, it does not", async () => {
+    const { bucketId, other } = await connected({ "index.html": "<h1>v1</h1>\n" });
+    const pub = await t.api("POST", `/api/v1/buckets/${bucketId}/publication`, { key: user.key, body: {} });
+    expect(pub.status).toBe(202);
+    const pubId = pub.body.data.publication.id;
+    await drain();
+    const deploys = async () => (await t.api("GET", `/api/v1/publications/${pubId}/deploys`, { key: user.key })).body.data.deploys;
+    expect((await deploys()).length).toBe(1);
+
+    other.write("index.html", "<h1>v2</h1>\n");
+    await other.commitAndPush("v2, not republished");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    expect(await bucketText(bucketId, "index.html")).toBe("<h1>v2</h1>\n");
+    expect((await deploys()).length).toBe(1);
+
+    const patch = await t.api("PATCH", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { auto_publish: true } });
+    expect(patch.status).toBe(200);
+    expect(patch.body.data.github_sync.auto_publish).toBe(true);
+    other.write("index.html", "<h1>v3</h1>\n");
+    await other.commitAndPush("v3, republished");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    await drain();
+    const after = await deploys();
+    expect(after.length).toBe(2);
+    expect(after[0].trigger).toBe("git_sync");
+    expect(after[0].live).toBe(true);
+  });
+});
