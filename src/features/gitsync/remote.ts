@@ -35,6 +35,8 @@ export interface GitStore {
   http: HttpClient;
   onAuth: () => GitAuth;
   traffic: Traffic;
+  /** isomorphic-git's parsed-packfile cache for this sync (without it every read re-parses the pack index). */
+  cache: object;
 }
 
 async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined): Promise<Uint8Array | undefined> {
@@ -122,7 +124,7 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
   const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: deps.config.gitMaxRepositoryMb * 1048576, ca, traffic });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
-  return { gitdir, http, onAuth, traffic };
+  return { gitdir, http, onAuth, traffic, cache: {} };
 }
 
 export function removeStore(deps: Deps, connectionId: string): void {
@@ -145,7 +147,7 @@ export function asSyncFailure(e: unknown): SyncFailure {
 /** The branch head on the remote, or null for an empty repository / missing branch. */
 export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow: boolean): Promise<string | null> {
   try {
-    if (!fs.existsSync(join(store.gitdir, "config"))) await git.init({ fs, gitdir: store.gitdir, bare: true, defaultBranch: "pier-sync" });
+    if (!fs.existsSync(join(store.gitdir, "config"))) await git.init({ fs, gitdir: store.gitdir, bare: true, defaultBranch: "pier-internal" });
     await git.setConfig({ fs, gitdir: store.gitdir, path: "remote.origin.url", value: access.url });
     await git.setConfig({ fs, gitdir: store.gitdir, path: "remote.origin.fetch", value: `+refs/heads/${access.branch}:refs/remotes/origin/${access.branch}` });
     const info = await git.getRemoteInfo2({
@@ -157,9 +159,13 @@ export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow
     });
     const head = (info.refs ?? []).find((r) => r.ref === `refs/heads/${access.branch}`);
     if (!head) return null;
-    if (await hasObject(store, head.oid)) return head.oid;
+    if (await hasObject(store, head.oid)) {
+      await rememberHead(store, access, head.oid);
+      return head.oid;
+    }
     const r = await git.fetch({
       fs,
+      cache: store.cache,
       http: store.http,
       gitdir: store.gitdir,
       url: access.url,
@@ -174,15 +180,26 @@ export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow
       onAuth: store.onAuth,
       onAuthFailure: () => ({ cancel: true }),
     });
-    return r.fetchHead ?? head.oid;
+    const fetched = r.fetchHead ?? head.oid;
+    await rememberHead(store, access, fetched);
+    return fetched;
   } catch (e) {
     throw asSyncFailure(e);
   }
 }
 
+/**
+ * Keep refs/heads/<branch> at the newest commit known on the remote: isomorphic-git offers the
+ * fetched ref's local namesake as "have", so the next fetch brings only new objects instead of
+ * the whole tree again.
+ */
+async function rememberHead(store: GitStore, access: RemoteAccess, oid: string): Promise<void> {
+  await git.writeRef({ fs, gitdir: store.gitdir, ref: `refs/heads/${access.branch}`, value: oid, force: true });
+}
+
 async function hasObject(store: GitStore, oid: string): Promise<boolean> {
   try {
-    await git.readObject({ fs, gitdir: store.gitdir, oid, format: "deflated" });
+    await git.readObject({ fs, cache: store.cache, gitdir: store.gitdir, oid, format: "deflated" });
     return true;
   } catch {
     return false;
@@ -224,14 +241,14 @@ type RawEntry = { oid: string; mode: string; type: "blob" | "tree" | "commit" };
 async function readTreeMap(store: GitStore, oid: string | null): Promise<Map<string, RawEntry>> {
   const m = new Map<string, RawEntry>();
   if (!oid) return m;
-  const { tree } = await git.readTree({ fs, gitdir: store.gitdir, oid });
+  const { tree } = await git.readTree({ fs, cache: store.cache, gitdir: store.gitdir, oid });
   for (const e of tree) m.set(e.path, { oid: e.oid, mode: e.mode, type: e.type });
   return m;
 }
 
 export async function treeOf(store: GitStore, commit: string | null): Promise<string | null> {
   if (!commit) return null;
-  const { commit: c } = await git.readCommit({ fs, gitdir: store.gitdir, oid: commit });
+  const { commit: c } = await git.readCommit({ fs, cache: store.cache, gitdir: store.gitdir, oid: commit });
   return c.tree;
 }
 
@@ -251,7 +268,7 @@ export async function entryAt(store: GitStore, tree: string | null, path: string
 }
 
 export async function readBlob(store: GitStore, oid: string): Promise<Uint8Array> {
-  return (await git.readBlob({ fs, gitdir: store.gitdir, oid })).blob;
+  return (await git.readBlob({ fs, cache: store.cache, gitdir: store.gitdir, oid })).blob;
 }
 
 export async function writeBlob(store: GitStore, bytes: Uint8Array): Promise<string> {
@@ -302,15 +319,16 @@ export async function commitAndPush(
     tree,
     parent: input.parent ? [input.parent] : [],
     author: { ...input.author, timestamp, timezoneOffset: 0 },
-    ref: "refs/heads/pier-sync",
+    ref: "refs/pier/sync",
   });
   try {
     const r = await git.push({
       fs,
+      cache: store.cache,
       http: store.http,
       gitdir: store.gitdir,
       url: access.url,
-      ref: "refs/heads/pier-sync",
+      ref: "refs/pier/sync",
       remoteRef: `refs/heads/${access.branch}`,
       onAuth: store.onAuth,
       onAuthFailure: () => ({ cancel: true }),
@@ -318,6 +336,7 @@ export async function commitAndPush(
     const result = r.refs?.[`refs/heads/${access.branch}`];
     if (!r.ok || (result && !result.ok))
       throw new SyncFailure("push_rejected", `The git server refused the push: ${result?.error || r.error || "unknown reason"}.`);
+    await rememberHead(store, access, oid);
   } catch (e) {
     throw asSyncFailure(e);
   }
@@ -326,7 +345,7 @@ export async function commitAndPush(
 
 export async function commitMessage(store: GitStore, oid: string): Promise<string> {
   try {
-    const { commit } = await git.readCommit({ fs, gitdir: store.gitdir, oid });
+    const { commit } = await git.readCommit({ fs, cache: store.cache, gitdir: store.gitdir, oid });
     return commit.message.split("\n")[0]!.slice(0, 200);
   } catch {
     return "";
