@@ -281,7 +281,13 @@ export const configOptions: Option[] = [
     help: "Allow plain http:// git remotes (a git server on the same host or private network). Default: https:// only.",
     parse: oneOf("on", "off"),
   },
-  { key: "gitCaRoot", name: "git-ca-root", default: "", help: "PEM file of an extra root CA trusted for git remotes (a private git server).", parse: optionalStr },
+  {
+    key: "gitCaRoot",
+    name: "git-ca-root",
+    default: "",
+    help: "PEM file of an extra root CA trusted for git remotes (a private git server).",
+    parse: optionalStr,
+  },
   {
     key: "gitPollInterval",
     name: "git-poll-interval",

@@ -162,7 +162,10 @@ export const errorCatalogue = {
     hint: "Save the repository URL and its credential on the bucket's Git page (github_sync_setup.settings_url); the API never takes git credentials.",
   },
   GIT_SYNC_BUCKET_NOT_EMPTY: { status: 409, hint: "Import needs an empty bucket: choose direction export, or empty the bucket first." },
-  GIT_REMOTE_REFUSED: { status: 422, hint: "The repository URL is not allowed: use https:// (plain http:// only when the operator allows it) and no credentials in the URL." },
+  GIT_REMOTE_REFUSED: {
+    status: 422,
+    hint: "The repository URL is not allowed: use https:// (plain http:// only when the operator allows it) and no credentials in the URL.",
+  },
   GIT_SYNC_CONFLICT_CHOICE: {
     status: 422,
     hint: "Choose a side (bucket or repository) for every conflicting path listed in github_sync.conflicts, and only for those.",

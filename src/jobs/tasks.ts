@@ -120,7 +120,8 @@ export const tasks: Task[] = [
   {
     kind: GIT_SYNC_JOB,
     handler: gitSyncJob,
-    description: "Sync one bucket with its git branch: remote changes become one bucket version, bucket changes one pushed commit; conflicts are reported, never overwritten",
+    description:
+      "Sync one bucket with its git branch: remote changes become one bucket version, bucket changes one pushed commit; conflicts are reported, never overwritten",
   },
   {
     kind: GIT_POLL_JOB,

@@ -15,6 +15,8 @@ export const GIT_POLL_JOB = "gitsync.poll";
 /** Bucket changes wait this long for more changes before they are committed together. */
 export const BUCKET_DEBOUNCE_MS = 10_000;
 export const MAX_POLL_MS = 10 * 60_000;
+/** Longer than any sync's bounded requests can take: a row still "syncing" after this was abandoned. */
+const STUCK_SYNC_MS = 30 * 60_000;
 
 const after = (deps: Deps, ms: number) => new Date(deps.clock.now().getTime() + ms).toISOString();
 
@@ -29,21 +31,23 @@ export const gitSyncJob: JobHandler = {
     const base = deps.config.gitPollInterval * 1000;
     try {
       const r = await runSync(deps, conn, choices);
+      // The next check counts from when this one finished.
+      const done = deps.clock.now().toISOString();
       const moved = r.pulled + r.pushed > 0 || r.commit !== conn.lastCommit;
       const interval = moved ? base : Math.min(conn.pollIntervalMs * 2, MAX_POLL_MS);
       // The row may have been deleted (disconnect) while the sync ran: update nothing then.
       updateConnection(deps, conn.id, {
         state: r.state,
         conflicts: r.conflicts,
-        ...(r.state === "in_sync" ? { lastCommit: r.commit, lastVersion: r.version, lastSyncAt: now, initialDirection: null } : {}),
-        lastCheckAt: now,
+        ...(r.state === "in_sync" ? { lastCommit: r.commit, lastVersion: r.version, lastSyncAt: done, initialDirection: null } : {}),
+        lastCheckAt: done,
         lastError: null,
         failures: 0,
         // Waiting changes: bucket paths not pushed (ahead), repository paths not taken in (behind).
         ahead: r.state === "conflict" ? r.pushed : 0,
         behind: r.state === "conflict" ? r.pulled : 0,
         pollIntervalMs: interval,
-        nextPollAt: after(deps, interval),
+        nextPollAt: new Date(Date.parse(done) + interval).toISOString(),
       });
       const republished = r.state === "in_sync" && r.pulled > 0 && conn.autoPublish ? await republish(deps, conn) : false;
       return { state: r.state, pulled: r.pulled, pushed: r.pushed, conflicts: r.conflicts.length, republished };
@@ -97,11 +101,15 @@ async function republish(deps: Deps, conn: ConnectionRow): Promise<boolean> {
 export async function pollConnections(deps: Deps): Promise<{ queued: number }> {
   const now = deps.clock.now().toISOString();
   const quietSince = new Date(deps.clock.now().getTime() - BUCKET_DEBOUNCE_MS).toISOString();
+  // A sync whose worker died mid-run (its job is not retried) leaves "syncing" behind: after a
+  // while it counts as due again.
+  const stuckBefore = new Date(deps.clock.now().getTime() - STUCK_SYNC_MS).toISOString();
   const live = inArray(gitSyncConnections.state, ["in_sync", "error", "conflict"]);
+  const abandoned = and(eq(gitSyncConnections.state, "syncing"), lte(gitSyncConnections.updatedAt, stuckBefore));
   const dueRemote = deps.db
     .select({ id: gitSyncConnections.id })
     .from(gitSyncConnections)
-    .where(and(live, or(isNull(gitSyncConnections.nextPollAt), lte(gitSyncConnections.nextPollAt, now))))
+    .where(or(and(live, or(isNull(gitSyncConnections.nextPollAt), lte(gitSyncConnections.nextPollAt, now))), abandoned))
     .all();
   // Buckets whose newest version is past the synced one and at least the debounce old.
   const dueLocal: { id: string }[] = [];

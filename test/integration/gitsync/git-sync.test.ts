@@ -319,3 +319,25 @@ describe("git sync: automatic republish", () => {
     expect(after[0].live).toBe(true);
   });
 });
+
+describe("git sync: polling without a webhook", () => {
+  test("the branch is checked every 60 s, doubling while nothing changes; a change is picked up and resets the interval", async () => {
+    const { bucketId, other } = await connected({ "a.txt": "a\n" });
+    await t.pier.runner.schedulePeriodic();
+    const gap = (s: any) => Date.parse(s.next_check_at) - Date.parse(s.last_check_at);
+    expect(gap(await sync(bucketId))).toBe(60_000);
+    t.clock.advance(61_000);
+    await drain();
+    expect(gap(await sync(bucketId))).toBe(120_000);
+    t.clock.advance(121_000);
+    await drain();
+    expect(gap(await sync(bucketId))).toBe(240_000);
+
+    other.write("a.txt", "polled\n");
+    await other.commitAndPush("no webhook");
+    t.clock.advance(241_000);
+    await drain();
+    expect(await bucketText(bucketId, "a.txt")).toBe("polled\n");
+    expect(gap(await sync(bucketId))).toBe(60_000);
+  });
+});
