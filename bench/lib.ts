@@ -21,7 +21,10 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(dataDir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "pier-bench-"))): Promise<BenchServer> {
+export async function startServer(
+  dataDir = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "pier-bench-")),
+  extraArgs: string[] = [],
+): Promise<BenchServer> {
   const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const port = probe.port!;
   probe.stop(true);
@@ -52,6 +55,7 @@ export async function startServer(dataDir = mkdtempSync(join(process.env.BENCH_D
       "error",
       "--rate-limit-per-minute",
       "1000000",
+      ...extraArgs,
     ],
     {
       cwd: root,

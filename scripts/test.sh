@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v pebble >/dev/null 2>&1 || need+=(pebble)
+command -v git >/dev/null 2>&1 || need+=(git)
 command -v swaks >/dev/null 2>&1 || need+=(swaks)
 perl -MNet::SSLeay -e1 >/dev/null 2>&1 || need+=(libnet-ssleay-perl) # swaks --tls
 if [ ${#need[@]} -gt 0 ]; then

@@ -80,6 +80,19 @@ export interface Config {
   turnstileSiteKey: string | null;
   turnstileSecretKey: string | null;
   turnstileVerifyUrl: string;
+
+  /** Git sync on or off for the whole instance. */
+  gitSync: "on" | "off";
+  /** Plain http:// git remotes allowed. */
+  gitAllowHttp: "on" | "off";
+  /** Extra PEM root trusted for git remotes' HTTPS. */
+  gitCaRoot: string | null;
+  /** Seconds between polls of a branch (the start of the backoff). */
+  gitPollInterval: number;
+  /** Largest single fetch (MiB) a sync accepts. */
+  gitMaxRepositoryMb: number;
+  /** Seconds one request to a git server may take. */
+  gitTimeout: number;
 }
 
 export { ConfigError };

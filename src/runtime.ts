@@ -35,6 +35,7 @@ import { acmeFront, acmeManager, apiHostname, createCertificateManager, mxHostna
 import { onSiteChange } from "./features/publish";
 import { HttpsListener } from "./http/https-listener";
 import { AnalyticsRecorder, checkGeoDb } from "./features/analytics";
+import { bucketSyncFields } from "./features/gitsync";
 import { ConfigError } from "./config";
 
 export interface StartOptions {
@@ -104,12 +105,13 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
   };
-  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf" | "analytics">;
+  const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf" | "analytics" | "gitSyncOf">;
   deps.agentActivity = new ActivityRecorder(deps);
   deps.mailer = newMailer(deps);
   deps.customDomainOf = (bucketId) => activeCustomDomain(deps, bucketId);
   deps.customDomainsOf = (bucketIds) => activeCustomDomains(deps, bucketIds);
   deps.analytics = new AnalyticsRecorder(deps);
+  deps.gitSyncOf = (bucket) => bucketSyncFields(deps, bucket);
   (deps as Deps).certificates = createCertificateManager(deps);
   return deps;
 }

@@ -37,34 +37,35 @@ import a33 from "../sites/dashboard/file.html" with { type: "file" };
 import a34 from "../sites/dashboard/files.html" with { type: "file" };
 import a35 from "../sites/dashboard/form-submission.html" with { type: "file" };
 import a36 from "../sites/dashboard/forms.html" with { type: "file" };
-import a37 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a38 from "../sites/dashboard/site.html" with { type: "file" };
-import a39 from "../sites/dashboard/version.html" with { type: "file" };
-import a40 from "../sites/dashboard/versions.html" with { type: "file" };
-import a41 from "../sites/oauth/connections.html" with { type: "file" };
-import a42 from "../sites/oauth/consent.html" with { type: "file" };
-import a43 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a44 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a45 from "../sites/oauth/login-link.html" with { type: "file" };
-import a46 from "../sites/oauth/message.html" with { type: "file" };
-import a47 from "../sites/site/autoindex.html" with { type: "file" };
-import a48 from "../sites/site/events.js" with { type: "file" };
-import a49 from "../sites/site/forms.js" with { type: "file" };
-import a50 from "../sites/site/page.html" with { type: "file" };
-import a51 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a52 from "../sites/templates/docs/README.md" with { type: "file" };
-import a53 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a54 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a55 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a56 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a57 from "../sites/templates/docs/index.html" with { type: "file" };
-import a58 from "../sites/templates/landing/README.md" with { type: "file" };
-import a59 from "../sites/templates/landing/index.html" with { type: "file" };
-import a60 from "../sites/templates/landing/style.css" with { type: "file" };
-import a61 from "../sites/templates/spa/README.md" with { type: "file" };
-import a62 from "../sites/templates/spa/index.html" with { type: "file" };
-import a63 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a64 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a37 from "../sites/dashboard/git.html" with { type: "file" };
+import a38 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a39 from "../sites/dashboard/site.html" with { type: "file" };
+import a40 from "../sites/dashboard/version.html" with { type: "file" };
+import a41 from "../sites/dashboard/versions.html" with { type: "file" };
+import a42 from "../sites/oauth/connections.html" with { type: "file" };
+import a43 from "../sites/oauth/consent.html" with { type: "file" };
+import a44 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a45 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a46 from "../sites/oauth/login-link.html" with { type: "file" };
+import a47 from "../sites/oauth/message.html" with { type: "file" };
+import a48 from "../sites/site/autoindex.html" with { type: "file" };
+import a49 from "../sites/site/events.js" with { type: "file" };
+import a50 from "../sites/site/forms.js" with { type: "file" };
+import a51 from "../sites/site/page.html" with { type: "file" };
+import a52 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a53 from "../sites/templates/docs/README.md" with { type: "file" };
+import a54 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a55 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a56 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a57 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a58 from "../sites/templates/docs/index.html" with { type: "file" };
+import a59 from "../sites/templates/landing/README.md" with { type: "file" };
+import a60 from "../sites/templates/landing/index.html" with { type: "file" };
+import a61 from "../sites/templates/landing/style.css" with { type: "file" };
+import a62 from "../sites/templates/spa/README.md" with { type: "file" };
+import a63 from "../sites/templates/spa/index.html" with { type: "file" };
+import a64 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a65 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -105,32 +106,33 @@ export const siteAssets: Record<string, string> = {
   "dashboard/files.html": a34,
   "dashboard/form-submission.html": a35,
   "dashboard/forms.html": a36,
-  "dashboard/not-found.html": a37,
-  "dashboard/site.html": a38,
-  "dashboard/version.html": a39,
-  "dashboard/versions.html": a40,
-  "oauth/connections.html": a41,
-  "oauth/consent.html": a42,
-  "oauth/device-confirm.html": a43,
-  "oauth/device-entry.html": a44,
-  "oauth/login-link.html": a45,
-  "oauth/message.html": a46,
-  "site/autoindex.html": a47,
-  "site/events.js": a48,
-  "site/forms.js": a49,
-  "site/page.html": a50,
-  "site/robots-preview.txt": a51,
-  "templates/docs/README.md": a52,
-  "templates/docs/docs.css": a53,
-  "templates/docs/docs.js": a54,
-  "templates/docs/guide/faq.md": a55,
-  "templates/docs/guide/getting-started.md": a56,
-  "templates/docs/index.html": a57,
-  "templates/landing/README.md": a58,
-  "templates/landing/index.html": a59,
-  "templates/landing/style.css": a60,
-  "templates/spa/README.md": a61,
-  "templates/spa/index.html": a62,
-  "templates/spa/src/app.css": a63,
-  "templates/spa/src/app.js": a64,
+  "dashboard/git.html": a37,
+  "dashboard/not-found.html": a38,
+  "dashboard/site.html": a39,
+  "dashboard/version.html": a40,
+  "dashboard/versions.html": a41,
+  "oauth/connections.html": a42,
+  "oauth/consent.html": a43,
+  "oauth/device-confirm.html": a44,
+  "oauth/device-entry.html": a45,
+  "oauth/login-link.html": a46,
+  "oauth/message.html": a47,
+  "site/autoindex.html": a48,
+  "site/events.js": a49,
+  "site/forms.js": a50,
+  "site/page.html": a51,
+  "site/robots-preview.txt": a52,
+  "templates/docs/README.md": a53,
+  "templates/docs/docs.css": a54,
+  "templates/docs/docs.js": a55,
+  "templates/docs/guide/faq.md": a56,
+  "templates/docs/guide/getting-started.md": a57,
+  "templates/docs/index.html": a58,
+  "templates/landing/README.md": a59,
+  "templates/landing/index.html": a60,
+  "templates/landing/style.css": a61,
+  "templates/spa/README.md": a62,
+  "templates/spa/index.html": a63,
+  "templates/spa/src/app.css": a64,
+  "templates/spa/src/app.js": a65,
 };

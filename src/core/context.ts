@@ -62,6 +62,12 @@ export interface Deps {
 
   /** Website analytics: the site server's in-memory counts and their periodic flush. */
   analytics: AnalyticsRecorder;
+
+  /**
+   * A bucket's `github_sync` and `github_sync_setup` fields. Set by the git sync feature, which
+   * sits above buckets: the bucket presenter asks through here.
+   */
+  gitSyncOf: (bucket: import("../features/buckets").BucketRow) => { github_sync: unknown; github_sync_setup: unknown };
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

@@ -154,6 +154,23 @@ export const errorCatalogue = {
     hint: "The site's owner has used this month's form submission quota (their plan's form_submission_quota); nothing was stored.",
   },
   FORM_SUBMISSION_NOT_FOUND: { status: 404, hint: "No such form submission in this bucket; list them with GET /api/v1/buckets/:id/form_submissions." },
+  GIT_SYNC_NOT_CONNECTED: { status: 404, hint: "The bucket has no git sync connection; connect one at github_sync_setup.settings_url first." },
+  GIT_SYNC_ALREADY_CONNECTED: { status: 409, hint: "The bucket is already connected to a repository; disconnect it first (DELETE .../github_sync)." },
+  GIT_SYNC_UNAVAILABLE: { status: 403, hint: "Git sync is not available for this bucket; github_sync_setup.blocked_reason says why." },
+  GIT_SYNC_CREDENTIAL_REQUIRED: {
+    status: 409,
+    hint: "Save the repository URL and its credential on the bucket's Git page (github_sync_setup.settings_url); the API never takes git credentials.",
+  },
+  GIT_SYNC_BUCKET_NOT_EMPTY: { status: 409, hint: "Import needs an empty bucket: choose direction export, or empty the bucket first." },
+  GIT_REMOTE_REFUSED: {
+    status: 422,
+    hint: "The repository URL is not allowed: use https:// (plain http:// only when the operator allows it) and no credentials in the URL.",
+  },
+  GIT_SYNC_CONFLICT_CHOICE: {
+    status: 422,
+    hint: "Choose a side (bucket or repository) for every conflicting path listed in github_sync.conflicts, and only for those.",
+  },
+  GIT_WEBHOOK_SIGNATURE_INVALID: { status: 401, hint: "The webhook's X-Hub-Signature-256 does not match the connection's webhook secret; nothing ran." },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

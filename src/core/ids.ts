@@ -40,7 +40,7 @@ export type IdPrefix =
   | "req"
   | "fil"
   | "upl";
-export type SitesIdPrefix = "dpl" | "gcd" | "msg";
+export type SitesIdPrefix = "dpl" | "gcd" | "msg" | "gsc";
 
 /** Prefix + 20 random chars (100 bits): never sequential, never guessable. */
 export function newId(prefix: IdPrefix | SitesIdPrefix | AuthIdPrefix): string {

@@ -15,6 +15,7 @@ import { recheckDueDomains } from "../features/domains";
 
 import { pruneAnalytics } from "../features/analytics";
 import { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "../features/forms";
+import { GIT_POLL_JOB, GIT_SYNC_JOB, gitSyncJob, pollConnections } from "../features/gitsync";
 import type { JobHandler, PeriodicTask } from "./runner";
 import { acmeTasks } from "../acme";
 
@@ -115,6 +116,18 @@ export const tasks: Task[] = [
     everyMs: MINUTE,
     handler: { run: async (deps) => ({ mails: await notifyNewSubmissions(deps) }), maxAttempts: 1 },
     description: "Mail each bucket owner once about the form submissions that arrived since the last run (counts and a link, no visitor text)",
+  },
+  {
+    kind: GIT_SYNC_JOB,
+    handler: gitSyncJob,
+    description:
+      "Sync one bucket with its git branch: remote changes become one bucket version, bucket changes one pushed commit; conflicts are reported, never overwritten",
+  },
+  {
+    kind: GIT_POLL_JOB,
+    everyMs: 10_000,
+    handler: { run: async (deps) => pollConnections(deps), maxAttempts: 1 },
+    description: "Queue git syncs that are due: branches due a check (60 s, doubling while quiet, at most 10 min) and buckets changed and then quiet for 10 s",
   },
 ];
 

@@ -10,6 +10,7 @@ import m7 from "./0007_site_rules.sql" with { type: "text" };
 import m8 from "./0008_deploy_history.sql" with { type: "text" };
 import m9 from "./0009_form_submissions.sql" with { type: "text" };
 import m10 from "./0010_analytics_weekly.sql" with { type: "text" };
+import m11 from "./0011_git_sync.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -23,4 +24,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0008_deploy_history", sql: m8 },
   { name: "0009_form_submissions", sql: m9 },
   { name: "0010_analytics_weekly", sql: m10 },
+  { name: "0011_git_sync", sql: m11 },
 ];

@@ -12,3 +12,4 @@ export * from "./certificates";
 
 export * from "./analytics";
 export * from "./forms";
+export * from "./git-sync";

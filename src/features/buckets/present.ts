@@ -50,12 +50,7 @@ export function presentBucket(deps: Deps, bucket: BucketRow) {
       ...(lifecycleActive ? { required_action: "unpublish_first" } : {}),
       confirmation: deleteConfirmation(bucket),
     },
-    github_sync: null,
-    github_sync_setup: {
-      eligible: false,
-      settings_url: `${deps.urls.baseUrl}/dashboard/buckets/${bucket.id}/settings/github`,
-      blocked_reason: bucket.archivedAt ? "bucket_archived" : "feature_disabled",
-    },
+    ...deps.gitSyncOf(bucket),
     visibility_change_lock: presentVisibilityLock(deps, bucket),
     inbound_email: inboundEmailState(deps, bucket),
     ...(bucket.deletion

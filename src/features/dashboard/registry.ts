@@ -22,6 +22,8 @@ import { adminOutboxPage } from "./pages/admin-outbox";
 import { adminHealthPage } from "./pages/admin-health";
 import { formsPage } from "./pages/forms";
 
+import { gitPage } from "./pages/git";
+
 // The order here is the order of the navigation and of the bucket tabs.
 export const dashboardPages: DashboardPage[] = [
   bucketsHome,
@@ -44,4 +46,6 @@ export const dashboardPages: DashboardPage[] = [
   adminOutboxPage,
   adminHealthPage,
   formsPage,
+
+  gitPage,
 ];

@@ -27,3 +27,7 @@ export { CopyMoveBody, LockFilesBody, RenameBody } from "./model";
 export { changesOfVersions, getVersion, listVersions, restoreVersion, versionFiles } from "./versions/service";
 export type { PathChange } from "./versions/service";
 export { RestoreBody } from "./versions/model";
+// Git sync refuses the files uploads refuse, with the same rules.
+export { assertAllowedFile } from "./forbidden";
+export { assertNotExecutable } from "./sniff";
+export { bucketFileCount, pathsChangedSince } from "./sync-changes";

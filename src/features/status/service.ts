@@ -15,7 +15,7 @@ export function getStatus(deps: Deps, actor: Actor | null) {
       recommendation: "Publish a preview first for a new or materially changed website, unless the user already reviewed it or asks to publish immediately.",
     },
     features: {
-      github_sync: ent ? ent.github_sync : false,
+      github_sync: ent ? ent.github_sync && deps.config.gitSync === "on" : false,
       mcp: true,
       inbound_email: deps.config.smtpPort !== null,
     },

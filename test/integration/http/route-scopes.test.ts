@@ -121,6 +121,15 @@ const sessionRoute = {
   params: (b: Bucket, c: { t: TestPier; ownerKey: string }) => seedPublishSession(c.t, c.ownerKey, b),
 };
 
+const closedGitRemote = "https://127.0.0.1:9/repo.git";
+/** The fresh bucket connected (export) to a repository with the owner's key. */
+async function seedGitSync(b: Bucket, c: { t: TestPier; ownerKey: string }): Promise<Record<string, string>> {
+  const r = await c.t.api("POST", `/api/v1/buckets/${b.id}/github_sync`, { key: c.ownerKey, body: { direction: "export", repository_url: closedGitRemote } });
+  // The "no credential" walk calls every route on one bucket: connected once is enough.
+  if (r.status !== 202 && r.body?.error?.code !== "GIT_SYNC_ALREADY_CONNECTED") throw new Error(`seed git sync: ${r.status} ${r.text}`);
+  return {};
+}
+
 // method + path -> what it needs. Adding a route means adding its line here.
 /** A visitor's submission stored in the fresh bucket (as the site endpoint stores one). */
 function seedSubmission(b: Bucket, { t }: { t: TestPier }): Record<string, string> {
@@ -458,6 +467,24 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/buckets/:id/forms/:sid": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/forms/:sid/reply": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/forms/:sid/delete": { auth: "page", signedIn: true },
+
+  // Git sync (docs/git-sync.md). The repository is a closed loopback port: a queued sync fails
+  // there without leaving the machine.
+  "GET /api/v1/buckets/:id/github_sync": { auth: "bucket_read" },
+  "GET /api/v1/buckets/:id/github_sync/setup": { auth: "bucket_read" },
+  "POST /api/v1/buckets/:id/github_sync": { auth: "bucket_admin", body: () => ({ direction: "export", repository_url: closedGitRemote }) },
+  "POST /api/v1/buckets/:id/github_sync/export": { auth: "bucket_admin", body: () => ({ repository_url: closedGitRemote }) },
+  "PATCH /api/v1/buckets/:id/github_sync": { auth: "bucket_admin", params: seedGitSync, body: () => ({ auto_publish: true }) },
+  "POST /api/v1/buckets/:id/github_sync/sync": { auth: "bucket_write", params: seedGitSync, body: () => ({}) },
+  "DELETE /api/v1/buckets/:id/github_sync": { auth: "bucket_admin", params: seedGitSync },
+  "POST /api/v1/git_sync/webhooks/:connection_id": { auth: "public", params: () => ({ connection_id: "gsc_unknown" }) },
+  "GET /dashboard/buckets/:id/git": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/connect": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/credential": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/sync": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/resolve": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/publish": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/disconnect": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];

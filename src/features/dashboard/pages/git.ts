@@ -1,0 +1,217 @@
+// A bucket's git sync (/dashboard/buckets/<id>/git): the one place where a repository's
+// credential is entered (stored encrypted, never shown again), the first direction chosen, the
+// sync state read, conflicts resolved path by path, "sync now", automatic republish and
+// disconnect. Each form calls the git sync service the REST routes call.
+import type { Elysia } from "elysia";
+import { ApiError } from "../../../core/errors";
+import { alertBox, html, shortTime } from "../../../http/pages/layout";
+import { effectiveScope, getBucket } from "../../buckets";
+import { connect, disconnect, getConnection, patchConnection, presentSetup, presentSync, requestSync, saveRepository, webhookSecretOf } from "../../gitsync";
+import { fieldError, invalidAttrs } from "../forms";
+import type { DashboardPage } from "../page";
+import { formField, type Session, type Shell } from "../shell";
+import { BUCKETS_PATH } from "./buckets-home";
+
+const DONE: Record<string, string> = {
+  connected: "Connected: the first sync is queued and runs in a moment.",
+  queued: "Sync queued.",
+  resolved: "Choices saved: the sync that applies them is queued.",
+  credential: "New credential saved; the next sync uses it.",
+  publish_on: "Automatic republish after a sync is on.",
+  publish_off: "Automatic republish after a sync is off.",
+  disconnected: "Disconnected: the bucket and the repository both stay as they are.",
+};
+
+const STATE_TEXT: Record<string, string> = {
+  pending: "waiting for the first sync",
+  syncing: "syncing",
+  in_sync: "in sync",
+  conflict: "conflict: choose a side for each path below",
+  error: "stopped by an error (retried automatically)",
+};
+
+const BLOCKED_TEXT: Record<string, string> = {
+  feature_disabled: "The operator has turned git sync off on this instance.",
+  account_capability_unavailable: "This account's plan does not include git sync.",
+  bucket_archived: "The bucket is archived; unarchive it to connect a repository.",
+};
+
+const gitUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encodeURIComponent(id)}/git${query}`;
+
+interface Typed {
+  repository_url: string;
+  branch: string;
+  username: string;
+  direction: string;
+}
+
+function gitView(shell: Shell, s: Session, bucketId: string, query: Record<string, string | undefined>, refused?: { error: ApiError; typed?: Typed }) {
+  const bucket = getBucket(shell.deps, s.actor, bucketId);
+  const { connection } = getConnection(shell.deps, s.actor, bucket.id);
+  const setup = presentSetup(shell.deps, bucket);
+  const sync = presentSync(shell.deps, connection);
+  const saved = setup.saved_repository;
+  const typed: Typed = refused?.typed ?? {
+    repository_url: saved?.repository_url ?? "",
+    branch: saved?.branch ?? "main",
+    username: saved?.username ?? "",
+    direction: "import",
+  };
+  const field = (refused?.error.details as { field?: string } | undefined)?.field;
+  const conflicts = sync?.conflicts ?? [];
+  return shell.render(s, {
+    title: `Git · ${bucket.title}`,
+    template: "dashboard/git.html",
+    current: BUCKETS_PATH,
+    error: refused?.error,
+    vars: {
+      notice: refused && !field ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok"),
+      id: bucket.id,
+      tabs: shell.bucketTabs(bucket.id, "git"),
+      title: bucket.title,
+      blocked: setup.eligible ? "" : (BLOCKED_TEXT[setup.blocked_reason ?? ""] ?? "Git sync is not available for this bucket."),
+      canConnect: setup.eligible && !sync,
+      connected: sync !== null,
+      repositoryUrl: sync?.repository_url ?? "",
+      branch: sync?.branch ?? "",
+      state: sync ? (STATE_TEXT[sync.state] ?? sync.state) : "",
+      lastSync: sync?.last_sync_at ? shortTime(sync.last_sync_at) : "not yet",
+      nextCheck: sync?.next_check_at ? shortTime(sync.next_check_at) : "",
+      lastError: sync?.error ? `${sync.error.message} (${sync.error.code})` : "",
+      autoPublish: sync?.auto_publish ?? false,
+      webhookUrl: sync?.webhook_url ?? "",
+      // The secret lets anyone trigger syncs: only bucket administrators see it.
+      webhookSecret:
+        connection && effectiveScope(s.actor, bucket.id) === "bucket_admin" ? webhookSecretOf(shell.deps, connection) : "(visible to bucket administrators)",
+      hasConflicts: conflicts.length > 0,
+      conflictRows: html`${conflicts.map(
+        (p, i) => html`<fieldset><legend class="wrap"><code>${p}</code></legend>
+<input type="hidden" name="path_${i}" value="${p}">
+<label><input type="radio" name="side_${i}" value="bucket" required> keep the bucket's version</label>
+<label><input type="radio" name="side_${i}" value="repository"> take the repository's version</label></fieldset>`,
+      )}`,
+      typedUrl: typed.repository_url,
+      typedBranch: typed.branch,
+      typedUsername: typed.username,
+      importChecked: typed.direction !== "export",
+      exportChecked: typed.direction === "export",
+      urlError: fieldError(refused?.error, "repository_url", "url-error"),
+      urlInvalid: invalidAttrs(refused?.error, "repository_url", "url-error"),
+      branchError: fieldError(refused?.error, "branch", "branch-error"),
+      branchInvalid: invalidAttrs(refused?.error, "branch", "branch-error"),
+      passwordError: fieldError(refused?.error, "password", "password-error"),
+      passwordInvalid: invalidAttrs(refused?.error, "password", "password-error"),
+    },
+  });
+}
+
+export const gitPage: DashboardPage = {
+  bucketTab: { label: "Git", path: "git" },
+  routes: (app, shell) => {
+    const refusedHere = (s: Session, id: string, error: ApiError, typed?: Typed) => {
+      if (error.code === "BUCKET_NOT_FOUND" || error.code === "FORBIDDEN") return shell.notFound(s, error.code === "BUCKET_NOT_FOUND" ? error : undefined);
+      return gitView(shell, s, id, {}, { error, typed });
+    };
+    const typedOf = (body: unknown): Typed => ({
+      repository_url: formField(body, "repository_url"),
+      branch: formField(body, "branch"),
+      username: formField(body, "username"),
+      direction: formField(body, "direction"),
+    });
+    const opts = { detail: { hide: true } };
+    app.post(
+      `${BUCKETS_PATH}/:id/git/connect`,
+      shell.action(
+        (s, { params, body }) => {
+          const t = typedOf(body);
+          saveRepository(shell.deps, s.actor, params.id!, {
+            repository_url: t.repository_url,
+            branch: t.branch,
+            username: t.username,
+            password: formField(body, "password"),
+          });
+          connect(shell.deps, s.actor, params.id!, { direction: t.direction === "export" ? "export" : "import" });
+          return gitUrl(params.id!, "?done=connected");
+        },
+        (s, error, { params, body }) => refusedHere(s, params.id!, error, typedOf(body)),
+      ),
+      opts,
+    );
+    app.post(
+      `${BUCKETS_PATH}/:id/git/credential`,
+      shell.action(
+        (s, { params, body }) => {
+          const { connection } = getConnection(shell.deps, s.actor, params.id!);
+          if (!connection) throw new ApiError("GIT_SYNC_NOT_CONNECTED");
+          saveRepository(shell.deps, s.actor, params.id!, {
+            repository_url: connection.repositoryUrl,
+            branch: connection.branch,
+            username: formField(body, "username"),
+            password: formField(body, "password"),
+          });
+          requestSync(shell.deps, s.actor, params.id!, {});
+          return gitUrl(params.id!, "?done=credential");
+        },
+        (s, error, { params }) => refusedHere(s, params.id!, error),
+      ),
+      opts,
+    );
+    app.post(
+      `${BUCKETS_PATH}/:id/git/sync`,
+      shell.action(
+        (s, { params }) => {
+          requestSync(shell.deps, s.actor, params.id!, {});
+          return gitUrl(params.id!, "?done=queued");
+        },
+        (s, error, { params }) => refusedHere(s, params.id!, error),
+      ),
+      opts,
+    );
+    app.post(
+      `${BUCKETS_PATH}/:id/git/resolve`,
+      shell.action(
+        (s, { params, body }) => {
+          const resolutions: Record<string, "bucket" | "repository"> = {};
+          for (let i = 0; i < 1000; i++) {
+            const path = formField(body, `path_${i}`);
+            if (!path) break;
+            const side = formField(body, `side_${i}`);
+            if (side === "bucket" || side === "repository") resolutions[path] = side;
+          }
+          requestSync(shell.deps, s.actor, params.id!, { resolutions });
+          return gitUrl(params.id!, "?done=resolved");
+        },
+        (s, error, { params }) => refusedHere(s, params.id!, error),
+      ),
+      opts,
+    );
+    app.post(
+      `${BUCKETS_PATH}/:id/git/publish`,
+      shell.action(
+        (s, { params, body }) => {
+          const on = formField(body, "auto_publish") === "on";
+          patchConnection(shell.deps, s.actor, params.id!, { auto_publish: on });
+          return gitUrl(params.id!, `?done=${on ? "publish_on" : "publish_off"}`);
+        },
+        (s, error, { params }) => refusedHere(s, params.id!, error),
+      ),
+      opts,
+    );
+    app.post(
+      `${BUCKETS_PATH}/:id/git/disconnect`,
+      shell.action(
+        (s, { params }) => {
+          disconnect(shell.deps, s.actor, params.id!);
+          return gitUrl(params.id!, "?done=disconnected");
+        },
+        (s, error, { params }) => refusedHere(s, params.id!, error),
+      ),
+      opts,
+    );
+    return app.get(
+      `${BUCKETS_PATH}/:id/git`,
+      shell.view((s, { params, query }) => gitView(shell, s, params.id!, query)),
+      opts,
+    ) as unknown as Elysia;
+  },
+};

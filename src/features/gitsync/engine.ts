@@ -1,0 +1,212 @@
+// One sync of a connection: a three-way comparison against the base both sides last agreed on
+// (commit lastCommit, bucket version lastVersion). Remote changes become ONE bucket version
+// through the files service; bucket changes become ONE commit on top of the remote head, pushed.
+// A path changed differently on both sides is a conflict: nothing is written on either side
+// until a choice (bucket or repository) is given for every such path. The comparison is by
+// trees, not history, so a force push (history rewritten) is just another set of changed paths
+// and no bucket version is lost.
+import type { Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { bucketMetadataOf } from "../buckets";
+import {
+  assertAllowedFile,
+  assertNotExecutable,
+  commitChanges,
+  guessContentType,
+  latestVersion,
+  normalizePath,
+  pathsChangedSince,
+  type BlobRef,
+  type Change,
+} from "../files";
+import {
+  SyncFailure,
+  asSyncFailure,
+  commitAndPush,
+  commitMessage,
+  diffTrees,
+  fetchBranch,
+  hashBlob,
+  openStore,
+  readBlob,
+  treeOf,
+  updateTree,
+  writeBlob,
+  type GitStore,
+  type RemoteAccess,
+  type Traffic,
+  type TreeEntry,
+} from "./remote";
+import { accessOf, type ConnectionRow } from "./store";
+
+export type Side = "bucket" | "repository";
+
+export interface SyncOutcome {
+  state: "in_sync" | "conflict";
+  pulled: number;
+  pushed: number;
+  conflicts: string[];
+  commit: string | null;
+  version: number;
+  traffic: Traffic;
+}
+
+type BucketFile = BlobRef | null;
+
+async function bucketBytes(deps: Deps, f: NonNullable<BucketFile>): Promise<Uint8Array> {
+  return new Uint8Array(await deps.blobs.file(f.sha256).arrayBuffer());
+}
+
+const FILE_MODE = "100644";
+
+/**
+ * Run one sync. `choices` resolves conflicts path by path. Throws SyncFailure for anything the
+ * user must act on; the caller records it in the connection's state.
+ */
+export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<string, Side> = {}, traffic?: Traffic): Promise<SyncOutcome> {
+  const access: RemoteAccess = accessOf(deps, conn);
+  const store = openStore(deps, conn.id, access, traffic);
+  const bucket = bucketMetadataOf(deps, conn.bucketId);
+  if (!bucket) throw new SyncFailure("bucket_gone", "The bucket no longer exists.");
+
+  const head = await fetchBranch(store, access, conn.lastCommit === null);
+  const baseTree = await treeOf(store, conn.lastCommit).catch(() => null);
+  const headTree = await treeOf(store, head);
+  const remote = await diffTrees(store, baseTree, headTree);
+  const currentVersion = latestVersion(conn.bucketId, deps.db)?.number ?? 0;
+  const local: Map<string, BucketFile> = pathsChangedSince(deps, conn.bucketId, conn.lastVersion ?? 0);
+
+  // Paths changed on both sides: the same content on both is no conflict.
+  const conflicts: string[] = [];
+  const localOids = new Map<string, string | null>();
+  for (const [path, file] of local) {
+    const oid = file ? await hashBlob(await bucketBytes(deps, file)) : null;
+    localOids.set(path, oid);
+    if (!remote.has(path)) continue;
+    const theirs = remote.get(path)?.oid ?? null;
+    if (theirs === oid) {
+      remote.delete(path);
+      local.delete(path);
+    } else conflicts.push(path);
+  }
+  conflicts.sort();
+  const initial = conn.lastCommit === null && conn.initialDirection !== null;
+  const unresolved = conflicts.filter((p) => !choices[p] && !(initial && conn.initialDirection));
+  if (unresolved.length) {
+    return {
+      state: "conflict",
+      pulled: remote.size,
+      pushed: local.size,
+      conflicts: unresolved,
+      commit: conn.lastCommit,
+      version: conn.lastVersion ?? 0,
+      traffic: store.traffic,
+    };
+  }
+  for (const path of conflicts) {
+    // The first sync takes the chosen direction's side; later ones the user's choice.
+    const side: Side = choices[path] ?? (conn.initialDirection === "import" ? "repository" : "bucket");
+    if (side === "bucket") remote.delete(path);
+    else local.delete(path);
+  }
+
+  const pulled = await pullIntoBucket(deps, conn, store, remote, head);
+  let version = currentVersion;
+  if (pulled.version !== null) version = pulled.version === currentVersion + 1 ? pulled.version : currentVersion;
+
+  let commit = head;
+  if (local.size) commit = await pushFromBucket(deps, conn, store, access, local, localOids, headTree, head, bucket.title, currentVersion);
+  return { state: "in_sync", pulled: remote.size, pushed: local.size, conflicts: [], commit, version, traffic: store.traffic };
+}
+
+async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, remote: Map<string, TreeEntry | null>, head: string | null) {
+  if (!remote.size) return { version: null as number | null };
+  const refused: { path: string; reason: string }[] = [];
+  const changes: Change[] = [];
+  for (const [path, entry] of remote) {
+    try {
+      const normalized = normalizePath(path);
+      if (normalized !== path) throw new ApiError("VALIDATION_FAILED", "the path is not in normal form (NFC)");
+      if (!entry) {
+        changes.push({ path, blob: null });
+        continue;
+      }
+      const contentType = guessContentType(path);
+      assertAllowedFile(path, contentType);
+      const bytes = await readBlob(store, entry.oid);
+      assertNotExecutable(bytes, path);
+      const info = await deps.blobs.putBytes(bytes);
+      changes.push({ path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType } });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      refused.push({ path, reason: e.message });
+    }
+  }
+  if (refused.length) {
+    // Nothing is taken in while any file is refused: the bucket keeps its last good state.
+    throw new SyncFailure(
+      "refused_files",
+      `The repository holds ${refused.length} file(s) a bucket refuses (${refused
+        .slice(0, 5)
+        .map((r) => r.path)
+        .join(", ")}); remove them from the branch and push again.`,
+      { paths: refused.slice(0, 100) },
+    );
+  }
+  const subject = head ? await commitMessage(store, head) : "";
+  const comment = `Git sync from ${conn.branch} @ ${head?.slice(0, 12) ?? "(empty)"}${subject ? `: ${subject}` : ""}`.slice(0, 500);
+  try {
+    const r = commitChanges(deps, { kind: "system", name: "git-sync" }, conn.bucketId, changes, { kind: "write", comment });
+    return { version: r.version?.number ?? null };
+  } catch (e) {
+    throw e instanceof ApiError ? new SyncFailure(e.code.toLowerCase(), e.message) : e;
+  }
+}
+
+async function pushFromBucket(
+  deps: Deps,
+  conn: ConnectionRow,
+  store: GitStore,
+  access: RemoteAccess,
+  local: Map<string, BucketFile>,
+  localOids: Map<string, string | null>,
+  headTree: string | null,
+  head: string | null,
+  title: string,
+  version: number,
+): Promise<string | null> {
+  const changes = new Map<string, TreeEntry | null>();
+  for (const [path, file] of local) {
+    if (!file) {
+      changes.set(path, null);
+      continue;
+    }
+    const oid = await writeBlob(store, await bucketBytes(deps, file));
+    if (oid !== localOids.get(path)) throw new Error("git object id mismatch");
+    changes.set(path, { oid, mode: FILE_MODE });
+  }
+  const tree = await updateTree(store, headTree, changes);
+  if (tree === headTree && head) return head;
+  const paths = [...local.keys()].sort();
+  const removed = paths.filter((p) => !local.get(p));
+  const changed = paths.filter((p) => local.get(p));
+  const subject =
+    paths.length === 1 ? `${removed.length ? "Delete" : "Update"} ${paths[0]}` : `Update ${changed.length} file(s), delete ${removed.length} from Pier`;
+  const body = [
+    `From the Pier bucket "${title}" (version ${version}).`,
+    "",
+    ...changed.slice(0, 50).map((p) => `  changed: ${p}`),
+    ...removed.slice(0, 50).map((p) => `  deleted: ${p}`),
+    ...(paths.length > 100 ? [`  ... and ${paths.length - 100} more`] : []),
+  ].join("\n");
+  const host = new URL(deps.urls.baseUrl).hostname || "localhost";
+  return commitAndPush(store, access, {
+    tree,
+    parent: head,
+    message: `${subject.slice(0, 72)}\n\n${body}\n`,
+    author: { name: "Pier", email: `git-sync@${host}` },
+    now: deps.clock.now(),
+  });
+}
+
+export { SyncFailure, asSyncFailure };
