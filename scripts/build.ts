@@ -49,7 +49,7 @@ export function buildBinary(opts: BuildOptions = {}): string {
   // No --minify: Elysia reads handler source (Function.toString) to decide what each handler
   // needs, so identifiers are better left as written.
   // The markdown worker is a second entrypoint: workers in a compiled binary must be built in.
-  const args = ["build", "--compile", "src/main.ts", "src/sites/markdown-worker.ts", "--outfile", outfile];
+  const args = ["build", "--compile", "src/main.ts", "src/sites/markdown-worker.ts", "src/features/operations/snapshot-worker.ts", "--outfile", outfile];
   if (opts.target) args.push("--target", opts.target);
   const proc = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) {

@@ -76,6 +76,13 @@ export interface Config {
   analyticsRetentionDays: number;
   /** IP-to-country MMDB file; null = the embedded database. */
   geoipDb: string | null;
+
+  /** Scheduled backups go here (one folder per run); null = none. */
+  backupDir: string | null;
+  /** Milliseconds between scheduled backups. */
+  backupEvery: number;
+  /** Complete scheduled backups kept. */
+  backupKeep: number;
 }
 
 export { ConfigError };

@@ -17,6 +17,7 @@ import { pruneAnalytics } from "../features/analytics";
 import { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "../features/forms";
 import type { JobHandler, PeriodicTask } from "./runner";
 import { acmeTasks } from "../acme";
+import { BACKUP_JOB, BACKUP_TICK_MS, runScheduledBackup } from "../features/operations";
 
 export interface Task {
   kind: string;
@@ -115,6 +116,13 @@ export const tasks: Task[] = [
     everyMs: MINUTE,
     handler: { run: async (deps) => ({ mails: await notifyNewSubmissions(deps) }), maxAttempts: 1 },
     description: "Mail each bucket owner once about the form submissions that arrived since the last run (counts and a link, no visitor text)",
+  },
+  {
+    kind: BACKUP_JOB,
+    everyMs: BACKUP_TICK_MS,
+    // Long lease: a large backup copies for a while (the heartbeat renews it anyway).
+    handler: { run: async (deps) => runScheduledBackup(deps), maxAttempts: 1, leaseMs: 30 * MINUTE },
+    description: "With --backup-dir: write a backup when the newest is older than --backup-every, keep --backup-keep of them",
   },
 ];
 
