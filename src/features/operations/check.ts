@@ -52,11 +52,29 @@ interface Owner {
 export async function checkDataDir(t: CheckTarget, opts: CheckOptions = {}): Promise<CheckReport> {
   const quick = opts.quick === true;
   const findings: Finding[] = [];
-  checkDatabase(t.sqlite, quick, findings);
-  const refs = blobOwners(t.sqlite);
+  // A damaged page can make any query throw ("database disk image is malformed"): that is a
+  // finding about the database, and the checks that do not need the broken part still run.
+  const unreadable = (what: string, e: unknown) =>
+    findings.push({ kind: "database", message: `database: ${what} failed: ${(e as Error).message} (restore the latest good backup, see docs/operations.md)` });
+  try {
+    checkDatabase(t.sqlite, quick, findings);
+  } catch (e) {
+    unreadable("the integrity check", e);
+  }
+  let refs: ReturnType<typeof blobOwners> = { owners: new Map(), files: 0, deploys: 0 };
+  try {
+    refs = blobOwners(t.sqlite);
+  } catch (e) {
+    unreadable("reading the files and deploys", e);
+  }
   const blobResult = await checkBlobs(t, refs.owners, quick, opts.sample ?? 64, opts.repair === true, findings);
   const temp = await checkTempFiles(t, opts.repair === true, findings);
-  const jobs = checkJobs(t, opts.repair === true, findings);
+  let jobs = 0;
+  try {
+    jobs = checkJobs(t, opts.repair === true, findings);
+  } catch (e) {
+    unreadable("reading the jobs", e);
+  }
   return {
     ok: findings.length === 0,
     quick,
