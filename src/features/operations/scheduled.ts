@@ -103,7 +103,7 @@ export async function runScheduledBackup(deps: Deps, opts: { force?: boolean } =
   const previous = status.last;
   if (previous) await linkBlobs(join(previous.path, "blobs"), join(folder, "blobs"));
   try {
-    const r = await createBackup({ dataDir: deps.config.dataDir, to: folder, includeSecretKey: false });
+    const r = await createBackup({ dataDir: deps.config.dataDir, to: folder, includeSecretKey: false, now: () => deps.clock.now() });
     for (const p of r.problems) deps.log.warn("scheduled backup: data dir problem", { problem: p });
     deps.log.info("scheduled backup written", { folder, blobs: r.manifest.blobs.count, copied_bytes: r.manifest.blobs.copied_bytes, seconds: r.manifest.duration_seconds });
     const pruned = await prune(status.dir, deps.config.backupKeep);
