@@ -13,7 +13,9 @@ import {
   BACKUP_FORMAT,
   blobPathIn,
   copyHashed,
+  COPY_CONCURRENCY,
   CorruptBlobError,
+  eachLimit,
   DATABASE_FILE,
   fsyncDir,
   hashFile,
@@ -65,7 +67,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
     let copied = 0;
     let copiedBytes = 0;
     const touched = new Set<string>();
-    for (const sha256 of snap.blobs) {
+    await eachLimit(snap.blobs, COPY_CONCURRENCY, async (sha256) => {
       const from = blobPathIn(dataDir, sha256);
       const dest = blobPathIn(folder, sha256);
       const have = sizeOf(dest);
@@ -73,22 +75,22 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       if (size === null) {
         if (have !== null) bytes += have; // lost from the data dir, kept by an earlier backup
         else problems.push(`blob ${sha256} is missing from the data dir`);
-        continue;
+        return;
       }
       bytes += size;
-      if (have === size) continue; // content-addressed: same name and size, same bytes
+      if (have === size) return; // content-addressed: same name and size, same bytes
       try {
         await copyHashed(from, dest, sha256);
       } catch (e) {
         if (!(e instanceof CorruptBlobError)) throw e;
         problems.push(`blob ${sha256} is damaged in the data dir (it hashes to ${e.actual}); not copied`);
-        continue;
+        return;
       }
       touched.add(dirname(dest));
       copied++;
       copiedBytes += size;
-    }
-    for (const dir of touched) await fsyncDir(dir);
+    });
+    await eachLimit(touched, COPY_CONCURRENCY, fsyncDir);
     const dbPath = join(folder, DATABASE_FILE);
     await rename(dbTmp, dbPath);
     const db = await hashFile(dbPath);

@@ -143,3 +143,25 @@ export async function* readChunks(path: string): AsyncGenerator<Uint8Array> {
     await fh.close();
   }
 }
+
+/**
+ * Run `fn` over `items` with at most `limit` at a time. Copies wait mostly on fsync latency,
+ * so a few in flight multiply throughput on small files.
+ */
+export async function eachLimit<T>(items: Iterable<T>, limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  const it = items[Symbol.iterator]();
+  let failed: unknown = null;
+  const worker = async () => {
+    for (let r = it.next(); !r.done && failed === null; r = it.next()) {
+      try {
+        await fn(r.value);
+      } catch (e) {
+        failed ??= e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  if (failed !== null) throw failed;
+}
+
+export const COPY_CONCURRENCY = 16;

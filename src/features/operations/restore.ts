@@ -7,7 +7,7 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
-import { blobPathIn, copyHashed, CorruptBlobError, DATABASE_FILE, fsyncDir, hashFile, readManifest, SECRET_KEY_FILE, writeFileAtomic, type BackupManifest } from "./layout";
+import { blobPathIn, COPY_CONCURRENCY, copyHashed, CorruptBlobError, eachLimit, DATABASE_FILE, fsyncDir, hashFile, readManifest, SECRET_KEY_FILE, writeFileAtomic, type BackupManifest } from "./layout";
 import { readFileSync } from "node:fs";
 
 export interface VerifyResult {
@@ -133,7 +133,7 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
 async function copyInto(folder: string, dataDir: string, manifest: BackupManifest, blobs: Set<string>, dbSource: string): Promise<RestoreResult> {
   let bytes = 0;
   const touched = new Set<string>();
-  for (const sha256 of blobs) {
+  await eachLimit(blobs, COPY_CONCURRENCY, async (sha256) => {
     const dest = blobPathIn(dataDir, sha256);
     try {
       bytes += (await copyHashed(blobPathIn(folder, sha256), dest, sha256)).size;
@@ -143,8 +143,8 @@ async function copyInto(folder: string, dataDir: string, manifest: BackupManifes
       throw e;
     }
     touched.add(dirname(dest));
-  }
-  for (const dir of touched) await fsyncDir(dir);
+  });
+  await eachLimit(touched, COPY_CONCURRENCY, fsyncDir);
   // The database last, through a temp name: a data dir with a pier.db is a finished restore.
   const dbTmp = join(dataDir, `${DATABASE_FILE}.restore-tmp`);
   await copyHashed(dbSource, dbTmp, manifest.database.sha256);
