@@ -27,9 +27,7 @@ const url = `http://127.0.0.1:${pier.httpPort}`;
 const { account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: await hashPassword("bench password 123") });
 const now = new Date().toISOString();
 const bucketId = newId("bkt");
-pier.deps.sqlite
-  .query("INSERT INTO buckets (id, account_id, title, created_at, updated_at) VALUES (?, ?, 'bench', ?, ?)")
-  .run(bucketId, account.id, now, now);
+pier.deps.sqlite.query("INSERT INTO buckets (id, account_id, title, created_at, updated_at) VALUES (?, ?, 'bench', ?, ?)").run(bucketId, account.id, now, now);
 
 const mib = (n: number) => n / 1048576;
 const fill = new Uint8Array(FILE_KB * 1024);
@@ -48,7 +46,9 @@ async function writeFile(i: number, salt: string): Promise<void> {
 
 let t0 = performance.now();
 for (let i = 0; i < FILES; i++) await writeFile(i, "v1");
-console.log(`fixture: ${FILES} files of ${FILE_KB} KiB (${mib(FILES * FILE_KB * 1024).toFixed(0)} MiB) written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `fixture: ${FILES} files of ${FILE_KB} KiB (${mib(FILES * FILE_KB * 1024).toFixed(0)} MiB) written in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 
 // A small site to measure serving throughput.
 const pub = createPublication(pier.deps, { bucketId, accountId: account.id, kind: "main", slug: "bench-backup" });
@@ -96,9 +96,15 @@ const verifyS = (performance.now() - t0) / 1000;
 
 const total = full.manifest.blobs.bytes + full.manifest.database.size;
 console.log(`\n| Run | Files | Copied | Time | Throughput |\n|---|---|---|---|---|`);
-console.log(`| full | ${full.manifest.counts.files} | ${mib(full.manifest.blobs.copied_bytes).toFixed(0)} MiB blobs + ${mib(full.manifest.database.size).toFixed(1)} MiB db | ${fullS.toFixed(1)} s | ${(mib(total) / fullS).toFixed(0)} MiB/s |`);
-console.log(`| incremental (100 changed) | ${inc.manifest.counts.files} | ${inc.manifest.blobs.copied} blobs, ${mib(inc.manifest.blobs.copied_bytes).toFixed(1)} MiB | ${incS.toFixed(1)} s | - |`);
-console.log(`| verify | ${v.blobs_checked} blobs | ${mib(v.bytes_checked).toFixed(0)} MiB hashed | ${verifyS.toFixed(1)} s | ${(mib(v.bytes_checked) / verifyS).toFixed(0)} MiB/s |`);
+console.log(
+  `| full | ${full.manifest.counts.files} | ${mib(full.manifest.blobs.copied_bytes).toFixed(0)} MiB blobs + ${mib(full.manifest.database.size).toFixed(1)} MiB db | ${fullS.toFixed(1)} s | ${(mib(total) / fullS).toFixed(0)} MiB/s |`,
+);
+console.log(
+  `| incremental (100 changed) | ${inc.manifest.counts.files} | ${inc.manifest.blobs.copied} blobs, ${mib(inc.manifest.blobs.copied_bytes).toFixed(1)} MiB | ${incS.toFixed(1)} s | - |`,
+);
+console.log(
+  `| verify | ${v.blobs_checked} blobs | ${mib(v.bytes_checked).toFixed(0)} MiB hashed | ${verifyS.toFixed(1)} s | ${(mib(v.bytes_checked) / verifyS).toFixed(0)} MiB/s |`,
+);
 console.log(`\n| Site serving (8 clients, 4 KB page) | req/s | p99 ms |\n|---|---|---|`);
 console.log(`| no backup running | ${idle.rps.toFixed(0)} | ${idle.p99.toFixed(1)} |`);
 console.log(`| during the full backup | ${during.rps.toFixed(0)} | ${during.p99.toFixed(1)} |`);

@@ -15,7 +15,10 @@ export const operationsCommands: Record<string, AdminCommand> = {
       { name: "json", help: "Print the report as one JSON line" },
     ],
     async run(deps, o, io) {
-      const report = await checkDataDir({ sqlite: deps.sqlite, blobs: deps.blobs, clock: deps.clock, dataDir: deps.config.dataDir }, { quick: !!o.quick, repair: !!o.repair });
+      const report = await checkDataDir(
+        { sqlite: deps.sqlite, blobs: deps.blobs, clock: deps.clock, dataDir: deps.config.dataDir },
+        { quick: !!o.quick, repair: !!o.repair },
+      );
       const c = report.checked;
       if (o.json) io.out(JSON.stringify(report));
       else for (const f of report.findings) io.out(`${f.kind}: ${f.message}${f.repaired ? `\n  repaired: ${f.repaired}` : ""}`);

@@ -44,9 +44,7 @@ export const backup: Command = {
     if (!to) throw new CliError("give the backup folder with --to DIR", "USAGE", undefined, 2);
     const config = loadConfig(process.env, args.config);
     const include = args.options["include-secret-key"] === "true";
-    const r = await operatorErrors(() =>
-      createBackup({ dataDir: config.dataDir, to, includeSecretKey: include, secretKey: config.secretKey }),
-    );
+    const r = await operatorErrors(() => createBackup({ dataDir: config.dataDir, to, includeSecretKey: include, secretKey: config.secretKey }));
     const m = r.manifest;
     say(
       `backup of ${config.dataDir} written to ${r.folder}: database ${mib(m.database.size)}, ${m.blobs.count} blobs (${mib(m.blobs.bytes)}), ` +
@@ -84,7 +82,9 @@ export const backupVerify: Command = {
         ? `${r.folder}: ${r.problems.length} problem(s); this backup would not restore as taken`
         : `${r.folder}: ok (backup of ${r.manifest.created_at} by Pier ${r.manifest.pier_version}; ${r.blobs_checked} blobs, ${mib(r.bytes_checked)} checked; secret key ${r.manifest.secret_key_included ? "included" : "not included"})`,
     );
-    process.stdout.write(`${JSON.stringify({ folder: r.folder, ok: r.problems.length === 0, blobs_checked: r.blobs_checked, bytes_checked: r.bytes_checked, problems: r.problems })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ folder: r.folder, ok: r.problems.length === 0, blobs_checked: r.blobs_checked, bytes_checked: r.bytes_checked, problems: r.problems })}\n`,
+    );
     return r.problems.length ? 1 : 0;
   },
 };

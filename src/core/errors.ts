@@ -154,10 +154,16 @@ export const errorCatalogue = {
     hint: "The site's owner has used this month's form submission quota (their plan's form_submission_quota); nothing was stored.",
   },
   FORM_SUBMISSION_NOT_FOUND: { status: 404, hint: "No such form submission in this bucket; list them with GET /api/v1/buckets/:id/form_submissions." },
-  BACKUP_FAILED: { status: 500, hint: "The backup could not be written (target not writable or full); no complete-looking backup was left. See docs/operations.md." },
+  BACKUP_FAILED: {
+    status: 500,
+    hint: "The backup could not be written (target not writable or full); no complete-looking backup was left. See docs/operations.md.",
+  },
   BACKUP_INVALID: { status: 422, hint: "The folder is not a complete Pier backup, or it is damaged; run `pier backup verify FOLDER`." },
   RESTORE_TARGET_NOT_EMPTY: { status: 409, hint: "Restore into a new or empty data dir, or pass --force to replace the database, blobs and key of this one." },
-  DATA_DIR_TOO_NEW: { status: 409, hint: "The data dir was written by a newer Pier: run that version (or newer), or restore a backup taken before the upgrade." },
+  DATA_DIR_TOO_NEW: {
+    status: 409,
+    hint: "The data dir was written by a newer Pier: run that version (or newer), or restore a backup taken before the upgrade.",
+  },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -54,7 +54,7 @@ async function killDuring(op: () => Promise<unknown>, maxMs: number): Promise<vo
 }
 
 // The upload helpers take a TestPier; only its `api` is used.
-const client = () => ({ api } as unknown as TestPier);
+const client = () => ({ api }) as unknown as TestPier;
 async function api(method: string, path: string, o: { key?: string; body?: unknown } = {}) {
   const res = await fetch(`${server!.url}${path}`, {
     method,
@@ -229,7 +229,10 @@ describe("SIGKILL at random moments, then restart", () => {
   test("a version restore is all or nothing", async () => {
     const bucket = await newBucket("Restorable");
     const a = Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version A ${i}`));
-    const b = [...Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version B ${i}`)), ...Array.from({ length: 20 }, (_, i) => textFile(`extra${i}.txt`, `B only ${i}`))];
+    const b = [
+      ...Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version B ${i}`)),
+      ...Array.from({ length: 20 }, (_, i) => textFile(`extra${i}.txt`, `B only ${i}`)),
+    ];
     expect((await syncFiles(client(), key, bucket, a)).finalize.status).toBe(200);
     const stateA = await listing(bucket);
     const versionA = (await api("GET", `/api/v1/buckets/${bucket}/versions`)).body.data.versions[0].id;

@@ -52,7 +52,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
   const folder = resolve(opts.to);
   const source = join(dataDir, DATABASE_FILE);
   if (!existsSync(source)) throw new ApiError("BACKUP_FAILED", `${dataDir} has no ${DATABASE_FILE}: give the data dir of a Pier (--data-dir).`);
-  if (folder === dataDir || folder.startsWith(`${dataDir}/blobs`)) throw new ApiError("BACKUP_FAILED", "The backup folder must not be the data dir or its blob store.");
+  if (folder === dataDir || folder.startsWith(`${dataDir}/blobs`))
+    throw new ApiError("BACKUP_FAILED", "The backup folder must not be the data dir or its blob store.");
   checkTarget(folder);
   const dbTmp = join(folder, `${DATABASE_FILE}.partial-${process.pid}-${Date.now()}`);
   try {
@@ -73,7 +74,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       const have = sizeOf(dest);
       const size = sizeOf(from);
       if (size === null) {
-        if (have !== null) bytes += have; // lost from the data dir, kept by an earlier backup
+        if (have !== null)
+          bytes += have; // lost from the data dir, kept by an earlier backup
         else problems.push(`blob ${sha256} is missing from the data dir`);
         return;
       }

@@ -79,7 +79,14 @@ export async function checkDataDir(t: CheckTarget, opts: CheckOptions = {}): Pro
     ok: findings.length === 0,
     quick,
     findings,
-    checked: { blobs: refs.owners.size, blobs_hashed: blobResult.hashed, file_refs: refs.files, deploy_refs: refs.deploys, temp_files: temp, running_jobs: jobs },
+    checked: {
+      blobs: refs.owners.size,
+      blobs_hashed: blobResult.hashed,
+      file_refs: refs.files,
+      deploy_refs: refs.deploys,
+      temp_files: temp,
+      running_jobs: jobs,
+    },
   };
 }
 
@@ -91,7 +98,8 @@ function checkDatabase(sqlite: Database, quick: boolean, findings: Finding[]): v
   const fks = sqlite.query<{ table: string; rowid: number; parent: string }, []>("PRAGMA foreign_key_check").all();
   const byTable = new Map<string, number>();
   for (const f of fks) byTable.set(`${f.table} -> ${f.parent}`, (byTable.get(`${f.table} -> ${f.parent}`) ?? 0) + 1);
-  for (const [edge, n] of byTable) findings.push({ kind: "foreign_key", message: `database: ${n} row(s) of ${edge.replace(" -> ", " point at missing ")} rows` });
+  for (const [edge, n] of byTable)
+    findings.push({ kind: "foreign_key", message: `database: ${n} row(s) of ${edge.replace(" -> ", " point at missing ")} rows` });
 }
 
 /** Every blob a live file or the live deploy of a site uses, with who uses it (for the messages). */
@@ -114,7 +122,20 @@ function blobOwners(sqlite: Database): { owners: Map<string, { size: number; own
   }
   let deploys = 0;
   for (const r of sqlite
-    .query<{ blob_sha256: string; size: number; gzip_sha256: string | null; gzip_size: number | null; br_sha256: string | null; br_size: number | null; path: string; slug: string; deploy_id: string }, []>(
+    .query<
+      {
+        blob_sha256: string;
+        size: number;
+        gzip_sha256: string | null;
+        gzip_size: number | null;
+        br_sha256: string | null;
+        br_size: number | null;
+        path: string;
+        slug: string;
+        deploy_id: string;
+      },
+      []
+    >(
       `SELECT df.blob_sha256, df.size, df.gzip_sha256, df.gzip_size, df.br_sha256, df.br_size, df.path, p.public_slug AS slug, df.deploy_id
        FROM publications p JOIN deploy_files df ON df.deploy_id = p.current_deploy_id`,
     )
@@ -148,17 +169,29 @@ async function checkBlobs(
     const o = owners.get(sha)!;
     const size = await t.blobs.size(sha);
     if (size === null) {
-      findings.push({ kind: "blob_missing", message: `blob ${sha} is missing; used by ${describeOwners(o)}. Restore it from a backup (see docs/operations.md) or upload the file again.` });
+      findings.push({
+        kind: "blob_missing",
+        message: `blob ${sha} is missing; used by ${describeOwners(o)}. Restore it from a backup (see docs/operations.md) or upload the file again.`,
+      });
       continue;
     }
     if (o.size >= 0 && size !== o.size) {
-      findings.push({ kind: "blob_size", message: `blob ${sha} has ${size} bytes, the database says ${o.size}; used by ${describeOwners(o)}`, ...(await quarantine(t, sha, repair)) });
+      findings.push({
+        kind: "blob_size",
+        message: `blob ${sha} has ${size} bytes, the database says ${o.size}; used by ${describeOwners(o)}`,
+        ...(await quarantine(t, sha, repair)),
+      });
       continue;
     }
     if (!toHash.has(sha)) continue;
     hashed++;
     const h = await hashFile(t.blobs.file(sha).name!);
-    if (h.sha256 !== sha) findings.push({ kind: "blob_corrupt", message: `blob ${sha} is damaged (its content hashes to ${h.sha256}); used by ${describeOwners(o)}`, ...(await quarantine(t, sha, repair)) });
+    if (h.sha256 !== sha)
+      findings.push({
+        kind: "blob_corrupt",
+        message: `blob ${sha} is damaged (its content hashes to ${h.sha256}); used by ${describeOwners(o)}`,
+        ...(await quarantine(t, sha, repair)),
+      });
   }
   return { hashed };
 }
@@ -173,7 +206,9 @@ async function quarantine(t: CheckTarget, sha: string, repair: boolean): Promise
   const dir = join(t.dataDir, "blobs", "quarantine");
   await mkdir(dir, { recursive: true });
   await rename(t.blobs.file(sha).name!, join(dir, sha));
-  return { repaired: `moved the damaged blob to blobs/quarantine/${sha}: its files now fail to download instead of serving wrong bytes; copy the blob from a backup to blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha} to heal them` };
+  return {
+    repaired: `moved the damaged blob to blobs/quarantine/${sha}: its files now fail to download instead of serving wrong bytes; copy the blob from a backup to blobs/sha256/${sha.slice(0, 2)}/${sha.slice(2, 4)}/${sha} to heal them`,
+  };
 }
 
 function pickSample<T>(items: T[], n: number): T[] {
@@ -218,13 +253,17 @@ function checkJobs(t: CheckTarget, repair: boolean, findings: Finding[]): number
   const now = t.clock.now().toISOString();
   const running = t.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM jobs WHERE status = 'running'").get()!.n;
   const stuck = t.sqlite
-    .query<{ id: string; kind: string; lease_until: string }, [string]>("SELECT id, kind, lease_until FROM jobs WHERE status = 'running' AND lease_until <= ? ORDER BY lease_until")
+    .query<{ id: string; kind: string; lease_until: string }, [string]>(
+      "SELECT id, kind, lease_until FROM jobs WHERE status = 'running' AND lease_until <= ? ORDER BY lease_until",
+    )
     .all(now);
   for (const j of stuck) {
     const f: Finding = { kind: "job_stuck", message: `job ${j.id} (${j.kind}) is running past its deadline (${j.lease_until}): its worker stopped` };
     if (repair) {
       const changed = t.sqlite
-        .query("UPDATE jobs SET status = 'queued', lease_until = NULL, worker_id = NULL, updated_at = ?, last_error = coalesce(last_error, 'recovered by pier admin check') WHERE id = ? AND status = 'running' AND lease_until <= ?")
+        .query(
+          "UPDATE jobs SET status = 'queued', lease_until = NULL, worker_id = NULL, updated_at = ?, last_error = coalesce(last_error, 'recovered by pier admin check') WHERE id = ? AND status = 'running' AND lease_until <= ?",
+        )
         .run(now, j.id, now).changes;
       f.repaired = changed ? "queued again: the worker runs it on its next poll" : "already recovered meanwhile";
     }

@@ -37,7 +37,10 @@ export function readManifest(folder: string): BackupManifest {
   const file = join(folder, MANIFEST_FILE);
   if (!existsSync(folder)) throw new ApiError("BACKUP_INVALID", `${folder} does not exist.`);
   if (!existsSync(file))
-    throw new ApiError("BACKUP_INVALID", `${folder} has no ${MANIFEST_FILE}: it is not a Pier backup, or the backup did not finish (an interrupted backup never writes one).`);
+    throw new ApiError(
+      "BACKUP_INVALID",
+      `${folder} has no ${MANIFEST_FILE}: it is not a Pier backup, or the backup did not finish (an interrupted backup never writes one).`,
+    );
   let manifest: BackupManifest;
   try {
     manifest = JSON.parse(readFileSync(file, "utf8"));
@@ -45,7 +48,10 @@ export function readManifest(folder: string): BackupManifest {
     throw new ApiError("BACKUP_INVALID", `${file} is not valid JSON (${(e as Error).message}).`);
   }
   if (manifest.format !== BACKUP_FORMAT)
-    throw new ApiError("BACKUP_INVALID", `${folder} is backup format ${manifest.format}; this Pier reads format ${BACKUP_FORMAT}. Use the Pier version that wrote it (${manifest.pier_version}).`);
+    throw new ApiError(
+      "BACKUP_INVALID",
+      `${folder} is backup format ${manifest.format}; this Pier reads format ${BACKUP_FORMAT}. Use the Pier version that wrote it (${manifest.pier_version}).`,
+    );
   return manifest;
 }
 

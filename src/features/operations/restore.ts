@@ -7,7 +7,20 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
-import { blobPathIn, COPY_CONCURRENCY, copyHashed, CorruptBlobError, eachLimit, DATABASE_FILE, fsyncDir, hashFile, readManifest, SECRET_KEY_FILE, writeFileAtomic, type BackupManifest } from "./layout";
+import {
+  blobPathIn,
+  COPY_CONCURRENCY,
+  copyHashed,
+  CorruptBlobError,
+  eachLimit,
+  DATABASE_FILE,
+  fsyncDir,
+  hashFile,
+  readManifest,
+  SECRET_KEY_FILE,
+  writeFileAtomic,
+  type BackupManifest,
+} from "./layout";
 import { readFileSync } from "node:fs";
 
 export interface VerifyResult {
@@ -30,13 +43,20 @@ export async function verifyBackup(from: string): Promise<VerifyResult> {
     return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
   }
   const db = await hashFile(dbPath);
-  if (db.sha256 !== manifest.database.sha256) problems.push(`the database does not match the manifest (sha256 ${db.sha256}, manifest ${manifest.database.sha256})`);
+  if (db.sha256 !== manifest.database.sha256)
+    problems.push(`the database does not match the manifest (sha256 ${db.sha256}, manifest ${manifest.database.sha256})`);
   let blobs: Set<string>;
   try {
     const sqlite = new Database(dbPath, { readonly: true });
     try {
       const integrity = sqlite.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
-      if (integrity[0]?.integrity_check !== "ok") problems.push(`the database fails PRAGMA integrity_check: ${integrity.map((r) => r.integrity_check).slice(0, 5).join("; ")}`);
+      if (integrity[0]?.integrity_check !== "ok")
+        problems.push(
+          `the database fails PRAGMA integrity_check: ${integrity
+            .map((r) => r.integrity_check)
+            .slice(0, 5)
+            .join("; ")}`,
+        );
       blobs = referencedBlobs(sqlite);
     } finally {
       sqlite.close();
@@ -58,7 +78,8 @@ export async function verifyBackup(from: string): Promise<VerifyResult> {
     bytes += h.size;
     if (h.sha256 !== sha256) problems.push(`blob ${sha256} is damaged (its content hashes to ${h.sha256})`);
   }
-  if (manifest.secret_key_included && !existsSync(join(folder, SECRET_KEY_FILE))) problems.push("the manifest says the secret key is included, but secret.key is missing");
+  if (manifest.secret_key_included && !existsSync(join(folder, SECRET_KEY_FILE)))
+    problems.push("the manifest says the secret key is included, but secret.key is missing");
   return { folder, manifest, blobs_checked: checked, bytes_checked: bytes, problems };
 }
 
@@ -88,7 +109,8 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   const folder = resolve(opts.from);
   const dataDir = resolve(opts.dataDir);
   const manifest = readManifest(folder);
-  if (opts.runningPid) throw new ApiError("RESTORE_TARGET_NOT_EMPTY", `A Pier (pid ${opts.runningPid}) is serving ${dataDir}: stop it before restoring into it.`);
+  if (opts.runningPid)
+    throw new ApiError("RESTORE_TARGET_NOT_EMPTY", `A Pier (pid ${opts.runningPid}) is serving ${dataDir}: stop it before restoring into it.`);
   if (existsSync(dataDir)) {
     if (!statSync(dataDir).isDirectory()) throw new ApiError("RESTORE_TARGET_NOT_EMPTY", `${dataDir} is a file, not a folder.`);
     const entries = readdirSync(dataDir);
@@ -114,7 +136,10 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   })();
   const missing = [...blobs].filter((s) => !existsSync(blobPathIn(folder, s)));
   if (missing.length)
-    throw new ApiError("BACKUP_INVALID", `${missing.length} blob(s) the backup's database references are missing from ${folder} (first: ${missing[0]}); run pier backup verify ${folder}.`);
+    throw new ApiError(
+      "BACKUP_INVALID",
+      `${missing.length} blob(s) the backup's database references are missing from ${folder} (first: ${missing[0]}); run pier backup verify ${folder}.`,
+    );
 
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const clear = async () => {
@@ -139,7 +164,10 @@ async function copyInto(folder: string, dataDir: string, manifest: BackupManifes
       bytes += (await copyHashed(blobPathIn(folder, sha256), dest, sha256)).size;
     } catch (e) {
       if (e instanceof CorruptBlobError)
-        throw new ApiError("BACKUP_INVALID", `Blob ${sha256} in the backup is damaged; the restore stopped (run pier backup verify ${folder}). No database was written.`);
+        throw new ApiError(
+          "BACKUP_INVALID",
+          `Blob ${sha256} in the backup is damaged; the restore stopped (run pier backup verify ${folder}). No database was written.`,
+        );
       throw e;
     }
     touched.add(dirname(dest));

@@ -7,9 +7,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { link, mkdir, opendir, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { desc, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
-import { jobs } from "../../db/schema";
 import { createBackup } from "./backup";
 import { MANIFEST_FILE, readManifest, type BackupManifest } from "./layout";
 
@@ -73,19 +71,12 @@ export function listScheduledBackups(dir: string): ScheduledBackup[] {
   return out.sort((a, b) => (a.name < b.name ? 1 : -1));
 }
 
-export function backupStatus(deps: Pick<Deps, "config" | "db" | "clock">): BackupStatus {
+export function backupStatus(deps: Pick<Deps, "config" | "jobs" | "clock">): BackupStatus {
   const { backupDir, backupEvery, backupKeep } = deps.config;
   const dir = backupDir ? resolve(backupDir) : null;
   const backups = dir ? listScheduledBackups(dir) : [];
   const last = backups.find((b) => b.complete) ?? null;
-  const failed = deps.db
-    .select({ finishedAt: jobs.finishedAt, lastError: jobs.lastError })
-    .from(jobs)
-    .where(eq(jobs.kind, BACKUP_JOB))
-    .orderBy(desc(jobs.updatedAt))
-    .limit(5)
-    .all()
-    .find((j) => j.lastError && j.finishedAt);
+  const failed = deps.jobs.recentOfKind(BACKUP_JOB, 5).find((j) => j.lastError && j.finishedAt);
   const lastError = failed && (!last?.created_at || failed.finishedAt! > last.created_at) ? { at: failed.finishedAt!, message: failed.lastError! } : null;
   const nextDue = dir ? (last?.created_at ? new Date(Date.parse(last.created_at) + backupEvery).toISOString() : deps.clock.now().toISOString()) : null;
   return { enabled: dir !== null, dir, every_ms: backupEvery, keep: backupKeep, last, next_due_at: nextDue, last_error: lastError, backups };
@@ -105,7 +96,12 @@ export async function runScheduledBackup(deps: Deps, opts: { force?: boolean } =
   try {
     const r = await createBackup({ dataDir: deps.config.dataDir, to: folder, includeSecretKey: false, now: () => deps.clock.now() });
     for (const p of r.problems) deps.log.warn("scheduled backup: data dir problem", { problem: p });
-    deps.log.info("scheduled backup written", { folder, blobs: r.manifest.blobs.count, copied_bytes: r.manifest.blobs.copied_bytes, seconds: r.manifest.duration_seconds });
+    deps.log.info("scheduled backup written", {
+      folder,
+      blobs: r.manifest.blobs.count,
+      copied_bytes: r.manifest.blobs.copied_bytes,
+      seconds: r.manifest.duration_seconds,
+    });
     const pruned = await prune(status.dir, deps.config.backupKeep);
     return { folder, blobs: r.manifest.blobs.count, copied: r.manifest.blobs.copied, copied_bytes: r.manifest.blobs.copied_bytes, pruned };
   } catch (e) {

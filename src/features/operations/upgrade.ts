@@ -19,7 +19,8 @@ export interface UpgradePlan {
 
 export function prepareUpgrade(sqlite: Database, dataDir: string, opts: { now?: Date; migrations?: { name: string }[] } = {}): UpgradePlan {
   const known = (opts.migrations ?? embedded).map((m) => m.name);
-  const hasJournal = sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__pier_migrations'").get()!.n > 0;
+  const hasJournal =
+    sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__pier_migrations'").get()!.n > 0;
   const applied = hasJournal
     ? sqlite
         .query<{ name: string }, []>("SELECT name FROM __pier_migrations ORDER BY name")

@@ -107,13 +107,17 @@ describe("pier admin check", () => {
   test("a job running past its deadline (its worker died) is found and queued again with --repair", async () => {
     const past = new Date(Date.now() - 3600_000).toISOString();
     t.pier.deps.sqlite
-      .query("INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, lease_until, worker_id, created_at, updated_at) VALUES ('job_stuckstuckstuck', 'blobs.gc_test', '{}', 'running', 1, 5, ?, ?, 'w_dead', ?, ?)")
+      .query(
+        "INSERT INTO jobs (id, kind, payload, status, attempts, max_attempts, run_at, lease_until, worker_id, created_at, updated_at) VALUES ('job_stuckstuckstuck', 'blobs.gc_test', '{}', 'running', 1, 5, ?, ?, 'w_dead', ?, ?)",
+      )
       .run(past, past, past, past);
     const found = await check();
     expect(found.out).toContain("job_stuck: job job_stuckstuckstuck (blobs.gc_test) is running past its deadline");
     const repaired = await check("--repair");
     expect(repaired.out).toContain("repaired: queued again");
-    const row = t.pier.deps.sqlite.query<{ status: string; worker_id: string | null }, []>("SELECT status, worker_id FROM jobs WHERE id = 'job_stuckstuckstuck'").get();
+    const row = t.pier.deps.sqlite
+      .query<{ status: string; worker_id: string | null }, []>("SELECT status, worker_id FROM jobs WHERE id = 'job_stuckstuckstuck'")
+      .get();
     expect(row).toEqual({ status: "queued", worker_id: null });
     t.pier.deps.sqlite.query("DELETE FROM jobs WHERE id = 'job_stuckstuckstuck'").run();
     expect((await check()).code).toBe(0);
@@ -122,7 +126,11 @@ describe("pier admin check", () => {
   test("rows whose parent is gone are reported as foreign key problems (not repaired: restore decides)", async () => {
     const raw = new Database(join(t.dataDir, "pier.db"));
     raw.exec("PRAGMA foreign_keys = OFF");
-    raw.query("INSERT INTO bucket_versions (id, bucket_id, number, kind, comment, author, changed_count, file_count, total_bytes, created_at) VALUES ('bktrv_orphan', 'bkt_gone', 1, 'upload', '', 'x', 0, 0, 0, '2026-01-01T00:00:00Z')").run();
+    raw
+      .query(
+        "INSERT INTO bucket_versions (id, bucket_id, number, kind, comment, author, changed_count, file_count, total_bytes, created_at) VALUES ('bktrv_orphan', 'bkt_gone', 1, 'upload', '', 'x', 0, 0, 0, '2026-01-01T00:00:00Z')",
+      )
+      .run();
     raw.close();
     const found = await check("--repair");
     expect(found.code).toBe(1);

@@ -71,10 +71,26 @@ describe("scheduled backups", () => {
 
   test("pier admin backups shows the state; the admin health page too", async () => {
     const out: string[] = [];
-    const code = await admin(["backups", "--json", "--data-dir", t.dataDir, "--backup-dir", backupDir, "--backup-every", "6h", "--backup-keep", "2", "--secret-key", "test-secret-key-test-secret-key-test-secret-key"], {
-      out: (l) => out.push(l),
-      err: () => {},
-    });
+    const code = await admin(
+      [
+        "backups",
+        "--json",
+        "--data-dir",
+        t.dataDir,
+        "--backup-dir",
+        backupDir,
+        "--backup-every",
+        "6h",
+        "--backup-keep",
+        "2",
+        "--secret-key",
+        "test-secret-key-test-secret-key-test-secret-key",
+      ],
+      {
+        out: (l) => out.push(l),
+        err: () => {},
+      },
+    );
     expect(code).toBe(0);
     const state = JSON.parse(out[0]!);
     expect(state).toMatchObject({ enabled: true, dir: backupDir, keep: 2, every_ms: 6 * HOUR, last_error: null });

@@ -27,7 +27,11 @@ function oldDataDir(): string {
   const dataDir = newDir();
   const h = openDatabase(join(dataDir, "pier.db"));
   migrate(h.sqlite, migrations.slice(0, -1));
-  h.sqlite.query("INSERT INTO users (id, email, password_hash, is_instance_admin, created_at, updated_at) VALUES ('usr_old', 'old@example.com', 'x', 1, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')").run();
+  h.sqlite
+    .query(
+      "INSERT INTO users (id, email, password_hash, is_instance_admin, created_at, updated_at) VALUES ('usr_old', 'old@example.com', 'x', 1, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')",
+    )
+    .run();
   h.close();
   return dataDir;
 }
@@ -40,7 +44,10 @@ describe("upgrades", () => {
     expect(applied).toEqual([migrations.at(-1)!.name]);
     expect(preMigrateBackup).toMatch(new RegExp(`/backups/pre-migrate-${migrations.at(-2)!.name}-.*\\.sqlite$`));
     const copy = new Database(preMigrateBackup!, { readonly: true });
-    const journal = copy.query<{ name: string }, []>("SELECT name FROM __pier_migrations").all().map((r) => r.name);
+    const journal = copy
+      .query<{ name: string }, []>("SELECT name FROM __pier_migrations")
+      .all()
+      .map((r) => r.name);
     const users = copy.query<{ email: string }, []>("SELECT email FROM users").all();
     copy.close();
     expect(journal).not.toContain(migrations.at(-1)!.name);
@@ -61,12 +68,28 @@ describe("upgrades", () => {
 
   test("pier serve on an old data dir says it backed the database up", async () => {
     const dataDir = oldDataDir();
-    const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", "src/main.ts", "serve", "--data-dir", dataDir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"], {
-      cwd: root,
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { ...process.env, PIER_LOG_LEVEL: "info" },
-    });
+    const proc = Bun.spawn(
+      [
+        join(root, "node_modules/.bin/bun"),
+        "run",
+        "src/main.ts",
+        "serve",
+        "--data-dir",
+        dataDir,
+        "--http-port",
+        "0",
+        "--smtp-port",
+        "off",
+        "--host",
+        "127.0.0.1",
+      ],
+      {
+        cwd: root,
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, PIER_LOG_LEVEL: "info" },
+      },
+    );
     let out = "";
     const read = async (s: ReadableStream<Uint8Array>) => {
       for await (const c of s as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
@@ -88,11 +111,27 @@ describe("upgrades", () => {
     h.sqlite.query("INSERT INTO __pier_migrations (name, applied_at) VALUES ('9999_from_the_future', '2030-01-01T00:00:00Z')").run();
     h.close();
     expect(() => openData({ ...loadConfig({}, {}), dataDir })).toThrow(/written by a newer Pier.*9999_from_the_future/);
-    const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", "src/main.ts", "serve", "--data-dir", dataDir, "--http-port", "0", "--smtp-port", "off", "--host", "127.0.0.1"], {
-      cwd: root,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [
+        join(root, "node_modules/.bin/bun"),
+        "run",
+        "src/main.ts",
+        "serve",
+        "--data-dir",
+        dataDir,
+        "--http-port",
+        "0",
+        "--smtp-port",
+        "off",
+        "--host",
+        "127.0.0.1",
+      ],
+      {
+        cwd: root,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
     expect(code).toBe(1);
     expect(err).toContain("pier: could not start: The data dir");

@@ -88,7 +88,9 @@ function backupSection(deps: Deps): SafeHtml {
   const b = backupStatus(deps);
   if (!b.enabled)
     return html`<p>Scheduled backups are off. Start Pier with <code>--backup-dir DIR</code> (see the operations guide), or take one by hand with <code>pier backup --to DIR</code>.</p>`;
-  const failure = b.last_error ? html`<p class="error" role="alert">The last backup failed at ${shortTime(b.last_error.at)}: ${b.last_error.message}</p>` : html``;
+  const failure = b.last_error
+    ? html`<p class="error" role="alert">The last backup failed at ${shortTime(b.last_error.at)}: ${b.last_error.message}</p>`
+    : html``;
   const rows = b.backups.map(
     (x) =>
       html`<tr><td class="wrap"><code>${x.name}</code></td><td>${x.complete ? "complete" : "incomplete"}</td><td class="small">${x.created_at ? shortTime(x.created_at) : ""}</td><td class="small">${x.complete ? `${x.blobs} blobs, ${bytes((x.blob_bytes ?? 0) + (x.database_bytes ?? 0))}` : ""}</td></tr>`,
