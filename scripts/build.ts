@@ -48,8 +48,17 @@ export function buildBinary(opts: BuildOptions = {}): string {
   mkdirSync(dirname(outfile), { recursive: true });
   // No --minify: Elysia reads handler source (Function.toString) to decide what each handler
   // needs, so identifiers are better left as written.
-  // The markdown and inbound-mail workers are extra entrypoints: workers in a compiled binary must be built in.
-  const args = ["build", "--compile", "src/main.ts", "src/sites/markdown-worker.ts", "src/features/mail/inbound-worker.ts", "--outfile", outfile];
+  // The markdown, inbound-mail and snapshot workers are extra entrypoints: workers in a compiled binary must be built in.
+  const args = [
+    "build",
+    "--compile",
+    "src/main.ts",
+    "src/sites/markdown-worker.ts",
+    "src/features/mail/inbound-worker.ts",
+    "src/features/operations/snapshot-worker.ts",
+    "--outfile",
+    outfile,
+  ];
   if (opts.target) args.push("--target", opts.target);
   const proc = Bun.spawnSync([process.execPath, ...args], { cwd: root, stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) {

@@ -37,6 +37,14 @@ function dnsServer(raw: string, name: string): string | null {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** "90s", "30m", "24h", "7d" in milliseconds; at least a minute. */
+function durationMs(raw: string, name: string): number {
+  const m = /^(\d+)\s*(s|m|h|d)$/.exec(raw);
+  const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3600_000, d: 86400_000 }[m[2] as "s" | "m" | "h" | "d"] : NaN;
+  if (!(ms >= 60_000)) throw new ConfigError(`${name} must be a duration of at least a minute such as 30m, 24h or 7d, got "${raw}"`);
+  return ms;
+}
+
 export const configOptions: Option[] = [
   { key: "dataDir", name: "data-dir", default: "./data", help: "Where the database, blobs and the generated secret key live.", parse: str },
   {
@@ -328,6 +336,27 @@ export const configOptions: Option[] = [
     name: "git-timeout",
     default: "30",
     help: "Seconds one request to a git server may take (answer and body) before the sync stops with remote_timeout and retries later.",
+    parse: positiveInt,
+  },
+  {
+    key: "backupDir",
+    name: "backup-dir",
+    default: "",
+    help: "Folder for scheduled backups (one backup folder per run, blobs hard-linked between them); empty: no scheduled backups. See docs/operations.md.",
+    parse: optionalStr,
+  },
+  {
+    key: "backupEvery",
+    name: "backup-every",
+    default: "24h",
+    help: "How often the scheduled backup runs (with --backup-dir): a number with s, m, h or d, at least 1m.",
+    parse: durationMs,
+  },
+  {
+    key: "backupKeep",
+    name: "backup-keep",
+    default: "7",
+    help: "How many complete scheduled backups are kept (older ones are deleted after a new one completes).",
     parse: positiveInt,
   },
 ];

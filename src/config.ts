@@ -93,6 +93,13 @@ export interface Config {
   gitMaxRepositoryMb: number;
   /** Seconds one request to a git server may take. */
   gitTimeout: number;
+
+  /** Scheduled backups go here (one folder per run); null = none. */
+  backupDir: string | null;
+  /** Milliseconds between scheduled backups. */
+  backupEvery: number;
+  /** Complete scheduled backups kept. */
+  backupKeep: number;
 }
 
 export { ConfigError };

@@ -37,6 +37,7 @@ import { HttpsListener } from "./http/https-listener";
 import { AnalyticsRecorder, checkGeoDb } from "./features/analytics";
 import { bucketSyncFields } from "./features/gitsync";
 import { ConfigError } from "./config";
+import { prepareUpgrade, type UpgradePlan } from "./features/operations";
 
 export interface StartOptions {
   clock?: Clock;
@@ -47,6 +48,9 @@ export interface StartOptions {
   mailResolver?: import("mailauth").DNSResolver;
   /** Inbound filing knobs (group commit, reading on the event loop): benchmarks compare them. */
   mailFiling?: Omit<import("./features/mail/filer").InboundOptions, "resolver">;
+
+  /** false for admin commands: a server on the same data dir may be writing upload temp files. */
+  clearTempFiles?: boolean;
 }
 
 export interface Pier {
@@ -69,8 +73,15 @@ export function openData(config: Config) {
   // 0700: the database and secret.key are for Pier's user only (applies when Pier creates it).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const handle = openDatabase(join(config.dataDir, "pier.db"));
+  let upgrade: UpgradePlan;
+  try {
+    upgrade = prepareUpgrade(handle.sqlite, config.dataDir);
+  } catch (e) {
+    handle.close();
+    throw e;
+  }
   const applied = migrate(handle.sqlite);
-  return { handle, applied };
+  return { handle, applied, preMigrateBackup: upgrade.backup };
 }
 
 /** Dependencies without listeners (CLI admin commands use these directly). */
@@ -79,10 +90,11 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   const geoProblem = checkGeoDb(config.geoipDb);
   if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
-  const { handle, applied } = openData(config);
+  const { handle, applied, preMigrateBackup } = openData(config);
+  if (preMigrateBackup) log.info("database backed up before migrating", { backup: preMigrateBackup, pending: applied });
   if (applied.length) log.info("migrations applied", { migrations: applied });
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));
-  await blobs.init();
+  await blobs.init(opts.clearTempFiles ?? true);
   const clock = opts.clock ?? systemClock;
   // The recorder and the mailer hold Deps themselves: they are attached once the rest exists.
   const base = {

@@ -16,10 +16,13 @@ export class DiskBlobStore implements BlobStore {
     this.tmp = join(dir, "tmp");
   }
 
-  async init(): Promise<void> {
+  /**
+   * clearTemp: the server, at start, clears leftovers of a crash mid-upload (never referenced).
+   * Admin commands pass false: a server may be running on the same data dir, mid-upload.
+   */
+  async init(clearTemp = true): Promise<void> {
     await mkdir(this.root, { recursive: true });
-    // Leftovers from a crash mid-upload are never referenced: clear them.
-    await rm(this.tmp, { recursive: true, force: true });
+    if (clearTemp) await rm(this.tmp, { recursive: true, force: true });
     await mkdir(this.tmp, { recursive: true });
   }
 

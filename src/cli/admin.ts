@@ -24,11 +24,12 @@ import { forgetCertificate, listCertificates } from "../acme";
 import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
 import { connectHost } from "./healthcheck";
 import { runningServer } from "./serve";
+import { operationsCommands } from "./admin-operations";
 
 /** A command that ran but failed (exit 1, one line on stderr). */
-class CommandFailed extends Error {}
+export class CommandFailed extends Error {}
 
-type Io = { out: (line: string) => void; err: (line: string) => void };
+export type Io = { out: (line: string) => void; err: (line: string) => void };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
 
@@ -49,7 +50,7 @@ function scopeOption(v: string | undefined): Scope | undefined {
   return v as Scope;
 }
 
-interface AdminCommand {
+export interface AdminCommand {
   usage: string;
   summary: string;
   /** The one positional argument (e.g. `ADDRESS`), stored in the options under its lower-case name. */
@@ -296,6 +297,7 @@ const commands: Record<string, AdminCommand> = {
       io.out(JSON.stringify({ host, forgotten: true }));
     },
   },
+  ...operationsCommands,
 };
 
 function certTable(rows: ReturnType<typeof listCertificates>): string {
@@ -374,7 +376,7 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
     const config: Config = loadConfig(process.env, parsed.config);
     // Quiet unless asked: stdout is for results, stderr for one-line messages.
     const log = createLogger(parsed.config["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
-    deps = await createDeps(config, config.httpPort, { log });
+    deps = await createDeps(config, config.httpPort, { log, clearTempFiles: false });
     await command.run(deps, options, io, parsed.config);
     return 0;
   } catch (e) {

@@ -12,6 +12,8 @@ Server:
   serve              Run Pier (HTTP, HTTPS, SMTP and the background worker)
   admin ...          Operator commands: users, accounts, plans, API keys, mail (pier admin --help)
   healthcheck        Exit 0 if the local server answers /api/v1/status (for Docker, monitors)
+  backup --to DIR    Back up the data dir while Pier runs (pier backup verify FOLDER checks one)
+  restore FOLDER     Rebuild a data dir from a backup (--data-dir NEW [--force])
 
 Client (after pier login, no --url or --key needed):
   login [URL]        Connect this computer to a Pier (browser confirmation; --scope, --no-browser)
@@ -40,6 +42,7 @@ const clientCommands: Record<string, () => Promise<Command>> = {
   push: async () => (await import("./push")).push,
   deploys: async () => (await import("./deploys")).deploys,
   rollback: async () => (await import("./deploys")).rollback,
+  restore: async () => (await import("./backup")).restore,
 };
 
 const versionSpec: CommandSpec = { name: "version", summary: "Print the version of this pier binary.", usage: "version" };
@@ -62,6 +65,11 @@ export async function runCommand(command: Command, argv: string[], debug: boolea
 export async function runCli(argv: string[]): Promise<void> {
   const debug = argv.includes("--debug") || isDebug();
   const [name, ...rest] = argv.filter((a) => a !== "--debug");
+  // `pier backup verify FOLDER` is its own command; `pier backup --to DIR` the other.
+  if (name === "backup") {
+    const { backup, backupVerify } = await import("./backup");
+    process.exit(rest[0] === "verify" ? await runCommand(backupVerify, rest.slice(1), debug) : await runCommand(backup, rest, debug));
+  }
   const load = name !== undefined ? clientCommands[name] : undefined;
   if (load) process.exit(await runCommand(await load(), rest, debug));
   switch (name) {

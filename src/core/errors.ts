@@ -171,6 +171,17 @@ export const errorCatalogue = {
     hint: "Choose a side (bucket or repository) for every conflicting path listed in github_sync.conflicts, and only for those.",
   },
   GIT_WEBHOOK_SIGNATURE_INVALID: { status: 401, hint: "The webhook's X-Hub-Signature-256 does not match the connection's webhook secret; nothing ran." },
+
+  BACKUP_FAILED: {
+    status: 500,
+    hint: "The backup could not be written (target not writable or full); no complete-looking backup was left. See docs/operations.md.",
+  },
+  BACKUP_INVALID: { status: 422, hint: "The folder is not a complete Pier backup, or it is damaged; run `pier backup verify FOLDER`." },
+  RESTORE_TARGET_NOT_EMPTY: { status: 409, hint: "Restore into a new or empty data dir, or pass --force to replace the database, blobs and key of this one." },
+  DATA_DIR_TOO_NEW: {
+    status: 409,
+    hint: "The data dir was written by a newer Pier: run that version (or newer), or restore a backup taken before the upgrade.",
+  },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

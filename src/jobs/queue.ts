@@ -65,6 +65,11 @@ export class JobQueue {
     return counts;
   }
 
+  /** The most recently updated jobs of one kind (a periodic task's recent runs). */
+  recentOfKind(kind: string, limit: number): JobRow[] {
+    return this.db.select().from(jobs).where(eq(jobs.kind, kind)).orderBy(desc(jobs.updatedAt)).limit(limit).all();
+  }
+
   /** Failed jobs, most recently finished first. */
   failed(limit: number, offset = 0): JobRow[] {
     return this.db.select().from(jobs).where(eq(jobs.status, "failed")).orderBy(desc(jobs.finishedAt), desc(jobs.id)).limit(limit).offset(offset).all();

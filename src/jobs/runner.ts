@@ -54,7 +54,9 @@ export class JobRunner {
 
   start(): void {
     this.stopped = false;
-    this.sweep();
+    // One job worker per data dir (DESIGN): at start every running job belongs to a worker
+    // that died (SIGKILL, power loss), so it resumes now rather than when its lease runs out.
+    this.sweep(true);
     this.schedulePeriodic();
     this.deps.jobs.onEnqueue = () => this.kick();
     this.kick();
@@ -91,10 +93,12 @@ export class JobRunner {
     return n;
   }
 
-  /** Recover jobs whose lease passed: their worker crashed or was killed mid-run. */
-  sweep(): number {
+  /** Recover jobs whose lease passed: their worker crashed or was killed mid-run (orphans: every running job of another worker). */
+  sweep(orphans = false): number {
     const now = this.deps.clock.now().toISOString();
-    const expired = and(eq(jobs.status, "running"), lte(jobs.leaseUntil, now));
+    const expired = orphans
+      ? and(eq(jobs.status, "running"), sql`coalesce(${jobs.workerId}, '') <> ${this.workerId}`)
+      : and(eq(jobs.status, "running"), lte(jobs.leaseUntil, now));
     const stuck = this.deps.db.select().from(jobs).where(expired).all();
     if (!stuck.length) return 0;
     const exhausted: JobRow[] = [];

@@ -18,6 +18,7 @@ import { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "../features/forms";
 import { GIT_POLL_JOB, GIT_SYNC_JOB, gitSyncJob, pollConnections } from "../features/gitsync";
 import type { JobHandler, PeriodicTask } from "./runner";
 import { acmeTasks } from "../acme";
+import { BACKUP_JOB, BACKUP_TICK_MS, runScheduledBackup } from "../features/operations";
 
 export interface Task {
   kind: string;
@@ -128,6 +129,13 @@ export const tasks: Task[] = [
     everyMs: 10_000,
     handler: { run: async (deps) => pollConnections(deps), maxAttempts: 1 },
     description: "Queue git syncs that are due: branches due a check (60 s, doubling while quiet, at most 10 min) and buckets changed and then quiet for 10 s",
+  },
+  {
+    kind: BACKUP_JOB,
+    everyMs: BACKUP_TICK_MS,
+    // Long lease: a large backup copies for a while (the heartbeat renews it anyway).
+    handler: { run: async (deps) => runScheduledBackup(deps), maxAttempts: 1, leaseMs: 30 * MINUTE },
+    description: "With --backup-dir: write a backup when the newest is older than --backup-every, keep --backup-keep of them",
   },
 ];
 

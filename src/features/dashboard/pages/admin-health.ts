@@ -10,6 +10,7 @@ import type { ApiError } from "../../../core/errors";
 import { serverVersion } from "../../../core/version";
 import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import type { DashboardPage } from "../page";
+import { backupStatus } from "../../operations";
 import type { Session, Shell } from "../shell";
 import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
 
@@ -82,6 +83,22 @@ function certificateRows(deps: Deps): SafeHtml {
   return html`<table><caption class="skip">Certificates</caption><thead><tr><th scope="col">Host</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col">Last error</th><th scope="col">Next attempt</th></tr></thead><tbody>${body}</tbody></table>`;
 }
 
+/** Scheduled backups, as `pier admin backups` shows them. */
+function backupSection(deps: Deps): SafeHtml {
+  const b = backupStatus(deps);
+  if (!b.enabled)
+    return html`<p>Scheduled backups are off. Start Pier with <code>--backup-dir DIR</code> (see the operations guide), or take one by hand with <code>pier backup --to DIR</code>.</p>`;
+  const failure = b.last_error
+    ? html`<p class="error" role="alert">The last backup failed at ${shortTime(b.last_error.at)}: ${b.last_error.message}</p>`
+    : html``;
+  const rows = b.backups.map(
+    (x) =>
+      html`<tr><td class="wrap"><code>${x.name}</code></td><td>${x.complete ? "complete" : "incomplete"}</td><td class="small">${x.created_at ? shortTime(x.created_at) : ""}</td><td class="small">${x.complete ? `${x.blobs} blobs, ${bytes((x.blob_bytes ?? 0) + (x.database_bytes ?? 0))}` : ""}</td></tr>`,
+  );
+  return html`${failure}<p>Every ${duration(b.every_ms)} into <code class="wrap">${b.dir}</code>, keeping ${b.keep}. Last complete: ${b.last?.created_at ? shortTime(b.last.created_at) : "none yet"}; next due: ${shortTime(b.next_due_at)}.</p>
+<table><caption class="skip">Backups</caption><thead><tr><th scope="col">Folder</th><th scope="col">State</th><th scope="col">Taken</th><th scope="col">Size</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 export const adminHealthPage: DashboardPage = {
   routes: (app, shell) => {
     const startedAt = shell.deps.clock.now().getTime();
@@ -111,6 +128,7 @@ export const adminHealthPage: DashboardPage = {
           relay: deps.config.smtpRelayUrl ? "Outbound mail goes to the configured SMTP relay." : "No SMTP relay: outbound mail waits in the outbox.",
           certificatesOff: cert === null,
           certificates: certificateRows(deps),
+          backups: backupSection(deps),
         },
       });
     };

@@ -1,0 +1,202 @@
+// `pier backup verify` and `pier restore`: a backup is checked before anything is written, and
+// a restore builds the new data dir from verified copies only (database and blob hashes), so a
+// damaged backup is named and never silently becomes the live data.
+import { Database } from "bun:sqlite";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { referencedBlobs } from "../../blobs/gc";
+import { ApiError } from "../../core/errors";
+import {
+  blobPathIn,
+  COPY_CONCURRENCY,
+  copyHashed,
+  CorruptBlobError,
+  eachLimit,
+  DATABASE_FILE,
+  fsyncDir,
+  hashFile,
+  readManifest,
+  SECRET_KEY_FILE,
+  writeFileAtomic,
+  type BackupManifest,
+} from "./layout";
+import { readFileSync } from "node:fs";
+
+export interface VerifyResult {
+  folder: string;
+  manifest: BackupManifest;
+  blobs_checked: number;
+  bytes_checked: number;
+  /** One sentence per problem; empty = the backup restores as it was taken. */
+  problems: string[];
+}
+
+/** Check a backup folder: manifest, database hash and integrity, every referenced blob's hash. */
+export async function verifyBackup(from: string): Promise<VerifyResult> {
+  const folder = resolve(from);
+  const manifest = readManifest(folder);
+  const problems: string[] = [];
+  const dbPath = join(folder, manifest.database.file);
+  if (!existsSync(dbPath)) {
+    problems.push(`the database ${manifest.database.file} is missing`);
+    return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
+  }
+  const db = await hashFile(dbPath);
+  if (db.sha256 !== manifest.database.sha256)
+    problems.push(`the database does not match the manifest (sha256 ${db.sha256}, manifest ${manifest.database.sha256})`);
+  let blobs: Set<string>;
+  try {
+    const sqlite = new Database(dbPath, { readonly: true });
+    try {
+      const integrity = sqlite.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
+      if (integrity[0]?.integrity_check !== "ok")
+        problems.push(
+          `the database fails PRAGMA integrity_check: ${integrity
+            .map((r) => r.integrity_check)
+            .slice(0, 5)
+            .join("; ")}`,
+        );
+      blobs = referencedBlobs(sqlite);
+    } finally {
+      sqlite.close();
+    }
+  } catch (e) {
+    problems.push(`the database cannot be read: ${(e as Error).message}`);
+    return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
+  }
+  let checked = 0;
+  let bytes = 0;
+  for (const sha256 of blobs) {
+    const path = blobPathIn(folder, sha256);
+    if (!existsSync(path)) {
+      problems.push(`blob ${sha256} is missing`);
+      continue;
+    }
+    const h = await hashFile(path);
+    checked++;
+    bytes += h.size;
+    if (h.sha256 !== sha256) problems.push(`blob ${sha256} is damaged (its content hashes to ${h.sha256})`);
+  }
+  if (manifest.secret_key_included && !existsSync(join(folder, SECRET_KEY_FILE)))
+    problems.push("the manifest says the secret key is included, but secret.key is missing");
+  return { folder, manifest, blobs_checked: checked, bytes_checked: bytes, problems };
+}
+
+export interface RestoreOptions {
+  from: string;
+  dataDir: string;
+  /** Replace the database, blobs and key of a data dir that is not empty. */
+  force: boolean;
+  /** A Pier serving that data dir (pid), which a restore must not pull the files from under. */
+  runningPid?: number | null;
+}
+
+export interface RestoreResult {
+  dataDir: string;
+  manifest: BackupManifest;
+  blobs: number;
+  bytes: number;
+  secret_key_restored: boolean;
+  /** Jobs that were running when the backup was taken, queued again to run on first start. */
+  jobs_requeued: number;
+}
+
+/** Files of a data dir a restore replaces (with --force); certificates and the like stay. */
+const REPLACED = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, "blobs"];
+
+export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
+  const folder = resolve(opts.from);
+  const dataDir = resolve(opts.dataDir);
+  const manifest = readManifest(folder);
+  if (opts.runningPid)
+    throw new ApiError("RESTORE_TARGET_NOT_EMPTY", `A Pier (pid ${opts.runningPid}) is serving ${dataDir}: stop it before restoring into it.`);
+  if (existsSync(dataDir)) {
+    if (!statSync(dataDir).isDirectory()) throw new ApiError("RESTORE_TARGET_NOT_EMPTY", `${dataDir} is a file, not a folder.`);
+    const entries = readdirSync(dataDir);
+    if (entries.length && !opts.force)
+      throw new ApiError(
+        "RESTORE_TARGET_NOT_EMPTY",
+        `${dataDir} is not empty (${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}): restore into a new folder, or pass --force to replace its database, blobs and key.`,
+      );
+  }
+  // Everything is checked before the data dir is touched.
+  const dbSource = join(folder, manifest.database.file);
+  if (!existsSync(dbSource)) throw new ApiError("BACKUP_INVALID", `${folder} has no ${manifest.database.file}.`);
+  const dbHash = await hashFile(dbSource);
+  if (dbHash.sha256 !== manifest.database.sha256)
+    throw new ApiError("BACKUP_INVALID", `The database in ${folder} does not match its manifest (run pier backup verify ${folder}).`);
+  const blobs = (() => {
+    const db = new Database(dbSource, { readonly: true });
+    try {
+      return referencedBlobs(db);
+    } finally {
+      db.close();
+    }
+  })();
+  const missing = [...blobs].filter((s) => !existsSync(blobPathIn(folder, s)));
+  if (missing.length)
+    throw new ApiError(
+      "BACKUP_INVALID",
+      `${missing.length} blob(s) the backup's database references are missing from ${folder} (first: ${missing[0]}); run pier backup verify ${folder}.`,
+    );
+
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const clear = async () => {
+    for (const name of [...REPLACED, `${DATABASE_FILE}.restore-tmp`]) await rm(join(dataDir, name), { recursive: true, force: true });
+  };
+  if (opts.force) await clear();
+  try {
+    return await copyInto(folder, dataDir, manifest, blobs, dbSource);
+  } catch (e) {
+    // Half a restore must not look like a data dir: take back what was written.
+    await clear().catch(() => {});
+    throw e;
+  }
+}
+
+async function copyInto(folder: string, dataDir: string, manifest: BackupManifest, blobs: Set<string>, dbSource: string): Promise<RestoreResult> {
+  let bytes = 0;
+  const touched = new Set<string>();
+  await eachLimit(blobs, COPY_CONCURRENCY, async (sha256) => {
+    const dest = blobPathIn(dataDir, sha256);
+    try {
+      bytes += (await copyHashed(blobPathIn(folder, sha256), dest, sha256)).size;
+    } catch (e) {
+      if (e instanceof CorruptBlobError)
+        throw new ApiError(
+          "BACKUP_INVALID",
+          `Blob ${sha256} in the backup is damaged; the restore stopped (run pier backup verify ${folder}). No database was written.`,
+        );
+      throw e;
+    }
+    touched.add(dirname(dest));
+  });
+  await eachLimit(touched, COPY_CONCURRENCY, fsyncDir);
+  // The database last, through a temp name: a data dir with a pier.db is a finished restore.
+  const dbTmp = join(dataDir, `${DATABASE_FILE}.restore-tmp`);
+  await copyHashed(dbSource, dbTmp, manifest.database.sha256);
+  const requeued = requeueRunningJobs(dbTmp);
+  await rename(dbTmp, join(dataDir, DATABASE_FILE));
+  await fsyncDir(dataDir);
+  let keyRestored = false;
+  const keySource = join(folder, SECRET_KEY_FILE);
+  if (existsSync(keySource)) {
+    await writeFileAtomic(join(dataDir, SECRET_KEY_FILE), readFileSync(keySource, "utf8"), 0o600);
+    keyRestored = true;
+  }
+  return { dataDir, manifest, blobs: blobs.size, bytes, secret_key_restored: keyRestored, jobs_requeued: requeued };
+}
+
+/**
+ * A job that was running when the snapshot was taken has a lease held by a worker that does not
+ * exist on the new server: queue it again so it runs at once instead of after its lease.
+ */
+function requeueRunningJobs(dbFile: string): number {
+  const db = new Database(dbFile);
+  try {
+    return db.query("UPDATE jobs SET status = 'queued', lease_until = NULL, worker_id = NULL WHERE status = 'running'").run().changes;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,142 @@
+// Upgrades: a data dir with pending migrations is copied aside before they run (and Pier says
+// so); a data dir written by a newer Pier is refused with a clear message and left untouched.
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../../src/config";
+import { openDatabase } from "../../../src/db/client";
+import { migrate } from "../../../src/db/migrate";
+import { migrations } from "../../../src/db/migrations";
+import { openData } from "../../../src/runtime";
+
+const root = join(import.meta.dir, "../../..");
+const dirs: string[] = [];
+const newDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "pier-upgrade-"));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A data dir as the previous release left it: every migration but the newest, and some data. */
+function oldDataDir(): string {
+  const dataDir = newDir();
+  const h = openDatabase(join(dataDir, "pier.db"));
+  migrate(h.sqlite, migrations.slice(0, -1));
+  h.sqlite
+    .query(
+      "INSERT INTO users (id, email, password_hash, is_instance_admin, created_at, updated_at) VALUES ('usr_old', 'old@example.com', 'x', 1, '2025-01-01T00:00:00Z', '2025-01-01T00:00:00Z')",
+    )
+    .run();
+  h.close();
+  return dataDir;
+}
+
+describe("upgrades", () => {
+  test("pending migrations: the database is backed up first, the copy opens and holds the old data", () => {
+    const dataDir = oldDataDir();
+    const { handle, applied, preMigrateBackup } = openData({ ...loadConfig({}, {}), dataDir });
+    handle.close();
+    expect(applied).toEqual([migrations.at(-1)!.name]);
+    expect(preMigrateBackup).toMatch(new RegExp(`/backups/pre-migrate-${migrations.at(-2)!.name}-.*\\.sqlite$`));
+    const copy = new Database(preMigrateBackup!, { readonly: true });
+    const journal = copy
+      .query<{ name: string }, []>("SELECT name FROM __pier_migrations")
+      .all()
+      .map((r) => r.name);
+    const users = copy.query<{ email: string }, []>("SELECT email FROM users").all();
+    copy.close();
+    expect(journal).not.toContain(migrations.at(-1)!.name);
+    expect(users).toEqual([{ email: "old@example.com" }]);
+  });
+
+  test("a new data dir or an up-to-date one makes no copy", () => {
+    const dataDir = newDir();
+    const config = { ...loadConfig({}, {}), dataDir };
+    const first = openData(config);
+    first.handle.close();
+    const second = openData(config);
+    second.handle.close();
+    expect(first.preMigrateBackup).toBeNull();
+    expect(second.preMigrateBackup).toBeNull();
+    expect(existsSync(join(dataDir, "backups"))).toBe(false);
+  });
+
+  test("pier serve on an old data dir says it backed the database up", async () => {
+    const dataDir = oldDataDir();
+    const proc = Bun.spawn(
+      [
+        join(root, "node_modules/.bin/bun"),
+        "run",
+        "src/main.ts",
+        "serve",
+        "--data-dir",
+        dataDir,
+        "--http-port",
+        "0",
+        "--smtp-port",
+        "off",
+        "--host",
+        "127.0.0.1",
+      ],
+      {
+        cwd: root,
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { ...process.env, PIER_LOG_LEVEL: "info" },
+      },
+    );
+    let out = "";
+    const read = async (s: ReadableStream<Uint8Array>) => {
+      for await (const c of s as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
+    };
+    void read(proc.stdout);
+    void read(proc.stderr);
+    const deadline = Date.now() + 60_000;
+    while (!/is running/.test(out) && proc.exitCode === null && Date.now() < deadline) await Bun.sleep(50);
+    proc.kill("SIGKILL");
+    await proc.exited;
+    expect(out).toContain("database backed up before migrating");
+    expect(readdirSync(join(dataDir, "backups")).some((n) => n.startsWith("pre-migrate-"))).toBe(true);
+  }, 90_000);
+
+  test("a data dir written by a newer Pier is refused with a clear message, and nothing changes", async () => {
+    const dataDir = newDir();
+    const h = openDatabase(join(dataDir, "pier.db"));
+    migrate(h.sqlite);
+    h.sqlite.query("INSERT INTO __pier_migrations (name, applied_at) VALUES ('9999_from_the_future', '2030-01-01T00:00:00Z')").run();
+    h.close();
+    expect(() => openData({ ...loadConfig({}, {}), dataDir })).toThrow(/written by a newer Pier.*9999_from_the_future/);
+    const proc = Bun.spawn(
+      [
+        join(root, "node_modules/.bin/bun"),
+        "run",
+        "src/main.ts",
+        "serve",
+        "--data-dir",
+        dataDir,
+        "--http-port",
+        "0",
+        "--smtp-port",
+        "off",
+        "--host",
+        "127.0.0.1",
+      ],
+      {
+        cwd: root,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    expect(code).toBe(1);
+    expect(err).toContain("pier: could not start: The data dir");
+    expect(err).toContain("was written by a newer Pier");
+    expect(err).not.toContain("INTERNAL_ERROR");
+    expect(existsSync(join(dataDir, "backups"))).toBe(false);
+  }, 90_000);
+});
