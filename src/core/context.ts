@@ -17,6 +17,7 @@ import type { SiteChangeListener } from "../features/publish/events";
 import type { Clock } from "./clock";
 import type { SecretBox } from "./crypto";
 import type { Logger } from "./log";
+import type { PierMetrics } from "./pier-metrics";
 
 export interface Deps {
   config: Config;
@@ -62,6 +63,9 @@ export interface Deps {
 
   /** Website analytics: the site server's in-memory counts and their periodic flush. */
   analytics: AnalyticsRecorder;
+
+  /** Counters and gauges behind /metrics (preallocated; see src/core/pier-metrics.ts). */
+  metrics: PierMetrics;
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

@@ -154,6 +154,12 @@ export const errorCatalogue = {
     hint: "The site's owner has used this month's form submission quota (their plan's form_submission_quota); nothing was stored.",
   },
   FORM_SUBMISSION_NOT_FOUND: { status: 404, hint: "No such form submission in this bucket; list them with GET /api/v1/buckets/:id/form_submissions." },
+  STORAGE_FULL: {
+    status: 507,
+    hint: "The server's disk is full; nothing was stored. Retry after `Retry-After` seconds (the operator must free space).",
+    retryAfter: 60,
+  },
+  NOT_READY: { status: 503, hint: "The server cannot take writes right now (see error.details.checks); retry later.", retryAfter: 5 },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

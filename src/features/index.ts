@@ -21,6 +21,7 @@ import { domainRoutes } from "./domains";
 
 import { analyticsRoutes } from "./analytics/routes";
 import { formRoutes } from "./forms/routes";
+import { monitoringRoutes } from "./monitoring";
 
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
@@ -41,4 +42,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(dashboardRoutes(deps))
     .use(domainRoutes(deps, auth))
     .use(analyticsRoutes(deps, auth))
-    .use(formRoutes(deps, auth));
+    .use(formRoutes(deps, auth))
+    .use(monitoringRoutes(deps));
