@@ -67,7 +67,16 @@ abstract class Base implements Metric {
 
 export class Counter extends Base {
   readonly values: Float64Array;
-  constructor(name: string, help: string, labels: Labels = []) {
+  /**
+   * Sparse: label sets still at zero are left out of a scrape (the HTTP counter's cross product
+   * is a few hundred series, most of which never move).
+   */
+  constructor(
+    name: string,
+    help: string,
+    labels: Labels = [],
+    private readonly sparse = false,
+  ) {
     super(name, help, labels);
     this.values = new Float64Array(this.keys.length);
   }
@@ -76,7 +85,10 @@ export class Counter extends Base {
   }
   render(out: string[]): void {
     this.head(out, "counter");
-    for (let i = 0; i < this.keys.length; i++) out.push(`${this.name}${this.keys[i] ? `{${this.keys[i]}}` : ""} ${fmt(this.values[i]!)}`);
+    for (let i = 0; i < this.keys.length; i++) {
+      if (this.sparse && this.values[i] === 0) continue;
+      out.push(`${this.name}${this.keys[i] ? `{${this.keys[i]}}` : ""} ${fmt(this.values[i]!)}`);
+    }
   }
 }
 

@@ -19,7 +19,7 @@ export class PierMetrics {
     ["host", HOST_KINDS],
     ["group", ROUTE_GROUPS],
     ["status", STATUS_CLASSES],
-  ]);
+  ], true);
   readonly httpDuration = new Histogram(
     "pier_http_request_duration_seconds",
     "Time from a request's arrival to its response headers being ready (a streamed body may take longer), by host kind, route group and status class.",
