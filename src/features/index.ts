@@ -43,4 +43,4 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(domainRoutes(deps, auth))
     .use(analyticsRoutes(deps, auth))
     .use(formRoutes(deps, auth))
-    .use(monitoringRoutes(deps));
+    .use(monitoringRoutes(deps, auth));

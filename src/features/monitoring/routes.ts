@@ -6,7 +6,7 @@ import type { Deps } from "../../core/context";
 import { safeEqual, sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { PROMETHEUS_CONTENT_TYPE } from "../../core/metrics";
-import { bearerToken } from "../../http/auth";
+import { bearerToken, type authPlugin } from "../../http/auth";
 import { baseHeaders, errorResponse } from "../../http/envelope";
 import { requestId } from "../../http/request-info";
 import { checkReadiness, scrapeMetrics } from "./service";
@@ -49,16 +49,20 @@ function unauthorized(deps: Deps, req: Request): Response {
   return res;
 }
 
-export const monitoringRoutes = (deps: Deps) =>
+// /metrics declares "signed": like the storage URLs it carries its own credential (the metrics
+// token), which is not an API key and must not be resolved as one.
+export const monitoringRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "monitoring" })
-    .get("/livez", ({ request }) => livez(request), { detail: { tags: ["Operations"], summary: "Liveness: 200 while the process serves requests" } })
+    .use(auth)
+    .get("/livez", ({ request }) => livez(request), { auth: "public", detail: { tags: ["Operations"], summary: "Liveness: 200 while the process serves requests" } })
     .get("/readyz", ({ request }) => readyz(deps, request), {
+      auth: "public",
       detail: { tags: ["Operations"], summary: "Readiness: 200 when the database is writable, the disk has room and migrations are applied; else 503 NOT_READY" },
     })
     .get(
       "/metrics",
       ({ request }) => (metricsAllowed(deps, request) ? metricsResponse(deps, request) : unauthorized(deps, request)),
-      { detail: { tags: ["Operations"], summary: "Prometheus metrics (text format 0.0.4); needs Authorization: Bearer <--metrics-token>" } },
+      { auth: "signed", detail: { tags: ["Operations"], summary: "Prometheus metrics (text format 0.0.4); needs Authorization: Bearer <--metrics-token>" } },
     );
 
 /** The --metrics-port listener: loopback only, the three endpoints, nothing else. */
