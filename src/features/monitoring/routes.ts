@@ -6,6 +6,7 @@ import type { Deps } from "../../core/context";
 import { safeEqual, sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { PROMETHEUS_CONTENT_TYPE } from "../../core/metrics";
+import { serverVersion } from "../../core/version";
 import { bearerToken, type authPlugin } from "../../http/auth";
 import { baseHeaders, errorResponse } from "../../http/envelope";
 import { requestId } from "../../http/request-info";
@@ -21,7 +22,7 @@ async function metricsResponse(deps: Deps, req: Request): Promise<Response> {
 }
 
 function livez(req: Request): Response {
-  return Response.json({ data: { status: "ok" } }, { headers: { ...NO_STORE, ...baseHeaders(requestId(req)) } });
+  return Response.json({ data: { status: "ok", server_version: serverVersion } }, { headers: { ...NO_STORE, ...baseHeaders(requestId(req)) } });
 }
 
 function readyz(deps: Deps, req: Request): Response {
