@@ -15,6 +15,8 @@ import { insertUserWithAccount } from "../src/features/accounts/service";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
 import { createDeps } from "../src/runtime";
+import { requestMeter } from "../src/http/request-metrics";
+import type { Server } from "bun";
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,6 +27,7 @@ const ROUNDS = Number(arg("rounds") ?? 5);
 const BASELINE = arg("baseline");
 const TOKEN = "bench-metrics-token-0123456789";
 
+let meterNs = 0;
 const work = mkdtempSync(join(tmpdir(), "pier-bench-metrics-"));
 const dataDir = join(work, "data");
 {
@@ -37,8 +40,19 @@ const dataDir = join(work, "data");
   const html = "<!doctype html><p>" + "Lorem ipsum dolor sit amet. ".repeat(140) + "</p>";
   const d = await writeDeploy(deps, pub.id, [{ path: "index.html", bytes: html.slice(0, 4096) }]);
   activateDeploy(deps, pub.id, d.deployId);
+  // The per-request call alone, in-process: ns per call for a site request (the hot path).
+  const meter = requestMeter(deps);
+  const req = new Request("http://benchsite1.localhost:8080/index.html", { headers: { host: "benchsite1.localhost:8080" } });
+  const res = new Response("x");
+  const server = {} as Server<unknown>;
+  const N = 2_000_000;
+  for (let i = 0; i < 100_000; i++) meter(req, res, performance.now(), server);
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) meter(req, res, t0, server);
+  meterNs = ((performance.now() - t0) * 1e6) / N;
   deps.close();
 }
+console.log(`requestMeter alone: ${meterNs.toFixed(0)} ns per site request (in-process, ${navigator.hardwareConcurrency} CPUs)\n`);
 
 const procs: ChildProcess[] = [];
 async function serve(name: string, root: string, port: number): Promise<{ name: string; port: number }> {

@@ -5,7 +5,7 @@
 import type { Server } from "bun";
 import type { Deps } from "../core/context";
 import { HOST_KINDS, ROUTE_GROUPS, STATUS_CLASSES } from "../core/pier-metrics";
-import { classifyHost } from "./host-router";
+import { classifyHost, type HostKind } from "./host-router";
 import { clientAddress } from "./server";
 
 const H = { api: HOST_KINDS.indexOf("api"), site: HOST_KINDS.indexOf("site"), storage: HOST_KINDS.indexOf("storage"), other: HOST_KINDS.indexOf("other") };
@@ -39,9 +39,18 @@ export function requestMeter(deps: Deps): RequestMeter {
   const stride = ROUTE_GROUPS.length * STATUSES;
   const baseUrlConfigured = deps.config.baseUrl !== null;
   const access = deps.config.accessLog ? accessLogger(deps) : null;
+  const kinds = new Map<string, HostKind["kind"]>();
   return (req, res, startedMs, server) => {
     const seconds = (performance.now() - startedMs) / 1000;
-    const kind = classifyHost(req.headers.get("host"), deps.urls, baseUrlConfigured).kind;
+    const rawHost = req.headers.get("host");
+    let kind = rawHost === null ? "invalid" : kinds.get(rawHost);
+    if (kind === undefined) {
+      // classifyHost keys its own memo by a derived string; one of our own, keyed by the raw
+      // header, keeps the second classification of a request to one Map lookup.
+      kind = classifyHost(rawHost, deps.urls, baseUrlConfigured).kind;
+      if (kinds.size >= 10_000) kinds.clear();
+      kinds.set(rawHost!, kind);
+    }
     const url = req.url;
     const at = pathStart(url);
     let host: number;
