@@ -75,7 +75,9 @@ async function serve(name: string, root: string, port: number): Promise<{ name: 
 }
 
 const wrk = (port: number) => {
-  const out = spawnSync("wrk", ["-t1", "-c50", `-d${DURATION}s`, "--latency", "-H", "Host: benchsite1.localhost", `http://127.0.0.1:${port}/`], { encoding: "utf8" }).stdout;
+  const out = spawnSync("wrk", ["-t1", "-c50", `-d${DURATION}s`, "--latency", "-H", "Host: benchsite1.localhost", `http://127.0.0.1:${port}/`], {
+    encoding: "utf8",
+  }).stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "?";
   return { rps, p99 };

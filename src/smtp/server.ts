@@ -329,7 +329,8 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
   let closing = false;
   /** Ends sessions not inside a DATA transaction (a shutdown does not wait for idle clients). */
   function closeIdle(): void {
-    const connections = (server as unknown as { connections: Set<{ session: SMTPServerSession; send(code: number, msg: string): void; close(): void }> }).connections;
+    const connections = (server as unknown as { connections: Set<{ session: SMTPServerSession; send(code: number, msg: string): void; close(): void }> })
+      .connections;
     for (const c of connections) {
       if (inTransaction.has(c.session)) continue;
       try {

@@ -81,7 +81,8 @@ describe("label values", () => {
     await t.api("GET", "/api/v1/buckets/secret-person@example.com/files?path=Quarterly%20Secret%20Plans", { key: u.key });
     await fetch(`${t.url}/_storage/some-signed-token-value`, { method: "PUT", body: "x" }).then((r) => r.text());
     const r = await scrape();
-    for (const needle of ["secret-person", "example.com", "Quarterly", "Secret", "no-such-page", "some-signed-token", TOKEN, u.key, "bkt_"]) expect(r.text).not.toContain(needle);
+    for (const needle of ["secret-person", "example.com", "Quarterly", "Secret", "no-such-page", "some-signed-token", TOKEN, u.key, "bkt_"])
+      expect(r.text).not.toContain(needle);
     const allowed: Record<string, Set<string>> = {
       host: new Set(HOST_KINDS),
       group: new Set(ROUTE_GROUPS),

@@ -28,7 +28,11 @@ function livez(req: Request): Response {
 function readyz(deps: Deps, req: Request): Response {
   const r = checkReadiness(deps);
   if (r.ready) return Response.json({ data: { status: "ready", checks: r.checks } }, { headers: { ...NO_STORE, ...baseHeaders(requestId(req)) } });
-  return errorResponse(new ApiError("NOT_READY", "Pier cannot take writes right now; see details.checks.", { checks: r.checks }), requestId(req), deps.urls.baseUrl);
+  return errorResponse(
+    new ApiError("NOT_READY", "Pier cannot take writes right now; see details.checks.", { checks: r.checks }),
+    requestId(req),
+    deps.urls.baseUrl,
+  );
 }
 
 /**
@@ -55,16 +59,21 @@ function unauthorized(deps: Deps, req: Request): Response {
 export const monitoringRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "monitoring" })
     .use(auth)
-    .get("/livez", ({ request }) => livez(request), { auth: "public", detail: { tags: ["Operations"], summary: "Liveness: 200 while the process serves requests" } })
+    .get("/livez", ({ request }) => livez(request), {
+      auth: "public",
+      detail: { tags: ["Operations"], summary: "Liveness: 200 while the process serves requests" },
+    })
     .get("/readyz", ({ request }) => readyz(deps, request), {
       auth: "public",
-      detail: { tags: ["Operations"], summary: "Readiness: 200 when the database is writable, the disk has room and migrations are applied; else 503 NOT_READY" },
+      detail: {
+        tags: ["Operations"],
+        summary: "Readiness: 200 when the database is writable, the disk has room and migrations are applied; else 503 NOT_READY",
+      },
     })
-    .get(
-      "/metrics",
-      ({ request }) => (metricsAllowed(deps, request) ? metricsResponse(deps, request) : unauthorized(deps, request)),
-      { auth: "signed", detail: { tags: ["Operations"], summary: "Prometheus metrics (text format 0.0.4); needs Authorization: Bearer <--metrics-token>" } },
-    );
+    .get("/metrics", ({ request }) => (metricsAllowed(deps, request) ? metricsResponse(deps, request) : unauthorized(deps, request)), {
+      auth: "signed",
+      detail: { tags: ["Operations"], summary: "Prometheus metrics (text format 0.0.4); needs Authorization: Bearer <--metrics-token>" },
+    });
 
 /** The --metrics-port listener: loopback only, the three endpoints, nothing else. */
 export function startMetricsListener(deps: Deps, port: number): Server<unknown> {

@@ -17,7 +17,9 @@ const mountPoint = mkdtempSync(join(tmpdir(), "pier-diskfull-"));
 const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=20m", "tmpfs", mountPoint], { encoding: "utf8" });
 const mounted = mount.status === 0;
 if (!mounted) {
-  console.warn(`SKIPPED test/integration/monitoring/disk-full.test.ts: cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || "").trim()}); run the suite as root to test a full disk`);
+  console.warn(
+    `SKIPPED test/integration/monitoring/disk-full.test.ts: cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || "").trim()}); run the suite as root to test a full disk`,
+  );
   rmSync(mountPoint, { recursive: true, force: true });
 }
 

@@ -46,12 +46,18 @@ describe("/metrics", () => {
     expect(r.type).toContain("text/plain; version=0.0.4");
     expect(r.text).toContain("# TYPE pier_http_requests_total counter");
     expect(r.text).toContain("# TYPE pier_http_request_duration_seconds histogram");
-    for (const name of ["pier_database_bytes", "pier_database_wal_bytes", "pier_blob_store_bytes", "pier_process_memory_bytes", "pier_event_loop_lag_seconds", "pier_jobs"])
+    for (const name of [
+      "pier_database_bytes",
+      "pier_database_wal_bytes",
+      "pier_blob_store_bytes",
+      "pier_process_memory_bytes",
+      "pier_event_loop_lag_seconds",
+      "pier_jobs",
+    ])
       expect(r.text).toContain(`# TYPE ${name} gauge`);
     expect(sample(r.text, "pier_database_bytes")).toBeGreaterThan(0);
     expect(sample(r.text, "pier_process_memory_bytes", { kind: "rss" })).toBeGreaterThan(1_000_000);
   });
-
 });
 
 describe("what is counted", () => {
@@ -66,7 +72,8 @@ describe("what is counted", () => {
     const missing = await siteFetch(t, site.host, "/no-such-page-secret-path.html");
     await missing.text();
     const after = await scrape();
-    const delta = (labels: Record<string, string>) => (sample(after.text, "pier_http_requests_total", labels) || 0) - (sample(before.text, "pier_http_requests_total", labels) || 0);
+    const delta = (labels: Record<string, string>) =>
+      (sample(after.text, "pier_http_requests_total", labels) || 0) - (sample(before.text, "pier_http_requests_total", labels) || 0);
     expect(delta({ host: "api", group: "api", status: "2xx" })).toBeGreaterThanOrEqual(2);
     expect(delta({ host: "api", group: "api", status: "4xx" })).toBeGreaterThanOrEqual(1);
     expect(delta({ host: "site", group: "page", status: "2xx" })).toBeGreaterThanOrEqual(1);
@@ -94,7 +101,8 @@ describe("what is counted", () => {
     const after = await scrape();
     expect(sample(after.text, "pier_smtp_sessions_total") - (sample(before.text, "pier_smtp_sessions_total") || 0)).toBe(1);
     expect(
-      sample(after.text, "pier_smtp_refused_total", { reason: "unknown_recipient" }) - (sample(before.text, "pier_smtp_refused_total", { reason: "unknown_recipient" }) || 0),
+      sample(after.text, "pier_smtp_refused_total", { reason: "unknown_recipient" }) -
+        (sample(before.text, "pier_smtp_refused_total", { reason: "unknown_recipient" }) || 0),
     ).toBe(1);
   });
 
@@ -106,7 +114,6 @@ describe("what is counted", () => {
     expect(sample(r.text, "pier_job_run_seconds_count", { kind: "uploads.expire" })).toBeGreaterThanOrEqual(1);
     expect(sample(r.text, "pier_jobs", { state: "queued" })).toBeGreaterThanOrEqual(0);
   });
-
 });
 
 describe("health", () => {
