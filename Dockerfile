@@ -39,8 +39,9 @@ EXPOSE 8080 2525
 
 USER pier:pier
 WORKDIR /data
-# No curl in the image: the binary checks itself (GET /api/v1/status with the configured port
-# and base-URL host).
+# No curl in the image: the binary checks itself (GET /livez with the configured port and
+# base-URL host). Readiness (/readyz: database writable, disk not full, migrations applied) and
+# Prometheus metrics (--metrics-token or --metrics-port) are in docs/operations.md.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 CMD ["pier", "healthcheck"]
 # pier serve exits 0 on SIGTERM after closing listeners and finishing the running job.
 STOPSIGNAL SIGTERM

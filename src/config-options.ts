@@ -359,4 +359,44 @@ export const configOptions: Option[] = [
     help: "How many complete scheduled backups are kept (older ones are deleted after a new one completes).",
     parse: positiveInt,
   },
+  {
+    key: "metricsToken",
+    name: "metrics-token",
+    default: "",
+    help: "Serve Prometheus metrics at <base-url>/metrics to requests with Authorization: Bearer <this token> (>= 16 chars). Unset: /metrics is not served on the API host.",
+    parse: (raw, name) => {
+      if (raw === "") return null;
+      if (raw.length < 16) throw new ConfigError(`${name} must be at least 16 characters (it guards the metrics)`);
+      return raw;
+    },
+  },
+  {
+    key: "metricsPort",
+    name: "metrics-port",
+    default: "off",
+    help: "Port on 127.0.0.1 serving /metrics, /livez and /readyz without a token (for a local Prometheus or agent), or off.",
+    parse: port(true),
+  },
+  { key: "logFormat", name: "log-format", default: "json", help: "Log lines as json (one object per line) or text (readable).", parse: oneOf("json", "text") },
+  {
+    key: "accessLog",
+    name: "access-log",
+    default: "false",
+    help: "Write one log line per HTTP request: request id, host kind, route group, method, status, duration, bytes (never the path or query).",
+    parse: bool,
+  },
+  {
+    key: "logClientIp",
+    name: "log-client-ip",
+    default: "truncated",
+    help: "Client addresses in access log lines: off, truncated (IPv4 /24, IPv6 /48) or full.",
+    parse: oneOf("off", "truncated", "full"),
+  },
+  {
+    key: "shutdownTimeoutSeconds",
+    name: "shutdown-timeout",
+    default: "30",
+    help: "Seconds SIGTERM waits for in-flight HTTP requests, SMTP transactions and the running job before Pier exits anyway.",
+    parse: positiveInt,
+  },
 ];

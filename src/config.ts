@@ -100,6 +100,19 @@ export interface Config {
   backupEvery: number;
   /** Complete scheduled backups kept. */
   backupKeep: number;
+
+  /** Bearer token that opens /metrics on the API host; null = not served there. */
+  metricsToken: string | null;
+  /** Loopback port serving /metrics, /livez and /readyz; null = off. */
+  metricsPort: number | null;
+  /** Log lines as JSON objects or as readable text. */
+  logFormat: "json" | "text";
+  /** One log line per HTTP request. */
+  accessLog: boolean;
+  /** Client addresses in access log lines: off, truncated (/24, /48) or full. */
+  logClientIp: "off" | "truncated" | "full";
+  /** Seconds SIGTERM waits for in-flight requests, SMTP transactions and the running job. */
+  shutdownTimeoutSeconds: number;
 }
 
 export { ConfigError };
@@ -274,5 +287,9 @@ export function resolveUrls(config: Config, boundHttpPort: number): Urls {
 
 /** For the start-up banner: every option with secrets redacted. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  return { ...config, secretKey: config.secretKey ? "[redacted]" : `(generated in ${join(config.dataDir, "secret.key")})` };
+  return {
+    ...config,
+    secretKey: config.secretKey ? "[redacted]" : `(generated in ${join(config.dataDir, "secret.key")})`,
+    metricsToken: config.metricsToken ? "[redacted]" : null,
+  };
 }

@@ -39,6 +39,10 @@ import { bucketSyncFields } from "./features/gitsync";
 import { ConfigError } from "./config";
 import { prepareUpgrade, type UpgradePlan } from "./features/operations";
 
+import { PierMetrics } from "./core/pier-metrics";
+import { requestMeter, type RequestMeter } from "./http/request-metrics";
+import { startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
+
 export interface StartOptions {
   clock?: Clock;
   log?: Logger;
@@ -60,12 +64,13 @@ export interface Pier {
   http: Server<unknown>;
   httpPort: number;
   /** Ports actually bound (port 0 resolved); null = listener off. The start-up banner prints these. */
-  ports: { http: number; https: number | null; smtp: number | null };
+  ports: { http: number; https: number | null; smtp: number | null; metrics: number | null };
   /** The HTTPS listener (same handler as HTTP), null when --https-port is off. */
   https: HttpsListener | null;
   /** The SMTP receiver, null when --smtp-port is off. */
   smtp: MailReceiver | null;
-  stop(): Promise<void>;
+  /** Graceful: in-flight work finishes, bounded by `timeoutMs` (default --shutdown-timeout). */
+  stop(timeoutMs?: number): Promise<void>;
 }
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
@@ -86,7 +91,7 @@ export function openData(config: Config) {
 
 /** Dependencies without listeners (CLI admin commands use these directly). */
 export async function createDeps(config: Config, httpPort: number, opts: StartOptions = {}): Promise<Deps & { close(): void }> {
-  const log = opts.log ?? createLogger(config.logLevel);
+  const log = opts.log ?? createLogger(config.logLevel, undefined, config.logFormat);
   const geoProblem = checkGeoDb(config.geoipDb);
   if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
@@ -116,6 +121,7 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
     certificates: null,
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
+    metrics: new PierMetrics(Object.keys(jobHandlers)),
   };
   const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf" | "analytics" | "gitSyncOf">;
   deps.agentActivity = new ActivityRecorder(deps);
@@ -133,12 +139,18 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let deps!: Deps & { close(): void };
   // One handler once deps exist (not a new closure per request: it showed in the site benchmark).
   let handler: ReturnType<typeof makeFetch> | null = null;
+  let meter: RequestMeter | null = null;
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
       handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null);
+      meter = requestMeter(deps);
     }
-    return handler ? handler(req, server) : startingResponse(req);
+    if (!handler) return startingResponse(req);
+    // The one metrics call per request: counted when the response (headers) is ready.
+    const started = performance.now();
+    const res = handler(req, server);
+    return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
   };
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
   const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });
@@ -164,6 +176,18 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     throw e;
   }
   if (acme) wireAutomaticHttps(deps, acme, https, smtp);
+  let metricsListener: Server<unknown> | null = null;
+  try {
+    if (config.metricsPort !== null) metricsListener = startMetricsListener(deps, config.metricsPort);
+  } catch (e) {
+    http.stop(true);
+    https?.stop(true);
+    await smtp?.stop(0);
+    acme?.close();
+    deps.close();
+    throw e;
+  }
+  startMonitoring(deps);
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
   if (opts.startWorker !== false) runner.start();
   deps.analytics.start();
@@ -176,14 +200,23 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     httpPort: http.port!,
     smtp,
     https,
-    ports: { http: http.port!, https: https?.port ?? null, smtp: smtp?.port ?? null },
-    async stop() {
+    ports: { http: http.port!, https: https?.port ?? null, smtp: smtp?.port ?? null, metrics: metricsListener?.port ?? null },
+    async stop(timeoutMs = config.shutdownTimeoutSeconds * 1000) {
       if (stopped) return;
       stopped = true;
-      await http.stop();
-      await https?.stop();
-      await smtp?.stop();
-      await runner.stop();
+      // Stop accepting everywhere at once; what is in flight (requests, SMTP transactions, the
+      // running job) finishes, up to the shutdown timeout, after which connections are cut.
+      const graceful = Promise.all([http.stop(), https?.stop(), smtp?.stop(timeoutMs), runner.stop()]).then(() => true);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      const finished = await Promise.race([graceful, deadline]);
+      clearTimeout(timer);
+      if (!finished) {
+        deps.log.warn("shutdown timeout reached: cutting the connections still open", { timeout_s: timeoutMs / 1000 });
+        await Promise.all([http.stop(true), https?.stop(true)]);
+      }
+      metricsListener?.stop(true);
+      stopMonitoring(deps);
       acme?.close();
       // Counts since the last flush are written before the database closes.
       deps.analytics.stop();

@@ -1,4 +1,4 @@
-// `pier healthcheck`: exit 0 when the local server answers GET /api/v1/status, 1 otherwise.
+// `pier healthcheck`: exit 0 when the local server answers GET /livez, 1 otherwise.
 // For container HEALTHCHECKs and monitoring on hosts without curl (the runtime image has none).
 // It reads the same options as `pier serve` (flags and PIER_* variables), so it checks the
 // port the server was told to use and sends the API host in the Host header (with a base URL
@@ -10,7 +10,7 @@ const spec: CommandSpec = {
   name: "healthcheck",
   usage: "healthcheck [pier serve options]",
   config: true,
-  summary: "Exit 0 when the Pier on this machine answers GET /api/v1/status, 1 otherwise.",
+  summary: "Exit 0 when the Pier on this machine answers GET /livez, 1 otherwise.",
 };
 
 const TIMEOUT_MS = 5000;
@@ -40,7 +40,7 @@ export async function healthcheck(argv: string[], env: Record<string, string | u
   try {
     const config = loadConfig(env, flags);
     if (config.httpPort === 0) throw new ConfigError("cannot check a server whose HTTP port is 0 (any free port); pass --http-port");
-    url = `http://${connectHost(config.host)}:${config.httpPort}/api/v1/status`;
+    url = `http://${connectHost(config.host)}:${config.httpPort}/livez`;
     host = resolveUrls(config, config.httpPort).apiHost;
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
@@ -49,8 +49,8 @@ export async function healthcheck(argv: string[], env: Record<string, string | u
   }
   try {
     const res = await fetch(url, { headers: { host, accept: "application/json" }, signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "manual" });
-    const body = (await res.json().catch(() => null)) as { data?: { server_version?: string } } | null;
-    if (res.status === 200 && body?.data?.server_version) {
+    const body = (await res.json().catch(() => null)) as { data?: { status?: string; server_version?: string } } | null;
+    if (res.status === 200 && body?.data?.status === "ok" && body.data.server_version) {
       console.log(`ok: Pier ${body.data.server_version} at ${url}`);
       return 0;
     }

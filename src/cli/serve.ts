@@ -81,6 +81,7 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports"> & { smtp?: Pier
     `  HTTPS              ${https !== null ? `${config.host}:${https}` : config.httpsPort === null ? "off" : "not started"}`,
     `  SMTP               ${smtp !== null ? `${config.host}:${smtp}  (mail for *@${urls.mailDomain}; STARTTLS: ${pier.smtp?.tlsSource ?? "off"})` : config.smtpPort === null ? "off" : "not started"}`,
     `  Outbound mail      ${outboundMail(config.smtpRelayUrl)}`,
+    `  Metrics            ${metricsLine(urls.baseUrl, config.metricsToken !== null, pier.ports.metrics ?? null)}`,
     `  Data               ${config.dataDir}`,
     `  Secret key         ${config.secretKey ? "from PIER_SECRET_KEY / --secret-key" : `${config.dataDir}/secret.key`}`,
   ];
@@ -89,6 +90,12 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports"> & { smtp?: Pier
   const note = ownerPlanNote(pier.deps);
   if (note) lines.push(`  note: ${note}`);
   return lines.join("\n");
+}
+
+/** Where /metrics is served: never the token itself. */
+function metricsLine(baseUrl: string, token: boolean, port: number | null): string {
+  const where = [token ? `${baseUrl}/metrics (Bearer --metrics-token)` : null, port !== null ? `http://127.0.0.1:${port}/metrics` : null].filter(Boolean);
+  return where.length ? where.join(", ") : "off (--metrics-token or --metrics-port)";
 }
 
 /** Where mail Pier sends goes: the relay's host (never its credentials), or the outbox. */

@@ -17,6 +17,7 @@ import type { SiteChangeListener } from "../features/publish/events";
 import type { Clock } from "./clock";
 import type { SecretBox } from "./crypto";
 import type { Logger } from "./log";
+import type { PierMetrics } from "./pier-metrics";
 
 export interface Deps {
   config: Config;
@@ -68,6 +69,9 @@ export interface Deps {
    * sits above buckets: the bucket presenter asks through here.
    */
   gitSyncOf: (bucket: import("../features/buckets").BucketRow) => { github_sync: unknown; github_sync_setup: unknown };
+
+  /** Counters and gauges behind /metrics (preallocated; see src/core/pier-metrics.ts). */
+  metrics: PierMetrics;
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

@@ -182,6 +182,13 @@ export const errorCatalogue = {
     status: 409,
     hint: "The data dir was written by a newer Pier: run that version (or newer), or restore a backup taken before the upgrade.",
   },
+
+  STORAGE_FULL: {
+    status: 507,
+    hint: "The server's disk is full; nothing was stored. Retry after `Retry-After` seconds (the operator must free space).",
+    retryAfter: 60,
+  },
+  NOT_READY: { status: 503, hint: "The server cannot take writes right now (see error.details.checks); retry later.", retryAfter: 5 },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -21,10 +21,14 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
-export function createLogger(level: LogLevel = "info", sink: (line: string) => void = (l) => console.error(l)): Logger {
+export type LogFormat = "json" | "text";
+
+export function createLogger(level: LogLevel = "info", sink: (line: string) => void = (l) => console.error(l), format: LogFormat = "json"): Logger {
   const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < order[level]) return;
-    sink(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...(fields ? (redact(fields) as object) : {}) }));
+    const t = new Date().toISOString();
+    const safe = fields ? (redact(fields) as Record<string, unknown>) : {};
+    sink(format === "json" ? JSON.stringify({ t, level: lvl, msg, ...safe }) : textLine(t, lvl, msg, safe));
   };
   return {
     debug: (m, f) => write("debug", m, f),
@@ -33,5 +37,21 @@ export function createLogger(level: LogLevel = "info", sink: (line: string) => v
     error: (m, f) => write("error", m, f),
   };
 }
+
+/**
+ * `2026-01-02T03:04:05.678Z INFO  request status=200 ms=1.2 route=api`: logfmt-style pairs, values
+ * quoted when they hold spaces, quotes or "=", objects as JSON; one line whatever the message holds.
+ */
+function textLine(t: string, level: LogLevel, msg: string, fields: Record<string, unknown>): string {
+  let line = `${t} ${level.toUpperCase().padEnd(5)} ${oneLine(msg)}`;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    const s = typeof v === "string" ? v : typeof v === "object" && v !== null ? JSON.stringify(v) : String(v);
+    line += ` ${k}=${/[\s"=]/.test(s) || s === "" ? JSON.stringify(s) : s}`;
+  }
+  return line;
+}
+
+const oneLine = (s: string) => s.replace(/[\r\n]+/g, " ");
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -23,6 +23,8 @@ import { analyticsRoutes } from "./analytics/routes";
 import { formRoutes } from "./forms/routes";
 import { gitSyncRoutes } from "./gitsync";
 
+import { monitoringRoutes } from "./monitoring";
+
 export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "features" })
     .use(statusRoutes(deps, auth))
@@ -43,4 +45,5 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(domainRoutes(deps, auth))
     .use(analyticsRoutes(deps, auth))
     .use(formRoutes(deps, auth))
-    .use(gitSyncRoutes(deps, auth));
+    .use(gitSyncRoutes(deps, auth))
+    .use(monitoringRoutes(deps, auth));

@@ -3,6 +3,7 @@
 import { ApiError, errorCatalogue } from "../core/errors";
 import { clientVersion } from "../core/version";
 import type { Logger } from "../core/log";
+import { isStorageFull } from "../core/storage-full";
 import { describeIssue, type ValidationIssue } from "./validation";
 import { validationFailed } from "./json-guard";
 
@@ -32,6 +33,9 @@ export function toApiError(err: unknown, frameworkCode?: string | number): ApiEr
   if (sqliteCode(err)?.startsWith("SQLITE_BUSY")) {
     return new ApiError("DATABASE_BUSY_RETRY", "The database is busy with another change; retry shortly.", { retry_after: 1 }, 1);
   }
+  // ENOSPC or SQLITE_FULL anywhere (a blob, a temp file, a commit): the transaction rolled back and
+  // temp files are removed by their writers, so the client may simply retry once space is freed.
+  if (isStorageFull(err)) return new ApiError("STORAGE_FULL", "The server's disk is full; nothing was stored. Retry later.");
   const status = (err as { status?: number })?.status;
   if (status === 413) return new ApiError("PAYLOAD_TOO_LARGE");
   return new ApiError("INTERNAL");

@@ -24,6 +24,8 @@ export interface PeriodicTask {
   everyMs: number;
 }
 
+/** The publish build's job kind (src/features/publish): its run times are also pier_publish_build_seconds. */
+const BUILD_JOB_KIND = "publish.build";
 const DEFAULT_LEASE_MS = 5 * 60_000;
 const DEFAULT_HEARTBEAT_MS = 60_000;
 const DIED_ERROR = "its worker stopped during the last attempt";
@@ -191,11 +193,13 @@ export class JobRunner {
     const handler = this.handlers[job.kind]!;
     const started = Date.now();
     const heartbeat = setInterval(() => this.renewLease(job), this.heartbeatMs);
+    let failed = false;
     try {
       const result = await handler.run(this.deps, job.payload, job);
       this.finish(job, { status: "done", result: result ?? null });
       this.deps.log.debug("job done", { id: job.id, kind: job.kind, ms: Date.now() - started });
     } catch (err) {
+      failed = true;
       const message = err instanceof Error ? err.message : String(err);
       const max = handler.maxAttempts ?? job.maxAttempts;
       if (job.attempts >= max) {
@@ -211,6 +215,7 @@ export class JobRunner {
       }
     } finally {
       clearInterval(heartbeat);
+      this.count(job, started, failed);
     }
     const periodic = this.periodic.find((p) => p.kind === job.kind);
     if (periodic) {
@@ -218,6 +223,18 @@ export class JobRunner {
       this.deps.jobs.enqueue(job.kind, {}, { uniqueKey: `periodic:${job.kind}`, maxAttempts: 1, runAt });
     }
     return true;
+  }
+
+  /** Run time and outcome into the metrics (real time: a test's manual clock does not move during a run). */
+  private count(job: JobRow, startedMs: number, failed: boolean): void {
+    const m = this.deps.metrics;
+    if (!m) return;
+    const seconds = (Date.now() - startedMs) / 1000;
+    const slot = m.jobSlot(job.kind);
+    m.jobRuns.inc(slot);
+    m.jobDuration.observe(slot, seconds);
+    if (failed) m.jobFailures.inc(slot);
+    else if (job.kind === BUILD_JOB_KIND) m.buildDuration.observe(0, seconds);
   }
 
   /** Record the outcome; false when this worker no longer holds the job (it was swept). */

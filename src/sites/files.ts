@@ -2,6 +2,7 @@
 // strong ETag and 304, single Range (206/416), HEAD. Small files come from a byte-bounded
 // in-memory LRU (this is what puts Pier level with nginx on small files); big files stream from
 // the blob store with sendfile via Bun.file().
+import type { Counter } from "../core/metrics";
 import { LRUCache } from "lru-cache";
 import type { BlobStore } from "../blobs/store";
 import type { DeployFile } from "../features/publish";
@@ -37,6 +38,8 @@ export class FileServer {
   constructor(
     private readonly blobs: BlobStore,
     maxBytes = 128 * 1024 * 1024,
+    /** Counts body bytes handed out (pier_site_bytes_served_total); a HEAD's body is never sent. */
+    private readonly bytesServed: Counter | null = null,
   ) {
     this.memory = new LRUCache<string, Blob>({ maxSize: maxBytes, sizeCalculation: (b) => b.size || 1 });
   }
@@ -73,9 +76,11 @@ export class FileServer {
       if (r.kind === "range") {
         const headers = new Headers(this.headers(f, rep, o, hasVariants));
         headers.set("content-range", `bytes ${r.start}-${r.end}/${rep.size}`);
+        if (req.method !== "HEAD") this.bytesServed?.inc(0, r.end + 1 - r.start);
         return new Response(body.slice(r.start, r.end + 1), { status: 206, headers });
       }
     }
+    if (req.method !== "HEAD") this.bytesServed?.inc(0, rep.size);
     return new Response(body, { status: o.status ?? 200, headers: this.headers(f, rep, o, hasVariants) });
   }
 

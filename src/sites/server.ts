@@ -37,7 +37,7 @@ const NO_HEADERS = {};
 
 export function createSiteHandler(deps: Deps): SiteHandler {
   const directory = new SiteDirectory(deps);
-  const files = new FileServer(deps.blobs);
+  const files = new FileServer(deps.blobs, undefined, deps.metrics.siteBytes);
   const autoIndex = new AutoIndex(deps, files);
   const events = new ClientEvents(deps);
   const forms = new FormEndpoint(deps);

@@ -11,6 +11,8 @@ import { systemClock, type Clock } from "../core/clock";
 import { randomToken } from "../core/ids";
 import type { Logger } from "../core/log";
 import { TokenBuckets } from "../core/token-buckets";
+import type { PierMetrics, SMTP_REFUSALS } from "../core/pier-metrics";
+import { isStorageFull } from "../core/storage-full";
 
 /** What the handler learns about the client connection. */
 export interface SmtpSessionInfo {
@@ -87,6 +89,8 @@ export interface SmtpOptions {
   clock?: Clock;
   socketTimeoutMs?: number;
   closeTimeoutMs?: number;
+  /** Sessions, accepted and refused messages are counted here when given. */
+  metrics?: PierMetrics;
 }
 
 export interface RunningSmtp {
@@ -94,7 +98,23 @@ export interface RunningSmtp {
   starttls: boolean;
   /** Present another certificate on STARTTLS from the next connection on (a renewed one); no effect when STARTTLS is off. */
   updateTls(tls: { key: string; cert: string }): void;
-  stop(): Promise<void>;
+  /**
+   * Stop accepting connections, let transactions in progress (a DATA being received or filed)
+   * finish, close idle sessions at once; after `timeoutMs` every session is cut.
+   */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+type RefusalReason = (typeof SMTP_REFUSALS)[number];
+
+/** The refusal reason counted for a reply code. */
+function refusalReason(code: number): RefusalReason {
+  if (code === 550 || code === 551 || code === 553) return "unknown_recipient";
+  if (code === 552) return "too_large";
+  if (code === 452) return "storage_full";
+  if (code === 421 || code === 450 || code === 451) return "temporary";
+  if (code >= 500) return "policy";
+  return "other";
 }
 
 function errorWithCode(code: number, message: string): Error {
@@ -157,6 +177,10 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
   const counted = new WeakSet<SMTPServerSession>();
   // RCPT TO address -> rate key, per transaction (smtp-server replaces the envelope on RSET).
   const keysByEnvelope = new WeakMap<object, Map<string, string>>();
+  const metrics = opts.metrics;
+  const refuse = (reason: RefusalReason) => metrics?.smtpRefused.inc(metrics.smtpRefused.slotOf(reason));
+  // Sessions inside a DATA transaction: a shutdown waits for these and closes the others.
+  const inTransaction = new Set<SMTPServerSession>();
 
   const server = new SMTPServer({
     name: opts.serverName,
@@ -178,7 +202,11 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
 
     onConnect(session, cb) {
       const n = openPerIp.get(session.remoteAddress) ?? 0;
-      if (n >= maxPerIp) return cb(errorWithCode(421, "Too many connections from your address, try again later"));
+      if (n >= maxPerIp) {
+        refuse("too_many_connections");
+        return cb(errorWithCode(421, "Too many connections from your address, try again later"));
+      }
+      metrics?.smtpSessions.inc();
       openPerIp.set(session.remoteAddress, n + 1);
       counted.add(session);
       cb();
@@ -193,7 +221,10 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     },
 
     onMailFrom(_address, session, cb) {
-      if (perIp.take(senderKey(session.remoteAddress)) > 0) return cb(errorWithCode(450, "Too many messages from your address, try again later"));
+      if (perIp.take(senderKey(session.remoteAddress)) > 0) {
+        refuse("rate_limited");
+        return cb(errorWithCode(450, "Too many messages from your address, try again later"));
+      }
       cb();
     },
 
@@ -202,9 +233,15 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
       Promise.resolve()
         .then(() => handler.acceptRecipient(address.address, info))
         .then((verdict) => {
-          if (!verdict.ok) return cb(errorWithCode(verdict.code, verdict.message));
+          if (!verdict.ok) {
+            refuse(refusalReason(verdict.code));
+            return cb(errorWithCode(verdict.code, verdict.message));
+          }
           const key = verdict.key ?? address.address.toLowerCase();
-          if (perKey.take(key) > 0) return cb(errorWithCode(450, "Mailbox is receiving too much mail, try again later"));
+          if (perKey.take(key) > 0) {
+            refuse("rate_limited");
+            return cb(errorWithCode(450, "Mailbox is receiving too much mail, try again later"));
+          }
           let keys = keysByEnvelope.get(session.envelope);
           if (!keys) keysByEnvelope.set(session.envelope, (keys = new Map()));
           keys.set(address.address.toLowerCase(), key);
@@ -212,21 +249,41 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
         })
         .catch((e) => {
           log.error("smtp recipient check failed", { error: e, session: session.id });
+          refuse("temporary");
           cb(errorWithCode(451, "Temporary failure, try again later"));
         });
     },
 
     onData(stream: SMTPServerDataStream, session, cb) {
-      receiveMessage(stream, session).then(
-        (reply) => cb(null, reply),
-        (e: unknown) => {
-          if (e instanceof SmtpReply) return cb(errorWithCode(e.code, e.message));
-          const code = (e as { code?: string }).code;
-          if (code === "ECONNECTION" || code === "ECONNRESET") return cb(e as Error); // client left; no reply reaches it
-          log.error("smtp delivery failed", { error: e, session: session.id });
-          cb(errorWithCode(451, "Temporary failure while storing the message, try again later"));
-        },
-      );
+      inTransaction.add(session);
+      receiveMessage(stream, session)
+        .then(
+          (reply) => {
+            metrics?.smtpAccepted.inc();
+            cb(null, reply);
+          },
+          (e: unknown) => {
+            if (e instanceof SmtpReply) {
+              refuse(refusalReason(e.code));
+              return cb(errorWithCode(e.code, e.message));
+            }
+            const code = (e as { code?: string }).code;
+            if (code === "ECONNECTION" || code === "ECONNRESET") return cb(e as Error); // client left; no reply reaches it
+            if (isStorageFull(e)) {
+              // RFC 5321 4.5.3.1.10: 452 "insufficient system storage"; the client keeps the message and retries.
+              log.warn("smtp message refused: storage full", { session: session.id });
+              refuse("storage_full");
+              return cb(errorWithCode(452, "Insufficient system storage, try again later"));
+            }
+            log.error("smtp delivery failed", { error: e, session: session.id });
+            refuse("temporary");
+            cb(errorWithCode(451, "Temporary failure while storing the message, try again later"));
+          },
+        )
+        .finally(() => {
+          inTransaction.delete(session);
+          if (closing) closeIdle();
+        });
     },
   });
 
@@ -269,6 +326,22 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     }
   }
 
+  let closing = false;
+  /** Ends sessions not inside a DATA transaction (a shutdown does not wait for idle clients). */
+  function closeIdle(): void {
+    const connections = (server as unknown as { connections: Set<{ session: SMTPServerSession; send(code: number, msg: string): void; close(): void }> })
+      .connections;
+    for (const c of connections) {
+      if (inTransaction.has(c.session)) continue;
+      try {
+        c.send(421, `${opts.serverName} Service shutting down, try again later`);
+      } catch {
+        // the socket may already be gone
+      }
+      c.close();
+    }
+  }
+
   // Bun reports clients hanging up (ECONNRESET) here; without a listener it would throw.
   server.on("error", (e: Error & { code?: string }) => {
     if (e.code === "ECONNRESET" || e.code === "EPIPE" || e.code === "ETIMEDOUT") log.debug("smtp client error", { code: e.code });
@@ -293,7 +366,14 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
       // smtp-server rebuilds its secure context; each STARTTLS reads the current one.
       if (opts.tls) server.updateSecureContext({ key: tls.key, cert: tls.cert });
     },
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        closing = true;
+        // smtp-server cuts every session after closeTimeout; a transaction gets the whole timeout.
+        if (timeoutMs !== undefined) (server as unknown as { options: { closeTimeout: number } }).options.closeTimeout = timeoutMs;
+        server.close(() => resolve());
+        closeIdle();
+      }),
   };
 }
 

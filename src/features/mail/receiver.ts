@@ -30,6 +30,7 @@ export async function startMailReceiver(deps: Deps, opts: InboundOptions & { han
     tempDir: join(config.dataDir, "tmp", "smtp"),
     log: deps.log,
     clock: deps.clock,
+    metrics: deps.metrics,
   });
   return {
     ...smtp,

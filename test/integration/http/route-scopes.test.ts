@@ -316,6 +316,9 @@ const expectations: Record<string, Expectation> = {
   "PUT /_storage/:token": { auth: "signed" },
   "GET /_storage/:token": { auth: "signed" },
   "HEAD /_storage/:token": { auth: "signed" },
+  "GET /livez": { auth: "public" },
+  "GET /readyz": { auth: "public" },
+  "GET /metrics": { auth: "signed" },
   // OAuth and hosted MCP (docs/agents.md). The JSON endpoints follow the OAuth RFCs and are public;
   // /mcp checks its bearer credential itself (401 with WWW-Authenticate) and serves any scope.
   "GET /.well-known/oauth-authorization-server": { auth: "public" },
