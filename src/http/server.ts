@@ -3,6 +3,7 @@ import type { Server } from "bun";
 import type { AcmeFront } from "../acme/http";
 import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
+import { isComplete } from "../sites/files";
 import type { SiteHandler } from "../sites/server";
 import { bodyLimitFor, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
@@ -152,7 +153,7 @@ function withHeader(res: Response, name: string, value: string): Response {
 
 /** Site responses carry the request id and version headers like API ones (every response does). */
 function withBaseHeaders(res: Response, req: Request): Response {
-  if (res.headers.has("x-request-id")) return res;
+  if (isComplete(res) || res.headers.has("x-request-id")) return res;
   const extra = Object.entries(baseHeaders(requestId(req)));
   try {
     for (const [k, v] of extra) res.headers.set(k, v);

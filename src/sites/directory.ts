@@ -43,6 +43,8 @@ export interface Manifest {
   dirs: Set<string>;
   /** The deploy's `_redirects` and `_headers`, compiled at build time (null: neither file). */
   rules: SiteRules | null;
+  /** Interned `_headers` outcomes of this deploy (the site server fills it as paths are asked). */
+  headerSets?: Map<string, import("./files").SiteHeaderSet>;
 }
 
 const MAX_SITES = 20_000;
