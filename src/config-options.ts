@@ -7,6 +7,7 @@ import {
   acmeDirectory,
   bool,
   ConfigError,
+  countOrAuto,
   hostname,
   hstsMaxAge,
   oneOf,
@@ -266,5 +267,12 @@ export const configOptions: Option[] = [
     default: "",
     help: "MaxMind-format (.mmdb) IP-to-country database for analytics. Default: the embedded geo-whois-asn-country database (CC BY 4.0, NRO).",
     parse: optionalStr,
+  },
+  {
+    key: "workers",
+    name: "workers",
+    default: "auto",
+    help: "Serving processes sharing the HTTP and HTTPS ports (`pier serve`): a number, or auto for one per CPU core. The first also runs the job worker, SMTP and ACME.",
+    parse: countOrAuto,
   },
 ];

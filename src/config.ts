@@ -76,6 +76,8 @@ export interface Config {
   analyticsRetentionDays: number;
   /** IP-to-country MMDB file; null = the embedded database. */
   geoipDb: string | null;
+  /** Serving processes sharing the HTTP and HTTPS ports (`pier serve`); 0 = one per CPU core. */
+  workers: number;
 }
 
 export { ConfigError };

@@ -4,6 +4,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { buildApp, type App } from "./app";
+import { acmeEnabled } from "./config";
+import { relaySocketPath, relayToPrimary, spawnServingWorkers, startRelay, watchOtherCommits, type ServingWorkers, type WorkerSettings } from "./serving-workers";
 import { DiskBlobStore } from "./blobs/disk";
 import { ensureSecretKey, resolveUrls, type Config } from "./config";
 import { systemClock, type Clock } from "./core/clock";
@@ -25,7 +27,7 @@ import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
-import { createSiteHandler } from "./sites/server";
+import { createSiteHandler, forgetCachedSites } from "./sites/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
@@ -44,6 +46,13 @@ export interface StartOptions {
   startWorker?: boolean;
   /** DNS for the inbound mail authentication checks (tests: a local table); default the system resolver. */
   mailResolver?: import("mailauth").DNSResolver;
+  /**
+   * Serving processes in all (`--workers`): more than 1 binds the ports with SO_REUSEPORT and
+   * starts the others (src/serving-workers.ts). Default 1: this process alone.
+   */
+  servingWorkers?: number;
+  /** This process is a serving worker of another Pier (site requests only; the rest is relayed). */
+  worker?: WorkerSettings;
 }
 
 export interface Pier {
@@ -120,12 +129,25 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
-      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null);
+      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null, forward);
     }
     return handler ? handler(req, server) : startingResponse(req);
   };
+  const worker = opts.worker ?? null;
+  if (worker) {
+    // A serving worker binds the primary's resolved ports and runs nothing but the site server.
+    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, acme: "off" };
+  }
+  let workersWanted = worker ? 1 : Math.max(1, opts.servingWorkers ?? 1);
+  if (workersWanted > 1 && acmeEnabled(config)) {
+    // Certificates are ordered and swapped live in one process; its HTTPS listener cannot be shared yet.
+    (opts.log ?? createLogger(config.logLevel)).warn("automatic HTTPS is on: serving from one process (--workers ignored)", { workers: workersWanted });
+    workersWanted = 1;
+  }
+  const shared = worker !== null || workersWanted > 1;
+  const forward = worker ? relayToPrimary(worker.relaySocket) : null;
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
-  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });
+  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: shared });
   try {
     deps = await createDeps(config, http.port!, opts);
   } catch (e) {
@@ -133,7 +155,10 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     throw e;
   }
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
-  dispatch = { app, sites: createSiteHandler(deps) };
+  const sites = createSiteHandler(deps);
+  dispatch = { app, sites };
+  // Another process's commit may be a publish, an access change or a rename: cached sites go.
+  const stopWatching = shared ? watchOtherCommits(deps, () => forgetCachedSites(sites)) : () => {};
   let smtp: MailReceiver | null = null;
   let https: HttpsListener | null = null;
   const acme = acmeManager(deps);
@@ -149,8 +174,15 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   if (acme) wireAutomaticHttps(deps, acme, https, smtp);
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
-  if (opts.startWorker !== false) runner.start();
+  if (opts.startWorker !== false && !worker) runner.start();
   deps.analytics.start();
+  let relay: Server<unknown> | null = null;
+  let workers: ServingWorkers | null = null;
+  if (workersWanted > 1) {
+    const relaySocket = relaySocketPath(config.dataDir);
+    relay = startRelay(relaySocket, fetch);
+    workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log);
+  }
   let stopped = false;
   return {
     deps,
@@ -164,7 +196,10 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     async stop() {
       if (stopped) return;
       stopped = true;
+      await workers?.stop();
       await http.stop();
+      await relay?.stop();
+      stopWatching();
       await https?.stop();
       await smtp?.stop();
       await runner.stop();

@@ -43,7 +43,10 @@ export function clientAddress(req: Request, server: Server<unknown>, proxy: { tr
 export const startingResponse = (req: Request): Response =>
   new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
 
-export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: AcmeFront | null = null) {
+/** A serving worker's relay to the primary (src/serving-workers.ts): what it does not answer itself. */
+export type Forward = (req: Request, server: Server<unknown>, ip: () => string) => Promise<Response>;
+
+export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: AcmeFront | null = null, forward: Forward | null = null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
@@ -58,10 +61,14 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
     }
     switch (host.kind) {
       case "api":
+        // Sessions, rate limits and every write path live in the primary.
+        if (forward) return forward(req, server, ip);
         setClientIp(req, ip);
         return dispatchApi(deps, d, req, ip, server);
       case "site":
       case "custom": {
+        // A worker answers reads of sites; gate and form posts (and their limits) are the primary's.
+        if (forward && req.method !== "GET" && req.method !== "HEAD") return forward(req, server, ip);
         if (hasBody(req)) return dispatchSiteWithBody(deps, d, req, host, ip, server);
         const res = d.sites(req, host, ip);
         return res instanceof Promise ? res.then((r) => withBaseHeaders(r, req)) : withBaseHeaders(res, req);

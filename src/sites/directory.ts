@@ -139,6 +139,13 @@ export class SiteDirectory {
     return m;
   }
 
+  /** Every cached host lookup (another process changed the database: anything may have moved). */
+  forgetAll(): void {
+    this.sites.clear();
+    this.customHosts.clear();
+    this.keyOf.clear();
+  }
+
   private forget(publicationId: string): void {
     this.customHosts.clear();
     const label = this.keyOf.get(publicationId);

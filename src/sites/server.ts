@@ -33,6 +33,17 @@ export const CACHE_PRIVATE = "private, no-cache";
 const PREVIEW_HEADERS = { "x-robots-tag": "noindex, nofollow" };
 const NO_HEADERS = {};
 
+/** Each handler's site directory, for forgetCachedSites. */
+const directories = new WeakMap<SiteHandler, SiteDirectory>();
+
+/**
+ * Drop every cached host lookup of this handler (deploy manifests stay: a deploy never changes).
+ * Called when another process may have changed publications (serving workers).
+ */
+export function forgetCachedSites(handler: SiteHandler): void {
+  directories.get(handler)?.forgetAll();
+}
+
 export function createSiteHandler(deps: Deps): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs);
@@ -333,6 +344,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       });
     return pageResponse(t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), extra);
   }
+  directories.set(recorded, directory);
   return recorded;
 
   /**
