@@ -202,5 +202,5 @@ async function serveAsWorker(settings: WorkerSettings): Promise<void> {
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid !== parent) void shutdown();
-  }, 1000);
+  }, 250);
 }
