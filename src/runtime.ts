@@ -146,6 +146,9 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   const shared = worker !== null || workersWanted > 1;
   const forward = worker ? relayToPrimary(worker.relaySocket) : null;
+  // SO_REUSEPORT would let this process share a port another program (or another Pier) holds with
+  // it too: the primary first checks that the port is free (the workers then join it).
+  if (shared && !worker && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
   const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: shared });
   try {
@@ -261,4 +264,20 @@ function wireAutomaticHttps(deps: Deps, acme: CertificateManager, https: HttpsLi
   });
   onSiteChange(deps, ({ publicationId }) => acme.publicationChanged(publicationId));
   acme.requestEagerHosts([apiHostname(deps), ...(smtp ? [mxHost] : [])]);
+}
+
+/**
+ * EADDRINUSE unless the port can be bound alone. A worker left by a primary that was killed
+ * exits within a quarter second, so a busy port is asked again for two seconds first.
+ */
+async function assertPortFree(hostname: string, port: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      Bun.serve({ hostname, port, fetch: () => new Response(null) }).stop(true);
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EADDRINUSE" || attempt >= 20) throw e;
+      await Bun.sleep(100);
+    }
+  }
 }
