@@ -268,7 +268,7 @@ function wireAutomaticHttps(deps: Deps, acme: CertificateManager, https: HttpsLi
 
 /**
  * EADDRINUSE unless the port can be bound alone. A worker left by a primary that was killed
- * exits within a quarter second, so a busy port is asked again for two seconds first.
+ * exits within a tenth of a second, so a busy port is asked again for two seconds first.
  */
 async function assertPortFree(hostname: string, port: number): Promise<void> {
   for (let attempt = 0; ; attempt++) {

@@ -183,24 +183,27 @@ export async function serve(argv: string[], debug = false): Promise<void> {
  * running file; it stops on SIGTERM and also when its primary is gone (it must not keep the port).
  */
 async function serveAsWorker(settings: WorkerSettings): Promise<void> {
-  let pier: Pier;
+  // Watched from the first moment, also while starting: a worker left behind by a killed primary
+  // must let go of the shared ports before a new primary starts on them.
+  const parent = process.ppid;
+  let pier: Pier | null = null;
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await pier?.stop().catch(() => {});
+    process.exit(0);
+  };
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown();
+  }, 100);
+  process.on("SIGINT", () => void shutdown());
+  process.on("SIGTERM", () => void shutdown());
   try {
     pier = await startPier(settings.config, { worker: settings });
   } catch (e) {
     console.error(`pier: serving worker ${settings.index} could not start: ${(e as Error).message}`);
     process.exit(1);
   }
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    await pier.stop().catch(() => {});
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void shutdown());
-  process.on("SIGTERM", () => void shutdown());
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) void shutdown();
-  }, 250);
+  if (stopping || process.ppid !== parent) await pier.stop().then(() => process.exit(0));
 }

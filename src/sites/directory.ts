@@ -45,6 +45,8 @@ export interface Manifest {
   rules: SiteRules | null;
   /** Interned `_headers` outcomes of this deploy (the site server fills it as paths are asked). */
   headerSets?: Map<string, import("./files").SiteHeaderSet>;
+  /** The set each recently asked path gets (null: no block matches), bounded by the site server. */
+  headerSetByPath?: Map<string, import("./files").SiteHeaderSet | null>;
 }
 
 const MAX_SITES = 20_000;

@@ -14,7 +14,7 @@ import { noneMatch } from "./negotiate";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
 import { siteAssets } from "../sites-assets.gen";
-import type { DeployFile } from "../features/publish";
+import type { DeployFile, SiteRules } from "../features/publish";
 import type { ServeOptions } from "./files";
 
 export type SiteHandler = (
@@ -217,7 +217,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       const target = hit !== null ? parseRequestPath(splitUrl(`http://site${hit.location}`).pathname) : null;
       if (target?.ok) headersPath = target.path;
       // Deploy files get the path's header blocks baked into their cached headers (files.ts).
-      pendingSiteHeaders = rules.hasHeaders ? siteHeaderSet(m, rules.headers(headersPath), custom, priv, extra) : null;
+      pendingSiteHeaders = rules.hasHeaders ? siteHeadersFor(m, rules, headersPath, custom, priv, extra) : null;
       try {
         if (hit === null) res = serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
         else if (target!.ok) res = serveTarget(req, t, site, m, target!.path, target!.dir, hit.rule.status, cacheFor, extra);
@@ -234,6 +234,20 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     };
     return res instanceof Response ? apply(res) : res.then(apply);
   };
+
+  /** The path's header set, remembered per path (bounded) so a hot path matches no patterns. */
+  function siteHeadersFor(m: Manifest, rules: SiteRules, path: string, custom: boolean, priv: boolean, extra: Record<string, string>): SiteHeaderSet | null {
+    // Bounded in entries and key length: a flood of long distinct paths costs matching, not memory.
+    if (path.length > 200) return siteHeaderSet(m, rules.headers(path), custom, priv, extra);
+    const key = `${custom ? 1 : 0}${priv ? 1 : 0}${extra === PREVIEW_HEADERS ? 1 : 0}/${path}`;
+    const byPath = (m.headerSetByPath ??= new Map());
+    let set = byPath.get(key);
+    if (set === undefined) {
+      if (byPath.size >= 1_000) byPath.clear();
+      byPath.set(key, (set = siteHeaderSet(m, rules.headers(path), custom, priv, extra)));
+    }
+    return set;
+  }
 
   /**
    * One object per distinct `_headers` outcome of a deploy (most paths share a few), so the file
