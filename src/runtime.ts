@@ -88,7 +88,8 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   const { handle, applied } = openData(config);
   if (applied.length) log.info("migrations applied", { migrations: applied });
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));
-  await blobs.init();
+  // A serving worker must not clear the blob store's temp folder: the primary's uploads are in it.
+  if (!opts.worker) await blobs.init();
   const clock = opts.clock ?? systemClock;
   // The recorder and the mailer hold Deps themselves: they are attached once the rest exists.
   const base = {
