@@ -1,6 +1,8 @@
 // Site server vs nginx and Caddy (Debian packages) on the same fixture, same machine, same run:
-// wrk on loopback, requests/s and p99 latency for a 4 KB index.html, a 64 KB and a 1 MB asset.
-// Run: ./node_modules/.bin/bun bench/sites.ts [--duration 10] [--connections 50]
+// wrk on loopback, requests/s and p99 latency for a 1 KB and a 4 KB page, a mix of 50 small
+// files, a 64 KB and a 1 MB asset; then Pier's scaling with 1 and 2 serving processes pinned
+// with taskset, and the RSS of each Pier process.
+// Run: ./node_modules/.bin/bun bench/sites.ts [--duration 10] [--connections 50] [--workers N] [--no-scaling]
 // Needs: apt-get install -y nginx caddy wrk. Prints a markdown table for bench/README.md.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -50,9 +52,19 @@ const html =
   "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>\n".repeat(80);
 const files: Record<string, Uint8Array> = {
   "index.html": new TextEncoder().encode(html.padEnd(4096 - "</body></html>".length, " ") + "</body></html>"),
+  "small-1k.css": new TextEncoder().encode("body { margin: 0 auto; max-width: 40rem; }\n".repeat(24).slice(0, 1024)),
   "asset-64k.jpg": rand(64 * 1024),
   "asset-1m.jpg": rand(1024 * 1024),
 };
+// The mixed case: 50 small files of 0.5-8 KB (pages, styles, scripts, images), asked in turn.
+const MIXED: string[] = [];
+const kinds = ["css", "js", "svg", "png", "txt"];
+for (let i = 0; i < 50; i++) {
+  const name = `mix/file-${i}.${kinds[i % kinds.length]}`;
+  files[name] = kinds[i % kinds.length] === "png" ? rand(512 + ((i * 997) % 7680)) : new TextEncoder().encode("a".repeat(512 + ((i * 997) % 7680)));
+  MIXED.push(`/${name}`);
+}
+mkdirSync(join(fixture, "mix"));
 for (const [p, b] of Object.entries(files)) writeFileSync(join(fixture, p), b);
 
 async function freePort(): Promise<number> {
@@ -119,12 +131,15 @@ process.on("SIGINT", () => {
   process.exit(130);
 });
 
+const WORKERS = argStr("workers") ?? "auto";
+function startPierServe(port: number, workers: string, cpus: string | null): ChildProcess {
+  const args = ["src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(port), "--host", "127.0.0.1", "--smtp-port", "off", "--https-port", "off"];
+  args.push("--log-level", "warn", "--workers", workers);
+  const env = { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" };
+  return cpus === null ? start(process.execPath, args, env) : start("taskset", ["-c", cpus, process.execPath, ...args], env);
+}
 const pierPort = await freePort();
-start(
-  process.execPath,
-  ["src/main.ts", "serve", "--data-dir", dataDir, "--http-port", String(pierPort), "--host", "127.0.0.1", "--smtp-port", "off", "--log-level", "warn"],
-  { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" },
-);
+const pierProc = startPierServe(pierPort, WORKERS, null);
 
 // Debian's defaults (sendfile, etag on) with the access log off, as Pier keeps none per request
 // either. Twice: worker_processes auto (all cores, Debian's default) and 1 (per-core comparison
@@ -159,7 +174,6 @@ http {
   return port;
 }
 const nginxPort = await startNginx("auto");
-const nginx1Port = await startNginx("1");
 
 const caddyPort = await freePort();
 const caddyfile = join(work, "Caddyfile");
@@ -180,7 +194,6 @@ async function waitUp(url: string, host?: string) {
 const servers = [
   { name: "Pier", base: `http://127.0.0.1:${pierPort}`, host: `${SLUG}.localhost` },
   { name: "nginx", base: `http://127.0.0.1:${nginxPort}`, host: undefined },
-  { name: "nginx-1w", base: `http://127.0.0.1:${nginx1Port}`, host: undefined },
   { name: "Caddy", base: `http://127.0.0.1:${caddyPort}`, host: undefined },
 ];
 if (ONLY) servers.splice(0, servers.length, ...servers.filter((s) => ONLY.includes(s.name.toLowerCase())));
@@ -208,8 +221,16 @@ function parseWrk(out: string): { rps: number; p99ms: number } {
   return { rps, p99ms };
 }
 
+// wrk asks the mixed case's paths in turn (one Lua counter per thread).
+const mixScript = join(work, "mixed.lua");
+writeFileSync(
+  mixScript,
+  `local paths = {${MIXED.map((p) => `"${p}"`).join(",")}}\nlocal i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format("GET", paths[i])\nend\n`,
+);
 const cases = [
+  { label: "1 KB file", path: "/small-1k.css" },
   { label: "index.html (4 KB)", path: "/index.html" },
+  { label: "mixed small (50 files, 0.5-8 KB)", path: "/", script: mixScript },
   { label: "asset 64 KB", path: "/asset-64k.jpg" },
   { label: "asset 1 MB", path: "/asset-1m.jpg" },
 ];
@@ -225,9 +246,12 @@ for (const c of cases) {
     for (const s of order) {
       const args = ["-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${DURATION}s`, "--latency"];
       if (s.host) args.push("-H", `Host: ${s.host}`);
+      if (c.script) args.push("-s", c.script);
       const r = parseWrk(spawnSync("wrk", [...args, s.base + c.path], { encoding: "utf8" }).stdout);
       samples[c.label]![s.name]!.push(r);
-      console.error(`${c.label.padEnd(20)} round ${round + 1} ${s.name.padEnd(8)} ${r.rps.toFixed(0).padStart(8)} req/s  p99 ${r.p99ms.toFixed(2)} ms`);
+      console.error(
+        `${c.label.padEnd(20)} round ${round + 1} ${s.name.padEnd(8)} ${r.rps.toFixed(0).padStart(8)} req/s  p99 ${r.p99ms.toFixed(2)} ms  (load ${loadAverage()})`,
+      );
     }
   }
 }
@@ -258,7 +282,73 @@ for (const c of cases) {
   const r = results[c.label]!;
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   const l = (n: number) => `${n.toFixed(2)} ms`;
-  console.log(`| ${c.label} | ${names.map((n) => f(r[n]!.rps)).join(" | ")} | ${names.map((n) => l(r[n]!.p99ms)).join(" | ")} |`);
+  // Pier's cell also gives its ratio to nginx measured in the same rounds.
+  const cell = (n: string) => (n === "Pier" && r.nginx ? `${f(r[n]!.rps)} (${(r.Pier!.rps / r.nginx.rps).toFixed(2)}x nginx)` : f(r[n]!.rps));
+  console.log(`| ${c.label} | ${names.map(cell).join(" | ")} | ${names.map((n) => l(r[n]!.p99ms)).join(" | ")} |`);
+}
+
+// Memory: every Pier process (the primary and its serving workers) after the runs.
+console.log(
+  `\nPier RSS after the runs (--workers ${WORKERS}): ${pierRss(pierProc.pid!)
+    .map((m) => `${m.toFixed(0)} MiB`)
+    .join(", ")}; memory cache bound: 128 MiB of files per process, files over 2 MiB never cached`,
+);
+
+// Scaling: one serving process pinned to CPU 0 (wrk on CPU 1), then two on both CPUs.
+if (!process.argv.includes("--no-scaling") && ONLY === null) {
+  pierProc.kill("SIGTERM");
+  await Bun.sleep(1500);
+  const rows: string[] = [];
+  for (const [workers, cpus, wrkCpus] of [
+    ["1", "0", "1"],
+    ["2", "0,1", "0,1"],
+  ] as const) {
+    const port = await freePort();
+    const proc = startPierServe(port, workers, cpus);
+    const base = `http://127.0.0.1:${port}`;
+    await waitUp(`${base}/index.html`, `${SLUG}.localhost`);
+    await Bun.sleep(3000); // the workers boot after the primary
+    const cells: string[] = [];
+    for (const c of cases.slice(0, 3)) {
+      const args = ["-c", wrkCpus, "wrk", "-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${DURATION}s`, "--latency", "-H", `Host: ${SLUG}.localhost`];
+      if (c.script) args.push("-s", c.script);
+      spawnSync("taskset", [...args.slice(0, 2), "wrk", "-t1", "-c8", "-d2s", "-H", `Host: ${SLUG}.localhost`, base + c.path]);
+      const r = parseWrk(spawnSync("taskset", [...args, base + c.path], { encoding: "utf8" }).stdout);
+      cells.push(`${Math.round(r.rps).toLocaleString("en-US")} (p99 ${r.p99ms.toFixed(2)} ms)`);
+    }
+    rows.push(
+      `| ${workers} on CPU ${cpus}, wrk on CPU ${wrkCpus} | ${cells.join(" | ")} | ${pierRss(proc.pid!)
+        .map((m) => m.toFixed(0))
+        .join(" + ")} MiB | ${loadAverage()} |`,
+    );
+    proc.kill("SIGTERM");
+    await Bun.sleep(1500);
+  }
+  console.log(
+    `\n| serving processes | ${cases
+      .slice(0, 3)
+      .map((c) => c.label)
+      .join(" | ")} | RSS | load |`,
+  );
+  console.log(
+    `|---|${cases
+      .slice(0, 3)
+      .map(() => "---:")
+      .join("|")}|---:|---|`,
+  );
+  for (const r of rows) console.log(r);
 }
 cleanup();
 process.exit(0);
+
+function loadAverage(): string {
+  return (spawnSync("cat", ["/proc/loadavg"], { encoding: "utf8" }).stdout || "").split(" ").slice(0, 1).join("");
+}
+
+/** RSS in MiB of a process (through taskset: the process it became) and of its children. */
+function pierRss(pid: number): number[] {
+  const rss = (p: number) => Number(/VmRSS:\s+(\d+)/.exec(spawnSync("cat", [`/proc/${p}/status`], { encoding: "utf8" }).stdout || "")?.[1] ?? 0) / 1024;
+  const children = (p: number) =>
+    (spawnSync("sh", ["-c", `cat /proc/${p}/task/*/children 2>/dev/null`], { encoding: "utf8" }).stdout || "").split(/\s+/).filter(Boolean).map(Number);
+  return [pid, ...children(pid)].map(rss).filter((m) => m > 0);
+}

@@ -7,6 +7,7 @@ import {
   acmeDirectory,
   bool,
   ConfigError,
+  countOrAuto,
   hostname,
   hstsMaxAge,
   oneOf,
@@ -398,5 +399,12 @@ export const configOptions: Option[] = [
     default: "30",
     help: "Seconds SIGTERM waits for in-flight HTTP requests, SMTP transactions and the running job before Pier exits anyway.",
     parse: positiveInt,
+  },
+  {
+    key: "workers",
+    name: "workers",
+    default: "1",
+    help: "Serving processes sharing the HTTP and HTTPS ports (`pier serve`): a number, or auto for one per CPU core. The first also runs the job worker, SMTP and ACME. Default 1 for now (see docs/deployment.md).",
+    parse: countOrAuto,
   },
 ];

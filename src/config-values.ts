@@ -83,3 +83,6 @@ export const hstsMaxAge = (raw: string, name: string) => {
     throw new ConfigError(`${name} must be a max-age in seconds (e.g. 31536000) or off, got "${raw}"`);
   return n;
 };
+
+/** A count, or "auto" (0: decided at start, e.g. one per CPU core). */
+export const countOrAuto = (raw: string, name: string) => (raw === "auto" ? 0 : positiveInt(raw, name));

@@ -113,6 +113,9 @@ export interface Config {
   logClientIp: "off" | "truncated" | "full";
   /** Seconds SIGTERM waits for in-flight requests, SMTP transactions and the running job. */
   shutdownTimeoutSeconds: number;
+
+  /** Serving processes sharing the HTTP and HTTPS ports (`pier serve`); 0 = one per CPU core. */
+  workers: number;
 }
 
 export { ConfigError };

@@ -4,6 +4,16 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { buildApp, type App } from "./app";
+import { acmeEnabled } from "./config";
+import {
+  relaySocketPath,
+  relayToPrimary,
+  spawnServingWorkers,
+  startRelay,
+  watchOtherCommits,
+  type ServingWorkers,
+  type WorkerSettings,
+} from "./serving-workers";
 import { DiskBlobStore } from "./blobs/disk";
 import { ensureSecretKey, resolveUrls, type Config } from "./config";
 import { systemClock, type Clock } from "./core/clock";
@@ -25,7 +35,7 @@ import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
-import { createSiteHandler } from "./sites/server";
+import { createSiteHandler, forgetCachedSites } from "./sites/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
@@ -55,6 +65,13 @@ export interface StartOptions {
 
   /** false for admin commands: a server on the same data dir may be writing upload temp files. */
   clearTempFiles?: boolean;
+  /**
+   * Serving processes in all (`--workers`): more than 1 binds the ports with SO_REUSEPORT and
+   * starts the others (src/serving-workers.ts). Default 1: this process alone.
+   */
+  servingWorkers?: number;
+  /** This process is a serving worker of another Pier (site requests only; the rest is relayed). */
+  worker?: WorkerSettings;
 }
 
 export interface Pier {
@@ -99,7 +116,9 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   if (preMigrateBackup) log.info("database backed up before migrating", { backup: preMigrateBackup, pending: applied });
   if (applied.length) log.info("migrations applied", { migrations: applied });
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));
-  await blobs.init(opts.clearTempFiles ?? true);
+  // Admin commands and serving workers must not clear the blob store's temp folder: a running
+  // server's (the primary's) uploads are in it.
+  await blobs.init(!opts.worker && (opts.clearTempFiles ?? true));
   const clock = opts.clock ?? systemClock;
   // The recorder and the mailer hold Deps themselves: they are attached once the rest exists.
   const base = {
@@ -143,7 +162,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
-      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null);
+      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null, forward);
       meter = requestMeter(deps);
     }
     if (!handler) return startingResponse(req);
@@ -152,8 +171,24 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     const res = handler(req, server);
     return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
   };
+  const worker = opts.worker ?? null;
+  if (worker) {
+    // A serving worker binds the primary's resolved ports and runs nothing but the site server.
+    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, acme: "off" };
+  }
+  let workersWanted = worker ? 1 : Math.max(1, opts.servingWorkers ?? 1);
+  if (workersWanted > 1 && acmeEnabled(config)) {
+    // Certificates are ordered and swapped live in one process; its HTTPS listener cannot be shared yet.
+    (opts.log ?? createLogger(config.logLevel)).warn("automatic HTTPS is on: serving from one process (--workers ignored)", { workers: workersWanted });
+    workersWanted = 1;
+  }
+  const shared = worker !== null || workersWanted > 1;
+  const forward = worker ? relayToPrimary(worker.relaySocket) : null;
+  // SO_REUSEPORT would let this process share a port another program (or another Pier) holds with
+  // it too: the primary first checks that the port is free (the workers then join it).
+  if (shared && !worker && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
   // Bind first so port 0 resolves to the real port before URLs are derived from it.
-  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120 });
+  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: shared });
   try {
     deps = await createDeps(config, http.port!, opts);
   } catch (e) {
@@ -161,7 +196,10 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     throw e;
   }
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
-  dispatch = { app, sites: createSiteHandler(deps) };
+  const sites = createSiteHandler(deps);
+  dispatch = { app, sites };
+  // Another process's commit may be a publish, an access change or a rename: cached sites go.
+  const stopWatching = shared ? watchOtherCommits(deps, () => forgetCachedSites(sites)) : () => {};
   let smtp: MailReceiver | null = null;
   let https: HttpsListener | null = null;
   const acme = acmeManager(deps);
@@ -189,8 +227,15 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   }
   startMonitoring(deps);
   const runner = new JobRunner(deps, jobHandlers, periodicTasks);
-  if (opts.startWorker !== false) runner.start();
+  if (opts.startWorker !== false && !worker) runner.start();
   deps.analytics.start();
+  let relay: Server<unknown> | null = null;
+  let workers: ServingWorkers | null = null;
+  if (workersWanted > 1) {
+    const relaySocket = relaySocketPath(config.dataDir);
+    relay = startRelay(relaySocket, fetch);
+    workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log);
+  }
   let stopped = false;
   return {
     deps,
@@ -204,9 +249,11 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     async stop(timeoutMs = config.shutdownTimeoutSeconds * 1000) {
       if (stopped) return;
       stopped = true;
-      // Stop accepting everywhere at once; what is in flight (requests, SMTP transactions, the
-      // running job) finishes, up to the shutdown timeout, after which connections are cut.
-      const graceful = Promise.all([http.stop(), https?.stop(), smtp?.stop(timeoutMs), runner.stop()]).then(() => true);
+      await workers?.stop();
+      // Stop accepting everywhere at once; what is in flight (requests, relayed requests of the
+      // workers, SMTP transactions, the running job) finishes, up to the shutdown timeout, after
+      // which connections are cut.
+      const graceful = Promise.all([http.stop(), relay?.stop(), https?.stop(), smtp?.stop(timeoutMs), runner.stop()]).then(() => true);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
       const finished = await Promise.race([graceful, deadline]);
@@ -215,6 +262,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
         deps.log.warn("shutdown timeout reached: cutting the connections still open", { timeout_s: timeoutMs / 1000 });
         await Promise.all([http.stop(true), https?.stop(true)]);
       }
+      stopWatching();
       metricsListener?.stop(true);
       stopMonitoring(deps);
       acme?.close();
@@ -275,4 +323,20 @@ function wireAutomaticHttps(deps: Deps, acme: CertificateManager, https: HttpsLi
   });
   onSiteChange(deps, ({ publicationId }) => acme.publicationChanged(publicationId));
   acme.requestEagerHosts([apiHostname(deps), ...(smtp ? [mxHost] : [])]);
+}
+
+/**
+ * EADDRINUSE unless the port can be bound alone. A worker left by a primary that was killed
+ * exits within a tenth of a second, so a busy port is asked again for two seconds first.
+ */
+async function assertPortFree(hostname: string, port: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      Bun.serve({ hostname, port, fetch: () => new Response(null) }).stop(true);
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EADDRINUSE" || attempt >= 20) throw e;
+      await Bun.sleep(100);
+    }
+  }
 }

@@ -7,13 +7,14 @@ import { serverVersion } from "../core/version";
 import { ownerPlanNote } from "../features/accounts";
 import { countUsers } from "../features/accounts";
 import { startPier, type Pier } from "../runtime";
+import { readWorkerSettings, workerCount, type WorkerSettings } from "../serving-workers";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
 
 export const serveSpec: CommandSpec = {
   name: "serve",
   usage: "serve [options]",
   config: true,
-  summary: "Run Pier: HTTP, HTTPS, SMTP and the background worker in one process.",
+  summary: "Run Pier: HTTP, HTTPS, SMTP and the background worker; site serving on every core (--workers).",
 };
 
 /** The file a running `pier serve` keeps in its data dir: the ports it really bound. */
@@ -106,6 +107,8 @@ function outboundMail(relayUrl: string | null): string {
 }
 
 export async function serve(argv: string[], debug = false): Promise<void> {
+  const worker = readWorkerSettings();
+  if (worker) return serveAsWorker(worker);
   let flags: Record<string, string>;
   try {
     const parsed = parseCommand(serveSpec, argv);
@@ -125,7 +128,7 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   try {
     config = loadConfig(process.env, flags);
     warnings = checkConfig(config).warnings;
-    pier = await startPier(config);
+    pier = await startPier(config, { servingWorkers: workerCount(config) });
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`pier: configuration error: ${e.message}`);
@@ -180,4 +183,34 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   // that stops Pier right after seeing it still gets a clean shutdown.
   console.log(startupBanner(pier, warnings));
   pier.deps.log.info("config", describeConfig(pier.deps.config));
+}
+
+/**
+ * A serving worker started by `pier serve --workers N` (src/serving-workers.ts): no banner, no
+ * running file; it stops on SIGTERM and also when its primary is gone (it must not keep the port).
+ */
+async function serveAsWorker(settings: WorkerSettings): Promise<void> {
+  // Watched from the first moment, also while starting: a worker left behind by a killed primary
+  // must let go of the shared ports before a new primary starts on them.
+  const parent = process.ppid;
+  let pier: Pier | null = null;
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await pier?.stop().catch(() => {});
+    process.exit(0);
+  };
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown();
+  }, 100);
+  process.on("SIGINT", () => void shutdown());
+  process.on("SIGTERM", () => void shutdown());
+  try {
+    pier = await startPier(settings.config, { worker: settings });
+  } catch (e) {
+    console.error(`pier: serving worker ${settings.index} could not start: ${(e as Error).message}`);
+    process.exit(1);
+  }
+  if (stopping || process.ppid !== parent) await pier.stop().then(() => process.exit(0));
 }

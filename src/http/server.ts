@@ -3,6 +3,7 @@ import type { Server } from "bun";
 import type { AcmeFront } from "../acme/http";
 import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
+import { isComplete } from "../sites/files";
 import type { SiteHandler } from "../sites/server";
 import { bodyLimitFor, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
@@ -42,7 +43,10 @@ export function clientAddress(req: Request, server: Server<unknown>, proxy: { tr
 export const startingResponse = (req: Request): Response =>
   new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
 
-export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: AcmeFront | null = null) {
+/** A serving worker's relay to the primary (src/serving-workers.ts): what it does not answer itself. */
+export type Forward = (req: Request, server: Server<unknown>, ip: () => string) => Promise<Response>;
+
+export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: AcmeFront | null = null, forward: Forward | null = null) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
@@ -57,10 +61,14 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
     }
     switch (host.kind) {
       case "api":
+        // Sessions, rate limits and every write path live in the primary.
+        if (forward) return forward(req, server, ip);
         setClientIp(req, ip);
         return dispatchApi(deps, d, req, ip, server);
       case "site":
       case "custom": {
+        // A worker answers reads of sites; gate and form posts (and their limits) are the primary's.
+        if (forward && req.method !== "GET" && req.method !== "HEAD") return forward(req, server, ip);
         if (hasBody(req)) return dispatchSiteWithBody(deps, d, req, host, ip, server);
         const res = d.sites(req, host, ip);
         return res instanceof Promise ? res.then((r) => withBaseHeaders(r, req)) : withBaseHeaders(res, req);
@@ -152,7 +160,7 @@ function withHeader(res: Response, name: string, value: string): Response {
 
 /** Site responses carry the request id and version headers like API ones (every response does). */
 function withBaseHeaders(res: Response, req: Request): Response {
-  if (res.headers.has("x-request-id")) return res;
+  if (isComplete(res) || res.headers.has("x-request-id")) return res;
   const extra = Object.entries(baseHeaders(requestId(req)));
   try {
     for (const [k, v] of extra) res.headers.set(k, v);

@@ -43,6 +43,10 @@ export interface Manifest {
   dirs: Set<string>;
   /** The deploy's `_redirects` and `_headers`, compiled at build time (null: neither file). */
   rules: SiteRules | null;
+  /** Interned `_headers` outcomes of this deploy (the site server fills it as paths are asked). */
+  headerSets?: Map<string, import("./files").SiteHeaderSet>;
+  /** The set each recently asked path gets (null: no block matches), bounded by the site server. */
+  headerSetByPath?: Map<string, import("./files").SiteHeaderSet | null>;
 }
 
 const MAX_SITES = 20_000;
@@ -135,6 +139,13 @@ export class SiteDirectory {
       this.manifests.set(deployId, m);
     }
     return m;
+  }
+
+  /** Every cached host lookup (another process changed the database: anything may have moved). */
+  forgetAll(): void {
+    this.sites.clear();
+    this.customHosts.clear();
+    this.keyOf.clear();
   }
 
   private forget(publicationId: string): void {

@@ -6,6 +6,9 @@ import type { Counter } from "../core/metrics";
 import { LRUCache } from "lru-cache";
 import type { BlobStore } from "../blobs/store";
 import type { DeployFile } from "../features/publish";
+import { clientVersion } from "../core/version";
+import { PROTECTED_HEADERS } from "../features/publish";
+import { requestId } from "../http/request-info";
 import { noneMatch, parseRange, pickEncoding, type Encoding } from "./negotiate";
 
 /** Files up to this size are kept in memory once read. */
@@ -18,6 +21,60 @@ export interface ServeOptions {
   extraHeaders: Record<string, string>;
   /** false for error pages (404.html): no 304/Range games on those. */
   conditional: boolean;
+  /** The site's `_headers` for this path, interned (see siteHeaderSet): baked into the cached headers. */
+  siteHeaders?: SiteHeaderSet | null;
+}
+
+/**
+ * The `_headers` changes that apply to one answer, with what decides how they apply. One object
+ * per distinct set (interned by the site server), so the header cache can key on its identity.
+ */
+export interface SiteHeaderSet {
+  changes: Map<string, string | null>;
+  custom: boolean;
+  priv: boolean;
+  extra: Record<string, string>;
+}
+
+/**
+ * `_headers` on a site answer. Pier's protective headers were refused at build time; Set-Cookie
+ * goes out on custom domains only (under the shared sites domain it could shadow another site's
+ * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says;
+ * the preview's noindex header is put back last.
+ */
+export function applySiteHeaders(h: Headers, s: SiteHeaderSet): void {
+  for (const [name, value] of s.changes) {
+    if (PROTECTED_HEADERS.has(name)) continue;
+    if (name === "set-cookie") {
+      if (s.custom && value !== null) for (const cookie of value.split("\n")) h.append("set-cookie", cookie);
+      continue;
+    }
+    if (name === "cache-control" && s.priv) continue;
+    if (value === null) h.delete(name);
+    else h.set(name, value);
+  }
+  for (const [name, value] of Object.entries(s.extra)) h.set(name, value);
+}
+
+/** Headers a Response copies; each answer adds only its request id (and then counts as complete). */
+const completed = new WeakSet<Response>();
+
+/** Did the file server build this answer whole (base headers and `_headers` already in)? */
+export const isComplete = (res: Response): boolean => completed.has(res);
+
+/** An answer built from a complete one (forms injection keeps its headers). */
+export function markComplete(res: Response): Response {
+  completed.add(res);
+  return res;
+}
+
+/** The answer from precomputed headers: a copy with this request's id, the only per-request part. */
+export function completeResponse(req: Request, body: BodyInit | null, status: number, prepared: Headers): Response {
+  const h = new Headers(prepared);
+  h.set("x-request-id", requestId(req));
+  const res = new Response(body, { status, headers: h });
+  completed.add(res);
+  return res;
 }
 
 interface Representation {
@@ -58,9 +115,7 @@ export class FileServer {
     const hasVariants = f.brSha256 !== null || f.gzipSha256 !== null;
 
     if (o.conditional && noneMatch(req.headers.get("if-none-match"), rep.etag)) {
-      const h: Record<string, string> = { etag: rep.etag, "cache-control": o.cacheControl, ...o.extraHeaders };
-      if (hasVariants) h.vary = "Accept-Encoding";
-      return new Response(null, { status: 304, headers: h });
+      return completeResponse(req, null, 304, this.headers(f, rep, o, hasVariants, 304));
     }
 
     let body: Blob | undefined;
@@ -71,40 +126,73 @@ export class FileServer {
       const ifRange = req.headers.get("if-range");
       const r = ifRange !== null && ifRange.trim() !== rep.etag ? { kind: "none" as const } : parseRange(range, rep.size);
       if (r.kind === "unsatisfiable") {
-        return new Response(null, { status: 416, headers: { "content-range": `bytes */${rep.size}`, "cache-control": o.cacheControl, ...o.extraHeaders } });
+        const headers = new Headers({
+          "content-range": `bytes */${rep.size}`,
+          "cache-control": o.cacheControl,
+          "x-pier-client-version": clientVersion,
+          ...o.extraHeaders,
+        });
+        if (o.siteHeaders) applySiteHeaders(headers, o.siteHeaders);
+        return completeResponse(req, null, 416, headers);
       }
       if (r.kind === "range") {
-        const headers = new Headers(this.headers(f, rep, o, hasVariants));
+        const headers = new Headers(this.headers(f, rep, o, hasVariants, 206));
         headers.set("content-range", `bytes ${r.start}-${r.end}/${rep.size}`);
         if (req.method !== "HEAD") this.bytesServed?.inc(0, r.end + 1 - r.start);
-        return new Response(body.slice(r.start, r.end + 1), { status: 206, headers });
+        return completeResponse(req, body.slice(r.start, r.end + 1), 206, headers);
       }
     }
     if (req.method !== "HEAD") this.bytesServed?.inc(0, rep.size);
-    return new Response(body, { status: o.status ?? 200, headers: this.headers(f, rep, o, hasVariants) });
+    const status = o.status ?? 200;
+    return completeResponse(req, body, status, this.headers(f, rep, o, hasVariants, status));
   }
 
-  private headers(f: DeployFile, rep: Representation, o: ServeOptions, hasVariants: boolean): Headers {
+  /**
+   * The headers of one representation of one deploy file, built once: type, caching, ETag,
+   * encoding, Pier's base headers and the path's `_headers` blocks. Keyed by the extra headers'
+   * and header set's identities (both interned), so the variants per file stay few.
+   */
+  private headers(f: DeployFile, rep: Representation, o: ServeOptions, hasVariants: boolean, status: number): Headers {
     let byFile = this.headerCache.get(o.extraHeaders);
     if (!byFile) this.headerCache.set(o.extraHeaders, (byFile = new WeakMap()));
     let byKey = byFile.get(f);
     if (!byKey) byFile.set(f, (byKey = new Map()));
-    const key = `${rep.encoding}|${o.cacheControl}`;
+    const set = o.siteHeaders ?? null;
+    const key = `${rep.encoding}|${o.cacheControl}|${status === 304 ? 304 : 200}|${set === null ? 0 : this.setId(set)}`;
     let h = byKey.get(key);
     if (!h) {
-      const init: Record<string, string> = {
-        "content-type": f.contentType,
-        "cache-control": o.cacheControl,
-        "x-content-type-options": "nosniff",
-        etag: rep.etag,
-        ...o.extraHeaders,
-      };
+      // A 304 carries what a cache needs to refresh its copy, not the body's description.
+      const init: Record<string, string> =
+        status === 304
+          ? { etag: rep.etag, "cache-control": o.cacheControl, "x-pier-client-version": clientVersion, ...o.extraHeaders }
+          : {
+              "content-type": f.contentType,
+              "cache-control": o.cacheControl,
+              "x-content-type-options": "nosniff",
+              etag: rep.etag,
+              "x-pier-client-version": clientVersion,
+              ...o.extraHeaders,
+            };
       if (hasVariants) init.vary = "Accept-Encoding";
-      if (rep.encoding === "identity") init["accept-ranges"] = "bytes";
-      else init["content-encoding"] = rep.encoding;
-      byKey.set(key, (h = new Headers(init)));
+      if (status !== 304) {
+        if (rep.encoding === "identity") init["accept-ranges"] = "bytes";
+        else init["content-encoding"] = rep.encoding;
+      }
+      h = new Headers(init);
+      if (set !== null) applySiteHeaders(h, set);
+      // Interned sets are few per site; the bound only guards against a pathological one.
+      if (byKey.size >= 64) byKey.clear();
+      byKey.set(key, h);
     }
     return h;
+  }
+
+  private readonly setIds = new WeakMap<SiteHeaderSet, number>();
+  private nextSetId = 1;
+  private setId(set: SiteHeaderSet): number {
+    let id = this.setIds.get(set);
+    if (id === undefined) this.setIds.set(set, (id = this.nextSetId++));
+    return id;
   }
 
   /** Read a small file into memory (big files are never loaded: they go out with sendfile). */

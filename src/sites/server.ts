@@ -8,14 +8,13 @@ import { FormEndpoint, FormWidget } from "../features/forms";
 import { clientIp } from "../http/request-info";
 import { AUTOINDEX_CSP, AutoIndex } from "./autoindex";
 import { SiteDirectory, type Manifest, type Site } from "./directory";
-import { FileServer } from "./files";
+import { applySiteHeaders, FileServer, isComplete, markComplete, type SiteHeaderSet } from "./files";
 import { emailGatePage, handleGatePost, handleRecipientLink, hasAccess, passwordGatePage, type GateContext } from "./gates";
 import { noneMatch } from "./negotiate";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, parseRequestPath, splitUrl } from "./paths";
-import { PROTECTED_HEADERS } from "../features/publish";
 import { siteAssets } from "../sites-assets.gen";
-import type { DeployFile } from "../features/publish";
+import type { DeployFile, SiteRules } from "../features/publish";
 import type { ServeOptions } from "./files";
 import altchaScript from "../../node_modules/altcha/dist/main/altcha.min.js" with { type: "file" };
 
@@ -35,6 +34,17 @@ export const CACHE_PRIVATE = "private, no-cache";
 const PREVIEW_HEADERS = { "x-robots-tag": "noindex, nofollow" };
 const NO_HEADERS = {};
 
+/** Each handler's site directory, for forgetCachedSites. */
+const directories = new WeakMap<SiteHandler, SiteDirectory>();
+
+/**
+ * Drop every cached host lookup of this handler (deploy manifests stay: a deploy never changes).
+ * Called when another process may have changed publications (serving workers).
+ */
+export function forgetCachedSites(handler: SiteHandler): void {
+  directories.get(handler)?.forgetAll();
+}
+
 export function createSiteHandler(deps: Deps): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs, undefined, deps.metrics.siteBytes);
@@ -42,8 +52,6 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const events = new ClientEvents(deps);
   const forms = new FormEndpoint(deps);
   const formWidget = new FormWidget(deps);
-  // Pages that got hosted forms: a site's own CSP on them is widened for what the forms need.
-  const withForms = new WeakSet<Response>();
   let formsScript: string | null = null;
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));
@@ -53,6 +61,13 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   // Reset at each call; read right after handle() returns, before any other request runs.
   let handledSite: Site | null = null;
   let handledPath: string | null = null;
+  /** The content type of the deploy file answered synchronously (analytics reads it instead of the response's headers). */
+  let handledType: string | null = null;
+  /**
+   * The `_headers` set of the answer being built: every deploy file of one handle() call is
+   * served synchronously inside it, so serveFile reads it here rather than through every helper.
+   */
+  let pendingSiteHeaders: SiteHeaderSet | null = null;
 
   // Analytics sees every answer of a live site whose owner has not turned counting off; it costs
   // the request a few stores into preallocated arrays (src/features/analytics/recorder.ts does
@@ -60,27 +75,28 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   const recorded: SiteHandler = (req, hostKind, ipOf = () => clientIp(req)) => {
     handledSite = null;
     handledPath = null;
+    handledType = null;
     const res = handle(req, hostKind, ipOf);
     if (hostKind.kind !== "site") return res;
     const site = handledSite ?? directory.byLabel(hostKind.label);
     if (!site?.analytics || site.deployId === null || site.status !== "published") return res;
     const path = handledPath ?? splitUrl(req.url).pathname;
     if (res instanceof Response) {
-      count(req, site, hostKind.label, path, ipOf, res);
+      count(req, site, hostKind.label, path, ipOf, res, handledType);
       return res;
     }
     return res.then((r) => {
-      count(req, site, hostKind.label, path, ipOf, r);
+      count(req, site, hostKind.label, path, ipOf, r, null);
       return r;
     });
   };
 
-  function count(req: Request, site: Site, label: string, pathname: string, ipOf: () => string, res: Response): void {
+  function count(req: Request, site: Site, label: string, pathname: string, ipOf: () => string, res: Response, fileType: string | null): void {
     const method = req.method;
     if (method !== "GET" && method !== "HEAD") return;
     if (pathname.startsWith("/_pier/")) return;
     const status = res.status;
-    const kind = classify(status, status >= 200 && status < 300 ? res.headers.get("content-type") : null, pathname);
+    const kind = classify(status, status >= 200 && status < 300 ? (fileType ?? res.headers.get("content-type")) : null, pathname);
     if (kind === null) return;
     try {
       const headers = req.headers;
@@ -204,30 +220,71 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     if (rules === null) return serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
 
     // Site rules (docs/site-rules.md) run after the gates: a rule never reveals a protected site.
-    let res: Response | Promise<Response> | null = null;
+    let res: Response | Promise<Response>;
     let headersPath = path;
     const hit = rules.hasRedirects ? rules.redirect(path, search, contentExists(m, path, parsed.dir, site.cleanUrls)) : null;
     if (hit !== null && hit.rule.status !== 200 && hit.rule.status !== 404) {
       res = new Response(null, { status: hit.rule.status, headers: { location: hit.location, "cache-control": priv ? CACHE_PRIVATE : CACHE_HTML, ...extra } });
-    } else if (hit !== null) {
+    } else {
       // A rewrite serves another path of this same site (never another origin: no proxying).
-      const target = parseRequestPath(splitUrl(`http://site${hit.location}`).pathname);
-      if (target.ok) {
-        headersPath = target.path;
-        res = serveTarget(req, t, site, m, target.path, target.dir, hit.rule.status, cacheFor, extra);
-      } else res = missing(req, t, site, m, path, cacheFor, extra);
+      const target = hit !== null ? parseRequestPath(splitUrl(`http://site${hit.location}`).pathname) : null;
+      if (target?.ok) headersPath = target.path;
+      // Deploy files get the path's header blocks baked into their cached headers (files.ts).
+      pendingSiteHeaders = rules.hasHeaders ? siteHeadersFor(m, rules, headersPath, custom, priv, extra) : null;
+      try {
+        if (hit === null) res = serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
+        else if (target!.ok) res = serveTarget(req, t, site, m, target!.path, target!.dir, hit.rule.status, cacheFor, extra);
+        else res = missing(req, t, site, m, path, cacheFor, extra);
+      } finally {
+        pendingSiteHeaders = null;
+      }
     }
-    res ??= serveContent(req, t, site, m, path, parsed.dir, pathname, search, cacheFor, extra);
-    const changes = rules.hasHeaders ? rules.headers(headersPath) : null;
-    if (changes === null) return res;
+    if (!rules.hasHeaders) return res;
     const apply = (r: Response) => {
-      const out = withSiteHeaders(r, changes, { custom, priv, extra });
-      const csp = withForms.has(r) ? out.headers.get("content-security-policy") : null;
-      if (csp) out.headers.set("content-security-policy", formWidget.widenCsp(site, csp));
-      return out;
+      if (isComplete(r)) return r;
+      const changes = rules.headers(headersPath);
+      return changes === null ? r : withSiteHeaders(r, changes, { custom, priv, extra });
     };
     return res instanceof Response ? apply(res) : res.then(apply);
   };
+
+  /** The path's header set, remembered per path (bounded) so a hot path matches no patterns. */
+  function siteHeadersFor(m: Manifest, rules: SiteRules, path: string, custom: boolean, priv: boolean, extra: Record<string, string>): SiteHeaderSet | null {
+    // Bounded in entries and key length: a flood of long distinct paths costs matching, not memory.
+    if (path.length > 200) return siteHeaderSet(m, rules.headers(path), custom, priv, extra);
+    const key = `${custom ? 1 : 0}${priv ? 1 : 0}${extra === PREVIEW_HEADERS ? 1 : 0}/${path}`;
+    const byPath = (m.headerSetByPath ??= new Map());
+    let set = byPath.get(key);
+    if (set === undefined) {
+      if (byPath.size >= 1_000) byPath.clear();
+      byPath.set(key, (set = siteHeaderSet(m, rules.headers(path), custom, priv, extra)));
+    }
+    return set;
+  }
+
+  /**
+   * One object per distinct `_headers` outcome of a deploy (most paths share a few), so the file
+   * server's header cache keys on it. Bounded: a flood of distinct paths adds no new sets unless
+   * their outcomes differ, and the table is dropped past its cap.
+   */
+  function siteHeaderSet(
+    m: Manifest,
+    changes: Map<string, string | null> | null,
+    custom: boolean,
+    priv: boolean,
+    extra: Record<string, string>,
+  ): SiteHeaderSet | null {
+    if (changes === null) return null;
+    let key = `${custom ? 1 : 0}${priv ? 1 : 0}${extra === PREVIEW_HEADERS ? 1 : 0}`;
+    for (const [name, value] of changes) key += `\n${name}\t${value === null ? "\u0000" : value}`;
+    const interned = (m.headerSets ??= new Map());
+    let set = interned.get(key);
+    if (set === undefined) {
+      if (interned.size >= 1_000) interned.clear();
+      interned.set(key, (set = { changes, custom, priv, extra }));
+    }
+    return set;
+  }
 
   /** The deploy's files at `path` by Pier's own rules: index pages, Auto-Index, clean URLs, 404/SPA. */
   function serveContent(
@@ -314,6 +371,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     if (page404) return serveFile(req, site, page404, { status: 404, cacheControl: cacheFor(page404.contentType), extraHeaders: extra, conditional: false });
     return pageResponse(t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), extra);
   }
+  directories.set(recorded, directory);
   return recorded;
 
   /**
@@ -322,15 +380,20 @@ export function createSiteHandler(deps: Deps): SiteHandler {
    * precompressed variant; sites without hosted forms keep the plain (sendfile, 304) path.
    */
   function serveFile(req: Request, site: Site, f: DeployFile, o: ServeOptions): Response | Promise<Response> {
+    const siteHeaders = pendingSiteHeaders;
+    if (siteHeaders !== null) o.siteHeaders = siteHeaders;
+    // `_headers` may set Content-Type: analytics then reads the answer's own.
+    handledType = siteHeaders === null || !siteHeaders.changes.has("content-type") ? f.contentType : null;
     if (req.method !== "GET" || !f.contentType.startsWith("text/html") || !formWidget.active(site)) return files.serve(req, f, o);
     const plain = new Request(req.url, { headers: { host: req.headers.get("host") ?? "" } });
     return Promise.resolve(files.serve(plain, f, { ...o, conditional: false })).then(async (res) => {
       const html = formWidget.inject(site, await res.text(), splitUrl(req.url).pathname);
       const headers = new Headers(res.headers);
       for (const h of ["etag", "content-length", "accept-ranges", "last-modified", "content-encoding", "vary"]) headers.delete(h);
-      const page = new Response(html, { status: res.status, headers });
-      withForms.add(page);
-      return page;
+      // A site CSP (from _headers, baked into the file's headers) is widened for the forms' own needs.
+      const csp = headers.get("content-security-policy");
+      if (csp) headers.set("content-security-policy", formWidget.widenCsp(site, csp));
+      return markComplete(new Response(html, { status: res.status, headers }));
     });
   }
 
@@ -382,16 +445,6 @@ export function withSiteHeaders(
   changes: Map<string, string | null>,
   o: { custom: boolean; priv: boolean; extra: Record<string, string> },
 ): Response {
-  for (const [name, value] of changes) {
-    if (PROTECTED_HEADERS.has(name)) continue;
-    if (name === "set-cookie") {
-      if (o.custom && value !== null) for (const cookie of value.split("\n")) res.headers.append("set-cookie", cookie);
-      continue;
-    }
-    if (name === "cache-control" && o.priv) continue;
-    if (value === null) res.headers.delete(name);
-    else res.headers.set(name, value);
-  }
-  for (const [name, value] of Object.entries(o.extra)) res.headers.set(name, value);
+  applySiteHeaders(res.headers, { changes, ...o });
   return res;
 }

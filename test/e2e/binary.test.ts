@@ -161,4 +161,35 @@ describe("the compiled binary", () => {
     expect(await Bun.file(join(dir, "secret.key")).text()).toBe(key);
     expect(a.output() + b.output()).not.toContain(key.trim());
   });
+
+  test("with --workers 2 two processes answer on the one port, and SIGTERM stops both", async () => {
+    const dir = join(work, "data-workers");
+    const s = await startBinary(bin, { dataDir: dir, cwd: work, env: env({ PIER_SECRET_KEY: SECRET }), args: ["--workers", "2"] });
+    running.add(s.proc);
+    // Site requests are answered by whichever process accepted the connection; the request id's
+    // prefix names the process. A new connection per request lets the kernel pick again.
+    const seen = new Set<string>();
+    const deadline = Date.now() + 60_000;
+    while (seen.size < 2 && Date.now() < deadline) {
+      const r = await fetch(`${s.url}/`, { headers: { host: "nosuchsite1.localhost", connection: "close" } });
+      await r.text();
+      expect(r.status).toBe(404);
+      seen.add((r.headers.get("x-request-id") ?? "").slice(0, 13));
+      await Bun.sleep(20);
+    }
+    expect(seen.size).toBe(2);
+    // The API (relayed to the primary by the worker) answers whichever process took the connection.
+    for (let i = 0; i < 6; i++) expect((await fetch(`${s.url}/api/v1/status`, { headers: { connection: "close" } })).status).toBe(200);
+    expect(await stop(s)).toBe(0);
+    // Nobody is left on the port: the worker went with the primary.
+    let refused = false;
+    for (let i = 0; i < 100 && !refused; i++) {
+      refused = await fetch(`${s.url}/api/v1/status`, { headers: { connection: "close" } }).then(
+        () => false,
+        () => true,
+      );
+      if (!refused) await Bun.sleep(100);
+    }
+    expect(refused).toBe(true);
+  }, 120_000);
 });

@@ -50,7 +50,7 @@ let counter = 0;
 
 export async function startTestPier(
   overrides: Partial<Config> = {},
-  opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger } = {},
+  opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger; servingWorkers?: number } = {},
 ): Promise<TestPier> {
   const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
   const config = {
@@ -71,7 +71,9 @@ export async function startTestPier(
   const clock = new ManualClock();
   // Mail authentication checks never query real DNS in tests: an empty table fails every lookup.
   const mailResolver = opts.mailResolver ?? tableResolver({});
-  const pier = await startPier(config, { clock, log: opts.log ?? silentLogger, startWorker: opts.startWorker ?? false, mailResolver });
+  // PIER_TEST_WORKERS=2 runs every test server with serving workers (docs/deployment.md).
+  const servingWorkers = opts.servingWorkers ?? Number(process.env.PIER_TEST_WORKERS ?? 1);
+  const pier = await startPier(config, { clock, log: opts.log ?? silentLogger, startWorker: opts.startWorker ?? false, mailResolver, servingWorkers });
   const url = `http://127.0.0.1:${pier.httpPort}`;
 
   const api = async (method: string, path: string, o: RequestOpts = {}): Promise<ApiResult> => {

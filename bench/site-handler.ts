@@ -1,0 +1,74 @@
+// The site server's cost per request in-process, without sockets: `server.fetch()` of a real
+// `pier serve` (startPier on a temp data dir) for cached files of a public site with analytics
+// on. Steadier than wrk on a shared machine; alternating batches, median µs per request.
+// Run: ./node_modules/.bin/bun bench/site-handler.ts [--batches 8] [--requests 50000]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../src/config";
+import { silentLogger } from "../src/core/log";
+import { startPier } from "../src/runtime";
+import { insertUserWithAccount } from "../src/features/accounts/service";
+import { buckets } from "../src/db/schema";
+import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
+import { createPublication } from "../src/features/publish/publications";
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : Number(process.argv[i + 1]);
+};
+const BATCHES = arg("batches", 8);
+const REQUESTS = arg("requests", 50_000);
+const dataDir = mkdtempSync(join(tmpdir(), "pier-bench-handler-"));
+const pier = await startPier(
+  {
+    ...loadConfig({}, {}),
+    dataDir,
+    host: "127.0.0.1",
+    httpPort: 0,
+    httpsPort: null,
+    smtpPort: null,
+    secretKey: "bench-secret-key-bench-secret-key-bench-secret",
+  },
+  { log: silentLogger, startWorker: false },
+);
+const deps = pier.deps;
+const page = (n: number) => new TextEncoder().encode("<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>\n".repeat(Math.ceil(n / 64)).slice(0, n));
+const rand = (n: number) => crypto.getRandomValues(new Uint8Array(n));
+const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+const now = new Date().toISOString();
+deps.db.insert(buckets).values({ id: "bkt_bench", accountId: account.id, title: "Bench", createdAt: now, updatedAt: now }).run();
+const pub = createPublication(deps, { bucketId: "bkt_bench", accountId: account.id, kind: "main", slug: "handlerbench" });
+const files = { "1k.html": page(1024), "index.html": page(4096), "64k.jpg": rand(65536) };
+const d = await writeDeploy(
+  deps,
+  pub.id,
+  Object.entries(files).map(([path, bytes]) => ({ path, bytes })),
+);
+activateDeploy(deps, pub.id, d.deployId);
+
+const host = `handlerbench.${deps.urls.sitesDomain}`;
+const cases = [
+  { label: "1 KB page (/1k)", path: "/1k" },
+  { label: "4 KB index (/)", path: "/" },
+  { label: "64 KB asset", path: "/64k.jpg" },
+];
+const ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
+const serverFetch = (req: Request) => (pier.http as unknown as { fetch(r: Request): Response | Promise<Response> }).fetch(req);
+for (const c of cases) {
+  const url = `http://${host}${c.path}`;
+  const one = () => new Request(url, { headers: { host, "user-agent": ua, "accept-encoding": "identity" } });
+  const first = await serverFetch(one());
+  if (first.status !== 200) throw new Error(`${c.path}: ${first.status}`);
+  const perBatch: number[] = [];
+  for (let b = 0; b < BATCHES; b++) {
+    const reqs = Array.from({ length: REQUESTS }, one);
+    const t0 = performance.now();
+    for (const r of reqs) await serverFetch(r);
+    perBatch.push(((performance.now() - t0) * 1000) / REQUESTS);
+  }
+  perBatch.sort((a, b) => a - b);
+  console.log(`| ${c.label} | ${perBatch[Math.floor(perBatch.length / 2)]!.toFixed(2)} | ${perBatch[0]!.toFixed(2)}-${perBatch.at(-1)!.toFixed(2)} |`);
+}
+await pier.stop();
+rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,183 @@
+// Serving on every core (docs/deployment.md "Serving workers"): `pier serve --workers N` runs the
+// primary (the full Pier: job worker, SMTP, ACME, API) plus N-1 serving processes that bind the
+// same HTTP and HTTPS ports with SO_REUSEPORT, so the kernel spreads connections over them.
+// A serving process answers site GET/HEAD requests from its own caches and relays every other
+// request (API, dashboard, any POST) to the primary over a Unix socket in the data dir, so
+// sessions, rate limits and anything else kept in memory live in exactly one place. What a
+// worker caches about sites is dropped whenever another process commits to the database
+// (SQLite's `PRAGMA data_version`, polled), which bounds how long a change takes to show.
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Server, Subprocess } from "bun";
+import type { Config } from "./config";
+import type { Deps } from "./core/context";
+import type { Logger } from "./core/log";
+
+/** The request headers the primary's relay socket trusts (set by workers, never by clients). */
+export const RELAY_PEER_HEADER = "x-pier-relay-peer";
+export const RELAY_PROTO_HEADER = "x-pier-relay-proto";
+
+/** How often each process checks for other processes' commits: the bound on a change's delay. */
+export const CHANGE_POLL_MS = 200;
+
+/** The environment variable a serving worker is started with (its settings as JSON). */
+export const WORKER_ENV = "PIER_SERVING_WORKER";
+
+export interface WorkerSettings {
+  config: Config;
+  httpPort: number;
+  httpsPort: number | null;
+  relaySocket: string;
+  index: number;
+}
+
+export const relaySocketPath = (dataDir: string) => join(dataDir, "run", "relay.sock");
+
+/** How many serving processes `--workers` asks for (0 = auto: one per core). */
+export function workerCount(config: Pick<Config, "workers">): number {
+  return config.workers > 0 ? config.workers : Math.max(1, navigator.hardwareConcurrency || 1);
+}
+
+/**
+ * Calls `onChange` whenever another connection (another process) committed to the database.
+ * One `PRAGMA data_version` per poll: an integer read, no table touched.
+ */
+export function watchOtherCommits(deps: Pick<Deps, "sqlite" | "log">, onChange: () => void, intervalMs = CHANGE_POLL_MS): () => void {
+  const read = () => (deps.sqlite.query("PRAGMA data_version").get() as { data_version: number }).data_version;
+  let last = read();
+  const timer = setInterval(() => {
+    try {
+      const now = read();
+      if (now !== last) {
+        last = now;
+        onChange();
+      }
+    } catch (e) {
+      deps.log.warn("data_version poll failed", { error: (e as Error).message });
+    }
+  }, intervalMs);
+  timer.unref?.();
+  return () => clearInterval(timer);
+}
+
+type Fetch = (req: Request, server: Server<unknown>) => Response | Promise<Response>;
+
+/**
+ * The primary's end of the relay: a Unix socket (in the data dir, which only Pier's user can
+ * enter) where the client's address and scheme come from the worker's headers, then the same
+ * handler as the public listeners.
+ */
+export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
+  mkdirSync(join(socketPath, ".."), { recursive: true, mode: 0o700 });
+  rmSync(socketPath, { force: true });
+  const relay: Server<unknown> = Bun.serve({
+    unix: socketPath,
+    maxRequestBodySize: 64 * 1024 ** 3,
+    fetch(req, server) {
+      const peer = req.headers.get(RELAY_PEER_HEADER) ?? "unknown";
+      let forwarded = req;
+      if (req.headers.get(RELAY_PROTO_HEADER) === "https") {
+        // The scheme decides Secure cookies and HSTS: the worker saw an HTTPS request.
+        forwarded = new Request(`https${req.url.slice(req.url.indexOf(":"))}`, req);
+      }
+      const withPeer = Object.create(server) as Server<unknown>;
+      withPeer.requestIP = () => ({ address: peer, family: peer.includes(":") ? "IPv6" : "IPv4", port: 0 });
+      withPeer.timeout = (r: Request, s: number) => server.timeout(r === forwarded ? req : r, s);
+      return fetch(forwarded, withPeer);
+    },
+  });
+  return relay;
+}
+
+/**
+ * A worker's relay to the primary: the request as it came (method, headers, streamed body), the
+ * client's address and scheme added; the answer passed back untouched (no decompression, no
+ * redirect following).
+ */
+export function relayToPrimary(socketPath: string) {
+  return async (req: Request, server: Server<unknown>, ip: () => string): Promise<Response> => {
+    const url = new URL(req.url);
+    const headers = new Headers(req.headers);
+    headers.set(RELAY_PEER_HEADER, ip());
+    headers.set(RELAY_PROTO_HEADER, url.protocol === "https:" ? "https" : "http");
+    const hasBody = req.body !== null && req.method !== "GET" && req.method !== "HEAD";
+    // The primary bounds bodies and their pace (body-limit.ts, upload-stall.ts); this socket must
+    // not cut a long upload first.
+    if (hasBody) server.timeout(req, 0);
+    try {
+      return await fetch(`http://pier${url.pathname}${url.search}`, {
+        unix: socketPath,
+        method: req.method,
+        headers,
+        body: hasBody ? req.body : undefined,
+        redirect: "manual",
+        decompress: false,
+        duplex: "half",
+      } as RequestInit);
+    } catch {
+      return new Response("Pier is restarting; try again in a moment.", {
+        status: 503,
+        headers: { "retry-after": "1", "content-type": "text/plain; charset=utf-8" },
+      });
+    }
+  };
+}
+
+export interface ServingWorkers {
+  stop(): Promise<void>;
+}
+
+/**
+ * Start `count` serving processes (the same executable, so the compiled binary works too), and
+ * start a replacement when one dies unexpectedly (at most once a second).
+ */
+export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, count: number, log: Logger): ServingWorkers {
+  const procs = new Map<number, Subprocess>();
+  let stopping = false;
+  // Compiled: Bun.main is inside the binary ("/$bunfs/..."): the executable alone runs Pier.
+  const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
+  const cmd = compiled ? [process.execPath, "serve"] : [process.execPath, join(import.meta.dir, "main.ts"), "serve"];
+  const start = (index: number) => {
+    const env = { ...process.env, [WORKER_ENV]: JSON.stringify({ ...settings, index } satisfies WorkerSettings) };
+    const startedAt = Date.now();
+    const proc = Bun.spawn(cmd, {
+      env,
+      stdin: "ignore",
+      stdout: "inherit",
+      stderr: "inherit",
+      onExit(_p, code, signal) {
+        procs.delete(index);
+        if (stopping) return;
+        log.error("serving worker exited; starting another", { worker: index, code, signal });
+        setTimeout(() => !stopping && start(index), Math.max(0, 1000 - (Date.now() - startedAt)));
+      },
+    });
+    procs.set(index, proc);
+  };
+  for (let i = 1; i <= count; i++) start(i);
+  return {
+    async stop() {
+      stopping = true;
+      const all = [...procs.values()];
+      for (const p of all) p.kill("SIGTERM");
+      await Promise.all(
+        all.map((p) =>
+          Promise.race([
+            p.exited,
+            Bun.sleep(10_000).then(() => {
+              p.kill("SIGKILL");
+              return p.exited;
+            }),
+          ]),
+        ),
+      );
+    },
+  };
+}
+
+/** This process's settings when it was started as a serving worker, else null. */
+export function readWorkerSettings(): WorkerSettings | null {
+  const raw = process.env[WORKER_ENV];
+  if (!raw) return null;
+  return JSON.parse(raw) as WorkerSettings;
+}

@@ -1,0 +1,123 @@
+// `--workers 2`: a primary (this test process) and a serving worker (its own process) share the
+// HTTP port with SO_REUSEPORT. Every check opens a new connection per request so the kernel
+// spreads them, and tells the processes apart by the request id's per-process prefix.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { activateDeploy, writeDeploy } from "../../../src/features/publish/deploys";
+import { markUnpublished, setPublicationAccess } from "../../../src/features/publish/publications";
+import { startTestPier, type TestPier } from "../../helpers/pier";
+import { publishSite, type PublishedSite } from "../../helpers/sites";
+
+let t: TestPier;
+const DEADLINE_MS = 45_000;
+
+beforeAll(async () => {
+  t = await startTestPier({ rateLimitPerMinute: 10 }, { servingWorkers: 2 });
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+/** The process that answered: request ids are a per-process prefix and a counter. */
+const processOf = (r: Response) => (r.headers.get("x-request-id") ?? "").slice(0, "req_".length + 9);
+
+/** A fresh connection per request (reusePort picks a process per connection). */
+function fresh(host: string, path: string, headers: Record<string, string> = {}) {
+  return fetch(`${t.url}${path}`, { redirect: "manual", keepalive: false, headers: { host, connection: "close", ...headers } } as RequestInit);
+}
+
+/**
+ * Ask until two different processes have each given an answer `ok` accepts (a process that has
+ * not seen a change yet may answer the old way first: the deadline is what bounds the delay).
+ */
+async function untilEveryProcess(host: string, path: string, ok: (r: Response, body: string) => boolean, headers: Record<string, string> = {}) {
+  const started = performance.now();
+  const good = new Set<string>();
+  const seen = new Set<string>();
+  while (performance.now() - started < DEADLINE_MS) {
+    const r = await fresh(host, path, headers);
+    const body = await r.text();
+    const who = processOf(r);
+    seen.add(who);
+    if (ok(r, body)) good.add(who);
+    else good.delete(who);
+    if (good.size >= 2) return { processes: good, ms: performance.now() - started };
+    await Bun.sleep(10);
+  }
+  throw new Error(`only ${good.size} of the processes seen (${[...seen].join(", ")}) answered as expected within ${DEADLINE_MS} ms`);
+}
+
+describe("serving workers", () => {
+  let site: PublishedSite;
+  beforeAll(async () => {
+    site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>first</h1>" }] });
+  });
+
+  test("a publish is served by every process; a new deploy, an access change, a slug rename and an unpublish reach all of them", async () => {
+    const first = await untilEveryProcess(site.host, "/", (r, b) => r.status === 200 && b.includes("first"));
+    expect(first.processes.size).toBe(2);
+
+    const d = await writeDeploy(t.pier.deps, site.pub.id, [{ path: "index.html", bytes: "<h1>second</h1>" }]);
+    activateDeploy(t.pier.deps, site.pub.id, d.deployId);
+    // After the switch, every process serves the new deploy (the bound is a poll interval; the
+    // deadline is generous for a loaded machine). Once seen new, a process never goes back.
+    const second = await untilEveryProcess(site.host, "/", (r, b) => r.status === 200 && b.includes("second"));
+    expect(second.processes.size).toBe(2);
+    for (let i = 0; i < 10; i++) expect(await (await fresh(site.host, "/")).text()).toContain("second");
+
+    await setPublicationAccess(t.pier.deps, site.pub.id, { mode: "password", password: "a long enough password 1" });
+    await untilEveryProcess(site.host, "/", (r, b) => r.status !== 200 || !b.includes("second"));
+    await setPublicationAccess(t.pier.deps, site.pub.id, { mode: "public" });
+    await untilEveryProcess(site.host, "/", (r, b) => r.status === 200 && b.includes("second"));
+
+    // A slug rename through the API (relayed to the primary): the site moves on every process.
+    const slug = `renamed-${Date.now().toString(36)}`;
+    const renamed = await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}/custom_domains/public_slug`, {
+      key: site.user.key,
+      body: { public_slug: slug },
+    });
+    expect(renamed.status).toBe(200);
+    const moved = `${slug}.${t.pier.deps.urls.sitesDomain}`;
+    await untilEveryProcess(moved, "/", (r, b) => r.status === 200 && b.includes("second"));
+    await untilEveryProcess(site.host, "/", (r, b) => r.status === 404 && !b.includes("second"));
+
+    markUnpublished(t.pier.deps, site.pub.id);
+    await untilEveryProcess(moved, "/", (r, b) => r.status === 404 && !b.includes("second"));
+  }, 120_000);
+
+  test("a gate cookie issued through one process opens the site on every process", async () => {
+    const password = "correct horse battery staple 42";
+    const locked = await publishSite(t, { access: "password", password, files: [{ path: "index.html", bytes: "<h1>members</h1>" }] });
+    // Without the cookie no process shows the content.
+    await untilEveryProcess(locked.host, "/", (r, b) => !b.includes("members"));
+    // The password post is relayed to the primary (its attempt limits live there).
+    const posted = await fetch(`${t.url}/_pier/gate/password`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { host: locked.host, connection: "close", "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password, next: "/" }).toString(),
+    });
+    expect(posted.status).toBe(303);
+    const cookie = posted.headers.get("set-cookie")!.split(";")[0]!;
+    const opened = await untilEveryProcess(locked.host, "/", (r, b) => r.status === 200 && b.includes("members"), { cookie });
+    expect(opened.processes.size).toBe(2);
+  }, 120_000);
+
+  test("the per-account API rate limit is one budget across processes", async () => {
+    const u = await t.user();
+    // Make sure the worker is up (it answers site requests) before spending the budget.
+    const probe = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>probe</h1>" }] });
+    await untilEveryProcess(probe.host, "/", (r) => r.status === 200);
+    let ok = 0;
+    let limited = 0;
+    for (let i = 0; i < 24; i++) {
+      const r = await fetch(`${t.url}/api/v1/buckets`, { headers: { authorization: `Bearer ${u.key}`, connection: "close" } });
+      await r.text();
+      if (r.status === 200) ok++;
+      else if (r.status === 429) limited++;
+    }
+    // 10 a minute: two processes with a budget each would allow 20 (a token may refill meanwhile).
+    expect(ok).toBeGreaterThanOrEqual(10);
+    expect(ok).toBeLessThanOrEqual(12);
+    expect(limited).toBe(24 - ok);
+  }, 120_000);
+});
