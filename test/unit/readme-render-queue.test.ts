@@ -17,7 +17,8 @@ test("READMEs queued behind each other all render within their own time limit", 
   expect(probe).toContain("<em>");
 
   // Each render fits its limit with room to spare; three in a row do not fit in one limit.
-  const limit = Math.max(200, oneRender * 1.8);
+  // 2.5x: slack for a busy machine (one render can take twice the probe), still under three renders.
+  const limit = Math.max(200, oneRender * 2.5);
   const results = await Promise.all(["one", "two", "three"].map((tag) => renderReadme(slowButFine(tag), limit)));
   for (const html of results) {
     expect(html.startsWith("<pre>")).toBe(false);
