@@ -187,17 +187,22 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // SO_REUSEPORT would let this process share a port another program (or another Pier) holds with
   // it too: the primary first checks that the port is free (the workers then join it).
   if (shared && !worker && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
-  // Bind first so port 0 resolves to the real port before URLs are derived from it.
-  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: shared });
+  const bind = () =>
+    Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: shared });
+  // The primary binds first so port 0 resolves to the real port before URLs are derived from it.
+  // A worker already knows its port and joins it only once it can answer: bound earlier, the
+  // kernel would hand it some of the port's connections while it still says "Pier is starting".
+  const early = worker ? null : bind();
   try {
-    deps = await createDeps(config, http.port!, opts);
+    deps = await createDeps(config, early?.port ?? config.httpPort, opts);
   } catch (e) {
-    http.stop(true);
+    early?.stop(true);
     throw e;
   }
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
   const sites = createSiteHandler(deps);
   dispatch = { app, sites };
+  const http = early ?? bind();
   // Another process's commit may be a publish, an access change or a rename: cached sites go.
   const stopWatching = shared ? watchOtherCommits(deps, () => forgetCachedSites(sites)) : () => {};
   let smtp: MailReceiver | null = null;
