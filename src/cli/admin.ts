@@ -20,11 +20,11 @@ import { setDisabledByAdmin } from "../features/buckets";
 import { listOutbox } from "../features/mail";
 import { localSmtpServer, sendTestMessage } from "../features/mail";
 import { createDeps } from "../runtime";
-import { forgetCertificate, listCertificates } from "../acme";
 import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
 import { connectHost } from "./healthcheck";
 import { runningServer } from "./serve";
 import { operationsCommands } from "./admin-operations";
+import { certificateCommands } from "./admin-certs";
 
 /** A command that ran but failed (exit 1, one line on stderr). */
 export class CommandFailed extends Error {}
@@ -268,45 +268,9 @@ const commands: Record<string, AdminCommand> = {
         io.out(JSON.stringify({ id: m.id, created_at: m.created_at, kind: m.kind, to: m.to_address, subject: m.subject, text: m.text_body }));
     },
   },
-  certs: {
-    usage: "certs [--json]",
-    summary:
-      "List the automatic (ACME) certificates: host, status (pending, issued, failed), expiry, last error and the next attempt (renewal or retry). --json: one JSON line each.",
-    options: [{ name: "json", help: "One JSON line per certificate instead of the table" }],
-    run(deps, o, io) {
-      const rows = listCertificates(deps);
-      if (o.json) {
-        for (const r of rows) io.out(JSON.stringify(r));
-        return;
-      }
-      if (!rows.length) {
-        io.err(deps.certificates ? "no automatic certificates yet" : "no automatic certificates (automatic HTTPS is off: see --acme)");
-        return;
-      }
-      io.out(certTable(rows));
-    },
-  },
-  "certs forget": {
-    usage: "certs forget HOST",
-    summary:
-      "Delete a host's automatic certificate (files and state). A running Pier keeps serving it from memory until it restarts, and orders it again if the host is still one of its own.",
-    positional: "HOST",
-    run(deps, o, io) {
-      const host = required(o, "host").toLowerCase().replace(/\.$/, "");
-      if (!forgetCertificate(deps, host)) throw new UsageError(`no automatic certificate for ${host} (pier admin certs lists them)`);
-      io.out(JSON.stringify({ host, forgotten: true }));
-    },
-  },
+  ...certificateCommands,
   ...operationsCommands,
 };
-
-function certTable(rows: ReturnType<typeof listCertificates>): string {
-  const cells = rows.map((r) => [r.host, r.status, r.expiresAt ?? "-", r.nextAttemptAt ?? "-", r.lastError ?? "-"]);
-  const head = ["HOST", "STATUS", "EXPIRES", "NEXT ATTEMPT", "LAST ERROR"];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (i === 4 ? 0 : c[i]!.length))));
-  const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]!))).join("  ");
-  return [line(head), ...cells.map(line)].join("\n");
-}
 
 const specOf = (name: string, c: AdminCommand): CommandSpec => ({
   name: `admin ${name}`,
