@@ -8,6 +8,8 @@ import {
   bool,
   ConfigError,
   countOrAuto,
+  dnsServer,
+  durationMs,
   hostname,
   hstsMaxAge,
   oneOf,
@@ -26,24 +28,6 @@ export interface Option {
   default: string;
   help: string;
   parse: (raw: string, name: string) => unknown;
-}
-
-/** "host", "host:port", "[v6]:port" or a bare IPv6 address; "" = the system's resolvers. */
-function dnsServer(raw: string, name: string): string | null {
-  if (raw === "") return null;
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+))(?::(\d{1,5}))?$/.exec(raw) ?? /^()([0-9a-fA-F:]+:[0-9a-fA-F:.]*)()$/.exec(raw);
-  const port = m?.[3] ? Number(m[3]) : 53;
-  if (!m || port < 1 || port > 65535) throw new ConfigError(`${name} must be host:port (e.g. 127.0.0.1:53), got "${raw}"`);
-  const host = m[1] || m[2]!;
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** "90s", "30m", "24h", "7d" in milliseconds; at least a minute. */
-function durationMs(raw: string, name: string): number {
-  const m = /^(\d+)\s*(s|m|h|d)$/.exec(raw);
-  const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3600_000, d: 86400_000 }[m[2] as "s" | "m" | "h" | "d"] : NaN;
-  if (!(ms >= 60_000)) throw new ConfigError(`${name} must be a duration of at least a minute such as 30m, 24h or 7d, got "${raw}"`);
-  return ms;
 }
 
 export const configOptions: Option[] = [
