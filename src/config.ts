@@ -116,6 +116,20 @@ export interface Config {
 
   /** Serving processes sharing the HTTP and HTTPS ports (`pier serve`); 0 = one per CPU core. */
   workers: number;
+
+  /** The GitHub App (all null: GitHub App sync off; generic git hosts still work). */
+  githubAppId: string | null;
+  githubAppPrivateKeyFile: string | null;
+  githubAppWebhookSecret: string | null;
+  githubAppWebhookSecretFile: string | null;
+  githubAppSlug: string | null;
+  githubAppClientId: string | null;
+  githubAppClientSecret: string | null;
+  githubAppClientSecretFile: string | null;
+  /** GitHub's REST API base (GitHub Enterprise Server: https://HOST/api/v3). */
+  githubApiUrl: string;
+  /** GitHub's web origin; null = derived from githubApiUrl. */
+  githubUrl: string | null;
 }
 
 export { ConfigError };
@@ -216,6 +230,7 @@ export function checkConfig(config: Config): { errors: string[]; warnings: strin
       `${optionLabel("base-url")} is https but the HTTPS listener is off; run behind a TLS-terminating reverse proxy with ${optionLabel("trust-proxy")} set, or set ${optionLabel("https-port")}`,
     );
   errors.push(...checkAcmeConfig(config));
+  errors.push(...checkGithubAppConfig(config));
   return { errors, warnings };
 }
 
@@ -295,4 +310,31 @@ export function describeConfig(config: Config): Record<string, unknown> {
     secretKey: config.secretKey ? "[redacted]" : `(generated in ${join(config.dataDir, "secret.key")})`,
     metricsToken: config.metricsToken ? "[redacted]" : null,
   };
+}
+
+/** The GitHub App's options come as a set: all of them, or none (docs/git-sync.md, GitHub App). */
+function checkGithubAppConfig(config: Config): string[] {
+  const set = {
+    "github-app-id": config.githubAppId,
+    "github-app-private-key-file": config.githubAppPrivateKeyFile,
+    "github-app-webhook-secret": config.githubAppWebhookSecret ?? config.githubAppWebhookSecretFile,
+    "github-app-slug": config.githubAppSlug,
+    "github-app-client-id": config.githubAppClientId,
+    "github-app-client-secret": config.githubAppClientSecret ?? config.githubAppClientSecretFile,
+  };
+  const missing = Object.entries(set).filter(([, v]) => v === null);
+  if (missing.length === Object.keys(set).length) return [];
+  const errors: string[] = [];
+  if (missing.length) errors.push(`the GitHub App needs ${missing.map(([name]) => optionLabel(name)).join(", ")} as well (or none of the --github-app-* options)`);
+  for (const [name, file] of [
+    ["github-app-private-key-file", config.githubAppPrivateKeyFile],
+    ["github-app-webhook-secret-file", config.githubAppWebhookSecretFile],
+    ["github-app-client-secret-file", config.githubAppClientSecretFile],
+  ] as const)
+    if (file !== null && !existsSync(file)) errors.push(`${optionLabel(name)} ${file} does not exist`);
+  if (config.githubAppWebhookSecret !== null && config.githubAppWebhookSecretFile !== null)
+    errors.push(`set ${optionLabel("github-app-webhook-secret")} or ${optionLabel("github-app-webhook-secret-file")}, not both`);
+  if (config.githubAppClientSecret !== null && config.githubAppClientSecretFile !== null)
+    errors.push(`set ${optionLabel("github-app-client-secret")} or ${optionLabel("github-app-client-secret-file")}, not both`);
+  return errors;
 }

@@ -171,6 +171,24 @@ export const errorCatalogue = {
     hint: "Choose a side (bucket or repository) for every conflicting path listed in github_sync.conflicts, and only for those.",
   },
   GIT_WEBHOOK_SIGNATURE_INVALID: { status: 401, hint: "The webhook's X-Hub-Signature-256 does not match the connection's webhook secret; nothing ran." },
+  GITHUB_NOT_CONFIGURED: { status: 409, hint: "This instance has no GitHub App; the operator sets one up (docs/git-sync.md), or connect any git host by URL on the Git page." },
+  GITHUB_SETUP_INVALID: {
+    status: 400,
+    hint: "The GitHub installation round trip was not started from this browser session, was already used, or expired; start again from the bucket's Git page.",
+  },
+  GITHUB_INSTALLATION_NOT_VISIBLE: {
+    status: 403,
+    hint: "GitHub did not confirm that the signed-in GitHub user can see this installation; nothing was linked. Install or authorize from the bucket's Git page.",
+  },
+  GITHUB_INSTALLATION_REQUIRED: {
+    status: 409,
+    hint: "No linked GitHub App installation grants that repository or account: install the app from github_sync_setup.settings_url and give it access.",
+  },
+  GITHUB_REPOSITORY_CREATE_UNAVAILABLE: {
+    status: 409,
+    hint: "GitHub lets an app create repositories only in organizations: create an empty private repository yourself, grant the app access, and connect it with direction export.",
+  },
+  GITHUB_UNAVAILABLE: { status: 502, hint: "GitHub did not answer as expected; retry later (details.reason says what it said)." },
 
   BACKUP_FAILED: {
     status: 500,

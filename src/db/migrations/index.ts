@@ -11,6 +11,7 @@ import m8 from "./0008_deploy_history.sql" with { type: "text" };
 import m9 from "./0009_form_submissions.sql" with { type: "text" };
 import m10 from "./0010_analytics_weekly.sql" with { type: "text" };
 import m11 from "./0011_git_sync.sql" with { type: "text" };
+import m12 from "./0012_github_app.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -25,4 +26,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0009_form_submissions", sql: m9 },
   { name: "0010_analytics_weekly", sql: m10 },
   { name: "0011_git_sync", sql: m11 },
+  { name: "0012_github_app", sql: m12 },
 ];

@@ -26,7 +26,7 @@ export const gitSyncConnections = sqliteTable(
     accountId: text("account_id")
       .notNull()
       .references(() => accounts.id, { onDelete: "cascade" }),
-    provider: text("provider", { enum: ["git"] }).notNull(),
+    provider: text("provider", { enum: ["git", "github"] }).notNull(),
     repositoryUrl: text("repository_url").notNull(),
     branch: text("branch").notNull(),
     /** Username for HTTP basic auth (empty: token only). */
@@ -58,6 +58,47 @@ export const gitSyncConnections = sqliteTable(
     failures: integer("failures").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    /** provider github: the app installation that grants access (its tokens are minted per sync). */
+    githubInstallationId: integer("github_installation_id"),
+    /** provider github: the repository's id and owner/name on GitHub (webhooks name both). */
+    githubRepositoryId: integer("github_repository_id"),
+    githubRepository: text("github_repository"),
   },
   (t) => [uniqueIndex("git_sync_bucket").on(t.bucketId), index("git_sync_due").on(t.state, t.nextPollAt)],
 );
+
+/**
+ * GitHub App installations linked to a Pier account: only after the person linking it proved,
+ * through GitHub's user authorization, that they can see it (docs/git-sync.md, GitHub App).
+ */
+export const githubInstallations = sqliteTable(
+  "github_installations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    installationId: integer("installation_id").notNull(),
+    /** The GitHub user or organization the app is installed on. */
+    targetLogin: text("target_login").notNull(),
+    targetType: text("target_type").notNull(),
+    /** active; suspended or deleted when GitHub says so (connections stop with a clear error). */
+    state: text("state", { enum: ["active", "suspended", "deleted"] }).notNull(),
+    linkedByUserId: text("linked_by_user_id"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("github_installation_account").on(t.accountId, t.installationId), index("github_installation_id").on(t.installationId)],
+);
+
+/** One-time, expiring `state` of an install/authorize round trip, bound to the browser session that started it. */
+export const githubSetupStates = sqliteTable("github_setup_states", {
+  /** SHA-256 of the state value (the value itself is only in the browser's round trip). */
+  id: text("id").primaryKey(),
+  sessionId: text("session_id").notNull(),
+  userId: text("user_id").notNull(),
+  accountId: text("account_id").notNull(),
+  bucketId: text("bucket_id").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  createdAt: text("created_at").notNull(),
+});

@@ -37,7 +37,7 @@ import {
   type Traffic,
   type TreeEntry,
 } from "./remote";
-import { accessOf, type ConnectionRow } from "./store";
+import { remoteAccessFor, type ConnectionRow } from "./store";
 
 export type Side = "bucket" | "repository";
 
@@ -64,7 +64,7 @@ const FILE_MODE = "100644";
  * user must act on; the caller records it in the connection's state.
  */
 export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<string, Side> = {}, traffic?: Traffic): Promise<SyncOutcome> {
-  const access: RemoteAccess = accessOf(deps, conn);
+  const access: RemoteAccess = await remoteAccessFor(deps, conn);
   const store = openStore(deps, conn.id, access, traffic);
   const bucket = bucketMetadataOf(deps, conn.bucketId);
   if (!bucket) throw new SyncFailure("bucket_gone", "The bucket no longer exists.");

@@ -6,3 +6,8 @@ export { connect, disconnect, eligibility, getConnection, patchConnection, reque
 export type { SavedRepositoryInput } from "./service";
 // Used by the task table outside src/features.
 export { GIT_POLL_JOB, GIT_SYNC_JOB, gitSyncJob, pollConnections } from "./jobs";
+// The GitHub App (the dashboard's Git page and its install round trip).
+export { githubApp as githubAppOf } from "./github-app";
+export { completeGithubSetup, startGithubSetup, GITHUB_CALLBACK_PATH } from "./github-setup";
+export { connectGithub, exportGithub, githubSetupLists } from "./github-connect";
+export { removeOrphanStores } from "./jobs";

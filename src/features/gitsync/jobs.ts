@@ -8,7 +8,11 @@ import { gitSyncConnections } from "../../db/schema";
 import { latestVersion } from "../files";
 import type { JobHandler } from "../../jobs/runner";
 import { runSync, SyncFailure, asSyncFailure, type Side } from "./engine";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { removeStore } from "./remote";
 import { connectionById, updateConnection, type ConnectionRow } from "./store";
+import { forgetInstallationToken } from "./github-app";
 
 export const GIT_SYNC_JOB = "gitsync.sync";
 export const GIT_POLL_JOB = "gitsync.poll";
@@ -52,7 +56,7 @@ export const gitSyncJob: JobHandler = {
       const republished = r.state === "in_sync" && r.pulled > 0 && conn.autoPublish ? await republish(deps, conn) : false;
       return { state: r.state, pulled: r.pulled, pushed: r.pushed, conflicts: r.conflicts.length, republished };
     } catch (e) {
-      const failure = e instanceof SyncFailure ? e : asSyncFailure(e);
+      const failure = githubWording(deps, conn, e instanceof SyncFailure ? e : asSyncFailure(e));
       if (!(e instanceof SyncFailure)) deps.log.warn("git sync failed", { connection: conn.id, error: e });
       const failures = conn.failures + 1;
       // Retry with backoff: the poll interval doubled per consecutive failure, at most 10 minutes.
@@ -68,6 +72,23 @@ export const gitSyncJob: JobHandler = {
     }
   },
 };
+
+/**
+ * A refused token or a vanished repository means something else through the GitHub App: the
+ * installation lost access to the repository, or the repository was deleted. The cached token is
+ * dropped so that the next try mints a fresh one.
+ */
+function githubWording(deps: Deps, conn: ConnectionRow, f: SyncFailure): SyncFailure {
+  if (conn.provider !== "github") return f;
+  if (f.code === "auth_failed" || f.code === "repository_not_found") {
+    if (conn.githubInstallationId) forgetInstallationToken(deps, conn.githubInstallationId);
+    return new SyncFailure(
+      "repository_access_removed",
+      `GitHub refused access to ${conn.githubRepository ?? "the repository"}: it was deleted, renamed, or is no longer granted to the app's installation. Bucket data is unchanged.`,
+    );
+  }
+  return f;
+}
 
 /**
  * Automatic republish after a sync brought changes in: the bucket's live main site is published
@@ -124,5 +145,30 @@ export async function pollConnections(deps: Deps): Promise<{ queued: number }> {
   }
   const ids = new Set([...dueRemote, ...dueLocal].map((r) => r.id));
   for (const id of ids) deps.jobs.enqueue(GIT_SYNC_JOB, { connection_id: id, choices: {} }, { maxAttempts: 1, uniqueKey: `gitsync:${id}` });
-  return { queued: ids.size };
+  const removed = removeOrphanStores(deps);
+  return { queued: ids.size, ...(removed ? { removed_stores: removed } : {}) };
+}
+
+/**
+ * Object stores under <data-dir>/git whose connection is gone: a deleted bucket takes its
+ * connection row with it (foreign key cascade), and its store would otherwise stay forever.
+ * A store is created only by a sync of an existing row, so a folder without a row is garbage.
+ */
+export function removeOrphanStores(deps: Deps): number {
+  const root = join(deps.config.dataDir, "git");
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return 0;
+  }
+  if (!names.length) return 0;
+  const known = new Set(deps.db.select({ id: gitSyncConnections.id }).from(gitSyncConnections).all().map((r) => r.id));
+  let removed = 0;
+  for (const name of names) {
+    if (known.has(name) || !name.startsWith("gsc_")) continue;
+    removeStore(deps, name);
+    removed++;
+  }
+  return removed;
 }

@@ -9,6 +9,8 @@ export const ConnectBody = t.Object(
     direction: t.Union([t.Literal("import"), t.Literal("export")], { description: "import: repository -> (empty) bucket; export: bucket -> repository" }),
     repository_url: t.Optional(t.String({ maxLength: 2000, description: "Default: the repository saved on the bucket's Git page" })),
     branch: t.Optional(t.String({ maxLength: 200 })),
+    repository: t.Optional(t.String({ maxLength: 200, description: "GitHub App: the repository as owner/name (one of github_sync_setup.repositories)" })),
+    installation_id: t.Optional(t.Integer({ minimum: 1, description: "GitHub App: the installation to use (default: the one on the repository's owner)" })),
   },
   { additionalProperties: false },
 );
@@ -18,6 +20,9 @@ export const ExportBody = t.Object(
   {
     repository_url: t.Optional(t.String({ maxLength: 2000, description: "Default: the repository saved on the bucket's Git page" })),
     branch: t.Optional(t.String({ maxLength: 200 })),
+    owner: t.Optional(t.String({ maxLength: 100, description: "GitHub App: the organization to create the repository in (an installation's account_login)" })),
+    name: t.Optional(t.String({ maxLength: 100, description: "GitHub App: the new repository's name (default: from the bucket's title)" })),
+    installation_id: t.Optional(t.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 );

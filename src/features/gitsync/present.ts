@@ -4,6 +4,8 @@ import type { Deps } from "../../core/context";
 import type { BucketRow } from "../buckets";
 import { eligibility, webhookUrl } from "./service";
 import { connectionOf, type ConnectionRow } from "./store";
+import { githubApp } from "./github-app";
+import { accountInstallations } from "./github-setup";
 
 export const settingsUrl = (deps: Deps, bucketId: string) => `${deps.urls.baseUrl}/dashboard/buckets/${bucketId}/git`;
 
@@ -27,25 +29,44 @@ export function presentSync(deps: Deps, conn: ConnectionRow | null | undefined) 
     behind: conn.behind,
     next_check_at: conn.nextPollAt,
     credential_saved: conn.credentialSealed !== null,
+    github: conn.provider === "github" ? { installation_id: conn.githubInstallationId, repository: conn.githubRepository } : null,
     webhook_url: webhookUrl(deps, conn),
     created_at: conn.createdAt,
     updated_at: conn.updatedAt,
   };
 }
 
-export function presentSetup(deps: Deps, bucket: BucketRow, saved: ConnectionRow | null | undefined = connectionOf(deps, bucket.id)) {
+export function presentSetup(
+  deps: Deps,
+  bucket: BucketRow,
+  saved: ConnectionRow | null | undefined = connectionOf(deps, bucket.id),
+  lists?: { installations: unknown[]; repositories: unknown[] },
+) {
   const e = eligibility(deps, bucket);
+  const app = githubApp(deps);
+  // Bucket reads list the linked installations from Pier's own records; the setup endpoint asks GitHub for their repositories.
+  const installations =
+    lists?.installations ??
+    (app
+      ? accountInstallations(deps, bucket.accountId).map((i) => ({
+          installation_id: i.installationId,
+          account_login: i.targetLogin,
+          account_type: i.targetType,
+          state: i.state,
+        }))
+      : []);
   return {
     eligible: e.eligible,
     settings_url: settingsUrl(deps, bucket.id),
     ...(e.blocked_reason ? { blocked_reason: e.blocked_reason } : {}),
-    providers: ["git"],
-    saved_repository: saved
+    providers: app ? ["git", "github"] : ["git"],
+    github_app: app ? { slug: app.slug, web_url: app.webUrl } : null,
+    saved_repository: saved && saved.provider === "git"
       ? { repository_url: saved.repositoryUrl, branch: saved.branch, username: saved.username || null, credential_saved: saved.credentialSealed !== null }
       : null,
-    // The GitHub App flow lists these; a generic git host has neither.
-    installations: [] as unknown[],
-    repositories: [] as unknown[],
+    // GitHub App installations linked to the account, and the repositories they grant (setup endpoint only).
+    installations,
+    repositories: lists?.repositories ?? [],
   };
 }
 

@@ -1,12 +1,15 @@
 // Git sync routes (the spec's "GitHub sync" table, plus the push webhook): validate, call one
 // service function, wrap in { data }.
 import { Elysia } from "elysia";
-import type { Deps } from "../../core/context";
+import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { must, type authPlugin } from "../../http/auth";
 import { ConnectBody, EmptyBody, ExportBody, GitSyncParams, PatchBody, SyncBody, WebhookParams } from "./model";
 import { presentSetup, presentSync } from "./present";
 import { connect, disconnect, getConnection, patchConnection, receiveWebhook, requestSync, setupOf } from "./service";
+import { githubApp } from "./github-app";
+import { connectGithub, exportGithub, githubSetupLists } from "./github-connect";
+import { receiveGithubWebhook } from "./github-webhook";
 
 const tags = ["Git sync"];
 const base = "/api/v1/buckets/:id/github_sync";
@@ -33,9 +36,10 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     )
     .get(
       `${base}/setup`,
-      ({ actor, params }) => {
+      async ({ actor, params }) => {
         const r = setupOf(deps, must(actor), params.id);
-        return { data: { github_sync_setup: presentSetup(deps, r.bucket, r.saved) } };
+        const lists = githubApp(deps) ? await githubSetupLists(deps, must(actor), params.id) : undefined;
+        return { data: { github_sync_setup: presentSetup(deps, r.bucket, r.saved, lists) } };
       },
       {
         auth: "bucket_read",
@@ -45,8 +49,15 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     )
     .post(
       base,
-      ({ actor, params, body, set }) => {
-        const conn = connect(deps, must(actor), params.id, body);
+      async ({ actor, params, body, set }) => {
+        const conn = body.repository
+          ? await connectGithub(deps, must(actor), params.id, {
+              direction: body.direction,
+              repository: body.repository,
+              branch: body.branch,
+              installation_id: body.installation_id,
+            })
+          : connect(deps, must(actor), params.id, body);
         set.status = 202;
         return { data: { github_sync: presentSync(deps, conn) } };
       },
@@ -59,10 +70,12 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     )
     .post(
       `${base}/export`,
-      ({ actor, params, body, set }) => {
+      async ({ actor, params, body, set }) => {
         // A generic git host cannot be asked to create a repository: the export goes to the
         // (empty) repository saved on the Git page or named here. The GitHub App creates one.
-        const conn = connect(deps, must(actor), params.id, { direction: "export", repository_url: body.repository_url, branch: body.branch });
+        const conn = wantsGithubExport(deps, must(actor), params.id, body)
+          ? await exportGithub(deps, must(actor), params.id, body)
+          : connect(deps, must(actor), params.id, { direction: "export", repository_url: body.repository_url, branch: body.branch });
         set.status = 202;
         return { data: { github_sync: presentSync(deps, conn) } };
       },
@@ -72,7 +85,8 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
         body: ExportBody,
         detail: {
           tags,
-          summary: "Export the bucket to a new repository (202): on a generic git host, the empty repository saved on the Git page or given here",
+          summary:
+            "Export the bucket to a new repository (202): through the GitHub App a new private repository in an organization (owner, name); on a generic git host, the empty repository saved on the Git page or given here",
         },
       },
     )
@@ -122,4 +136,32 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
           summary: "Push webhook of a git host, signed with X-Hub-Signature-256 (HMAC-SHA256 of the raw body with the connection's webhook secret)",
         },
       },
+    )
+    .post(
+      "/api/v1/git_sync/github/webhook",
+      async ({ request, set }) => {
+        const length = Number(request.headers.get("content-length") ?? "0");
+        if (length > MAX_WEBHOOK_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
+        const raw = new Uint8Array(await request.arrayBuffer());
+        if (raw.length > MAX_WEBHOOK_BYTES) throw new ApiError("PAYLOAD_TOO_LARGE");
+        const r = receiveGithubWebhook(deps, raw, request.headers.get("x-hub-signature-256"), request.headers.get("x-github-event"));
+        set.status = 202;
+        return { data: r };
+      },
+      {
+        auth: "public",
+        parse: "none",
+        detail: {
+          tags,
+          summary: "The GitHub App's webhook (push, installation, installation_repositories, repository), signed with the app's webhook secret (X-Hub-Signature-256)",
+        },
+      },
     );
+
+/** Export through the GitHub App when GitHub fields are given, or when nothing points at a generic repository. */
+function wantsGithubExport(deps: Deps, actor: Actor, bucketId: string, body: { repository_url?: string; owner?: string; name?: string; installation_id?: number }) {
+  if (body.owner || body.name || body.installation_id) return true;
+  if (body.repository_url || !githubApp(deps)) return false;
+  const saved = setupOf(deps, actor, bucketId).saved;
+  return !saved || saved.provider === "github";
+}

@@ -6,7 +6,7 @@ import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { newId, randomToken } from "../../core/ids";
 import { gitSyncConnections } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount } from "../accounts";
 import { loadBucket, loadMutableBucket, type BucketRow } from "../buckets";
 import { bucketFileCount, latestVersion } from "../files";
@@ -26,7 +26,7 @@ export function eligibility(deps: Deps, bucket: BucketRow): { eligible: boolean;
   return { eligible: true, blocked_reason: null };
 }
 
-function assertEligible(deps: Deps, bucket: BucketRow): void {
+export function assertEligible(deps: Deps, bucket: BucketRow): void {
   const e = eligibility(deps, bucket);
   if (!e.eligible)
     throw new ApiError("GIT_SYNC_UNAVAILABLE", `Git sync is not available for this bucket (${e.blocked_reason}).`, { blocked_reason: e.blocked_reason });
@@ -166,29 +166,34 @@ export function connect(deps: Deps, actor: Actor, bucketId: string, input: Conne
         { field: "repository_url" },
       );
     }
-    const fileCount = bucketFileCount(deps, bucket.id);
-    if (input.direction === "import" && fileCount > 0) throw new ApiError("GIT_SYNC_BUCKET_NOT_EMPTY", undefined, { file_count: fileCount });
-    // The base of the first sync: nothing on the repository side; for an import the (empty)
-    // bucket as it is, for an export nothing either, so every bucket file is new.
-    const row = updateConnection(
-      deps,
-      conn.id,
-      {
-        state: "pending",
-        initialDirection: input.direction,
-        lastCommit: null,
-        lastVersion: input.direction === "import" ? (latestVersion(bucket.id, tx)?.number ?? 0) : 0,
-        lastError: null,
-        conflicts: [],
-        failures: 0,
-        pollIntervalMs: deps.config.gitPollInterval * 1000,
-        nextPollAt: null,
-      },
-      tx,
-    )!;
-    enqueueSync(deps, row, {}, tx);
-    return row;
+    return startFirstSync(deps, bucket, conn, input.direction, tx);
   });
+}
+
+/** Turn a saved (not_connected) row into a connection with a first direction, and queue its first sync. */
+export function startFirstSync(deps: Deps, bucket: BucketRow, conn: ConnectionRow, direction: "import" | "export", tx: DbOrTx): ConnectionRow {
+  const fileCount = bucketFileCount(deps, bucket.id);
+  if (direction === "import" && fileCount > 0) throw new ApiError("GIT_SYNC_BUCKET_NOT_EMPTY", undefined, { file_count: fileCount });
+  // The base of the first sync: nothing on the repository side; for an import the (empty)
+  // bucket as it is, for an export nothing either, so every bucket file is new.
+  const row = updateConnection(
+    deps,
+    conn.id,
+    {
+      state: "pending",
+      initialDirection: direction,
+      lastCommit: null,
+      lastVersion: direction === "import" ? (latestVersion(bucket.id, tx)?.number ?? 0) : 0,
+      lastError: null,
+      conflicts: [],
+      failures: 0,
+      pollIntervalMs: deps.config.gitPollInterval * 1000,
+      nextPollAt: null,
+    },
+    tx,
+  )!;
+  enqueueSync(deps, row, {}, tx);
+  return row;
 }
 
 export function enqueueSync(deps: Deps, conn: ConnectionRow, choices: Record<string, Side>, db = deps.db): string {
@@ -258,7 +263,9 @@ export function receiveWebhook(deps: Deps, connectionId: string, rawBody: Uint8A
   return { queued: true };
 }
 
-export function webhookUrl(deps: Deps, conn: ConnectionRow): string {
+/** A connection's own push webhook; GitHub App connections use the app's one webhook instead. */
+export function webhookUrl(deps: Deps, conn: ConnectionRow): string | null {
+  if (conn.provider === "github") return null;
   return `${deps.urls.baseUrl}/api/v1/git_sync/webhooks/${conn.id}`;
 }
 

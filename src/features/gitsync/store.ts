@@ -4,7 +4,10 @@ import { eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { gitSyncConnections } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import type { RemoteAccess } from "./remote";
+import { installationFailure, installationToken } from "./github-app";
+import { githubInstallations } from "../../db/schema";
+import { and } from "drizzle-orm";
+import { SyncFailure, type RemoteAccess } from "./remote";
 
 export type ConnectionRow = typeof gitSyncConnections.$inferSelect;
 
@@ -26,6 +29,32 @@ export function accessOf(deps: Deps, conn: ConnectionRow): RemoteAccess {
     username: conn.username,
     password: conn.credentialSealed ? openSecret(deps, conn.id, conn.credentialSealed) : null,
   };
+}
+
+/**
+ * What a sync needs to reach the remote. A GitHub App connection authenticates as
+ * `x-access-token:<installation token>`, minted (or reused from memory) for this sync; an
+ * installation GitHub told us is gone or suspended fails at once without asking again.
+ */
+export async function remoteAccessFor(deps: Deps, conn: ConnectionRow): Promise<RemoteAccess> {
+  if (conn.provider !== "github") return accessOf(deps, conn);
+  const installationId = conn.githubInstallationId ?? 0;
+  const link = deps.db
+    .select()
+    .from(githubInstallations)
+    .where(and(eq(githubInstallations.accountId, conn.accountId), eq(githubInstallations.installationId, installationId)))
+    .get();
+  if (!link || link.state === "deleted")
+    throw new SyncFailure("installation_revoked", "The GitHub App was uninstalled from the repository's account; install it again from the bucket's Git page.");
+  if (link.state === "suspended")
+    throw new SyncFailure("installation_suspended", "The GitHub App's installation is suspended; unsuspend it in the account's GitHub settings.");
+  let token: string;
+  try {
+    token = await installationToken(deps, installationId);
+  } catch (e) {
+    throw installationFailure(e);
+  }
+  return { url: conn.repositoryUrl, branch: conn.branch, username: "x-access-token", password: token };
 }
 
 export function webhookSecretOf(deps: Deps, conn: ConnectionRow): string {

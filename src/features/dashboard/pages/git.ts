@@ -11,6 +11,7 @@ import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
+import { githubPart, githubRoutes } from "./git-github";
 
 const DONE: Record<string, string> = {
   connected: "Connected: the first sync is queued and runs in a moment.",
@@ -20,6 +21,8 @@ const DONE: Record<string, string> = {
   publish_on: "Automatic republish after a sync is on.",
   publish_off: "Automatic republish after a sync is off.",
   disconnected: "Disconnected: the bucket and the repository both stay as they are.",
+  github_linked: "GitHub installation linked: its repositories are listed below.",
+  github_requested: "Installation requested: an owner of the GitHub organization must approve it; then link it here.",
 };
 
 const STATE_TEXT: Record<string, string> = {
@@ -45,7 +48,7 @@ interface Typed {
   direction: string;
 }
 
-function gitView(shell: Shell, s: Session, bucketId: string, query: Record<string, string | undefined>, refused?: { error: ApiError; typed?: Typed }) {
+async function gitView(shell: Shell, s: Session, bucketId: string, query: Record<string, string | undefined>, refused?: { error: ApiError; typed?: Typed }) {
   const bucket = getBucket(shell.deps, s.actor, bucketId);
   const { connection } = getConnection(shell.deps, s.actor, bucket.id);
   const setup = presentSetup(shell.deps, bucket);
@@ -59,6 +62,7 @@ function gitView(shell: Shell, s: Session, bucketId: string, query: Record<strin
   };
   const field = (refused?.error.details as { field?: string } | undefined)?.field;
   const conflicts = sync?.conflicts ?? [];
+  const github = await githubPart(shell, s, bucket.id, bucket.title, setup.eligible && !sync);
   return shell.render(s, {
     title: `Git · ${bucket.title}`,
     template: "dashboard/git.html",
@@ -80,6 +84,10 @@ function gitView(shell: Shell, s: Session, bucketId: string, query: Record<strin
       lastError: sync?.error ? `${sync.error.message} (${sync.error.code})` : "",
       autoPublish: sync?.auto_publish ?? false,
       webhookUrl: sync?.webhook_url ?? "",
+      // A GitHub App connection has no credential or webhook of its own: the app provides both.
+      genericConnection: sync !== null && sync.provider !== "github",
+      githubRepository: sync?.github?.repository ?? "",
+      ...(github ?? { githubOn: false }),
       // The secret lets anyone trigger syncs: only bucket administrators see it.
       webhookSecret:
         connection && effectiveScope(s.actor, bucket.id) === "bucket_admin" ? webhookSecretOf(shell.deps, connection) : "(visible to bucket administrators)",
@@ -119,6 +127,7 @@ export const gitPage: DashboardPage = {
       direction: formField(body, "direction"),
     });
     const opts = { detail: { hide: true } };
+    githubRoutes(app as unknown as Elysia, shell, (s, id, error) => refusedHere(s, id, error));
     app.post(
       `${BUCKETS_PATH}/:id/git/connect`,
       shell.action(

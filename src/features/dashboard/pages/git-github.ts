@@ -1,0 +1,120 @@
+// The GitHub App part of a bucket's Git page: "Install on GitHub" and "Link an existing
+// installation" (links, not forms: the round trip leaves for GitHub, which the dashboard's
+// form-action CSP would refuse after a form post), GitHub's redirect back, and the forms that
+// connect a repository an installation grants or export to a new one.
+import type { Elysia } from "elysia";
+import { ApiError } from "../../../core/errors";
+import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
+import { redirectResponse } from "../../../http/html";
+import { completeGithubSetup, connectGithub, exportGithub, githubAppOf, githubSetupLists, startGithubSetup, GITHUB_CALLBACK_PATH } from "../../gitsync";
+import type { Shell, Session } from "../shell";
+import { formField } from "../shell";
+import { BUCKETS_PATH } from "./buckets-home";
+
+const gitUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encodeURIComponent(id)}/git${query}`;
+
+export interface GithubPart {
+  githubOn: boolean;
+  githubInstallations: SafeHtml;
+  hasGithubInstallations: boolean;
+  githubRepoOptions: SafeHtml;
+  hasGithubRepos: boolean;
+  githubOrgOptions: SafeHtml;
+  hasGithubOrgs: boolean;
+  githubListError: SafeHtml;
+  githubName: string;
+}
+
+/** What the Git page shows of the GitHub App (asks GitHub for the repositories only when the bucket can connect). */
+export async function githubPart(shell: Shell, s: Session, bucketId: string, bucketTitle: string, canConnect: boolean): Promise<GithubPart | null> {
+  if (!githubAppOf(shell.deps) || !canConnect) return null;
+  const lists = await githubSetupLists(shell.deps, s.actor, bucketId);
+  const errors = lists.installations.filter((i) => "error" in i && i.error).map((i) => `${i.account_login}: ${(i as { error?: string }).error}`);
+  const orgs = lists.installations.filter((i) => i.state === "active" && i.account_type === "Organization");
+  return {
+    githubOn: true,
+    hasGithubInstallations: lists.installations.length > 0,
+    githubInstallations: html`${lists.installations.map(
+      (i) => html`<li><strong>${i.account_login}</strong> (${i.account_type === "Organization" ? "organization" : "personal account"})${i.state === "active" ? "" : html` · <em>${i.state}</em>`}</li>`,
+    )}`,
+    hasGithubRepos: lists.repositories.length > 0,
+    githubRepoOptions: html`${lists.repositories.map(
+      (r) => html`<option value="${r.installation_id}:${r.full_name}">${r.full_name}${r.private ? " (private)" : ""} · ${r.default_branch}</option>`,
+    )}`,
+    hasGithubOrgs: orgs.length > 0,
+    githubOrgOptions: html`${orgs.map((i) => html`<option value="${i.installation_id}">${i.account_login}</option>`)}`,
+    githubListError: alertBox(errors.join(" · ")),
+    githubName: bucketTitle
+      .normalize("NFKD")
+      .replace(/[^\w.-]+/g, "-")
+      .replace(/^[-.]+|[-.]+$/g, "")
+      .toLowerCase()
+      .slice(0, 100),
+  };
+}
+
+export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session, id: string, error: ApiError) => Promise<Response> | Response): void {
+  const opts = { detail: { hide: true } };
+  for (const mode of ["install", "authorize"] as const) {
+    app.get(
+      `${BUCKETS_PATH}/:id/git/github/${mode}`,
+      shell.view((s, { params }) => {
+        try {
+          return redirectResponse(startGithubSetup(shell.deps, { sessionId: s.session.id, actor: s.actor }, params.id!, mode));
+        } catch (e) {
+          if (e instanceof ApiError && e.code !== "BUCKET_NOT_FOUND" && e.code !== "FORBIDDEN") return refusedHere(s, params.id!, e);
+          throw e;
+        }
+      }),
+      opts,
+    );
+  }
+  // GitHub's redirect after an install or an authorization (the app's Callback URL and Setup URL).
+  app.get(
+    GITHUB_CALLBACK_PATH,
+    shell.view(async (s, { request }) => {
+      try {
+        const r = await completeGithubSetup(shell.deps, { sessionId: s.session.id, actor: s.actor }, new URL(request.url));
+        return redirectResponse(gitUrl(r.bucketId, r.requested ? "?done=github_requested" : `?done=github_linked`));
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        // Shown on the Git page the round trip started from, when the state said which one.
+        const bucketId = (e.details as { bucket_id?: string } | undefined)?.bucket_id;
+        if (bucketId) return refusedHere(s, bucketId, new ApiError(e.code, e.message));
+        return shell.notFound(s, e);
+      }
+    }),
+    opts,
+  );
+  app.post(
+    `${BUCKETS_PATH}/:id/git/github/connect`,
+    shell.action(
+      async (s, { params, body }) => {
+        const [installation, ...rest] = formField(body, "repository").split(":");
+        await connectGithub(shell.deps, s.actor, params.id!, {
+          direction: formField(body, "direction") === "export" ? "export" : "import",
+          repository: rest.join(":"),
+          installation_id: Number(installation) || undefined,
+          branch: formField(body, "branch") || undefined,
+        });
+        return gitUrl(params.id!, "?done=connected");
+      },
+      (s, error, { params }) => refusedHere(s, params.id!, error),
+    ),
+    opts,
+  );
+  app.post(
+    `${BUCKETS_PATH}/:id/git/github/export`,
+    shell.action(
+      async (s, { params, body }) => {
+        await exportGithub(shell.deps, s.actor, params.id!, {
+          installation_id: Number(formField(body, "installation_id")) || undefined,
+          name: formField(body, "name") || undefined,
+        });
+        return gitUrl(params.id!, "?done=connected");
+      },
+      (s, error, { params }) => refusedHere(s, params.id!, error),
+    ),
+    opts,
+  );
+}

@@ -1,0 +1,180 @@
+// Linking GitHub App installations to a Pier account, browser only. A signed-in bucket
+// administrator leaves for GitHub with a one-time `state` bound to their session; GitHub sends
+// them back with a `code` (user authorization during installation) and, after an install, an
+// `installation_id`. The id from the query string proves nothing by itself: Pier exchanges the
+// code for the GitHub user's token (oauth4webapi) and links only installations that user can see
+// (GET /user/installations). https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
+import { and, eq, lt } from "drizzle-orm";
+import * as oauth from "oauth4webapi";
+import type { Actor, Deps } from "../../core/context";
+import { sha256Hex } from "../../core/crypto";
+import { ApiError } from "../../core/errors";
+import { randomToken } from "../../core/ids";
+import { githubInstallations, githubSetupStates } from "../../db/schema";
+import { loadMutableBucket } from "../buckets";
+import { githubApp, githubRequest, GithubError, type GithubApp, type GithubInstallationInfo } from "./github-app";
+
+export type InstallationRow = typeof githubInstallations.$inferSelect;
+
+/** How long a started round trip may take (GitHub's pages, choosing repositories). */
+const STATE_TTL_MS = 30 * 60_000;
+
+export const GITHUB_CALLBACK_PATH = "/dashboard/git/github/callback";
+export const githubCallbackUrl = (deps: Deps) => `${deps.urls.baseUrl}${GITHUB_CALLBACK_PATH}`;
+
+export function configuredApp(deps: Deps): GithubApp {
+  const app = githubApp(deps);
+  if (!app) throw new ApiError("GITHUB_NOT_CONFIGURED");
+  return app;
+}
+
+/**
+ * Where "Install on GitHub" (mode install) or "Link an existing installation" (mode authorize)
+ * sends the browser. Needs bucket administration; the state is stored hashed, tied to the session.
+ */
+export function startGithubSetup(deps: Deps, session: { sessionId: string; actor: Actor }, bucketId: string, mode: "install" | "authorize"): string {
+  const app = configuredApp(deps);
+  const bucket = loadMutableBucket(deps, session.actor, bucketId, { need: "bucket_admin" });
+  const state = randomToken(32);
+  const now = deps.clock.now();
+  deps.db.delete(githubSetupStates).where(lt(githubSetupStates.expiresAt, now.toISOString())).run();
+  deps.db
+    .insert(githubSetupStates)
+    .values({
+      id: sha256Hex(state),
+      sessionId: session.sessionId,
+      userId: session.actor.userId ?? "",
+      accountId: bucket.accountId,
+      bucketId: bucket.id,
+      expiresAt: new Date(now.getTime() + STATE_TTL_MS).toISOString(),
+      createdAt: now.toISOString(),
+    })
+    .run();
+  if (mode === "install") return `${app.webUrl}/apps/${encodeURIComponent(app.slug)}/installations/new?state=${state}`;
+  const q = new URLSearchParams({ client_id: app.clientId, redirect_uri: githubCallbackUrl(deps), state });
+  return `${app.webUrl}/login/oauth/authorize?${q}`;
+}
+
+export interface SetupOutcome {
+  bucketId: string;
+  linked: InstallationRow[];
+  /** An organization member asked an owner to approve the install: nothing to link yet. */
+  requested: boolean;
+}
+
+/** GitHub's redirect back to Pier: check the state, prove the installation, link it to the account. */
+export async function completeGithubSetup(deps: Deps, session: { sessionId: string; actor: Actor }, callback: URL): Promise<SetupOutcome> {
+  const app = configuredApp(deps);
+  const params = callback.searchParams;
+  const state = params.get("state") ?? "";
+  // One-time: the row goes whatever happens next.
+  const row = state ? deps.db.delete(githubSetupStates).where(eq(githubSetupStates.id, sha256Hex(state))).returning().get() : undefined;
+  if (!row || row.sessionId !== session.sessionId || row.expiresAt < deps.clock.now().toISOString()) throw new ApiError("GITHUB_SETUP_INVALID");
+  // Still an administrator of the bucket the round trip started from.
+  loadMutableBucket(deps, session.actor, row.bucketId, { need: "bucket_admin" });
+  try {
+    return await linkFromCallback(deps, app, row, callback);
+  } catch (e) {
+    if (e instanceof ApiError) throw new ApiError(e.code, e.message, { ...e.details, bucket_id: row.bucketId });
+    throw e;
+  }
+}
+
+async function linkFromCallback(deps: Deps, app: GithubApp, row: typeof githubSetupStates.$inferSelect, callback: URL): Promise<SetupOutcome> {
+  const params = callback.searchParams;
+  const state = params.get("state") ?? "";
+  if (params.get("setup_action") === "request" && !params.get("code")) return { bucketId: row.bucketId, linked: [], requested: true };
+  if (!params.get("code")) throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", "GitHub sent no authorization code; use \"Link an existing installation\" on the Git page.");
+
+  const userToken = await exchangeCode(deps, app, callback, state);
+  const visible = await userInstallations(app, userToken);
+  const claimed = params.get("installation_id");
+  let chosen = visible;
+  if (claimed !== null) {
+    const id = Number(claimed);
+    chosen = visible.filter((i) => i.id === id);
+    if (!Number.isSafeInteger(id) || chosen.length === 0) throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE");
+  }
+  const linked = chosen.map((i) => linkInstallation(deps, row.accountId, row.userId, i));
+  return { bucketId: row.bucketId, linked, requested: false };
+}
+
+async function exchangeCode(deps: Deps, app: GithubApp, callback: URL, state: string): Promise<string> {
+  const as: oauth.AuthorizationServer = {
+    issuer: app.webUrl,
+    authorization_endpoint: `${app.webUrl}/login/oauth/authorize`,
+    token_endpoint: `${app.webUrl}/login/oauth/access_token`,
+  };
+  const client: oauth.Client = { client_id: app.clientId };
+  // GitHub's web origin is https; plain http only where the operator allows plain http git (tests, private GHES).
+  const insecure = deps.config.gitAllowHttp === "on" ? { [oauth.allowInsecureRequests]: true } : {};
+  try {
+    const params = oauth.validateAuthResponse(as, client, callback, state);
+    const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(app.clientSecret), params, githubCallbackUrl(deps), oauth.nopkce, {
+      ...insecure,
+      signal: AbortSignal.timeout(20_000),
+    });
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, res);
+    return tokens.access_token;
+  } catch (e) {
+    throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", `GitHub did not accept the authorization: ${(e as Error).message.slice(0, 200)}`);
+  }
+}
+
+/** The installations of this app the GitHub user can access (GET /user/installations). */
+async function userInstallations(app: GithubApp, userToken: string): Promise<GithubInstallationInfo[]> {
+  const out: GithubInstallationInfo[] = [];
+  try {
+    for (let page = 1; page <= 10; page++) {
+      const r = await githubRequest<{ total_count: number; installations: GithubInstallationInfo[] }>(
+        app,
+        "GET",
+        `/user/installations?per_page=100&page=${page}`,
+        { bearer: userToken },
+      );
+      out.push(...r.installations);
+      if (r.installations.length < 100 || out.length >= r.total_count) break;
+    }
+  } catch (e) {
+    throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
+  }
+  return out;
+}
+
+function linkInstallation(deps: Deps, accountId: string, userId: string, i: GithubInstallationInfo): InstallationRow {
+  const now = deps.clock.now().toISOString();
+  const values = {
+    targetLogin: i.account?.login ?? String(i.id),
+    targetType: i.account?.type ?? "User",
+    state: i.suspended_at ? ("suspended" as const) : ("active" as const),
+    linkedByUserId: userId || null,
+    updatedAt: now,
+  };
+  return deps.db
+    .insert(githubInstallations)
+    .values({ id: `ghi_${randomToken(20)}`, accountId, installationId: i.id, createdAt: now, ...values })
+    .onConflictDoUpdate({ target: [githubInstallations.accountId, githubInstallations.installationId], set: values })
+    .returning()
+    .get();
+}
+
+export function accountInstallations(deps: Deps, accountId: string): InstallationRow[] {
+  return deps.db.select().from(githubInstallations).where(eq(githubInstallations.accountId, accountId)).all();
+}
+
+export function accountInstallation(deps: Deps, accountId: string, installationId: number): InstallationRow | undefined {
+  return deps.db
+    .select()
+    .from(githubInstallations)
+    .where(and(eq(githubInstallations.accountId, accountId), eq(githubInstallations.installationId, installationId)))
+    .get();
+}
+
+/** Every account's link to one installation changes state together (webhooks). */
+export function setInstallationState(deps: Deps, installationId: number, state: InstallationRow["state"]): void {
+  deps.db
+    .update(githubInstallations)
+    .set({ state, updatedAt: deps.clock.now().toISOString() })
+    .where(eq(githubInstallations.installationId, installationId))
+    .run();
+}
