@@ -20,7 +20,13 @@ export interface GitServer {
   stop(): Promise<void>;
 }
 
-export function startGitServer(opts: { credential?: { user: string; password: string } } = {}): GitServer {
+export function startGitServer(
+  opts: {
+    credential?: { user: string; password: string };
+    /** Decides every request instead of the one credential (the GitHub stand-in's installation tokens). */
+    authorize?: (user: string, password: string, path: string) => boolean;
+  } = {},
+): GitServer {
   const root = mkdtempSync(join(tmpdir(), "pier-git-"));
   let credential = opts.credential ?? null;
   const traffic = { sent: 0, received: 0 };
@@ -35,7 +41,13 @@ export function startGitServer(opts: { credential?: { user: string; password: st
       if (state.hang) return new Promise<Response>((resolve) => hung.push(() => resolve(new Response("gone", { status: 503 }))));
       const url = new URL(req.url);
       let remoteUser = "";
-      if (credential) {
+      if (opts.authorize) {
+        const header = req.headers.get("authorization") ?? "";
+        const [user, password] = header.startsWith("Basic ") ? Buffer.from(header.slice(6), "base64").toString().split(":") : ["", ""];
+        if (!opts.authorize(user ?? "", password ?? "", decodeURIComponent(url.pathname)))
+          return new Response("auth required", { status: 401, headers: { "www-authenticate": 'Basic realm="git"' } });
+        remoteUser = user || "anonymous";
+      } else if (credential) {
         const header = req.headers.get("authorization") ?? "";
         const [user, password] = header.startsWith("Basic ") ? Buffer.from(header.slice(6), "base64").toString().split(":") : [];
         if (user !== credential.user || password !== credential.password)

@@ -1,0 +1,247 @@
+// Git sync through the GitHub App, end to end over real sockets: a loopback GitHub stand-in
+// (REST API with JWT checks, installation tokens, OAuth code exchange; repositories served by
+// git http-backend), Pier's dashboard pages as a signed-in user for the browser-only install,
+// its REST API for connect/export, and the app's signed webhook for pushes and uninstalls.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Browser } from "../../helpers/browser";
+import { git, workClone, type WorkClone } from "../../helpers/git-server";
+import { startGithubStandIn, type GithubStandIn, type StandInRepo } from "../../helpers/github-stand-in";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { directUpload, newBucket, textFile } from "../../helpers/uploads";
+
+let gh: GithubStandIn;
+let t: TestPier;
+let user: TestUser;
+let browser: Browser;
+const clones: WorkClone[] = [];
+
+beforeAll(async () => {
+  gh = startGithubStandIn();
+  t = await startTestPier(gh.config);
+  gh.useClock(() => t.clock.now().getTime());
+  gh.callbackUrl = `${t.url}/dashboard/git/github/callback`;
+  gh.account("alice", "User");
+  gh.account("acme", "Organization", ["alice"]);
+  user = await t.user({ plan: "pro" });
+  browser = new Browser(t.url);
+  const signin = await browser.submit("/signin", "/signin", { email: user.email, password: user.password });
+  if (signin.status !== 303) throw new Error(`sign-in failed: ${signin.status}`);
+});
+afterAll(async () => {
+  for (const c of clones) c.cleanup();
+  await t?.stop();
+  await gh?.stop();
+});
+
+const drain = () => t.pier.runner.drain();
+const sync = async (bucketId: string) => (await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key })).body.data.github_sync;
+async function bucketText(bucketId: string, path: string): Promise<string | null> {
+  const r = await t.api("GET", `/api/v1/buckets/${bucketId}/files/by_path?path=${encodeURIComponent(path)}`, { key: user.key });
+  if (r.status !== 302) return null;
+  const res = await fetch(new URL(r.headers.get("location")!, t.url));
+  return res.status === 200 ? res.text() : null;
+}
+const versionCount = async (bucketId: string) =>
+  (await t.api("GET", `/api/v1/buckets/${bucketId}/versions?limit=500`, { key: user.key })).body.data.versions.length as number;
+
+async function repoWith(owner: string, name: string, files: Record<string, string>): Promise<{ repo: StandInRepo; other: WorkClone }> {
+  const repo = gh.createRepo(owner, name);
+  const other = await workClone(gh.adminUrl(repo));
+  clones.push(other);
+  for (const [p, text] of Object.entries(files)) other.write(p, text);
+  if (Object.keys(files).length) await other.commitAndPush("initial content");
+  return { repo, other };
+}
+
+/** "Install on GitHub" on the bucket's Git page, GitHub's page (as `githubUser`), and the way back. */
+async function installThroughPages(bucketId: string, target: string, githubUser = "alice") {
+  const page = await browser.get(`/dashboard/buckets/${bucketId}/git`);
+  expect(page.status).toBe(200);
+  expect(page.text).toContain(`/dashboard/buckets/${bucketId}/git/github/install`);
+  const start = await browser.get(`/dashboard/buckets/${bucketId}/git/github/install`);
+  expect(start.status).toBe(303);
+  expect(start.location!).toStartWith(`${gh.url}/apps/${gh.app.slug}/installations/new?state=`);
+  const onGithub = await fetch(`${start.location}&target=${target}`, { headers: { "x-github-user": githubUser }, redirect: "manual" });
+  expect(onGithub.status).toBe(302);
+  const callback = new URL(onGithub.headers.get("location")!);
+  expect(callback.searchParams.get("installation_id")).toMatch(/^\d+$/);
+  return browser.get(callback.pathname + callback.search);
+}
+
+describe("GitHub App: install, connect, both directions", () => {
+  test("install through the dashboard, connect an existing repository, import; push webhook and bucket changes flow both ways; tokens are cached and renewed", async () => {
+    const { repo, other } = await repoWith("acme", "site", { "index.html": "<h1>acme</h1>\n", "docs/a.md": "# A\n" });
+    const bucketId = await newBucket(t, user.key, "acme site");
+    const back = await installThroughPages(bucketId, "acme");
+    expect(back.status).toBe(303);
+    expect(back.location).toBe(`/dashboard/buckets/${bucketId}/git?done=github_linked`);
+
+    const setup = await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync/setup`, { key: user.key });
+    expect(setup.status).toBe(200);
+    const s = setup.body.data.github_sync_setup;
+    expect(s.providers).toEqual(["git", "github"]);
+    expect(s.installations).toEqual([expect.objectContaining({ account_login: "acme", account_type: "Organization", state: "active" })]);
+    expect(s.repositories).toEqual([expect.objectContaining({ full_name: "acme/site", default_branch: "main", private: true })]);
+    // The page lists the repository to pick.
+    expect((await browser.get(`/dashboard/buckets/${bucketId}/git`)).text).toContain("acme/site");
+
+    const connect = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: "acme/site" } });
+    expect(connect.status).toBe(202);
+    await drain();
+    const conn = await sync(bucketId);
+    expect(conn).toMatchObject({ provider: "github", state: "in_sync", branch: "main", error: null, webhook_url: null, github: { repository: "acme/site" } });
+    expect(await bucketText(bucketId, "docs/a.md")).toBe("# A\n");
+    expect(await versionCount(bucketId)).toBe(1);
+    // No token, key or secret in any answer.
+    const read = await t.api("GET", `/api/v1/buckets/${bucketId}`, { key: user.key });
+    for (const secret of [gh.app.clientSecret, gh.app.webhookSecret, "ghs_", "BEGIN RSA"]) {
+      expect(read.text).not.toContain(secret);
+      expect(setup.text).not.toContain(secret);
+    }
+
+    // A push on GitHub, announced by the app's signed webhook: one bucket version.
+    other.write("index.html", "<h1>acme v2</h1>\n");
+    other.write("new.txt", "new\n");
+    await other.commitAndPush("v2");
+    const hook = await gh.deliver(t.url, "push", {
+      ref: "refs/heads/main",
+      repository: { id: repo.id, full_name: repo.fullName },
+      installation: { id: gh.installationOn("acme")!.id },
+    });
+    expect(hook.status).toBe(202);
+    expect(((await hook.json()) as any).data.connections).toBe(1);
+    await drain();
+    expect(await bucketText(bucketId, "index.html")).toBe("<h1>acme v2</h1>\n");
+    expect(await versionCount(bucketId)).toBe(2);
+
+    // A bucket change becomes a commit pushed with the installation token.
+    await directUpload(t, user.key, bucketId, textFile("from-pier.txt", "hello github\n"));
+    await t.pier.runner.schedulePeriodic();
+    await drain();
+    t.clock.advance(61_000);
+    await drain();
+    await other.pull();
+    expect(other.read("from-pier.txt")).toBe("hello github\n");
+    expect(await git(other.dir, "log", "-1", "--format=%an")).toBe("Pier");
+    expect((await sync(bucketId)).state).toBe("in_sync");
+
+    // One token served every sync so far; one past its renewal point is replaced.
+    expect(gh.minted).toBe(1);
+    expect(gh.badJwts).toBe(0);
+    t.clock.advance(56 * 60_000);
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    expect(gh.minted).toBe(2);
+  });
+
+  test("export creates a new private repository in the organization and pushes the bucket; a personal account cannot", async () => {
+    const bucketId = await newBucket(t, user.key, "Launch Page!");
+    await directUpload(t, user.key, bucketId, textFile("index.html", "<p>launch</p>\n"));
+    // The acme installation is already linked to this account (previous test).
+    const r = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/export`, { key: user.key, body: { owner: "acme" } });
+    expect(r.status).toBe(202);
+    await drain();
+    const created = gh.repoByName("acme/launch-page");
+    expect(created?.private).toBe(true);
+    expect(await sync(bucketId)).toMatchObject({ state: "in_sync", github: { repository: "acme/launch-page" } });
+    const other = await workClone(gh.adminUrl(created!));
+    clones.push(other);
+    expect(other.read("index.html")).toBe("<p>launch</p>\n");
+
+    // A personal installation: linked through the same pages, but GitHub lets no app create a repository there.
+    const personal = await newBucket(t, user.key, "personal");
+    await directUpload(t, user.key, personal, textFile("a.txt", "a\n"));
+    expect((await installThroughPages(personal, "alice")).status).toBe(303);
+    const refused = await t.api("POST", `/api/v1/buckets/${personal}/github_sync/export`, { key: user.key, body: { owner: "alice" } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe("GITHUB_REPOSITORY_CREATE_UNAVAILABLE");
+    expect(await sync(personal)).toBeNull();
+  });
+
+  test("an uninstalled app stops the connection with installation_revoked; the bucket keeps every file and version; disconnect removes the local store", async () => {
+    const { repo } = await repoWith("acme", "docs", { "keep.md": "keep\n" });
+    const bucketId = await newBucket(t, user.key, "acme docs");
+    const c = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } });
+    expect(c.status).toBe(202);
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    const versions = await versionCount(bucketId);
+    const store = join(t.dataDir, "git", (await sync(bucketId)).id);
+    expect(existsSync(store)).toBe(true);
+
+    const inst = gh.installationOn("acme")!;
+    inst.state = "deleted";
+    try {
+      const hook = await gh.deliver(t.url, "installation", { action: "deleted", installation: { id: inst.id, account: { login: "acme" } } });
+      expect(hook.status).toBe(202);
+      const s = await sync(bucketId);
+      expect(s.state).toBe("error");
+      expect(s.error).toMatchObject({ code: "installation_revoked" });
+      // A sync now fails the same way, without touching the bucket.
+      await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+      await drain();
+      expect((await sync(bucketId)).error.code).toBe("installation_revoked");
+      expect(await bucketText(bucketId, "keep.md")).toBe("keep\n");
+      expect(await versionCount(bucketId)).toBe(versions);
+      const setup = await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync/setup`, { key: user.key });
+      expect(setup.body.data.github_sync_setup.installations.find((i: any) => i.account_login === "acme").state).toBe("deleted");
+
+      const d = await t.api("DELETE", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key });
+      expect(d.status).toBe(200);
+      expect(existsSync(store)).toBe(false);
+      expect(await bucketText(bucketId, "keep.md")).toBe("keep\n");
+    } finally {
+      inst.state = "active";
+    }
+  });
+
+  test("a repository taken away from the installation leaves repository_access_removed and loses nothing", async () => {
+    // Link acme again (the previous test uninstalled it).
+    const { repo, other } = await repoWith("acme", "blog", { "post.md": "one\n" });
+    const bucketId = await newBucket(t, user.key, "acme blog");
+    expect((await installThroughPages(bucketId, "acme")).status).toBe(303);
+    expect((await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } })).status).toBe(202);
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    const inst = gh.installationOn("acme")!;
+    inst.repos.delete(repo.id);
+    const hook = await gh.deliver(t.url, "installation_repositories", {
+      action: "removed",
+      installation: { id: inst.id },
+      repositories_removed: [{ id: repo.id, full_name: repo.fullName }],
+    });
+    expect(hook.status).toBe(202);
+    expect((await sync(bucketId)).error.code).toBe("repository_access_removed");
+    other.write("post.md", "two\n");
+    await other.commitAndPush("two");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    const s = await sync(bucketId);
+    expect(s.state).toBe("error");
+    expect(s.error.code).toBe("repository_access_removed");
+    expect(await bucketText(bucketId, "post.md")).toBe("one\n");
+  });
+});
+
+describe("GitHub App: orphaned stores", () => {
+  test("deleting a bucket removes its repository store under data/git at the next poll", async () => {
+    const { repo } = await repoWith("acme", "gone", { "x.txt": "x\n" });
+    const bucketId = await newBucket(t, user.key, "to delete");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } });
+    await drain();
+    const store = join(t.dataDir, "git", (await sync(bucketId)).id);
+    expect(existsSync(store)).toBe(true);
+    const bucket = await t.api("GET", `/api/v1/buckets/${bucketId}`, { key: user.key });
+    const del = await t.api("DELETE", `/api/v1/buckets/${bucketId}`, { key: user.key, body: { confirmation: bucket.body.data.bucket.delete?.confirmation } });
+    expect(del.status).toBeLessThan(300);
+    await drain();
+    // The poll runs every 10 s (its next run may already be queued by an earlier test).
+    await t.pier.runner.schedulePeriodic();
+    t.clock.advance(11_000);
+    await drain();
+    expect(existsSync(store)).toBe(false);
+  });
+});
