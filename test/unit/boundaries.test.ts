@@ -63,6 +63,8 @@ const rel = (p: string) => relative(FEATURES, p);
 /** Which feature owns each table of src/db/schema: only it reads or writes the table. */
 const TABLE_OWNER: Record<string, string> = {
   gitSyncConnections: "gitsync",
+  githubInstallations: "gitsync",
+  githubSetupStates: "gitsync",
   users: "accounts",
   accounts: "accounts",
   memberships: "accounts",
