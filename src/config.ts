@@ -325,7 +325,8 @@ function checkGithubAppConfig(config: Config): string[] {
   const missing = Object.entries(set).filter(([, v]) => v === null);
   if (missing.length === Object.keys(set).length) return [];
   const errors: string[] = [];
-  if (missing.length) errors.push(`the GitHub App needs ${missing.map(([name]) => optionLabel(name)).join(", ")} as well (or none of the --github-app-* options)`);
+  if (missing.length)
+    errors.push(`the GitHub App needs ${missing.map(([name]) => optionLabel(name)).join(", ")} as well (or none of the --github-app-* options)`);
   for (const [name, file] of [
     ["github-app-private-key-file", config.githubAppPrivateKeyFile],
     ["github-app-webhook-secret-file", config.githubAppWebhookSecretFile],

@@ -171,7 +171,10 @@ export const errorCatalogue = {
     hint: "Choose a side (bucket or repository) for every conflicting path listed in github_sync.conflicts, and only for those.",
   },
   GIT_WEBHOOK_SIGNATURE_INVALID: { status: 401, hint: "The webhook's X-Hub-Signature-256 does not match the connection's webhook secret; nothing ran." },
-  GITHUB_NOT_CONFIGURED: { status: 409, hint: "This instance has no GitHub App; the operator sets one up (docs/git-sync.md), or connect any git host by URL on the Git page." },
+  GITHUB_NOT_CONFIGURED: {
+    status: 409,
+    hint: "This instance has no GitHub App; the operator sets one up (docs/git-sync.md), or connect any git host by URL on the Git page.",
+  },
   GITHUB_SETUP_INVALID: {
     status: 400,
     hint: "The GitHub installation round trip was not started from this browser session, was already used, or expired; start again from the bucket's Git page.",

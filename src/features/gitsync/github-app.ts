@@ -61,7 +61,12 @@ export function requireGithubApp(deps: Deps): GithubApp {
 /** The app's own JWT (RS256): issued 60 s in the past against clock drift, valid 9 minutes (GitHub allows 10). */
 export async function appJwt(deps: Deps, app: GithubApp): Promise<string> {
   const now = Math.floor(deps.clock.now().getTime() / 1000);
-  return new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setIssuer(app.appId).setIssuedAt(now - 60).setExpirationTime(now + 540).sign(app.privateKey);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: "RS256" })
+    .setIssuer(app.appId)
+    .setIssuedAt(now - 60)
+    .setExpirationTime(now + 540)
+    .sign(app.privateKey);
 }
 
 export class GithubError extends Error {
@@ -162,7 +167,10 @@ export function installationFailure(e: unknown): SyncFailure {
   if (e instanceof SyncFailure) return e;
   const status = e instanceof GithubError ? e.status : 0;
   if (status === 404 || status === 401)
-    return new SyncFailure("installation_revoked", "The GitHub App is no longer installed on the repository's account; install it again from the bucket's Git page.");
+    return new SyncFailure(
+      "installation_revoked",
+      "The GitHub App is no longer installed on the repository's account; install it again from the bucket's Git page.",
+    );
   if (status === 403)
     return new SyncFailure("installation_suspended", "The GitHub App's installation is suspended; unsuspend it in the account's GitHub settings.");
   return new SyncFailure("github_unavailable", (e as Error).message ?? String(e));
@@ -190,9 +198,14 @@ export async function installationRepositories(deps: Deps, installationId: numbe
   const token = await installationToken(deps, installationId);
   const out: GithubRepository[] = [];
   for (let page = 1; page <= 10; page++) {
-    const r = await githubRequest<{ total_count: number; repositories: GithubRepository[] }>(app, "GET", `/installation/repositories?per_page=100&page=${page}`, {
-      bearer: token,
-    });
+    const r = await githubRequest<{ total_count: number; repositories: GithubRepository[] }>(
+      app,
+      "GET",
+      `/installation/repositories?per_page=100&page=${page}`,
+      {
+        bearer: token,
+      },
+    );
     out.push(...r.repositories);
     if (r.repositories.length < 100 || out.length >= r.total_count) break;
   }

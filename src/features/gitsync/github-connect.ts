@@ -68,9 +68,13 @@ export async function connectGithub(deps: Deps, actor: Actor, bucketId: string, 
     repo = await installationRepository(deps, installation.installationId, fullName);
   } catch (e) {
     if (e instanceof GithubError && e.status === 404)
-      throw new ApiError("GITHUB_INSTALLATION_REQUIRED", `The app's installation on ${installation.targetLogin} does not grant ${fullName} (or it does not exist).`, {
-        field: "repository",
-      });
+      throw new ApiError(
+        "GITHUB_INSTALLATION_REQUIRED",
+        `The app's installation on ${installation.targetLogin} does not grant ${fullName} (or it does not exist).`,
+        {
+          field: "repository",
+        },
+      );
     throw apiErrorOf(e);
   }
   const branch = checkBranch(input.branch || repo.default_branch);
@@ -89,7 +93,8 @@ export async function exportGithub(deps: Deps, actor: Actor, bucketId: string, i
   const existing = connectionOf(deps, bucket.id);
   if (existing && existing.state !== "not_connected") throw new ApiError("GIT_SYNC_ALREADY_CONNECTED");
   const installation = pickInstallation(deps, bucket, input.owner?.trim() || null, input.installation_id);
-  if (installation.targetType !== "Organization") throw new ApiError("GITHUB_REPOSITORY_CREATE_UNAVAILABLE", undefined, { account_login: installation.targetLogin });
+  if (installation.targetType !== "Organization")
+    throw new ApiError("GITHUB_REPOSITORY_CREATE_UNAVAILABLE", undefined, { account_login: installation.targetLogin });
   const name = (input.name?.trim() || repositoryNameFor(bucket.title)).slice(0, 100);
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(name) || name === "." || name === "..")
     throw new ApiError("VALIDATION_FAILED", "A repository name uses letters, digits, '.', '-' and '_' only.", { field: "name" });
@@ -101,7 +106,10 @@ export async function exportGithub(deps: Deps, actor: Actor, bucketId: string, i
     if (e instanceof GithubError && e.status === 422)
       throw new ApiError("VALIDATION_FAILED", `GitHub refused the name ${installation.targetLogin}/${name} (it may exist already).`, { field: "name" });
     if (e instanceof GithubError && e.status === 403)
-      throw new ApiError("GITHUB_REPOSITORY_CREATE_UNAVAILABLE", "The app may not create repositories there (it needs Administration: write on the organization).");
+      throw new ApiError(
+        "GITHUB_REPOSITORY_CREATE_UNAVAILABLE",
+        "The app may not create repositories there (it needs Administration: write on the organization).",
+      );
     throw apiErrorOf(e);
   }
   return saveAndStart(deps, bucket, installation, repo, branch, "export");

@@ -68,7 +68,13 @@ export async function completeGithubSetup(deps: Deps, session: { sessionId: stri
   const params = callback.searchParams;
   const state = params.get("state") ?? "";
   // One-time: the row goes whatever happens next.
-  const row = state ? deps.db.delete(githubSetupStates).where(eq(githubSetupStates.id, sha256Hex(state))).returning().get() : undefined;
+  const row = state
+    ? deps.db
+        .delete(githubSetupStates)
+        .where(eq(githubSetupStates.id, sha256Hex(state)))
+        .returning()
+        .get()
+    : undefined;
   if (!row || row.sessionId !== session.sessionId || row.expiresAt < deps.clock.now().toISOString()) throw new ApiError("GITHUB_SETUP_INVALID");
   // Still an administrator of the bucket the round trip started from.
   loadMutableBucket(deps, session.actor, row.bucketId, { need: "bucket_admin" });
@@ -84,7 +90,8 @@ async function linkFromCallback(deps: Deps, app: GithubApp, row: typeof githubSe
   const params = callback.searchParams;
   const state = params.get("state") ?? "";
   if (params.get("setup_action") === "request" && !params.get("code")) return { bucketId: row.bucketId, linked: [], requested: true };
-  if (!params.get("code")) throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", "GitHub sent no authorization code; use \"Link an existing installation\" on the Git page.");
+  if (!params.get("code"))
+    throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", 'GitHub sent no authorization code; use "Link an existing installation" on the Git page.');
 
   const userToken = await exchangeCode(deps, app, callback, state);
   const visible = await userInstallations(app, userToken);

@@ -163,7 +163,13 @@ export function removeOrphanStores(deps: Deps): number {
     return 0;
   }
   if (!names.length) return 0;
-  const known = new Set(deps.db.select({ id: gitSyncConnections.id }).from(gitSyncConnections).all().map((r) => r.id));
+  const known = new Set(
+    deps.db
+      .select({ id: gitSyncConnections.id })
+      .from(gitSyncConnections)
+      .all()
+      .map((r) => r.id),
+  );
   let removed = 0;
   for (const name of names) {
     if (known.has(name) || !name.startsWith("gsc_")) continue;

@@ -61,9 +61,10 @@ export function presentSetup(
     ...(e.blocked_reason ? { blocked_reason: e.blocked_reason } : {}),
     providers: app ? ["git", "github"] : ["git"],
     github_app: app ? { slug: app.slug, web_url: app.webUrl } : null,
-    saved_repository: saved && saved.provider === "git"
-      ? { repository_url: saved.repositoryUrl, branch: saved.branch, username: saved.username || null, credential_saved: saved.credentialSealed !== null }
-      : null,
+    saved_repository:
+      saved && saved.provider === "git"
+        ? { repository_url: saved.repositoryUrl, branch: saved.branch, username: saved.username || null, credential_saved: saved.credentialSealed !== null }
+        : null,
     // GitHub App installations linked to the account, and the repositories they grant (setup endpoint only).
     installations,
     repositories: lists?.repositories ?? [],

@@ -153,13 +153,19 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
         parse: "none",
         detail: {
           tags,
-          summary: "The GitHub App's webhook (push, installation, installation_repositories, repository), signed with the app's webhook secret (X-Hub-Signature-256)",
+          summary:
+            "The GitHub App's webhook (push, installation, installation_repositories, repository), signed with the app's webhook secret (X-Hub-Signature-256)",
         },
       },
     );
 
 /** Export through the GitHub App when GitHub fields are given, or when nothing points at a generic repository. */
-function wantsGithubExport(deps: Deps, actor: Actor, bucketId: string, body: { repository_url?: string; owner?: string; name?: string; installation_id?: number }) {
+function wantsGithubExport(
+  deps: Deps,
+  actor: Actor,
+  bucketId: string,
+  body: { repository_url?: string; owner?: string; name?: string; installation_id?: number },
+) {
   if (body.owner || body.name || body.installation_id) return true;
   if (body.repository_url || !githubApp(deps)) return false;
   const saved = setupOf(deps, actor, bucketId).saved;

@@ -203,7 +203,9 @@ describe("GitHub App: install, connect, both directions", () => {
     const { repo, other } = await repoWith("acme", "blog", { "post.md": "one\n" });
     const bucketId = await newBucket(t, user.key, "acme blog");
     expect((await installThroughPages(bucketId, "acme")).status).toBe(303);
-    expect((await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } })).status).toBe(202);
+    expect(
+      (await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } })).status,
+    ).toBe(202);
     await drain();
     expect((await sync(bucketId)).state).toBe("in_sync");
     const inst = gh.installationOn("acme")!;

@@ -35,7 +35,8 @@ export async function githubPart(shell: Shell, s: Session, bucketId: string, buc
     githubOn: true,
     hasGithubInstallations: lists.installations.length > 0,
     githubInstallations: html`${lists.installations.map(
-      (i) => html`<li><strong>${i.account_login}</strong> (${i.account_type === "Organization" ? "organization" : "personal account"})${i.state === "active" ? "" : html` · <em>${i.state}</em>`}</li>`,
+      (i) =>
+        html`<li><strong>${i.account_login}</strong> (${i.account_type === "Organization" ? "organization" : "personal account"})${i.state === "active" ? "" : html` · <em>${i.state}</em>`}</li>`,
     )}`,
     hasGithubRepos: lists.repositories.length > 0,
     githubRepoOptions: html`${lists.repositories.map(
@@ -73,8 +74,12 @@ export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session
   app.get(
     GITHUB_CALLBACK_PATH,
     shell.view(async (s, { request }) => {
+      const url = new URL(request.url);
+      // Repositories changed in GitHub's own settings ("Redirect on update"): no round trip of
+      // Pier's to finish, and the installation's links in Pier already cover it.
+      if (!url.searchParams.get("state") && url.searchParams.get("setup_action") === "update") return redirectResponse(`${BUCKETS_PATH}?github=updated`);
       try {
-        const r = await completeGithubSetup(shell.deps, { sessionId: s.session.id, actor: s.actor }, new URL(request.url));
+        const r = await completeGithubSetup(shell.deps, { sessionId: s.session.id, actor: s.actor }, url);
         return redirectResponse(gitUrl(r.bucketId, r.requested ? "?done=github_requested" : `?done=github_linked`));
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
