@@ -1,6 +1,7 @@
 // Typed configuration, validated once at start. Every option is an environment variable
 // PIER_<NAME> and a `pier serve --<name>` flag (flags win). README's config table mirrors
 // `configOptions` (src/config-options.ts).
+import { createPrivateKey } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { randomSecret } from "./core/crypto";
@@ -333,6 +334,15 @@ function checkGithubAppConfig(config: Config): string[] {
     ["github-app-client-secret-file", config.githubAppClientSecretFile],
   ] as const)
     if (file !== null && !existsSync(file)) errors.push(`${optionLabel(name)} ${file} does not exist`);
+  if (config.githubAppPrivateKeyFile !== null && existsSync(config.githubAppPrivateKeyFile)) {
+    try {
+      createPrivateKey(readFileSync(config.githubAppPrivateKeyFile, "utf8"));
+    } catch {
+      errors.push(
+        `${optionLabel("github-app-private-key-file")} ${config.githubAppPrivateKeyFile} is not a PEM private key (GitHub's "Generate a private key" file)`,
+      );
+    }
+  }
   if (config.githubAppWebhookSecret !== null && config.githubAppWebhookSecretFile !== null)
     errors.push(`set ${optionLabel("github-app-webhook-secret")} or ${optionLabel("github-app-webhook-secret-file")}, not both`);
   if (config.githubAppClientSecret !== null && config.githubAppClientSecretFile !== null)
