@@ -488,6 +488,13 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/git/resolve": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/git/publish": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/git/disconnect": { auth: "page", signedIn: true },
+  // The GitHub App (off in this test server: the webhook answers GITHUB_NOT_CONFIGURED).
+  "POST /api/v1/git_sync/github/webhook": { auth: "public" },
+  "GET /dashboard/buckets/:id/git/github/install": { auth: "page", signedIn: true },
+  "GET /dashboard/buckets/:id/git/github/authorize": { auth: "page", signedIn: true },
+  "GET /dashboard/git/github/callback": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/github/connect": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/git/github/export": { auth: "page", signedIn: true },
 };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
