@@ -4,7 +4,6 @@
 // https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { SignJWT } from "jose";
 import type { Deps } from "../../core/context";
 import { SyncFailure } from "./remote";
 
@@ -60,6 +59,8 @@ export function requireGithubApp(deps: Deps): GithubApp {
 
 /** The app's own JWT (RS256): issued 60 s in the past against clock drift, valid 9 minutes (GitHub allows 10). */
 export async function appJwt(deps: Deps, app: GithubApp): Promise<string> {
+  // Loaded on first use: every CLI command starts the same module graph, and most never sign a JWT.
+  const { SignJWT } = await import("jose");
   const now = Math.floor(deps.clock.now().getTime() / 1000);
   return new SignJWT({})
     .setProtectedHeader({ alg: "RS256" })
