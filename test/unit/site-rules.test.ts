@@ -85,9 +85,10 @@ describe("bounded work", () => {
     };
     const small = make(10);
     const large = make(10_000);
-    time(small);
-    time(large);
-    expect(time(large)).toBeLessThan(time(small) * 5 + 20);
+    // Best of several alternating runs: a shared machine's pauses hit single runs, not every one.
+    let best = { small: Infinity, large: Infinity };
+    for (let i = 0; i < 5; i++) best = { small: Math.min(best.small, time(small)), large: Math.min(best.large, time(large)) };
+    expect(best.large).toBeLessThan(best.small * 5 + 20);
   });
 });
 

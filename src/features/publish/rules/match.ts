@@ -85,26 +85,31 @@ function inOrder(lists: number[][], visit: (i: number) => boolean): void {
   }
 }
 
-/** Captures of `p` against the path segments, or null. */
+/** Captures of `p` against the path segments, or null (literals are checked before anything is allocated). */
 function matchPattern(p: Pattern, segs: string[]): Record<string, string> | null {
-  const captures: Record<string, string> = {};
   const pat = p.segments;
-  const one = (s: Segment, value: string) => {
-    if (typeof s === "string") return s === value;
-    if ("name" in s) captures[s.name] = value;
-    return true;
-  };
-  if (p.splatAt === -1) {
-    if (pat.length !== segs.length) return null;
-    for (let i = 0; i < pat.length; i++) if (!one(pat[i]!, segs[i]!)) return null;
-    return captures;
+  const n = segs.length;
+  const before = p.splatAt === -1 ? pat.length : p.splatAt;
+  const after = p.splatAt === -1 ? 0 : pat.length - p.splatAt - 1;
+  if (p.splatAt === -1 ? n !== pat.length : n < before + after) return null;
+  for (let i = 0; i < before; i++) {
+    const s = pat[i]!;
+    if (typeof s === "string" && s !== segs[i]) return null;
   }
-  const before = p.splatAt;
-  const after = pat.length - p.splatAt - 1;
-  if (segs.length < before + after) return null;
-  for (let i = 0; i < before; i++) if (!one(pat[i]!, segs[i]!)) return null;
-  for (let j = 0; j < after; j++) if (!one(pat[before + 1 + j]!, segs[segs.length - after + j]!)) return null;
-  captures.splat = segs.slice(before, segs.length - after).join("/");
+  for (let j = 0; j < after; j++) {
+    const s = pat[before + 1 + j]!;
+    if (typeof s === "string" && s !== segs[n - after + j]) return null;
+  }
+  const captures: Record<string, string> = {};
+  for (let i = 0; i < before; i++) {
+    const s = pat[i]!;
+    if (typeof s !== "string" && "name" in s) captures[s.name] = segs[i]!;
+  }
+  for (let j = 0; j < after; j++) {
+    const s = pat[before + 1 + j]!;
+    if (typeof s !== "string" && "name" in s) captures[s.name] = segs[n - after + j]!;
+  }
+  if (p.splatAt !== -1) captures.splat = segs.slice(before, n - after).join("/");
   return captures;
 }
 
@@ -120,6 +125,8 @@ export class SiteRules {
   readonly hasRedirects: boolean;
   readonly hasHeaders: boolean;
   private readonly hasForced: boolean;
+  /** Each redirect's destination cut into parts, on its first match. */
+  private readonly destinations: DestinationPart[][] = [];
   /** Rules held (the site server's cache weighs deploys by it). */
   readonly size: number;
 
@@ -154,7 +161,8 @@ export class SiteRules {
           if (typeof want === "object") captures[want.name] = got;
         }
       }
-      found = { rule, location: destination(rule, captures, search) };
+      const parts = (this.destinations[i] ??= destinationParts(rule.to));
+      found = { rule, location: destination(rule, parts, captures, search) };
       return true;
     });
     return found;
@@ -184,12 +192,32 @@ export class SiteRules {
 
 const DEST_PLACEHOLDER = /:([A-Za-z_][A-Za-z0-9_]*)/g;
 
-function destination(rule: RedirectRule, captures: Record<string, string>, search: string): string {
-  let to = rule.to.replace(DEST_PLACEHOLDER, (whole, name: string) => {
-    const v = captures[name];
-    if (v === undefined) return whole; // e.g. a port in an absolute URL
-    return name === "splat" ? v.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(v);
-  });
+/** A destination cut once into literal text and placeholders (`whole` is put back when nothing was captured). */
+type DestinationPart = string | { name: string; whole: string };
+
+function destinationParts(to: string): DestinationPart[] {
+  const parts: DestinationPart[] = [];
+  let last = 0;
+  for (const m of to.matchAll(DEST_PLACEHOLDER)) {
+    if (m.index > last) parts.push(to.slice(last, m.index));
+    parts.push({ name: m[1]!, whole: m[0] });
+    last = m.index + m[0].length;
+  }
+  if (last < to.length) parts.push(to.slice(last));
+  return parts;
+}
+
+function destination(rule: RedirectRule, parts: DestinationPart[], captures: Record<string, string>, search: string): string {
+  let to = "";
+  for (const part of parts) {
+    if (typeof part === "string") {
+      to += part;
+      continue;
+    }
+    const v = captures[part.name];
+    // No capture of that name: e.g. a port in an absolute URL.
+    to += v === undefined ? part.whole : part.name === "splat" ? v.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(v);
+  }
   // An empty capture must not turn `/:splat/x` into `//x`, which browsers read as another host.
   if (to.startsWith("//") || to.startsWith("/\\")) to = `/${to.replace(/^[\/\\]+/, "")}`;
   // The visitor's query string follows a rule that neither reads nor sets one (Netlify does the same).
