@@ -45,8 +45,8 @@ export interface SiteRequest {
 }
 
 export class SiteContent {
-  /** Redirect headers (status, caching, Pier's version, `_headers`), prepared per set and status. */
-  private readonly redirectHeaders = new WeakMap<object, Map<string, Headers>>();
+  /** Redirect answers (status, caching, Pier's version, `_headers`), prepared per header set and status. */
+  private readonly redirects = new WeakMap<object, Map<string, Response>>();
 
   constructor(
     private readonly deps: Deps,
@@ -98,24 +98,24 @@ export class SiteContent {
   }
 
   /**
-   * A redirect from prepared headers: only the Location and the request id are per request, and
-   * the answer counts as complete (the listener adds nothing).
+   * A redirect cloned from an answer prepared per header set and status: only the Location and
+   * the request id are per request, and the answer counts as complete (the listener adds nothing).
    */
   redirect(c: SiteRequest, status: number, location: string, cacheControl: string): Response {
     const owner: object = c.siteHeaders ?? c.extra;
-    let byStatus = this.redirectHeaders.get(owner);
-    if (byStatus === undefined) this.redirectHeaders.set(owner, (byStatus = new Map()));
+    let byStatus = this.redirects.get(owner);
+    if (byStatus === undefined) this.redirects.set(owner, (byStatus = new Map()));
     const key = `${status}|${cacheControl}`;
     let prepared = byStatus.get(key);
     if (prepared === undefined) {
-      prepared = new Headers({ "cache-control": cacheControl, "x-pier-client-version": clientVersion, ...c.extra });
-      if (c.siteHeaders !== null) applySiteHeaders(prepared, c.siteHeaders);
-      byStatus.set(key, prepared);
+      const headers = new Headers({ "cache-control": cacheControl, "x-pier-client-version": clientVersion, ...c.extra });
+      if (c.siteHeaders !== null) applySiteHeaders(headers, c.siteHeaders);
+      byStatus.set(key, (prepared = new Response(null, { status, headers })));
     }
-    const h = new Headers(prepared);
-    h.set("location", location);
-    h.set("x-request-id", requestId(c.req));
-    return markComplete(new Response(null, { status, headers: h }));
+    const res = prepared.clone();
+    res.headers.set("location", location);
+    res.headers.set("x-request-id", requestId(c.req));
+    return markComplete(res);
   }
 
   /**
@@ -185,7 +185,8 @@ export class SiteContent {
  * content: a rule is more specific than Pier's Auto-Index listing.
  */
 export function contentExists(m: Manifest, path: string, dir: boolean, cleanUrls: boolean): boolean {
+  if (!dir && m.files.has(path)) return true;
   const base = path === "" ? "" : `${path}/`;
   if (m.files.has(`${base}index.html`) || m.files.has(`${base}index.htm`)) return true;
-  return !dir && (m.files.has(path) || (cleanUrls && m.files.has(`${path}.html`)));
+  return !dir && cleanUrls && m.files.has(`${path}.html`);
 }
