@@ -6,7 +6,7 @@ import type { Deps } from "../core/context";
 import type { FormWidget } from "../features/forms";
 import type { DeployFile } from "../features/publish";
 import { clientVersion } from "../core/version";
-import { requestId } from "../http/request-info";
+import { freshRequestId } from "../http/request-info";
 import { AUTOINDEX_CSP, type AutoIndex } from "./autoindex";
 import type { Manifest, Site } from "./directory";
 import { applySiteHeaders, markComplete, type FileServer, type ServeOptions, type SiteHeaderSet } from "./files";
@@ -114,7 +114,7 @@ export class SiteContent {
     }
     const res = prepared.clone();
     res.headers.set("location", location);
-    res.headers.set("x-request-id", requestId(c.req));
+    res.headers.set("x-request-id", freshRequestId());
     return markComplete(res);
   }
 

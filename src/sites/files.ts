@@ -8,7 +8,7 @@ import type { BlobStore } from "../blobs/store";
 import type { DeployFile } from "../features/publish";
 import { clientVersion } from "../core/version";
 import { PROTECTED_HEADERS } from "../features/publish";
-import { requestId } from "../http/request-info";
+import { freshRequestId, requestId } from "../http/request-info";
 import { noneMatch, parseRange, pickEncoding, type Encoding } from "./negotiate";
 
 /** Files up to this size are kept in memory once read. */
@@ -146,7 +146,7 @@ export class FileServer {
     if (req.method !== "HEAD") this.bytesServed?.inc(0, rep.size);
     const status = o.status ?? 200;
     const prepared = this.headers(f, rep, o, hasVariants, status);
-    return status === 200 && rep.size <= MEMORY_FILE_LIMIT ? this.cloneAnswer(req, body, prepared) : completeResponse(req, body, status, prepared);
+    return status === 200 && rep.size <= MEMORY_FILE_LIMIT ? this.cloneAnswer(body, prepared) : completeResponse(req, body, status, prepared);
   }
 
   /**
@@ -154,7 +154,7 @@ export class FileServer {
    * copies the headers and shares the bytes), cheaper than building Headers and a Response per
    * request. Keyed weakly by the cached Blob: when the LRU drops the bytes, their answers go too.
    */
-  private cloneAnswer(req: Request, body: Blob, prepared: Headers): Response {
+  private cloneAnswer(body: Blob, prepared: Headers): Response {
     let byHeaders = this.answers.get(body);
     if (byHeaders === undefined) this.answers.set(body, (byHeaders = new Map()));
     let base = byHeaders.get(prepared);
@@ -164,7 +164,7 @@ export class FileServer {
       byHeaders.set(prepared, (base = new Response(body, { status: 200, headers: prepared })));
     }
     const res = base.clone();
-    res.headers.set("x-request-id", requestId(req));
+    res.headers.set("x-request-id", freshRequestId());
     completed.add(res);
     return res;
   }
