@@ -38,7 +38,8 @@ export class PierPaths {
     const method = req.method;
     const deps = this.deps;
     const notHere = () => pageResponse(t, 404, "Not found", messageBody("Not found", "There is nothing at this address."), extra);
-    if (method === "POST" && path.startsWith("_pier/gate/")) return handleGatePost(p.gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
+    if (method === "POST" && path.startsWith("_pier/gate/"))
+      return handleGatePost(p.gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
     if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(p.gate(), p.search);
     if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return this.events.scriptResponse(site.clientEvents, extra);
     if (method === "POST" && path === "_pier/event") return this.events.receive(req, site, p.ip());

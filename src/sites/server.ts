@@ -132,7 +132,8 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     // Site rules (docs/site-rules.md) run after the gates: a rule never reveals a protected site.
     const hit = rules.hasRedirects ? rules.redirect(path, search, contentExists(m, path, parsed.dir, site.cleanUrls)) : null;
     // A rewrite serves another path of this same site (never another origin: no proxying).
-    const target = hit !== null && (hit.rule.status === 200 || hit.rule.status === 404) ? parseRequestPath(splitUrl(`http://site${hit.location}`).pathname) : null;
+    const target =
+      hit !== null && (hit.rule.status === 200 || hit.rule.status === 404) ? parseRequestPath(splitUrl(`http://site${hit.location}`).pathname) : null;
     // Answers get the `_headers` of the path they serve, baked into their prepared headers.
     if (rules.hasHeaders) c.siteHeaders = siteHeadersFor(m, rules, target?.ok ? target.path : path, c, preview);
     let res: Response | Promise<Response>;
