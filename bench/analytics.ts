@@ -228,6 +228,7 @@ async function flood() {
   for (let round = 1; round <= 3; round++) {
     const t0 = performance.now();
     for (let i = 0; i < 100_000; i++) {
+      const ua = `Mozilla/5.0 (X11; Linux x86_64; rv:${i % 50}.0) Gecko/20100101 Firefox/${i % 50}.0`; // browsers: every hit is also a visitor hash
       rec.hit(
         Date.now(),
         pub.id,
@@ -236,7 +237,8 @@ async function flood() {
         "not_found",
         false,
         null,
-        `Mozilla/5.0 (X11; Linux x86_64; rv:${i % 50}.0) Gecko/20100101 Firefox/${i % 50}.0`, // browsers: every hit is also a visitor hash
+        ua,
+        rec.botOf(ua),
         `10.0.${(i >> 8) & 255}.${i & 255}`,
       );
     }

@@ -43,6 +43,12 @@ export const isMutation = (method: string): boolean => !["GET", "HEAD", "OPTIONS
 const REQUEST_ID_PREFIX = randomToken(9);
 let requestCounter = 0;
 
+/**
+ * A new id that is not remembered for the request: for answers complete in one step (a cached
+ * site file, a redirect) whose id only goes into their own header, which the access log reads.
+ */
+export const freshRequestId = (): string => nextRequestId();
+
 function nextRequestId(): string {
   const n = requestCounter;
   requestCounter = n + 1 >= 32 ** 11 ? 0 : n + 1;

@@ -8,7 +8,7 @@ import type { BlobStore } from "../blobs/store";
 import type { DeployFile } from "../features/publish";
 import { clientVersion } from "../core/version";
 import { PROTECTED_HEADERS } from "../features/publish";
-import { requestId } from "../http/request-info";
+import { freshRequestId, requestId } from "../http/request-info";
 import { noneMatch, parseRange, pickEncoding, type Encoding } from "./negotiate";
 
 /** Files up to this size are kept in memory once read. */
@@ -91,6 +91,7 @@ export class FileServer {
   private readonly memory: LRUCache<string, Blob>;
   // Response headers per file representation, built once (Headers passed to a Response are copied).
   private readonly headerCache = new WeakMap<Record<string, string>, WeakMap<DeployFile, Map<string, Headers>>>();
+  private readonly answers = new WeakMap<Blob, Map<Headers, Response>>();
 
   constructor(
     private readonly blobs: BlobStore,
@@ -144,7 +145,28 @@ export class FileServer {
     }
     if (req.method !== "HEAD") this.bytesServed?.inc(0, rep.size);
     const status = o.status ?? 200;
-    return completeResponse(req, body, status, this.headers(f, rep, o, hasVariants, status));
+    const prepared = this.headers(f, rep, o, hasVariants, status);
+    return status === 200 && rep.size <= MEMORY_FILE_LIMIT ? this.cloneAnswer(body, prepared) : completeResponse(req, body, status, prepared);
+  }
+
+  /**
+   * A 200 of an in-memory file: a clone of an answer prepared once per body and header set (Bun
+   * copies the headers and shares the bytes), cheaper than building Headers and a Response per
+   * request. Keyed weakly by the cached Blob: when the LRU drops the bytes, their answers go too.
+   */
+  private cloneAnswer(body: Blob, prepared: Headers): Response {
+    let byHeaders = this.answers.get(body);
+    if (byHeaders === undefined) this.answers.set(body, (byHeaders = new Map()));
+    let base = byHeaders.get(prepared);
+    if (base === undefined) {
+      // Header sets per body are few (encodings, caching, `_headers` outcomes); the bound only guards.
+      if (byHeaders.size >= 64) byHeaders.clear();
+      byHeaders.set(prepared, (base = new Response(body, { status: 200, headers: prepared })));
+    }
+    const res = base.clone();
+    res.headers.set("x-request-id", freshRequestId());
+    completed.add(res);
+    return res;
   }
 
   /**

@@ -30,6 +30,35 @@ describe("matching order", () => {
   });
 });
 
+describe("the index agrees with trying every rule in file order", () => {
+  // A plain reference matcher: one placeholder per segment, the splat any number of segments.
+  const matches = (pattern: string[], segs: string[]): boolean => {
+    const star = pattern.indexOf("*");
+    if (star === -1) return pattern.length === segs.length && pattern.every((p, i) => p.startsWith(":") || p === segs[i]);
+    const after = pattern.length - star - 1;
+    if (segs.length < star + after) return false;
+    const same = (p: string, v: string) => p.startsWith(":") || p === v;
+    return pattern.slice(0, star).every((p, i) => same(p, segs[i]!)) && pattern.slice(star + 1).every((p, j) => same(p, segs[segs.length - after + j]!));
+  };
+  const segment = fc.constantFrom(":a", ":b", "x", "y", "z");
+  const pattern = fc
+    .tuple(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.option(fc.nat(4), { nil: undefined }))
+    .map(([segs, star]) => (star === undefined ? segs : [...segs.slice(0, star), "*", ...segs.slice(star)]))
+    .map((segs) => segs.map((s, i) => (s.startsWith(":") ? `${s}${i}` : s))); // placeholder names unique within a pattern
+
+  test("the first matching rule by a linear scan is the one the index finds (static, placeholder-first, splat rules)", () => {
+    fc.assert(
+      fc.property(fc.array(pattern, { minLength: 1, maxLength: 40 }), fc.array(fc.constantFrom("x", "y", "z", "w"), { maxLength: 6 }), (patterns, path) => {
+        const rules = rulesOf(patterns.map((p, i) => `/${p.join("/")} /to/${i} 301`).join("\n"));
+        const expected = patterns.findIndex((p) => matches(p, path));
+        const got = rules.redirect(path.join("/"), "", false);
+        expect(got === null ? -1 : Number(got.location.split("/")[2])).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe("bounded work", () => {
   // Patterns made of the characters that make naive regex matchers backtrack.
   const segment = fc.oneof(fc.constant("*"), fc.constant(":a"), fc.constant(":b"), fc.constant("a"), fc.constant("aa"), fc.stringMatching(/^[a*:]{1,6}$/));
@@ -56,9 +85,10 @@ describe("bounded work", () => {
     };
     const small = make(10);
     const large = make(10_000);
-    time(small);
-    time(large);
-    expect(time(large)).toBeLessThan(time(small) * 5 + 20);
+    // Best of several alternating runs: a shared machine's pauses hit single runs, not every one.
+    let best = { small: Infinity, large: Infinity };
+    for (let i = 0; i < 5; i++) best = { small: Math.min(best.small, time(small)), large: Math.min(best.large, time(large)) };
+    expect(best.large).toBeLessThan(best.small * 5 + 20);
   });
 });
 

@@ -40,6 +40,8 @@ class RawHits {
   readonly path: string[] = new Array(RAW_MAX).fill("");
   readonly referer: (string | null)[] = new Array(RAW_MAX).fill(null);
   readonly userAgent: string[] = new Array(RAW_MAX).fill("");
+  /** The bot's name, or null for a person (looked up on the request: a bot's address is never asked for). */
+  readonly bot: (string | null)[] = new Array(RAW_MAX).fill(null);
   readonly ip: string[] = new Array(RAW_MAX).fill("");
 }
 
@@ -47,7 +49,13 @@ export class AnalyticsRecorder {
   private raw = new RawHits();
   private readonly hours = new Map<string, HourCounts>();
   private readonly salts = new Map<string, string>();
-  private readonly botOf = cachedBotNames();
+  /**
+   * A user agent's bot name (null: a person), remembered per user agent. The site server asks it
+   * first: only a person's hit needs the client address (the visitor hash and the country), and
+   * asking the runtime for the address is a system call.
+   */
+  private readonly botNames = cachedBotNames();
+  readonly botOf = (userAgent: string): string | null => this.botNames(userAgent.length > FIELD_MAX ? userAgent.slice(0, FIELD_MAX) : userAgent);
   private readonly countryOf: CountryOf;
   // Traffic repeats (a page and its assets, a reader's next page): the fold remembers recent
   // answers instead of recomputing an HMAC, a URL parse or a tree lookup per hit. Cleared when
@@ -78,7 +86,9 @@ export class AnalyticsRecorder {
 
   /**
    * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
-   * `label` is the site host's first label. Never throws into the site server.
+   * `label` is the site host's first label; `bot` is botOf(userAgent); `ip` and `referer` are
+   * only read for people (a bot's are never used), the referrer only for pages. Never throws
+   * into the site server.
    */
   hit(
     at: number,
@@ -89,6 +99,7 @@ export class AnalyticsRecorder {
     download: boolean,
     referer: string | null,
     userAgent: string,
+    bot: string | null,
     ip: string,
   ): void {
     const r = this.raw;
@@ -100,6 +111,7 @@ export class AnalyticsRecorder {
     r.path[i] = path;
     r.referer[i] = referer;
     r.userAgent[i] = userAgent;
+    r.bot[i] = bot;
     r.ip[i] = ip;
     r.n = i + 1;
     if (r.n === RAW_MAX) this.fold();
@@ -230,7 +242,7 @@ export class AnalyticsRecorder {
         c.count("not_found", readablePath(path));
       }
       if (flags & DOWNLOAD_BIT) c.downloads += 1;
-      const bot = this.botOf(userAgent);
+      const bot = r.bot[i]!;
       if (bot !== null) {
         c.hitsBots += 1;
         c.count("bot", bot);
