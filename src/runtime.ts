@@ -8,6 +8,7 @@ import { acmeEnabled } from "./config";
 import {
   relaySocketPath,
   relayToPrimary,
+  reportMetricsToPrimary,
   spawnServingWorkers,
   startRelay,
   watchOtherCommits,
@@ -51,7 +52,8 @@ import { prepareUpgrade, type UpgradePlan } from "./features/operations";
 
 import { PierMetrics } from "./core/pier-metrics";
 import { requestMeter, type RequestMeter } from "./http/request-metrics";
-import { startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
+import { gatherBeforeScrape, startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
+import { addDeltas } from "./core/metrics";
 
 export interface StartOptions {
   clock?: Clock;
@@ -159,22 +161,30 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // One handler once deps exist (not a new closure per request: it showed in the site benchmark).
   let handler: ReturnType<typeof makeFetch> | null = null;
   let meter: RequestMeter | null = null;
-  const fetch = (req: Request, server: Server<unknown>) => {
+  const ready = () => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
       handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null, forward);
       meter = requestMeter(deps);
     }
-    if (!handler) return startingResponse(req);
+    return handler !== null;
+  };
+  const fetch = (req: Request, server: Server<unknown>) => {
+    if (!handler && !ready()) return startingResponse(req);
     // The one metrics call per request: counted when the response (headers) is ready.
     const started = performance.now();
-    const res = handler(req, server);
+    const res = handler!(req, server);
     return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
   };
+  // A relayed request was counted and logged by the worker that accepted its connection (and
+  // whose counters reach /metrics): counting it here too would count it twice.
+  const unmetered = (req: Request, server: Server<unknown>) => (handler || ready() ? handler!(req, server) : startingResponse(req));
   const worker = opts.worker ?? null;
   if (worker) {
     // A serving worker binds the primary's resolved ports and runs nothing but the site server.
-    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, acme: "off" };
+    // The --metrics-port listener is the primary's (it adds the workers' counters): a worker
+    // binding it too would fail to start on a fixed port.
+    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, metricsPort: null, acme: "off" };
   }
   let workersWanted = worker ? 1 : Math.max(1, opts.servingWorkers ?? 1);
   if (workersWanted > 1 && acmeEnabled(config)) {
@@ -238,9 +248,15 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let workers: ServingWorkers | null = null;
   if (workersWanted > 1) {
     const relaySocket = relaySocketPath(config.dataDir);
-    relay = startRelay(relaySocket, fetch);
-    workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log);
+    relay = startRelay(relaySocket, unmetered);
+    const metrics = deps.metrics.all();
+    workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log, (deltas) =>
+      addDeltas(metrics, deltas),
+    );
+    const serving = workers;
+    gatherBeforeScrape(deps, () => serving.collectMetrics());
   }
+  const stopReporting = worker ? reportMetricsToPrimary(deps.metrics.all()) : () => {};
   let stopped = false;
   return {
     deps,
@@ -268,6 +284,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
         await Promise.all([http.stop(true), https?.stop(true)]);
       }
       stopWatching();
+      stopReporting();
       metricsListener?.stop(true);
       stopMonitoring(deps);
       acme?.close();

@@ -12,6 +12,7 @@ import type { Server, Subprocess } from "bun";
 import type { Config } from "./config";
 import type { Deps } from "./core/context";
 import type { Logger } from "./core/log";
+import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
 
 /** The request headers the primary's relay socket trusts (set by workers, never by clients). */
 export const RELAY_PEER_HEADER = "x-pier-relay-peer";
@@ -19,6 +20,23 @@ export const RELAY_PROTO_HEADER = "x-pier-relay-proto";
 
 /** How often each process checks for other processes' commits: the bound on a change's delay. */
 export const CHANGE_POLL_MS = 200;
+
+/** How often a worker sends what its counters grew by to the primary (a scrape also asks at once). */
+export const METRICS_PUSH_MS = 1000;
+/** How long a scrape waits for the workers' counters before it answers with what it has. */
+export const METRICS_PULL_TIMEOUT_MS = 1000;
+
+/** The primary asks a worker for its counters (over the spawn's IPC channel). */
+interface MetricsAsk {
+  type: "metrics?";
+  id: number;
+}
+/** A worker's counter growth since its previous message; `id` answers an ask. */
+interface MetricsReport {
+  type: "metrics";
+  id?: number;
+  deltas: MetricDeltas | null;
+}
 
 /** The environment variable a serving worker is started with (its settings as JSON). */
 export const WORKER_ENV = "PIER_SERVING_WORKER";
@@ -124,15 +142,25 @@ export function relayToPrimary(socketPath: string) {
 }
 
 export interface ServingWorkers {
+  /** Ask every worker for its counters now (they arrive through `onMetrics`); bounded by METRICS_PULL_TIMEOUT_MS. */
+  collectMetrics(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
  * Start `count` serving processes (the same executable, so the compiled binary works too), and
- * start a replacement when one dies unexpectedly (at most once a second).
+ * start a replacement when one dies unexpectedly (at most once a second). What their counters
+ * grew by comes back through `onMetrics` (pushed every second, and whenever asked).
  */
-export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, count: number, log: Logger): ServingWorkers {
+export function spawnServingWorkers(
+  settings: Omit<WorkerSettings, "index">,
+  count: number,
+  log: Logger,
+  onMetrics: (deltas: MetricDeltas) => void = () => {},
+): ServingWorkers {
   const procs = new Map<number, Subprocess>();
+  const asks = new Map<number, () => void>();
+  let nextAsk = 0;
   let stopping = false;
   // Compiled: Bun.main is inside the binary ("/$bunfs/..."): the executable alone runs Pier.
   const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
@@ -145,6 +173,12 @@ export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, cou
       stdin: "ignore",
       stdout: "inherit",
       stderr: "inherit",
+      serialization: "json",
+      ipc(message: MetricsReport) {
+        if (message?.type !== "metrics") return;
+        if (message.deltas) onMetrics(message.deltas);
+        if (message.id !== undefined) asks.get(message.id)?.();
+      },
       onExit(_p, code, signal) {
         procs.delete(index);
         if (stopping) return;
@@ -155,7 +189,26 @@ export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, cou
     procs.set(index, proc);
   };
   for (let i = 1; i <= count; i++) start(i);
+  const ask = (proc: Subprocess) =>
+    new Promise<void>((resolve) => {
+      const id = ++nextAsk;
+      const done = () => {
+        clearTimeout(timer);
+        asks.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, METRICS_PULL_TIMEOUT_MS);
+      asks.set(id, done);
+      try {
+        proc.send({ type: "metrics?", id } satisfies MetricsAsk);
+      } catch {
+        done(); // exiting: what it counted last came with its final report
+      }
+    });
   return {
+    async collectMetrics() {
+      await Promise.all([...procs.values()].map(ask));
+    },
     async stop() {
       stopping = true;
       const all = [...procs.values()];
@@ -172,6 +225,36 @@ export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, cou
         ),
       );
     },
+  };
+}
+
+/**
+ * A worker's side of the metrics: what its counters and histograms grew by goes to the primary
+ * every METRICS_PUSH_MS and whenever the primary asks (a scrape), so /metrics shows every
+ * process's requests. Returns a stop that sends the last growth.
+ */
+export function reportMetricsToPrimary(metrics: Metric[]): () => void {
+  const send = process.send?.bind(process);
+  if (!send) return () => {};
+  const reader = new DeltaReader(metrics);
+  const report = (id?: number) => {
+    const deltas = reader.take();
+    try {
+      if (deltas || id !== undefined) send({ type: "metrics", id, deltas } satisfies MetricsReport);
+    } catch {
+      // the primary is gone (this worker is about to exit: it watches its parent)
+    }
+  };
+  const onMessage = (m: MetricsAsk) => {
+    if (m?.type === "metrics?") report(m.id);
+  };
+  process.on("message", onMessage);
+  const timer = setInterval(() => report(), METRICS_PUSH_MS);
+  timer.unref?.();
+  return () => {
+    clearInterval(timer);
+    process.off("message", onMessage);
+    report();
   };
 }
 

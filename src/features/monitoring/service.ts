@@ -17,6 +17,8 @@ interface ScrapeState {
   loopDelay: IntervalHistogram | null;
   blobWalk: Promise<void> | null;
   blobWalkedAt: number;
+  /** Brings other processes' counters in before a scrape (serving workers), when there are any. */
+  gather: (() => Promise<void>) | null;
 }
 const states = new WeakMap<Deps, ScrapeState>();
 
@@ -30,7 +32,7 @@ function stateOf(deps: Deps): ScrapeState {
     } catch {
       // not every runtime has it; the lag gauge then stays 0
     }
-    states.set(deps, (s = { loopDelay, blobWalk: null, blobWalkedAt: 0 }));
+    states.set(deps, (s = { loopDelay, blobWalk: null, blobWalkedAt: 0, gather: null }));
   }
   return s;
 }
@@ -38,6 +40,14 @@ function stateOf(deps: Deps): ScrapeState {
 /** Starts the event-loop delay monitor, so the first scrape already has an interval behind it. */
 export function startMonitoring(deps: Deps): void {
   stateOf(deps);
+}
+
+/**
+ * With serving workers, a scrape first asks them for what their counters grew by (added to this
+ * process's), so /metrics counts the requests every process answered.
+ */
+export function gatherBeforeScrape(deps: Deps, gather: () => Promise<void>): void {
+  stateOf(deps).gather = gather;
 }
 
 export function stopMonitoring(deps: Deps): void {
@@ -146,10 +156,10 @@ function readStateGauges(deps: Deps, s: ScrapeState): void {
   }
 }
 
-/** The Prometheus text exposition of every metric of this process. */
+/** The Prometheus text exposition of every metric (this process's, plus its serving workers' counters). */
 export async function scrapeMetrics(deps: Deps): Promise<string> {
   const s = stateOf(deps);
-  await refreshBlobTotals(deps, s);
+  await Promise.all([refreshBlobTotals(deps, s), s.gather?.()]);
   readStateGauges(deps, s);
   return renderMetrics(deps.metrics.all());
 }
