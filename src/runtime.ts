@@ -161,25 +161,22 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // One handler once deps exist (not a new closure per request: it showed in the site benchmark).
   let handler: ReturnType<typeof makeFetch> | null = null;
   let meter: RequestMeter | null = null;
-  const ready = () => {
+  const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
       handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null, forward);
       meter = requestMeter(deps);
+      if (relayed) meter = skipRelayed(meter, relayed);
     }
-    return handler !== null;
-  };
-  const fetch = (req: Request, server: Server<unknown>) => {
-    if (!handler && !ready()) return startingResponse(req);
+    if (!handler) return startingResponse(req);
     // The one metrics call per request: counted when the response (headers) is ready.
     const started = performance.now();
-    const res = handler!(req, server);
+    const res = handler(req, server);
     return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
   };
-  // A relayed request was counted and logged by the worker that accepted its connection (and
-  // whose counters reach /metrics): counting it here too would count it twice.
-  const unmetered = (req: Request, server: Server<unknown>) => (handler || ready() ? handler!(req, server) : startingResponse(req));
   const worker = opts.worker ?? null;
+  // A worker's relayed answers are counted and logged by the primary, which answered them.
+  const relayed = worker ? new WeakSet<Response>() : null;
   if (worker) {
     // A serving worker binds the primary's resolved ports and runs nothing but the site server.
     // The --metrics-port listener is the primary's (it adds the workers' counters): a worker
@@ -193,7 +190,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     workersWanted = 1;
   }
   const shared = worker !== null || workersWanted > 1;
-  const forward = worker ? relayToPrimary(worker.relaySocket) : null;
+  const forward = worker ? relayToPrimary(worker.relaySocket, relayed!) : null;
   // SO_REUSEPORT would let this process share a port another program (or another Pier) holds with
   // it too: the primary first checks that the port is free (the workers then join it).
   if (shared && !worker && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
@@ -248,7 +245,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let workers: ServingWorkers | null = null;
   if (workersWanted > 1) {
     const relaySocket = relaySocketPath(config.dataDir);
-    relay = startRelay(relaySocket, unmetered);
+    relay = startRelay(relaySocket, fetch);
     const metrics = deps.metrics.all();
     workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log, (deltas) =>
       addDeltas(metrics, deltas),
@@ -293,6 +290,11 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       deps.close();
     },
   };
+}
+
+/** A worker's meter: what it relayed was counted (and logged) by the primary already. */
+function skipRelayed(meter: RequestMeter, relayed: WeakSet<Response>): RequestMeter {
+  return (req, res, started, server) => (relayed.has(res) ? res : meter(req, res, started, server));
 }
 
 /**

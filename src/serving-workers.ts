@@ -51,9 +51,15 @@ export interface WorkerSettings {
 
 export const relaySocketPath = (dataDir: string) => join(dataDir, "run", "relay.sock");
 
-/** How many serving processes `--workers` asks for (0 = auto: one per core). */
-export function workerCount(config: Pick<Config, "workers">): number {
-  return config.workers > 0 ? config.workers : Math.max(1, navigator.hardwareConcurrency || 1);
+/**
+ * `--workers auto` stops here: past 8 processes a small server gains little (the primary's relay
+ * and SQLite's single writer bound the rest) while each worker holds its own file cache.
+ */
+export const MAX_AUTO_WORKERS = 8;
+
+/** How many serving processes `--workers` asks for (0 = auto: one per core, at most MAX_AUTO_WORKERS). */
+export function workerCount(config: Pick<Config, "workers">, cores = navigator.hardwareConcurrency || 1): number {
+  return config.workers > 0 ? config.workers : Math.min(MAX_AUTO_WORKERS, Math.max(1, cores));
 }
 
 /**
@@ -110,9 +116,9 @@ export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
 /**
  * A worker's relay to the primary: the request as it came (method, headers, streamed body), the
  * client's address and scheme added; the answer passed back untouched (no decompression, no
- * redirect following).
+ * redirect following). Each answer goes into `relayed`: the primary counted it already.
  */
-export function relayToPrimary(socketPath: string) {
+export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>) {
   return async (req: Request, server: Server<unknown>, ip: () => string): Promise<Response> => {
     const url = new URL(req.url);
     const headers = new Headers(req.headers);
@@ -123,7 +129,7 @@ export function relayToPrimary(socketPath: string) {
     // not cut a long upload first.
     if (hasBody) server.timeout(req, 0);
     try {
-      return await fetch(`http://pier${url.pathname}${url.search}`, {
+      const res = await fetch(`http://pier${url.pathname}${url.search}`, {
         unix: socketPath,
         method: req.method,
         headers,
@@ -132,6 +138,8 @@ export function relayToPrimary(socketPath: string) {
         decompress: false,
         duplex: "half",
       } as RequestInit);
+      relayed.add(res);
+      return res;
     } catch {
       return new Response("Pier is restarting; try again in a moment.", {
         status: 503,
