@@ -25,8 +25,9 @@ export interface TestPier {
   /**
    * A request answered by this test process's Pier (the primary) even with serving workers on
    * (PIER_TEST_WORKERS): sent through the relay socket, as a worker passes requests on. Only for
-   * answers that follow the test's ManualClock, which workers (other processes, on the real
-   * clock) cannot see; everything else goes to the shared port like any client.
+   * what only this process can show: answers that follow the test's ManualClock (workers run on
+   * the real clock) and lines of the test's logger (workers log to their own output); everything
+   * else goes to the shared port like any client.
    */
   primaryFetch: (host: string, path: string, init?: { method?: string; headers?: Record<string, string> }) => Promise<Response>;
   stop: () => Promise<void>;
