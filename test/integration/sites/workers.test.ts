@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { activateDeploy, writeDeploy } from "../../../src/features/publish/deploys";
 import { markUnpublished, setPublicationAccess } from "../../../src/features/publish/publications";
+import { loadConfig } from "../../../src/config";
+import { MAX_AUTO_WORKERS, workerCount } from "../../../src/serving-workers";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, type PublishedSite } from "../../helpers/sites";
 
@@ -180,4 +182,16 @@ describe("serving workers", () => {
     expect(viaApi.status).toBe(200);
     expect(count(await viaApi.text(), page) - count(before, page)).toBe(pages);
   }, 120_000);
+});
+
+describe("--workers", () => {
+  test("defaults to auto: one serving process per core, at most 8; a number is taken as given", () => {
+    const auto = loadConfig({}, {});
+    expect(workerCount(auto, 1)).toBe(1);
+    expect(workerCount(auto, 2)).toBe(2);
+    expect(workerCount(auto, 64)).toBe(MAX_AUTO_WORKERS);
+    expect(MAX_AUTO_WORKERS).toBe(8);
+    expect(workerCount(loadConfig({ PIER_WORKERS: "1" }, {}), 16)).toBe(1);
+    expect(workerCount(loadConfig({}, { workers: "12" }), 2)).toBe(12);
+  });
 });
