@@ -18,6 +18,8 @@ export interface TestPier {
   url: string;
   clock: ManualClock;
   dataDir: string;
+  /** Serving processes of this server (PIER_TEST_WORKERS or the servingWorkers option; 1 = this process alone). */
+  servingWorkers: number;
   api: (method: string, path: string, opts?: RequestOpts) => Promise<ApiResult>;
   /** A user with its own account and an account-owner key of the given scope. */
   user: (opts?: { email?: string; plan?: string; scope?: Scope }) => Promise<TestUser>;
@@ -144,6 +146,7 @@ export async function startTestPier(
     url,
     clock,
     dataDir,
+    servingWorkers,
     api,
     user,
     key,
