@@ -387,8 +387,8 @@ export const configOptions: Option[] = [
   {
     key: "workers",
     name: "workers",
-    default: "1",
-    help: "Serving processes sharing the HTTP and HTTPS ports (`pier serve`): a number, or auto for one per CPU core. The first also runs the job worker, SMTP and ACME. Default 1 for now (see docs/deployment.md).",
+    default: "auto",
+    help: "Serving processes sharing the HTTP and HTTPS ports (`pier serve`): auto for one per CPU core (at most 8), or a number (1 = a single process). The first also runs the job worker, SMTP and ACME; with automatic HTTPS (--acme) Pier serves from one process (see docs/deployment.md).",
     parse: countOrAuto,
   },
   {

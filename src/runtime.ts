@@ -8,6 +8,7 @@ import { acmeEnabled } from "./config";
 import {
   relaySocketPath,
   relayToPrimary,
+  reportMetricsToPrimary,
   spawnServingWorkers,
   startRelay,
   watchOtherCommits,
@@ -51,7 +52,8 @@ import { prepareUpgrade, type UpgradePlan } from "./features/operations";
 
 import { PierMetrics } from "./core/pier-metrics";
 import { requestMeter, type RequestMeter } from "./http/request-metrics";
-import { startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
+import { gatherBeforeScrape, startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
+import { addDeltas } from "./core/metrics";
 
 export interface StartOptions {
   clock?: Clock;
@@ -164,6 +166,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       const acme = acmeManager(deps);
       handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null, forward);
       meter = requestMeter(deps);
+      if (relayed) meter = skipRelayed(meter, relayed);
     }
     if (!handler) return startingResponse(req);
     // The one metrics call per request: counted when the response (headers) is ready.
@@ -172,9 +175,13 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
   };
   const worker = opts.worker ?? null;
+  // A worker's relayed answers are counted and logged by the primary, which answered them.
+  const relayed = worker ? new WeakSet<Response>() : null;
   if (worker) {
     // A serving worker binds the primary's resolved ports and runs nothing but the site server.
-    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, acme: "off" };
+    // The --metrics-port listener is the primary's (it adds the workers' counters): a worker
+    // binding it too would fail to start on a fixed port.
+    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, metricsPort: null, acme: "off" };
   }
   let workersWanted = worker ? 1 : Math.max(1, opts.servingWorkers ?? 1);
   if (workersWanted > 1 && acmeEnabled(config)) {
@@ -183,7 +190,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     workersWanted = 1;
   }
   const shared = worker !== null || workersWanted > 1;
-  const forward = worker ? relayToPrimary(worker.relaySocket) : null;
+  const forward = worker ? relayToPrimary(worker.relaySocket, relayed!) : null;
   // SO_REUSEPORT would let this process share a port another program (or another Pier) holds with
   // it too: the primary first checks that the port is free (the workers then join it).
   if (shared && !worker && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
@@ -239,8 +246,14 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   if (workersWanted > 1) {
     const relaySocket = relaySocketPath(config.dataDir);
     relay = startRelay(relaySocket, fetch);
-    workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log);
+    const metrics = deps.metrics.all();
+    workers = spawnServingWorkers({ config, httpPort: http.port!, httpsPort: https?.port ?? null, relaySocket }, workersWanted - 1, deps.log, (deltas) =>
+      addDeltas(metrics, deltas),
+    );
+    const serving = workers;
+    gatherBeforeScrape(deps, () => serving.collectMetrics());
   }
+  const stopReporting = worker ? reportMetricsToPrimary(deps.metrics.all()) : () => {};
   let stopped = false;
   return {
     deps,
@@ -268,6 +281,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
         await Promise.all([http.stop(true), https?.stop(true)]);
       }
       stopWatching();
+      stopReporting();
       metricsListener?.stop(true);
       stopMonitoring(deps);
       acme?.close();
@@ -276,6 +290,11 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       deps.close();
     },
   };
+}
+
+/** A worker's meter: what it relayed was counted (and logged) by the primary already. */
+function skipRelayed(meter: RequestMeter, relayed: WeakSet<Response>): RequestMeter {
+  return (req, res, started, server) => (relayed.has(res) ? res : meter(req, res, started, server));
 }
 
 /**

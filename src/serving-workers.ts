@@ -6,12 +6,15 @@
 // sessions, rate limits and anything else kept in memory live in exactly one place. What a
 // worker caches about sites is dropped whenever another process commits to the database
 // (SQLite's `PRAGMA data_version`, polled), which bounds how long a change takes to show.
+// Metrics: a worker sends what its counters grew by to the primary over the spawn's IPC
+// channel, so the primary's /metrics shows every process's requests.
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Server, Subprocess } from "bun";
 import type { Config } from "./config";
 import type { Deps } from "./core/context";
 import type { Logger } from "./core/log";
+import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
 
 /** The request headers the primary's relay socket trusts (set by workers, never by clients). */
 export const RELAY_PEER_HEADER = "x-pier-relay-peer";
@@ -19,6 +22,23 @@ export const RELAY_PROTO_HEADER = "x-pier-relay-proto";
 
 /** How often each process checks for other processes' commits: the bound on a change's delay. */
 export const CHANGE_POLL_MS = 200;
+
+/** How often a worker sends what its counters grew by to the primary (a scrape also asks at once). */
+export const METRICS_PUSH_MS = 1000;
+/** How long a scrape waits for the workers' counters before it answers with what it has. */
+export const METRICS_PULL_TIMEOUT_MS = 1000;
+
+/** The primary asks a worker for its counters (over the spawn's IPC channel). */
+interface MetricsAsk {
+  type: "metrics?";
+  id: number;
+}
+/** A worker's counter growth since its previous message; `id` answers an ask. */
+interface MetricsReport {
+  type: "metrics";
+  id?: number;
+  deltas: MetricDeltas | null;
+}
 
 /** The environment variable a serving worker is started with (its settings as JSON). */
 export const WORKER_ENV = "PIER_SERVING_WORKER";
@@ -33,9 +53,15 @@ export interface WorkerSettings {
 
 export const relaySocketPath = (dataDir: string) => join(dataDir, "run", "relay.sock");
 
-/** How many serving processes `--workers` asks for (0 = auto: one per core). */
-export function workerCount(config: Pick<Config, "workers">): number {
-  return config.workers > 0 ? config.workers : Math.max(1, navigator.hardwareConcurrency || 1);
+/**
+ * `--workers auto` stops here: past 8 processes a small server gains little (the primary's relay
+ * and SQLite's single writer bound the rest) while each worker holds its own file cache.
+ */
+export const MAX_AUTO_WORKERS = 8;
+
+/** How many serving processes `--workers` asks for (0 = auto: one per core, at most MAX_AUTO_WORKERS). */
+export function workerCount(config: Pick<Config, "workers">, cores = navigator.hardwareConcurrency || 1): number {
+  return config.workers > 0 ? config.workers : Math.min(MAX_AUTO_WORKERS, Math.max(1, cores));
 }
 
 /**
@@ -92,9 +118,9 @@ export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
 /**
  * A worker's relay to the primary: the request as it came (method, headers, streamed body), the
  * client's address and scheme added; the answer passed back untouched (no decompression, no
- * redirect following).
+ * redirect following). Each answer goes into `relayed`: the primary counted it already.
  */
-export function relayToPrimary(socketPath: string) {
+export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>) {
   return async (req: Request, server: Server<unknown>, ip: () => string): Promise<Response> => {
     const url = new URL(req.url);
     const headers = new Headers(req.headers);
@@ -105,7 +131,7 @@ export function relayToPrimary(socketPath: string) {
     // not cut a long upload first.
     if (hasBody) server.timeout(req, 0);
     try {
-      return await fetch(`http://pier${url.pathname}${url.search}`, {
+      const res = await fetch(`http://pier${url.pathname}${url.search}`, {
         unix: socketPath,
         method: req.method,
         headers,
@@ -114,6 +140,8 @@ export function relayToPrimary(socketPath: string) {
         decompress: false,
         duplex: "half",
       } as RequestInit);
+      relayed.add(res);
+      return res;
     } catch {
       return new Response("Pier is restarting; try again in a moment.", {
         status: 503,
@@ -124,15 +152,25 @@ export function relayToPrimary(socketPath: string) {
 }
 
 export interface ServingWorkers {
+  /** Ask every worker for its counters now (they arrive through `onMetrics`); bounded by METRICS_PULL_TIMEOUT_MS. */
+  collectMetrics(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
  * Start `count` serving processes (the same executable, so the compiled binary works too), and
- * start a replacement when one dies unexpectedly (at most once a second).
+ * start a replacement when one dies unexpectedly (at most once a second). What their counters
+ * grew by comes back through `onMetrics` (pushed every second, and whenever asked).
  */
-export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, count: number, log: Logger): ServingWorkers {
+export function spawnServingWorkers(
+  settings: Omit<WorkerSettings, "index">,
+  count: number,
+  log: Logger,
+  onMetrics: (deltas: MetricDeltas) => void = () => {},
+): ServingWorkers {
   const procs = new Map<number, Subprocess>();
+  const asks = new Map<number, () => void>();
+  let nextAsk = 0;
   let stopping = false;
   // Compiled: Bun.main is inside the binary ("/$bunfs/..."): the executable alone runs Pier.
   const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
@@ -145,6 +183,12 @@ export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, cou
       stdin: "ignore",
       stdout: "inherit",
       stderr: "inherit",
+      serialization: "json",
+      ipc(message: MetricsReport) {
+        if (message?.type !== "metrics") return;
+        if (message.deltas) onMetrics(message.deltas);
+        if (message.id !== undefined) asks.get(message.id)?.();
+      },
       onExit(_p, code, signal) {
         procs.delete(index);
         if (stopping) return;
@@ -155,7 +199,26 @@ export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, cou
     procs.set(index, proc);
   };
   for (let i = 1; i <= count; i++) start(i);
+  const ask = (proc: Subprocess) =>
+    new Promise<void>((resolve) => {
+      const id = ++nextAsk;
+      const done = () => {
+        clearTimeout(timer);
+        asks.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, METRICS_PULL_TIMEOUT_MS);
+      asks.set(id, done);
+      try {
+        proc.send({ type: "metrics?", id } satisfies MetricsAsk);
+      } catch {
+        done(); // exiting: what it counted last came with its final report
+      }
+    });
   return {
+    async collectMetrics() {
+      await Promise.all([...procs.values()].map(ask));
+    },
     async stop() {
       stopping = true;
       const all = [...procs.values()];
@@ -172,6 +235,36 @@ export function spawnServingWorkers(settings: Omit<WorkerSettings, "index">, cou
         ),
       );
     },
+  };
+}
+
+/**
+ * A worker's side of the metrics: what its counters and histograms grew by goes to the primary
+ * every METRICS_PUSH_MS and whenever the primary asks (a scrape), so /metrics shows every
+ * process's requests. Returns a stop that sends the last growth.
+ */
+export function reportMetricsToPrimary(metrics: Metric[]): () => void {
+  const send = process.send?.bind(process);
+  if (!send) return () => {};
+  const reader = new DeltaReader(metrics);
+  const report = (id?: number) => {
+    const deltas = reader.take();
+    try {
+      if (deltas || id !== undefined) send({ type: "metrics", id, deltas } satisfies MetricsReport);
+    } catch {
+      // the primary is gone (this worker is about to exit: it watches its parent)
+    }
+  };
+  const onMessage = (m: MetricsAsk) => {
+    if (m?.type === "metrics?") report(m.id);
+  };
+  process.on("message", onMessage);
+  const timer = setInterval(() => report(), METRICS_PUSH_MS);
+  timer.unref?.();
+  return () => {
+    clearInterval(timer);
+    process.off("message", onMessage);
+    report();
   };
 }
 

@@ -26,6 +26,15 @@ export interface Metric {
   render(out: string[]): void;
 }
 
+/** Counters and histograms only grow, so the same metric of several processes can be summed. */
+export interface Cumulative extends Metric {
+  readonly name: string;
+  /** The arrays that hold the values (same layout in every process declaring the metric). */
+  cumulative(): Float64Array[];
+}
+
+const isCumulative = (m: Metric): m is Cumulative => typeof (m as Partial<Cumulative>).cumulative === "function";
+
 abstract class Base implements Metric {
   protected readonly keys: string[];
   /** Strides to turn per-label indexes into one slot. */
@@ -83,6 +92,9 @@ export class Counter extends Base {
   inc(slot = 0, by = 1): void {
     this.values[slot]! += by;
   }
+  cumulative(): Float64Array[] {
+    return [this.values];
+  }
   render(out: string[]): void {
     this.head(out, "counter");
     for (let i = 0; i < this.keys.length; i++) {
@@ -131,6 +143,9 @@ export class Histogram extends Base {
     this.counts[slot * this.width + i]! += 1;
     this.sums[slot]! += value;
   }
+  cumulative(): Float64Array[] {
+    return [this.counts, this.sums];
+  }
   render(out: string[]): void {
     this.head(out, "histogram");
     for (let s = 0; s < this.keys.length; s++) {
@@ -157,4 +172,58 @@ export function renderMetrics(metrics: Iterable<Metric>): string {
   const out: string[] = [];
   for (const m of metrics) m.render(out);
   return out.join("\n") + "\n";
+}
+
+/**
+ * What grew since the last `take()`, per metric name and array: `[index, delta]` pairs, only
+ * the slots that moved (a serving worker sends these to the primary, which adds them to its
+ * own: docs/deployment.md "Serving on every core").
+ */
+export type MetricDeltas = Record<string, [number, number][][]>;
+
+export class DeltaReader {
+  private readonly sources: Cumulative[];
+  private readonly sent: Float64Array[][];
+  constructor(metrics: Iterable<Metric>) {
+    this.sources = [...metrics].filter(isCumulative);
+    this.sent = this.sources.map((m) => m.cumulative().map((a) => new Float64Array(a.length)));
+  }
+  /** The growth since the previous call; null when nothing moved. */
+  take(): MetricDeltas | null {
+    let out: MetricDeltas | null = null;
+    this.sources.forEach((m, mi) => {
+      const arrays = m.cumulative();
+      let perArray: [number, number][][] | null = null;
+      arrays.forEach((now, ai) => {
+        const before = this.sent[mi]![ai]!;
+        for (let i = 0; i < now.length; i++) {
+          const d = now[i]! - before[i]!;
+          if (d === 0) continue;
+          before[i] = now[i]!;
+          perArray ??= arrays.map(() => []);
+          perArray[ai]!.push([i, d]);
+        }
+      });
+      if (perArray) (out ??= {})[m.name] = perArray;
+    });
+    return out;
+  }
+}
+
+/** Adds another process's deltas to these metrics; names, arrays or slots not declared here are skipped. */
+export function addDeltas(metrics: Iterable<Metric>, deltas: MetricDeltas): void {
+  for (const m of metrics) {
+    if (!isCumulative(m)) continue;
+    const d = deltas[m.name];
+    if (!Array.isArray(d)) continue;
+    const arrays = m.cumulative();
+    d.forEach((pairs, ai) => {
+      const target = arrays[ai];
+      if (!target || !Array.isArray(pairs)) return;
+      for (const pair of pairs) {
+        const [i, by] = pair;
+        if (Number.isInteger(i) && i >= 0 && i < target.length && Number.isFinite(by)) target[i]! += by;
+      }
+    });
+  }
 }

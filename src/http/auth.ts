@@ -18,9 +18,11 @@ import { clientKey, isMutation } from "./request-info";
 /**
  * What a route needs: a scope, "any" credential, a browser "session", nothing ("public"), or
  * "signed": the URL carries its own signature (storage uploads/downloads), so no credential is
- * read and no per-IP anonymous budget is spent (a 1,000-file publish is 1,000 PUTs).
+ * read and no per-IP anonymous budget is spent (a 1,000-file publish is 1,000 PUTs); or
+ * "probe": public health checks (/livez, /readyz) that likewise read no credential and spend no
+ * per-IP budget, since a load balancer asks every few seconds from one address.
  */
-export type RouteAuth = Scope | "public" | "any" | "session" | "signed";
+export type RouteAuth = Scope | "public" | "any" | "session" | "signed" | "probe";
 
 /** Hooks for other credential kinds (OAuth access tokens) to plug into bearer resolution. */
 export type BearerResolver = (deps: Deps, token: string) => Actor | null;
@@ -85,7 +87,7 @@ export function authPlugin(deps: Deps, opts: AuthOptions) {
     auth: (need: RouteAuth) => ({
       detail: { "x-pier-auth": need } as Record<string, unknown>,
       resolve({ request, query, body }: { request: Request; query: Record<string, unknown>; body: unknown }) {
-        if (need === "signed") return { actor: null as Actor | null };
+        if (need === "signed" || need === "probe") return { actor: null as Actor | null };
         let actor = authenticate(deps, request, opts);
         if (!actor) {
           opts.anonLimiter.take(`ip:${clientKey(request)}`); // anonymous callers are limited per client IP

@@ -164,20 +164,37 @@ describe("the compiled binary", () => {
 
   test("with --workers 2 two processes answer on the one port, and SIGTERM stops both", async () => {
     const dir = join(work, "data-workers");
-    const s = await startBinary(bin, { dataDir: dir, cwd: work, env: env({ PIER_SECRET_KEY: SECRET }), args: ["--workers", "2"] });
+    // A fixed --metrics-port: the primary's alone (a worker binding it too could not start).
+    const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null) });
+    const metricsPort = probe.port!;
+    probe.stop(true);
+    const s = await startBinary(bin, {
+      dataDir: dir,
+      cwd: work,
+      env: env({ PIER_SECRET_KEY: SECRET }),
+      args: ["--workers", "2", "--metrics-port", String(metricsPort)],
+    });
     running.add(s.proc);
     // Site requests are answered by whichever process accepted the connection; the request id's
     // prefix names the process. A new connection per request lets the kernel pick again.
     const seen = new Set<string>();
     const deadline = Date.now() + 60_000;
+    let asked = 0;
     while (seen.size < 2 && Date.now() < deadline) {
       const r = await fetch(`${s.url}/`, { headers: { host: "nosuchsite1.localhost", connection: "close" } });
       await r.text();
+      asked++;
       expect(r.status).toBe(404);
       seen.add((r.headers.get("x-request-id") ?? "").slice(0, 13));
       await Bun.sleep(20);
     }
     expect(seen.size).toBe(2);
+    // /metrics counts both processes' answers (the worker's reach the primary over IPC).
+    const siteMisses = (text: string) => Number(/^pier_http_requests_total\{host="site",group="page",status="4xx"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    let counted = 0;
+    for (const until = Date.now() + 30_000; counted < asked && Date.now() < until; await Bun.sleep(200))
+      counted = siteMisses(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+    expect(counted).toBe(asked);
     // The API (relayed to the primary by the worker) answers whichever process took the connection.
     for (let i = 0; i < 6; i++) expect((await fetch(`${s.url}/api/v1/status`, { headers: { connection: "close" } })).status).toBe(200);
     expect(await stop(s)).toBe(0);

@@ -9,6 +9,7 @@ import { silentLogger, type Logger } from "../../src/core/log";
 import { createApiKey } from "../../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../../src/features/accounts/service";
 import { startPier, type Pier } from "../../src/runtime";
+import { RELAY_PEER_HEADER, RELAY_PROTO_HEADER, relaySocketPath } from "../../src/serving-workers";
 import { tableResolver } from "../../src/features/mail/sender-auth";
 import type { DNSResolver } from "mailauth";
 
@@ -17,10 +18,20 @@ export interface TestPier {
   url: string;
   clock: ManualClock;
   dataDir: string;
+  /** Serving processes of this server (PIER_TEST_WORKERS or the servingWorkers option; 1 = this process alone). */
+  servingWorkers: number;
   api: (method: string, path: string, opts?: RequestOpts) => Promise<ApiResult>;
   /** A user with its own account and an account-owner key of the given scope. */
   user: (opts?: { email?: string; plan?: string; scope?: Scope }) => Promise<TestUser>;
   key: (u: TestUser, opts: { scope: Scope; bucketAccess?: "all" | "selected"; bucketPermissions?: Record<string, "read" | "write" | "admin"> }) => string;
+  /**
+   * A request answered by this test process's Pier (the primary) even with serving workers on
+   * (PIER_TEST_WORKERS): sent through the relay socket, as a worker passes requests on. Only for
+   * what only this process can show: answers that follow the test's ManualClock (workers run on
+   * the real clock) and lines of the test's logger (workers log to their own output); everything
+   * else goes to the shared port like any client.
+   */
+  primaryFetch: (host: string, path: string, init?: { method?: string; headers?: Record<string, string> }) => Promise<Response>;
   stop: () => Promise<void>;
 }
 
@@ -119,14 +130,27 @@ export async function startTestPier(
       bucketPermissions: k.bucketPermissions,
     }).key;
 
+  const primaryFetch: TestPier["primaryFetch"] = (host, path, init = {}) => {
+    const headers = { host, ...init.headers };
+    if (servingWorkers <= 1) return fetch(url + path, { method: init.method, headers, redirect: "manual" });
+    return fetch(`http://${host}${path}`, {
+      unix: relaySocketPath(dataDir),
+      method: init.method,
+      headers: { ...headers, [RELAY_PEER_HEADER]: "127.0.0.1", [RELAY_PROTO_HEADER]: "http" },
+      redirect: "manual",
+    } as RequestInit);
+  };
+
   return {
     pier,
     url,
     clock,
     dataDir,
+    servingWorkers,
     api,
     user,
     key,
+    primaryFetch,
     stop: async () => {
       await pier.stop();
       rmSync(dataDir, { recursive: true, force: true });

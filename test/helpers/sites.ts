@@ -1,5 +1,6 @@
 // Publish a site straight through the publish services (the build job will do the same from a
 // bucket version) and fetch its pages over real HTTP with a Host header.
+import { expect } from "bun:test";
 import type { AccessMode, SiteMode } from "../../src/db/schema";
 import { activateDeploy, writeDeploy, type DeployFileInput } from "../../src/features/publish/deploys";
 import { createPublication, setPublicationAccess, type PublicationRow } from "../../src/features/publish/publications";
@@ -57,4 +58,19 @@ export async function publishSite(
 export type SiteInit = Omit<RequestInit, "headers"> & { headers?: Record<string, string>; decompress?: boolean };
 export function siteFetch(t: TestPier, host: string, path: string, init: SiteInit = {}): Promise<Response> {
   return fetch(`${t.url}${path}`, { redirect: "manual", ...init, headers: { host, ...init.headers } } as RequestInit);
+}
+
+/**
+ * A site change (publish, rollback, access) reaches the answers of this process at once and
+ * those of a serving worker (PIER_TEST_WORKERS) within its poll interval (docs/deployment.md §9):
+ * without workers the first answer must already be `expected`; with them, one within 20 s.
+ */
+export async function expectServedBody(t: TestPier, host: string, path: string, expected: string): Promise<void> {
+  const until = Date.now() + (t.servingWorkers > 1 ? 20_000 : 0);
+  let body = await (await siteFetch(t, host, path)).text();
+  while (body !== expected && Date.now() < until) {
+    await Bun.sleep(50);
+    body = await (await siteFetch(t, host, path)).text();
+  }
+  expect(body).toBe(expected);
 }

@@ -4,14 +4,16 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { VISITOR_HASHES_PER_HOUR } from "../../src/features/analytics/recorder";
 import { startTestPier, type TestPier } from "../helpers/pier";
-import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
+import { publishSite, type PublishedSite } from "../helpers/sites";
 
 let t: TestPier;
 let s: PublishedSite;
 const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 const ipOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+// The flood goes to the primary: the test drives and reads this process's recorder on its
+// ManualClock (with serving workers on, each worker has its own recorder on the real clock).
 const visit = (i: number) =>
-  siteFetch(t, s.host, `/scan-${i}`, { headers: { "user-agent": FIREFOX, "x-forwarded-for": ipOf(i) } }).then((r) => r.arrayBuffer());
+  t.primaryFetch(s.host, `/scan-${i}`, { headers: { "user-agent": FIREFOX, "x-forwarded-for": ipOf(i) } }).then((r) => r.arrayBuffer());
 
 beforeAll(async () => {
   t = await startTestPier({ trustProxy: true });

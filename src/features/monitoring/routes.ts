@@ -54,17 +54,19 @@ function unauthorized(deps: Deps, req: Request): Response {
   return res;
 }
 
+// /livez and /readyz declare "probe": public, and not counted against the anonymous per-IP
+// limit (a load balancer probes every few seconds from one address).
 // /metrics declares "signed": like the storage URLs it carries its own credential (the metrics
 // token), which is not an API key and must not be resolved as one.
 export const monitoringRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
   new Elysia({ name: "monitoring" })
     .use(auth)
     .get("/livez", ({ request }) => livez(request), {
-      auth: "public",
+      auth: "probe",
       detail: { tags: ["Operations"], summary: "Liveness: 200 while the process serves requests" },
     })
     .get("/readyz", ({ request }) => readyz(deps, request), {
-      auth: "public",
+      auth: "probe",
       detail: {
         tags: ["Operations"],
         summary: "Readiness: 200 when the database is writable, the disk has room and migrations are applied; else 503 NOT_READY",

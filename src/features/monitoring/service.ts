@@ -17,6 +17,8 @@ interface ScrapeState {
   loopDelay: IntervalHistogram | null;
   blobWalk: Promise<void> | null;
   blobWalkedAt: number;
+  /** Brings other processes' counters in before a scrape (serving workers), when there are any. */
+  gather: (() => Promise<void>) | null;
 }
 const states = new WeakMap<Deps, ScrapeState>();
 
@@ -30,7 +32,7 @@ function stateOf(deps: Deps): ScrapeState {
     } catch {
       // not every runtime has it; the lag gauge then stays 0
     }
-    states.set(deps, (s = { loopDelay, blobWalk: null, blobWalkedAt: 0 }));
+    states.set(deps, (s = { loopDelay, blobWalk: null, blobWalkedAt: 0, gather: null }));
   }
   return s;
 }
@@ -38,6 +40,14 @@ function stateOf(deps: Deps): ScrapeState {
 /** Starts the event-loop delay monitor, so the first scrape already has an interval behind it. */
 export function startMonitoring(deps: Deps): void {
   stateOf(deps);
+}
+
+/**
+ * With serving workers, a scrape first asks them for what their counters grew by (added to this
+ * process's), so /metrics counts the requests every process answered.
+ */
+export function gatherBeforeScrape(deps: Deps, gather: () => Promise<void>): void {
+  stateOf(deps).gather = gather;
 }
 
 export function stopMonitoring(deps: Deps): void {
@@ -146,10 +156,10 @@ function readStateGauges(deps: Deps, s: ScrapeState): void {
   }
 }
 
-/** The Prometheus text exposition of every metric of this process. */
+/** The Prometheus text exposition of every metric (this process's, plus its serving workers' counters). */
 export async function scrapeMetrics(deps: Deps): Promise<string> {
   const s = stateOf(deps);
-  await refreshBlobTotals(deps, s);
+  await Promise.all([refreshBlobTotals(deps, s), s.gather?.()]);
   readStateGauges(deps, s);
   return renderMetrics(deps.metrics.all());
 }
@@ -166,19 +176,36 @@ export function lowSpaceThreshold(totalBytes: number): number {
   return Math.min(64 * 1024 * 1024, Math.floor(totalBytes * 0.05));
 }
 
+/** How long a write-lock check's answer is reused: /readyz is not rate limited (load balancers probe it). */
+const WRITE_CHECK_REUSE_MS = 1_000;
+const writeChecks = new WeakMap<Deps, { at: number; result: CheckResult }>();
+
+/**
+ * Whether the database takes a write transaction. It briefly holds SQLite's one write lock, so a
+ * flood of /readyz takes it at most once a second: the answer is reused for WRITE_CHECK_REUSE_MS.
+ */
+function writeCheck(deps: Deps): CheckResult {
+  const now = performance.now();
+  const last = writeChecks.get(deps);
+  if (last && now - last.at < WRITE_CHECK_REUSE_MS) return last.result;
+  let result: CheckResult = "ok";
+  try {
+    deps.sqlite.exec("BEGIN IMMEDIATE");
+    deps.sqlite.exec("ROLLBACK");
+  } catch (e) {
+    result = `not writable: ${(e as Error).message}`;
+  }
+  writeChecks.set(deps, { at: now, result });
+  return result;
+}
+
 /**
  * Ready = can take writes: the database accepts a write transaction (not read-only, the write
  * lock can be had within the busy timeout), the data dir's disk has room, and every migration
  * this binary carries has been applied.
  */
 export function checkReadiness(deps: Deps): Readiness {
-  const checks: Readiness["checks"] = { database: "ok", disk: "ok", migrations: "ok" };
-  try {
-    deps.sqlite.exec("BEGIN IMMEDIATE");
-    deps.sqlite.exec("ROLLBACK");
-  } catch (e) {
-    checks.database = `not writable: ${(e as Error).message}`;
-  }
+  const checks: Readiness["checks"] = { database: writeCheck(deps), disk: "ok", migrations: "ok" };
   const space = freeBytes(deps.config.dataDir);
   if (space && space.free < lowSpaceThreshold(space.total)) checks.disk = `full: ${space.free} bytes free on the data dir's file system`;
   try {

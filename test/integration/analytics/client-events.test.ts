@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { EVENTS_PER_MINUTE } from "../../../src/features/analytics";
+import { FLUSH_MS } from "../../../src/features/analytics/recorder";
 import { launchChromium } from "../../helpers/chromium";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
@@ -46,8 +47,10 @@ describe("the events script in Chromium", () => {
       await page.goto(`http://${s.host}:${t.pier.httpPort}/`);
       await page.waitForFunction(() => document.readyState === "complete");
       for (const id of ["#out", "#zip", "#pdf", "#about"]) await page.click(id);
-      let seen = { clicks: 0, downloads: 0 };
-      for (let i = 0; i < 50 && (seen.clicks < 1 || seen.downloads < 1); i++) {
+      // The page's hits may have been answered by a serving worker (PIER_TEST_WORKERS), which
+      // flushes its own buffer every FLUSH_MS: wait for those too, with a deadline.
+      let seen = { clicks: 0, downloads: 0, hits: 0 };
+      for (const until = Date.now() + 3 * FLUSH_MS + 5_000; Date.now() < until && (seen.clicks < 1 || seen.downloads < 1 || seen.hits < 2); ) {
         await Bun.sleep(100);
         seen = await totals(s);
       }
@@ -56,7 +59,7 @@ describe("the events script in Chromium", () => {
     } finally {
       await page.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("the event endpoint", () => {

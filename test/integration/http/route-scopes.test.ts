@@ -316,8 +316,8 @@ const expectations: Record<string, Expectation> = {
   "PUT /_storage/:token": { auth: "signed" },
   "GET /_storage/:token": { auth: "signed" },
   "HEAD /_storage/:token": { auth: "signed" },
-  "GET /livez": { auth: "public" },
-  "GET /readyz": { auth: "public" },
+  "GET /livez": { auth: "probe" },
+  "GET /readyz": { auth: "probe" },
   "GET /metrics": { auth: "signed" },
   // OAuth and hosted MCP (docs/agents.md). The JSON endpoints follow the OAuth RFCs and are public;
   // /mcp checks its bearer credential itself (401 with WWW-Authenticate) and serves any scope.
@@ -599,7 +599,7 @@ describe("route table", () => {
     const problems: string[] = [];
     for (const r of routes) {
       const auth = expectations[routeKey(r)]?.auth;
-      if (!auth || auth === "none" || auth === "public" || auth === "signed" || auth === "page") continue;
+      if (!auth || auth === "none" || auth === "public" || auth === "signed" || auth === "probe" || auth === "page") continue;
       const res = await call(r, undefined, b);
       if (res.status !== 401 || res.body?.error?.code !== "UNAUTHORIZED") problems.push(show(r, "anonymous", res));
     }
@@ -610,7 +610,7 @@ describe("route table", () => {
     const problems: string[] = [];
     for (const r of routes) {
       const auth = expectations[routeKey(r)]?.auth;
-      if (!auth || auth === "none" || auth === "public" || auth === "signed" || auth === "page") continue;
+      if (!auth || auth === "none" || auth === "public" || auth === "signed" || auth === "probe" || auth === "page") continue;
       for (const s of scopes) {
         const res = await call(r, keys[s], await newBucket());
         const allowed = auth === "any" || (isScope(auth) && scopeRank[s] >= scopeRank[auth]);

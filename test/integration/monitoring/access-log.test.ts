@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "../../../src/core/log";
 import { truncateIp } from "../../../src/http/request-metrics";
 import { startTestPier, type TestPier } from "../../helpers/pier";
-import { publishSite, siteFetch } from "../../helpers/sites";
+import { publishSite } from "../../helpers/sites";
 
 const lines: string[] = [];
 let t: TestPier;
@@ -46,7 +46,9 @@ describe("access log", () => {
 
   test("site requests are logged with their host kind and byte count", async () => {
     const site = await publishSite(t, { files: [{ path: "index.html", bytes: "hello" }] });
-    const res = await siteFetch(t, site.host, "/secret-page-name");
+    // The logger that collects `lines` is this process's: with serving workers on, a worker would
+    // write its line to its own output, so the request goes to the primary.
+    const res = await t.primaryFetch(site.host, "/secret-page-name");
     await res.text();
     const line = await waitForLine(res.headers.get("x-request-id")!);
     expect(line).toMatchObject({ host_kind: "site", route: "page", status: 404 });

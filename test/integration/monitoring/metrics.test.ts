@@ -145,3 +145,26 @@ describe("health", () => {
     expect((await t.api("GET", "/readyz")).status).toBe(200);
   });
 });
+
+describe("health probes and the anonymous rate limit", () => {
+  let small: TestPier;
+  beforeAll(async () => {
+    small = await startTestPier({ rateLimitAnonPerMinute: 3 });
+  });
+  afterAll(() => small?.stop());
+
+  test("a load balancer probing /livez and /readyz from one address is never throttled; other anonymous calls still are", async () => {
+    for (let i = 0; i < 12; i++) {
+      expect((await small.api("GET", "/livez")).status).toBe(200);
+      expect((await small.api("GET", "/readyz")).status).toBe(200);
+    }
+    // The same address's anonymous budget (3 a minute) is untouched by the 24 probes above.
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await small.api("GET", "/api/v1/status")).status);
+    expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+    expect(statuses.slice(3)).toEqual([429, 429]);
+    // And probes keep answering while the address is limited.
+    expect((await small.api("GET", "/livez")).status).toBe(200);
+    expect((await small.api("GET", "/readyz")).status).toBe(200);
+  });
+});

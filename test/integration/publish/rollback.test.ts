@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { collectGarbage } from "../../../src/blobs/gc";
 import { deployFiles } from "../../../src/db/schema";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { siteFetch } from "../../helpers/sites";
+import { expectServedBody, siteFetch } from "../../helpers/sites";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
@@ -40,7 +40,6 @@ const deploysOf = async (u: TestUser, pubId: string, q = "") => (await t.api("GE
 const rollback = (u: TestUser, pubId: string, body: unknown) => t.api("POST", `/api/v1/publications/${pubId}/rollback`, { key: u.key, body });
 const readPub = async (u: TestUser, pubId: string) =>
   (await t.api("GET", `/api/v1/publications/${pubId}?include_manifest=false`, { key: u.key })).body.data.publication;
-const page = async (slug: string, path = "/") => (await siteFetch(t, host(slug), path)).text();
 
 describe("deploy history and rollback", () => {
   test("publish, publish again, roll back to the first (served at once), and back; bucket files unchanged", async () => {
@@ -51,7 +50,7 @@ describe("deploy history and rollback", () => {
     await write(u, bucket, { "index.html": "<h1>second</h1>", "new.html": "<p>only in the second</p>" });
     const second = await publishNow(u, bucket, { "user-agent": "pier-cli/9.9.9" });
     const slug = second.public_slug;
-    expect(await page(slug)).toBe("<h1>second</h1>");
+    await expectServedBody(t, host(slug), "/", "<h1>second</h1>");
 
     const listed = await deploysOf(u, first.id);
     expect(listed.deploy_history_limit).toBe(20);
@@ -70,7 +69,7 @@ describe("deploy history and rollback", () => {
     const started = performance.now();
     const r = await rollback(u, first.id, { deploy_id: oldest.id });
     expect(r.status).toBe(200);
-    expect(await page(slug)).toBe("<h1>first</h1>");
+    await expectServedBody(t, host(slug), "/", "<h1>first</h1>");
     expect((await siteFetch(t, host(slug), "/new.html")).status).toBe(404);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(r.body.data).toMatchObject({ changed: true, previous_deploy_id: newest.id, deploy: { id: oldest.id, live: true } });
@@ -88,18 +87,18 @@ describe("deploy history and rollback", () => {
     // And forward again.
     const back = await rollback(u, first.id, { deploy_id: newest.id });
     expect(back.status).toBe(200);
-    expect(await page(slug)).toBe("<h1>second</h1>");
+    await expectServedBody(t, host(slug), "/", "<h1>second</h1>");
     expect(back.body.data.publication.rolled_back_from).toBeUndefined();
     expect(back.body.data.publication.deploy_id).toBe(newest.id);
 
     // No deploy_id: the one before the live deploy.
     const previous = await rollback(u, first.id, {});
     expect(previous.body.data.deploy.id).toBe(oldest.id);
-    expect(await page(slug)).toBe("<h1>first</h1>");
+    await expectServedBody(t, host(slug), "/", "<h1>first</h1>");
 
     // The next publish builds from the bucket again (the second version's files), as a new deploy.
     const third = await publishNow(u, bucket);
-    expect(await page(slug)).toBe("<h1>second</h1>");
+    await expectServedBody(t, host(slug), "/", "<h1>second</h1>");
     expect(third.deploy_id).not.toBe(newest.id);
     expect(third.rolled_back_from).toBeUndefined();
     expect((await deploysOf(u, first.id)).deploys.length).toBe(3);
@@ -189,7 +188,7 @@ describe("deploy history and rollback", () => {
 
     const after = await readPub(u, pub.id);
     expect(after.deploy_id).toBe(before.deploy_id);
-    expect(await page(pub.public_slug)).toBe("<h1>two</h1>");
+    await expectServedBody(t, host(pub.public_slug), "/", "<h1>two</h1>");
 
     // An unpublished site is not brought back by a rollback.
     await t.api("DELETE", `/api/v1/buckets/${other}/publication`, { key: u.key, body: {} });
@@ -252,12 +251,12 @@ describe("deploy history and rollback", () => {
     await t.pier.deps.blobs.delete(fourth.blobSha256);
     const holes = await rollback(u, pubId, { deploy_id: all[18].id });
     expect([holes.status, holes.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
-    expect(await page((await readPub(u, pubId)).public_slug)).toBe("<h1>build 22</h1>");
+    await expectServedBody(t, host((await readPub(u, pubId)).public_slug), "/", "<h1>build 22</h1>");
     // The oldest kept deploy is still a working rollback target, with compressed answers.
     const r = await rollback(u, pubId, { deploy_id: all[19].id });
     expect(r.status).toBe(200);
     const slug = r.body.data.publication.public_slug;
-    expect(await page(slug)).toBe("<h1>build 3</h1>");
+    await expectServedBody(t, host(slug), "/", "<h1>build 3</h1>");
     const gz = await siteFetch(t, host(slug), "/site.css", { headers: { "accept-encoding": "gzip" }, decompress: false });
     expect(gz.headers.get("content-encoding")).toBe("gzip");
   });

@@ -295,7 +295,8 @@ describe("previews", () => {
 
     t.clock.advance(16 * 60_000);
     try {
-      const gone = await siteFetch(t, p.host, "/");
+      // The advanced clock is this process's: with serving workers on, ask the primary.
+      const gone = await t.primaryFetch(p.host, "/");
       expect(gone.status).toBe(410);
       expect(await gone.text()).toContain("This preview has expired");
     } finally {

@@ -4,14 +4,27 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { activateDeploy, writeDeploy } from "../../../src/features/publish/deploys";
 import { markUnpublished, setPublicationAccess } from "../../../src/features/publish/publications";
+import { loadConfig } from "../../../src/config";
+import { MAX_AUTO_WORKERS, workerCount } from "../../../src/serving-workers";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, type PublishedSite } from "../../helpers/sites";
 
 let t: TestPier;
 const DEADLINE_MS = 45_000;
+const METRICS_TOKEN = "metrics-token-for-worker-tests-0123456789";
+let metricsPort: number;
+
+/** A port free right now (a fixed --metrics-port: the primary's alone, which workers must leave to it). */
+function freePort(): number {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null) });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
 
 beforeAll(async () => {
-  t = await startTestPier({ rateLimitPerMinute: 10 }, { servingWorkers: 2 });
+  metricsPort = freePort();
+  t = await startTestPier({ rateLimitPerMinute: 10, metricsToken: METRICS_TOKEN, metricsPort }, { servingWorkers: 2 });
 });
 afterAll(async () => {
   await t?.stop();
@@ -120,4 +133,65 @@ describe("serving workers", () => {
     expect(ok).toBeLessThanOrEqual(12);
     expect(limited).toBe(24 - ok);
   }, 120_000);
+
+  test("/metrics counts the requests of every process, each once, also with a fixed --metrics-port", async () => {
+    const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>counted</h1>" }] });
+    await untilEveryProcess(site.host, "/", (r) => r.status === 200);
+    // The loopback metrics port is not itself counted: scraping it moves no counter.
+    const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { connection: "close" } })).text();
+    const count = (text: string, labels: Record<string, string>) => {
+      let total = 0;
+      for (const line of text.split("\n")) {
+        const m = /^pier_http_requests_total\{([^}]*)\} (\S+)$/.exec(line);
+        if (m && Object.entries(labels).every(([k, v]) => m[1]!.includes(`${k}="${v}"`))) total += Number(m[2]);
+      }
+      return total;
+    };
+    const page = { host: "site", group: "page", status: "2xx" };
+    const ops = { host: "api", group: "ops", status: "2xx" };
+    const before = await scrape();
+
+    // Site pages (answered by whichever process took the connection) and API probes (relayed
+    // to the primary by a worker): until both processes have answered pages.
+    const byProcess = new Map<string, number>();
+    let pages = 0;
+    const started = performance.now();
+    while (pages < 20 || byProcess.size < 2) {
+      if (performance.now() - started > DEADLINE_MS) throw new Error(`pages answered by ${[...byProcess.keys()].join(", ")} only`);
+      const r = await fresh(site.host, "/");
+      expect(await r.text()).toContain("counted");
+      byProcess.set(processOf(r), (byProcess.get(processOf(r)) ?? 0) + 1);
+      pages++;
+    }
+    const probes = 10;
+    for (let i = 0; i < probes; i++) expect((await fetch(`${t.url}/livez`, { headers: { connection: "close" } })).status).toBe(200);
+
+    // A worker's counts arrive when the scrape asks (or within a second): wait for them with a
+    // deadline, then require the exact totals (a relayed request counted twice would exceed them).
+    let after = await scrape();
+    const waitUntil = performance.now() + DEADLINE_MS;
+    while ((count(after, page) - count(before, page) < pages || count(after, ops) - count(before, ops) < probes) && performance.now() < waitUntil) {
+      await Bun.sleep(200);
+      after = await scrape();
+    }
+    expect(count(after, page) - count(before, page)).toBe(pages);
+    expect(count(after, ops) - count(before, ops)).toBe(probes);
+
+    // The API host's /metrics (relayed when a worker takes the connection) shows the same totals.
+    const viaApi = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}`, connection: "close" } });
+    expect(viaApi.status).toBe(200);
+    expect(count(await viaApi.text(), page) - count(before, page)).toBe(pages);
+  }, 120_000);
+});
+
+describe("--workers", () => {
+  test("defaults to auto: one serving process per core, at most 8; a number is taken as given", () => {
+    const auto = loadConfig({}, {});
+    expect(workerCount(auto, 1)).toBe(1);
+    expect(workerCount(auto, 2)).toBe(2);
+    expect(workerCount(auto, 64)).toBe(MAX_AUTO_WORKERS);
+    expect(MAX_AUTO_WORKERS).toBe(8);
+    expect(workerCount(loadConfig({ PIER_WORKERS: "1" }, {}), 16)).toBe(1);
+    expect(workerCount(loadConfig({}, { workers: "12" }), 2)).toBe(12);
+  });
 });
