@@ -1,11 +1,12 @@
 // Local disk backend: data/blobs/sha256/ab/cd/<hex>. Every write goes to a temp file, is
 // fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
 // whole blob or nothing under its name.
-import { writeSync } from "node:fs";
+import { closeSync, existsSync, fsync, mkdirSync, openSync, renameSync, unlinkSync, utimesSync, writeSync } from "node:fs";
+import { promisify } from "node:util";
 import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { randomToken } from "../core/ids";
-import { BlobMismatchError, isSha256, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
+import { BlobMismatchError, isSha256, SMALL_BLOB_BYTES, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
 
 export class DiskBlobStore implements BlobStore {
   private readonly root: string;
@@ -83,13 +84,60 @@ export class DiskBlobStore implements BlobStore {
     }
   }
 
-  async putBytes(bytes: Uint8Array | string): Promise<BlobInfo> {
+  async putBytes(bytes: Uint8Array | string, opts: { deferDirSync?: boolean } = {}): Promise<BlobInfo & { unsyncedDir?: string }> {
     const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-    return this.put(
-      (async function* () {
-        yield data;
-      })(),
-    );
+    if (data.byteLength > SMALL_BLOB_BYTES) {
+      return this.put(
+        (async function* () {
+          yield data;
+        })(),
+      );
+    }
+    // Small blobs (message.json, a mail, a page): hashed in one call, and every file system
+    // call is synchronous (page cache only, microseconds) except the fsyncs, which are the
+    // only ones that wait for the disk. Bytes already stored are not written again.
+    const info: BlobInfo = {
+      sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"),
+      md5: new Bun.CryptoHasher("md5").update(data).digest("base64"),
+      size: data.byteLength,
+    };
+    const final = this.pathOf(info.sha256);
+    if (existsSync(final)) {
+      // Fresh mtime, as in put(): a GC sweep must see the blob as young and keep it.
+      const now = new Date();
+      try {
+        utimesSync(final, now, now);
+      } catch {
+        // gone meanwhile (GC): write it again below
+      }
+      if (existsSync(final)) return info;
+    }
+    const tmpPath = join(this.tmp, `${Date.now()}-${randomToken(12)}`);
+    const fd = openSync(tmpPath, "wx", 0o600);
+    try {
+      let off = 0;
+      while (off < data.byteLength) off += writeSync(fd, data, off, data.byteLength - off);
+      await fsyncFd(fd);
+    } catch (err) {
+      closeSync(fd);
+      try {
+        unlinkSync(tmpPath);
+      } catch {
+        // already gone
+      }
+      throw err;
+    }
+    closeSync(fd);
+    const dir = final.slice(0, final.lastIndexOf("/"));
+    mkdirSync(dir, { recursive: true });
+    renameSync(tmpPath, final);
+    if (opts.deferDirSync) return { ...info, unsyncedDir: dir };
+    await fsyncDir(dir);
+    return info;
+  }
+
+  async syncDirs(dirs: Iterable<string>): Promise<void> {
+    await Promise.all([...new Set(dirs)].map(fsyncDir));
   }
 
   async has(sha256: string): Promise<boolean> {
@@ -129,11 +177,14 @@ export class DiskBlobStore implements BlobStore {
   }
 }
 
+const fsyncFd = promisify(fsync);
+
+/** Opening and closing a directory are page-cache calls: only the fsync goes to the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
+  const fd = openSync(dir, "r");
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }

@@ -9,7 +9,6 @@
 // savepoint, and verification and parsing run in a worker thread (inbound-worker.ts).
 import { createReadStream, rmSync } from "node:fs";
 import { join } from "node:path";
-import { eq, sql } from "drizzle-orm";
 import type { DNSResolver } from "mailauth";
 import type { BlobRef, Change } from "../files";
 import { commitChanges, type SystemWriter } from "../files";
@@ -18,7 +17,7 @@ import { normalizePath } from "../files";
 import { ExecutableScanner } from "../files";
 import { guessContentType } from "../files";
 import type { Deps } from "../../core/context";
-import { mailAddresses, mailMessages } from "../../db/schema";
+import { SMALL_BLOB_BYTES, type BlobInfo } from "../../blobs/store";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
 import { lookupRecipient } from "../buckets";
@@ -26,6 +25,7 @@ import { GroupCommitter, type GroupCommitOptions } from "./group-commit";
 import { messageFilesFor, readInboundMessage, type AttachmentPlan, type InboundMessage, type MessageFile, type ReadOptions } from "./inbound";
 import { cachingResolver } from "./dns-cache";
 import { InboundReader } from "./inbound-reader";
+import { filingStatements } from "./filing-statements";
 
 export const INBOUND_WRITER: SystemWriter = { kind: "system", name: "inbound-mail" };
 
@@ -49,7 +49,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   const tempDir = join(deps.config.dataDir, "tmp", "mail");
   // Attachment temp files of messages that were never answered 250: nobody needs them.
   rmSync(tempDir, { recursive: true, force: true });
-  const committer = new GroupCommitter(deps.db, opts.groupCommit);
+  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit, (dirs) => deps.blobs.syncDirs(dirs));
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
   const reader = opts.inProcessReading ? null : new InboundReader(resolver);
   return {
@@ -139,12 +139,22 @@ export async function fileMessage(
     const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, rawPath, rcpts, plan) }));
 
     // Blobs first, outside the transaction; shared files (eml, attachments) are stored once.
+    // Small files are read whole and stored in one write; their directory fsyncs are left to
+    // the commit, which runs them for the whole batch before COMMIT.
     const stored = new Map<string, BlobRef>();
+    const unsyncedDirs: string[] = [];
     const blobOf = async (f: MessageFile): Promise<BlobRef> => {
       const key = "file" in f.source ? `file:${f.source.file}` : null;
       const hit = key ? stored.get(key) : undefined;
       if (hit) return { ...hit, contentType: f.contentType };
-      const info = "file" in f.source ? await deps.blobs.put(createReadStream(f.source.file)) : await deps.blobs.putBytes(f.source.bytes);
+      let info: BlobInfo & { unsyncedDir?: string };
+      if ("bytes" in f.source) info = await deps.blobs.putBytes(f.source.bytes, { deferDirSync: true });
+      else {
+        const file = Bun.file(f.source.file);
+        info =
+          file.size <= SMALL_BLOB_BYTES ? await deps.blobs.putBytes(await file.bytes(), { deferDirSync: true }) : await deps.blobs.put(createReadStream(f.source.file));
+      }
+      if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
       const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
       if (key) stored.set(key, ref);
       return ref;
@@ -157,37 +167,31 @@ export async function fileMessage(
     }
 
     const now = deps.clock.now().toISOString();
+    const st = filingStatements(deps.sqlite);
     const write = (tx: Tx) => {
       for (const c of copies) {
         // Re-checked here: the address may have been switched off since RCPT TO.
-        const row = tx.select().from(mailAddresses).where(eq(mailAddresses.bucketId, c.bucketId)).get();
+        const row = st.address.get(c.bucketId);
         if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
         commitChanges(deps, INBOUND_WRITER, c.bucketId, changes.get(c.bucketId)!, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
-        tx.update(mailAddresses)
-          .set({
-            receivedCount: sql`${mailAddresses.receivedCount} + 1`,
-            lastReceivedPath: c.json.folder,
-            lastReceivedAt: c.json.received_at,
-            updatedAt: now,
-          })
-          .where(eq(mailAddresses.localPart, row.localPart))
-          .run();
-        tx.insert(mailMessages)
-          .values({
-            bucketId: c.bucketId,
-            folder: c.json.folder,
-            messageId: c.json.id,
-            receivedAt: c.json.received_at,
-            fromAddress: c.json.from?.address?.slice(0, 500) ?? null,
-            subject: c.json.subject?.slice(0, 1000) ?? null,
-            size: c.json.size,
-            attachmentCount: c.json.attachments.filter((a) => a.path !== null).length,
-          })
-          .run();
+        st.countReceived.run(row.localPart, c.json.folder, c.json.received_at, now);
+        st.insertMessage.run(
+          c.bucketId,
+          c.json.folder,
+          c.json.id,
+          c.json.received_at,
+          c.json.from?.address?.slice(0, 500) ?? null,
+          c.json.subject?.slice(0, 1000) ?? null,
+          c.json.size,
+          c.json.attachments.filter((a) => a.path !== null).length,
+        );
       }
     };
-    if (opts.committer) await opts.committer.commit(write);
-    else transaction(deps.db, write);
+    if (opts.committer) await opts.committer.commit(write, unsyncedDirs);
+    else {
+      await deps.blobs.syncDirs(unsyncedDirs);
+      transaction(deps.db, write);
+    }
   } finally {
     await msg.cleanup();
   }

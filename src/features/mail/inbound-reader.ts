@@ -3,11 +3,10 @@
 // wait behind mailauth and mailparser. One worker: on a small machine the main thread needs the
 // other core; each worker handles many messages at once (its work is mostly streams).
 import { promises as dns } from "node:dns";
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { SmtpReply, type InboundEnvelope, type SmtpSessionInfo } from "../../smtp/server";
-import type { InboundMessage, ReadOptions } from "./inbound";
+import { removeScratch, type InboundMessage, type ReadOptions } from "./inbound";
 import type { DecodedMessage } from "./parse";
 import type { AuthenticationResults } from "./sender-auth";
 
@@ -62,7 +61,7 @@ export class InboundReader {
     const { resolver: _, ...plain } = opts;
     const id = ++this.nextId;
     const dir = join(opts.tempDir, envelope.id);
-    const cleanup = () => rm(dir, { recursive: true, force: true });
+    const cleanup = () => removeScratch(dir);
     const w = this.start();
     let reply: Extract<WorkerReply, { kind: "read" }>;
     try {

@@ -1,7 +1,7 @@
 // From a received raw message to what gets filed: authentication verdicts, decoded fields,
 // attachment temp files, and the message.json object and file list for one bucket. The filer
 // (filer.ts) puts these into buckets.
-import { mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
@@ -11,6 +11,11 @@ import { parseMessageFile, type DecodedMessage } from "./parse";
 import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
 
 export const MESSAGE_JSON_VERSION = 1;
+
+/** A message's scratch directory exists only once it had an attachment. */
+export function removeScratch(dir: string): Promise<void> {
+  return existsSync(dir) ? rm(dir, { recursive: true, force: true }) : Promise.resolve();
+}
 
 export interface MessageJson extends DecodedMessage {
   version: number;
@@ -65,12 +70,11 @@ export async function readInboundMessage(envelope: InboundEnvelope, rawPath: str
   if (shouldRejectForDmarc(auth, opts.rejectDmarcFail))
     throw new SmtpReply(550, `Message rejected: DMARC policy of ${auth.dmarc.domain ?? "the sender domain"} says reject`);
   const dir = join(opts.tempDir, envelope.id);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
     const { message, attachmentFiles } = await parseMessageFile(rawPath, { tempDir: dir });
-    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => rm(dir, { recursive: true, force: true }) };
+    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => removeScratch(dir) };
   } catch (e) {
-    await rm(dir, { recursive: true, force: true });
+    await removeScratch(dir);
     throw e;
   }
 }

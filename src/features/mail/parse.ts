@@ -59,7 +59,7 @@ export interface ParsedMessage {
 }
 
 export interface ParseOptions {
-  /** Where attachment temp files go (created if missing; the caller removes it). */
+  /** Where attachment temp files go (created with the first attachment; the caller removes it). */
   tempDir: string;
   maxBodyChars?: number;
   maxAttachments?: number;
@@ -120,7 +120,6 @@ const cap = (s: string | undefined, max: number): [string | null, boolean] =>
 export async function parseMessageFile(rawPath: string, opts: ParseOptions): Promise<ParsedMessage> {
   const maxBody = opts.maxBodyChars ?? DEFAULT_MAX_BODY_CHARS;
   const maxAttachments = opts.maxAttachments ?? DEFAULT_MAX_ATTACHMENTS;
-  mkdirSync(opts.tempDir, { recursive: true });
   const message: DecodedMessage = {
     from: null,
     to: [],
@@ -166,6 +165,8 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
         a.content.resume();
         return;
       }
+      // Created with the first attachment: most messages have none.
+      mkdirSync(opts.tempDir, { recursive: true, mode: 0o700 });
       const file = join(opts.tempDir, `attachment-${message.attachments.length}`);
       const out = createWriteStream(file, { mode: 0o600 });
       created.push({ file, closed: new Promise<void>((r) => out.once("close", () => r())) });
