@@ -129,8 +129,14 @@ export class DiskBlobStore implements BlobStore {
     }
     closeSync(fd);
     const dir = final.slice(0, final.lastIndexOf("/"));
-    mkdirSync(dir, { recursive: true });
-    renameSync(tmpPath, final);
+    try {
+      renameSync(tmpPath, final);
+    } catch (e) {
+      if ((e as { code?: string }).code !== "ENOENT") throw e;
+      // First blob under this prefix: the rename told us; no mkdir call for the others.
+      mkdirSync(dir, { recursive: true });
+      renameSync(tmpPath, final);
+    }
     if (opts.deferDirSync) return { ...info, unsyncedDir: dir };
     await fsyncDir(dir);
     return info;

@@ -7,7 +7,7 @@
 // failure before it answers 451 and the sender retries, so nothing is half-filed or lost.
 // Messages arriving together share that transaction (group-commit.ts), each in its own
 // savepoint, and verification and parsing run in a worker thread (inbound-worker.ts).
-import { createReadStream, rmSync } from "node:fs";
+import { createReadStream, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import type { BlobRef, Change } from "../files";
@@ -150,9 +150,11 @@ export async function fileMessage(
       let info: BlobInfo & { unsyncedDir?: string };
       if ("bytes" in f.source) info = await deps.blobs.putBytes(f.source.bytes, { deferDirSync: true });
       else {
-        const file = Bun.file(f.source.file);
+        const path = f.source.file;
         info =
-          file.size <= SMALL_BLOB_BYTES ? await deps.blobs.putBytes(await file.bytes(), { deferDirSync: true }) : await deps.blobs.put(createReadStream(f.source.file));
+          statSync(path).size <= SMALL_BLOB_BYTES
+            ? await deps.blobs.putBytes(readFileSync(path), { deferDirSync: true })
+            : await deps.blobs.put(createReadStream(path));
       }
       if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
       const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };

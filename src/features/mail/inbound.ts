@@ -1,7 +1,7 @@
 // From a received raw message to what gets filed: authentication verdicts, decoded fields,
 // attachment temp files, and the message.json object and file list for one bucket. The filer
 // (filer.ts) puts these into buckets.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
@@ -11,6 +11,9 @@ import { parseMessageFile, type DecodedMessage } from "./parse";
 import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
 
 export const MESSAGE_JSON_VERSION = 1;
+
+/** Messages up to this size are read whole for verification and parsing. */
+export const IN_MEMORY_READ_BYTES = 1024 * 1024;
 
 /** A message's scratch directory exists only once it had an attachment. */
 export function removeScratch(dir: string): Promise<void> {
@@ -60,7 +63,10 @@ export interface ReadOptions {
  * it; otherwise always resolves (a message that cannot be parsed still gets a message.json).
  */
 export async function readInboundMessage(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
-  const auth = await verifyAuthentication(rawPath, {
+  // A small message is read once, synchronously, and both checkers work on the bytes; a large
+  // one is streamed from its file by each, so memory stays flat.
+  const raw = statSync(rawPath).size <= IN_MEMORY_READ_BYTES ? readFileSync(rawPath) : rawPath;
+  const auth = await verifyAuthentication(raw, {
     ip: session.remoteAddress,
     helo: session.helo,
     mailFrom: envelope.mailFrom,
@@ -71,7 +77,7 @@ export async function readInboundMessage(envelope: InboundEnvelope, rawPath: str
     throw new SmtpReply(550, `Message rejected: DMARC policy of ${auth.dmarc.domain ?? "the sender domain"} says reject`);
   const dir = join(opts.tempDir, envelope.id);
   try {
-    const { message, attachmentFiles } = await parseMessageFile(rawPath, { tempDir: dir });
+    const { message, attachmentFiles } = await parseMessageFile(raw, { tempDir: dir });
     return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => removeScratch(dir) };
   } catch (e) {
     await removeScratch(dir);

@@ -117,7 +117,8 @@ function keptHeaders(lines: HeaderLines | undefined): Record<string, string> {
 const cap = (s: string | undefined, max: number): [string | null, boolean] =>
   s === undefined ? [null, false] : s.length > max ? [s.slice(0, max), true] : [s, false];
 
-export async function parseMessageFile(rawPath: string, opts: ParseOptions): Promise<ParsedMessage> {
+/** `raw`: the message's file (streamed) or its bytes. */
+export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions): Promise<ParsedMessage> {
   const maxBody = opts.maxBodyChars ?? DEFAULT_MAX_BODY_CHARS;
   const maxAttachments = opts.maxAttachments ?? DEFAULT_MAX_ATTACHMENTS;
   const message: DecodedMessage = {
@@ -199,14 +200,16 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
     parser.on("end", () => Promise.all(pending).then(() => resolve(), reject));
     parser.on("error", reject);
   });
-  const input = createReadStream(rawPath);
-  input.on("error", (e) => parser.destroy(e));
-  input.pipe(parser);
+  const input = typeof raw === "string" ? createReadStream(raw) : null;
+  if (input) {
+    input.on("error", (e) => parser.destroy(e));
+    input.pipe(parser);
+  } else parser.end(raw);
 
   try {
     await done;
   } catch (e) {
-    input.destroy();
+    input?.destroy();
     parser.destroy(); // also ends an attachment stream that was mid-way, closing its file
     message.parse_error = (e as Error).message || String(e);
   }
