@@ -105,7 +105,11 @@ async function runPierServer() {
   const levers = new Set((process.env.BENCH_LEVERS ?? "cache,group,worker").split(","));
   const mailFiling = {
     noDnsCache: !levers.has("cache"),
-    groupCommit: levers.has("group") ? (process.env.BENCH_GROUP_WAIT_MS ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) } : {}) : { maxBatch: 1, maxWaitMs: 0 },
+    groupCommit: levers.has("group")
+      ? process.env.BENCH_GROUP_WAIT_MS
+        ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) }
+        : {}
+      : { maxBatch: 1, maxWaitMs: 0 },
     inProcessReading: !levers.has("worker"),
   };
   const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver, mailFiling });

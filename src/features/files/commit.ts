@@ -175,7 +175,16 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     }
     let row: FileRow;
     if (current) {
-      row = { ...current, sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5, versionCount: current.versionCount + 1, bucketVersion: number, updatedAt: now };
+      row = {
+        ...current,
+        sha256: b.sha256,
+        size: b.size,
+        contentType: b.contentType,
+        md5: b.md5,
+        versionCount: current.versionCount + 1,
+        bucketVersion: number,
+        updatedAt: now,
+      };
       st.updateFile.run(row.id, row.sha256, row.size, row.contentType, row.md5, row.versionCount, row.bucketVersion, row.updatedAt);
       totalBytes += b.size - current.size;
     } else {
@@ -217,7 +226,19 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     restoredFrom: opts.restoredFrom ?? null,
     createdAt: now,
   };
-  st.insertVersion.run(version.id, bucketId, number, version.kind, version.comment, version.author, version.changedCount, fileCount, totalBytes, version.restoredFrom, now);
+  st.insertVersion.run(
+    version.id,
+    bucketId,
+    number,
+    version.kind,
+    version.comment,
+    version.author,
+    version.changedCount,
+    fileCount,
+    totalBytes,
+    version.restoredFrom,
+    now,
+  );
   st.bumpRevision.run(bucketId, now);
   // The row as the UPDATE left it: read in this transaction, nothing else changed it since.
   const updated: BucketRow = { ...bucket, revision: bucket.revision + 1, updatedAt: now };

@@ -58,6 +58,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
       return r.ok ? { ok: true, key: r.bucketId } : r;
     },
     deliver: (envelope, rawPath, session) => fileMessage(deps, envelope, rawPath, session, { resolver, tempDir, committer, reader }),
+    deliverBytes: (envelope, raw, session) => fileMessage(deps, envelope, raw, session, { resolver, tempDir, committer, reader }),
     committer,
     close() {
       committer.flush();
@@ -120,7 +121,8 @@ interface BucketCopy {
 export async function fileMessage(
   deps: Deps,
   envelope: InboundEnvelope,
-  rawPath: string,
+  /** The raw message: its temp file, or its bytes (small messages). */
+  raw: string | Uint8Array,
   session: SmtpSessionInfo,
   opts: { resolver?: DNSResolver; tempDir: string; committer?: GroupCommitter; reader?: InboundReader | null },
 ): Promise<void> {
@@ -130,22 +132,24 @@ export async function fileMessage(
     resolver: opts.resolver,
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
-  const msg = opts.reader ? await opts.reader.read(envelope, rawPath, session, readOpts) : await readInboundMessage(envelope, rawPath, session, readOpts);
+  const msg = opts.reader ? await opts.reader.read(envelope, raw, session, readOpts) : await readInboundMessage(envelope, raw, session, readOpts);
   try {
     const plan = await planAttachments(msg);
     // Recipients by bucket (the rate-limit key is the bucket id): one copy per bucket.
     const byBucket = new Map<string, string[]>();
     for (const r of envelope.recipients) byBucket.set(r.key, [...(byBucket.get(r.key) ?? []), r.address]);
-    const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, rawPath, rcpts, plan) }));
+    const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, raw, rcpts, plan) }));
 
     // Blobs first, outside the transaction; shared files (eml, attachments) are stored once.
     // Small files are read whole and stored in one write; their directory fsyncs are left to
     // the commit, which runs them for the whole batch before COMMIT.
-    const stored = new Map<string, BlobRef>();
+    // Keyed by the source: message.eml and attachments are shared by the copies (message.json
+    // bytes are made per copy, so never shared).
+    const stored = new Map<string | Uint8Array, BlobRef>();
     const unsyncedDirs: string[] = [];
     const blobOf = async (f: MessageFile): Promise<BlobRef> => {
-      const key = "file" in f.source ? `file:${f.source.file}` : null;
-      const hit = key ? stored.get(key) : undefined;
+      const key = "file" in f.source ? f.source.file : f.source.bytes;
+      const hit = stored.get(key);
       if (hit) return { ...hit, contentType: f.contentType };
       let info: BlobInfo & { unsyncedDir?: string };
       if ("bytes" in f.source) info = await deps.blobs.putBytes(f.source.bytes, { deferDirSync: true });
@@ -158,7 +162,7 @@ export async function fileMessage(
       }
       if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
       const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
-      if (key) stored.set(key, ref);
+      stored.set(key, ref);
       return ref;
     };
     const changes = new Map<string, Change[]>();

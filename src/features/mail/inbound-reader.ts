@@ -14,7 +14,8 @@ export interface ReadJob {
   kind: "read";
   id: number;
   envelope: InboundEnvelope;
-  rawPath: string;
+  /** The raw message's temp file, or its bytes. */
+  raw: string | Uint8Array;
   session: SmtpSessionInfo;
   opts: Omit<ReadOptions, "resolver">;
 }
@@ -57,7 +58,7 @@ export class InboundReader {
     this.resolver = resolver ?? (((name: string, rrtype: string) => dns.resolve(name, rrtype as "TXT")) as DNSResolver);
   }
 
-  async read(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
+  async read(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
     const { resolver: _, ...plain } = opts;
     const id = ++this.nextId;
     const dir = join(opts.tempDir, envelope.id);
@@ -68,7 +69,7 @@ export class InboundReader {
       reply = await new Promise((resolve, reject) => {
         const timer = setTimeout(() => this.fail(new Error("message reading timed out")), JOB_TIMEOUT_MS);
         this.waiting.set(id, { resolve, reject, timer });
-        w.postMessage({ kind: "read", id, envelope, rawPath, session, opts: plain } satisfies ReadJob);
+        w.postMessage({ kind: "read", id, envelope, raw, session, opts: plain } satisfies ReadJob);
       });
     } catch (e) {
       await cleanup();

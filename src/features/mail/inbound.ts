@@ -62,10 +62,20 @@ export interface ReadOptions {
  * Verify, then parse. Throws SmtpReply(550) when DMARC enforcement is on and the message fails
  * it; otherwise always resolves (a message that cannot be parsed still gets a message.json).
  */
-export async function readInboundMessage(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
+export async function readInboundMessage(
+  envelope: InboundEnvelope,
+  rawMessage: string | Uint8Array,
+  session: SmtpSessionInfo,
+  opts: ReadOptions,
+): Promise<InboundMessage> {
   // A small message is read once, synchronously, and both checkers work on the bytes; a large
   // one is streamed from its file by each, so memory stays flat.
-  const raw = statSync(rawPath).size <= IN_MEMORY_READ_BYTES ? readFileSync(rawPath) : rawPath;
+  const raw =
+    typeof rawMessage !== "string"
+      ? Buffer.from(rawMessage.buffer, rawMessage.byteOffset, rawMessage.byteLength)
+      : statSync(rawMessage).size <= IN_MEMORY_READ_BYTES
+        ? readFileSync(rawMessage)
+        : rawMessage;
   const auth = await verifyAuthentication(raw, {
     ip: session.remoteAddress,
     helo: session.helo,
@@ -130,13 +140,13 @@ export interface MessageFile {
  */
 export function messageFilesFor(
   msg: InboundMessage,
-  rawPath: string,
+  raw: string | Uint8Array,
   recipients: string[],
   plan?: AttachmentPlan,
 ): { json: MessageJson; files: MessageFile[] } {
   const json = messageJsonFor(msg, recipients, plan);
   const files: MessageFile[] = [
-    { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: { file: rawPath } },
+    { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: typeof raw === "string" ? { file: raw } : { bytes: raw } },
     { path: messageJsonPath(json.folder), contentType: "application/json", source: { bytes: new TextEncoder().encode(JSON.stringify(json, null, 2) + "\n") } },
     ...json.attachments.flatMap((a, i) => {
       const p = plan?.[i];
