@@ -1,7 +1,7 @@
 // Local disk backend: data/blobs/sha256/ab/cd/<hex>. Every write goes to a temp file, is
 // fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
 // whole blob or nothing under its name.
-import { closeSync, existsSync, fsync, mkdirSync, openSync, renameSync, unlinkSync, utimesSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsync, mkdirSync, open as openCb, openSync, renameSync, unlinkSync, utimesSync, writeSync } from "node:fs";
 import { promisify } from "node:util";
 import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
@@ -93,9 +93,9 @@ export class DiskBlobStore implements BlobStore {
         })(),
       );
     }
-    // Small blobs (message.json, a mail, a page): hashed in one call, and every file system
-    // call is synchronous (page cache only, microseconds) except the fsyncs, which are the
-    // only ones that wait for the disk. Bytes already stored are not written again.
+    // Small blobs (message.json, a mail, a page): hashed in one call; the write, close and
+    // rename are synchronous page-cache calls (microseconds), the create and the fsyncs go to
+    // the thread pool. Bytes already stored are not written again.
     const info: BlobInfo = {
       sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"),
       md5: new Bun.CryptoHasher("md5").update(data).digest("base64"),
@@ -113,7 +113,9 @@ export class DiskBlobStore implements BlobStore {
       if (existsSync(final)) return info;
     }
     const tmpPath = join(this.tmp, `${Date.now()}-${randomToken(12)}`);
-    const fd = openSync(tmpPath, "wx", 0o600);
+    // Creating a file is the one call here that can wait on the file system's journal when the
+    // disk is busy: it goes to the thread pool rather than stall the event loop.
+    const fd = await openFd(tmpPath, "wx", 0o600);
     try {
       let off = 0;
       while (off < data.byteLength) off += writeSync(fd, data, off, data.byteLength - off);
@@ -184,6 +186,7 @@ export class DiskBlobStore implements BlobStore {
 }
 
 const fsyncFd = promisify(fsync);
+const openFd = promisify(openCb);
 
 /** Opening and closing a directory are page-cache calls: only the fsync goes to the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {
