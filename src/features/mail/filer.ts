@@ -140,11 +140,10 @@ export async function fileMessage(
     for (const r of envelope.recipients) byBucket.set(r.key, [...(byBucket.get(r.key) ?? []), r.address]);
     const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, raw, rcpts, plan) }));
 
-    // Blobs first, outside the transaction; shared files (eml, attachments) are stored once.
-    // Small files are read whole and stored in one write; their directory fsyncs are left to
-    // the commit, which runs them for the whole batch before COMMIT.
-    // Keyed by the source: message.eml and attachments are shared by the copies (message.json
-    // bytes are made per copy, so never shared).
+    // Blobs first, outside the transaction. Keyed by source: message.eml and attachments are
+    // shared by the copies and stored once (message.json bytes are made per copy). Small files
+    // are stored in one write; their directory fsyncs are left to the commit, which runs the
+    // whole batch's before COMMIT.
     const stored = new Map<string | Uint8Array, BlobRef>();
     const unsyncedDirs: string[] = [];
     const blobOf = async (f: MessageFile): Promise<BlobRef> => {
