@@ -1,11 +1,12 @@
 // Local disk backend: data/blobs/sha256/ab/cd/<hex>. Every write goes to a temp file, is
 // fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
 // whole blob or nothing under its name.
-import { writeSync } from "node:fs";
+import { closeSync, existsSync, fsync, mkdirSync, open as openCb, openSync, renameSync, unlinkSync, utimesSync, writeSync } from "node:fs";
+import { promisify } from "node:util";
 import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { randomToken } from "../core/ids";
-import { BlobMismatchError, isSha256, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
+import { BlobMismatchError, isSha256, SMALL_BLOB_BYTES, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
 
 export class DiskBlobStore implements BlobStore {
   private readonly root: string;
@@ -83,13 +84,68 @@ export class DiskBlobStore implements BlobStore {
     }
   }
 
-  async putBytes(bytes: Uint8Array | string): Promise<BlobInfo> {
+  async putBytes(bytes: Uint8Array | string, opts: { deferDirSync?: boolean } = {}): Promise<BlobInfo & { unsyncedDir?: string }> {
     const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
-    return this.put(
-      (async function* () {
-        yield data;
-      })(),
-    );
+    if (data.byteLength > SMALL_BLOB_BYTES) {
+      return this.put(
+        (async function* () {
+          yield data;
+        })(),
+      );
+    }
+    // Small blobs (message.json, a mail, a page): hashed in one call; the write, close and
+    // rename are synchronous page-cache calls (microseconds), the create and the fsyncs go to
+    // the thread pool. Bytes already stored are not written again.
+    const info: BlobInfo = {
+      sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"),
+      md5: new Bun.CryptoHasher("md5").update(data).digest("base64"),
+      size: data.byteLength,
+    };
+    const final = this.pathOf(info.sha256);
+    if (existsSync(final)) {
+      // Fresh mtime, as in put(): a GC sweep must see the blob as young and keep it.
+      const now = new Date();
+      try {
+        utimesSync(final, now, now);
+      } catch {
+        // gone meanwhile (GC): write it again below
+      }
+      if (existsSync(final)) return info;
+    }
+    const tmpPath = join(this.tmp, `${Date.now()}-${randomToken(12)}`);
+    // Creating a file is the one call here that can wait on the file system's journal when the
+    // disk is busy: it goes to the thread pool rather than stall the event loop.
+    const fd = await openFd(tmpPath, "wx", 0o600);
+    try {
+      let off = 0;
+      while (off < data.byteLength) off += writeSync(fd, data, off, data.byteLength - off);
+      await fsyncFd(fd);
+    } catch (err) {
+      closeSync(fd);
+      try {
+        unlinkSync(tmpPath);
+      } catch {
+        // already gone
+      }
+      throw err;
+    }
+    closeSync(fd);
+    const dir = final.slice(0, final.lastIndexOf("/"));
+    try {
+      renameSync(tmpPath, final);
+    } catch (e) {
+      if ((e as { code?: string }).code !== "ENOENT") throw e;
+      // First blob under this prefix: the rename told us; no mkdir call for the others.
+      mkdirSync(dir, { recursive: true });
+      renameSync(tmpPath, final);
+    }
+    if (opts.deferDirSync) return { ...info, unsyncedDir: dir };
+    await fsyncDir(dir);
+    return info;
+  }
+
+  async syncDirs(dirs: Iterable<string>): Promise<void> {
+    await Promise.all([...new Set(dirs)].map(fsyncDir));
   }
 
   async has(sha256: string): Promise<boolean> {
@@ -129,11 +185,15 @@ export class DiskBlobStore implements BlobStore {
   }
 }
 
+const fsyncFd = promisify(fsync);
+const openFd = promisify(openCb);
+
+/** Opening and closing a directory are page-cache calls: only the fsync goes to the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
+  const fd = openSync(dir, "r");
   try {
-    await fh.sync();
+    await fsyncFd(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }

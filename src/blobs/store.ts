@@ -30,7 +30,15 @@ export class BlobMismatchError extends Error {
 export interface BlobStore {
   /** Stream a body in, hashing as it goes; refuses (and stores nothing) when it misses `expect`. */
   put(body: AsyncIterable<Uint8Array>, expect?: BlobExpectation): Promise<BlobInfo>;
-  putBytes(bytes: Uint8Array | string): Promise<BlobInfo>;
+  /**
+   * Store bytes already in memory. With `deferDirSync` the blob's file is durable but the
+   * directory entry naming it may not be yet: the answer names the directory (`unsyncedDir`),
+   * and the caller passes it to syncDirs before anything durable refers to the blob (a batch of
+   * writers then shares the directory fsyncs).
+   */
+  putBytes(bytes: Uint8Array | string, opts?: { deferDirSync?: boolean }): Promise<BlobInfo & { unsyncedDir?: string }>;
+  /** fsync these directories (each once), making renames into them durable. */
+  syncDirs(dirs: Iterable<string>): Promise<void>;
   has(sha256: string): Promise<boolean>;
   size(sha256: string): Promise<number | null>;
   /** A Bun file for serving (sendfile, Range) or reading. */
@@ -39,5 +47,8 @@ export interface BlobStore {
   /** Every stored blob with its last-modified time (for garbage collection). */
   list(): AsyncIterable<{ sha256: string; mtimeMs: number }>;
 }
+
+/** Bytes up to this size are stored by putBytes in one synchronous write; larger ones stream. */
+export const SMALL_BLOB_BYTES = 1024 * 1024;
 
 export const isSha256 = (v: string): boolean => /^[0-9a-f]{64}$/.test(v);

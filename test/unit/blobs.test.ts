@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskBlobStore } from "../../src/blobs/disk";
-import { BlobMismatchError } from "../../src/blobs/store";
+import { BlobMismatchError, SMALL_BLOB_BYTES } from "../../src/blobs/store";
 
 let dir: string;
 let store: DiskBlobStore;
@@ -139,5 +139,38 @@ describe("DiskBlobStore", () => {
     for await (const b of store.list()) listed.push(b);
     expect(listed).toHaveLength(1);
     expect(Math.abs(listed[0]!.mtimeMs - old.getTime())).toBeLessThan(2000);
+  });
+
+  test("small bytes: one write, stored once; storing them again leaves the file alone but makes it young for the GC", async () => {
+    const first = await store.putBytes("small blob");
+    expect(first).toEqual({ sha256: sha256("small blob"), md5: md5("small blob"), size: 10 });
+    const path = store.pathOf(first.sha256);
+    const old = new Date(Date.now() - 48 * 3600_000);
+    utimesSync(path, old, old);
+    const inode = statSync(path).ino;
+    const again = await store.putBytes("small blob");
+    expect(again).toEqual(first);
+    expect(statSync(path).ino).toBe(inode); // not rewritten
+    expect(Date.now() - statSync(path).mtimeMs).toBeLessThan(60_000);
+    expect(tmpFiles()).toEqual([]);
+    expect(await storedCount()).toBe(1);
+  });
+
+  test("deferDirSync names the directory to fsync; syncDirs accepts it (twice over)", async () => {
+    const info = await store.putBytes("deferred", { deferDirSync: true });
+    const path = store.pathOf(info.sha256);
+    expect(info.unsyncedDir).toBe(path.slice(0, path.lastIndexOf("/")));
+    expect(await Bun.file(path).text()).toBe("deferred");
+    await store.syncDirs([info.unsyncedDir!, info.unsyncedDir!]);
+    // Already stored: nothing renamed, nothing to sync.
+    expect((await store.putBytes("deferred", { deferDirSync: true })).unsyncedDir).toBeUndefined();
+  });
+
+  test("bytes past the small-blob size stream like put() and round-trip", async () => {
+    const big = new Uint8Array(SMALL_BLOB_BYTES + 1).map((_, i) => (i * 7) & 255);
+    const info = await store.putBytes(big);
+    expect(info.sha256).toBe(sha256(big));
+    expect(Buffer.from(await store.file(info.sha256).arrayBuffer()).equals(Buffer.from(big))).toBe(true);
+    expect(tmpFiles()).toEqual([]);
   });
 });

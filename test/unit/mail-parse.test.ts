@@ -170,6 +170,32 @@ describe("parseMessageFile", () => {
   });
 });
 
+describe("parseMessageFile from bytes", () => {
+  test("a message held in memory parses exactly as from its file, attachments still go to files", async () => {
+    const raw = await compose({
+      from: '"Ada" <ada@sender.test>',
+      to: "box1@in.test",
+      subject: "in memory ✓",
+      date: new Date("2026-11-21T10:00:00Z"),
+      messageId: "<mem@sender.test>",
+      text: "plain",
+      html: "<p>html</p>",
+      attachments: [{ filename: "a.bin", content: Buffer.alloc(50_000, 7) }],
+    });
+    const fromFile = await parseMessageFile(writeRaw(raw), { tempDir: join(dir, "mem-file") });
+    const fromBytes = await parseMessageFile(raw, { tempDir: join(dir, "mem-bytes") });
+    expect(fromBytes.message).toEqual(fromFile.message);
+    expect(fromBytes.attachmentFiles).toHaveLength(1);
+    expect(sha256(readFileSync(fromBytes.attachmentFiles[0]!))).toBe(sha256(Buffer.alloc(50_000, 7)));
+  });
+
+  test("no attachment, no scratch directory", async () => {
+    const raw = await compose({ from: "a@sender.test", to: "box1@in.test", subject: "s", text: "t" });
+    await parseMessageFile(raw, { tempDir: join(dir, "never-made") });
+    expect(readdirSync(dir)).not.toContain("never-made");
+  });
+});
+
 describe("verifyAuthentication (local DNS table, nothing leaves the machine)", () => {
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const pem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
@@ -203,6 +229,17 @@ describe("verifyAuthentication (local DNS table, nothing leaves the machine)", (
     expect(r.spf.result).toBe("fail");
     expect(r.dkim[0]).toMatchObject({ result: "pass", domain: "sender.test", selector: "sel", aligned: true });
     expect(r.dmarc.result).toBe("pass");
+  });
+
+  test("a small message is verified from its bytes exactly as from its file (DKIM body hash included)", async () => {
+    const raw = msg("a@sender.test");
+    const signed = (await dkimSign(raw, dkimOptions)).signatures + raw;
+    const fromFile = await verifyAuthentication(writeRaw(signed), ctx("127.0.0.9", "a@sender.test"));
+    const fromBytes = await verifyAuthentication(Buffer.from(signed), ctx("127.0.0.9", "a@sender.test"));
+    expect(fromBytes.dkim[0]).toMatchObject({ result: "pass", domain: "sender.test", aligned: true });
+    expect(fromBytes).toEqual(fromFile);
+    const tampered = await verifyAuthentication(Buffer.from(signed.replace("body", "bodY")), ctx("127.0.0.9", "a@sender.test"));
+    expect(tampered.dkim[0]!.result).not.toBe("pass");
   });
 
   test("SPF fail, no DKIM: DMARC fail under p=reject; enforcement decides", async () => {

@@ -3,12 +3,13 @@
 // publishing) all end here: one transaction, at most one new bucket version, buckets.revision
 // bumped, the `files` current state and the `file_changes` log updated together. A crash
 // before COMMIT leaves nothing; after it, everything.
-import { and, desc, eq, gt, inArray, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, ne } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
-import { bucketVersions, buckets, fileChanges, fileLocks, files, uploadSessions } from "../../db/schema";
+import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
+import { commitStatements } from "./commit-statements";
 import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
 import { assertNoUploadCommitting } from "../buckets";
 
@@ -71,7 +72,7 @@ export function bucketForWrite(
 ): BucketRow {
   let bucket: BucketRow;
   if (writer.kind === "system") {
-    const row = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
+    const row = commitStatements(deps.sqlite, deps.db).bucketById.get({ id: bucketId });
     if (!row) throw new ApiError("BUCKET_NOT_FOUND", `Bucket ${bucketId} was not found.`);
     assertNotDeleting(row);
     if (row.archivedAt && !opts.allowArchived) throw new ApiError("BUCKET_ARCHIVED", `Bucket ${bucketId} is archived and read-only.`);
@@ -79,7 +80,10 @@ export function bucketForWrite(
   } else {
     bucket = loadMutableBucket(deps, writer, bucketId, { need: "bucket_write", allowArchived: opts.allowArchived }, tx);
   }
-  assertNoUploadCommitting(deps, bucketId, opts.sessionId, tx);
+  // Cheap common case first: no upload session is finalizing; the full check builds the error.
+  const now = deps.clock.now().toISOString();
+  if (commitStatements(deps.sqlite, deps.db).uploadCommitting.get(bucketId, now, opts.sessionId ?? null))
+    assertNoUploadCommitting(deps, bucketId, opts.sessionId, tx);
   return bucket;
 }
 
@@ -88,13 +92,7 @@ export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string
   const now = deps.clock.now().toISOString();
   const me = writerId(writer);
   // Cheap common case: no file lock in the bucket at all.
-  const any = tx
-    .select({ path: fileLocks.path })
-    .from(fileLocks)
-    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me)))
-    .limit(1)
-    .get();
-  if (!any) return;
+  if (!commitStatements(deps.sqlite, deps.db).otherLock.get(bucketId, now, me)) return;
   for (let i = 0; i < paths.length; i += 500) {
     const hit = tx
       .select()
@@ -150,7 +148,8 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   assertPathsUnlocked(deps, writer, bucketId, [...byPath.keys()], tx);
 
   const now = deps.clock.now().toISOString();
-  const prev = latestVersion(bucketId, tx);
+  const st = commitStatements(deps.sqlite, deps.db);
+  const prev = st.latestVersion.get(bucketId);
   const number = (prev?.number ?? 0) + 1;
   let fileCount = prev?.fileCount ?? 0;
   let totalBytes = prev?.totalBytes ?? 0;
@@ -159,14 +158,10 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   const log: (typeof fileChanges.$inferInsert)[] = [];
 
   for (const change of byPath.values()) {
-    const current = tx
-      .select()
-      .from(files)
-      .where(and(eq(files.bucketId, bucketId), eq(files.path, change.path)))
-      .get();
+    const current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
     if (change.blob === null) {
       if (!current) continue;
-      tx.delete(files).where(eq(files.id, current.id)).run();
+      st.deleteFile.run(current.id);
       fileCount--;
       totalBytes -= current.size;
       deleted.push(change.path);
@@ -180,41 +175,35 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     }
     let row: FileRow;
     if (current) {
-      row = tx
-        .update(files)
-        .set({
-          sha256: b.sha256,
-          size: b.size,
-          contentType: b.contentType,
-          md5: b.md5,
-          versionCount: current.versionCount + 1,
-          bucketVersion: number,
-          updatedAt: now,
-        })
-        .where(eq(files.id, current.id))
-        .returning()
-        .get()!;
+      row = {
+        ...current,
+        sha256: b.sha256,
+        size: b.size,
+        contentType: b.contentType,
+        md5: b.md5,
+        versionCount: current.versionCount + 1,
+        bucketVersion: number,
+        updatedAt: now,
+      };
+      st.updateFile.run(row.id, row.sha256, row.size, row.contentType, row.md5, row.versionCount, row.bucketVersion, row.updatedAt);
       totalBytes += b.size - current.size;
     } else {
       const wanted = change.fileId;
-      const idFree = wanted ? !tx.select({ id: files.id }).from(files).where(eq(files.id, wanted)).get() : false;
-      row = tx
-        .insert(files)
-        .values({
-          id: wanted && idFree ? wanted : newId("fil"),
-          bucketId,
-          path: change.path,
-          sha256: b.sha256,
-          size: b.size,
-          contentType: b.contentType,
-          md5: b.md5,
-          versionCount: 1,
-          bucketVersion: number,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()
-        .get();
+      const idFree = wanted ? !st.fileIdTaken.get(wanted) : false;
+      row = {
+        id: wanted && idFree ? wanted : newId("fil"),
+        bucketId,
+        path: change.path,
+        sha256: b.sha256,
+        size: b.size,
+        contentType: b.contentType,
+        md5: b.md5,
+        versionCount: 1,
+        bucketVersion: number,
+        createdAt: now,
+        updatedAt: now,
+      };
+      st.insertFile.run(row.id, bucketId, row.path, row.sha256, row.size, row.contentType, row.md5, 1, number, now, now);
       fileCount++;
       totalBytes += b.size;
     }
@@ -223,32 +212,35 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   }
 
   if (log.length === 0 && !opts.alwaysVersion) return { bucket, version: null, written, deleted };
-  for (let i = 0; i < log.length; i += 200)
-    tx.insert(fileChanges)
-      .values(log.slice(i, i + 200))
-      .run();
-  const version = tx
-    .insert(bucketVersions)
-    .values({
-      id: newId("bktrv"),
-      bucketId,
-      number,
-      kind: opts.kind,
-      comment: opts.comment ?? "",
-      author: writerId(writer),
-      changedCount: log.length,
-      fileCount,
-      totalBytes,
-      restoredFrom: opts.restoredFrom ?? null,
-      createdAt: now,
-    })
-    .returning()
-    .get();
-  const updated = tx
-    .update(buckets)
-    .set({ revision: sql`${buckets.revision} + 1`, updatedAt: now })
-    .where(eq(buckets.id, bucketId))
-    .returning()
-    .get()!;
+  for (const c of log) st.insertChange.run(bucketId, c.path, c.version, c.fileId, c.sha256 ?? null, c.size ?? null, c.contentType ?? null, c.md5 ?? null);
+  const version: VersionRow = {
+    id: newId("bktrv"),
+    bucketId,
+    number,
+    kind: opts.kind,
+    comment: opts.comment ?? "",
+    author: writerId(writer),
+    changedCount: log.length,
+    fileCount,
+    totalBytes,
+    restoredFrom: opts.restoredFrom ?? null,
+    createdAt: now,
+  };
+  st.insertVersion.run(
+    version.id,
+    bucketId,
+    number,
+    version.kind,
+    version.comment,
+    version.author,
+    version.changedCount,
+    fileCount,
+    totalBytes,
+    version.restoredFrom,
+    now,
+  );
+  st.bumpRevision.run(bucketId, now);
+  // The row as the UPDATE left it: read in this transaction, nothing else changed it since.
+  const updated: BucketRow = { ...bucket, revision: bucket.revision + 1, updatedAt: now };
   return { bucket: updated, version, written, deleted };
 }

@@ -7,9 +7,8 @@
 // failure before it answers 451 and the sender retries, so nothing is half-filed or lost.
 // Messages arriving together share that transaction (group-commit.ts), each in its own
 // savepoint, and verification and parsing run in a worker thread (inbound-worker.ts).
-import { createReadStream, rmSync } from "node:fs";
+import { createReadStream, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { eq, sql } from "drizzle-orm";
 import type { DNSResolver } from "mailauth";
 import type { BlobRef, Change } from "../files";
 import { commitChanges, type SystemWriter } from "../files";
@@ -18,7 +17,7 @@ import { normalizePath } from "../files";
 import { ExecutableScanner } from "../files";
 import { guessContentType } from "../files";
 import type { Deps } from "../../core/context";
-import { mailAddresses, mailMessages } from "../../db/schema";
+import { SMALL_BLOB_BYTES, type BlobInfo } from "../../blobs/store";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
 import { lookupRecipient } from "../buckets";
@@ -26,6 +25,7 @@ import { GroupCommitter, type GroupCommitOptions } from "./group-commit";
 import { messageFilesFor, readInboundMessage, type AttachmentPlan, type InboundMessage, type MessageFile, type ReadOptions } from "./inbound";
 import { cachingResolver } from "./dns-cache";
 import { InboundReader } from "./inbound-reader";
+import { filingStatements } from "./filing-statements";
 
 export const INBOUND_WRITER: SystemWriter = { kind: "system", name: "inbound-mail" };
 
@@ -49,7 +49,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   const tempDir = join(deps.config.dataDir, "tmp", "mail");
   // Attachment temp files of messages that were never answered 250: nobody needs them.
   rmSync(tempDir, { recursive: true, force: true });
-  const committer = new GroupCommitter(deps.db, opts.groupCommit);
+  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit, (dirs) => deps.blobs.syncDirs(dirs));
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
   const reader = opts.inProcessReading ? null : new InboundReader(resolver);
   return {
@@ -58,6 +58,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
       return r.ok ? { ok: true, key: r.bucketId } : r;
     },
     deliver: (envelope, rawPath, session) => fileMessage(deps, envelope, rawPath, session, { resolver, tempDir, committer, reader }),
+    deliverBytes: (envelope, raw, session) => fileMessage(deps, envelope, raw, session, { resolver, tempDir, committer, reader }),
     committer,
     close() {
       committer.flush();
@@ -120,7 +121,8 @@ interface BucketCopy {
 export async function fileMessage(
   deps: Deps,
   envelope: InboundEnvelope,
-  rawPath: string,
+  /** The raw message: its temp file, or its bytes (small messages). */
+  raw: string | Uint8Array,
   session: SmtpSessionInfo,
   opts: { resolver?: DNSResolver; tempDir: string; committer?: GroupCommitter; reader?: InboundReader | null },
 ): Promise<void> {
@@ -130,23 +132,36 @@ export async function fileMessage(
     resolver: opts.resolver,
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
-  const msg = opts.reader ? await opts.reader.read(envelope, rawPath, session, readOpts) : await readInboundMessage(envelope, rawPath, session, readOpts);
+  const msg = opts.reader ? await opts.reader.read(envelope, raw, session, readOpts) : await readInboundMessage(envelope, raw, session, readOpts);
   try {
     const plan = await planAttachments(msg);
     // Recipients by bucket (the rate-limit key is the bucket id): one copy per bucket.
     const byBucket = new Map<string, string[]>();
     for (const r of envelope.recipients) byBucket.set(r.key, [...(byBucket.get(r.key) ?? []), r.address]);
-    const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, rawPath, rcpts, plan) }));
+    const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, raw, rcpts, plan) }));
 
-    // Blobs first, outside the transaction; shared files (eml, attachments) are stored once.
-    const stored = new Map<string, BlobRef>();
+    // Blobs first, outside the transaction. Keyed by source: message.eml and attachments are
+    // shared by the copies and stored once (message.json bytes are made per copy). Small files
+    // are stored in one write; their directory fsyncs are left to the commit, which runs the
+    // whole batch's before COMMIT.
+    const stored = new Map<string | Uint8Array, BlobRef>();
+    const unsyncedDirs: string[] = [];
     const blobOf = async (f: MessageFile): Promise<BlobRef> => {
-      const key = "file" in f.source ? `file:${f.source.file}` : null;
-      const hit = key ? stored.get(key) : undefined;
+      const key = "file" in f.source ? f.source.file : f.source.bytes;
+      const hit = stored.get(key);
       if (hit) return { ...hit, contentType: f.contentType };
-      const info = "file" in f.source ? await deps.blobs.put(createReadStream(f.source.file)) : await deps.blobs.putBytes(f.source.bytes);
+      let info: BlobInfo & { unsyncedDir?: string };
+      if ("bytes" in f.source) info = await deps.blobs.putBytes(f.source.bytes, { deferDirSync: true });
+      else {
+        const path = f.source.file;
+        info =
+          statSync(path).size <= SMALL_BLOB_BYTES
+            ? await deps.blobs.putBytes(readFileSync(path), { deferDirSync: true })
+            : await deps.blobs.put(createReadStream(path));
+      }
+      if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
       const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
-      if (key) stored.set(key, ref);
+      stored.set(key, ref);
       return ref;
     };
     const changes = new Map<string, Change[]>();
@@ -157,37 +172,31 @@ export async function fileMessage(
     }
 
     const now = deps.clock.now().toISOString();
+    const st = filingStatements(deps.sqlite);
     const write = (tx: Tx) => {
       for (const c of copies) {
         // Re-checked here: the address may have been switched off since RCPT TO.
-        const row = tx.select().from(mailAddresses).where(eq(mailAddresses.bucketId, c.bucketId)).get();
+        const row = st.address.get(c.bucketId);
         if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
         commitChanges(deps, INBOUND_WRITER, c.bucketId, changes.get(c.bucketId)!, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
-        tx.update(mailAddresses)
-          .set({
-            receivedCount: sql`${mailAddresses.receivedCount} + 1`,
-            lastReceivedPath: c.json.folder,
-            lastReceivedAt: c.json.received_at,
-            updatedAt: now,
-          })
-          .where(eq(mailAddresses.localPart, row.localPart))
-          .run();
-        tx.insert(mailMessages)
-          .values({
-            bucketId: c.bucketId,
-            folder: c.json.folder,
-            messageId: c.json.id,
-            receivedAt: c.json.received_at,
-            fromAddress: c.json.from?.address?.slice(0, 500) ?? null,
-            subject: c.json.subject?.slice(0, 1000) ?? null,
-            size: c.json.size,
-            attachmentCount: c.json.attachments.filter((a) => a.path !== null).length,
-          })
-          .run();
+        st.countReceived.run(row.localPart, c.json.folder, c.json.received_at, now);
+        st.insertMessage.run(
+          c.bucketId,
+          c.json.folder,
+          c.json.id,
+          c.json.received_at,
+          c.json.from?.address?.slice(0, 500) ?? null,
+          c.json.subject?.slice(0, 1000) ?? null,
+          c.json.size,
+          c.json.attachments.filter((a) => a.path !== null).length,
+        );
       }
     };
-    if (opts.committer) await opts.committer.commit(write);
-    else transaction(deps.db, write);
+    if (opts.committer) await opts.committer.commit(write, unsyncedDirs);
+    else {
+      await deps.blobs.syncDirs(unsyncedDirs);
+      transaction(deps.db, write);
+    }
   } finally {
     await msg.cleanup();
   }

@@ -4,9 +4,10 @@
 // the batch (its address switched off meanwhile, a locked path) is rolled back alone and only it
 // fails; the others still commit. Every caller's promise settles only after the COMMIT returned:
 // the SMTP 250 still means "committed", exactly as with one transaction per message.
-import { sql } from "drizzle-orm";
+import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { transaction, type Tx } from "../../db/tx";
+import { filingStatements } from "./filing-statements";
 
 export interface GroupCommitOptions {
   /** Longest a message waits for others before its batch is committed. */
@@ -15,11 +16,16 @@ export interface GroupCommitOptions {
   maxBatch?: number;
 }
 
+/** Makes renames into these directories durable (the blob store's syncDirs). */
+export type DirSyncer = (dirs: string[]) => Promise<void>;
+
 export const DEFAULT_MAX_WAIT_MS = 2;
 export const DEFAULT_MAX_BATCH = 64;
 
 interface Pending {
   write: (tx: Tx) => void;
+  /** Directories holding this message's new blobs, fsynced before the batch commits. */
+  dirs: string[];
   resolve: () => void;
   reject: (e: unknown) => void;
 }
@@ -34,16 +40,21 @@ export class GroupCommitter {
 
   constructor(
     private readonly db: Db,
+    private readonly sqlite: Database,
     opts: GroupCommitOptions = {},
+    private readonly syncDirs: DirSyncer = async () => {},
   ) {
     this.maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxBatch = Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
   }
 
-  /** Run `write` (synchronous, in the shared transaction) and resolve once it is committed. */
-  commit(write: (tx: Tx) => void): Promise<void> {
+  /**
+   * Run `write` (synchronous, in the shared transaction) and resolve once it is committed.
+   * `dirs` are fsynced first, together with the rest of the batch's (one call per directory).
+   */
+  commit(write: (tx: Tx) => void, dirs: string[] = []): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ write, resolve, reject });
+      this.queue.push({ write, dirs, resolve, reject });
       if (this.queue.length >= this.maxBatch) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.maxWaitMs);
     });
@@ -53,22 +64,37 @@ export class GroupCommitter {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    while (this.queue.length > 0) this.commitBatch(this.queue.splice(0, this.maxBatch));
+    while (this.queue.length > 0) void this.syncThenCommit(this.queue.splice(0, this.maxBatch));
+  }
+
+  private async syncThenCommit(batch: Pending[]): Promise<void> {
+    const dirs = batch.flatMap((p) => p.dirs);
+    if (dirs.length > 0) {
+      try {
+        await this.syncDirs(dirs);
+      } catch (e) {
+        // A blob's name may not survive a power cut: commit none of them (the senders retry).
+        for (const p of batch) p.reject(e);
+        return;
+      }
+    }
+    this.commitBatch(batch);
   }
 
   private commitBatch(batch: Pending[]): void {
     const failed = new Map<Pending, unknown>();
+    const st = filingStatements(this.sqlite);
     try {
       transaction(this.db, (tx) => {
         for (const p of batch) {
-          tx.run(sql.raw("SAVEPOINT inbound_message"));
+          st.savepoint.run();
           try {
             p.write(tx);
-            tx.run(sql.raw("RELEASE inbound_message"));
+            st.release.run();
           } catch (e) {
             // Undo this message's writes only; the savepoint must still be released.
-            tx.run(sql.raw("ROLLBACK TO inbound_message"));
-            tx.run(sql.raw("RELEASE inbound_message"));
+            st.rollbackTo.run();
+            st.release.run();
             failed.set(p, e);
           }
         }

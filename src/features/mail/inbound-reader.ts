@@ -3,11 +3,10 @@
 // wait behind mailauth and mailparser. One worker: on a small machine the main thread needs the
 // other core; each worker handles many messages at once (its work is mostly streams).
 import { promises as dns } from "node:dns";
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { SmtpReply, type InboundEnvelope, type SmtpSessionInfo } from "../../smtp/server";
-import type { InboundMessage, ReadOptions } from "./inbound";
+import { removeScratch, type InboundMessage, type ReadOptions } from "./inbound";
 import type { DecodedMessage } from "./parse";
 import type { AuthenticationResults } from "./sender-auth";
 
@@ -15,7 +14,8 @@ export interface ReadJob {
   kind: "read";
   id: number;
   envelope: InboundEnvelope;
-  rawPath: string;
+  /** The raw message's temp file, or its bytes. */
+  raw: string | Uint8Array;
   session: SmtpSessionInfo;
   opts: Omit<ReadOptions, "resolver">;
 }
@@ -58,18 +58,18 @@ export class InboundReader {
     this.resolver = resolver ?? (((name: string, rrtype: string) => dns.resolve(name, rrtype as "TXT")) as DNSResolver);
   }
 
-  async read(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
+  async read(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
     const { resolver: _, ...plain } = opts;
     const id = ++this.nextId;
     const dir = join(opts.tempDir, envelope.id);
-    const cleanup = () => rm(dir, { recursive: true, force: true });
+    const cleanup = () => removeScratch(dir);
     const w = this.start();
     let reply: Extract<WorkerReply, { kind: "read" }>;
     try {
       reply = await new Promise((resolve, reject) => {
         const timer = setTimeout(() => this.fail(new Error("message reading timed out")), JOB_TIMEOUT_MS);
         this.waiting.set(id, { resolve, reject, timer });
-        w.postMessage({ kind: "read", id, envelope, rawPath, session, opts: plain } satisfies ReadJob);
+        w.postMessage({ kind: "read", id, envelope, raw, session, opts: plain } satisfies ReadJob);
       });
     } catch (e) {
       await cleanup();

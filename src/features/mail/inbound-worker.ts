@@ -22,7 +22,7 @@ const resolver = ((name: string, rrtype: string) =>
 
 async function read(job: ReadJob): Promise<WorkerReply> {
   try {
-    const msg = await readInboundMessage(job.envelope, job.rawPath, job.session, { ...job.opts, resolver });
+    const msg = await readInboundMessage(job.envelope, job.raw, job.session, { ...job.opts, resolver });
     return { kind: "read", id: job.id, ok: true, decoded: msg.decoded, auth: msg.auth, attachmentFiles: msg.attachmentFiles };
   } catch (e) {
     if (e instanceof SmtpReply) return { kind: "read", id: job.id, ok: false, reply: { code: e.code, message: e.message } };

@@ -1,7 +1,7 @@
 // From a received raw message to what gets filed: authentication verdicts, decoded fields,
 // attachment temp files, and the message.json object and file list for one bucket. The filer
 // (filer.ts) puts these into buckets.
-import { mkdirSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
@@ -11,6 +11,14 @@ import { parseMessageFile, type DecodedMessage } from "./parse";
 import { attachmentPath, messageEmlPath, messageFolder, messageJsonPath } from "./paths";
 
 export const MESSAGE_JSON_VERSION = 1;
+
+/** Messages up to this size are read whole for verification and parsing. */
+export const IN_MEMORY_READ_BYTES = 1024 * 1024;
+
+/** A message's scratch directory exists only once it had an attachment. */
+export function removeScratch(dir: string): Promise<void> {
+  return existsSync(dir) ? rm(dir, { recursive: true, force: true }) : Promise.resolve();
+}
 
 export interface MessageJson extends DecodedMessage {
   version: number;
@@ -54,8 +62,21 @@ export interface ReadOptions {
  * Verify, then parse. Throws SmtpReply(550) when DMARC enforcement is on and the message fails
  * it; otherwise always resolves (a message that cannot be parsed still gets a message.json).
  */
-export async function readInboundMessage(envelope: InboundEnvelope, rawPath: string, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
-  const auth = await verifyAuthentication(rawPath, {
+export async function readInboundMessage(
+  envelope: InboundEnvelope,
+  rawMessage: string | Uint8Array,
+  session: SmtpSessionInfo,
+  opts: ReadOptions,
+): Promise<InboundMessage> {
+  // A small message is read once, synchronously, and both checkers work on the bytes; a large
+  // one is streamed from its file by each, so memory stays flat.
+  const raw =
+    typeof rawMessage !== "string"
+      ? Buffer.from(rawMessage.buffer, rawMessage.byteOffset, rawMessage.byteLength)
+      : statSync(rawMessage).size <= IN_MEMORY_READ_BYTES
+        ? readFileSync(rawMessage)
+        : rawMessage;
+  const auth = await verifyAuthentication(raw, {
     ip: session.remoteAddress,
     helo: session.helo,
     mailFrom: envelope.mailFrom,
@@ -65,12 +86,11 @@ export async function readInboundMessage(envelope: InboundEnvelope, rawPath: str
   if (shouldRejectForDmarc(auth, opts.rejectDmarcFail))
     throw new SmtpReply(550, `Message rejected: DMARC policy of ${auth.dmarc.domain ?? "the sender domain"} says reject`);
   const dir = join(opts.tempDir, envelope.id);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
-    const { message, attachmentFiles } = await parseMessageFile(rawPath, { tempDir: dir });
-    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => rm(dir, { recursive: true, force: true }) };
+    const { message, attachmentFiles } = await parseMessageFile(raw, { tempDir: dir });
+    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => removeScratch(dir) };
   } catch (e) {
-    await rm(dir, { recursive: true, force: true });
+    await removeScratch(dir);
     throw e;
   }
 }
@@ -120,13 +140,13 @@ export interface MessageFile {
  */
 export function messageFilesFor(
   msg: InboundMessage,
-  rawPath: string,
+  raw: string | Uint8Array,
   recipients: string[],
   plan?: AttachmentPlan,
 ): { json: MessageJson; files: MessageFile[] } {
   const json = messageJsonFor(msg, recipients, plan);
   const files: MessageFile[] = [
-    { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: { file: rawPath } },
+    { path: messageEmlPath(json.folder), contentType: "message/rfc822", source: typeof raw === "string" ? { file: raw } : { bytes: raw } },
     { path: messageJsonPath(json.folder), contentType: "application/json", source: { bytes: new TextEncoder().encode(JSON.stringify(json, null, 2) + "\n") } },
     ...json.attachments.flatMap((a, i) => {
       const p = plan?.[i];

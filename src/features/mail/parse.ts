@@ -59,7 +59,7 @@ export interface ParsedMessage {
 }
 
 export interface ParseOptions {
-  /** Where attachment temp files go (created if missing; the caller removes it). */
+  /** Where attachment temp files go (created with the first attachment; the caller removes it). */
   tempDir: string;
   maxBodyChars?: number;
   maxAttachments?: number;
@@ -117,10 +117,10 @@ function keptHeaders(lines: HeaderLines | undefined): Record<string, string> {
 const cap = (s: string | undefined, max: number): [string | null, boolean] =>
   s === undefined ? [null, false] : s.length > max ? [s.slice(0, max), true] : [s, false];
 
-export async function parseMessageFile(rawPath: string, opts: ParseOptions): Promise<ParsedMessage> {
+/** `raw`: the message's file (streamed) or its bytes. */
+export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions): Promise<ParsedMessage> {
   const maxBody = opts.maxBodyChars ?? DEFAULT_MAX_BODY_CHARS;
   const maxAttachments = opts.maxAttachments ?? DEFAULT_MAX_ATTACHMENTS;
-  mkdirSync(opts.tempDir, { recursive: true });
   const message: DecodedMessage = {
     from: null,
     to: [],
@@ -166,6 +166,8 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
         a.content.resume();
         return;
       }
+      // Created with the first attachment: most messages have none.
+      mkdirSync(opts.tempDir, { recursive: true, mode: 0o700 });
       const file = join(opts.tempDir, `attachment-${message.attachments.length}`);
       const out = createWriteStream(file, { mode: 0o600 });
       created.push({ file, closed: new Promise<void>((r) => out.once("close", () => r())) });
@@ -198,14 +200,16 @@ export async function parseMessageFile(rawPath: string, opts: ParseOptions): Pro
     parser.on("end", () => Promise.all(pending).then(() => resolve(), reject));
     parser.on("error", reject);
   });
-  const input = createReadStream(rawPath);
-  input.on("error", (e) => parser.destroy(e));
-  input.pipe(parser);
+  const input = typeof raw === "string" ? createReadStream(raw) : null;
+  if (input) {
+    input.on("error", (e) => parser.destroy(e));
+    input.pipe(parser);
+  } else parser.end(raw);
 
   try {
     await done;
   } catch (e) {
-    input.destroy();
+    input?.destroy();
     parser.destroy(); // also ends an attachment stream that was mid-way, closing its file
     message.parse_error = (e as Error).message || String(e);
   }

@@ -42,9 +42,10 @@ const failed = (error: string): AuthenticationResults => ({
   error,
 });
 
-export async function verifyAuthentication(rawPath: string, ctx: AuthContext): Promise<AuthenticationResults> {
+/** `raw`: the message's file (streamed) or its bytes. */
+export async function verifyAuthentication(raw: string | Buffer, ctx: AuthContext): Promise<AuthenticationResults> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const input = createReadStream(rawPath);
+  const input = typeof raw === "string" ? createReadStream(raw) : raw;
   try {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error("authentication checks timed out")), ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -85,7 +86,7 @@ export async function verifyAuthentication(rawPath: string, ctx: AuthContext): P
     return failed((e as Error).message || String(e));
   } finally {
     clearTimeout(timer);
-    input.destroy();
+    if (typeof raw === "string") (input as ReturnType<typeof createReadStream>).destroy();
   }
 }
 

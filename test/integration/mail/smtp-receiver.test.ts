@@ -1,11 +1,11 @@
 // The SMTP receiver over real sockets: nodemailer's SMTP transport, raw conversations, swaks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
-import { pendingTempFiles } from "../../../src/smtp/server";
+import { IN_MEMORY_MESSAGE_BYTES, pendingTempFiles } from "../../../src/smtp/server";
 import { RawSmtp, sleep, startReceiver, type Receiver } from "./smtp-harness";
 
 const transport = (port: number, extra: Record<string, unknown> = {}) =>
@@ -289,6 +289,43 @@ describe("SMTP receiver limits", () => {
     });
     try {
       await expect(transport(r.port).sendMail({ from: "a@sender.test", to: "x@in.test", text: "hi" })).rejects.toMatchObject({ responseCode: 451 });
+      expect(pendingTempFiles(r.tempDir)).toEqual([]);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  test("a handler taking bytes gets small messages in memory (no temp file) and large ones as a file", async () => {
+    const got: { kind: "bytes" | "file"; raw: string; size: number; tempFiles: string[] }[] = [];
+    let tempDir = "";
+    const r = await startReceiver({
+      tls: null,
+      handler: {
+        acceptRecipient: () => ({ ok: true }),
+        async deliver(envelope, rawPath) {
+          got.push({ kind: "file", raw: readFileSync(rawPath, "latin1"), size: envelope.size, tempFiles: pendingTempFiles(tempDir) });
+        },
+        async deliverBytes(envelope, raw) {
+          got.push({ kind: "bytes", raw: Buffer.from(raw).toString("latin1"), size: envelope.size, tempFiles: pendingTempFiles(tempDir) });
+        },
+      },
+    });
+    tempDir = r.tempDir;
+    try {
+      const t = transport(r.port);
+      await t.sendMail({ from: "a@sender.test", to: "x@in.test", subject: "small", text: "tiny body" });
+      const big = "y".repeat(IN_MEMORY_MESSAGE_BYTES + 10_000);
+      await t.sendMail({ from: "a@sender.test", to: "x@in.test", subject: "large", text: big });
+      expect(got.map((g) => g.kind)).toEqual(["bytes", "file"]);
+      const [small, large] = got as [(typeof got)[0], (typeof got)[0]];
+      expect(small.tempFiles).toEqual([]); // nothing written for the small one
+      expect(small.raw).toStartWith("Received: from ");
+      expect(small.raw).toContain("tiny body");
+      expect(small.size).toBe(Buffer.byteLength(small.raw, "latin1"));
+      expect(large.tempFiles).toHaveLength(1);
+      expect(large.raw).toStartWith("Received: from ");
+      expect(large.raw).toContain("Subject: large");
+      expect(large.size).toBe(Buffer.byteLength(large.raw, "latin1"));
       expect(pendingTempFiles(r.tempDir)).toEqual([]);
     } finally {
       await r.stop();
