@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test line runs this: install what the suite needs from Debian when it is
-# missing (browser tests, ACME, SMTP tools), then run the whole suite with bun test.
+# missing (browser tests, ACME, SMTP tools), then run the whole suite with bun test, one worker
+# process per core.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,8 +31,20 @@ echo "test.sh: checking formatting" >&2
 
 # Integration tests start real servers (argon2id, SMTP, Chromium): give each test 30 s on a
 # busy 2-core machine instead of bun's 5 s default (bunfig.toml cannot set it).
+# Test files run in one worker process per core (PIER_TEST_WORKERS overrides; 1 runs them all in
+# one process): most of a test's time is spent waiting on servers, timers and child processes, so
+# two workers on two cores nearly halve the suite. Workers take the slowest files first, by the
+# per-file durations in test/timings.json (PIER_TEST_UPDATE_TIMINGS=1 rewrites it from this run).
+# --no-isolate keeps what a serial run had: files in one worker share one module registry, so the
+# e2e files build the binary once per worker, not once per file.
+workers=${PIER_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+spread=()
+if [ "$workers" -gt 1 ]; then
+  spread=(--parallel="$workers" --no-isolate --timings=test/timings.json)
+  [ "${PIER_TEST_UPDATE_TIMINGS:-}" = 1 ] && spread+=(--update-timings)
+fi
 report=$(mktemp --suffix=.xml)
-./node_modules/.bin/bun test --timeout 30000 --reporter=junit --reporter-outfile="$report" "$@"
+./node_modules/.bin/bun test --timeout 30000 "${spread[@]}" --reporter=junit --reporter-outfile="$report" "$@"
 rc=$?
 [ "$rc" = 0 ] || ./node_modules/.bin/bun run scripts/test-failures.ts "$report"
 rm -f "$report"
