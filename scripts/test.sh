@@ -31,16 +31,17 @@ echo "test.sh: checking formatting" >&2
 
 # Integration tests start real servers (argon2id, SMTP, Chromium): give each test 30 s on a
 # busy 2-core machine instead of bun's 5 s default (bunfig.toml cannot set it).
-# Test files run in one worker process per core (PIER_TEST_WORKERS overrides; 1 runs them all in
+# Test files run in one test process per core (PIER_TEST_JOBS overrides; 1 runs them all in
 # one process): most of a test's time is spent waiting on servers, timers and child processes, so
-# two workers on two cores nearly halve the suite. Workers take the slowest files first, by the
+# two on two cores nearly halve the suite. They take the slowest files first, by the
 # per-file durations in test/timings.json (PIER_TEST_UPDATE_TIMINGS=1 rewrites it from this run).
-# --no-isolate keeps what a serial run had: files in one worker share one module registry, so the
-# e2e files build the binary once per worker, not once per file.
-workers=${PIER_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+# --no-isolate keeps what a serial run had: the files one process runs share one module
+# registry, so the e2e files build the binary once per process, not once per file.
+# (PIER_TEST_WORKERS is another knob: serving workers for every test server, test/helpers/pier.ts.)
+jobs=${PIER_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 # Files whose assertions time something against this machine (a render within its own limit, an
 # answer within a second, two medians alike): they run afterwards in one process of their own,
-# so a neighbouring worker's CPU does not decide them. A new such file is added here.
+# so a neighbouring test process's CPU does not decide them. A new such file is added here.
 alone=(
   ./test/unit/readme-render-queue.test.ts
   ./test/unit/site-rules.test.ts
@@ -58,13 +59,13 @@ run() {
   reports+=("$report")
   ./node_modules/.bin/bun test --timeout 30000 "$@" --reporter=junit --reporter-outfile="$report"
 }
-if [ "$workers" -le 1 ] || [ $# -gt 0 ]; then
+if [ "$jobs" -le 1 ] || [ $# -gt 0 ]; then
   spread=()
-  [ "$workers" -gt 1 ] && spread=(--parallel="$workers" --no-isolate --timings=test/timings.json)
+  [ "$jobs" -gt 1 ] && spread=(--parallel="$jobs" --no-isolate --timings=test/timings.json)
   run "${spread[@]}" "$@"
   rc=$?
 else
-  spread=(--parallel="$workers" --no-isolate --timings=test/timings.json)
+  spread=(--parallel="$jobs" --no-isolate --timings=test/timings.json)
   [ "${PIER_TEST_UPDATE_TIMINGS:-}" = 1 ] && spread+=(--update-timings)
   for f in "${alone[@]}"; do spread+=(--path-ignore-patterns="${f#./}"); done
   run "${spread[@]}"
