@@ -10,6 +10,7 @@ import { silentLogger } from "../src/core/log";
 import { createApiKey } from "../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../src/features/accounts/service";
 import { createDeps } from "../src/runtime";
+import { spawnFromSource } from "../test/helpers/binary";
 
 export const root = join(import.meta.dir, "..");
 
@@ -37,39 +38,11 @@ export async function startServer(
   });
   const key = createApiKey(deps, { accountId: account.id, userId: user.id, label: "bench", kind: "owner", scope: "bucket_admin" }).key;
   deps.close();
-  const proc = Bun.spawn(
-    [
-      join(root, "node_modules/.bin/bun"),
-      "run",
-      "src/main.ts",
-      "serve",
-      "--data-dir",
-      dataDir,
-      "--http-port",
-      String(port),
-      "--smtp-port",
-      "off",
-      "--host",
-      "127.0.0.1",
-      "--log-level",
-      "error",
-      "--rate-limit-per-minute",
-      "1000000",
-      ...extraArgs,
-    ],
-    {
-      cwd: root,
-      stdout: "ignore",
-      stderr: "inherit",
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${url}/api/v1/status`)).ok) break;
-    } catch {}
-    await Bun.sleep(50);
-  }
+  const { proc, url } = await spawnFromSource({
+    dataDir,
+    httpPort: port,
+    args: ["--log-level", "error", "--rate-limit-per-minute", "1000000", ...extraArgs],
+  });
   return {
     url,
     key,

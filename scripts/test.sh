@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test line runs this: install what the suite needs from Debian when it is
-# missing (browser tests, ACME, SMTP tools), then run the whole suite with bun test.
+# missing (browser tests, ACME, SMTP tools), then run the whole suite with bun test, one worker
+# process per core.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,9 +31,56 @@ echo "test.sh: checking formatting" >&2
 
 # Integration tests start real servers (argon2id, SMTP, Chromium): give each test 30 s on a
 # busy 2-core machine instead of bun's 5 s default (bunfig.toml cannot set it).
-report=$(mktemp --suffix=.xml)
-./node_modules/.bin/bun test --timeout 30000 --reporter=junit --reporter-outfile="$report" "$@"
-rc=$?
-[ "$rc" = 0 ] || ./node_modules/.bin/bun run scripts/test-failures.ts "$report"
-rm -f "$report"
+# With PIER_TEST_JOBS=N, test files run in N test processes (1, the default, runs them all in
+# one process): most of a test's time is spent waiting on servers, timers and child processes, so
+# two on two cores nearly halve the suite. They take the slowest files first, by the
+# per-file durations in test/timings.json (PIER_TEST_UPDATE_TIMINGS=1 rewrites it from this run).
+# --no-isolate keeps what a serial run had: the files one process runs share one module
+# registry, so the e2e files build the binary once per process, not once per file.
+# (PIER_TEST_WORKERS is another knob: serving workers for every test server, test/helpers/pier.ts.)
+# Serial by default until a full parallel run passes on a quiet 2-core machine: on an overloaded
+# one (load 30) tests near their time limits failed in both modes. PIER_TEST_JOBS=$(nproc) opts in.
+jobs=${PIER_TEST_JOBS:-1}
+# Files whose assertions time something against this machine (a render within its own limit, an
+# answer within a second, two medians alike), and the two that start dozens of `pier` commands
+# from source at once (each transpiles the CLI: a full core apiece, near their time limits when
+# another process competes): they run afterwards in one process of their own, so a neighbouring
+# test process's CPU does not decide them. A new such file is added here.
+alone=(
+  ./test/integration/accounts/admin-cli.test.ts
+  ./test/integration/cli/client-commands.test.ts
+  ./test/unit/readme-render-queue.test.ts
+  ./test/unit/site-rules.test.ts
+  ./test/security/analytics-flood.test.ts
+  ./test/security/blob-possession.test.ts
+  ./test/security/event-loop.test.ts
+  ./test/security/mime.property.test.ts
+  ./test/security/properties.test.ts
+  ./test/security/request-bodies.test.ts
+)
+reports=()
+run() {
+  local report
+  report=$(mktemp --suffix=.xml)
+  reports+=("$report")
+  ./node_modules/.bin/bun test --timeout 30000 "$@" --reporter=junit --reporter-outfile="$report"
+}
+if [ "$jobs" -le 1 ] || [ $# -gt 0 ]; then
+  spread=()
+  [ "$jobs" -gt 1 ] && spread=(--parallel="$jobs" --no-isolate --timings=test/timings.json)
+  run "${spread[@]}" "$@"
+  rc=$?
+else
+  spread=(--parallel="$jobs" --no-isolate --timings=test/timings.json)
+  [ "${PIER_TEST_UPDATE_TIMINGS:-}" = 1 ] && spread+=(--update-timings)
+  for f in "${alone[@]}"; do spread+=(--path-ignore-patterns="${f#./}"); done
+  run "${spread[@]}"
+  rc=$?
+  echo "test.sh: the files that time themselves or fill the CPU, in one process of their own" >&2
+  run "${alone[@]}" || rc=1
+  # The totals of both runs, last, in bun's own words (.ci/run reads the last pass/fail lines).
+  ./node_modules/.bin/bun run scripts/test-failures.ts --totals "${reports[@]}"
+fi
+[ "$rc" = 0 ] || ./node_modules/.bin/bun run scripts/test-failures.ts "${reports[@]}"
+rm -f "${reports[@]}"
 exit "$rc"

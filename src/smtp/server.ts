@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, rmSync, unlinkSync, writeS
 import { join } from "node:path";
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import { systemClock, type Clock } from "../core/clock";
+import { addressKey } from "../core/guess-limits";
 import { randomToken } from "../core/ids";
 import type { Logger } from "../core/log";
 import { TokenBuckets } from "../core/token-buckets";
@@ -87,11 +88,11 @@ export interface SmtpOptions {
   serverName: string;
   maxMessageBytes: number;
   maxRecipients: number;
-  /** Messages (MAIL FROM) per minute per sending IP. */
+  /** Messages (MAIL FROM) per minute per sending IP (senderKey: IPv6 by /64). */
   perIpPerMinute: number;
   /** Accepted RCPT TO per minute per recipient key. */
   perRecipientPerMinute: number;
-  /** Concurrent connections per sending IP. */
+  /** Concurrent connections per sending IP (senderKey: IPv6 by /64). */
   maxConnectionsPerIp?: number;
   maxConnections?: number;
   /** PEM key and certificate for STARTTLS; null = STARTTLS not offered. */
@@ -157,24 +158,11 @@ function receivedHeader(s: SMTPServerSession, opts: SmtpOptions, id: string, rcp
 }
 
 /**
- * Rate-limit key for a sending address: IPv4 as is, IPv6 by its /64 (one host usually owns a
- * whole /64, so per-address limits would be trivial to rotate around).
+ * Limit key for a sending address, for its message rate and its open connections: IPv4 as is,
+ * IPv6 by its /64 (one host usually owns a whole /64, so per-address limits would be trivial to
+ * rotate around), every spelling of one address the same key. The HTTP limits use the same key.
  */
-export function senderKey(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  if (!ip.includes(":")) return ip;
-  const [head = "", tail = ""] = ip.toLowerCase().split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const full = ip.includes("::") ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right] : left;
-  return (
-    full
-      .slice(0, 4)
-      .map((h) => h.replace(/^0+(?=.)/, ""))
-      .join(":") + "::/64"
-  );
-}
+export const senderKey = (ip: string): string => addressKey(ip);
 
 export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions): Promise<RunningSmtp> {
   const clock = opts.clock ?? systemClock;
@@ -214,13 +202,14 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     closeTimeout: opts.closeTimeoutMs ?? 5_000,
 
     onConnect(session, cb) {
-      const n = openPerIp.get(session.remoteAddress) ?? 0;
+      const sender = senderKey(session.remoteAddress);
+      const n = openPerIp.get(sender) ?? 0;
       if (n >= maxPerIp) {
         refuse("too_many_connections");
         return cb(errorWithCode(421, "Too many connections from your address, try again later"));
       }
       metrics?.smtpSessions.inc();
-      openPerIp.set(session.remoteAddress, n + 1);
+      openPerIp.set(sender, n + 1);
       counted.add(session);
       cb();
     },
@@ -228,9 +217,10 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     onClose(session) {
       if (!counted.has(session)) return;
       counted.delete(session);
-      const n = (openPerIp.get(session.remoteAddress) ?? 1) - 1;
-      if (n <= 0) openPerIp.delete(session.remoteAddress);
-      else openPerIp.set(session.remoteAddress, n);
+      const sender = senderKey(session.remoteAddress);
+      const n = (openPerIp.get(sender) ?? 1) - 1;
+      if (n <= 0) openPerIp.delete(sender);
+      else openPerIp.set(sender, n);
     },
 
     onMailFrom(_address, session, cb) {

@@ -1,6 +1,6 @@
-// The compiled executable for end-to-end tests: built once per test run (bun test runs every
-// file in one process, so e2e files share the build), started on a temp data dir and free ports,
-// its banner read for the ports it bound.
+// The compiled executable for end-to-end tests: built once per test process (the files a test
+// worker runs share one module registry, so its e2e files share the build), started on a temp
+// data dir and free ports, its banner read for the ports it bound. Also `pier serve` from source.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,36 +35,76 @@ export interface RunningBinary {
 
 /** Collect a process's stdout and stderr into one string as they arrive. */
 export function collectOutput(proc: Subprocess<any, "pipe", "pipe">): () => string {
+  return collect(proc).output;
+}
+
+/** The collected output, and a promise settled once both streams have ended. */
+function collect(proc: Subprocess<any, "pipe", "pipe">): { output: () => string; drained: Promise<unknown> } {
   let out = "";
-  for (const s of [proc.stdout, proc.stderr])
-    void (async () => {
+  const drained = Promise.allSettled(
+    [proc.stdout, proc.stderr].map(async (s) => {
       const reader = s.getReader();
       const decoder = new TextDecoder();
       for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-    })();
-  return () => out;
+    }),
+  );
+  return { output: () => out, drained };
+}
+
+/** `pier serve` ended (or hung) before its banner: its exit code (null when it hung) and all it printed. */
+export class ServeDidNotStart extends Error {
+  constructor(
+    readonly exitCode: number | null,
+    readonly output: string,
+  ) {
+    super(`pier serve did not start (exit ${exitCode}):\n${output}`);
+  }
+}
+
+export interface ServeOptions {
+  dataDir: string;
+  env?: Record<string, string | undefined>;
+  /** Start SMTP on a free port too (off otherwise). */
+  smtp?: boolean;
+  /** A fixed HTTP port, e.g. to restart on the same one; a free one otherwise. */
+  httpPort?: number;
+  args?: string[];
 }
 
 /** `pier serve` on 127.0.0.1 with free ports; waits for the banner. */
-export async function startBinary(
-  bin: string,
-  opts: { dataDir: string; cwd: string; env: Record<string, string>; smtp?: boolean; args?: string[] },
-): Promise<RunningBinary> {
+export function startBinary(bin: string, opts: ServeOptions & { cwd: string; env: Record<string, string> }): Promise<RunningBinary> {
+  return spawnServe([bin], opts.cwd, opts);
+}
+
+/**
+ * `pier serve` from this checkout's source (`bun run src/main.ts serve`) in a subprocess, for
+ * tests that kill or restart a real server without building the binary; waits for the banner.
+ */
+export function spawnFromSource(opts: ServeOptions): Promise<RunningBinary> {
+  return spawnServe([join(root, "node_modules/.bin/bun"), "run", "src/main.ts"], root, { ...opts, env: opts.env ?? { ...process.env } });
+}
+
+/**
+ * Start `command serve ...` and wait for its banner, which it prints once it answers. Starting
+ * from source transpiles and migrates first, which took over 10 s once on a busy 2-core machine:
+ * allow a minute, and stop early when the process exits.
+ */
+async function spawnServe(command: string[], cwd: string, opts: ServeOptions): Promise<RunningBinary> {
   const args = [
-    bin,
+    ...command,
     "serve",
     "--data-dir",
     opts.dataDir,
     "--http-port",
-    "0",
+    String(opts.httpPort ?? 0),
     "--smtp-port",
     opts.smtp ? "0" : "off",
     "--host",
     "127.0.0.1",
     ...(opts.args ?? []),
   ];
-  const proc = Bun.spawn(args, { cwd: opts.cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const output = collectOutput(proc);
+  const proc = Bun.spawn(args, { cwd, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const { output, drained } = collect(proc);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const out = output();
@@ -80,7 +120,9 @@ export async function startBinary(
     }
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill("SIGKILL");
-      throw new Error(`pier serve did not start (exit ${proc.exitCode}):\n${out}`);
+      await proc.exited;
+      await drained;
+      throw new ServeDidNotStart(proc.exitCode, output());
     }
     await Bun.sleep(25);
   }

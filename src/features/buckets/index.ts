@@ -18,7 +18,7 @@ export { assertNoUploadCommitting, lockBucket, lockVisibility, presentLock, unlo
 export { BucketInput, BucketParams, BucketPatch, LockBody, PatchVariablesBody, TagPath, VisibilityLockBody } from "./model";
 export { publicationSummaries } from "./publication-state";
 export { listTags } from "./tags";
-export { getVariables, patchVariables } from "./variables";
+export { getVariables, mergeVariables, patchVariables } from "./variables";
 export { presentBucket, presentDeleteOutcome, presentLifecycleResult } from "./present";
 export { bucketMetadataOf, bucketRevision, createBucket, findActiveBucketByTitle, getBucket, listBucketPage, updateBucket } from "./service";
 // Used by the task table and `pier admin` outside src/features.

@@ -61,11 +61,42 @@ function checkValue(value: string, field: string, name: string): void {
  * null deletes, unlisted secrets stay. A name is either public or secret, never both.
  */
 export function patchVariables(deps: Deps, actor: Actor, id: string, input: PatchVariablesInput): VariablesView {
-  const publicVars = input.variables;
-  const secretPatch = input.secrets ?? {};
-  for (const [n, v] of Object.entries(publicVars ?? {})) {
+  return changeVariables(deps, actor, id, { replacePublic: input.variables, secrets: input.secrets ?? {} });
+}
+
+/**
+ * Set or delete single names, leaving every other one as it is: a string sets, null deletes, for
+ * public variables and secrets alike. The read and the write are one transaction, so two people
+ * editing different names at once (two dashboard tabs) never undo each other's change.
+ */
+export function mergeVariables(
+  deps: Deps,
+  actor: Actor,
+  id: string,
+  change: { variables?: Record<string, string | null>; secrets?: Record<string, string | null> },
+): VariablesView {
+  return changeVariables(deps, actor, id, { patchPublic: change.variables ?? {}, secrets: change.secrets ?? {} });
+}
+
+interface VariablesChange {
+  /** Every public variable after the change (PATCH's `variables`). */
+  replacePublic?: Record<string, string>;
+  /** Public names to set (string) or delete (null); others stay. */
+  patchPublic?: Record<string, string | null>;
+  /** Secret names to set (string) or delete (null); others stay. */
+  secrets: Record<string, string | null>;
+}
+
+function changeVariables(deps: Deps, actor: Actor, id: string, change: VariablesChange): VariablesView {
+  const { replacePublic, secrets: secretPatch } = change;
+  const publicPatch = change.patchPublic ?? {};
+  for (const [n, v] of Object.entries(replacePublic ?? {})) {
     checkName(n, "variables");
     checkValue(v, "variables", n);
+  }
+  for (const [n, v] of Object.entries(publicPatch)) {
+    checkName(n, "variables");
+    if (v !== null) checkValue(v, "variables", n);
   }
   for (const [n, v] of Object.entries(secretPatch)) {
     checkName(n, "secrets");
@@ -76,8 +107,9 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     const rows = tx.select().from(bucketVariables).where(eq(bucketVariables.bucketId, bucket.id)).all();
 
-    // The state after the patch, computed before writing so a refused patch changes nothing.
-    const nextPublic = publicVars ? new Set(Object.keys(publicVars)) : new Set(rows.filter((r) => !r.secret).map((r) => r.name));
+    // The state after the change, computed before writing so a refused change changes nothing.
+    const nextPublic = replacePublic ? new Set(Object.keys(replacePublic)) : new Set(rows.filter((r) => !r.secret).map((r) => r.name));
+    for (const [n, v] of Object.entries(publicPatch)) v === null ? nextPublic.delete(n) : nextPublic.add(n);
     const nextSecret = new Set(rows.filter((r) => r.secret).map((r) => r.name));
     for (const [n, v] of Object.entries(secretPatch)) v === null ? nextSecret.delete(n) : nextSecret.add(n);
     const both = [...nextSecret].filter((n) => nextPublic.has(n));
@@ -87,22 +119,34 @@ export function patchVariables(deps: Deps, actor: Actor, id: string, input: Patc
     }
 
     const now = deps.clock.now().toISOString();
-    // Deletions first: a name freed by a deleted secret may become a public variable.
-    const deletions = Object.entries(secretPatch)
-      .filter(([, v]) => v === null)
-      .map(([n]) => n);
-    if (deletions.length) {
+    const deleteNamed = (secret: boolean, names: string[]) => {
+      if (!names.length) return;
       tx.delete(bucketVariables)
-        .where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, true), inArray(bucketVariables.name, deletions)))
+        .where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, secret), inArray(bucketVariables.name, names)))
         .run();
-    }
-    if (publicVars) {
+    };
+    const deletedNames = (patch: Record<string, string | null>) =>
+      Object.entries(patch)
+        .filter(([, v]) => v === null)
+        .map(([n]) => n);
+    // Deletions first: a name freed by a deleted secret (or public variable) may change kind.
+    deleteNamed(true, deletedNames(secretPatch));
+    deleteNamed(false, deletedNames(publicPatch));
+    if (replacePublic) {
       tx.delete(bucketVariables)
         .where(and(eq(bucketVariables.bucketId, bucket.id), eq(bucketVariables.secret, false)))
         .run();
-      for (const [name, value] of Object.entries(publicVars)) {
+      for (const [name, value] of Object.entries(replacePublic)) {
         tx.insert(bucketVariables).values({ bucketId: bucket.id, name, secret: false, value, sealed: null, updatedAt: now }).run();
       }
+    }
+    for (const [name, value] of Object.entries(publicPatch)) {
+      if (value === null) continue;
+      const row = { bucketId: bucket.id, name, secret: false, value, sealed: null, updatedAt: now };
+      tx.insert(bucketVariables)
+        .values(row)
+        .onConflictDoUpdate({ target: [bucketVariables.bucketId, bucketVariables.name], set: row })
+        .run();
     }
     for (const [name, value] of Object.entries(secretPatch)) {
       if (value === null) continue;

@@ -4,6 +4,8 @@
 // message into buckets, messages.ts reads what was filed, outbound.ts sends notification mail,
 // delivery-check.ts is `pier admin mail test`; sender-auth.ts gives SPF/DKIM/DMARC verdicts.
 export { MESSAGES_PAGE_MAX, getInboundEmail, listMessages, recordMessageRead } from "./messages";
+// The dashboard's message page: a GET shows the read state, a POST records the read.
+export { isMessageRead } from "./messages";
 export { mailerFor } from "./outbound";
 export { isMailPath } from "./paths";
 // Used by the site server and `pier admin` outside src/features.

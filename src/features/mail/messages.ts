@@ -35,6 +35,17 @@ export function recordMessageRead(deps: Deps, actor: Actor, bucketId: string, pa
   }
 }
 
+/** Whether anyone has read the message filed in `folder` (the dashboard's message page shows it). */
+export function isMessageRead(deps: Deps, actor: Actor, bucketId: string, folder: string): boolean {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const row = deps.db
+    .select({ readAt: mailMessages.readAt })
+    .from(mailMessages)
+    .where(and(eq(mailMessages.bucketId, bucket.id), eq(mailMessages.folder, folder)))
+    .get();
+  return row?.readAt != null;
+}
+
 export function getInboundEmail(deps: Deps, actor: Actor, bucketId: string) {
   return inboundEmailState(deps, loadBucket(deps, actor, bucketId, "bucket_read"));
 }

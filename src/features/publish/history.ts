@@ -3,7 +3,7 @@
 // file rows go, so blob GC frees what nothing else uses). A rollback is the same pointer switch
 // a build ends with: publications.current_deploy_id changes in one transaction and the site
 // server drops its cached lookup after commit. Bucket files are never touched.
-import { and, count, desc, eq, inArray, isNull, lt } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNull, lt, max } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
@@ -94,11 +94,31 @@ export function newestDeploy(deps: Deps, publicationId: string): DeployRow | und
  * What the publication read shows about its live deploy: `deploy_id`, and `rolled_back_from`
  * (the newest deploy) when the live one is an earlier deploy.
  */
-export function liveDeployFields(deps: Deps, pub: PublicationRow): { deploy_id: string | null; rolled_back_from?: string } {
+export function liveDeployFields(deps: Deps, pub: PublicationRow, newestIds?: Map<string, string>): { deploy_id: string | null; rolled_back_from?: string } {
   const live = pub.status === "unpublished" ? null : pub.currentDeployId;
   if (!live) return { deploy_id: null };
-  const newest = newestDeploy(deps, pub.id);
-  return newest && newest.id !== live ? { deploy_id: live, rolled_back_from: newest.id } : { deploy_id: live };
+  const newest = newestIds ? newestIds.get(pub.id) : newestDeploy(deps, pub.id)?.id;
+  return newest && newest !== live ? { deploy_id: live, rolled_back_from: newest } : { deploy_id: live };
+}
+
+/**
+ * The newest deploy (by sequence) of each of these publications, in one query: what a list
+ * page passes to liveDeployFields instead of one query per row. A publication without deploys
+ * is absent.
+ */
+export function newestDeployIds(deps: Deps, publicationIds: string[]): Map<string, string> {
+  const newest = new Map<string, string>();
+  for (let i = 0; i < publicationIds.length; i += 500) {
+    // SQLite takes a bare column from the row that holds the max() of its group.
+    const rows = deps.db
+      .select({ publicationId: deploys.publicationId, id: deploys.id, sequence: max(deploys.sequence) })
+      .from(deploys)
+      .where(inArray(deploys.publicationId, publicationIds.slice(i, i + 500)))
+      .groupBy(deploys.publicationId)
+      .all();
+    for (const r of rows) newest.set(r.publicationId, r.id);
+  }
+  return newest;
 }
 
 export function listPublicationDeploys(
@@ -167,8 +187,7 @@ export async function rollbackPublication(deps: Deps, actor: Actor, publicationI
   if (target.prunedAt !== null) throw collected(target, `Deploy ${target.id} fell out of the kept history on ${target.prunedAt}; its files were freed.`);
   // Belt and braces: every blob the deploy serves must still be stored (an operator may have
   // removed blobs by hand); switching to a deploy with holes would serve 5xx.
-  const shas = deps.db.select({ sha: deployFiles.blobSha256 }).from(deployFiles).where(eq(deployFiles.deployId, target.id)).all();
-  for (const { sha } of shas) if (!(await deps.blobs.has(sha))) throw collected(target, `Deploy ${target.id} refers to files that are no longer stored.`);
+  if (!(await allBlobsStored(deps, target.id))) throw collected(target, `Deploy ${target.id} refers to files that are no longer stored.`);
 
   const changed = transaction(deps.db, (tx) => {
     loadMutableBucket(deps, actor, pub.bucketId, { need: "bucket_admin" }, tx);
@@ -190,6 +209,27 @@ export async function rollbackPublication(deps: Deps, actor: Actor, publicationI
   if (changed) deps.log.info("publication rolled back", { publication_id: pub.id, from_deploy_id: from, deploy_id: target.id });
   const { pub: after } = loadPublication(deps, actor, pub.id, "bucket_admin");
   return { pub: after, deploy: target, previousDeployId: from, changed };
+}
+
+/** Blobs looked up at once when checking a deploy: enough to overlap the file system's latency, few enough to keep file handles for the server. */
+const BLOB_CHECKS_AT_ONCE = 32;
+
+/**
+ * Whether every blob a deploy serves is still stored. Each distinct blob is looked up once (a
+ * site's copies of one file, or its many identical small files, share one), a batch at a time.
+ */
+async function allBlobsStored(deps: Deps, deployId: string): Promise<boolean> {
+  const shas = deps.db
+    .selectDistinct({ sha: deployFiles.blobSha256 })
+    .from(deployFiles)
+    .where(eq(deployFiles.deployId, deployId))
+    .all()
+    .map((r) => r.sha);
+  for (let i = 0; i < shas.length; i += BLOB_CHECKS_AT_ONCE) {
+    const stored = await Promise.all(shas.slice(i, i + BLOB_CHECKS_AT_ONCE).map((sha) => deps.blobs.has(sha)));
+    if (stored.includes(false)) return false;
+  }
+  return true;
 }
 
 /** Why the site cannot switch deploys now, or null. A republish keeps status publishing while the old deploy serves. */

@@ -3,7 +3,7 @@
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
 import { deployManifest, deploySiteRulesSummary } from "./deploys";
-import { liveDeployFields } from "./history";
+import { liveDeployFields, newestDeployIds } from "./history";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
 
@@ -56,6 +56,8 @@ export interface PresentOptions {
   includeManifest?: boolean;
   /** The immediate answer to a publish/access change: secrets are never in it. */
   immediate?: boolean;
+  /** A list page's newest deploy per publication (newestDeployIds), read once for all its rows. */
+  newestDeployIds?: Map<string, string>;
 }
 
 export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow, opts: PresentOptions = {}) {
@@ -106,11 +108,20 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     publication_client_events_enabled: pub.clientEventsEnabled,
     analytics: deps.analytics.summary(pub),
     published_files_count: pub.status === "unpublished" ? 0 : pub.publishedFilesCount,
-    ...liveDeployFields(deps, pub),
+    ...liveDeployFields(deps, pub, opts.newestDeployIds),
     created_at: pub.createdAt,
     updated_at: pub.updatedAt,
     ...(opts.includeManifest ? { manifest: manifestOf(deps, pub) } : {}),
   };
+}
+
+/** A page of publications: their newest deploys are read in one query for all rows. */
+export function presentPublications(deps: Deps, actor: Actor, pubs: PublicationRow[], opts: Omit<PresentOptions, "newestDeployIds"> = {}) {
+  const newest = newestDeployIds(
+    deps,
+    pubs.map((p) => p.id),
+  );
+  return pubs.map((p) => presentPublication(deps, actor, p, { ...opts, newestDeployIds: newest }));
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   RollbackBody,
   SlugBody,
 } from "./model";
-import { manifestOf, presentPublication, presentPublishAnswer } from "./present";
+import { manifestOf, presentPublication, presentPublications, presentPublishAnswer } from "./present";
 import { requestPublish } from "./accept-publish";
 import { triggerOf } from "./trigger";
 import { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";
@@ -96,7 +96,7 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
         const a = must(actor);
         const includeManifest = query.include_manifest !== "false";
         const page = listPublications(deps, a, { limit: query.limit, offset: query.offset });
-        return { data: { publications: page.publications.map((p) => presentPublication(deps, a, p, { includeManifest })), pagination: page.pagination } };
+        return { data: { publications: presentPublications(deps, a, page.publications, { includeManifest }), pagination: page.pagination } };
       },
       {
         auth: "bucket_read",

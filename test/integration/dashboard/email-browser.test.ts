@@ -96,6 +96,12 @@ describe("the Email tab in Chromium", () => {
       const headers = await page.textContent("#headers");
       expect(headers).toContain("Sender <someone@sender.test>");
       expect(headers).toContain(address);
+      // The page marks it read with a POST as it opens (showing it changed nothing); the other stays unread.
+      await page.waitForSelector("#headers ~ [role=status]", { timeout: 20_000 });
+      expect(await page.textContent("#headers ~ [role=status]")).toBe("Marked as read.");
+      const opened = await messages(u, b.id);
+      expect(opened.find((m) => m.subject.startsWith("Hello")).read).toBe(true);
+      expect(opened.find((m) => m.subject === "Invoice 7").read).toBe(false);
       const [html] = (await messages(u, b.id)).filter((m) => m.subject.startsWith("Hello"));
       const json = JSON.parse(
         await (

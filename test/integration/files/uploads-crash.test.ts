@@ -12,9 +12,9 @@ import { silentLogger } from "../../../src/core/log";
 import { createApiKey } from "../../../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../../../src/features/accounts/service";
 import { createDeps } from "../../../src/runtime";
+import { spawnFromSource } from "../../helpers/binary";
 import { declared, putBytes, textFile } from "../../helpers/uploads";
 
-const root = join(import.meta.dir, "../../..");
 let dataDir: string;
 let port: number;
 let key: string;
@@ -29,40 +29,7 @@ function freePort(): number {
 }
 
 async function startServer(): Promise<void> {
-  proc = Bun.spawn(
-    [
-      join(root, "node_modules/.bin/bun"),
-      "run",
-      "src/main.ts",
-      "serve",
-      "--data-dir",
-      dataDir,
-      "--http-port",
-      String(port),
-      "--smtp-port",
-      "off",
-      "--host",
-      "127.0.0.1",
-      "--log-level",
-      "error",
-    ],
-    {
-      cwd: root,
-      stdout: "ignore",
-      stderr: "inherit",
-    },
-  );
-  // Starting from source transpiles and migrates first: on a busy 2-core CI machine that took
-  // over 10 s once, so allow a minute and stop early only if the process died.
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${url()}/api/v1/status`)).ok) return;
-    } catch {}
-    if (proc!.exitCode !== null) throw new Error(`server exited with ${proc!.exitCode} before answering`);
-    await Bun.sleep(50);
-  }
-  throw new Error("server did not answer /api/v1/status within 60 s");
+  proc = (await spawnFromSource({ dataDir, httpPort: port, args: ["--log-level", "error"] })).proc;
 }
 
 async function kill(): Promise<void> {

@@ -419,6 +419,7 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/buckets/:id/email": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/email/address": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/email/:message": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/email/:message/read": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/email/:message/body": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/email/:message/original": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/email/:message/attachments/:n": { auth: "page", signedIn: true },

@@ -10,8 +10,8 @@ import { openDatabase } from "../../../src/db/client";
 import { migrate } from "../../../src/db/migrate";
 import { migrations } from "../../../src/db/migrations";
 import { openData } from "../../../src/runtime";
+import { ServeDidNotStart, spawnFromSource } from "../../helpers/binary";
 
-const root = join(import.meta.dir, "../../..");
 const dirs: string[] = [];
 const newDir = () => {
   const d = mkdtempSync(join(tmpdir(), "pier-upgrade-"));
@@ -68,38 +68,10 @@ describe("upgrades", () => {
 
   test("pier serve on an old data dir says it backed the database up", async () => {
     const dataDir = oldDataDir();
-    const proc = Bun.spawn(
-      [
-        join(root, "node_modules/.bin/bun"),
-        "run",
-        "src/main.ts",
-        "serve",
-        "--data-dir",
-        dataDir,
-        "--http-port",
-        "0",
-        "--smtp-port",
-        "off",
-        "--host",
-        "127.0.0.1",
-      ],
-      {
-        cwd: root,
-        stdout: "pipe",
-        stderr: "pipe",
-        env: { ...process.env, PIER_LOG_LEVEL: "info" },
-      },
-    );
-    let out = "";
-    const read = async (s: ReadableStream<Uint8Array>) => {
-      for await (const c of s as unknown as AsyncIterable<Uint8Array>) out += new TextDecoder().decode(c);
-    };
-    void read(proc.stdout);
-    void read(proc.stderr);
-    const deadline = Date.now() + 60_000;
-    while (!/is running/.test(out) && proc.exitCode === null && Date.now() < deadline) await Bun.sleep(50);
-    proc.kill("SIGKILL");
-    await proc.exited;
+    const server = await spawnFromSource({ dataDir, env: { ...process.env, PIER_LOG_LEVEL: "info" } });
+    server.proc.kill("SIGKILL");
+    await server.proc.exited;
+    const out = server.output();
     expect(out).toContain("database backed up before migrating");
     expect(readdirSync(join(dataDir, "backups")).some((n) => n.startsWith("pre-migrate-"))).toBe(true);
   }, 90_000);
@@ -111,28 +83,12 @@ describe("upgrades", () => {
     h.sqlite.query("INSERT INTO __pier_migrations (name, applied_at) VALUES ('9999_from_the_future', '2030-01-01T00:00:00Z')").run();
     h.close();
     expect(() => openData({ ...loadConfig({}, {}), dataDir })).toThrow(/written by a newer Pier.*9999_from_the_future/);
-    const proc = Bun.spawn(
-      [
-        join(root, "node_modules/.bin/bun"),
-        "run",
-        "src/main.ts",
-        "serve",
-        "--data-dir",
-        dataDir,
-        "--http-port",
-        "0",
-        "--smtp-port",
-        "off",
-        "--host",
-        "127.0.0.1",
-      ],
-      {
-        cwd: root,
-        stdout: "pipe",
-        stderr: "pipe",
-      },
+    const refused = await spawnFromSource({ dataDir }).then(
+      () => null,
+      (e: unknown) => e,
     );
-    const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    expect(refused).toBeInstanceOf(ServeDidNotStart);
+    const { exitCode: code, output: err } = refused as ServeDidNotStart;
     expect(code).toBe(1);
     expect(err).toContain("pier: could not start: The data dir");
     expect(err).toContain("was written by a newer Pier");

@@ -260,4 +260,64 @@ describe("deploy history and rollback", () => {
     const gz = await siteFetch(t, host(slug), "/site.css", { headers: { "accept-encoding": "gzip" }, decompress: false });
     expect(gz.headers.get("content-encoding")).toBe("gzip");
   });
+
+  test("a deploy of many files, some sharing content: rollback checks each blob, and a missing shared one refuses it", async () => {
+    const u = await t.user({ plan: "pro" });
+    const bucket = await newBucket(t, u.key, "Rollback Many Files");
+    const distinct = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`pages/p${i}.html`, `<p>page ${i}</p>`]));
+    const copies = (text: string) => Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`copies/c${i}.html`, text]));
+    await write(u, bucket, { "index.html": "<h1>many</h1>", ...distinct, ...copies("<p>the same in ten files</p>") });
+    const first = await publishNow(u, bucket);
+    await write(u, bucket, { "index.html": "<h1>after</h1>", ...copies("<p>changed</p>") });
+    const second = await publishNow(u, bucket);
+    const slug = second.public_slug;
+
+    // Every blob is there: the rollback goes through and serves the many-file deploy.
+    const back = await rollback(u, first.id, { deploy_id: first.deploy_id });
+    expect(back.status).toBe(200);
+    await expectServedBody(t, host(slug), "/", "<h1>many</h1>");
+    await expectServedBody(t, host(slug), "/pages/p39", "<p>page 39</p>");
+    expect((await rollback(u, first.id, { deploy_id: second.deploy_id })).status).toBe(200);
+
+    // The blob the ten copies share is removed from the store by hand: the deploy is refused.
+    const shared = new Bun.CryptoHasher("sha256").update("<p>the same in ten files</p>").digest("hex");
+    const rows = t.pier.deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, first.deploy_id)).all();
+    expect(rows.filter((f) => f.blobSha256 === shared).length).toBe(10);
+    await t.pier.deps.blobs.delete(shared);
+    const holes = await rollback(u, first.id, { deploy_id: first.deploy_id });
+    expect([holes.status, holes.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
+    await expectServedBody(t, host(slug), "/", "<h1>after</h1>");
+  });
+
+  test("the publication list shows each site's live deploy and rollback as its own read does", async () => {
+    const u = await t.user({ plan: "pro" });
+    const make = async (title: string) => {
+      const bucket = await newBucket(t, u.key, title);
+      await write(u, bucket, { "index.html": `<h1>${title} 1</h1>` });
+      const one = await publishNow(u, bucket);
+      await write(u, bucket, { "index.html": `<h1>${title} 2</h1>` });
+      const two = await publishNow(u, bucket);
+      return { bucket, one, two };
+    };
+    const rolled = await make("Listed Rolled Back");
+    const current = await make("Listed Current");
+    const gone = await make("Listed Unpublished");
+    const onlyOnce = await newBucket(t, u.key, "Listed Once");
+    await write(u, onlyOnce, { "index.html": "<h1>once</h1>" });
+    const once = await publishNow(u, onlyOnce);
+    expect((await rollback(u, rolled.one.id, {})).status).toBe(200);
+    expect((await t.api("DELETE", `/api/v1/buckets/${gone.bucket}/publication`, { key: u.key })).status).toBe(202);
+    await drain();
+
+    const listed = (await t.api("GET", "/api/v1/publications?include_manifest=false&limit=100", { key: u.key })).body.data.publications as any[];
+    const ids = [rolled.one.id, current.one.id, gone.one.id, once.id];
+    expect(listed.map((p) => p.id).sort()).toEqual([...ids].sort());
+    const fields = (p: any) => ({ deploy_id: p.deploy_id, rolled_back_from: p.rolled_back_from });
+    for (const id of ids) expect(fields(listed.find((p) => p.id === id))).toEqual(fields(await readPub(u, id)));
+    const byId = (id: string) => fields(listed.find((p) => p.id === id));
+    expect(byId(rolled.one.id)).toEqual({ deploy_id: rolled.one.deploy_id, rolled_back_from: rolled.two.deploy_id });
+    expect(byId(current.one.id)).toEqual({ deploy_id: current.two.deploy_id, rolled_back_from: undefined });
+    expect(byId(gone.one.id)).toEqual({ deploy_id: null, rolled_back_from: undefined });
+    expect(byId(once.id)).toEqual({ deploy_id: once.deploy_id, rolled_back_from: undefined });
+  });
 });

@@ -7,11 +7,10 @@ import { ApiError } from "../../../core/errors";
 import {
   BucketPatch,
   getBucket,
-  getVariables,
   LockBody,
   lockBucket,
   lockVisibility,
-  patchVariables,
+  mergeVariables,
   TagPath,
   unlockBucket,
   unlockVisibility,
@@ -68,28 +67,20 @@ function refusedOnSettings(shell: Shell, s: Session, id: string, r: SettingsRefu
   }
 }
 
+// One name at a time, merged into what is there in one transaction: two tabs editing different
+// names keep both changes.
 function setVariable(shell: Shell, s: Session, id: string, body: unknown): string {
   const kind = formField(body, "kind") === "secret" ? "secret" : "variable";
   const name = formField(body, "name").trim();
   const value = formField(body, "value");
-  variableField(() => {
-    if (kind === "secret") return patchVariables(shell.deps, s.actor, id, { secrets: { [name]: value } });
-    // `variables` replaces them all (as PATCH does): the current ones plus this one.
-    const { variables } = getVariables(shell.deps, s.actor, id);
-    return patchVariables(shell.deps, s.actor, id, { variables: { ...variables, [name]: value } });
-  });
+  variableField(() => mergeVariables(shell.deps, s.actor, id, kind === "secret" ? { secrets: { [name]: value } } : { variables: { [name]: value } }));
   return settingsUrl(id, `?done=${kind}-saved#variables`);
 }
 
 function deleteVariable(shell: Shell, s: Session, id: string, body: unknown): string {
   const kind = formField(body, "kind") === "secret" ? "secret" : "variable";
   const name = formField(body, "name");
-  if (kind === "secret") patchVariables(shell.deps, s.actor, id, { secrets: { [name]: null } });
-  else {
-    const { variables } = getVariables(shell.deps, s.actor, id);
-    delete variables[name];
-    patchVariables(shell.deps, s.actor, id, { variables });
-  }
+  mergeVariables(shell.deps, s.actor, id, kind === "secret" ? { secrets: { [name]: null } } : { variables: { [name]: null } });
   return settingsUrl(id, `?done=${kind}-deleted#variables`);
 }
 

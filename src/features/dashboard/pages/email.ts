@@ -2,14 +2,15 @@
 // the received messages newest first with the shared read state, and a message's page:
 // headers, SPF/DKIM/DMARC verdicts, the text body, the HTML body in a sandboxed frame served by
 // its own route under a CSP that loads nothing remote and runs no script, and the attachments
-// (signed download URLs from the files service). Opening a message marks it read, as the API's
-// read of message.json does.
+// (signed download URLs from the files service). Opening a message changes nothing (link
+// scanners and prefetches GET pages too): the page marks it read with a POST, sent by the
+// dashboard script as the page opens or by its "Mark as read" button without script.
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import { getBucket, updateBucket } from "../../buckets";
 import { downloadUrl, readFileBytes } from "../../files";
-import { getInboundEmail, listMessages, recordMessageRead, type MessageJson } from "../../mail";
+import { getInboundEmail, isMessageRead, listMessages, recordMessageRead, type MessageJson } from "../../mail";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
@@ -112,11 +113,9 @@ function verdicts(msg: MessageJson): SafeHtml {
 <dt>DMARC</dt><dd>${a.dmarc?.result ?? "none"}${a.dmarc?.domain ? html` (${a.dmarc.domain}${a.dmarc.policy ? `, policy ${a.dmarc.policy}` : ""})` : ""}</dd></dl>`;
 }
 
-async function messageView(shell: Shell, s: Session, id: string, key: string) {
+async function messageView(shell: Shell, s: Session, id: string, key: string, error?: ApiError) {
   const bucket = getBucket(shell.deps, s.actor, id);
   const { folder, msg } = await readMessage(shell, s, bucket.id, key);
-  // Opening the message is a deliberate read: the shared read state moves as for the API's read.
-  recordMessageRead(shell.deps, s.actor, bucket.id, `${folder}message.json`);
   const base = emailUrl(bucket.id, `/${key}`);
   const attachments = (msg.attachments ?? []).map((a, i) =>
     a.path
@@ -127,7 +126,9 @@ async function messageView(shell: Shell, s: Session, id: string, key: string) {
     title: `${msg.subject || "(no subject)"} · ${bucket.title}`,
     template: "dashboard/email-message.html",
     current: BUCKETS_PATH,
+    error,
     vars: {
+      notice: alertBox(error?.message),
       tabs: shell.bucketTabs(bucket.id, "email"),
       id: bucket.id,
       title: bucket.title,
@@ -146,6 +147,8 @@ async function messageView(shell: Shell, s: Session, id: string, key: string) {
       attachments: attachments.length ? html`<ul>${attachments}</ul>` : html``,
       original: `${base}/original`,
       parseError: msg.parse_error ?? "",
+      unread: !isMessageRead(shell.deps, s.actor, bucket.id, folder),
+      readUrl: `${base}/read`,
     },
   });
 }
@@ -187,6 +190,25 @@ export const emailPage: DashboardPage = {
       .get(
         `${BUCKETS_PATH}/:id/email/:message`,
         shell.view((s, { params }) => messageView(shell, s, params.id!, params.message!)),
+        { detail: { hide: true } },
+      )
+      .post(
+        `${BUCKETS_PATH}/:id/email/:message/read`,
+        shell.action(
+          async (s, { params }) => {
+            // Opening the message is a deliberate read: the shared read state moves as for the API's read.
+            const bucket = getBucket(shell.deps, s.actor, params.id!);
+            const { folder } = await readMessage(shell, s, bucket.id, params.message!);
+            recordMessageRead(shell.deps, s.actor, bucket.id, `${folder}message.json`);
+            return emailUrl(bucket.id, `/${params.message!}`);
+          },
+          (s, error, { params }) =>
+            ["BUCKET_NOT_FOUND", "NOT_FOUND", "FORBIDDEN"].includes(error.code)
+              ? shell.notFound(s, error.code === "BUCKET_NOT_FOUND" ? error : undefined)
+              : messageView(shell, s, params.id!, params.message!, error),
+          // Reading is not writing: a read-only account's reads are recorded too, as over the API.
+          { accountWrite: false },
+        ),
         { detail: { hide: true } },
       )
       .get(
