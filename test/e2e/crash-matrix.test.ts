@@ -11,6 +11,8 @@ import { declared, putBytes, syncFiles, textFile, type LocalFile } from "../help
 import { CrashRig, waitFor } from "./crash-harness";
 
 const RUNS = Number(process.env.PIER_CRASH_RUNS ?? 2);
+/** A test's time limit, longer for the full-size runs. */
+const LIMIT = (ms: number) => ms * Math.max(1, RUNS / 2) * (process.env.PIER_CRASH_SITE_FILES || process.env.PIER_CRASH_UPLOAD_MB ? 4 : 1);
 const SITE_FILES = Number(process.env.PIER_CRASH_SITE_FILES ?? 150);
 const UPLOAD_MB = Number(process.env.PIER_CRASH_UPLOAD_MB ?? 16);
 const rig = new CrashRig(["--bucket-delete-sync-limit", "20"]);
@@ -52,7 +54,7 @@ describe("SIGKILL at random moments, then restart", () => {
     expect(back?.length).toBe(big.bytes.length);
     expect(Buffer.from(back!).equals(Buffer.from(big.bytes))).toBe(true);
     adminCheck();
-  }, 120_000);
+  }, LIMIT(120_000));
 
   test(`a folder publish of ${SITE_FILES} files: the site serves one whole deploy, the next publish finishes`, async () => {
     const site = join(rig.work, "site");
@@ -94,7 +96,7 @@ describe("SIGKILL at random moments, then restart", () => {
       live = n;
     }
     adminCheck();
-  }, 180_000);
+  }, LIMIT(180_000));
 
   test("a background bucket delete resumes after the crash and finishes", async () => {
     for (let n = 0; n < RUNS; n++) {
@@ -117,7 +119,7 @@ describe("SIGKILL at random moments, then restart", () => {
       await waitFor("the background delete", async () => (await api("GET", `/api/v1/buckets/${bucket}`)).status === 404);
       await quickCheck();
     }
-  }, 120_000);
+  }, LIMIT(120_000));
 
   test("a version restore is all or nothing", async () => {
     const bucket = await newBucket("Restorable");
@@ -142,5 +144,5 @@ describe("SIGKILL at random moments, then restart", () => {
       expect((await syncFiles(client(), rig.key, bucket, b, { deleteMissing: true })).finalize.status).toBe(200);
       expect(await listing(bucket)).toEqual(stateB);
     }
-  }, 120_000);
+  }, LIMIT(120_000));
 });

@@ -14,6 +14,8 @@ import { declared, putBytes, syncFiles, textFile, type LocalFile } from "../help
 import { CrashRig, waitFor } from "./crash-harness";
 
 const RUNS = Number(process.env.PIER_CRASH_RUNS ?? 2);
+/** A test's time limit, longer for the full-size runs. */
+const LIMIT = (ms: number) => ms * Math.max(1, RUNS / 2) * (process.env.PIER_CRASH_SITE_FILES || process.env.PIER_CRASH_UPLOAD_MB ? 4 : 1);
 const SITE_FILES = Number(process.env.PIER_CRASH_SITE_FILES ?? 80);
 const GC_ORPHANS = Number(process.env.PIER_CRASH_GC_ORPHANS ?? 200);
 const SLUG = "crash-final";
@@ -142,7 +144,7 @@ describe("SIGKILL at random moments of publishing and collecting, then restart",
       published = n;
     }
     rig.adminCheck();
-  }, 180_000);
+  }, LIMIT(180_000));
 
   test(`a build of ${SITE_FILES + 1} files: the publication ends ready (or failed, and a retry makes it ready), never half`, async () => {
     expect(publicationId).not.toBe("");
@@ -167,7 +169,7 @@ describe("SIGKILL at random moments of publishing and collecting, then restart",
       await rig.quickCheck();
     }
     rig.adminCheck();
-  }, 180_000);
+  }, LIMIT(180_000));
 
   test(`blob garbage collection (${GC_ORPHANS} orphans): no referenced blob is lost, the orphans go`, async () => {
     const kept = await rig.newBucket("Kept");
@@ -209,7 +211,7 @@ describe("SIGKILL at random moments of publishing and collecting, then restart",
       referencedBlobsPresent();
     }
     rig.adminCheck();
-  }, 180_000);
+  }, LIMIT(180_000));
 });
 
 function ageBlobs(dir: string, when: Date): void {
