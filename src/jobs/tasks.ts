@@ -70,7 +70,8 @@ export const tasks: Task[] = [
     handler: {
       run: runBuild,
       maxAttempts: 1,
-      onFailure: (deps, payload, error) => markFailed(deps, String(payload.publication_id), payload.build_token, `The build was interrupted (${error}); retry the publish.`),
+      onFailure: (deps, payload, error) =>
+        markFailed(deps, String(payload.publication_id), payload.build_token, `The build was interrupted (${error}); retry the publish.`),
     },
     description: "Build a publication from its bucket snapshot and make it live",
   },

@@ -31,7 +31,10 @@ const siteFiles = (v: number): LocalFile[] => [
   textFile("index.html", `<h1>v${v}</h1>`, "text/html"),
   ...Array.from({ length: SITE_FILES }, (_, i) => textFile(`p${i}.html`, `<p>v${v} page ${i}</p>`, "text/html")),
 ];
-const expectedListing = (v: number) => siteFiles(v).map((f) => `${f.path}:${declared(f).sha256}`).sort();
+const expectedListing = (v: number) =>
+  siteFiles(v)
+    .map((f) => `${f.path}:${declared(f).sha256}`)
+    .sort();
 
 let bucketId = "";
 let publicationId = "";
@@ -82,7 +85,9 @@ async function publishSettles(): Promise<void> {
     const st = await state();
     return st === "ready" || st === "failed" ? st : null;
   }).catch((e) => {
-    const jobs = rig.sql<{ all: string }>("SELECT json_group_array(json_object('kind', kind, 'status', status, 'run_at', run_at, 'error', last_error)) AS \"all\" FROM jobs WHERE kind LIKE 'publish.%'");
+    const jobs = rig.sql<{ all: string }>(
+      "SELECT json_group_array(json_object('kind', kind, 'status', status, 'run_at', run_at, 'error', last_error)) AS \"all\" FROM jobs WHERE kind LIKE 'publish.%'",
+    );
     const pub = rig.sql<Record<string, string>>("SELECT status, publish_state, publish_error FROM publications WHERE id = ?", publicationId);
     throw new Error(`${e.message}: publication ${JSON.stringify(pub)}, jobs ${jobs?.all}`);
   });
@@ -113,105 +118,133 @@ function referencedBlobsPresent(): void {
 const blobPath = (sha: string) => join(rig.dataDir, "blobs", "sha256", sha.slice(0, 2), sha.slice(2, 4), sha);
 
 describe("SIGKILL at random moments of publishing and collecting, then restart", () => {
-  test(`a publish-session finalize of ${SITE_FILES + 1} files: the old or the new version, whole`, async () => {
-    const prepared = await preparePublish(0);
-    const t0 = Date.now();
-    const first = await finalize(prepared);
-    expect(first.status).toBe(202);
-    const t1 = Date.now();
-    publicationId = first.body.data.publication.id;
-    await publishSettles();
-    published = 0;
-    finalizeMs = t1 - t0;
-    buildMs = Date.now() - t1;
-    landed(`(no kill) finalize ${finalizeMs} ms, build ${buildMs} ms`);
-    expect(await liveVersion()).toBe(0);
-    for (let n = 1; n <= RUNS; n++) {
-      const session = await preparePublish(n);
-      await rig.killDuring(() => finalize(session), finalizeMs * 1.3, () =>
-        landed(rig.sql<{ status: string }>("SELECT status FROM publish_sessions WHERE id = ?", session)!.status === "finalized" ? "after the finalize" : "before its commit"),
-      );
-      const after = await rig.listing(bucketId);
-      const committed = JSON.stringify(after) === JSON.stringify(expectedListing(n));
-      if (!committed) expect(after).toEqual(expectedListing(n - 1));
-      // Until the build ends the old deploy serves, whole; then the new one.
-      expect([n - 1, n]).toContain(await liveVersion());
-      await rig.quickCheck();
-      if (!committed) expect((await finalize(session)).status).toBe(202);
-      else expect((await finalize(session)).body?.error?.code).toBe("PUBLISH_SESSION_NOT_PENDING");
-      await publishSettles();
-      expect(await liveVersion()).toBe(n);
-      published = n;
-    }
-    rig.adminCheck();
-  }, LIMIT(180_000));
-
-  test(`a build of ${SITE_FILES + 1} files: the publication ends ready (or failed, and a retry makes it ready), never half`, async () => {
-    expect(publicationId).not.toBe("");
-    const state = () => rig.sql<{ s: string }>("SELECT publish_state AS s FROM publications WHERE id = ?", publicationId)!.s;
-    for (let n = RUNS + 1; n <= 2 * RUNS; n++) {
-      const session = await preparePublish(n);
-      const accepted = finalize(session);
-      accepted.catch(() => null);
-      // The build starts as the finalize commits: from then on, kill within about a build's length.
-      const deadline = Date.now() + 30_000;
-      while (state() !== "processing" && (await Promise.race([accepted.then(() => false), Bun.sleep(2).then(() => true)])) && Date.now() < deadline);
-      await rig.killDuring(async () => {}, Math.max(buildMs, 100), () => landed(`build ${state()}`));
-      // The build had started, so the finalize committed (its answer may have been cut off): the
-      // bucket holds the new files whatever the build did.
-      const answer = await accepted.catch(() => null);
-      if (answer) expect(answer.status).toBe(202);
-      expect(await rig.listing(bucketId)).toEqual(expectedListing(n));
-      expect([n - 1, n]).toContain(await liveVersion());
-      await publishSettles();
-      expect(await liveVersion()).toBe(n);
-      published = n;
-      await rig.quickCheck();
-    }
-    rig.adminCheck();
-  }, LIMIT(180_000));
-
-  test(`blob garbage collection (${GC_ORPHANS} orphans): no referenced blob is lost, the orphans go`, async () => {
-    const kept = await rig.newBucket("Kept");
-    const keptFiles = Array.from({ length: 30 }, (_, i) => textFile(`k${i}.txt`, `kept ${i}`));
-    expect((await syncFiles(rig.client(), rig.key, kept, keptFiles)).finalize.status).toBe(200);
-    for (let n = 0; n < RUNS; n++) {
-      // Orphans: the blobs of a deleted bucket (nothing else holds the same bytes).
-      const doomed = await rig.newBucket(`Doomed ${n}`);
-      const orphans = Array.from({ length: GC_ORPHANS }, (_, i) => textFile(`o${i}.txt`, `orphan ${n} ${i}`));
-      for (let i = 0; i < orphans.length; i += 500)
-        expect((await syncFiles(rig.client(), rig.key, doomed, orphans.slice(i, i + 500))).finalize.status).toBe(200);
-      const b = await rig.api("GET", `/api/v1/buckets/${doomed}`);
-      const confirmation = JSON.stringify(b.body).match(/"delete":\{[^}]*"confirmation":"([^"]+)"/)![1]!;
-      expect([200, 202, 204]).toContain((await rig.api("DELETE", `/api/v1/buckets/${doomed}`, { body: { confirmation } })).status);
-      await waitFor("the bucket delete", async () => (await rig.api("GET", `/api/v1/buckets/${doomed}`)).status === 404);
-      // Every stored blob past the grace period, the referenced ones too: only the mark keeps them.
-      const old = new Date(Date.now() - 3 * 24 * 3600_000);
-      ageBlobs(join(rig.dataDir, "blobs", "sha256"), old);
-      // The periodic collection's next run is due now; kill while it sweeps.
-      const db = new Database(join(rig.dataDir, "pier.db"));
-      db.exec("PRAGMA busy_timeout = 10000");
-      db.query("UPDATE jobs SET run_at = ? WHERE kind = 'blobs.gc' AND status = 'queued'").run(new Date(Date.now() - 1000).toISOString());
+  test(
+    `a publish-session finalize of ${SITE_FILES + 1} files: the old or the new version, whole`,
+    async () => {
+      const prepared = await preparePublish(0);
       const t0 = Date.now();
-      await waitFor(
-        "the collection to start",
-        async () => db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM jobs WHERE kind = 'blobs.gc' AND status <> 'queued' AND updated_at >= ?").get(new Date(t0 - 1000).toISOString())!.n > 0,
-        30_000,
-      ).catch(() => null);
-      db.close();
-      await rig.killDuring(async () => {}, 20 + GC_ORPHANS / 4, () =>
-        landed(`gc with ${orphans.filter((f) => existsSync(blobPath(declared(f).sha256))).length} of ${orphans.length} orphans left`),
-      );
-      referencedBlobsPresent();
-      for (const f of keptFiles) expect(new TextDecoder().decode((await rig.download(kept, f.path))!)).toBe(new TextDecoder().decode(f.bytes));
-      if (published >= 0) expect(await liveVersion()).toBe(published);
-      await rig.quickCheck();
-      // The killed run is marked failed at the restart and the next one runs at once.
-      await waitFor("the orphans to be collected", async () => orphans.every((f) => !existsSync(blobPath(declared(f).sha256))));
-      referencedBlobsPresent();
-    }
-    rig.adminCheck();
-  }, LIMIT(180_000));
+      const first = await finalize(prepared);
+      expect(first.status).toBe(202);
+      const t1 = Date.now();
+      publicationId = first.body.data.publication.id;
+      await publishSettles();
+      published = 0;
+      finalizeMs = t1 - t0;
+      buildMs = Date.now() - t1;
+      landed(`(no kill) finalize ${finalizeMs} ms, build ${buildMs} ms`);
+      expect(await liveVersion()).toBe(0);
+      for (let n = 1; n <= RUNS; n++) {
+        const session = await preparePublish(n);
+        await rig.killDuring(
+          () => finalize(session),
+          finalizeMs * 1.3,
+          () =>
+            landed(
+              rig.sql<{ status: string }>("SELECT status FROM publish_sessions WHERE id = ?", session)!.status === "finalized"
+                ? "after the finalize"
+                : "before its commit",
+            ),
+        );
+        const after = await rig.listing(bucketId);
+        const committed = JSON.stringify(after) === JSON.stringify(expectedListing(n));
+        if (!committed) expect(after).toEqual(expectedListing(n - 1));
+        // Until the build ends the old deploy serves, whole; then the new one.
+        expect([n - 1, n]).toContain(await liveVersion());
+        await rig.quickCheck();
+        if (!committed) expect((await finalize(session)).status).toBe(202);
+        else expect((await finalize(session)).body?.error?.code).toBe("PUBLISH_SESSION_NOT_PENDING");
+        await publishSettles();
+        expect(await liveVersion()).toBe(n);
+        published = n;
+      }
+      rig.adminCheck();
+    },
+    LIMIT(180_000),
+  );
+
+  test(
+    `a build of ${SITE_FILES + 1} files: the publication ends ready (or failed, and a retry makes it ready), never half`,
+    async () => {
+      expect(publicationId).not.toBe("");
+      const state = () => rig.sql<{ s: string }>("SELECT publish_state AS s FROM publications WHERE id = ?", publicationId)!.s;
+      for (let n = RUNS + 1; n <= 2 * RUNS; n++) {
+        const session = await preparePublish(n);
+        const accepted = finalize(session);
+        accepted.catch(() => null);
+        // The build starts as the finalize commits: from then on, kill within about a build's length.
+        const deadline = Date.now() + 30_000;
+        while (state() !== "processing" && (await Promise.race([accepted.then(() => false), Bun.sleep(2).then(() => true)])) && Date.now() < deadline);
+        await rig.killDuring(
+          async () => {},
+          Math.max(buildMs, 100),
+          () => landed(`build ${state()}`),
+        );
+        // The build had started, so the finalize committed (its answer may have been cut off): the
+        // bucket holds the new files whatever the build did.
+        const answer = await accepted.catch(() => null);
+        if (answer) expect(answer.status).toBe(202);
+        expect(await rig.listing(bucketId)).toEqual(expectedListing(n));
+        expect([n - 1, n]).toContain(await liveVersion());
+        await publishSettles();
+        expect(await liveVersion()).toBe(n);
+        published = n;
+        await rig.quickCheck();
+      }
+      rig.adminCheck();
+    },
+    LIMIT(180_000),
+  );
+
+  test(
+    `blob garbage collection (${GC_ORPHANS} orphans): no referenced blob is lost, the orphans go`,
+    async () => {
+      const kept = await rig.newBucket("Kept");
+      const keptFiles = Array.from({ length: 30 }, (_, i) => textFile(`k${i}.txt`, `kept ${i}`));
+      expect((await syncFiles(rig.client(), rig.key, kept, keptFiles)).finalize.status).toBe(200);
+      for (let n = 0; n < RUNS; n++) {
+        // Orphans: the blobs of a deleted bucket (nothing else holds the same bytes).
+        const doomed = await rig.newBucket(`Doomed ${n}`);
+        const orphans = Array.from({ length: GC_ORPHANS }, (_, i) => textFile(`o${i}.txt`, `orphan ${n} ${i}`));
+        for (let i = 0; i < orphans.length; i += 500)
+          expect((await syncFiles(rig.client(), rig.key, doomed, orphans.slice(i, i + 500))).finalize.status).toBe(200);
+        const b = await rig.api("GET", `/api/v1/buckets/${doomed}`);
+        const confirmation = JSON.stringify(b.body).match(/"delete":\{[^}]*"confirmation":"([^"]+)"/)![1]!;
+        expect([200, 202, 204]).toContain((await rig.api("DELETE", `/api/v1/buckets/${doomed}`, { body: { confirmation } })).status);
+        await waitFor("the bucket delete", async () => (await rig.api("GET", `/api/v1/buckets/${doomed}`)).status === 404);
+        // Every stored blob past the grace period, the referenced ones too: only the mark keeps them.
+        const old = new Date(Date.now() - 3 * 24 * 3600_000);
+        ageBlobs(join(rig.dataDir, "blobs", "sha256"), old);
+        // The periodic collection's next run is due now; kill while it sweeps.
+        const db = new Database(join(rig.dataDir, "pier.db"));
+        db.exec("PRAGMA busy_timeout = 10000");
+        db.query("UPDATE jobs SET run_at = ? WHERE kind = 'blobs.gc' AND status = 'queued'").run(new Date(Date.now() - 1000).toISOString());
+        const t0 = Date.now();
+        await waitFor(
+          "the collection to start",
+          async () =>
+            db
+              .query<{ n: number }, [string]>("SELECT count(*) AS n FROM jobs WHERE kind = 'blobs.gc' AND status <> 'queued' AND updated_at >= ?")
+              .get(new Date(t0 - 1000).toISOString())!.n > 0,
+          30_000,
+        ).catch(() => null);
+        db.close();
+        await rig.killDuring(
+          async () => {},
+          20 + GC_ORPHANS / 4,
+          () => landed(`gc with ${orphans.filter((f) => existsSync(blobPath(declared(f).sha256))).length} of ${orphans.length} orphans left`),
+        );
+        referencedBlobsPresent();
+        for (const f of keptFiles) expect(new TextDecoder().decode((await rig.download(kept, f.path))!)).toBe(new TextDecoder().decode(f.bytes));
+        if (published >= 0) expect(await liveVersion()).toBe(published);
+        await rig.quickCheck();
+        // The killed run is marked failed at the restart and the next one runs at once.
+        await waitFor("the orphans to be collected", async () => orphans.every((f) => !existsSync(blobPath(declared(f).sha256))));
+        referencedBlobsPresent();
+      }
+      rig.adminCheck();
+    },
+    LIMIT(180_000),
+  );
 });
 
 function ageBlobs(dir: string, when: Date): void {

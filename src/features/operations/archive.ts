@@ -347,7 +347,8 @@ export async function unpackArchive(from: string, folder: string): Promise<void>
   const c = await readArchive(file, join(folder, DATABASE_FILE), folder);
   const manifest = checkManifest(file, c);
   for (const [sha256, b] of c.blobs)
-    if (b.sha256 !== sha256) throw new ApiError("BACKUP_INVALID", `Blob ${sha256} in ${file} is damaged; the restore stopped (run pier backup verify ${file}).`);
+    if (b.sha256 !== sha256)
+      throw new ApiError("BACKUP_INVALID", `Blob ${sha256} in ${file} is damaged; the restore stopped (run pier backup verify ${file}).`);
   if (c.secretKey) {
     const fh = await open(join(folder, SECRET_KEY_FILE), "w", 0o600);
     await fh.writeFile(c.secretKey);

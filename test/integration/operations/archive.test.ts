@@ -96,7 +96,13 @@ describe("pier backup --to FILE", () => {
   }, 60_000);
 
   test("an archive cut short (no manifest at its end) is not a backup: verify and restore refuse it, nothing is restored", async () => {
-    for (const [name, cut] of [["cut.tar", 0.2], ["cut2.tar", 0.6], ["cut3.tar", 0.97], ["cut.tar.gz", 0.3], ["cut2.tar.gz", 0.8]] as const) {
+    for (const [name, cut] of [
+      ["cut.tar", 0.2],
+      ["cut2.tar", 0.6],
+      ["cut3.tar", 0.97],
+      ["cut.tar.gz", 0.3],
+      ["cut2.tar.gz", 0.8],
+    ] as const) {
       const file = join(scratch, name);
       await createBackup({ dataDir: t.dataDir, to: file, includeSecretKey: false });
       truncateSync(file, Math.floor(readFileSync(file).length * cut));
