@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { loadConfig } from "../config";
 import { ApiError } from "../core/errors";
-import { createBackup, restoreBackup, verifyBackup } from "../features/operations";
+import { createBackup, isArchivePath, restoreBackup, verifyBackup } from "../features/operations";
 import type { CommandSpec, Parsed } from "./client/args";
 import type { Command } from "./client/command";
 import { CliError } from "./client/errors";
@@ -24,17 +24,22 @@ async function operatorErrors<T>(fn: () => Promise<T>): Promise<T> {
 
 const backupSpec: CommandSpec = {
   name: "backup",
-  summary: "Copy the data dir (database snapshot, referenced blobs, optionally the secret key) into a backup folder while Pier runs.",
-  usage: "backup --to DIR [--data-dir DIR] [--include-secret-key]\n       pier backup verify FOLDER",
+  summary: "Copy the data dir (database snapshot, referenced blobs, optionally the secret key) into a backup folder or archive while Pier runs.",
+  usage: "backup --to DIR|FILE.tar[.gz] [--data-dir DIR] [--include-secret-key]\n       pier backup verify FOLDER|FILE",
   options: [
-    { name: "to", value: "DIR", help: "The backup folder: new, empty, or an earlier backup (then only new blobs are copied)" },
+    {
+      name: "to",
+      value: "DIR|FILE",
+      help: "A backup folder (new, empty, or an earlier backup: then only new blobs are copied), or a file ending in .tar, .tar.gz or .tgz (one archive, always a full backup)",
+    },
     { name: "include-secret-key", help: "Also copy the secret key (needed to read encrypted secrets and form submissions after a restore)" },
   ],
   config: true,
   details:
     "The database is copied from one consistent snapshot (VACUUM INTO) and every blob that snapshot references is copied\n" +
     "and hash-checked. The backup is complete only when its manifest.json exists: an interrupted or failed backup never\n" +
-    "writes one. See docs/operations.md.",
+    "writes one. An archive (.tar, .tar.gz/.tgz gzip) is written under a temp name and renamed when complete; it is\n" +
+    "always full (use a folder for incremental backups). See docs/operations.md.",
 };
 
 export const backup: Command = {
@@ -47,8 +52,10 @@ export const backup: Command = {
     const r = await operatorErrors(() => createBackup({ dataDir: config.dataDir, to, includeSecretKey: include, secretKey: config.secretKey }));
     const m = r.manifest;
     say(
-      `backup of ${config.dataDir} written to ${r.folder}: database ${mib(m.database.size)}, ${m.blobs.count} blobs (${mib(m.blobs.bytes)}), ` +
-        `${m.blobs.copied} copied now (${mib(m.blobs.copied_bytes)}), ${m.duration_seconds}s`,
+      isArchivePath(to)
+        ? `full backup of ${config.dataDir} written to the archive ${r.folder}: database ${mib(m.database.size)}, ${m.blobs.count} blobs (${mib(m.blobs.bytes)}) (an archive is always full; back up to a folder for incremental backups)`
+        : `backup of ${config.dataDir} written to ${r.folder}: database ${mib(m.database.size)}, ${m.blobs.count} blobs (${mib(m.blobs.bytes)}), ` +
+            `${m.blobs.copied} copied now (${mib(m.blobs.copied_bytes)}), ${m.duration_seconds}s`,
     );
     say(secretKeyNotice(include, config.secretKey ? "PIER_SECRET_KEY / --secret-key" : join(config.dataDir, "secret.key")));
     for (const p of r.problems) say(`warning: ${p} (run pier admin check on the data dir)`);
@@ -67,8 +74,8 @@ const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
 
 const verifySpec: CommandSpec = {
   name: "backup verify",
-  summary: "Check a backup folder: manifest, database hash and integrity, and the hash of every blob it references.",
-  usage: "backup verify FOLDER",
+  summary: "Check a backup folder or archive: manifest, database hash and integrity, and the hash of every blob it references.",
+  usage: "backup verify FOLDER|FILE",
   positionals: [{ name: "FOLDER", required: true }],
 };
 
@@ -91,8 +98,8 @@ export const backupVerify: Command = {
 
 const restoreSpec: CommandSpec = {
   name: "restore",
-  summary: "Rebuild a data dir from a backup folder (verified first).",
-  usage: "restore FOLDER --data-dir NEW [--force]",
+  summary: "Rebuild a data dir from a backup folder or archive (verified first).",
+  usage: "restore FOLDER|FILE --data-dir NEW [--force]",
   positionals: [{ name: "FOLDER", required: true }],
   options: [{ name: "force", help: "Restore into a data dir that is not empty (its database, blobs and key are replaced)" }],
   config: true,

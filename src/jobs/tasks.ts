@@ -6,7 +6,7 @@ import { purgeExpiredSessionsAndInvites } from "../features/accounts";
 import { BUCKET_DELETE_JOB, bucketDeleteJob } from "../features/buckets";
 import { expireUploads } from "../features/files";
 import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth";
-import { runBuild, runUnpublish } from "../features/publish";
+import { markFailed, runBuild, runUnpublish } from "../features/publish";
 import { BUILD_JOB } from "../features/publish";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish";
 import { prunePublishSessions } from "../features/publish";
@@ -63,9 +63,16 @@ export const tasks: Task[] = [
   },
   {
     // One attempt: a failed build is reported (failed + notification) and retried by the owner.
-    // The runner's heartbeat renews the lease of a long build; no longer lease needed.
+    // The runner's heartbeat renews the lease of a long build; no longer lease needed. A build
+    // whose server was killed is reported the same way at the restart (not left "processing"
+    // until the next sweep, and not rebuilt by itself: a build that kills the server would loop).
     kind: BUILD_JOB,
-    handler: { run: runBuild, maxAttempts: 1 },
+    handler: {
+      run: runBuild,
+      maxAttempts: 1,
+      onFailure: (deps, payload, error) =>
+        markFailed(deps, String(payload.publication_id), payload.build_token, `The build was interrupted (${error}); retry the publish.`),
+    },
     description: "Build a publication from its bucket snapshot and make it live",
   },
   {

@@ -5,249 +5,160 @@
 // whole deploy), background work resumes and finishes, and `pier admin check` finds nothing.
 // Sizes are scaled down for the suite (docs/operations.md gives the full-size run).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
-import { DiskBlobStore } from "../../src/blobs/disk";
-import { systemClock } from "../../src/core/clock";
-import { checkDataDir } from "../../src/features/operations";
-import { buildBinary, startBinary, type RunningBinary } from "../helpers/binary";
 import { declared, putBytes, syncFiles, textFile, type LocalFile } from "../helpers/uploads";
-import type { TestPier } from "../helpers/pier";
+import { CrashRig, waitFor } from "./crash-harness";
 
-const SECRET = "crash-matrix-secret-key-0123456789-abcdefghijklmnop";
 const RUNS = Number(process.env.PIER_CRASH_RUNS ?? 2);
+/** A test's time limit, longer for the full-size runs. */
+const LIMIT = (ms: number) => ms * Math.max(1, RUNS / 2) * (process.env.PIER_CRASH_SITE_FILES || process.env.PIER_CRASH_UPLOAD_MB ? 4 : 1);
 const SITE_FILES = Number(process.env.PIER_CRASH_SITE_FILES ?? 150);
 const UPLOAD_MB = Number(process.env.PIER_CRASH_UPLOAD_MB ?? 16);
-let work: string;
-let dataDir: string;
-let bin: string;
-let key: string;
-let server: RunningBinary | null = null;
+const rig = new CrashRig(["--bucket-delete-sync-limit", "20"]);
+const api = rig.api.bind(rig);
+const client = () => rig.client();
+const listing = rig.listing.bind(rig);
+const download = rig.download.bind(rig);
+const newBucket = rig.newBucket.bind(rig);
+const killDuring = rig.killDuring.bind(rig);
+const quickCheck = rig.quickCheck.bind(rig);
+const adminCheck = rig.adminCheck.bind(rig);
 
-const env = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, PIER_SECRET_KEY: SECRET, PIER_LOG_LEVEL: "error" });
-const run = (args: string[]) => {
-  const r = Bun.spawnSync([bin, ...args], { cwd: work, env: env(), stdout: "pipe", stderr: "pipe" });
-  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
-};
-
-async function start(): Promise<void> {
-  const t0 = Date.now();
-  server = await startBinary(bin, { dataDir, cwd: work, env: env(), args: ["--bucket-delete-sync-limit", "20"] });
-  if (process.env.PIER_CRASH_TIMING) console.log(`start ${Date.now() - t0} ms`);
-}
-
-async function crash(): Promise<void> {
-  server!.proc.kill("SIGKILL");
-  await server!.proc.exited;
-  server = null;
-}
-
-/** Kill at a random moment within `maxMs` of now, while `op` runs; the op's own outcome is ignored. */
-async function killDuring(op: () => Promise<unknown>, maxMs: number): Promise<void> {
-  const pending = op().catch(() => null);
-  await Bun.sleep(Math.floor(Math.random() * maxMs));
-  await crash();
-  await pending;
-  await start();
-}
-
-// The upload helpers take a TestPier; only its `api` is used.
-const client = () => ({ api }) as unknown as TestPier;
-async function api(method: string, path: string, o: { key?: string; body?: unknown } = {}) {
-  const res = await fetch(`${server!.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${o.key ?? key}`, accept: "application/json", ...(o.body !== undefined ? { "content-type": "application/json" } : {}) },
-    body: o.body !== undefined ? JSON.stringify(o.body) : undefined,
-    redirect: "manual",
-  });
-  const text = await res.text();
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: res.status, headers: res.headers, body, text };
-}
-
-/** `pier admin check` through the binary (slow to start: once per test) or the same check in-process. */
-async function quickCheck(): Promise<void> {
-  const sqlite = new Database(join(dataDir, "pier.db"));
-  try {
-    const report = await checkDataDir({ sqlite, blobs: new DiskBlobStore(join(dataDir, "blobs")), clock: systemClock, dataDir });
-    expect(report.findings).toEqual([]);
-  } finally {
-    sqlite.close();
-  }
-}
-
-function adminCheck(): void {
-  const t0 = Date.now();
-  const r = run(["admin", "check", "--data-dir", dataDir]);
-  if (process.env.PIER_CRASH_TIMING) console.log(`check ${Date.now() - t0} ms`);
-  expect({ code: r.code, out: r.stdout, err: r.code ? r.stderr : "" }).toEqual({ code: 0, out: "", err: "" });
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-async function newBucket(title: string): Promise<string> {
-  const r = await api("POST", "/api/v1/buckets", { body: { bucket: { title } } });
-  if (r.status !== 201) throw new Error(`bucket: ${r.text}`);
-  return r.body.data.bucket.id;
-}
-
-async function listing(bucket: string): Promise<string[]> {
-  const r = await api("GET", `/api/v1/buckets/${bucket}/files?limit=1000`);
-  expect(r.status).toBe(200);
-  return r.body.data.files.map((f: any) => `${f.path}:${f.sha256}`).sort();
-}
-
-async function download(bucket: string, path: string): Promise<Uint8Array | null> {
-  const dl = await api("GET", `/api/v1/buckets/${bucket}/files/by_path?path=${encodeURIComponent(path)}`);
-  const loc = dl.headers.get("location");
-  if (!loc) return null;
-  const res = await fetch(loc.replace(/^http:\/\/localhost:\d+/, server!.url));
-  return res.status === 200 ? new Uint8Array(await res.arrayBuffer()) : null;
-}
-
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), "pier-crash-"));
-  dataDir = join(work, "data");
-  bin = await buildBinary();
-  const boot = run(["admin", "bootstrap", "--email", "ops@example.com", "--password", "correct horse battery staple", "--data-dir", dataDir]);
-  if (boot.code !== 0) throw new Error(`bootstrap failed: ${boot.stderr}`);
-  key = boot.stdout.trim();
-  await start();
-}, 240_000);
-
-afterAll(() => {
-  server?.proc.kill("SIGKILL");
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+beforeAll(() => rig.setUp("pier-crash-"), 240_000);
+afterAll(() => rig.tearDown());
 
 describe("SIGKILL at random moments, then restart", () => {
-  test(`a large upload (${UPLOAD_MB} MB): never a partial file; the acknowledged one stays; the retry succeeds`, async () => {
-    const bucket = await newBucket("Large uploads");
-    const safe = textFile("acknowledged.txt", "written before the crash");
-    expect((await syncFiles(client(), key, bucket, [safe])).finalize.status).toBe(200);
-    const big: LocalFile = { path: "big.bin", bytes: new Uint8Array(UPLOAD_MB << 20), contentType: "application/octet-stream" };
-    for (let i = 0; i < big.bytes.length; i += 4096) big.bytes[i] = (i / 4096) & 0xff;
-    for (let n = 0; n < RUNS; n++) {
-      // New bytes each round: a PUT that finished before the kill is stored, and would be reused.
-      big.bytes[1] = n + 1;
-      const d = await api("POST", "/api/v1/direct_uploads", {
-        body: { bucket_id: bucket, path: big.path, blob: { ...declared(big), filename: "big.bin", byte_size: big.bytes.length, purpose: "bucket_file" } },
-      });
-      expect(d.status).toBe(201);
-      const upload = d.body.data.upload;
-      upload.url = upload.url.replace(/^http:\/\/localhost:\d+/, server!.url);
-      await killDuring(() => putBytes(upload, big.bytes), 400);
-      expect(await listing(bucket)).toEqual([`acknowledged.txt:${declared(safe).sha256}`]);
-      expect(new TextDecoder().decode((await download(bucket, "acknowledged.txt"))!)).toBe("written before the crash");
-      await quickCheck();
-    }
-    expect((await syncFiles(client(), key, bucket, [big])).finalize.status).toBe(200);
-    const back = await download(bucket, "big.bin");
-    expect(back?.length).toBe(big.bytes.length);
-    expect(Buffer.from(back!).equals(Buffer.from(big.bytes))).toBe(true);
-    adminCheck();
-  }, 120_000);
-
-  test(`a folder publish of ${SITE_FILES} files: the site serves one whole deploy, the next publish finishes`, async () => {
-    const site = join(work, "site");
-    const write = (v: number) => {
-      rmSync(site, { recursive: true, force: true });
-      mkdirSync(site, { recursive: true });
-      writeFileSync(join(site, "index.html"), `<h1>v${v}</h1>`);
-      for (let i = 0; i < SITE_FILES; i++) writeFileSync(join(site, `p${i}.html`), `<p>v${v} page ${i}</p>`);
-    };
-    const publish = () => {
-      const p = Bun.spawn([bin, "publish", site, "--slug", "crash-site", "--url", server!.url.replace("127.0.0.1", "localhost"), "--key", key], {
-        cwd: work,
-        env: env(),
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      return p.exited;
-    };
-    const page = async (path: string) => {
-      const res = await fetch(`${server!.url}${path}`, { headers: { host: "crash-site.localhost" } });
-      return res.status === 200 ? res.text() : `status ${res.status}`;
-    };
-    write(0);
-    expect(await publish()).toBe(0);
-    expect(await page("/")).toBe("<h1>v0</h1>");
-    let live = 0;
-    for (let n = 1; n <= RUNS; n++) {
-      write(n);
-      await killDuring(publish, 1500);
-      // Old or new, whole: the index and a sample of pages agree on one version.
-      const index = await page("/");
-      expect([`<h1>v${live}</h1>`, `<h1>v${n}</h1>`]).toContain(index);
-      const v = Number(/v(\d+)/.exec(index)![1]);
-      for (const i of [0, Math.floor(SITE_FILES / 2), SITE_FILES - 1]) expect(await page(`/p${i}.html`)).toBe(`<p>v${v} page ${i}</p>`);
-      await quickCheck();
-      expect(await publish()).toBe(0);
-      expect(await page("/")).toBe(`<h1>v${n}</h1>`);
-      expect(await page(`/p${SITE_FILES - 1}.html`)).toBe(`<p>v${n} page ${SITE_FILES - 1}</p>`);
-      live = n;
-    }
-    adminCheck();
-  }, 180_000);
-
-  test("a background bucket delete resumes after the crash and finishes", async () => {
-    for (let n = 0; n < RUNS; n++) {
-      const bucket = await newBucket(`Doomed ${n}`);
-      const files = Array.from({ length: 60 }, (_, i) => textFile(`f${i}.txt`, `doomed ${n} ${i}`));
-      expect((await syncFiles(client(), key, bucket, files)).finalize.status).toBe(200);
-      const b = await api("GET", `/api/v1/buckets/${bucket}`);
-      const confirmation = JSON.stringify(b.body).match(/"delete":\{[^}]*"confirmation":"([^"]+)"/)![1]!;
-      let answered = 0;
-      await killDuring(async () => {
-        answered = (await api("DELETE", `/api/v1/buckets/${bucket}`, { body: { confirmation } })).status;
-      }, 150);
-      if (answered !== 202) {
-        // Not acknowledged: the delete committed just before the kill (a 409 says it is running)
-        // or not at all (the bucket is intact and can be deleted now).
-        const again = await api("DELETE", `/api/v1/buckets/${bucket}`, { body: { confirmation } });
-        if (![202, 404, 409].includes(again.status)) throw new Error(`second delete: ${again.status} ${again.text}`);
+  test(
+    `a large upload (${UPLOAD_MB} MB): never a partial file; the acknowledged one stays; the retry succeeds`,
+    async () => {
+      const bucket = await newBucket("Large uploads");
+      const safe = textFile("acknowledged.txt", "written before the crash");
+      expect((await syncFiles(client(), rig.key, bucket, [safe])).finalize.status).toBe(200);
+      const big: LocalFile = { path: "big.bin", bytes: new Uint8Array(UPLOAD_MB << 20), contentType: "application/octet-stream" };
+      for (let i = 0; i < big.bytes.length; i += 4096) big.bytes[i] = (i / 4096) & 0xff;
+      for (let n = 0; n < RUNS; n++) {
+        // New bytes each round: a PUT that finished before the kill is stored, and would be reused.
+        big.bytes[1] = n + 1;
+        const d = await api("POST", "/api/v1/direct_uploads", {
+          body: { bucket_id: bucket, path: big.path, blob: { ...declared(big), filename: "big.bin", byte_size: big.bytes.length, purpose: "bucket_file" } },
+        });
+        expect(d.status).toBe(201);
+        const upload = d.body.data.upload;
+        upload.url = upload.url.replace(/^http:\/\/localhost:\d+/, rig.url);
+        await killDuring(() => putBytes(upload, big.bytes), 400);
+        expect(await listing(bucket)).toEqual([`acknowledged.txt:${declared(safe).sha256}`]);
+        expect(new TextDecoder().decode((await download(bucket, "acknowledged.txt"))!)).toBe("written before the crash");
+        await quickCheck();
       }
-      // The delete job, queued in the same transaction as the acknowledgement, finishes after the restart.
-      await waitFor("the background delete", async () => (await api("GET", `/api/v1/buckets/${bucket}`)).status === 404);
-      await quickCheck();
-    }
-  }, 120_000);
+      expect((await syncFiles(client(), rig.key, bucket, [big])).finalize.status).toBe(200);
+      const back = await download(bucket, "big.bin");
+      expect(back?.length).toBe(big.bytes.length);
+      expect(Buffer.from(back!).equals(Buffer.from(big.bytes))).toBe(true);
+      adminCheck();
+    },
+    LIMIT(120_000),
+  );
 
-  test("a version restore is all or nothing", async () => {
-    const bucket = await newBucket("Restorable");
-    const a = Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version A ${i}`));
-    const b = [
-      ...Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version B ${i}`)),
-      ...Array.from({ length: 20 }, (_, i) => textFile(`extra${i}.txt`, `B only ${i}`)),
-    ];
-    expect((await syncFiles(client(), key, bucket, a)).finalize.status).toBe(200);
-    const stateA = await listing(bucket);
-    const versionA = (await api("GET", `/api/v1/buckets/${bucket}/versions`)).body.data.versions[0].id;
-    expect((await syncFiles(client(), key, bucket, b)).finalize.status).toBe(200);
-    const stateB = await listing(bucket);
-    for (let n = 0; n < RUNS; n++) {
-      const before = await listing(bucket);
-      await killDuring(() => api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { body: { version_id: versionA } }), 60);
-      const after = await listing(bucket);
-      // Either the restore committed whole (A's files) or not at all.
-      expect([JSON.stringify(before), JSON.stringify(stateA)]).toContain(JSON.stringify(after));
-      await quickCheck();
-      // Back to B for the next round.
-      expect((await syncFiles(client(), key, bucket, b, { deleteMissing: true })).finalize.status).toBe(200);
-      expect(await listing(bucket)).toEqual(stateB);
-    }
-  }, 120_000);
+  test(
+    `a folder publish of ${SITE_FILES} files: the site serves one whole deploy, the next publish finishes`,
+    async () => {
+      const site = join(rig.work, "site");
+      const write = (v: number) => {
+        rmSync(site, { recursive: true, force: true });
+        mkdirSync(site, { recursive: true });
+        writeFileSync(join(site, "index.html"), `<h1>v${v}</h1>`);
+        for (let i = 0; i < SITE_FILES; i++) writeFileSync(join(site, `p${i}.html`), `<p>v${v} page ${i}</p>`);
+      };
+      const publish = () => {
+        const p = Bun.spawn([rig.bin, "publish", site, "--slug", "crash-site", "--url", rig.url.replace("127.0.0.1", "localhost"), "--key", rig.key], {
+          cwd: rig.work,
+          env: rig.env(),
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        return p.exited;
+      };
+      const page = async (path: string) => {
+        const res = await fetch(`${rig.url}${path}`, { headers: { host: "crash-site.localhost" } });
+        return res.status === 200 ? res.text() : `status ${res.status}`;
+      };
+      write(0);
+      expect(await publish()).toBe(0);
+      expect(await page("/")).toBe("<h1>v0</h1>");
+      let live = 0;
+      for (let n = 1; n <= RUNS; n++) {
+        write(n);
+        await killDuring(publish, 1500);
+        // Old or new, whole: the index and a sample of pages agree on one version.
+        const index = await page("/");
+        expect([`<h1>v${live}</h1>`, `<h1>v${n}</h1>`]).toContain(index);
+        const v = Number(/v(\d+)/.exec(index)![1]);
+        for (const i of [0, Math.floor(SITE_FILES / 2), SITE_FILES - 1]) expect(await page(`/p${i}.html`)).toBe(`<p>v${v} page ${i}</p>`);
+        await quickCheck();
+        expect(await publish()).toBe(0);
+        expect(await page("/")).toBe(`<h1>v${n}</h1>`);
+        expect(await page(`/p${SITE_FILES - 1}.html`)).toBe(`<p>v${n} page ${SITE_FILES - 1}</p>`);
+        live = n;
+      }
+      adminCheck();
+    },
+    LIMIT(180_000),
+  );
+
+  test(
+    "a background bucket delete resumes after the crash and finishes",
+    async () => {
+      for (let n = 0; n < RUNS; n++) {
+        const bucket = await newBucket(`Doomed ${n}`);
+        const files = Array.from({ length: 60 }, (_, i) => textFile(`f${i}.txt`, `doomed ${n} ${i}`));
+        expect((await syncFiles(client(), rig.key, bucket, files)).finalize.status).toBe(200);
+        const b = await api("GET", `/api/v1/buckets/${bucket}`);
+        const confirmation = JSON.stringify(b.body).match(/"delete":\{[^}]*"confirmation":"([^"]+)"/)![1]!;
+        let answered = 0;
+        await killDuring(async () => {
+          answered = (await api("DELETE", `/api/v1/buckets/${bucket}`, { body: { confirmation } })).status;
+        }, 150);
+        if (answered !== 202) {
+          // Not acknowledged: the delete committed just before the kill (a 409 says it is running)
+          // or not at all (the bucket is intact and can be deleted now).
+          const again = await api("DELETE", `/api/v1/buckets/${bucket}`, { body: { confirmation } });
+          if (![202, 404, 409].includes(again.status)) throw new Error(`second delete: ${again.status} ${again.text}`);
+        }
+        // The delete job, queued in the same transaction as the acknowledgement, finishes after the restart.
+        await waitFor("the background delete", async () => (await api("GET", `/api/v1/buckets/${bucket}`)).status === 404);
+        await quickCheck();
+      }
+    },
+    LIMIT(120_000),
+  );
+
+  test(
+    "a version restore is all or nothing",
+    async () => {
+      const bucket = await newBucket("Restorable");
+      const a = Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version A ${i}`));
+      const b = [
+        ...Array.from({ length: 80 }, (_, i) => textFile(`doc${i}.txt`, `version B ${i}`)),
+        ...Array.from({ length: 20 }, (_, i) => textFile(`extra${i}.txt`, `B only ${i}`)),
+      ];
+      expect((await syncFiles(client(), rig.key, bucket, a)).finalize.status).toBe(200);
+      const stateA = await listing(bucket);
+      const versionA = (await api("GET", `/api/v1/buckets/${bucket}/versions`)).body.data.versions[0].id;
+      expect((await syncFiles(client(), rig.key, bucket, b)).finalize.status).toBe(200);
+      const stateB = await listing(bucket);
+      for (let n = 0; n < RUNS; n++) {
+        const before = await listing(bucket);
+        await killDuring(() => api("POST", `/api/v1/buckets/${bucket}/versions/restore`, { body: { version_id: versionA } }), 60);
+        const after = await listing(bucket);
+        // Either the restore committed whole (A's files) or not at all.
+        expect([JSON.stringify(before), JSON.stringify(stateA)]).toContain(JSON.stringify(after));
+        await quickCheck();
+        // Back to B for the next round.
+        expect((await syncFiles(client(), rig.key, bucket, b, { deleteMissing: true })).finalize.status).toBe(200);
+        expect(await listing(bucket)).toEqual(stateB);
+      }
+    },
+    LIMIT(120_000),
+  );
 });

@@ -25,10 +25,14 @@ import {
   type BackupManifest,
 } from "./layout";
 import { snapshotDatabase } from "./snapshot";
+import { createArchiveBackup, isArchivePath } from "./archive";
 
 export interface BackupOptions {
   dataDir: string;
-  /** The backup folder (created when missing; an earlier backup there is updated incrementally). */
+  /**
+   * The backup folder (created when missing; an earlier backup there is updated incrementally),
+   * or an archive file (.tar, .tar.gz, .tgz: always a full backup).
+   */
   to: string;
   includeSecretKey: boolean;
   /** The configured key (PIER_SECRET_KEY) when it is not the data dir's secret.key. */
@@ -37,6 +41,7 @@ export interface BackupOptions {
 }
 
 export interface BackupResult {
+  /** The backup folder, or the archive file. */
   folder: string;
   manifest: BackupManifest;
   /** Referenced blobs the data dir lacks or holds damaged: the backup has the rest. */
@@ -46,6 +51,7 @@ export interface BackupResult {
 const COUNTED_TABLES = ["users", "accounts", "buckets", "files", "bucket_versions", "publications", "deploys", "form_submissions", "mail_messages"];
 
 export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
+  if (isArchivePath(opts.to)) return createArchiveBackup(opts);
   const now = opts.now ?? (() => new Date());
   const started = now();
   const dataDir = resolve(opts.dataDir);
@@ -129,7 +135,7 @@ function checkTarget(folder: string): void {
     );
 }
 
-function readSnapshot(file: string): { blobs: Set<string>; migrations: string[]; counts: Record<string, number> } {
+export function readSnapshot(file: string): { blobs: Set<string>; migrations: string[]; counts: Record<string, number> } {
   const db = new Database(file, { readonly: true });
   try {
     const blobs = referencedBlobs(db);
@@ -152,7 +158,7 @@ function readSnapshot(file: string): { blobs: Set<string>; migrations: string[];
 }
 
 /** Copy the secret key when asked; otherwise make sure no key from an earlier backup stays behind. */
-async function writeSecretKey(folder: string, dataDir: string, opts: BackupOptions): Promise<boolean> {
+export async function writeSecretKey(folder: string, dataDir: string, opts: BackupOptions): Promise<boolean> {
   const dest = join(folder, SECRET_KEY_FILE);
   if (!opts.includeSecretKey) {
     await unlink(dest).catch(ignoreMissing);

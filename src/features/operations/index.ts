@@ -6,3 +6,4 @@ export { prepareUpgrade, type UpgradePlan } from "./upgrade";
 export { readManifest, type BackupManifest } from "./layout";
 export { checkDataDir, type CheckReport, type Finding } from "./check";
 export { BACKUP_JOB, BACKUP_TICK_MS, backupStatus, listScheduledBackups, runScheduledBackup, type BackupStatus, type ScheduledBackup } from "./scheduled";
+export { isArchivePath } from "./archive";

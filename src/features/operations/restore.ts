@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
 import {
@@ -22,6 +22,7 @@ import {
   type BackupManifest,
 } from "./layout";
 import { readFileSync } from "node:fs";
+import { isArchivePath, unpackArchive, verifyArchive } from "./archive";
 
 export interface VerifyResult {
   folder: string;
@@ -34,6 +35,7 @@ export interface VerifyResult {
 
 /** Check a backup folder: manifest, database hash and integrity, every referenced blob's hash. */
 export async function verifyBackup(from: string): Promise<VerifyResult> {
+  if (isArchivePath(from) && !isDirectory(from)) return verifyArchive(from);
   const folder = resolve(from);
   const manifest = readManifest(folder);
   const problems: string[] = [];
@@ -102,13 +104,8 @@ export interface RestoreResult {
   jobs_requeued: number;
 }
 
-/** Files of a data dir a restore replaces (with --force); certificates and the like stay. */
-const REPLACED = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, "blobs"];
-
-export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
-  const folder = resolve(opts.from);
-  const dataDir = resolve(opts.dataDir);
-  const manifest = readManifest(folder);
+/** A running Pier's data dir, a file, or (without --force) a data dir that is not empty: refused. */
+function checkRestoreTarget(dataDir: string, opts: RestoreOptions): void {
   if (opts.runningPid)
     throw new ApiError("RESTORE_TARGET_NOT_EMPTY", `A Pier (pid ${opts.runningPid}) is serving ${dataDir}: stop it before restoring into it.`);
   if (existsSync(dataDir)) {
@@ -120,6 +117,35 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
         `${dataDir} is not empty (${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}): restore into a new folder, or pass --force to replace its database, blobs and key.`,
       );
   }
+}
+
+/**
+ * An archive is unpacked (streaming, hashed) into a folder beside the data dir, then restored
+ * from there like a folder backup; the unpacked copy is removed whatever happens.
+ */
+async function restoreArchive(opts: RestoreOptions): Promise<RestoreResult> {
+  const dataDir = resolve(opts.dataDir);
+  checkRestoreTarget(dataDir, opts);
+  const staging = join(dirname(dataDir), `.${basename(dataDir)}.unpack-${process.pid}-${Date.now()}`);
+  try {
+    await unpackArchive(opts.from, staging);
+    return await restoreBackup({ ...opts, from: staging });
+  } finally {
+    await rm(staging, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+const isDirectory = (path: string): boolean => existsSync(path) && statSync(path).isDirectory();
+
+/** Files of a data dir a restore replaces (with --force); certificates and the like stay. */
+const REPLACED = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, "blobs"];
+
+export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
+  if (isArchivePath(opts.from) && !isDirectory(opts.from)) return restoreArchive(opts);
+  const folder = resolve(opts.from);
+  const dataDir = resolve(opts.dataDir);
+  const manifest = readManifest(folder);
+  checkRestoreTarget(dataDir, opts);
   // Everything is checked before the data dir is touched.
   const dbSource = join(folder, manifest.database.file);
   if (!existsSync(dbSource)) throw new ApiError("BACKUP_INVALID", `${folder} has no ${manifest.database.file}.`);

@@ -40,3 +40,4 @@ export { PROTECTED_HEADERS } from "./rules/syntax";
 
 // Deploy history and rollback (REST, MCP, CLI and the dashboard's Site tab).
 export { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";
+export { markFailed } from "./build";
