@@ -3,12 +3,13 @@
 // manifest and is refused like an unfinished folder. It is written under a temp name and renamed
 // only once complete and fsynced, so a failed backup never leaves a file that looks finished.
 // An archive is always a full backup (a folder is the incremental form). Reading (verify,
-// restore) streams through node-tar: memory stays flat whatever the archive's size.
+// restore) streams through node-tar; writing uses its synchronous writer (a CLI command), one
+// entry at a time: memory stays flat whatever the archive's size.
 import { Database } from "bun:sqlite";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { mkdir, open, rename, rm, symlink, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { create as createTar, Parser, type ReadEntry, type WriteEntry } from "tar";
+import { create as createTar, Parser, type ReadEntry } from "tar";
 import { referencedBlobs } from "../../blobs/gc";
 import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
@@ -68,27 +69,17 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     // symlink): node-tar reads every file itself, streaming, in the order listed.
     await symlink(join(dataDir, "blobs"), join(staging, "blobs"), "dir");
     const entries = [DATABASE_FILE, ...blobs.map((s) => blobPathIn("", s)), ...(secretIncluded ? [SECRET_KEY_FILE] : [])];
-    // Each blob is hashed as tar reads it (the same file, read again from the page cache): a
-    // damaged blob must not end up in a backup that looks good.
-    const damaged: string[] = [];
-    const hashing: Promise<void>[] = [];
-    const onWriteEntry = (entry: WriteEntry) => {
-      const sha256 = basename(entry.path);
-      if (!entry.path.startsWith("blobs/") || !isSha256(sha256)) return;
-      hashing.push(
-        hashFile(blobPathIn(dataDir, sha256)).then((h) => {
-          if (h.sha256 !== sha256) damaged.push(sha256);
-        }),
-      );
-    };
-    await writeManifestLast(staging, manifest, started, now);
-    await createTar({ cwd: staging, file: partial, gzip: GZIP.test(file), portable: true, mode: 0o600, onWriteEntry }, [...entries, MANIFEST_FILE]);
-    await Promise.all(hashing);
+    // Every blob is hashed before it goes in (a damaged blob must not end up in a backup that
+    // looks good), a few at a time: hashing as tar read each entry started one hash per entry at
+    // once, and memory grew with the archive.
+    const damaged = await damagedBlobs(dataDir, blobs);
     if (damaged.length)
       throw new ApiError(
         "BACKUP_FAILED",
         `${damaged.length} blob(s) are damaged in the data dir (first: ${damaged[0]}); no archive was written. Run pier admin check --data-dir ${dataDir} (--repair marks the files they belong to), then back up again.`,
       );
+    await writeManifestLast(staging, manifest, started, now);
+    createTar({ cwd: staging, file: partial, gzip: GZIP.test(file), portable: true, mode: 0o600, sync: true }, [...entries, MANIFEST_FILE]);
     await fsyncFile(partial);
     await rename(partial, file);
     await fsyncDir(dirname(file));
@@ -101,6 +92,22 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     await rm(staging, { recursive: true, force: true }).catch(() => {});
   }
 }
+
+/** The blobs whose content no longer matches their name, hashed HASH_CONCURRENCY at a time. */
+async function damagedBlobs(dataDir: string, blobs: string[]): Promise<string[]> {
+  const damaged: string[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < blobs.length) {
+      const sha256 = blobs[next++]!;
+      if ((await hashFile(blobPathIn(dataDir, sha256))).sha256 !== sha256) damaged.push(sha256);
+    }
+  };
+  await Promise.all(Array.from({ length: HASH_CONCURRENCY }, lane));
+  return damaged;
+}
+
+const HASH_CONCURRENCY = 4;
 
 /** The manifest goes in last; its duration covers the snapshot and the listing, not the archive's own write. */
 async function writeManifestLast(staging: string, manifest: BackupManifest, started: Date, now: () => Date): Promise<void> {
