@@ -5,17 +5,15 @@
 // An archive is always a full backup (a folder is the incremental form). Reading (verify,
 // restore) streams through node-tar; writing uses its synchronous writer (a CLI command), one
 // entry at a time: memory stays flat whatever the archive's size.
-import { Database } from "bun:sqlite";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { mkdir, open, rename, rm, symlink, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { create as createTar, Parser, type ReadEntry } from "tar";
-import { referencedBlobs } from "../../blobs/gc";
 import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { readSnapshot, targetError, writeSecretKey, type BackupOptions, type BackupResult } from "./backup";
-import { BACKUP_FORMAT, blobPathIn, DATABASE_FILE, fsyncDir, hashFile, MANIFEST_FILE, SECRET_KEY_FILE, type BackupManifest } from "./layout";
+import { BACKUP_FORMAT, blobPathIn, DATABASE_FILE, databaseChecks, fsyncDir, hashFile, MANIFEST_FILE, SECRET_KEY_FILE, type BackupManifest } from "./layout";
 import type { VerifyResult } from "./restore";
 import { snapshotDatabase } from "./snapshot";
 
@@ -317,29 +315,6 @@ export async function verifyArchive(from: string): Promise<VerifyResult> {
     return { folder: file, manifest, blobs_checked: checked, bytes_checked: bytes, problems };
   } finally {
     await rm(dbTmp, { force: true }).catch(() => {});
-  }
-}
-
-/** integrity_check and the referenced blobs of a database file; null (and a problem) when it cannot be read. */
-function databaseChecks(dbFile: string, problems: string[]): Set<string> | null {
-  try {
-    const sqlite = new Database(dbFile, { readonly: true });
-    try {
-      const integrity = sqlite.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
-      if (integrity[0]?.integrity_check !== "ok")
-        problems.push(
-          `the database fails PRAGMA integrity_check: ${integrity
-            .map((r) => r.integrity_check)
-            .slice(0, 5)
-            .join("; ")}`,
-        );
-      return referencedBlobs(sqlite);
-    } finally {
-      sqlite.close();
-    }
-  } catch (e) {
-    problems.push(`the database cannot be read: ${(e as Error).message}`);
-    return null;
   }
 }
 

@@ -4,10 +4,12 @@
 //   pier.db                       the database snapshot (VACUUM INTO)
 //   blobs/sha256/ab/cd/<hex>      every blob the snapshot references (content-addressed)
 //   secret.key                    only with --include-secret-key
+import { Database } from "bun:sqlite";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ApiError } from "../../core/errors";
+import { referencedBlobs } from "../../blobs/gc";
 import { isSha256 } from "../../blobs/store";
 
 export const BACKUP_FORMAT = 1;
@@ -171,3 +173,26 @@ export async function eachLimit<T>(items: Iterable<T>, limit: number, fn: (item:
 }
 
 export const COPY_CONCURRENCY = 16;
+
+/** integrity_check and the referenced blobs of a database file; null (and a problem) when it cannot be read. */
+export function databaseChecks(dbFile: string, problems: string[]): Set<string> | null {
+  try {
+    const sqlite = new Database(dbFile, { readonly: true });
+    try {
+      const integrity = sqlite.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
+      if (integrity[0]?.integrity_check !== "ok")
+        problems.push(
+          `the database fails PRAGMA integrity_check: ${integrity
+            .map((r) => r.integrity_check)
+            .slice(0, 5)
+            .join("; ")}`,
+        );
+      return referencedBlobs(sqlite);
+    } finally {
+      sqlite.close();
+    }
+  } catch (e) {
+    problems.push(`the database cannot be read: ${(e as Error).message}`);
+    return null;
+  }
+}

@@ -20,6 +20,7 @@ import {
   SECRET_KEY_FILE,
   writeFileAtomic,
   type BackupManifest,
+  databaseChecks,
 } from "./layout";
 import { readFileSync } from "node:fs";
 import { isArchivePath, unpackArchive, verifyArchive } from "./archive";
@@ -47,26 +48,8 @@ export async function verifyBackup(from: string): Promise<VerifyResult> {
   const db = await hashFile(dbPath);
   if (db.sha256 !== manifest.database.sha256)
     problems.push(`the database does not match the manifest (sha256 ${db.sha256}, manifest ${manifest.database.sha256})`);
-  let blobs: Set<string>;
-  try {
-    const sqlite = new Database(dbPath, { readonly: true });
-    try {
-      const integrity = sqlite.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
-      if (integrity[0]?.integrity_check !== "ok")
-        problems.push(
-          `the database fails PRAGMA integrity_check: ${integrity
-            .map((r) => r.integrity_check)
-            .slice(0, 5)
-            .join("; ")}`,
-        );
-      blobs = referencedBlobs(sqlite);
-    } finally {
-      sqlite.close();
-    }
-  } catch (e) {
-    problems.push(`the database cannot be read: ${(e as Error).message}`);
-    return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
-  }
+  const blobs = databaseChecks(dbPath, problems);
+  if (!blobs) return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
   let checked = 0;
   let bytes = 0;
   for (const sha256 of blobs) {
