@@ -4,49 +4,22 @@
 // everything works again once space is freed. Mounting needs root: elsewhere the file is
 // skipped with a message saying so.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { mountSmallDisk } from "../../helpers/small-disk";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { declared, putBytes, textFile, type LocalFile } from "../../helpers/uploads";
 import { createBucket } from "../../helpers/buckets";
 import { RawSmtp } from "../mail/smtp-harness";
 
-const mountPoint = mkdtempSync(join(tmpdir(), "pier-diskfull-"));
-const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=20m", "tmpfs", mountPoint], { encoding: "utf8" });
-const mounted = mount.status === 0;
-if (!mounted) {
-  console.warn(
-    `SKIPPED test/integration/monitoring/disk-full.test.ts: cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || "").trim()}); run the suite as root to test a full disk`,
-  );
-  rmSync(mountPoint, { recursive: true, force: true });
-}
-
-const filler = join(mountPoint, "filler");
+const disk = mountSmallDisk(20, "test/integration/monitoring/disk-full.test.ts", "a full disk");
+const { mounted, mountPoint } = disk;
+const fillDisk = disk.fill;
+const freeSpace = disk.free;
 let t: TestPier;
 let u: TestUser;
 let bucketId: string;
 let address: string;
-
-/** Writes zeros until the file system refuses: not a byte left for Pier. */
-function fillDisk(): void {
-  const fd = openSync(filler, "a");
-  try {
-    for (const size of [1024 * 1024, 4096, 1]) {
-      const chunk = new Uint8Array(size);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (e) {
-        if ((e as { code?: string }).code !== "ENOSPC") throw e;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const freeSpace = () => rmSync(filler, { force: true });
 
 describe.skipIf(!mounted)("a full disk", () => {
   beforeAll(async () => {
@@ -62,8 +35,7 @@ describe.skipIf(!mounted)("a full disk", () => {
     try {
       await t?.stop();
     } finally {
-      spawnSync("umount", ["-l", mountPoint]);
-      rmSync(mountPoint, { recursive: true, force: true });
+      disk.unmount();
     }
   });
 

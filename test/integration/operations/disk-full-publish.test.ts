@@ -5,47 +5,22 @@
 // previous deploy whole, nothing is half-written, and the same publish succeeds once space is
 // freed. Mounting needs root: elsewhere the file is skipped with a message saying so.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { checkDataDir } from "../../../src/features/operations";
 import { sweepStuckPublications } from "../../../src/features/publish/lifecycle";
+import { mountSmallDisk } from "../../helpers/small-disk";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
 import { declared, putBytes, textFile, type LocalFile } from "../../helpers/uploads";
 
-const mountPoint = mkdtempSync(join(tmpdir(), "pier-diskfull-publish-"));
-const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", mountPoint], { encoding: "utf8" });
-const mounted = mount.status === 0;
-if (!mounted) {
-  console.warn(
-    `SKIPPED test/integration/operations/disk-full-publish.test.ts: cannot mount a tmpfs here (${(mount.stderr || mount.error?.message || "").trim()}); run the suite as root to test publishing on a full disk`,
-  );
-  rmSync(mountPoint, { recursive: true, force: true });
-}
-
-const filler = join(mountPoint, "filler");
+const disk = mountSmallDisk(24, "test/integration/operations/disk-full-publish.test.ts", "publishing on a full disk");
+const { mounted, mountPoint } = disk;
+const fillDisk = disk.fill;
+const freeSpace = disk.free;
 const SLUG = "full-disk-site";
 let t: TestPier;
 let u: TestUser;
-
-function fillDisk(): void {
-  const fd = openSync(filler, "a");
-  try {
-    for (const size of [1024 * 1024, 4096, 1]) {
-      const chunk = new Uint8Array(size);
-      try {
-        for (;;) writeSync(fd, chunk);
-      } catch (e) {
-        if ((e as { code?: string }).code !== "ENOSPC") throw e;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-const freeSpace = () => rmSync(filler, { force: true });
 
 /** Version v of the site: an index and 30 pages of ~8 KB (compressible: the build stores gzip/br variants). */
 const siteFiles = (v: number): LocalFile[] => [
@@ -64,8 +39,7 @@ describe.skipIf(!mounted)("publishing on a full disk", () => {
     try {
       await t?.stop();
     } finally {
-      spawnSync("umount", ["-l", mountPoint]);
-      rmSync(mountPoint, { recursive: true, force: true });
+      disk.unmount();
     }
   });
 
