@@ -3,7 +3,8 @@
 // read when a scrape asks: job queue, database and WAL size, free disk, blob store size (walked
 // in the background, at most once a minute), certificate expiry, memory and event-loop lag.
 import { statfsSync, statSync } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { walkTree } from "../../core/walk";
 import { join } from "node:path";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { Deps } from "../../core/context";
@@ -76,27 +77,13 @@ export function freeBytes(dataDir: string): { free: number; total: number } | nu
 async function walkBlobs(deps: Deps): Promise<void> {
   let bytes = 0;
   let count = 0;
-  const root = join(deps.config.dataDir, "blobs");
-  const stack = [root];
-  while (stack.length) {
-    const dir = stack.pop()!;
-    let entries;
+  for await (const { path, entry } of walkTree(join(deps.config.dataDir, "blobs"))) {
+    if (!entry.isFile() || entry.name.includes(".tmp")) continue;
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      bytes += (await stat(path)).size;
+      count++;
     } catch {
-      continue;
-    }
-    for (const e of entries) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) stack.push(p);
-      else if (e.isFile() && !e.name.includes(".tmp")) {
-        try {
-          bytes += (await stat(p)).size;
-          count++;
-        } catch {
-          // removed by garbage collection meanwhile
-        }
-      }
+      // removed by garbage collection meanwhile
     }
   }
   deps.metrics.blobBytes.set(0, bytes);

@@ -1,8 +1,8 @@
 // Instance admin: health (/dashboard/admin/health). Version, uptime, data dir and database
 // size, the job queue (counts by state; failed jobs with their error and a retry), the SMTP
 // receiver, and automatic HTTPS. Non-admins get 404.
-import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { stat } from "node:fs/promises";
+import { walkTree } from "../../../core/walk";
 import type { Elysia } from "elysia";
 import { listCertificates } from "../../../acme";
 import type { Deps } from "../../../core/context";
@@ -39,21 +39,9 @@ function duration(ms: number): string {
 async function dirSize(root: string): Promise<{ bytes: number; complete: boolean }> {
   let total = 0;
   let seen = 0;
-  const stack = [root];
-  while (stack.length) {
-    const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      if (++seen > WALK_LIMIT) return { bytes: total, complete: false };
-      const path = join(dir, e.name);
-      if (e.isDirectory()) stack.push(path);
-      else if (e.isFile()) total += (await stat(path).catch(() => ({ size: 0 }))).size;
-    }
+  for await (const { path, entry } of walkTree(root)) {
+    if (++seen > WALK_LIMIT) return { bytes: total, complete: false };
+    if (entry.isFile()) total += (await stat(path).catch(() => ({ size: 0 }))).size;
   }
   return { bytes: total, complete: true };
 }
