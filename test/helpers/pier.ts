@@ -157,3 +157,16 @@ export async function startTestPier(
     },
   };
 }
+
+/** What a user's all-buckets API key resolves to, for tests that call a service directly. */
+export const apiKeyActorOf = (u: TestUser, scope: "bucket_admin" | "bucket_read" = "bucket_admin") => ({
+  kind: "api_key" as const,
+  credentialId: "test",
+  userId: u.userId,
+  accountId: u.accountId,
+  scope,
+  bucketAccess: "all" as const,
+  bucketPermissions: {},
+  isAccountOwner: true,
+  isInstanceAdmin: false,
+});

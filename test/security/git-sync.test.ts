@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { saveRepository } from "../../src/features/gitsync";
 import { startGitServer, workClone, type GitServer, type WorkClone } from "../helpers/git-server";
-import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { newBucket } from "../helpers/uploads";
 
 let t: TestPier;
@@ -29,17 +29,6 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const actorOf = (u: TestUser) => ({
-  kind: "api_key" as const,
-  credentialId: "test",
-  userId: u.userId,
-  accountId: u.accountId,
-  scope: "bucket_admin" as const,
-  bucketAccess: "all" as const,
-  bucketPermissions: {},
-  isAccountOwner: true,
-  isInstanceAdmin: false,
-});
 let n = 0;
 async function importRepo(files: Record<string, string | Uint8Array>) {
   const url = server.createRepo(`sec${++n}`);
@@ -48,7 +37,7 @@ async function importRepo(files: Record<string, string | Uint8Array>) {
   for (const [p, v] of Object.entries(files)) other.write(p, v);
   await other.commitAndPush("content");
   const bucketId = await newBucket(t, user.key, `sec ${n}`);
-  saveRepository(t.pier.deps, actorOf(user), bucketId, { repository_url: url, password: "token-value-never-shown" });
+  saveRepository(t.pier.deps, apiKeyActorOf(user), bucketId, { repository_url: url, password: "token-value-never-shown" });
   const r = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import" } });
   expect(r.status).toBe(202);
   return { bucketId, url, other };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { saveRepository } from "../../../src/features/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
@@ -62,20 +62,9 @@ function webhookSecret(bucketId: string): string {
   const row = t.pier.deps.sqlite.query("select * from git_sync_connections where bucket_id = ?").get(bucketId) as any;
   return webhookSecretOf(t.pier.deps, { id: row.id, webhookSecretSealed: row.webhook_secret_sealed });
 }
-const actorOf = (u: TestUser) => ({
-  kind: "api_key" as const,
-  credentialId: "test",
-  userId: u.userId,
-  accountId: u.accountId,
-  scope: "bucket_admin" as const,
-  bucketAccess: "all" as const,
-  bucketPermissions: {},
-  isAccountOwner: true,
-  isInstanceAdmin: false,
-});
 /** What the bucket's Git page does when the owner saves the repository and its token. */
 function saveOnPage(bucketId: string, url: string, c = cred) {
-  saveRepository(t.pier.deps, actorOf(user), bucketId, { repository_url: url, branch: "main", username: c.user, password: c.password });
+  saveRepository(t.pier.deps, apiKeyActorOf(user), bucketId, { repository_url: url, branch: "main", username: c.user, password: c.password });
 }
 async function connected(files: Record<string, string>, direction: "import" | "export" = "import") {
   const repo = await repoWith(files);
