@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { unlockVisibility } from "../../src/features/buckets";
 import { Browser, csrfOf, unescapeHtml } from "../helpers/browser";
 import { createBucket } from "../helpers/buckets";
-import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { syncFiles, textFile } from "../helpers/uploads";
 
 let t: TestPier;
@@ -94,19 +94,8 @@ describe("dashboard settings", () => {
       const r = await t.api(method, path, { key: u.key, body: {} });
       expect(r.status).toBeGreaterThanOrEqual(400);
     }
-    // The service itself refuses an actor that is not a browser session (an admin API key's actor).
-    const keyActor = {
-      kind: "api_key" as const,
-      credentialId: "key_x",
-      userId: null,
-      accountId: u.accountId,
-      scope: "bucket_admin" as const,
-      bucketAccess: "all" as const,
-      bucketPermissions: {},
-      isAccountOwner: true,
-      isInstanceAdmin: false,
-    };
-    expect(() => unlockVisibility(t.pier.deps, keyActor, bucket.id)).toThrow("lifted by a person in the dashboard");
+    // The service itself refuses an actor that is not a browser session (the owner's own admin key).
+    expect(() => unlockVisibility(t.pier.deps, apiKeyActorOf(u), bucket.id)).toThrow("lifted by a person in the dashboard");
     const still = await t.api("GET", `/api/v1/buckets/${bucket.id}`, { key: u.key });
     expect(still.body.data.bucket.visibility_change_lock.locked).toBe(true);
     // The account's browser session can.

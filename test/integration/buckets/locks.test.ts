@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { assertVisibilityUnlocked, loadBucket } from "../../../src/features/buckets/authorization";
 import { createBucket, snapshot } from "../../helpers/buckets";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
 let t: TestPier;
 let u: TestUser;
@@ -101,20 +101,10 @@ describe("visibility change lock", () => {
     expect((await t.api("DELETE", `/api/v1/buckets/${b.id}/visibility_change_lock`, { key: u.key })).status).toBe(404);
 
     // The helper the publishing feature calls before any visibility change.
-    const actor = {
-      kind: "api_key",
-      credentialId: "x",
-      userId: u.userId,
-      accountId: u.accountId,
-      scope: "bucket_admin",
-      bucketAccess: "all",
-      bucketPermissions: {},
-      isAccountOwner: true,
-      isInstanceAdmin: false,
-    } as const;
-    const row = loadBucket(t.pier.deps, { ...actor, bucketPermissions: {} }, b.id, "bucket_read");
+    const actor = apiKeyActorOf(u);
+    const row = loadBucket(t.pier.deps, actor, b.id, "bucket_read");
     expect(() => assertVisibilityUnlocked(row)).toThrow(expect.objectContaining({ code: "VISIBILITY_LOCKED" }));
     const other = await createBucket(t, u);
-    expect(() => assertVisibilityUnlocked(loadBucket(t.pier.deps, { ...actor, bucketPermissions: {} }, other.id, "bucket_read"))).not.toThrow();
+    expect(() => assertVisibilityUnlocked(loadBucket(t.pier.deps, actor, other.id, "bucket_read"))).not.toThrow();
   });
 });

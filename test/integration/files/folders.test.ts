@@ -6,7 +6,7 @@ import fc from "fast-check";
 import type { Actor } from "../../../src/core/context";
 import { commitChanges, listFolder } from "../../../src/features/files";
 import { createBucket } from "../../helpers/buckets";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
 let t: TestPier;
 let u: TestUser;
@@ -15,17 +15,7 @@ let actor: Actor;
 beforeAll(async () => {
   t = await startTestPier();
   u = await t.user({ email: "folders@example.com" });
-  actor = {
-    kind: "api_key",
-    credentialId: "folders-test",
-    userId: u.userId,
-    accountId: u.accountId,
-    scope: "bucket_read",
-    bucketAccess: "all",
-    bucketPermissions: {},
-    isAccountOwner: true,
-    isInstanceAdmin: false,
-  };
+  actor = apiKeyActorOf(u, "bucket_read");
 });
 afterAll(async () => {
   await t?.stop();
