@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { pierCommand } from "./cli";
 
 const root = join(import.meta.dir, "../..");
 let built: Promise<string> | null = null;
@@ -77,17 +78,17 @@ export function startBinary(bin: string, opts: ServeOptions & { cwd: string; env
 }
 
 /**
- * `pier serve` from this checkout's source (`bun run src/main.ts serve`) in a subprocess, for
+ * `pier serve` from this checkout's source (bundled, test/helpers/cli.ts) in a subprocess, for
  * tests that kill or restart a real server without building the binary; waits for the banner.
  */
-export function spawnFromSource(opts: ServeOptions): Promise<RunningBinary> {
-  return spawnServe([join(root, "node_modules/.bin/bun"), "run", "src/main.ts"], root, { ...opts, env: opts.env ?? { ...process.env } });
+export async function spawnFromSource(opts: ServeOptions): Promise<RunningBinary> {
+  return spawnServe(await pierCommand(), root, { ...opts, env: opts.env ?? { ...process.env } });
 }
 
 /**
  * Start `command serve ...` and wait for its banner, which it prints once it answers. Starting
- * from source transpiles and migrates first, which took over 10 s once on a busy 2-core machine:
- * allow a minute, and stop early when the process exits.
+ * loads the code and migrates first, which took over 10 s once on a busy 2-core machine: allow a
+ * minute, and stop early when the process exits.
  */
 async function spawnServe(command: string[], cwd: string, opts: ServeOptions): Promise<RunningBinary> {
   const args = [

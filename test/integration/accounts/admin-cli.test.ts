@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { countUsers } from "../../../src/features/accounts/service";
 import { Browser } from "../../helpers/browser";
 import { startTestPier, type TestPier } from "../../helpers/pier";
+import { pierCommand } from "../../helpers/cli";
 
 const root = join(import.meta.dir, "../../..");
 const SECRET = "test-secret-key-test-secret-key-test-secret-key";
 let t: TestPier;
 
 async function pier(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}) {
-  const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", join(root, "src/main.ts"), "admin", ...args, "--data-dir", t.dataDir], {
+  const proc = Bun.spawn([...(await pierCommand()), "admin", ...args, "--data-dir", t.dataDir], {
     cwd: root,
     env: { ...process.env, PIER_SECRET_KEY: SECRET, PIER_ADMIN_PASSWORD: "", ...opts.env },
     stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),

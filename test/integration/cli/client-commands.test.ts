@@ -1,4 +1,4 @@
-// The `pier` client as a user runs it: real subprocesses (`bun run src/main.ts ...`) with a temp
+// The `pier` client as a user runs it: real subprocesses (src/main.ts bundled, helpers/cli.ts) with a temp
 // HOME against a live Pier. `pier login` (device flow, approved over HTTP by a signed-in session)
 // and then publish, preview, push, unpublish, whoami and logout with no --url or --key; --help on
 // every command; failures that say what to do, with no stack trace unless --debug.
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { decideDevice, sessionCookie } from "../../helpers/oauth";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
+import { pierCommand } from "../../helpers/cli";
 
 let t: TestPier;
 let home: string;
@@ -29,7 +30,7 @@ const credentialsFile = () => join(home, "cfg/pier/credentials.json");
 
 /** Run the CLI to the end, draining the job runner (builds, unpublishes) while it waits. */
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...(await pierCommand()), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
   let exited = false;
   const pump = (async () => {
     while (!exited) {
@@ -56,7 +57,7 @@ function folder(name: string, files: Record<string, string | Uint8Array>): strin
 }
 
 async function loginApproved(cookie: string): Promise<string> {
-  const proc = Bun.spawn([process.execPath, join(root, "src/main.ts"), "login", t.url, "--no-browser"], {
+  const proc = Bun.spawn([...(await pierCommand()), "login", t.url, "--no-browser"], {
     cwd: root,
     env: baseEnv(),
     stdout: "pipe",
@@ -353,21 +354,7 @@ describe("pier admin mail test", () => {
     temps.push(dataDir);
     const env = { ...baseEnv(), PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" };
     const serve = Bun.spawn(
-      [
-        process.execPath,
-        join(root, "src/main.ts"),
-        "serve",
-        "--data-dir",
-        dataDir,
-        "--http-port",
-        "0",
-        "--smtp-port",
-        "0",
-        "--host",
-        "127.0.0.1",
-        "--log-level",
-        "error",
-      ],
+      [...(await pierCommand()), "serve", "--data-dir", dataDir, "--http-port", "0", "--smtp-port", "0", "--host", "127.0.0.1", "--log-level", "error"],
       {
         cwd: root,
         env,
@@ -387,7 +374,7 @@ describe("pier admin mail test", () => {
       const httpPort = Number(/HTTP +127\.0\.0\.1:(\d+)/.exec(banner)![1]);
       expect(smtpPort).not.toBe(2525);
       const admin = async (args: string[]) => {
-        const p = Bun.spawn([process.execPath, join(root, "src/main.ts"), "admin", ...args, "--data-dir", dataDir], {
+        const p = Bun.spawn([...(await pierCommand()), "admin", ...args, "--data-dir", dataDir], {
           cwd: root,
           env,
           stdout: "pipe",

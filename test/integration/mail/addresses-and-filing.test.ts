@@ -12,6 +12,7 @@ import { setReadOnly } from "../../../src/features/accounts/service";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { RawSmtp } from "./smtp-harness";
+import { pierCommand } from "../../helpers/cli";
 
 const DOMAIN = "mail.pier.test";
 let t: TestPier;
@@ -383,21 +384,7 @@ describe("pier admin mail", () => {
   const root = join(import.meta.dir, "../../..");
   async function admin(args: string[]) {
     const proc = Bun.spawn(
-      [
-        join(root, "node_modules/.bin/bun"),
-        "run",
-        join(root, "src/main.ts"),
-        "admin",
-        ...args,
-        "--data-dir",
-        t.dataDir,
-        "--mail-domain",
-        DOMAIN,
-        "--smtp-port",
-        String(port()),
-        "--host",
-        "127.0.0.1",
-      ],
+      [...(await pierCommand()), "admin", ...args, "--data-dir", t.dataDir, "--mail-domain", DOMAIN, "--smtp-port", String(port()), "--host", "127.0.0.1"],
       {
         cwd: root,
         env: { ...process.env, PIER_SECRET_KEY: "test-secret-key-test-secret-key-test-secret-key" },

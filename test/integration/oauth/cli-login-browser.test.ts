@@ -9,14 +9,17 @@ import { type Browser } from "playwright-core";
 import { launchChromium } from "../../helpers/chromium";
 import { compareVersions, updateNotice } from "../../../src/cli/client/http";
 import { createSession } from "../../../src/features/accounts/sessions";
+import { pierCommand } from "../../helpers/cli";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
 let t: TestPier;
 let browser: Browser;
 let home: string;
+let pier: string[];
 const root = join(import.meta.dir, "../../..");
 
 beforeAll(async () => {
+  pier = await pierCommand();
   t = await startTestPier();
   home = mkdtempSync(join(tmpdir(), "pier-cli-home-"));
   browser = await launchChromium();
@@ -29,7 +32,7 @@ afterAll(async () => {
 
 function cli(args: string[]) {
   const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "config") };
-  return Bun.spawn([process.execPath, join(root, "src/main.ts"), ...args], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
+  return Bun.spawn([...pier, ...args], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
 }
 
 async function readUntil(stream: ReadableStream<Uint8Array>, pattern: RegExp, timeoutMs = 15_000): Promise<{ text: string; rest: Promise<string> }> {

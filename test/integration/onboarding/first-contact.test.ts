@@ -12,6 +12,7 @@ import { hashPassword, insertUserWithAccount, setPlan } from "../../../src/featu
 import { Browser } from "../../helpers/browser";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { publishSite, siteFetch } from "../../helpers/sites";
+import { pierCommand } from "../../helpers/cli";
 
 const root = join(import.meta.dir, "../../..");
 const SECRET = "test-secret-key-test-secret-key-test-secret-key";
@@ -26,7 +27,7 @@ async function signUp(t: TestPier, email: string) {
 
 /** Run `pier admin ...` as the operator would, against the test server's data dir. */
 async function pierAdmin(t: TestPier, args: string[]) {
-  const proc = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", join(root, "src/main.ts"), "admin", ...args, "--data-dir", t.dataDir], {
+  const proc = Bun.spawn([...(await pierCommand()), "admin", ...args, "--data-dir", t.dataDir], {
     cwd: root,
     env: { ...process.env, PIER_SECRET_KEY: SECRET },
     stdout: "pipe",

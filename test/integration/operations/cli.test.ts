@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
+import { pierCommand } from "../../helpers/cli";
 
 const root = join(import.meta.dir, "../../..");
 let t: TestPier;
@@ -26,7 +27,7 @@ afterAll(async () => {
 });
 
 async function pier(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const p = Bun.spawn([join(root, "node_modules/.bin/bun"), "run", "src/main.ts", ...args], {
+  const p = Bun.spawn([...(await pierCommand()), ...args], {
     cwd: root,
     stdout: "pipe",
     stderr: "pipe",

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
 import { putBytes } from "../../helpers/uploads";
+import { pierCommand } from "../../helpers/cli";
 
 let t: TestPier;
 let dirs: string[] = [];
@@ -34,7 +35,7 @@ function write(dir: string, files: Record<string, string>) {
 
 /** Run the CLI as a user would, draining the job runner while it polls. */
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(["./node_modules/.bin/bun", "run", "src/main.ts", ...args], {
+  const proc = Bun.spawn([...(await pierCommand()), ...args], {
     stdout: "pipe",
     stderr: "pipe",
     env: { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), "pier-xdg-")), PIER_URL: "", PIER_API_KEY: "", ...env },
@@ -136,7 +137,7 @@ describe("pier publish under rate limits", () => {
       }
       expect(status).toBe(429);
       const dir = folder({ "index.html": "<p>patient</p>" });
-      const proc = Bun.spawn(["./node_modules/.bin/bun", "run", "src/main.ts", "publish", dir, "--url", limited.url, "--key", u.key], {
+      const proc = Bun.spawn([...(await pierCommand()), "publish", dir, "--url", limited.url, "--key", u.key], {
         stdout: "pipe",
         stderr: "pipe",
         env: { ...process.env, XDG_CONFIG_HOME: dir },
