@@ -6,13 +6,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { csrfToken, findSession } from "../../../src/features/accounts/sessions";
 import { decideDevice, sessionCookie } from "../../helpers/oauth";
+import { pierCommand } from "../../helpers/cli";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
 let t: TestPier;
 let home: string;
+let pier: string[];
 const root = join(import.meta.dir, "../../..");
 
 beforeAll(async () => {
+  pier = await pierCommand();
   t = await startTestPier();
   home = mkdtempSync(join(tmpdir(), "pier-cli-home-"));
 });
@@ -22,7 +25,7 @@ afterAll(async () => {
 });
 
 const cli = (args: string[]) =>
-  Bun.spawn([process.execPath, join(root, "src/main.ts"), ...args], {
+  Bun.spawn([...pier, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "cfg") },
     stdout: "pipe",
@@ -72,8 +75,9 @@ describe("pier login", () => {
   }, 40_000);
 
   test("the CLI honours slow_down: after it, it waits the longer interval before polling again", async () => {
-    // Right after the first poll the test server's clock is set back 5 s, so the CLI's second
-    // poll (5 s later in real time) looks too fast and gets slow_down with a 10 s interval.
+    // Before the CLI's first poll the server records a poll as just made and its clock is set back
+    // 5 s, so that first poll (5 s later in real time) looks too fast and gets slow_down with a
+    // 10 s interval: one slow_down without first waiting out an ordinary 5 s poll.
     const u = await t.user();
     const proc = cli(["login", t.url, "--no-browser"]);
     const reader = proc.stdout.getReader();
@@ -95,10 +99,10 @@ describe("pier login", () => {
     const until = async (ok: () => boolean, ms: number) => {
       for (const end = Date.now() + ms; !ok(); await Bun.sleep(50)) if (Date.now() > end) throw new Error(`timed out: ${JSON.stringify(row())}`);
     };
-    await until(() => row().last_polled_at !== null, 9_000); // first poll: authorization_pending
-    t.clock.advance(-5_000);
     expect(row().interval_seconds).toBe(5);
-    await until(() => row().interval_seconds === 10, 9_000); // second poll: slow_down
+    t.pier.deps.sqlite.run("UPDATE oauth_device_codes SET last_polled_at = ? WHERE user_code = ?", [t.clock.now().toISOString(), userCode]);
+    t.clock.advance(-5_000);
+    await until(() => row().interval_seconds === 10, 30_000); // the CLI's poll: slow_down
     const slowedAt = Date.now();
     t.clock.advance(5_000); // the clock is right again
     expect((await decideDevice(t, sessionCookie(t, u), link)).status).toBe(200);
