@@ -189,3 +189,27 @@ function starttlsCertificateOnce(port: number, servername: string, ca: string): 
     });
   });
 }
+
+/**
+ * Wait until `present()` (a handshake) shows the certificate the manager holds for `host` now:
+ * the listeners swap certificates a moment after an issue, renewal or forget (coalesced), so a
+ * test waits for the swap instead of sleeping. A handshake that fails (the fallback certificate
+ * does not verify against the CA) counts as not yet.
+ */
+export async function waitForPresented(acme: CertificateManager, host: string, present: () => Promise<X509Certificate>, ms = 20_000): Promise<X509Certificate> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const current = acme.certificateFor(host);
+    const want = current ? new X509Certificate(current.cert).serialNumber : null;
+    let seen: string;
+    try {
+      const c = await present();
+      if (want !== null && c.serialNumber === want) return c;
+      seen = `${c.subjectAltName} (serial ${c.serialNumber})`;
+    } catch (e) {
+      seen = `a failed handshake (${(e as Error).message})`;
+    }
+    if (Date.now() > until) throw new Error(`${host}: wanted serial ${want}, still presented ${seen}`);
+    await Bun.sleep(50);
+  }
+}

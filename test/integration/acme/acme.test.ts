@@ -8,7 +8,7 @@ import { listCertificates } from "../../../src/acme";
 import { admin as runAdmin } from "../../../src/cli/admin";
 import { startPier } from "../../../src/runtime";
 import { silentLogger } from "../../../src/core/log";
-import { httpsGet, presentedCertificate, starttlsCertificate, startAcmePier, waitForState, type AcmeSetup } from "../../helpers/acme";
+import { httpsGet, presentedCertificate, starttlsCertificate, startAcmePier, waitForPresented, waitForState, type AcmeSetup } from "../../helpers/acme";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
 async function waitUntil(ok: () => boolean, ms = 30_000) {
@@ -29,11 +29,14 @@ beforeAll(async () => {
 afterAll(() => s?.stop());
 
 const httpsPort = () => s.t.pier.ports.https!;
+/** The HTTPS listener presents the host's current certificate (its swap after an issue or renewal is coalesced). */
+const servedOverHttps = (host: string) => waitForPresented(s.acme, host, () => presentedCertificate(httpsPort(), host));
+const servedOverSmtp = (host: string) => waitForPresented(s.acme, host, () => starttlsCertificate(s.t.pier.ports.smtp!, host, s.root));
 
 describe("automatic HTTPS with a real ACME CA", () => {
   test("the API host's certificate is ordered at start and served over HTTPS, chaining to the CA", async () => {
     await waitForState(s.acme, s.apiHost, (x) => x.status === "issued");
-    await Bun.sleep(200); // the listener swap is coalesced
+    await servedOverHttps(s.apiHost);
     const res = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
     expect(res.status).toBe(200);
     expect(res.cert.subjectAltName).toContain(`DNS:${s.apiHost}`);
@@ -72,7 +75,7 @@ describe("automatic HTTPS with a real ACME CA", () => {
   test("a published site gets its certificate when it goes live; before that its host is served over HTTP", async () => {
     const site = await publishSite(s.t, { files: PAGE });
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
-    await Bun.sleep(200);
+    await servedOverHttps(site.host);
     const res = await httpsGet(httpsPort(), site.host, "/", s.root);
     expect(res.status).toBe(200);
     expect(res.body).toContain("hello over https");
@@ -83,7 +86,7 @@ describe("automatic HTTPS with a real ACME CA", () => {
   test("a site gate's cookie is Secure when the site is served over HTTPS", async () => {
     const site = await publishSite(s.t, { files: PAGE, access: "password", password: "open sesame" });
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
-    await Bun.sleep(200);
+    await servedOverHttps(site.host);
     const res = await fetch(`https://${site.host}:${httpsPort()}/_pier/gate/password`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", origin: `https://${site.host}:${httpsPort()}` },
@@ -100,14 +103,18 @@ describe("automatic HTTPS with a real ACME CA", () => {
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
     s.acme.forget(site.host);
     expect(s.acme.state(site.host).status).toBe("none");
-    await Bun.sleep(200);
-    // The handshake itself gets the fallback certificate (Bun cannot hold it open)...
-    expect((await presentedCertificate(httpsPort(), site.host)).subjectAltName).not.toBe(`DNS:${site.host}`);
+    // The handshake itself gets the fallback certificate (Bun cannot hold it open), once the
+    // listener has dropped the forgotten one...
+    const until = Date.now() + 20_000;
+    while ((await presentedCertificate(httpsPort(), site.host)).subjectAltName === `DNS:${site.host}`) {
+      if (Date.now() > until) throw new Error("the forgotten certificate is still served");
+      await Bun.sleep(50);
+    }
     // ...and the first request for the name, here over plain HTTP, starts the order.
     const first = await siteFetch(s.t, site.host, "/");
     expect(first.status).toBe(200);
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
-    await Bun.sleep(200);
+    await servedOverHttps(site.host);
     expect((await httpsGet(httpsPort(), site.host, "/", s.root)).status).toBe(200);
   });
 
@@ -171,25 +178,24 @@ describe("automatic HTTPS with a real ACME CA", () => {
 
   test("SMTP STARTTLS presents the MX host's issued certificate", async () => {
     await waitForState(s.acme, "mx.localhost", (x) => x.status === "issued");
-    await Bun.sleep(200);
-    const cert = await starttlsCertificate(s.t.pier.ports.smtp!, "mx.localhost", s.root);
+    const cert = await servedOverSmtp("mx.localhost");
     expect(cert.subjectAltName).toBe("DNS:mx.localhost");
   });
 
   test("renewal at two thirds of the lifetime replaces the served certificate without a restart", async () => {
     await waitForState(s.acme, "mx.localhost", (x) => x.status === "issued");
-    await Bun.sleep(200);
+    await servedOverHttps(s.apiHost);
     const before = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
-    const mxBefore = await starttlsCertificate(s.t.pier.ports.smtp!, "mx.localhost", s.root);
+    const mxBefore = await servedOverSmtp("mx.localhost");
     const apiPem = s.acme.certificateFor(s.apiHost)!.cert;
     const mxPem = s.acme.certificateFor("mx.localhost")!.cert;
     s.t.clock.advance(41 * 60_000);
     await waitUntil(() => s.acme.certificateFor(s.apiHost)!.cert !== apiPem && s.acme.certificateFor("mx.localhost")!.cert !== mxPem);
-    await Bun.sleep(300);
+    await servedOverHttps(s.apiHost);
     const after = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
     expect(after.status).toBe(200);
     expect(after.cert.serialNumber).not.toBe(before.cert.serialNumber);
-    const mxAfter = await starttlsCertificate(s.t.pier.ports.smtp!, "mx.localhost", s.root);
+    const mxAfter = await servedOverSmtp("mx.localhost");
     expect(mxAfter.serialNumber).not.toBe(mxBefore.serialNumber);
   });
 
