@@ -1,11 +1,52 @@
 // Headless Chromium for page tests: Debian's /usr/bin/chromium (scripts/test.sh installs it)
-// driven by playwright-core, with a clear message when it is missing.
+// driven by playwright-core, with a clear message when it is missing. One Chromium per test
+// process serves every file the process runs (starting one costs a second or more of a loaded
+// machine, and about twenty files use it): each file gets a view of it whose close() closes the
+// contexts that file opened, so no cookie, storage or open page outlives the file. Playwright
+// ends the browser when the process exits.
 import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type BrowserContext } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
-export async function launchChromium(): Promise<Browser> {
+let shared: Promise<Browser> | null = null;
+
+function start(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error("Chromium is missing: apt-get install -y chromium (scripts/test.sh does it)");
   return chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+}
+
+/** The process's Chromium (started again if it went away), seen through a view that closes only what the caller opened. */
+export async function launchChromium(): Promise<Browser> {
+  shared ??= start();
+  let browser = await shared.catch(() => null);
+  if (!browser?.isConnected()) {
+    shared = start();
+    browser = await shared;
+  }
+  return ownContexts(browser);
+}
+
+function ownContexts(browser: Browser): Browser {
+  const opened = new Set<BrowserContext>();
+  const track = (c: BrowserContext) => {
+    opened.add(c);
+    c.once("close", () => opened.delete(c));
+    return c;
+  };
+  return new Proxy(browser, {
+    get(target, prop) {
+      if (prop === "newContext") return async (...args: Parameters<Browser["newContext"]>) => track(await target.newContext(...args));
+      if (prop === "newPage")
+        return async (...args: Parameters<Browser["newPage"]>) => {
+          const page = await target.newPage(...args);
+          track(page.context());
+          return page;
+        };
+      if (prop === "contexts") return () => [...opened];
+      if (prop === "close") return async () => void (await Promise.allSettled([...opened].map((c) => c.close())));
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
