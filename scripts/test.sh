@@ -43,9 +43,9 @@ echo "test.sh: checking formatting" >&2
 jobs=${PIER_TEST_JOBS:-1}
 # Files whose assertions time something against this machine (a render within its own limit, an
 # answer within a second, two medians alike), and the two that start dozens of `pier` commands
-# from source at once (each transpiles the CLI: a full core apiece, near their time limits when
-# another process competes): they run afterwards in one process of their own, so a neighbouring
-# test process's CPU does not decide them. A new such file is added here.
+# at once (each loads the bundled CLI, test/helpers/cli.ts: half a core-second apiece, near their
+# time limits when another process competes): they run afterwards in one process of their own, so
+# a neighbouring test process's CPU does not decide them. A new such file is added here.
 alone=(
   ./test/integration/accounts/admin-cli.test.ts
   ./test/integration/cli/client-commands.test.ts
