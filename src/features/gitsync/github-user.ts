@@ -22,7 +22,14 @@ export interface GithubUser {
 
 const aad = (rowId: string) => `github-user:${rowId}`;
 const seal = (deps: Deps, rowId: string, token: string) => deps.secrets.seal("github", token, aad(rowId));
-const open = (deps: Deps, rowId: string, sealed: string) => deps.secrets.open("github", sealed, aad(rowId));
+/** The kept token, or null when it cannot be opened (instance key changed, value copied from another row). */
+function open(deps: Deps, rowId: string, sealed: string): string | null {
+  try {
+    return deps.secrets.open("github", sealed, aad(rowId));
+  } catch {
+    return null;
+  }
+}
 
 /** The signed-in GitHub user behind a user token (GET /user). */
 export function githubUserOf(app: GithubApp, userToken: string): Promise<GithubUser> {
@@ -100,14 +107,17 @@ async function userToken(deps: Deps, app: GithubApp, accountId: string, login: s
   for (let attempt = 0; attempt < 3; attempt++) {
     const row = authorizationFor(deps, accountId, login);
     if (!row) throw authorizationRequired(login, settingsUrl);
-    if (row.accessTokenSealed) return { token: open(deps, row.id, row.accessTokenSealed), row };
-    if (!row.refreshTokenSealed || (row.refreshTokenExpiresAt && row.refreshTokenExpiresAt <= deps.clock.now().toISOString())) {
+    const kept = row.accessTokenSealed ?? row.refreshTokenSealed;
+    const token = kept ? open(deps, row.id, kept) : null;
+    const expired = row.refreshTokenSealed !== null && row.refreshTokenExpiresAt !== null && row.refreshTokenExpiresAt <= deps.clock.now().toISOString();
+    if (token === null || expired) {
       dropIfUnchanged(deps, row);
       throw authorizationRequired(login, settingsUrl);
     }
+    if (row.accessTokenSealed) return { token, row };
     let tokens: UserTokens;
     try {
-      tokens = await refreshUserToken(deps, app, open(deps, row.id, row.refreshTokenSealed));
+      tokens = await refreshUserToken(deps, app, token);
     } catch (e) {
       if (!(e instanceof GithubGrantRefused)) throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: (e as Error).message?.slice(0, 200) });
       const now = authorizationFor(deps, accountId, login);
