@@ -67,6 +67,8 @@ export interface GithubStandIn {
   expiringUserTokens: boolean;
   /** Whether the app has Administration: write (POST /user/repos and /orgs/{org}/repos need it). */
   administrationWrite: boolean;
+  /** GitHub documents PUT /user/installations/{id}/repositories/{repo} for classic tokens: refuse a GitHub App's user token there. */
+  refuseAddingRepositories: boolean;
   /** Refresh grants answered with new tokens / refused. */
   refreshes: number;
   refusedRefreshes: number;
@@ -280,6 +282,7 @@ export function startGithubStandIn(): GithubStandIn {
       if ((m = path.match(/^\/user\/installations\/(\d+)\/repositories\/(\d+)$/)) && req.method === "PUT") {
         const login = userOf(req);
         if (!login) return json({ message: "Bad credentials" }, 401);
+        if (stand.refuseAddingRepositories) return json({ message: "Resource not accessible by integration" }, 403);
         const inst = installations.get(Number(m[1]));
         const r = repos.get(Number(m[2]));
         if (!inst || inst.state === "deleted" || !inst.users.has(login) || !r) return notFound();
@@ -390,6 +393,7 @@ export function startGithubStandIn(): GithubStandIn {
     },
     expiringUserTokens: true,
     administrationWrite: true,
+    refuseAddingRepositories: false,
     get refreshes() {
       return counters.refreshes;
     },

@@ -255,6 +255,54 @@ describe("GitHub App: export to a personal account", () => {
     }
   });
 
+  test("an app without Administration: write gets GITHUB_REPOSITORY_CREATE_UNAVAILABLE and creates nothing", async () => {
+    gh.administrationWrite = false;
+    try {
+      const bucketId = await newBucket(t, user.key, "no admin");
+      const r = await exportTo(bucketId, { owner: "bob" });
+      expect(r.status).toBe(409);
+      expect(r.body.error.code).toBe("GITHUB_REPOSITORY_CREATE_UNAVAILABLE");
+      expect(r.body.error.details.account_login).toBe("bob");
+      expect(gh.repoByName("bob/no-admin")).toBeUndefined();
+      expect(await sync(bucketId)).toBeNull();
+    } finally {
+      gh.administrationWrite = true;
+    }
+  });
+
+  test("if GitHub refuses to add the new repository to the installation, the export still connects and waits with repository_access_removed; granting it on GitHub resumes the sync", async () => {
+    gh.refuseAddingRepositories = true;
+    try {
+      const bucketId = await newBucket(t, user.key, "not granted");
+      await directUpload(t, user.key, bucketId, textFile("index.html", "granted later\n"));
+      expect((await exportTo(bucketId, { owner: "bob" })).status).toBe(202);
+      await drain();
+      const repo = gh.repoByName("bob/not-granted")!;
+      expect(repo.private).toBe(true);
+      const installation = gh.installationOn("bob")!;
+      expect(installation.repos.has(repo.id)).toBe(false);
+      const waiting = await sync(bucketId);
+      expect(waiting.state).toBe("error");
+      expect(waiting.error.code).toBe("repository_access_removed");
+
+      // The user grants the repository on GitHub, which tells the app's webhook.
+      installation.repos.add(repo.id);
+      const hook = await gh.deliver(t.url, "installation_repositories", {
+        action: "added",
+        installation: { id: installation.id },
+        repositories_added: [{ id: repo.id, full_name: repo.fullName }],
+      });
+      expect(hook.status).toBe(202);
+      await drain();
+      expect((await sync(bucketId)).state).toBe("in_sync");
+      const other = await workClone(gh.adminUrl(repo));
+      clones.push(other);
+      expect(other.read("index.html")).toBe("granted later\n");
+    } finally {
+      gh.refuseAddingRepositories = false;
+    }
+  });
+
   test("a refresh token past its six months is not even offered to GitHub", async () => {
     const bucketId = await newBucket(t, user.key, "much later");
     await reauthorize(bucketId, "bob");
