@@ -240,7 +240,9 @@ export function startGithubStandIn(): GithubStandIn {
       if (path === "/installation/repositories" && req.method === "GET") {
         const inst = installationOfToken(req);
         if (!inst) return json({ message: "Bad credentials" }, 401);
-        const list = reposOf(inst).map((id) => repos.get(id)!).filter(Boolean);
+        const list = reposOf(inst)
+          .map((id) => repos.get(id)!)
+          .filter(Boolean);
         const perPage = Number(url.searchParams.get("per_page") ?? 30);
         const page = Number(url.searchParams.get("page") ?? 1);
         return json({ total_count: list.length, repositories: list.slice((page - 1) * perPage, page * perPage).map(repoJson) });

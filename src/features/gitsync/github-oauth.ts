@@ -76,7 +76,15 @@ export async function exchangeCode(deps: Deps, app: GithubApp, callback: URL, st
   const client = clientOf(app);
   return grant(deps, async () => {
     const params = oauth.validateAuthResponse(as, client, callback, state);
-    const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(app.clientSecret), params, redirectUri, oauth.nopkce, requestOptions(deps));
+    const res = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretPost(app.clientSecret),
+      params,
+      redirectUri,
+      oauth.nopkce,
+      requestOptions(deps),
+    );
     return tokensOf(deps, await oauth.processAuthorizationCodeResponse(as, client, res));
   });
 }

@@ -58,7 +58,11 @@ export function rememberUserAuthorization(deps: Deps, accountId: string, pierUse
   const id = existing?.id ?? `ghua_${randomToken(20)}`;
   const values = { githubLogin: user.login, linkedByUserId: pierUserId || null, updatedAt: now, ...sealedTokens(deps, id, tokens) };
   if (existing) deps.db.update(githubUserAuthorizations).set(values).where(eq(githubUserAuthorizations.id, id)).run();
-  else deps.db.insert(githubUserAuthorizations).values({ id, accountId, githubUserId: user.id, createdAt: now, ...values }).run();
+  else
+    deps.db
+      .insert(githubUserAuthorizations)
+      .values({ id, accountId, githubUserId: user.id, createdAt: now, ...values })
+      .run();
 }
 
 /** GitHub said the user revoked the app's authorization (github_app_authorization revoked): forget it everywhere. */
@@ -161,7 +165,11 @@ export async function createUserRepository(deps: Deps, installation: Installatio
     throw refusedToken(e);
   }
   if (me.login.toLowerCase() !== login.toLowerCase())
-    throw authorizationRequired(login, settingsUrl, `The kept GitHub authorization belongs to ${me.login}, not ${login}: authorize again on the bucket's Git page.`);
+    throw authorizationRequired(
+      login,
+      settingsUrl,
+      `The kept GitHub authorization belongs to ${me.login}, not ${login}: authorize again on the bucket's Git page.`,
+    );
   let repo: GithubRepository;
   try {
     repo = await githubRequest<GithubRepository>(
