@@ -214,7 +214,9 @@ export interface TreeEntry {
 /** path -> new entry (null: removed) between two trees; equal subtrees are skipped unread (O(changed)). */
 export async function diffTrees(store: GitStore, from: string | null, to: string | null, prefix = "", out = new Map<string, TreeEntry | null>()) {
   if (from === to) return out;
-  const [a, b] = await Promise.all([readTreeMap(store, from), readTreeMap(store, to)]);
+  const [a, b] = await Promise.all([readTreeMap(store, from), readTreeMap(store, to)]).catch((e) => {
+    throw unsafePathFailure(e, prefix);
+  });
   for (const [name, eb] of b) {
     const ea = a.get(name);
     if (ea && ea.oid === eb.oid) continue;
@@ -234,6 +236,20 @@ export async function diffTrees(store: GitStore, from: string | null, to: string
     else if (ea.type === "blob") out.set(path, null);
   }
   return out;
+}
+
+/**
+ * isomorphic-git refuses a whole tree holding a name git itself forbids in a checkout (a
+ * backslash, "..", ".git" and its NTFS/HFS aliases): a path a bucket cannot hold either, so it is
+ * reported like the other refused files rather than as a generic git error.
+ */
+function unsafePathFailure(e: unknown, prefix: string): unknown {
+  const err = e as { code?: string; data?: { filepath?: string } };
+  if (err?.code !== "UnsafeFilepathError") return e;
+  const path = `${prefix}${err.data?.filepath ?? ""}`;
+  return new SyncFailure("refused_files", `The repository holds a path a bucket refuses (${path}); remove it from the branch and push again.`, {
+    paths: [{ path, reason: "git refuses this name in a checkout (backslash, '..', '.git' or an alias of it)" }],
+  });
 }
 
 type RawEntry = { oid: string; mode: string; type: "blob" | "tree" | "commit" };

@@ -230,6 +230,37 @@ describe("GitHub App: install, connect, both directions", () => {
   });
 });
 
+describe("GitHub App: a deleted repository", () => {
+  test("GitHub's repository deleted event stops the connection with repository_deleted; the next sync without it says repository_access_removed; the bucket keeps everything", async () => {
+    const { repo } = await repoWith("acme", "doomed", { "page.md": "page\n" });
+    const bucketId = await newBucket(t, user.key, "acme doomed");
+    expect(
+      (await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } })).status,
+    ).toBe(202);
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    const versions = await versionCount(bucketId);
+    const inst = gh.installationOn("acme")!;
+    // Deleted on GitHub: gone from the installation, and the app hears of it.
+    inst.repos.delete(repo.id);
+    const hook = await gh.deliver(t.url, "repository", {
+      action: "deleted",
+      repository: { id: repo.id, full_name: repo.fullName },
+      installation: { id: inst.id },
+    });
+    expect(hook.status).toBe(202);
+    expect(((await hook.json()) as any).data.connections).toBe(1);
+    expect((await sync(bucketId)).error.code).toBe("repository_deleted");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    const s = await sync(bucketId);
+    expect(s.state).toBe("error");
+    expect(s.error.code).toBe("repository_access_removed");
+    expect(await bucketText(bucketId, "page.md")).toBe("page\n");
+    expect(await versionCount(bucketId)).toBe(versions);
+  });
+});
+
 describe("GitHub App: orphaned stores", () => {
   test("deleting a bucket removes its repository store under data/git at the next poll", async () => {
     const { repo } = await repoWith("acme", "gone", { "x.txt": "x\n" });
