@@ -131,7 +131,9 @@ async function keepPersonalAuthorization(
   try {
     user = await githubUserOf(app, tokens.accessToken);
   } catch (e) {
-    throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
+    // The installations are linked already; only a later personal-account export will ask again.
+    deps.log.warn("github: could not read the authorizing user; their authorization is not kept", { error: (e as Error).message });
+    return;
   }
   if (!visible.some((i) => i.account?.type === "User" && i.account.login.toLowerCase() === user.login.toLowerCase())) return;
   rememberUserAuthorization(deps, row.accountId, row.userId, user, tokens);

@@ -102,6 +102,29 @@ function dropIfUnchanged(deps: Deps, row: AuthorizationRow): void {
 }
 
 /**
+ * One use of an authorization at a time per Pier account and GitHub login in this process: a
+ * refresh kills the access token issued with the previous refresh token, so a second export must
+ * not refresh while the first still uses its token, and GitHub's refusal of a refresh token
+ * already used must not erase the rotation that used it.
+ */
+async function oneAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
+  const previous = inUse.get(key) ?? Promise.resolve();
+  const mine = previous.then(run);
+  const settled = mine.then(
+    () => {},
+    () => {},
+  );
+  inUse.set(key, settled);
+  try {
+    return await mine;
+  } finally {
+    if (inUse.get(key) === settled) inUse.delete(key);
+  }
+}
+
+const inUse = new Map<string, Promise<void>>();
+
+/**
  * A user token for the GitHub user `login` as this Pier account knows them. An expiring app's
  * refresh token is exchanged now and the rotated one stored at once (GitHub invalidates the old
  * one on use); a refusal that is not explained by a concurrent rotation forgets the authorization
@@ -124,6 +147,7 @@ async function userToken(deps: Deps, app: GithubApp, accountId: string, login: s
       tokens = await refreshUserToken(deps, app, token);
     } catch (e) {
       if (!(e instanceof GithubGrantRefused)) throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: (e as Error).message?.slice(0, 200) });
+      // Another serving process rotated it meanwhile: try again with the one it stored.
       const now = authorizationFor(deps, accountId, login);
       if (now && now.refreshTokenSealed !== row.refreshTokenSealed) continue;
       dropIfUnchanged(deps, row);
@@ -147,7 +171,12 @@ async function userToken(deps: Deps, app: GithubApp, accountId: string, login: s
  * `PUT /user/installations/{id}/repositories/{repo}`). Nothing is created when the authorization
  * is missing, expired or revoked. GitHub errors other than authorization come back as GithubError.
  */
-export async function createUserRepository(deps: Deps, installation: InstallationRow, name: string, settingsUrl: string): Promise<GithubRepository> {
+export function createUserRepository(deps: Deps, installation: InstallationRow, name: string, settingsUrl: string): Promise<GithubRepository> {
+  const key = `${installation.accountId}:${installation.targetLogin.toLowerCase()}`;
+  return oneAtATime(key, () => createWithUserToken(deps, installation, name, settingsUrl));
+}
+
+async function createWithUserToken(deps: Deps, installation: InstallationRow, name: string, settingsUrl: string): Promise<GithubRepository> {
   const app = requireGithubApp(deps);
   const login = installation.targetLogin;
   const { token, row } = await userToken(deps, app, installation.accountId, login, settingsUrl);

@@ -21,7 +21,7 @@ import { updateConnection, type ConnectionRow } from "./store";
 interface Delivery {
   action?: string;
   ref?: string;
-  installation?: { id?: number };
+  installation?: { id?: number; account?: { id?: number; type?: string } };
   repository?: { id?: number; full_name?: string };
   repositories_removed?: { id?: number }[];
   repositories_added?: { id?: number }[];
@@ -65,6 +65,9 @@ export function receiveGithubWebhook(deps: Deps, raw: Uint8Array, signature: str
       const deleted = body.action === "deleted";
       setInstallationState(deps, installationId, deleted ? "deleted" : "suspended");
       forgetInstallationToken(deps, installationId);
+      // Uninstalled from a personal account: the owner's kept authorization has no use left.
+      if (deleted && body.installation?.account?.type === "User" && body.installation.account.id)
+        forgetUserAuthorizations(deps, Number(body.installation.account.id));
       touched = onInstallation();
       stop(
         deps,

@@ -193,6 +193,20 @@ describe("GitHub App: export to a personal account", () => {
     expect((await sync(bucketId)).state).toBe("in_sync");
   });
 
+  test("two exports at once use the same authorization one after the other: both succeed and the rotation survives", async () => {
+    const a = await newBucket(t, user.key, "twin one");
+    const b = await newBucket(t, user.key, "twin two");
+    const before = gh.refreshes;
+    const [ra, rb] = await Promise.all([exportTo(a, { owner: "bob" }), exportTo(b, { owner: "bob" })]);
+    expect([ra.status, rb.status], JSON.stringify([ra.body, rb.body])).toEqual([202, 202]);
+    expect(gh.refreshes).toBe(before + 2);
+    expect(gh.refusedRefreshes).toBe(0);
+    expect(gh.repoByName("bob/twin-one")).toBeDefined();
+    expect(gh.repoByName("bob/twin-two")).toBeDefined();
+    expect(authorizationRow("bob")?.refresh_token_sealed).toStartWith("v1.");
+    await drain();
+  });
+
   test("a revoked authorization is GITHUB_AUTHORIZATION_REQUIRED with the settings page; nothing is created, the bucket is untouched; authorizing again on the Git page heals it", async () => {
     const bucketId = await newBucket(t, user.key, "after revoke");
     await directUpload(t, user.key, bucketId, textFile("keep.txt", "keep\n"));
@@ -301,6 +315,23 @@ describe("GitHub App: export to a personal account", () => {
     } finally {
       gh.refuseAddingRepositories = false;
     }
+  });
+
+  test("uninstalling the app from the personal account forgets the owner's kept authorization", async () => {
+    gh.account("dave", "User");
+    const bucketId = await newBucket(t, user.key, "dave");
+    await installOnOwnAccount(bucketId, "dave");
+    expect(authorizationRow("dave")).not.toBeNull();
+    const inst = gh.installationOn("dave")!;
+    inst.state = "deleted";
+    const hook = await gh.deliver(t.url, "installation", {
+      action: "deleted",
+      installation: { id: inst.id, account: { id: gh.accountId("dave"), login: "dave", type: "User" } },
+    });
+    expect(hook.status).toBe(202);
+    expect(authorizationRow("dave")).toBeNull();
+    // Other users' authorizations stay.
+    expect(authorizationRow("bob")).not.toBeNull();
   });
 
   test("a refresh token past its six months is not even offered to GitHub", async () => {
