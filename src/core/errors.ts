@@ -189,9 +189,13 @@ export const errorCatalogue = {
   },
   GITHUB_REPOSITORY_CREATE_UNAVAILABLE: {
     status: 409,
-    hint: "GitHub lets an app create repositories only in organizations: create an empty private repository yourself, grant the app access, and connect it with direction export.",
+    hint: "GitHub refused to let the app create the repository: the operator's GitHub App needs the Administration: write repository permission (docs/git-sync.md).",
   },
   GITHUB_UNAVAILABLE: { status: 502, hint: "GitHub did not answer as expected; retry later (details.reason says what it said)." },
+  GITHUB_AUTHORIZATION_REQUIRED: {
+    status: 409,
+    hint: "Pier holds no valid GitHub authorization for that personal account (never given, expired or revoked): authorize the app again on the bucket's Git page (details.settings_url). Nothing was created.",
+  },
 
   BACKUP_FAILED: {
     status: 500,

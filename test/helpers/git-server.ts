@@ -25,6 +25,8 @@ export function startGitServer(
     credential?: { user: string; password: string };
     /** Decides every request instead of the one credential (the GitHub stand-in's installation tokens). */
     authorize?: (user: string, password: string, path: string) => boolean;
+    /** Serve HTTPS with this certificate (a private git server; Pier trusts it with --git-ca-root). */
+    tls?: { cert: string; key: string };
   } = {},
 ): GitServer {
   const root = mkdtempSync(join(tmpdir(), "pier-git-"));
@@ -37,6 +39,7 @@ export function startGitServer(
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
+    ...(opts.tls ? { tls: opts.tls } : {}),
     async fetch(req) {
       if (state.hang) return new Promise<Response>((resolve) => hung.push(() => resolve(new Response("gone", { status: 503 }))));
       const url = new URL(req.url);
@@ -112,8 +115,9 @@ export function startGitServer(
     },
   });
 
+  const origin = `${opts.tls ? "https" : "http"}://127.0.0.1:${server.port}`;
   return {
-    url: `http://127.0.0.1:${server.port}`,
+    url: origin,
     root,
     traffic,
     get hang() {
@@ -131,7 +135,7 @@ export function startGitServer(
       mkdirSync(dir, { recursive: true });
       const r = Bun.spawnSync(["git", "init", "--bare", "--quiet", "--initial-branch=main", dir], { env: gitEnv(root) });
       if (r.exitCode !== 0) throw new Error(`git init failed: ${r.stderr.toString()}`);
-      return `http://127.0.0.1:${server.port}/${name}.git`;
+      return `${origin}/${name}.git`;
     },
     async stop() {
       state.hang = false;

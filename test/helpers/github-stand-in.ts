@@ -3,7 +3,13 @@
 // app's public key (RS256, iss = app id, at most 10 minutes), installation tokens are minted per
 // installation and expire, /installation/repositories and /repos/{owner}/{repo} answer only for
 // granted repositories, /orgs/{org}/repos creates one, and the OAuth code exchange and
-// /user/installations answer for the GitHub user who "signed in" on the web pages. The web pages
+// /user/installations answer for the GitHub user who "signed in" on the web pages. User tokens
+// follow GitHub's two modes: expiring (8-hour access token plus a 6-month refresh token, rotated
+// on every refresh grant: the used refresh token and its access token stop working) or, with
+// `expiringUserTokens = false`, one access token that never expires. A user token can read
+// GET /user, create a repository in its own account (POST /user/repos) and add one of its
+// repositories to an installation it can see (PUT /user/installations/{id}/repositories/{repo});
+// `revokeUserAuthorization` is the user revoking the app on GitHub. The web pages
 // themselves (installation, authorization) are simulated: the test says who is signed in to
 // GitHub with an `x-github-user` header and GitHub's redirect back to Pier follows at once.
 // Repositories are real: served by git http-backend (test/helpers/git-server.ts), where
@@ -33,6 +39,8 @@ export interface StandInInstallation {
   users: Set<string>;
   repos: Set<number>;
   state: "active" | "suspended" | "deleted";
+  /** "all": every repository of the account, present and future; "selected": only `repos`. */
+  selection: "selected" | "all";
 }
 
 export interface GithubStandIn {
@@ -55,6 +63,23 @@ export interface GithubStandIn {
   minted: number;
   /** Requests refused for a bad app JWT. */
   badJwts: number;
+  /** GitHub's "Expire user authorization tokens" setting of the app (default on, as on GitHub). */
+  expiringUserTokens: boolean;
+  /** Whether the app has Administration: write (POST /user/repos and /orgs/{org}/repos need it). */
+  administrationWrite: boolean;
+  /** GitHub documents PUT /user/installations/{id}/repositories/{repo} for classic tokens: refuse a GitHub App's user token there. */
+  refuseAddingRepositories: boolean;
+  /** Refresh grants answered with new tokens / refused. */
+  refreshes: number;
+  refusedRefreshes: number;
+  /** Every refresh token GitHub ever issued (the test checks none is stored in the clear). */
+  issuedRefreshTokens: string[];
+  /** Every user access token issued. */
+  issuedUserTokens: string[];
+  /** The user revokes the app's authorization on GitHub: every token of theirs stops working. */
+  revokeUserAuthorization(login: string): void;
+  /** GitHub's numeric id of an account (GET /user, webhooks' sender.id). */
+  accountId(login: string): number;
   /** A signed webhook delivery, as GitHub sends it. */
   deliver(pierUrl: string, event: string, payload: unknown, secret?: string): Promise<Response>;
   stop(): Promise<void>;
@@ -77,15 +102,18 @@ export function startGithubStandIn(): GithubStandIn {
     webhookSecret: randomBytes(20).toString("hex"),
     privateKeyFile,
   };
-  const accounts = new Map<string, { type: "User" | "Organization"; members: Set<string> }>();
+  const accounts = new Map<string, { id: number; type: "User" | "Organization"; members: Set<string> }>();
   const repos = new Map<number, StandInRepo>();
   const installations = new Map<number, StandInInstallation>();
   const tokens = new Map<string, { installation: number; expires: number }>();
   const codes = new Map<string, string>();
-  const userTokens = new Map<string, string>();
+  const userTokens = new Map<string, { login: string; expires: number | null }>();
+  const refreshTokens = new Map<string, { login: string; expires: number; access: string }>();
   const adminPassword = randomBytes(12).toString("hex");
   let nextId = 1000;
-  const counters = { minted: 0, badJwts: 0 };
+  const counters = { minted: 0, badJwts: 0, refreshes: 0, refusedRefreshes: 0 };
+  const issuedRefreshTokens: string[] = [];
+  const issuedUserTokens: string[] = [];
   // GitHub's clock is Pier's (a test's ManualClock moves both), so token expiry and JWT checks agree.
   const clock = { now: () => Date.now() };
 
@@ -97,7 +125,7 @@ export function startGithubStandIn(): GithubStandIn {
       if (!t || t.expires < clock.now()) return false;
       const inst = installations.get(t.installation);
       if (!inst || inst.state !== "active") return false;
-      return [...inst.repos].some((id) => {
+      return reposOf(inst).some((id) => {
         const r = repos.get(id);
         return r && path.startsWith(`/${r.fullName}.git/`);
       });
@@ -116,7 +144,7 @@ export function startGithubStandIn(): GithubStandIn {
   const installationJson = (i: StandInInstallation) => ({
     id: i.id,
     account: { login: i.login, type: i.type },
-    repository_selection: "selected",
+    repository_selection: i.selection,
     app_id: Number(app.id),
     app_slug: app.slug,
     suspended_at: i.state === "suspended" ? new Date().toISOString() : null,
@@ -141,7 +169,33 @@ export function startGithubStandIn(): GithubStandIn {
     const inst = installations.get(t.installation);
     return inst && inst.state === "active" ? inst : null;
   };
-  const userOf = (req: Request) => userTokens.get((req.headers.get("authorization") ?? "").replace(/^(Bearer|token) /, "")) ?? null;
+  const userOf = (req: Request) => {
+    const t = userTokens.get((req.headers.get("authorization") ?? "").replace(/^(Bearer|token) /, ""));
+    return t && (t.expires === null || t.expires > clock.now()) ? t.login : null;
+  };
+  /** The repositories an installation reaches: all of its account's, or the selected ones. */
+  const reposOf = (inst: StandInInstallation): number[] =>
+    inst.selection === "all" ? [...repos.values()].filter((r) => r.owner === inst.login).map((r) => r.id) : [...inst.repos];
+  /** A token response as GitHub's token endpoint sends it, in the app's user-token mode. */
+  const userTokenResponse = (login: string) => {
+    const token = `ghu_${randomBytes(18).toString("hex")}`;
+    issuedUserTokens.push(token);
+    if (!stand.expiringUserTokens) {
+      userTokens.set(token, { login, expires: null });
+      return json({ access_token: token, token_type: "bearer", scope: "" });
+    }
+    userTokens.set(token, { login, expires: clock.now() + 8 * 3600_000 });
+    const refresh = `ghr_${randomBytes(30).toString("hex")}`;
+    issuedRefreshTokens.push(refresh);
+    refreshTokens.set(refresh, { login, expires: clock.now() + 184 * 86400_000, access: token });
+    return json({ access_token: token, token_type: "bearer", scope: "", expires_in: 28800, refresh_token: refresh, refresh_token_expires_in: 15897600 });
+  };
+  const makeRepo = (owner: string, name: string): StandInRepo => {
+    const r: StandInRepo = { id: nextId++, owner, name, fullName: `${owner}/${name}`, private: true, defaultBranch: "main" };
+    git.createRepo(r.fullName);
+    repos.set(r.id, r);
+    return r;
+  };
   const back = (target: string, params: Record<string, string>) => {
     const u = new URL(target);
     for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
@@ -186,7 +240,9 @@ export function startGithubStandIn(): GithubStandIn {
       if (path === "/installation/repositories" && req.method === "GET") {
         const inst = installationOfToken(req);
         if (!inst) return json({ message: "Bad credentials" }, 401);
-        const list = [...inst.repos].map((id) => repos.get(id)!).filter(Boolean);
+        const list = reposOf(inst)
+          .map((id) => repos.get(id)!)
+          .filter(Boolean);
         const perPage = Number(url.searchParams.get("per_page") ?? 30);
         const page = Number(url.searchParams.get("page") ?? 1);
         return json({ total_count: list.length, repositories: list.slice((page - 1) * perPage, page * perPage).map(repoJson) });
@@ -195,12 +251,13 @@ export function startGithubStandIn(): GithubStandIn {
         const inst = installationOfToken(req);
         if (!inst) return json({ message: "Bad credentials" }, 401);
         const r = [...repos.values()].find((x) => x.fullName === `${m![1]}/${m![2]}`);
-        return r && inst.repos.has(r.id) ? json(repoJson(r)) : notFound();
+        return r && reposOf(inst).includes(r.id) ? json(repoJson(r)) : notFound();
       }
       if ((m = path.match(/^\/orgs\/([^/]+)\/repos$/)) && req.method === "POST") {
         const inst = installationOfToken(req);
         if (!inst) return json({ message: "Bad credentials" }, 401);
-        if (inst.type !== "Organization" || inst.login !== m[1]) return json({ message: "Resource not accessible by integration" }, 403);
+        if (inst.type !== "Organization" || inst.login !== m[1] || !stand.administrationWrite)
+          return json({ message: "Resource not accessible by integration" }, 403);
         const body = (await req.json()) as { name?: string; private?: boolean };
         if (!body.name || !/^[A-Za-z0-9._-]+$/.test(body.name)) return json({ message: "Validation Failed" }, 422);
         if ([...repos.values()].some((r) => r.fullName === `${inst.login}/${body.name}`))
@@ -212,7 +269,34 @@ export function startGithubStandIn(): GithubStandIn {
       }
       if (path === "/user/repos" && req.method === "POST") {
         if (installationOfToken(req)) return json({ message: "Resource not accessible by integration" }, 403);
-        return json({ message: "Requires authentication" }, 401);
+        const login = userOf(req);
+        if (!login) return json({ message: "Bad credentials" }, 401);
+        if (!stand.administrationWrite) return json({ message: "Resource not accessible by integration" }, 403);
+        const body = (await req.json()) as { name?: string; private?: boolean };
+        if (!body.name || !/^[A-Za-z0-9._-]+$/.test(body.name)) return json({ message: "Validation Failed" }, 422);
+        if ([...repos.values()].some((r) => r.fullName.toLowerCase() === `${login}/${body.name}`.toLowerCase()))
+          return json({ message: "Repository creation failed.", errors: [{ message: "name already exists on this account" }] }, 422);
+        // Created by the user: a "selected repositories" installation does not get it by itself.
+        const r = makeRepo(login, body.name);
+        r.private = body.private ?? false;
+        return json(repoJson(r), 201);
+      }
+      if ((m = path.match(/^\/user\/installations\/(\d+)\/repositories\/(\d+)$/)) && req.method === "PUT") {
+        const login = userOf(req);
+        if (!login) return json({ message: "Bad credentials" }, 401);
+        if (stand.refuseAddingRepositories) return json({ message: "Resource not accessible by integration" }, 403);
+        const inst = installations.get(Number(m[1]));
+        const r = repos.get(Number(m[2]));
+        if (!inst || inst.state === "deleted" || !inst.users.has(login) || !r) return notFound();
+        // The user must administer the repository: here, own it.
+        if (r.owner !== login) return json({ message: "Must have admin rights to Repository." }, 403);
+        inst.repos.add(r.id);
+        return new Response(null, { status: 204 });
+      }
+      if (path === "/user" && req.method === "GET") {
+        const login = userOf(req);
+        if (!login) return json({ message: "Bad credentials" }, 401);
+        return json({ id: stand.accountId(login), login, type: "User" });
       }
 
       // --- the GitHub user (OAuth) ---
@@ -225,15 +309,27 @@ export function startGithubStandIn(): GithubStandIn {
       if (path === "/login/oauth/access_token" && req.method === "POST") {
         const type = req.headers.get("content-type") ?? "";
         const form = type.includes("json") ? new URLSearchParams((await req.json()) as Record<string, string>) : new URLSearchParams(await req.text());
-        const login = codes.get(form.get("code") ?? "");
-        codes.delete(form.get("code") ?? "");
         if (form.get("client_id") !== app.clientId || form.get("client_secret") !== app.clientSecret)
           return json({ error: "incorrect_client_credentials", error_description: "The client_id and/or client_secret passed are incorrect." });
+        // GitHub answers refused grants with 200 and an `error` member.
+        if (form.get("grant_type") === "refresh_token") {
+          const presented = form.get("refresh_token") ?? "";
+          const r = refreshTokens.get(presented);
+          refreshTokens.delete(presented);
+          if (!r || r.expires < clock.now()) {
+            counters.refusedRefreshes++;
+            return json({ error: "bad_refresh_token", error_description: "The refresh token passed is incorrect or expired." });
+          }
+          // Rotation: the used refresh token and the access token issued with it stop working.
+          userTokens.delete(r.access);
+          counters.refreshes++;
+          return userTokenResponse(r.login);
+        }
+        const login = codes.get(form.get("code") ?? "");
+        codes.delete(form.get("code") ?? "");
         if (!login || form.get("grant_type") !== "authorization_code")
           return json({ error: "bad_verification_code", error_description: "The code passed is incorrect or expired." });
-        const token = `ghu_${randomBytes(18).toString("hex")}`;
-        userTokens.set(token, login);
-        return json({ access_token: token, token_type: "bearer", scope: "", expires_in: 28800 });
+        return userTokenResponse(login);
       }
 
       // --- web pages (the signed-in GitHub user is the x-github-user header) ---
@@ -245,7 +341,15 @@ export function startGithubStandIn(): GithubStandIn {
         if (!acct || (target !== webUser && !acct.members.has(webUser))) return json({ message: "cannot install there" }, 403);
         let inst = stand.installationOn(target);
         if (!inst) {
-          inst = { id: nextId++, login: target, type: acct.type, users: new Set([webUser, ...acct.members]), repos: new Set(), state: "active" };
+          inst = {
+            id: nextId++,
+            login: target,
+            type: acct.type,
+            users: new Set([webUser, ...acct.members]),
+            repos: new Set(),
+            state: "active",
+            selection: "selected",
+          };
           installations.set(inst.id, inst);
         }
         inst.state = "active";
@@ -289,17 +393,35 @@ export function startGithubStandIn(): GithubStandIn {
     get badJwts() {
       return counters.badJwts;
     },
+    expiringUserTokens: true,
+    administrationWrite: true,
+    refuseAddingRepositories: false,
+    get refreshes() {
+      return counters.refreshes;
+    },
+    get refusedRefreshes() {
+      return counters.refusedRefreshes;
+    },
+    issuedRefreshTokens,
+    issuedUserTokens,
+    revokeUserAuthorization(login) {
+      for (const [k, v] of userTokens) if (v.login === login) userTokens.delete(k);
+      for (const [k, v] of refreshTokens) if (v.login === login) refreshTokens.delete(k);
+    },
+    accountId(login) {
+      const a = accounts.get(login);
+      if (!a) throw new Error(`no stand-in account ${login}`);
+      return a.id;
+    },
     useClock(now) {
       clock.now = now;
     },
     adminUrl: (r) => `${git.url.replace("http://", `http://admin:${adminPassword}@`)}/${r.fullName}.git`,
     account(login, type, members = []) {
-      accounts.set(login, { type, members: new Set(members) });
+      accounts.set(login, { id: nextId++, type, members: new Set(members) });
     },
     createRepo(owner, name) {
-      const r: StandInRepo = { id: nextId++, owner, name, fullName: `${owner}/${name}`, private: true, defaultBranch: "main" };
-      git.createRepo(r.fullName);
-      repos.set(r.id, r);
+      const r = makeRepo(owner, name);
       const inst = stand.installationOn(owner);
       if (inst) inst.repos.add(r.id);
       return r;

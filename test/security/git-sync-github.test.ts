@@ -1,6 +1,7 @@
 // GitHub App attacks, one test each: linking an installation the GitHub user cannot see (a forged
 // installation_id), replaying or carrying a setup `state` into another session, connecting a
-// repository through another account's installation, and webhooks with a wrong signature.
+// repository through another account's installation, webhooks with a wrong signature, and
+// using the GitHub authorization someone else gave Pier.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Browser } from "../helpers/browser";
 import { startGithubStandIn, type GithubStandIn } from "../helpers/github-stand-in";
@@ -138,5 +139,29 @@ describe("GitHub App: webhooks", () => {
     // The installation is still active for the victim's account.
     const victimBucket = await newBucket(t, victim.key, "still linked");
     expect((await installations(victim, victimBucket)).find((i) => i.installation_id === inst.id)?.state).toBe("active");
+  });
+});
+
+describe("GitHub App: kept user authorizations", () => {
+  test("another Pier account cannot create a repository in someone's personal account through the authorization that person gave Pier", async () => {
+    // The victim links their personal account; Pier keeps their authorization for the victim's Pier account.
+    gh.account("vic", "User");
+    const victimBucket = await newBucket(t, victim.key, "vic");
+    const back = await roundTrip(victimBrowser, victimBucket, "vic", "vic");
+    expect((await victimBrowser.get(back.pathname + back.search)).status).toBe(303);
+    const vicInstallation = gh.installationOn("vic")!.id;
+    const refreshes = gh.refreshes;
+
+    // The attacker names the victim's account and installation from their own account.
+    const bucketId = await newBucket(t, attacker.key, "into vic");
+    const r = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/export`, {
+      key: attacker.key,
+      body: { owner: "vic", name: "planted", installation_id: vicInstallation },
+    });
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe("GITHUB_INSTALLATION_REQUIRED");
+    expect(gh.repoByName("vic/planted")).toBeUndefined();
+    // The victim's refresh token was not even used (so not rotated away from the victim either).
+    expect(gh.refreshes).toBe(refreshes);
   });
 });

@@ -65,6 +65,7 @@ const TABLE_OWNER: Record<string, string> = {
   gitSyncConnections: "gitsync",
   githubInstallations: "gitsync",
   githubSetupStates: "gitsync",
+  githubUserAuthorizations: "gitsync",
   users: "accounts",
   accounts: "accounts",
   memberships: "accounts",

@@ -102,3 +102,32 @@ export const githubSetupStates = sqliteTable("github_setup_states", {
   expiresAt: text("expires_at").notNull(),
   createdAt: text("created_at").notNull(),
 });
+
+/**
+ * A GitHub user's authorization of the app, kept for one Pier account so that Pier can create
+ * repositories in that user's personal account (POST /user/repos needs a user token). Expiring
+ * user tokens (the default): only the refresh token is kept, rotated at every use. Apps that opted
+ * out of expiry: the non-expiring access token is kept instead. Both sealed with the instance key,
+ * bound to the row id; never returned or logged (docs/git-sync.md, GitHub App).
+ */
+export const githubUserAuthorizations = sqliteTable(
+  "github_user_authorizations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    githubUserId: integer("github_user_id").notNull(),
+    githubLogin: text("github_login").notNull(),
+    /** Sealed refresh token (expiring user tokens), or null. */
+    refreshTokenSealed: text("refresh_token_sealed"),
+    /** When GitHub stops accepting the refresh token (six months after it was issued). */
+    refreshTokenExpiresAt: text("refresh_token_expires_at"),
+    /** Sealed non-expiring access token (apps that opted out of expiring user tokens), or null. */
+    accessTokenSealed: text("access_token_sealed"),
+    linkedByUserId: text("linked_by_user_id"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("github_user_authorization_account").on(t.accountId, t.githubUserId)],
+);

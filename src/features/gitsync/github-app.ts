@@ -191,6 +191,13 @@ export interface GithubInstallationInfo {
   id: number;
   account: { login: string; type: string } | null;
   suspended_at?: string | null;
+  repository_selection?: "all" | "selected";
+}
+
+/** One installation as the app sees it (GET /app/installations/:id, app JWT). */
+export async function installationInfo(deps: Deps, installationId: number): Promise<GithubInstallationInfo> {
+  const app = requireGithubApp(deps);
+  return githubRequest<GithubInstallationInfo>(app, "GET", `/app/installations/${installationId}`, { bearer: await appJwt(deps, app) });
 }
 
 /** Repositories an installation grants (GET /installation/repositories), at most 1,000. */

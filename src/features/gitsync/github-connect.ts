@@ -9,6 +9,8 @@ import { transaction } from "../../db/tx";
 import { loadBucket, loadMutableBucket, type BucketRow } from "../buckets";
 import { createOrgRepository, GithubError, installationFailure, installationRepositories, installationRepository, type GithubRepository } from "./github-app";
 import { accountInstallation, accountInstallations, configuredApp, type InstallationRow } from "./github-setup";
+import { createUserRepository } from "./github-user";
+import { settingsUrl } from "./present";
 import { SyncFailure } from "./remote";
 import { assertEligible, checkBranch, checkRepositoryUrl, startFirstSync } from "./service";
 import { connectionOf, sealSecret, updateConnection, type ConnectionRow } from "./store";
@@ -82,9 +84,10 @@ export async function connectGithub(deps: Deps, actor: Actor, bucketId: string, 
 }
 
 /**
- * Export to a new private repository named after the bucket. Installation tokens can create
- * repositories only in organizations (POST /orgs/{org}/repos); for a personal account the user
- * creates the empty repository and connects it with direction export (docs/decisions.md).
+ * Export to a new private repository named after the bucket. In an organization the installation
+ * token creates it (POST /orgs/{org}/repos); in a personal account, which installation tokens
+ * cannot create repositories in, the account owner's kept authorization does (POST /user/repos,
+ * github-user.ts). Either way nothing is created unless every check before it passed.
  */
 export async function exportGithub(deps: Deps, actor: Actor, bucketId: string, input: GithubExportInput): Promise<ConnectionRow> {
   configuredApp(deps);
@@ -93,22 +96,24 @@ export async function exportGithub(deps: Deps, actor: Actor, bucketId: string, i
   const existing = connectionOf(deps, bucket.id);
   if (existing && existing.state !== "not_connected") throw new ApiError("GIT_SYNC_ALREADY_CONNECTED");
   const installation = pickInstallation(deps, bucket, input.owner?.trim() || null, input.installation_id);
-  if (installation.targetType !== "Organization")
-    throw new ApiError("GITHUB_REPOSITORY_CREATE_UNAVAILABLE", undefined, { account_login: installation.targetLogin });
   const name = (input.name?.trim() || repositoryNameFor(bucket.title)).slice(0, 100);
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(name) || name === "." || name === "..")
     throw new ApiError("VALIDATION_FAILED", "A repository name uses letters, digits, '.', '-' and '_' only.", { field: "name" });
   const branch = checkBranch(input.branch || "main");
   let repo: GithubRepository;
   try {
-    repo = await createOrgRepository(deps, installation.installationId, installation.targetLogin, name);
+    repo =
+      installation.targetType === "Organization"
+        ? await createOrgRepository(deps, installation.installationId, installation.targetLogin, name)
+        : await createUserRepository(deps, installation, name, settingsUrl(deps, bucket.id));
   } catch (e) {
     if (e instanceof GithubError && e.status === 422)
       throw new ApiError("VALIDATION_FAILED", `GitHub refused the name ${installation.targetLogin}/${name} (it may exist already).`, { field: "name" });
     if (e instanceof GithubError && e.status === 403)
       throw new ApiError(
         "GITHUB_REPOSITORY_CREATE_UNAVAILABLE",
-        "The app may not create repositories there (it needs Administration: write on the organization).",
+        `The app may not create repositories in ${installation.targetLogin} (the operator's GitHub App needs the Administration: write repository permission).`,
+        { account_login: installation.targetLogin },
       );
     throw apiErrorOf(e);
   }

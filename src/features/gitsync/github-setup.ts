@@ -3,9 +3,9 @@
 // them back with a `code` (user authorization during installation) and, after an install, an
 // `installation_id`. The id from the query string proves nothing by itself: Pier exchanges the
 // code for the GitHub user's token (oauth4webapi) and links only installations that user can see
-// (GET /user/installations). https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
+// (GET /user/installations). When the user has the app on their own personal account, their
+// authorization is kept for exports there (github-user.ts). https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-user-access-token-for-a-github-app
 import { and, eq, lt } from "drizzle-orm";
-import * as oauth from "oauth4webapi";
 import type { Actor, Deps } from "../../core/context";
 import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
@@ -13,6 +13,8 @@ import { randomToken } from "../../core/ids";
 import { githubInstallations, githubSetupStates } from "../../db/schema";
 import { loadMutableBucket } from "../buckets";
 import { githubApp, githubRequest, GithubError, type GithubApp, type GithubInstallationInfo } from "./github-app";
+import { exchangeCode, type UserTokens } from "./github-oauth";
+import { githubUserOf, rememberUserAuthorization } from "./github-user";
 
 export type InstallationRow = typeof githubInstallations.$inferSelect;
 
@@ -93,8 +95,13 @@ async function linkFromCallback(deps: Deps, app: GithubApp, row: typeof githubSe
   if (!params.get("code"))
     throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", 'GitHub sent no authorization code; use "Link an existing installation" on the Git page.');
 
-  const userToken = await exchangeCode(deps, app, callback, state);
-  const visible = await userInstallations(app, userToken);
+  let tokens: UserTokens;
+  try {
+    tokens = await exchangeCode(deps, app, callback, state, githubCallbackUrl(deps));
+  } catch (e) {
+    throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", `GitHub did not accept the authorization: ${(e as Error).message.slice(0, 200)}`);
+  }
+  const visible = await userInstallations(app, tokens.accessToken);
   const claimed = params.get("installation_id");
   let chosen = visible;
   if (claimed !== null) {
@@ -103,29 +110,33 @@ async function linkFromCallback(deps: Deps, app: GithubApp, row: typeof githubSe
     if (!Number.isSafeInteger(id) || chosen.length === 0) throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE");
   }
   const linked = chosen.map((i) => linkInstallation(deps, row.accountId, row.userId, i));
+  await keepPersonalAuthorization(deps, app, row, tokens, visible);
   return { bucketId: row.bucketId, linked, requested: false };
 }
 
-async function exchangeCode(deps: Deps, app: GithubApp, callback: URL, state: string): Promise<string> {
-  const as: oauth.AuthorizationServer = {
-    issuer: app.webUrl,
-    authorization_endpoint: `${app.webUrl}/login/oauth/authorize`,
-    token_endpoint: `${app.webUrl}/login/oauth/access_token`,
-  };
-  const client: oauth.Client = { client_id: app.clientId };
-  // GitHub's web origin is https; plain http only where the operator allows plain http git (tests, private GHES).
-  const insecure = deps.config.gitAllowHttp === "on" ? { [oauth.allowInsecureRequests]: true } : {};
+/**
+ * When the GitHub user has the app on their own personal account, keep their authorization for
+ * this Pier account: creating a repository there later (export) needs a user token. Users who
+ * only reach organizations leave nothing behind.
+ */
+async function keepPersonalAuthorization(
+  deps: Deps,
+  app: GithubApp,
+  row: typeof githubSetupStates.$inferSelect,
+  tokens: UserTokens,
+  visible: GithubInstallationInfo[],
+): Promise<void> {
+  if (!visible.some((i) => i.account?.type === "User")) return;
+  let user;
   try {
-    const params = oauth.validateAuthResponse(as, client, callback, state);
-    const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(app.clientSecret), params, githubCallbackUrl(deps), oauth.nopkce, {
-      ...insecure,
-      signal: AbortSignal.timeout(20_000),
-    });
-    const tokens = await oauth.processAuthorizationCodeResponse(as, client, res);
-    return tokens.access_token;
+    user = await githubUserOf(app, tokens.accessToken);
   } catch (e) {
-    throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE", `GitHub did not accept the authorization: ${(e as Error).message.slice(0, 200)}`);
+    // The installations are linked already; only a later personal-account export will ask again.
+    deps.log.warn("github: could not read the authorizing user; their authorization is not kept", { error: (e as Error).message });
+    return;
   }
+  if (!visible.some((i) => i.account?.type === "User" && i.account.login.toLowerCase() === user.login.toLowerCase())) return;
+  rememberUserAuthorization(deps, row.accountId, row.userId, user, tokens);
 }
 
 /** The installations of this app the GitHub user can access (GET /user/installations). */

@@ -3,7 +3,8 @@
 // constant time before its body is even parsed. A push queues a sync of the connections on that
 // repository and branch (the sync reads the branch itself; the body is trusted for routing only).
 // An uninstalled or suspended installation, or a repository taken away from it, puts its
-// connections into a clear error state; nothing is deleted on either side.
+// connections into a clear error state; nothing is deleted on either side. A user's revoked
+// authorization of the app forgets what Pier kept of it.
 // https://docs.github.com/en/webhooks/webhook-events-and-payloads
 import { createHmac } from "node:crypto";
 import { and, eq } from "drizzle-orm";
@@ -13,16 +14,18 @@ import { ApiError } from "../../core/errors";
 import { gitSyncConnections } from "../../db/schema";
 import { forgetInstallationToken, githubApp } from "./github-app";
 import { setInstallationState } from "./github-setup";
+import { forgetUserAuthorizations } from "./github-user";
 import { enqueueSync } from "./service";
 import { updateConnection, type ConnectionRow } from "./store";
 
 interface Delivery {
   action?: string;
   ref?: string;
-  installation?: { id?: number };
+  installation?: { id?: number; account?: { id?: number; type?: string } };
   repository?: { id?: number; full_name?: string };
   repositories_removed?: { id?: number }[];
   repositories_added?: { id?: number }[];
+  sender?: { id?: number };
 }
 
 /** 10 minutes: long enough that a later sync attempt does not hide the reason before someone reads it. */
@@ -62,6 +65,9 @@ export function receiveGithubWebhook(deps: Deps, raw: Uint8Array, signature: str
       const deleted = body.action === "deleted";
       setInstallationState(deps, installationId, deleted ? "deleted" : "suspended");
       forgetInstallationToken(deps, installationId);
+      // Uninstalled from a personal account: the owner's kept authorization has no use left.
+      if (deleted && body.installation?.account?.type === "User" && body.installation.account.id)
+        forgetUserAuthorizations(deps, Number(body.installation.account.id));
       touched = onInstallation();
       stop(
         deps,
@@ -91,6 +97,10 @@ export function receiveGithubWebhook(deps: Deps, raw: Uint8Array, signature: str
     const regained = all.filter((c) => added.has(c.githubRepositoryId ?? -1));
     for (const c of regained) enqueueSync(deps, c, {});
     touched = [...lost, ...regained];
+  } else if (kind === "github_app_authorization" && body.action === "revoked") {
+    // The user revoked the app on GitHub: their kept authorization is useless now; forget it.
+    const userId = Number(body.sender?.id ?? 0);
+    if (userId) forgetUserAuthorizations(deps, userId);
   } else if (kind === "repository" && body.action === "deleted") {
     const repoId = Number(body.repository?.id ?? 0);
     touched = onInstallation().filter((c) => c.githubRepositoryId === repoId);

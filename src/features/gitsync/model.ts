@@ -20,7 +20,12 @@ export const ExportBody = t.Object(
   {
     repository_url: t.Optional(t.String({ maxLength: 2000, description: "Default: the repository saved on the bucket's Git page" })),
     branch: t.Optional(t.String({ maxLength: 200 })),
-    owner: t.Optional(t.String({ maxLength: 100, description: "GitHub App: the organization to create the repository in (an installation's account_login)" })),
+    owner: t.Optional(
+      t.String({
+        maxLength: 100,
+        description: "GitHub App: the organization or personal account to create the repository in (an installation's account_login)",
+      }),
+    ),
     name: t.Optional(t.String({ maxLength: 100, description: "GitHub App: the new repository's name (default: from the bucket's title)" })),
     installation_id: t.Optional(t.Integer({ minimum: 1 })),
   },

@@ -4,6 +4,7 @@
 // a hanging or enormous remote ends as a clear error instead of a stuck job.
 import * as fs from "node:fs";
 import { join } from "node:path";
+import { rootCertificates } from "node:tls";
 import git, { type GitAuth, type HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
 
@@ -51,7 +52,7 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | 
  * (headers and body), a byte cap on what the remote sends, the operator's extra CA, and no
  * redirects (a credential must never follow a redirect to another host).
  */
-export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string | null; traffic: Traffic }): HttpClient {
+export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string[] | null; traffic: Traffic }): HttpClient {
   return {
     async request({ url, method = "GET", headers = {}, body }) {
       const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined);
@@ -120,7 +121,9 @@ export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: str
 export function openStore(deps: Deps, connectionId: string, access: RemoteAccess, traffic: Traffic = { sent: 0, received: 0 }): GitStore {
   const gitdir = join(deps.config.dataDir, "git", connectionId);
   fs.mkdirSync(gitdir, { recursive: true, mode: 0o700 });
-  const ca = deps.config.gitCaRoot ? fs.readFileSync(deps.config.gitCaRoot, "utf8") : null;
+  // `tls.ca` replaces the trusted roots: keep the usual ones beside the private CA, so remotes with
+  // public certificates (GitHub, GitLab.com) still verify on an instance that sets --git-ca-root.
+  const ca = deps.config.gitCaRoot ? [...rootCertificates, fs.readFileSync(deps.config.gitCaRoot, "utf8")] : null;
   const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: deps.config.gitMaxRepositoryMb * 1048576, ca, traffic });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
@@ -214,7 +217,9 @@ export interface TreeEntry {
 /** path -> new entry (null: removed) between two trees; equal subtrees are skipped unread (O(changed)). */
 export async function diffTrees(store: GitStore, from: string | null, to: string | null, prefix = "", out = new Map<string, TreeEntry | null>()) {
   if (from === to) return out;
-  const [a, b] = await Promise.all([readTreeMap(store, from), readTreeMap(store, to)]);
+  const [a, b] = await Promise.all([readTreeMap(store, from), readTreeMap(store, to)]).catch((e) => {
+    throw unsafePathFailure(e, prefix);
+  });
   for (const [name, eb] of b) {
     const ea = a.get(name);
     if (ea && ea.oid === eb.oid) continue;
@@ -234,6 +239,20 @@ export async function diffTrees(store: GitStore, from: string | null, to: string
     else if (ea.type === "blob") out.set(path, null);
   }
   return out;
+}
+
+/**
+ * isomorphic-git refuses a whole tree holding a name git itself forbids in a checkout (a
+ * backslash, "..", ".git" and its NTFS/HFS aliases): a path a bucket cannot hold either, so it is
+ * reported like the other refused files rather than as a generic git error.
+ */
+function unsafePathFailure(e: unknown, prefix: string): unknown {
+  const err = e as { code?: string; data?: { filepath?: string } };
+  if (err?.code !== "UnsafeFilepathError") return e;
+  const path = `${prefix}${err.data?.filepath ?? ""}`;
+  return new SyncFailure("refused_files", `The repository holds a path a bucket refuses (${path}); remove it from the branch and push again.`, {
+    paths: [{ path, reason: "git refuses this name in a checkout (backslash, '..', '.git' or an alias of it)" }],
+  });
 }
 
 type RawEntry = { oid: string; mode: string; type: "blob" | "tree" | "commit" };

@@ -86,7 +86,7 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
         detail: {
           tags,
           summary:
-            "Export the bucket to a new repository (202): through the GitHub App a new private repository in an organization (owner, name); on a generic git host, the empty repository saved on the Git page or given here",
+            "Export the bucket to a new repository (202): through the GitHub App a new private repository in an organization or a personal account (owner, name; a personal account needs its owner's authorization, kept from the Git page's round trip: 409 GITHUB_AUTHORIZATION_REQUIRED otherwise); on a generic git host, the empty repository saved on the Git page or given here",
         },
       },
     )

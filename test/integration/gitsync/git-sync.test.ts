@@ -4,6 +4,8 @@
 // their resolution, force pushes, revoked credentials, disconnect, webhooks.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { saveRepository } from "../../../src/features/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
@@ -234,6 +236,19 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     }
   });
 
+  test("a deleted repository stops the sync with repository_not_found and loses nothing", async () => {
+    const { bucketId, url } = await connected({ "a.txt": "a\n" });
+    const versions = await versionCount(bucketId);
+    rmSync(join(server.root, new URL(url).pathname.split("/").pop()!), { recursive: true, force: true });
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    const s = await sync(bucketId);
+    expect(s.state).toBe("error");
+    expect(s.error).toMatchObject({ code: "repository_not_found" });
+    expect(await bucketText(bucketId, "a.txt")).toBe("a\n");
+    expect(await versionCount(bucketId)).toBe(versions);
+  });
+
   test("files a bucket refuses (forbidden types, secrets) stop the import with refused_files; the bucket stays empty", async () => {
     const { bucketId } = await connected({ "ok.txt": "fine\n", ".env": "SECRET=1\n", "tools/run.exe": "MZ" });
     const s = await sync(bucketId);
@@ -241,6 +256,23 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(s.error.code).toBe("refused_files");
     expect(s.error.details.paths.map((p: any) => p.path).sort()).toEqual([".env", "tools/run.exe"]);
     expect(await bucketPaths(bucketId)).toEqual([]);
+  });
+
+  test("paths a bucket cannot hold (not in NFC; a backslash) stop the import with refused_files; the bucket stays empty", async () => {
+    const decomposed = "cafe\u0301.txt";
+    const first = await connected({ "ok.txt": "fine\n", [decomposed]: "y\n" });
+    const s = await sync(first.bucketId);
+    expect(s.state).toBe("error");
+    expect(s.error.code).toBe("refused_files");
+    expect(s.error.details.paths.map((p: any) => p.path)).toEqual([decomposed]);
+    expect(await bucketPaths(first.bucketId)).toEqual([]);
+
+    const second = await connected({ "ok.txt": "fine\n", "docs/dir\\evil.txt": "x\n" });
+    const s2 = await sync(second.bucketId);
+    expect(s2.state).toBe("error");
+    expect(s2.error.code).toBe("refused_files");
+    expect(s2.error.details.paths.map((p: any) => p.path)).toEqual(["docs/dir\\evil.txt"]);
+    expect(await bucketPaths(second.bucketId)).toEqual([]);
   });
 
   test("disconnect deletes nothing on either side; github_sync becomes null", async () => {

@@ -137,7 +137,7 @@ describe("GitHub App: install, connect, both directions", () => {
     expect(gh.minted).toBe(2);
   });
 
-  test("export creates a new private repository in the organization and pushes the bucket; a personal account cannot", async () => {
+  test("export creates a new private repository in the organization and pushes the bucket; in a personal account too", async () => {
     const bucketId = await newBucket(t, user.key, "Launch Page!");
     await directUpload(t, user.key, bucketId, textFile("index.html", "<p>launch</p>\n"));
     // The acme installation is already linked to this account (previous test).
@@ -151,14 +151,16 @@ describe("GitHub App: install, connect, both directions", () => {
     clones.push(other);
     expect(other.read("index.html")).toBe("<p>launch</p>\n");
 
-    // A personal installation: linked through the same pages, but GitHub lets no app create a repository there.
+    // A personal installation, linked through the same pages: Pier creates the repository with
+    // alice's own authorization (github-personal-export.test.ts has the details).
     const personal = await newBucket(t, user.key, "personal");
     await directUpload(t, user.key, personal, textFile("a.txt", "a\n"));
     expect((await installThroughPages(personal, "alice")).status).toBe(303);
-    const refused = await t.api("POST", `/api/v1/buckets/${personal}/github_sync/export`, { key: user.key, body: { owner: "alice" } });
-    expect(refused.status).toBe(409);
-    expect(refused.body.error.code).toBe("GITHUB_REPOSITORY_CREATE_UNAVAILABLE");
-    expect(await sync(personal)).toBeNull();
+    const mine = await t.api("POST", `/api/v1/buckets/${personal}/github_sync/export`, { key: user.key, body: { owner: "alice" } });
+    expect(mine.status).toBe(202);
+    await drain();
+    expect(gh.repoByName("alice/personal")?.private).toBe(true);
+    expect(await sync(personal)).toMatchObject({ state: "in_sync", github: { repository: "alice/personal" } });
   });
 
   test("an uninstalled app stops the connection with installation_revoked; the bucket keeps every file and version; disconnect removes the local store", async () => {
@@ -225,6 +227,37 @@ describe("GitHub App: install, connect, both directions", () => {
     expect(s.state).toBe("error");
     expect(s.error.code).toBe("repository_access_removed");
     expect(await bucketText(bucketId, "post.md")).toBe("one\n");
+  });
+});
+
+describe("GitHub App: a deleted repository", () => {
+  test("GitHub's repository deleted event stops the connection with repository_deleted; the next sync without it says repository_access_removed; the bucket keeps everything", async () => {
+    const { repo } = await repoWith("acme", "doomed", { "page.md": "page\n" });
+    const bucketId = await newBucket(t, user.key, "acme doomed");
+    expect(
+      (await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } })).status,
+    ).toBe(202);
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    const versions = await versionCount(bucketId);
+    const inst = gh.installationOn("acme")!;
+    // Deleted on GitHub: gone from the installation, and the app hears of it.
+    inst.repos.delete(repo.id);
+    const hook = await gh.deliver(t.url, "repository", {
+      action: "deleted",
+      repository: { id: repo.id, full_name: repo.fullName },
+      installation: { id: inst.id },
+    });
+    expect(hook.status).toBe(202);
+    expect(((await hook.json()) as any).data.connections).toBe(1);
+    expect((await sync(bucketId)).error.code).toBe("repository_deleted");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    const s = await sync(bucketId);
+    expect(s.state).toBe("error");
+    expect(s.error.code).toBe("repository_access_removed");
+    expect(await bucketText(bucketId, "page.md")).toBe("page\n");
+    expect(await versionCount(bucketId)).toBe(versions);
   });
 });
 

@@ -1,6 +1,7 @@
 // The GitHub App on the bucket's Git page in real Chromium: "Install on GitHub" goes to the
 // GitHub stand-in's installation page (signed in there as alice) and comes back linked; the
-// repository is picked from the list and imported; the page shows it, without any secret.
+// repository is picked from the list and imported; the page shows it, without any secret. A
+// second bucket exports to a new private repository in the same personal account.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { launchChromium } from "../../helpers/chromium";
@@ -62,4 +63,18 @@ test("install on GitHub from the Git page, pick the repository, import", async (
   await expectAccessible(page);
   const file = await t.api("GET", `/api/v1/buckets/${bucketId}/files/by_path?path=index.html`, { key: u.key });
   expect(file.status).toBe(302);
+
+  // Another bucket exports to a new private repository in alice's personal account, with the
+  // authorization the install above kept.
+  const second = await newBucket(t, u.key, "Alice blog");
+  await page.goto(dashboardUrl(t, `/dashboard/buckets/${second}/git`));
+  expect(await page.textContent("#github-org")).toContain("alice (personal account)");
+  expect(await page.inputValue("#github-name")).toBe("alice-blog");
+  await submit(page, "form[action$='/git/github/export'] button[type=submit]");
+  expect(await page.textContent("body")).toContain("Connected");
+  await t.pier.runner.drain();
+  expect(gh.repoByName("alice/alice-blog")?.private).toBe(true);
+  await page.reload();
+  expect(await page.textContent("#git-state")).toBe("in sync");
+  for (const secret of [...gh.issuedRefreshTokens, ...gh.issuedUserTokens]) expect(await page.content()).not.toContain(secret);
 }, 120_000);

@@ -19,8 +19,8 @@ export interface GithubPart {
   hasGithubInstallations: boolean;
   githubRepoOptions: SafeHtml;
   hasGithubRepos: boolean;
-  githubOrgOptions: SafeHtml;
-  hasGithubOrgs: boolean;
+  githubExportOptions: SafeHtml;
+  hasGithubExportTargets: boolean;
   githubListError: SafeHtml;
   githubName: string;
 }
@@ -30,7 +30,8 @@ export async function githubPart(shell: Shell, s: Session, bucketId: string, buc
   if (!githubAppOf(shell.deps) || !canConnect) return null;
   const lists = await githubSetupLists(shell.deps, s.actor, bucketId);
   const errors = lists.installations.filter((i) => "error" in i && i.error).map((i) => `${i.account_login}: ${(i as { error?: string }).error}`);
-  const orgs = lists.installations.filter((i) => i.state === "active" && i.account_type === "Organization");
+  // Organizations through the installation token, personal accounts through their owner's kept authorization.
+  const exportTargets = lists.installations.filter((i) => i.state === "active");
   return {
     githubOn: true,
     hasGithubInstallations: lists.installations.length > 0,
@@ -42,8 +43,10 @@ export async function githubPart(shell: Shell, s: Session, bucketId: string, buc
     githubRepoOptions: html`${lists.repositories.map(
       (r) => html`<option value="${r.installation_id}:${r.full_name}">${r.full_name}${r.private ? " (private)" : ""} · ${r.default_branch}</option>`,
     )}`,
-    hasGithubOrgs: orgs.length > 0,
-    githubOrgOptions: html`${orgs.map((i) => html`<option value="${i.installation_id}">${i.account_login}</option>`)}`,
+    hasGithubExportTargets: exportTargets.length > 0,
+    githubExportOptions: html`${exportTargets.map(
+      (i) => html`<option value="${i.installation_id}">${i.account_login}${i.account_type === "Organization" ? "" : " (personal account)"}</option>`,
+    )}`,
     githubListError: alertBox(errors.join(" · ")),
     githubName: bucketTitle
       .normalize("NFKD")
