@@ -152,4 +152,20 @@ describe("remembered outcomes", () => {
     expect(r.redirect("both/1", "", () => false)?.location).toBe("/b1");
     expect(asked).toBe(2);
   });
+
+  test("with a key, the content check's answer is remembered per path and key", () => {
+    const r = new SiteRules(compileRules("/p/:a /soft 301\n/p/:a /hard 301!\n", null).rules);
+    const asked: string[] = [];
+    const check = (path: string, exists: boolean) => () => (asked.push(path), exists);
+    expect(r.redirect("p/1", "", check("p/1", true), 0)?.location).toBe("/hard");
+    expect(r.redirect("p/1", "", check("p/1", true), 0)?.location).toBe("/hard");
+    expect(r.redirect("p/1", "", check("p/1", false), 1)?.location).toBe("/soft");
+    expect(r.redirect("p/1", "", check("p/1", false), 1)?.location).toBe("/soft");
+    expect(r.redirect("p/2", "", check("p/2", false), 0)?.location).toBe("/soft");
+    expect(asked).toEqual(["p/1", "p/1", "p/2"]);
+    // Without a key (or with a query string: the outcome is not remembered) it is asked each time.
+    r.redirect("p/1", "", check("p/1", true));
+    r.redirect("p/1", "?x", check("p/1", true), 0);
+    expect(asked).toHaveLength(5);
+  });
 });

@@ -34,11 +34,17 @@ export const OUTCOMES_MAX = 4_096;
 const OUTCOME_PATH_MAX = 256;
 const OUTCOME_LOCATION_MAX = 2_048;
 
-/** A path's outcome: the first matching rule (null: none) and, once asked, the first forced one. */
+/**
+ * A path's outcome: the first matching rule (null: none), once asked the first forced one, and
+ * the answers of the content check by its key (bit 2k: known, bit 2k + 1: content exists).
+ */
 interface Outcome {
   open: RedirectMatch | null;
   forced: RedirectMatch | null | undefined;
+  content: number;
 }
+/** Keys of the content check that can be remembered (0 to 7). */
+const CONTENT_KEYS = 8;
 
 export class SiteRules {
   private readonly redirectIndex: PatternIndex;
@@ -59,7 +65,11 @@ export class SiteRules {
   private readonly lists: number[][] = [];
   private readonly offsets: Int32Array;
 
-  constructor(private readonly compiled: CompiledRules) {
+  /** `rememberOutcomes: false` turns the per-path memory off (the benchmark compares both). */
+  constructor(
+    private readonly compiled: CompiledRules,
+    options: { rememberOutcomes?: boolean } = {},
+  ) {
     this.redirectIndex = new PatternIndex(compiled.redirects.map((r) => r.from));
     this.headerIndex = new PatternIndex(compiled.headers.map((h) => h.path));
     this.destinations = compiled.redirects.map((r, i) => destinationOf(r, this.redirectIndex.patterns[i]!.names));
@@ -67,16 +77,18 @@ export class SiteRules {
     this.hasRedirects = compiled.redirects.length > 0;
     this.hasHeaders = compiled.headers.length > 0;
     this.hasForced = compiled.redirects.some((r) => r.force);
-    this.outcomes = this.redirectIndex.hasDynamic ? new Map() : null;
+    this.outcomes = this.redirectIndex.hasDynamic && options.rememberOutcomes !== false ? new Map() : null;
     this.size = compiled.redirects.length + compiled.headers.length + (this.outcomes ? OUTCOMES_MAX : 0);
   }
 
   /**
    * The first rule matching the decoded site `path` ("" for the root, no leading slash) and the
    * query. When content exists at the path, only forced (`!`) rules apply (Netlify's shadowing);
-   * `contentExists` is asked only when that changes the answer.
+   * `contentExists` is asked only when that changes the answer. `contentKey` (0-7) names what
+   * else than the path its answer depends on (e.g. folder form, a site setting): with one, the
+   * answer is remembered with the path's outcome, so the caller must hold one deploy's content.
    */
-  redirect(path: string, search: string, contentExists: ContentCheck): RedirectMatch | null {
+  redirect(path: string, search: string, contentExists: ContentCheck, contentKey = -1): RedirectMatch | null {
     if (!this.hasRedirects) return null;
     let outcome: Outcome | undefined;
     let open: RedirectMatch | null;
@@ -84,7 +96,7 @@ export class SiteRules {
     if (outcomes !== null && search === "" && path.length <= OUTCOME_PATH_MAX) {
       outcome = outcomes.get(path);
       if (outcome === undefined) {
-        outcome = { open: this.first(path, "", false), forced: undefined };
+        outcome = { open: this.first(path, "", false), forced: undefined, content: 0 };
         if (outcome.open === null || outcome.open.location.length <= OUTCOME_LOCATION_MAX) {
           if (outcomes.size >= OUTCOMES_MAX) outcomes.clear();
           // The key owns its characters: `path` is cut from the request URL and would keep it alive.
@@ -95,11 +107,20 @@ export class SiteRules {
     } else open = this.first(path, search, false);
     // No rule, or the first one is forced: content at the path changes nothing.
     if (open === null || open.rule.force) return open;
-    if (!(typeof contentExists === "boolean" ? contentExists : contentExists())) return open;
+    if (!this.contentAt(outcome, contentExists, contentKey)) return open;
     if (!this.hasForced) return null;
     if (outcome === undefined) return this.first(path, search, true);
     if (outcome.forced === undefined) outcome.forced = this.first(path, "", true);
     return outcome.forced;
+  }
+
+  private contentAt(outcome: Outcome | undefined, contentExists: ContentCheck, key: number): boolean {
+    if (typeof contentExists === "boolean") return contentExists;
+    if (outcome === undefined || key < 0 || key >= CONTENT_KEYS) return contentExists();
+    if ((outcome.content >> (2 * key)) & 1) return ((outcome.content >> (2 * key + 1)) & 1) === 1;
+    const exists = contentExists();
+    outcome.content |= (1 | (exists ? 2 : 0)) << (2 * key);
+    return exists;
   }
 
   /** Outcomes remembered now (tests check the bound). */
