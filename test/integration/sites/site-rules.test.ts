@@ -1,5 +1,7 @@
 // `_redirects`, `_headers` and clean URLs over real HTTP against published sites.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -424,5 +426,35 @@ describe("through the real publish path (bucket files, build job)", () => {
     expect(await about.text()).toBe("<h1>about</h1>");
     expect(about.headers.get("x-built")).toBe("yes");
     expect((await siteFetch(t, host, "/_redirects")).status).toBe(404);
+  });
+});
+
+describe("through the MCP tools", () => {
+  test("an agent's publish reports the rules and each skipped line in the tool result, and the site follows the rest", async () => {
+    const u = await t.user();
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }),
+    );
+    try {
+      const json = (r: any) => JSON.parse(r.content[0].text);
+      const id = json(await client.callTool({ name: "bucket_create", arguments: { title: "Rules via MCP" } })).bucket.id;
+      const files = { "index.html": "<h1>home</h1>", _redirects: "/docs/:v/* /guide/:v/:splat 301\n/oops /x 299\n", _headers: "/*\n  X-Agent: yes\n" };
+      for (const [path, content] of Object.entries(files)) {
+        const w = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path, content } });
+        expect(w.isError).toBeFalsy();
+      }
+      const queued = json(await client.callTool({ name: "bucket_publish", arguments: { bucket_id: id } })).publication;
+      await t.pier.runner.drain();
+      const pub = json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id } })).publication;
+      expect(pub.site_rules).toMatchObject({ redirects: 1, headers: 1, warnings: [{ file: "_redirects", line: 2 }] });
+      expect(pub.site_rules.warnings[0].message).toContain("299");
+      const r = await siteFetch(t, `${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`, "/docs/v2/install/linux");
+      expect(r.status).toBe(301);
+      expect(r.headers.get("location")).toBe("/guide/v2/install/linux");
+      expect(r.headers.get("x-agent")).toBe("yes");
+    } finally {
+      await client.close();
+    }
   });
 });
