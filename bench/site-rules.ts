@@ -6,7 +6,10 @@
 //     site without rules answering its own 301 (`/dir` -> `/dir/`): the same kind of answer
 //     (status, Location, no body), so the difference is what matching 10,000 rules costs;
 //  2. the site handler's µs per request in-process (steadier than wrk on a shared machine);
-//  3. the publish-time cost: compiling the rules, and writeDeploy with vs without them.
+//  3. the publish-time cost: compiling the rules, and writeDeploy with vs without them; and
+//     building the matcher when a serving process first loads the deploy;
+//  4. the matcher alone on the last rule, with and without remembered outcomes, on one repeated
+//     path and on a flood of distinct paths (each URL a fresh string, as in the server).
 // Run: ./node_modules/.bin/bun bench/site-rules.ts [--duration 6] [--rounds 2]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +22,9 @@ import { buckets, publications } from "../src/db/schema";
 import { insertUserWithAccount } from "../src/features/accounts/service";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
+import { SiteRules } from "../src/features/publish/rules/match";
 import { compileRules } from "../src/features/publish/rules/syntax";
+import { parseRequestPath, splitUrl } from "../src/sites/paths";
 import { createDeps } from "../src/runtime";
 import { createSiteHandler } from "../src/sites/server";
 import { hasWrk, serveDataDir, wrk } from "./wrk";
@@ -84,10 +89,52 @@ for (let i = 0; i < 5; i++) {
   compileTimes.push(performance.now() - t0);
 }
 compileTimes.sort((a, b) => a - b);
+const compiled = compileRules(REDIRECTS, HEADERS).rules;
+const loadTimes: number[] = [];
+for (let i = 0; i < 5; i++) {
+  const t0 = performance.now();
+  new SiteRules(compiled);
+  loadTimes.push(performance.now() - t0);
+}
+loadTimes.sort((a, b) => a - b);
 console.log(`\n### Publish-time cost (${lines.length} rules, ${(REDIRECTS.length / 1024).toFixed(0)} KB _redirects, 201 header blocks)\n`);
 console.log(
-  `compileRules: median ${compileTimes[2]!.toFixed(1)} ms (5 runs); writeDeploy of a 1-file site: ${plainMs.toFixed(0)} ms without rules, ${rulesMs.toFixed(0)} ms with them`,
+  `compileRules: median ${compileTimes[2]!.toFixed(1)} ms (5 runs); writeDeploy of a 1-file site: ${plainMs.toFixed(0)} ms without rules, ${rulesMs.toFixed(0)} ms with them; ` +
+    `the matcher built when a process loads the deploy: median ${loadTimes[2]!.toFixed(1)} ms`,
 );
+
+// --- 4. the matcher alone, remembered outcomes on and off
+{
+  const matchers = { on: new SiteRules(compiled), off: new SiteRules(compiled, { rememberOutcomes: false }) };
+  const N = 100_000;
+  // CPU ns per lookup above the same loop without the lookup (building the request URL and path).
+  const cost = (which: "on" | "off" | "none", flood: boolean) => {
+    const r = which === "none" ? null : matchers[which];
+    const t0 = process.cpuUsage();
+    for (let i = 0; i < N; i++) {
+      const url = new Request(flood ? `http://x/en/last/${i}-${performance.now()}` : "http://x/en/last/42").url;
+      const parsed = parseRequestPath(splitUrl(url).pathname);
+      if (r !== null && parsed.ok && r.redirect(parsed.path, "", false) === null) throw new Error("the last rule must match");
+    }
+    const d = process.cpuUsage(t0);
+    return ((d.user + d.system) * 1000) / N;
+  };
+  const rows = { hotOn: [] as number[], hotOff: [] as number[], floodOn: [] as number[], floodOff: [] as number[] };
+  for (let r = 0; r < 9; r++) {
+    const base = cost("none", false);
+    const floodBase = cost("none", true);
+    rows.hotOn.push(cost("on", false) - base);
+    rows.hotOff.push(cost("off", false) - base);
+    rows.floodOn.push(cost("on", true) - floodBase);
+    rows.floodOff.push(cost("off", true) - floodBase);
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!.toFixed(0);
+  console.log("\n### The matcher alone, the last rule, CPU ns per lookup (median of 9 × 100,000)\n");
+  console.log("| Paths | remembered outcomes on | off |\n|---|---|---|");
+  console.log(`| one path, repeated (\`/en/last/42\`) | ${median(rows.hotOn)} | ${median(rows.hotOff)} |`);
+  console.log(`| a flood of distinct paths (\`/en/last/<n>\`) | ${median(rows.floodOn)} | ${median(rows.floodOff)} |`);
+  console.log(`(held after the flood: ${matchers.on.outcomesHeld} outcomes, bound 4,096)`);
+}
 
 // --- 2. in-process handler cost
 {

@@ -130,7 +130,9 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     if (rules === null) return content.serve(c);
 
     // Site rules (docs/site-rules.md) run after the gates: a rule never reveals a protected site.
-    const hit = rules.hasRedirects ? rules.redirect(path, search, contentExists(m, path, parsed.dir, site.cleanUrls)) : null;
+    // Besides the path, the content check depends on these two (a deploy's files never change): the rules remember its answer.
+    const shadowKey = (parsed.dir ? 1 : 0) | (site.cleanUrls ? 2 : 0);
+    const hit = rules.hasRedirects ? rules.redirect(path, search, () => contentExists(m, path, parsed.dir, site.cleanUrls), shadowKey) : null;
     // A rewrite serves another path of this same site (never another origin: no proxying).
     const target =
       hit !== null && (hit.rule.status === 200 || hit.rule.status === 404) ? parseRequestPath(splitUrl(`http://site${hit.location}`).pathname) : null;

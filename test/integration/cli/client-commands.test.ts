@@ -323,6 +323,18 @@ describe("deploy history", () => {
 });
 
 describe("failures say what to do, without a stack trace", () => {
+  test("pier publish reports the site rules and each skipped line with its number; the site follows the rest", async () => {
+    const u = await t.user();
+    const site = folder("rules-site", { "index.html": "<h1>home</h1>", _redirects: "/old/:id /new/:id 301\n/bad /x 418\n" });
+    const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("Site rules: 1 redirect rule, 0 header blocks.");
+    expect(r.stderr).toMatch(/warning: _redirects line 2: Unknown status "418"/);
+    const moved = await siteFetch(t, new URL(r.stdout.trim()).host, "/old/7");
+    expect(moved.status).toBe(301);
+    expect(moved.headers.get("location")).toBe("/new/7");
+  });
+
   test("an unreachable server, a bad key, a missing folder; --debug adds the stack", async () => {
     const site = folder("failing-site", { "index.html": "x" });
     const down = await cli(["publish", site, "--url", "http://127.0.0.1:1", "--key", "pier_nope"]);

@@ -1,5 +1,7 @@
 // `_redirects`, `_headers` and clean URLs over real HTTP against published sites.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -138,6 +140,54 @@ describe("_redirects", () => {
     expect(r.status).toBe(301);
     expect(r.headers.get("location")).toBe("/new");
     expect(r.headers.get("x-robots-tag")).toBe("noindex, nofollow");
+  });
+
+  test("on an spa site rules come before the fallback to the index page; paths no rule matches still fall back", async () => {
+    const p = await publishSite(t, {
+      siteMode: "spa",
+      files: [
+        { path: "index.html", bytes: "<h1>SPA shell</h1>" },
+        { path: "_redirects", bytes: "/old/:lang/* /docs/:lang/:splat 301\n/legacy /app/settings 302\n" },
+      ],
+    });
+    const moved = await siteFetch(t, p.host, "/old/en/a/b");
+    expect(moved.status).toBe(301);
+    expect(moved.headers.get("location")).toBe("/docs/en/a/b");
+    // Asked again (the outcome is remembered): the same answer.
+    expect((await siteFetch(t, p.host, "/old/en/a/b")).headers.get("location")).toBe("/docs/en/a/b");
+    expect((await siteFetch(t, p.host, "/legacy?tab=2")).headers.get("location")).toBe("/app/settings?tab=2");
+    const deep = await siteFetch(t, p.host, "/app/settings");
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toBe("<h1>SPA shell</h1>");
+  });
+
+  test("shadowing by a dynamic rule follows the files, the folder form and clean URLs, asked repeatedly and after a settings change", async () => {
+    const p = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        { path: "p/real.html", bytes: "real page" },
+        { path: "p/folder/index.html", bytes: "folder index" },
+        { path: "_redirects", bytes: "/p/* /moved 301\n" },
+      ],
+    });
+    const expectations: Array<[string, number, string | null]> = [
+      ["/p/real.html", 308, "/p/real"], // a file: the rule does not apply; clean URLs move it
+      ["/p/real", 200, null], // clean URLs serve real.html: content exists
+      ["/p/folder/", 200, null],
+      ["/p/folder", 301, "/p/folder/"], // the folder rule, not the redirect rule
+      ["/p/nothing", 301, "/moved"],
+    ];
+    for (let round = 0; round < 2; round++)
+      for (const [path, status, location] of expectations) {
+        const r = await siteFetch(t, p.host, path);
+        expect([path, r.status, r.headers.get("location")]).toEqual([path, status, location]);
+      }
+    // Same deploy, clean URLs off: /p/real has no content any more, so the rule applies.
+    const off = await t.api("PATCH", `/api/v1/publications/${p.pub.id}`, { key: p.user.key, body: { clean_urls: false } });
+    expect(off.status).toBe(200);
+    const real = await siteFetch(t, p.host, "/p/real");
+    expect([real.status, real.headers.get("location")]).toEqual([301, "/moved"]);
+    expect((await siteFetch(t, p.host, "/p/real.html")).status).toBe(200);
   });
 
   test("a rule never reveals a protected site: the gate answers first", async () => {
@@ -376,5 +426,35 @@ describe("through the real publish path (bucket files, build job)", () => {
     expect(await about.text()).toBe("<h1>about</h1>");
     expect(about.headers.get("x-built")).toBe("yes");
     expect((await siteFetch(t, host, "/_redirects")).status).toBe(404);
+  });
+});
+
+describe("through the MCP tools", () => {
+  test("an agent's publish reports the rules and each skipped line in the tool result, and the site follows the rest", async () => {
+    const u = await t.user();
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(t.pier.deps.urls.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${u.key}` } } }),
+    );
+    try {
+      const json = (r: any) => JSON.parse(r.content[0].text);
+      const id = json(await client.callTool({ name: "bucket_create", arguments: { title: "Rules via MCP" } })).bucket.id;
+      const files = { "index.html": "<h1>home</h1>", _redirects: "/docs/:v/* /guide/:v/:splat 301\n/oops /x 299\n", _headers: "/*\n  X-Agent: yes\n" };
+      for (const [path, content] of Object.entries(files)) {
+        const w = await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path, content } });
+        expect(w.isError).toBeFalsy();
+      }
+      const queued = json(await client.callTool({ name: "bucket_publish", arguments: { bucket_id: id } })).publication;
+      await t.pier.runner.drain();
+      const pub = json(await client.callTool({ name: "publication_get", arguments: { publication_id: queued.id } })).publication;
+      expect(pub.site_rules).toMatchObject({ redirects: 1, headers: 1, warnings: [{ file: "_redirects", line: 2 }] });
+      expect(pub.site_rules.warnings[0].message).toContain("299");
+      const r = await siteFetch(t, `${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`, "/docs/v2/install/linux");
+      expect(r.status).toBe(301);
+      expect(r.headers.get("location")).toBe("/guide/v2/install/linux");
+      expect(r.headers.get("x-agent")).toBe("yes");
+    } finally {
+      await client.close();
+    }
   });
 });

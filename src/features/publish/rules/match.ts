@@ -1,123 +1,50 @@
-// The compiled rules of one deploy, ready for requests. Static paths are one hash lookup;
-// dynamic patterns are indexed by their first literal segment before the splat, with its position
-// (`/:lang/docs/*` is found under "docs" at segment 1), and matched segment by segment (prefix
-// from the front, suffix from the back, the one splat takes the rest): linear in the path's
-// segments, no backtracking, no regular expression built from a site's file. Only patterns with no
-// literal before their splat (`/*`, `/:a/*`) are tried on every path. "First matching rule wins"
-// holds across all of them: candidates are merged in file order.
-import type { CompiledRules, HeaderBlock, RedirectRule, Segment } from "./syntax";
-
-interface Pattern {
-  segments: Segment[];
-  splatAt: number;
-}
-
-class PatternIndex {
-  private readonly exact = new Map<string, number[]>();
-  /** Dynamic patterns by position, then their literal segment at that position. */
-  private readonly byLiteral: Map<string, number[]>[] = [];
-  /** Positions that have indexed patterns (few: a literal is usually first or second). */
-  private readonly positions: number[] = [];
-  private readonly fallback: number[] = [];
-  readonly patterns: Pattern[];
-
-  constructor(list: Segment[][]) {
-    this.patterns = list.map((segments) => ({ segments, splatAt: segments.findIndex((s) => typeof s === "object" && "splat" in s) }));
-    this.patterns.forEach((p, i) => {
-      const dynamic = p.segments.some((s) => typeof s !== "string");
-      if (!dynamic) return push(this.exact, p.segments.join("/")).push(i);
-      const end = p.splatAt === -1 ? p.segments.length : p.splatAt;
-      const at = p.segments.findIndex((s, k) => k < end && typeof s === "string");
-      if (at === -1) return this.fallback.push(i);
-      if (this.byLiteral[at] === undefined) {
-        this.byLiteral[at] = new Map();
-        this.positions.push(at);
-      }
-      push(this.byLiteral[at]!, p.segments[at] as string).push(i);
-    });
-    this.positions.sort((a, b) => a - b);
-  }
-
-  /** Indexes of the patterns that may match `path`, in file order (each still to be matched). */
-  candidates(path: string, segs: string[]): number[][] {
-    const out: number[][] = [];
-    const exact = this.exact.get(path);
-    if (exact) out.push(exact);
-    for (const at of this.positions) {
-      if (at >= segs.length) break;
-      const list = this.byLiteral[at]!.get(segs[at]!);
-      if (list) out.push(list);
-    }
-    if (this.fallback.length > 0) out.push(this.fallback);
-    return out;
-  }
-}
-
-function push(map: Map<string, number[]>, key: string): number[] {
-  let list = map.get(key);
-  if (!list) map.set(key, (list = []));
-  return list;
-}
-
-/**
- * Calls `visit` with the indexes of several ascending lists in one ascending order (a k-way
- * merge; k is small: the exact list, one per indexed position, the fallback) until it returns true.
- */
-function inOrder(lists: number[][], visit: (i: number) => boolean): void {
-  if (lists.length === 1) {
-    for (const i of lists[0]!) if (visit(i)) return;
-    return;
-  }
-  const pos = lists.map(() => 0);
-  for (;;) {
-    let best = -1;
-    let bestValue = 0;
-    for (let l = 0; l < lists.length; l++) {
-      const v = lists[l]![pos[l]!];
-      if (v !== undefined && (best === -1 || v < bestValue)) {
-        best = l;
-        bestValue = v;
-      }
-    }
-    if (best === -1) return;
-    pos[best]! += 1;
-    if (visit(bestValue)) return;
-  }
-}
-
-/** Captures of `p` against the path segments, or null (literals are checked before anything is allocated). */
-function matchPattern(p: Pattern, segs: string[]): Record<string, string> | null {
-  const pat = p.segments;
-  const n = segs.length;
-  const before = p.splatAt === -1 ? pat.length : p.splatAt;
-  const after = p.splatAt === -1 ? 0 : pat.length - p.splatAt - 1;
-  if (p.splatAt === -1 ? n !== pat.length : n < before + after) return null;
-  for (let i = 0; i < before; i++) {
-    const s = pat[i]!;
-    if (typeof s === "string" && s !== segs[i]) return null;
-  }
-  for (let j = 0; j < after; j++) {
-    const s = pat[before + 1 + j]!;
-    if (typeof s === "string" && s !== segs[n - after + j]) return null;
-  }
-  const captures: Record<string, string> = {};
-  for (let i = 0; i < before; i++) {
-    const s = pat[i]!;
-    if (typeof s !== "string" && "name" in s) captures[s.name] = segs[i]!;
-  }
-  for (let j = 0; j < after; j++) {
-    const s = pat[before + 1 + j]!;
-    if (typeof s !== "string" && "name" in s) captures[s.name] = segs[n - after + j]!;
-  }
-  if (p.splatAt !== -1) captures.splat = segs.slice(before, n - after).join("/");
-  return captures;
-}
+// The compiled rules of one deploy, ready for requests (docs/site-rules.md). Candidates come from
+// the pattern index (rules/pattern.ts: static paths are one hash lookup, dynamic patterns are
+// found by their first literal segment at its position); each candidate is matched on the path
+// string itself, and strings are cut only for the rule that matches. "First matching rule wins"
+// holds across static and dynamic rules: candidate lists are in file order and the lowest
+// matching index wins.
+import { matchAt, PatternIndex } from "./pattern";
+import type { CompiledRules, HeaderBlock, RedirectRule } from "./syntax";
 
 export interface RedirectMatch {
-  rule: RedirectRule;
+  readonly rule: RedirectRule;
   /** The destination with placeholders filled in (values %-encoded), query passed through. */
-  location: string;
+  readonly location: string;
 }
+
+/** Whether content exists at the path (Netlify's shadowing); asked only when a rule's answer depends on it. */
+export type ContentCheck = boolean | (() => boolean);
+
+/**
+ * A destination cut once into literal text and capture slots. Slots below `pathSlots` are the
+ * pattern's path captures; the ones above are the rule's query conditions, in order.
+ */
+interface Destination {
+  parts: Array<string | { slot: number; splat: boolean }>;
+  pathSlots: number;
+  /** The answer when the destination has no placeholder and no query string is added to it. */
+  fixed: RedirectMatch | null;
+  /** The filled-in destination may start with `//` (its first characters come from a capture). */
+  checkStart: boolean;
+}
+
+/** Remembered outcomes per deploy (paths asked without a query string), and the longest path remembered. */
+export const OUTCOMES_MAX = 4_096;
+const OUTCOME_PATH_MAX = 256;
+const OUTCOME_LOCATION_MAX = 2_048;
+
+/**
+ * A path's outcome: the first matching rule (null: none), once asked the first forced one, and
+ * the answers of the content check by its key (bit 2k: known, bit 2k + 1: content exists).
+ */
+interface Outcome {
+  open: RedirectMatch | null;
+  forced: RedirectMatch | null | undefined;
+  content: number;
+}
+/** Keys of the content check that can be remembered (0 to 7). */
+const CONTENT_KEYS = 8;
 
 export class SiteRules {
   private readonly redirectIndex: PatternIndex;
@@ -125,102 +52,233 @@ export class SiteRules {
   readonly hasRedirects: boolean;
   readonly hasHeaders: boolean;
   private readonly hasForced: boolean;
-  /** Each redirect's destination cut into parts, on its first match. */
-  private readonly destinations: DestinationPart[][] = [];
-  /** Rules held (the site server's cache weighs deploys by it). */
+  private readonly destinations: Destination[];
+  /**
+   * Outcomes of recently asked paths, when there are dynamic rules to spare a match (a static
+   * path is one lookup either way). Bounded in entries, key and value length: a flood of
+   * distinct paths empties it, never grows it.
+   */
+  private readonly outcomes: Map<string, Outcome> | null;
+  /** What the site server's deploy cache weighs this by: the rules, and the outcomes it may keep. */
   readonly size: number;
+  // Scratch reused by every lookup (a lookup runs to its end before the next one starts).
+  private readonly lists: number[][] = [];
+  private readonly offsets: Int32Array;
 
-  constructor(private readonly compiled: CompiledRules) {
+  /** `rememberOutcomes: false` turns the per-path memory off (the benchmark compares both). */
+  constructor(
+    private readonly compiled: CompiledRules,
+    options: { rememberOutcomes?: boolean } = {},
+  ) {
     this.redirectIndex = new PatternIndex(compiled.redirects.map((r) => r.from));
     this.headerIndex = new PatternIndex(compiled.headers.map((h) => h.path));
+    this.destinations = compiled.redirects.map((r, i) => destinationOf(r, this.redirectIndex.patterns[i]!.names));
+    this.offsets = new Int32Array(2 * Math.max(this.redirectIndex.maxSlots, this.headerIndex.maxSlots, 1));
     this.hasRedirects = compiled.redirects.length > 0;
     this.hasHeaders = compiled.headers.length > 0;
     this.hasForced = compiled.redirects.some((r) => r.force);
-    this.size = compiled.redirects.length + compiled.headers.length;
+    this.outcomes = this.redirectIndex.hasDynamic && options.rememberOutcomes !== false ? new Map() : null;
+    this.size = compiled.redirects.length + compiled.headers.length + (this.outcomes ? OUTCOMES_MAX : 0);
   }
 
   /**
    * The first rule matching the decoded site `path` ("" for the root, no leading slash) and the
-   * query. When content exists at the path, only forced (`!`) rules apply (Netlify's shadowing).
+   * query. When content exists at the path, only forced (`!`) rules apply (Netlify's shadowing);
+   * `contentExists` is asked only when that changes the answer. `contentKey` (0-7) names what
+   * else than the path its answer depends on (e.g. folder form, a site setting): with one, the
+   * answer is remembered with the path's outcome, so the caller must hold one deploy's content.
    */
-  redirect(path: string, search: string, contentExists: boolean): RedirectMatch | null {
-    if (!this.hasRedirects || (contentExists && !this.hasForced)) return null;
-    const segs = path === "" ? [] : path.split("/");
-    let params: URLSearchParams | undefined;
-    let found: RedirectMatch | null = null;
-    inOrder(this.redirectIndex.candidates(path, segs), (i) => {
-      const rule = this.compiled.redirects[i]!;
-      if (contentExists && !rule.force) return false;
-      const captures = matchPattern(this.redirectIndex.patterns[i]!, segs);
-      if (!captures) return false;
-      if (rule.query.length > 0) {
-        params ??= new URLSearchParams(search);
-        for (const [key, want] of rule.query) {
-          const got = params.get(key);
-          if (got === null || (typeof want === "string" && want !== "" && got !== want)) return false;
-          if (typeof want === "object") captures[want.name] = got;
+  redirect(path: string, search: string, contentExists: ContentCheck, contentKey = -1): RedirectMatch | null {
+    if (!this.hasRedirects) return null;
+    let outcome: Outcome | undefined;
+    let open: RedirectMatch | null;
+    const outcomes = this.outcomes;
+    if (outcomes !== null && search === "" && path.length <= OUTCOME_PATH_MAX) {
+      outcome = outcomes.get(path);
+      if (outcome === undefined) {
+        outcome = { open: this.first(path, "", false), forced: undefined, content: 0 };
+        if (outcome.open === null || outcome.open.location.length <= OUTCOME_LOCATION_MAX) {
+          if (outcomes.size >= OUTCOMES_MAX) outcomes.clear();
+          // The key owns its characters: `path` is cut from the request URL and would keep it alive.
+          outcomes.set(ownCopy(path), outcome);
         }
       }
-      const parts = (this.destinations[i] ??= destinationParts(rule.to));
-      found = { rule, location: destination(rule, parts, captures, search) };
-      return true;
-    });
-    return found;
+      open = outcome.open;
+    } else open = this.first(path, search, false);
+    // No rule, or the first one is forced: content at the path changes nothing.
+    if (open === null || open.rule.force) return open;
+    if (!this.contentAt(outcome, contentExists, contentKey)) return open;
+    if (!this.hasForced) return null;
+    if (outcome === undefined) return this.first(path, search, true);
+    if (outcome.forced === undefined) outcome.forced = this.first(path, "", true);
+    return outcome.forced;
+  }
+
+  private contentAt(outcome: Outcome | undefined, contentExists: ContentCheck, key: number): boolean {
+    if (typeof contentExists === "boolean") return contentExists;
+    if (outcome === undefined || key < 0 || key >= CONTENT_KEYS) return contentExists();
+    if ((outcome.content >> (2 * key)) & 1) return ((outcome.content >> (2 * key + 1)) & 1) === 1;
+    const exists = contentExists();
+    outcome.content |= (1 | (exists ? 2 : 0)) << (2 * key);
+    return exists;
+  }
+
+  /** Outcomes remembered now (tests check the bound). */
+  get outcomesHeld(): number {
+    return this.outcomes?.size ?? 0;
+  }
+
+  /** The first rule (forced ones only when `forcedOnly`) matching the path and query. */
+  private first(path: string, search: string, forcedOnly: boolean): RedirectMatch | null {
+    const rules = this.compiled.redirects;
+    const patterns = this.redirectIndex.patterns;
+    const offsets = this.offsets;
+    const lists = this.lists;
+    const count = this.redirectIndex.candidates(path, lists);
+    let params: URLSearchParams | undefined;
+    let values: string[] | undefined;
+    // Each list is ascending: a list is read only up to the best match found so far.
+    let best = -1;
+    let bestValues: string[] | undefined;
+    // The pattern whose match last wrote the capture offsets.
+    let touched = -1;
+    for (let l = 0; l < count; l++) {
+      const list = lists[l]!;
+      for (let k = 0; k < list.length; k++) {
+        const i = list[k]!;
+        if (best !== -1 && i >= best) break;
+        const rule = rules[i]!;
+        if (forcedOnly && !rule.force) continue;
+        const p = patterns[i]!;
+        // A static candidate came from the exact table: the whole path already matched.
+        if (!p.static) {
+          touched = i;
+          if (!matchAt(p, path, offsets)) continue;
+        }
+        if (rule.query.length > 0) {
+          params ??= new URLSearchParams(search);
+          values = queryMatch(rule, params);
+          if (values === undefined) continue;
+        }
+        best = i;
+        bestValues = values;
+        break;
+      }
+    }
+    lists.length = 0;
+    if (best === -1) return null;
+    const rule = rules[best]!;
+    const d = this.destinations[best]!;
+    if (d.fixed !== null && (search === "" || rule.query.length > 0)) return d.fixed;
+    // A later candidate may have written over the winner's capture offsets: match it again.
+    if (touched !== best && !patterns[best]!.static) matchAt(patterns[best]!, path, offsets);
+    return { rule, location: fill(rule, d, path, offsets, bestValues, search) };
   }
 
   /** The header changes of every block matching `path`, in file order: value, or null to detach. */
   headers(path: string): Map<string, string | null> | null {
     if (!this.hasHeaders) return null;
-    const segs = path === "" ? [] : path.split("/");
-    let out: Map<string, string | null> | null = null;
-    inOrder(this.headerIndex.candidates(path, segs), (i) => {
-      if (!matchPattern(this.headerIndex.patterns[i]!, segs)) return false;
+    const lists = this.lists;
+    const count = this.headerIndex.candidates(path, lists);
+    const matched: number[] = [];
+    for (let l = 0; l < count; l++)
+      for (const i of lists[l]!) {
+        const p = this.headerIndex.patterns[i]!;
+        if (p.static || matchAt(p, path, this.offsets)) matched.push(i);
+      }
+    lists.length = 0;
+    if (matched.length === 0) return null;
+    if (count > 1) matched.sort((a, b) => a - b);
+    const out = new Map<string, string | null>();
+    for (const i of matched) {
       const block: HeaderBlock = this.compiled.headers[i]!;
-      const changes = (out ??= new Map<string, string | null>());
-      for (const name of block.detach) changes.set(name, null);
+      for (const name of block.detach) out.set(name, null);
       for (const [name, value] of block.set) {
-        const before = changes.get(name);
+        const before = out.get(name);
         // Several blocks add up; the same header from two blocks is joined, like both anchors do
         // (cookies are separate lines: the site server sends one Set-Cookie per line).
-        changes.set(name, before ? `${before}${name === "set-cookie" ? "\n" : ", "}${value}` : value);
+        out.set(name, before ? `${before}${name === "set-cookie" ? "\n" : ", "}${value}` : value);
       }
-      return false;
-    });
+    }
     return out;
   }
 }
 
-const DEST_PLACEHOLDER = /:([A-Za-z_][A-Za-z0-9_]*)/g;
-
-/** A destination cut once into literal text and placeholders (`whole` is put back when nothing was captured). */
-type DestinationPart = string | { name: string; whole: string };
-
-function destinationParts(to: string): DestinationPart[] {
-  const parts: DestinationPart[] = [];
-  let last = 0;
-  for (const m of to.matchAll(DEST_PLACEHOLDER)) {
-    if (m.index > last) parts.push(to.slice(last, m.index));
-    parts.push({ name: m[1]!, whole: m[0] });
-    last = m.index + m[0].length;
+/** The values the rule's query conditions capture (by condition index), or undefined when one fails. */
+function queryMatch(rule: RedirectRule, params: URLSearchParams): string[] | undefined {
+  const values: string[] = [];
+  for (let q = 0; q < rule.query.length; q++) {
+    const [key, want] = rule.query[q]!;
+    const got = params.get(key);
+    if (got === null || (typeof want === "string" && want !== "" && got !== want)) return undefined;
+    values[q] = got;
   }
-  if (last < to.length) parts.push(to.slice(last));
-  return parts;
+  return values;
 }
 
-function destination(rule: RedirectRule, parts: DestinationPart[], captures: Record<string, string>, search: string): string {
-  let to = "";
-  for (const part of parts) {
-    if (typeof part === "string") {
-      to += part;
-      continue;
-    }
-    const v = captures[part.name];
-    // No capture of that name: e.g. a port in an absolute URL.
-    to += v === undefined ? part.whole : part.name === "splat" ? v.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(v);
+const DEST_PLACEHOLDER = /:([A-Za-z_][A-Za-z0-9_]*)/g;
+const ANY_PLACEHOLDER = /:[A-Za-z_]/;
+
+/**
+ * The destination's template, built once per deploy: each `:name` points at the slot that fills
+ * it. A query condition's capture wins over a path capture of the same name (it is read last);
+ * a name nothing captures stays as written (e.g. a port in an absolute URL).
+ */
+function destinationOf(rule: RedirectRule, names: string[]): Destination {
+  // Most destinations have nothing to fill in (10,000 rules are built when a process loads the deploy).
+  if (!ANY_PLACEHOLDER.test(rule.to)) {
+    const fixed = { rule, location: notProtocolRelative(rule.to) };
+    return { parts: [fixed.location], pathSlots: names.length, fixed, checkStart: false };
   }
-  // An empty capture must not turn `/:splat/x` into `//x`, which browsers read as another host.
-  if (to.startsWith("//") || to.startsWith("/\\")) to = `/${to.replace(/^[\/\\]+/, "")}`;
+  const slotOf = new Map<string, number>();
+  names.forEach((name, slot) => slotOf.set(name, slot));
+  rule.query.forEach(([, want], q) => {
+    if (typeof want === "object") slotOf.set(want.name, names.length + q);
+  });
+  const parts: Destination["parts"] = [];
+  let text = "";
+  for (let last = 0, m: RegExpExecArray | null; ; ) {
+    m = DEST_PLACEHOLDER.exec(rule.to);
+    const slot = m === null ? undefined : slotOf.get(m[1]!);
+    if (m === null || slot !== undefined) {
+      text += rule.to.slice(last, m === null ? rule.to.length : m.index);
+      if (text !== "") parts.push(text);
+      text = "";
+      if (m === null) break;
+      parts.push({ slot: slot!, splat: m[1] === "splat" });
+    } else text += rule.to.slice(last, m.index + m[0].length);
+    last = m.index + m[0].length;
+  }
+  DEST_PLACEHOLDER.lastIndex = 0;
+  const first = parts[0];
+  const fixed = parts.every((part) => typeof part === "string") ? { rule, location: notProtocolRelative(rule.to) } : null;
+  return { parts, pathSlots: names.length, fixed, checkStart: typeof first !== "string" || !/^(\/[^\/\\]|https?:)/i.test(first) };
+}
+
+/** An empty capture must not turn `/:splat/x` into `//x`, which browsers read as another host. */
+const notProtocolRelative = (to: string) => (to.startsWith("//") || to.startsWith("/\\") ? `/${to.replace(/^[\/\\]+/, "")}` : to);
+
+function fill(rule: RedirectRule, d: Destination, path: string, offsets: Int32Array, queryValues: string[] | undefined, search: string): string {
+  let to = "";
+  if (d.fixed !== null) to = d.fixed.location;
+  else {
+    for (const part of d.parts) {
+      if (typeof part === "string") {
+        to += part;
+        continue;
+      }
+      const slot = part.slot;
+      const v = slot < d.pathSlots ? path.slice(offsets[2 * slot]!, offsets[2 * slot + 1]!) : queryValues![slot - d.pathSlots]!;
+      // Values are %-encoded (encodeURIComponent writes "/" as %2F and "%" as %25, so putting
+      // the splat's slashes back touches nothing else).
+      to += part.splat ? encodeURIComponent(v).replaceAll("%2F", "/") : encodeURIComponent(v);
+    }
+    if (d.checkStart) to = notProtocolRelative(to);
+  }
   // The visitor's query string follows a rule that neither reads nor sets one (Netlify does the same).
   if (search !== "" && rule.query.length === 0 && !to.includes("?")) to += search;
   return to;
 }
+
+/** A copy of `s` that shares no characters with the string it was cut from. */
+const ownCopy = (s: string) => [s, ""].join("");
