@@ -32,6 +32,10 @@ const CONFIGS: Record<string, Record<string, string>> = {
   all: { BENCH_LEVERS: "cache,group,worker" },
   // The group-commit window: 2 ms (the default, `all`) against 5 ms.
   "all-wait5": { BENCH_LEVERS: "cache,group,worker", BENCH_GROUP_WAIT_MS: "5" },
+  // Durability of the 250: `all` fsyncs the WAL after each group commit (the default);
+  // `all-nosync` does not (survives a process crash only), `all-full` uses SQLite's FULL.
+  "all-nosync": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "none" },
+  "all-full": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "synchronous-full" },
 };
 
 /** msg/s and server CPU ms per message of each configuration run, for the summary. */
@@ -105,11 +109,10 @@ async function runPierServer() {
   const levers = new Set((process.env.BENCH_LEVERS ?? "cache,group,worker").split(","));
   const mailFiling = {
     noDnsCache: !levers.has("cache"),
-    groupCommit: levers.has("group")
-      ? process.env.BENCH_GROUP_WAIT_MS
-        ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) }
-        : {}
-      : { maxBatch: 1, maxWaitMs: 0 },
+    groupCommit: {
+      ...(levers.has("group") ? (process.env.BENCH_GROUP_WAIT_MS ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) } : {}) : { maxBatch: 1, maxWaitMs: 0 }),
+      ...(process.env.BENCH_DURABILITY ? { durability: process.env.BENCH_DURABILITY as "none" } : {}),
+    },
     inProcessReading: !levers.has("worker"),
   };
   const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver, mailFiling });
@@ -231,14 +234,16 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
     const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
     await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
     const base = await ask("reset");
+    const clientCpu0 = process.cpuUsage();
     const t0 = performance.now();
     await Promise.all(Array.from({ length: total }, (_, i) => pool.sendMail(mail(i))));
     const secs = (performance.now() - t0) / 1000;
+    const clientCpu = process.cpuUsage(clientCpu0);
     const after = await ask("stats");
     pool.close();
     const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
     console.log(
-      `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg;${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
+      `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg, client ${((clientCpu.user + clientCpu.system) / 1000 / total).toFixed(2)};${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
     );
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });
     return quit();
