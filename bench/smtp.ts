@@ -23,6 +23,10 @@ const arg = (name: string, def: number) => {
   return i === -1 ? def : Number(process.argv[i + 1]);
 };
 
+/** --client raw: a minimal SMTP client (prebuilt bytes) instead of nodemailer, whose MIME
+ * building costs about 1 ms of CPU per message on the cores the server needs. */
+const rawClient = process.argv.includes("--client") && process.argv[process.argv.indexOf("--client") + 1] === "raw";
+
 const CONFIGS: Record<string, Record<string, string>> = {
   "receive-only": { BENCH_RECEIVE_ONLY: "1" },
   none: { BENCH_LEVERS: "" },
@@ -138,6 +142,17 @@ async function runPierServer() {
   process.exit(0);
 }
 
+/** CPU of the event loop's thread alone (Linux: its task's utime + stime, in clock ticks of 10 ms). */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = require("node:fs").readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8") as string;
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10; // fields 14 and 15 of stat(5)
+  } catch {
+    return NaN;
+  }
+}
+
 /** Print where to send, then answer stats commands from the client on stdin. */
 async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }, commits: () => unknown = () => null) {
   let peak = process.memoryUsage().rss;
@@ -154,7 +169,7 @@ async function serveStats(filed: () => number, hello: { port: number; addresses:
     }
     if (line === "reset" || line === "stats" || line === "gc-on" || line === "sample-rss") {
       const cpu = process.cpuUsage(); // every thread of the server process (event loop, workers, fs pool)
-      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000, commits: commits() }));
+      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000, mainMs: mainThreadCpuMs(), commits: commits() }));
     }
     if (line === "gc-on") setInterval(() => Bun.gc(true), 50).unref(); // shows live memory, not GC slack
     if (line === "quit") break;
@@ -181,9 +196,6 @@ async function runClient() {
   process.exit(0);
 }
 
-/** --client raw: a minimal SMTP client (prebuilt bytes) instead of nodemailer, whose MIME
- * building costs about 1 ms of CPU per message on the cores the server needs. */
-const rawClient = process.argv.includes("--client") && process.argv[process.argv.indexOf("--client") + 1] === "raw";
 
 interface BenchMail {
   from: string;
@@ -330,7 +342,7 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
     client.close();
     const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
     console.log(
-      `${name.padEnd(13)} ${rawClient ? "[raw client] " : ""}${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg, client ${((clientCpu.user + clientCpu.system) / 1000 / total).toFixed(2)};${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
+      `${name.padEnd(13)} ${rawClient ? "[raw client] " : ""}${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg (event loop ${((after.mainMs - base.mainMs) / total).toFixed(2)}), client ${((clientCpu.user + clientCpu.system) / 1000 / total).toFixed(2)};${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
     );
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });
     return quit();
