@@ -114,7 +114,11 @@ async function runPierServer() {
   const mailFiling = {
     noDnsCache: !levers.has("cache"),
     groupCommit: {
-      ...(levers.has("group") ? (process.env.BENCH_GROUP_WAIT_MS ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) } : {}) : { maxBatch: 1, maxWaitMs: 0 }),
+      ...(levers.has("group")
+        ? process.env.BENCH_GROUP_WAIT_MS
+          ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) }
+          : {}
+        : { maxBatch: 1, maxWaitMs: 0 }),
       ...(process.env.BENCH_DURABILITY ? { durability: process.env.BENCH_DURABILITY as "none" } : {}),
     },
     inProcessReading: !levers.has("worker"),
@@ -169,7 +173,16 @@ async function serveStats(filed: () => number, hello: { port: number; addresses:
     }
     if (line === "reset" || line === "stats" || line === "gc-on" || line === "sample-rss") {
       const cpu = process.cpuUsage(); // every thread of the server process (event loop, workers, fs pool)
-      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000, mainMs: mainThreadCpuMs(), commits: commits() }));
+      console.log(
+        JSON.stringify({
+          peak,
+          rss: process.memoryUsage().rss,
+          filed: filed(),
+          cpuMs: (cpu.user + cpu.system) / 1000,
+          mainMs: mainThreadCpuMs(),
+          commits: commits(),
+        }),
+      );
     }
     if (line === "gc-on") setInterval(() => Bun.gc(true), 50).unref(); // shows live memory, not GC slack
     if (line === "quit") break;
@@ -195,7 +208,6 @@ async function runClient() {
   if (!process.argv.includes("--no-memory")) await runOne("all", CONFIGS.all!, true);
   process.exit(0);
 }
-
 
 interface BenchMail {
   from: string;

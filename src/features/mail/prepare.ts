@@ -109,7 +109,8 @@ export async function prepareMessage(
       if ("bytes" in f.source) info = await blobs.putBytes(f.source.bytes, { deferDirSync: true });
       else {
         const path = f.source.file;
-        info = statSync(path).size <= SMALL_BLOB_BYTES ? await blobs.putBytes(readFileSync(path), { deferDirSync: true }) : await blobs.put(createReadStream(path));
+        info =
+          statSync(path).size <= SMALL_BLOB_BYTES ? await blobs.putBytes(readFileSync(path), { deferDirSync: true }) : await blobs.put(createReadStream(path));
       }
       if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
       const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };

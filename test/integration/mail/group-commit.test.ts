@@ -83,14 +83,25 @@ describe("group commit", () => {
       await gate;
       await real(); // the real fsync of the real WAL file: throws if the file cannot be synced
     };
-    const filer = createInboundHandler(t.pier.deps, { groupCommit: { maxBatch: 1, maxWaitMs: 60_000, syncWal }, inProcessReading: true, resolver: tableResolver({}) });
+    const filer = createInboundHandler(t.pier.deps, {
+      groupCommit: { maxBatch: 1, maxWaitMs: 60_000, syncWal },
+      inProcessReading: true,
+      resolver: tableResolver({}),
+    });
     try {
       const raw = join(dir, "durable.eml");
       writeFileSync(raw, "From: a@sender.test\r\nTo: box@mail.pier.test\r\nSubject: durable\r\n\r\nhello\r\n");
       let settled = false;
       const delivered = filer
         .deliver(
-          { id: "walsync0abcdefgh", mailFrom: "a@sender.test", recipients: [{ address: "box@mail.pier.test", key: id }], size: 60, receivedAt: new Date(), smtpUtf8: false },
+          {
+            id: "walsync0abcdefgh",
+            mailFrom: "a@sender.test",
+            recipients: [{ address: "box@mail.pier.test", key: id }],
+            size: 60,
+            receivedAt: new Date(),
+            smtpUtf8: false,
+          },
           raw,
           { id: "s-durable", remoteAddress: "127.0.0.1", clientHostname: "[127.0.0.1]", helo: "sender.test", tls: false },
         )
