@@ -9,7 +9,7 @@
 //      parsing on the event loop, every DNS question asked), then the levers added one by one
 //      (`cache` = DNS answers cached, `group` = group commit, `worker` = reading in a worker);
 //   2. the server's peak RSS while it receives one ~25 MB message with attachments (all levers).
-// Usage: ./node_modules/.bin/bun bench/smtp.ts [--messages 2000] [--configs receive-only,all] [--no-memory]
+// Usage: ./node_modules/.bin/bun bench/smtp.ts [--messages 2000] [--configs receive-only,all] [--no-memory] [--client raw]
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +23,10 @@ const arg = (name: string, def: number) => {
   return i === -1 ? def : Number(process.argv[i + 1]);
 };
 
+/** --client raw: a minimal SMTP client (prebuilt bytes) instead of nodemailer, whose MIME
+ * building costs about 1 ms of CPU per message on the cores the server needs. */
+const rawClient = process.argv.includes("--client") && process.argv[process.argv.indexOf("--client") + 1] === "raw";
+
 const CONFIGS: Record<string, Record<string, string>> = {
   "receive-only": { BENCH_RECEIVE_ONLY: "1" },
   none: { BENCH_LEVERS: "" },
@@ -32,6 +36,10 @@ const CONFIGS: Record<string, Record<string, string>> = {
   all: { BENCH_LEVERS: "cache,group,worker" },
   // The group-commit window: 2 ms (the default, `all`) against 5 ms.
   "all-wait5": { BENCH_LEVERS: "cache,group,worker", BENCH_GROUP_WAIT_MS: "5" },
+  // Durability of the 250: `all` fsyncs the WAL after each group commit (the default);
+  // `all-nosync` does not (survives a process crash only), `all-full` uses SQLite's FULL.
+  "all-nosync": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "none" },
+  "all-full": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "synchronous-full" },
 };
 
 /** msg/s and server CPU ms per message of each configuration run, for the summary. */
@@ -105,11 +113,14 @@ async function runPierServer() {
   const levers = new Set((process.env.BENCH_LEVERS ?? "cache,group,worker").split(","));
   const mailFiling = {
     noDnsCache: !levers.has("cache"),
-    groupCommit: levers.has("group")
-      ? process.env.BENCH_GROUP_WAIT_MS
-        ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) }
-        : {}
-      : { maxBatch: 1, maxWaitMs: 0 },
+    groupCommit: {
+      ...(levers.has("group")
+        ? process.env.BENCH_GROUP_WAIT_MS
+          ? { maxWaitMs: Number(process.env.BENCH_GROUP_WAIT_MS) }
+          : {}
+        : { maxBatch: 1, maxWaitMs: 0 }),
+      ...(process.env.BENCH_DURABILITY ? { durability: process.env.BENCH_DURABILITY as "none" } : {}),
+    },
     inProcessReading: !levers.has("worker"),
   };
   const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver, mailFiling });
@@ -135,6 +146,17 @@ async function runPierServer() {
   process.exit(0);
 }
 
+/** CPU of the event loop's thread alone (Linux: its task's utime + stime, in clock ticks of 10 ms). */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = require("node:fs").readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8") as string;
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10; // fields 14 and 15 of stat(5)
+  } catch {
+    return NaN;
+  }
+}
+
 /** Print where to send, then answer stats commands from the client on stdin. */
 async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }, commits: () => unknown = () => null) {
   let peak = process.memoryUsage().rss;
@@ -151,7 +173,16 @@ async function serveStats(filed: () => number, hello: { port: number; addresses:
     }
     if (line === "reset" || line === "stats" || line === "gc-on" || line === "sample-rss") {
       const cpu = process.cpuUsage(); // every thread of the server process (event loop, workers, fs pool)
-      console.log(JSON.stringify({ peak, rss: process.memoryUsage().rss, filed: filed(), cpuMs: (cpu.user + cpu.system) / 1000, commits: commits() }));
+      console.log(
+        JSON.stringify({
+          peak,
+          rss: process.memoryUsage().rss,
+          filed: filed(),
+          cpuMs: (cpu.user + cpu.system) / 1000,
+          mainMs: mainThreadCpuMs(),
+          commits: commits(),
+        }),
+      );
     }
     if (line === "gc-on") setInterval(() => Bun.gc(true), 50).unref(); // shows live memory, not GC slack
     if (line === "quit") break;
@@ -176,6 +207,97 @@ async function runClient() {
   }
   if (!process.argv.includes("--no-memory")) await runOne("all", CONFIGS.all!, true);
   process.exit(0);
+}
+
+interface BenchMail {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+}
+interface BenchClient {
+  send(m: BenchMail): Promise<unknown>;
+  close(): void;
+}
+
+function nodemailerPool(port: number): BenchClient {
+  const pool = nodemailer.createTransport({
+    host: "127.0.0.1",
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: 8,
+    maxMessages: Infinity,
+  } as SMTPTransport.Options);
+  return { send: (m) => pool.sendMail(m), close: () => pool.close() };
+}
+
+/** `connections` SMTP sessions; each message is MAIL, RCPT, DATA (one reply each), then the bytes. */
+async function rawSmtpPool(port: number, connections: number, text: string): Promise<BenchClient> {
+  // The same quoted-printable body for every message (as nodemailer encodes this text).
+  const qp = text.replace(/(.{72})/g, "$1=\r\n");
+  const queue: { m: BenchMail; done: (e?: Error) => void }[] = [];
+  const idle: (() => void)[] = [];
+  const sockets: import("node:net").Socket[] = [];
+  const { connect } = await import("node:net");
+  const session = async () => {
+    const sock = connect(port, "127.0.0.1");
+    sockets.push(sock);
+    let buf = "";
+    let waiter: ((line: string) => void) | null = null;
+    sock.setEncoding("latin1");
+    sock.on("data", (d: string) => {
+      buf += d;
+      for (;;) {
+        const nl = buf.indexOf("\r\n");
+        if (nl === -1) break;
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 2);
+        if (line[3] === "-") continue; // a multi-line reply goes on
+        const w = waiter;
+        waiter = null;
+        w?.(line);
+      }
+    });
+    const reply = (expect: string) =>
+      new Promise<void>((resolve, reject) => {
+        waiter = (line) => (line.startsWith(expect) ? resolve() : reject(new Error(`SMTP: ${line}`)));
+      });
+    const cmd = (line: string, expect: string) => {
+      const r = reply(expect);
+      sock.write(line);
+      return r;
+    };
+    await reply("220");
+    await cmd("EHLO client.sender.test\r\n", "250");
+    for (;;) {
+      const job = queue.shift() ?? (await new Promise<void>((r) => idle.push(r)), queue.shift());
+      if (!job) return;
+      try {
+        await cmd(`MAIL FROM:<${job.m.from}>\r\n`, "250");
+        await cmd(`RCPT TO:<${job.m.to}>\r\n`, "250");
+        await cmd("DATA\r\n", "354");
+        const head = `From: <${job.m.from}>\r\nTo: <${job.m.to}>\r\nSubject: ${job.m.subject}\r\nMessage-ID: <${crypto.randomUUID()}@sender.test>\r\nDate: ${new Date().toUTCString()}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n`;
+        await cmd(`${head}${qp}\r\n.\r\n`, "250");
+        job.done();
+      } catch (e) {
+        job.done(e as Error);
+      }
+    }
+  };
+  const sessions = Array.from({ length: connections }, session);
+  return {
+    send: (m) =>
+      new Promise<void>((resolve, reject) => {
+        queue.push({ m, done: (e) => (e ? reject(e) : resolve()) });
+        idle.shift()?.();
+      }),
+    close() {
+      for (const s of sockets) s.end("QUIT\r\n");
+      void sessions;
+    },
+  };
 }
 
 async function runOne(name: string, env: Record<string, string>, memory: boolean) {
@@ -218,27 +340,21 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
   };
   if (!memory) {
     // 1. Throughput: 10 KB messages, 8 pooled connections.
-    const pool = nodemailer.createTransport({
-      host: "127.0.0.1",
-      port,
-      secure: false,
-      ignoreTLS: true,
-      pool: true,
-      maxConnections: 8,
-      maxMessages: Infinity,
-    } as SMTPTransport.Options);
     const body = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(170).slice(0, 9_500);
     const mail = (i: number) => ({ from: "sender@sender.test", to: addresses[i % addresses.length]!, subject: `bench ${i}`, text: body });
-    await Promise.all(Array.from({ length: 100 }, (_, i) => pool.sendMail(mail(i)))); // warm-up
+    const client = rawClient ? await rawSmtpPool(port, 8, body) : nodemailerPool(port);
+    await Promise.all(Array.from({ length: 100 }, (_, i) => client.send(mail(i)))); // warm-up
     const base = await ask("reset");
+    const clientCpu0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: total }, (_, i) => pool.sendMail(mail(i))));
+    await Promise.all(Array.from({ length: total }, (_, i) => client.send(mail(i))));
     const secs = (performance.now() - t0) / 1000;
+    const clientCpu = process.cpuUsage(clientCpu0);
     const after = await ask("stats");
-    pool.close();
+    client.close();
     const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
     console.log(
-      `${name.padEnd(13)} ${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg;${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
+      `${name.padEnd(13)} ${rawClient ? "[raw client] " : ""}${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg (event loop ${((after.mainMs - base.mainMs) / total).toFixed(2)}), client ${((clientCpu.user + clientCpu.system) / 1000 / total).toFixed(2)};${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
     );
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });
     return quit();

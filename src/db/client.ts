@@ -1,6 +1,7 @@
 // SQLite configured on purpose, in one place: WAL for concurrent readers, a busy timeout so a
 // second connection (CLI against a running server) waits instead of failing, foreign keys on,
-// NORMAL sync (durable in WAL mode across application crashes).
+// NORMAL sync (durable in WAL mode across application crashes; what must also survive a power
+// cut fsyncs the WAL itself before answering: see features/mail/wal-sync.ts).
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema";

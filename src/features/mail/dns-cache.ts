@@ -36,8 +36,9 @@ const systemResolver = async (name: string, rrtype: string): Promise<{ answer: u
   return { answer: await dns.resolve(name, rrtype as "TXT"), ttlMs: FALLBACK_TTL_MS };
 };
 
-export function cachingResolver(inner?: DNSResolver, now: () => number = Date.now): DNSResolver {
-  const lookup = inner ? async (name: string, rrtype: string) => ({ answer: await inner(name, rrtype), ttlMs: FALLBACK_TTL_MS }) : systemResolver;
+/** `innerTtlMs`: how long answers of `inner` are kept (it reports no TTLs). */
+export function cachingResolver(inner?: DNSResolver, now: () => number = Date.now, innerTtlMs = FALLBACK_TTL_MS): DNSResolver {
+  const lookup = inner ? async (name: string, rrtype: string) => ({ answer: await inner(name, rrtype), ttlMs: innerTtlMs }) : systemResolver;
   const cache = new Map<string, Entry>();
   const remember = (key: string, entry: Entry) => {
     cache.delete(key);

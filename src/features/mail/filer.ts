@@ -6,23 +6,21 @@
 // last_received_path and the message row. Only after that COMMIT does the client get 250; any
 // failure before it answers 451 and the sender retries, so nothing is half-filed or lost.
 // Messages arriving together share that transaction (group-commit.ts), each in its own
-// savepoint, and verification and parsing run in a worker thread (inbound-worker.ts).
-import { createReadStream, readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+// savepoint, and everything before the transaction (verification, parsing, message.json, the
+// blobs: prepare.ts) runs in a worker thread (inbound-worker.ts).
+import { rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { DNSResolver } from "mailauth";
-import type { BlobRef, Change } from "../files";
 import { commitChanges, type SystemWriter } from "../files";
-import { forbiddenReason, normalizeContentType } from "../files";
-import { normalizePath } from "../files";
-import { ExecutableScanner } from "../files";
-import { guessContentType } from "../files";
 import type { Deps } from "../../core/context";
-import { SMALL_BLOB_BYTES, type BlobInfo } from "../../blobs/store";
+import { DiskBlobStore } from "../../blobs/disk";
+import type { BlobStore } from "../../blobs/store";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
 import { lookupRecipient } from "../buckets";
 import { GroupCommitter, type GroupCommitOptions } from "./group-commit";
-import { messageFilesFor, readInboundMessage, type AttachmentPlan, type InboundMessage, type MessageFile, type ReadOptions } from "./inbound";
+import type { ReadOptions } from "./inbound";
+import { prepareMessage } from "./prepare";
 import { cachingResolver } from "./dns-cache";
 import { InboundReader } from "./inbound-reader";
 import { filingStatements } from "./filing-statements";
@@ -51,7 +49,8 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   rmSync(tempDir, { recursive: true, force: true });
   const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit, (dirs) => deps.blobs.syncDirs(dirs));
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
-  const reader = opts.inProcessReading ? null : new InboundReader(resolver);
+  const blobDir = diskBlobDir(deps.blobs);
+  const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache);
   return {
     acceptRecipient(address) {
       const r = lookupRecipient(deps, address);
@@ -67,55 +66,10 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   };
 }
 
-/** Which attachments become files, and with which content type. */
-async function planAttachments(msg: InboundMessage): Promise<AttachmentPlan> {
-  const plan: AttachmentPlan = [];
-  for (const [i, a] of msg.decoded.attachments.entries()) {
-    let path: string;
-    try {
-      path = normalizePath(`_email/attachments/${a.filename}`);
-    } catch {
-      plan.push({ store: false, reason: "invalid_name" });
-      continue;
-    }
-    let contentType: string;
-    try {
-      contentType = normalizeContentType(a.content_type);
-    } catch {
-      contentType = guessContentType(path);
-    }
-    if (forbiddenReason(path, contentType)) {
-      plan.push({ store: false, reason: "forbidden_file_type" });
-      continue;
-    }
-    if (await scanFile(msg.attachmentFiles[i]!)) {
-      plan.push({ store: false, reason: "executable_content" });
-      continue;
-    }
-    plan.push({ store: true, contentType });
-  }
-  return plan;
-}
-
-/** The executable kind of a file on disk, read as a stream (a PE header may sit past any fixed head). */
-async function scanFile(path: string): Promise<string | null> {
-  const scanner = new ExecutableScanner();
-  const reader = Bun.file(path).stream().getReader();
-  try {
-    for (let r = await reader.read(); !r.done; r = await reader.read()) {
-      const kind = scanner.push(r.value);
-      if (kind) return kind;
-    }
-  } finally {
-    void reader.cancel();
-  }
-  return scanner.finish();
-}
-
-interface BucketCopy {
-  bucketId: string;
-  json: ReturnType<typeof messageFilesFor>["json"];
-  files: MessageFile[];
+/** The directory of a disk blob store, which the worker opens itself; null for another kind. */
+function diskBlobDir(blobs: BlobStore): string | null {
+  if (!(blobs instanceof DiskBlobStore)) return null;
+  return dirname(dirname(dirname(dirname(blobs.pathOf("0".repeat(64)))))); // <dir>/sha256/00/00/<hex>
 }
 
 export async function fileMessage(
@@ -132,72 +86,25 @@ export async function fileMessage(
     resolver: opts.resolver,
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
-  const msg = opts.reader ? await opts.reader.read(envelope, raw, session, readOpts) : await readInboundMessage(envelope, raw, session, readOpts);
-  try {
-    const plan = await planAttachments(msg);
-    // Recipients by bucket (the rate-limit key is the bucket id): one copy per bucket.
-    const byBucket = new Map<string, string[]>();
-    for (const r of envelope.recipients) byBucket.set(r.key, [...(byBucket.get(r.key) ?? []), r.address]);
-    const copies: BucketCopy[] = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, raw, rcpts, plan) }));
+  const { copies, unsyncedDirs } = opts.reader
+    ? await opts.reader.prepare(envelope, raw, session, readOpts)
+    : await prepareMessage(deps.blobs, envelope, raw, session, readOpts);
 
-    // Blobs first, outside the transaction. Keyed by source: message.eml and attachments are
-    // shared by the copies and stored once (message.json bytes are made per copy). Small files
-    // are stored in one write; their directory fsyncs are left to the commit, which runs the
-    // whole batch's before COMMIT.
-    const stored = new Map<string | Uint8Array, BlobRef>();
-    const unsyncedDirs: string[] = [];
-    const blobOf = async (f: MessageFile): Promise<BlobRef> => {
-      const key = "file" in f.source ? f.source.file : f.source.bytes;
-      const hit = stored.get(key);
-      if (hit) return { ...hit, contentType: f.contentType };
-      let info: BlobInfo & { unsyncedDir?: string };
-      if ("bytes" in f.source) info = await deps.blobs.putBytes(f.source.bytes, { deferDirSync: true });
-      else {
-        const path = f.source.file;
-        info =
-          statSync(path).size <= SMALL_BLOB_BYTES
-            ? await deps.blobs.putBytes(readFileSync(path), { deferDirSync: true })
-            : await deps.blobs.put(createReadStream(path));
-      }
-      if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
-      const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
-      stored.set(key, ref);
-      return ref;
-    };
-    const changes = new Map<string, Change[]>();
+  const now = deps.clock.now().toISOString();
+  const st = filingStatements(deps.sqlite);
+  const write = (tx: Tx) => {
     for (const c of copies) {
-      const list: Change[] = [];
-      for (const f of c.files) list.push({ path: f.path, blob: await blobOf(f) });
-      changes.set(c.bucketId, list);
+      // Re-checked here: the address may have been switched off since RCPT TO.
+      const row = st.address.get(c.bucketId);
+      if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
+      commitChanges(deps, INBOUND_WRITER, c.bucketId, c.changes, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
+      st.countReceived.run(row.localPart, c.folder, c.receivedAt, now);
+      st.insertMessage.run(c.bucketId, c.folder, c.messageId, c.receivedAt, c.from, c.subject, c.size, c.attachmentCount);
     }
-
-    const now = deps.clock.now().toISOString();
-    const st = filingStatements(deps.sqlite);
-    const write = (tx: Tx) => {
-      for (const c of copies) {
-        // Re-checked here: the address may have been switched off since RCPT TO.
-        const row = st.address.get(c.bucketId);
-        if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
-        commitChanges(deps, INBOUND_WRITER, c.bucketId, changes.get(c.bucketId)!, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
-        st.countReceived.run(row.localPart, c.json.folder, c.json.received_at, now);
-        st.insertMessage.run(
-          c.bucketId,
-          c.json.folder,
-          c.json.id,
-          c.json.received_at,
-          c.json.from?.address?.slice(0, 500) ?? null,
-          c.json.subject?.slice(0, 1000) ?? null,
-          c.json.size,
-          c.json.attachments.filter((a) => a.path !== null).length,
-        );
-      }
-    };
-    if (opts.committer) await opts.committer.commit(write, unsyncedDirs);
-    else {
-      await deps.blobs.syncDirs(unsyncedDirs);
-      transaction(deps.db, write);
-    }
-  } finally {
-    await msg.cleanup();
+  };
+  if (opts.committer) await opts.committer.commit(write, unsyncedDirs);
+  else {
+    await deps.blobs.syncDirs(unsyncedDirs);
+    transaction(deps.db, write);
   }
 }

@@ -16,6 +16,9 @@ export interface FilingStatements {
   savepoint: Statement;
   release: Statement;
   rollbackTo: Statement;
+  /** Around a batch when the benchmark compares SQLite's own fsync (see GroupCommitOptions). */
+  synchronousFull: Statement;
+  synchronousNormal: Statement;
 }
 
 const cache = new WeakMap<Database, FilingStatements>();
@@ -34,6 +37,8 @@ export function filingStatements(sqlite: Database): FilingStatements {
     savepoint: sqlite.prepare("SAVEPOINT inbound_message"),
     release: sqlite.prepare("RELEASE inbound_message"),
     rollbackTo: sqlite.prepare("ROLLBACK TO inbound_message"),
+    synchronousFull: sqlite.prepare("PRAGMA synchronous = FULL"),
+    synchronousNormal: sqlite.prepare("PRAGMA synchronous = NORMAL"),
   };
   cache.set(sqlite, s);
   return s;

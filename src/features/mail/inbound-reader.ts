@@ -1,14 +1,13 @@
-// Runs readInboundMessage (verification and parsing, the CPU-heavy part of filing a message)
-// in a worker thread, so SMTP conversations, commits and HTTP requests on the main thread do not
-// wait behind mailauth and mailparser. One worker: on a small machine the main thread needs the
+// Runs prepareMessage (verification, parsing and the blobs: all of filing a message but its
+// transaction) in a worker thread, so SMTP conversations, commits and HTTP requests on the main
+// thread do not wait behind mailauth, mailparser, hashing and file writes. One worker: on a small machine the main thread needs the
 // other core; each worker handles many messages at once (its work is mostly streams).
 import { promises as dns } from "node:dns";
 import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { SmtpReply, type InboundEnvelope, type SmtpSessionInfo } from "../../smtp/server";
-import { removeScratch, type InboundMessage, type ReadOptions } from "./inbound";
-import type { DecodedMessage } from "./parse";
-import type { AuthenticationResults } from "./sender-auth";
+import { removeScratch, type ReadOptions } from "./inbound";
+import type { PreparedMessage } from "./prepare";
 
 export interface ReadJob {
   kind: "read";
@@ -18,14 +17,18 @@ export interface ReadJob {
   raw: string | Uint8Array;
   session: SmtpSessionInfo;
   opts: Omit<ReadOptions, "resolver">;
+  /** The disk blob store's directory, opened by the worker. */
+  blobDir: string;
+  /** Keep DNS answers in the worker for a few seconds (off only for the benchmark's comparison). */
+  cacheDns: boolean;
 }
 export type WorkerRequest =
   | ReadJob
   | { kind: "dns"; id: number; ok: true; answer: unknown }
   | { kind: "dns"; id: number; ok: false; code?: string; message: string };
 export type WorkerReply =
-  | { kind: "read"; id: number; ok: true; decoded: DecodedMessage; auth: AuthenticationResults; attachmentFiles: string[] }
-  | { kind: "read"; id: number; ok: false; reply?: { code: number; message: string }; error?: string }
+  | { kind: "read"; id: number; ok: true; prepared: PreparedMessage }
+  | { kind: "read"; id: number; ok: false; reply?: { code: number; message: string }; error?: string; code?: string }
   | { kind: "dns"; id: number; name: string; rrtype: string };
 
 /** A message the worker has not answered in this long is given up (451; the sender retries). */
@@ -54,11 +57,15 @@ export class InboundReader {
   private readonly resolver: DNSResolver;
 
   /** `resolver` answers the worker's DNS questions; the system resolver when unset. */
-  constructor(resolver?: DNSResolver) {
+  constructor(
+    private readonly blobDir: string,
+    resolver?: DNSResolver,
+    private readonly cacheDns = true,
+  ) {
     this.resolver = resolver ?? (((name: string, rrtype: string) => dns.resolve(name, rrtype as "TXT")) as DNSResolver);
   }
 
-  async read(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions): Promise<InboundMessage> {
+  async prepare(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions): Promise<PreparedMessage> {
     const { resolver: _, ...plain } = opts;
     const id = ++this.nextId;
     const dir = join(opts.tempDir, envelope.id);
@@ -69,7 +76,10 @@ export class InboundReader {
       reply = await new Promise((resolve, reject) => {
         const timer = setTimeout(() => this.fail(new Error("message reading timed out")), JOB_TIMEOUT_MS);
         this.waiting.set(id, { resolve, reject, timer });
-        w.postMessage({ kind: "read", id, envelope, raw, session, opts: plain } satisfies ReadJob);
+        // Bytes held in memory are moved to the worker, not copied: nothing here reads them again.
+        const own = typeof raw !== "string" && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength;
+        const job = { kind: "read", id, envelope, raw, session, opts: plain, blobDir: this.blobDir, cacheDns: this.cacheDns } satisfies ReadJob;
+        w.postMessage(job, own ? [raw.buffer as ArrayBuffer] : []);
       });
     } catch (e) {
       await cleanup();
@@ -78,9 +88,10 @@ export class InboundReader {
     if (!reply.ok) {
       await cleanup();
       if (reply.reply) throw new SmtpReply(reply.reply.code, reply.reply.message);
-      throw new Error(reply.error ?? "message reading failed");
+      // The code travels too: a full disk (ENOSPC) must still become SMTP 452.
+      throw Object.assign(new Error(reply.error ?? "message reading failed"), reply.code ? { code: reply.code } : {});
     }
-    return { envelope, session, decoded: reply.decoded, auth: reply.auth, attachmentFiles: reply.attachmentFiles, cleanup };
+    return reply.prepared;
   }
 
   close(): void {

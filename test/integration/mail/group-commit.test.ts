@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInboundHandler } from "../../../src/features/mail/filer";
 import { tableResolver } from "../../../src/features/mail/sender-auth";
+import { coalesced, walSyncer } from "../../../src/features/mail/wal-sync";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
@@ -68,5 +69,79 @@ describe("group commit", () => {
     expect(await messages(ids[0]!)).toEqual(["message 0"]);
     expect(await messages(ids[1]!)).toEqual([]);
     expect(await messages(ids[2]!)).toEqual(["message 2"]);
+  });
+
+  test("a committed batch is acknowledged only after the WAL fsync, which really runs", async () => {
+    const { id } = await createBucket(t, u, { title: "durable", inbound_email: { enabled: true } });
+    expect(t.pier.deps.sqlite.filename).toBeTruthy();
+    const real = walSyncer(t.pier.deps.sqlite.filename);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let syncs = 0;
+    const syncWal = async () => {
+      syncs++;
+      await gate;
+      await real(); // the real fsync of the real WAL file: throws if the file cannot be synced
+    };
+    const filer = createInboundHandler(t.pier.deps, {
+      groupCommit: { maxBatch: 1, maxWaitMs: 60_000, syncWal },
+      inProcessReading: true,
+      resolver: tableResolver({}),
+    });
+    try {
+      const raw = join(dir, "durable.eml");
+      writeFileSync(raw, "From: a@sender.test\r\nTo: box@mail.pier.test\r\nSubject: durable\r\n\r\nhello\r\n");
+      let settled = false;
+      const delivered = filer
+        .deliver(
+          {
+            id: "walsync0abcdefgh",
+            mailFrom: "a@sender.test",
+            recipients: [{ address: "box@mail.pier.test", key: id }],
+            size: 60,
+            receivedAt: new Date(),
+            smtpUtf8: false,
+          },
+          raw,
+          { id: "s-durable", remoteAddress: "127.0.0.1", clientHostname: "[127.0.0.1]", helo: "sender.test", tls: false },
+        )
+        .finally(() => (settled = true));
+      // Committed (readable through the API) while the fsync is held: no acknowledgement yet.
+      const deadline = Date.now() + 20_000;
+      while ((await messages(id)).length === 0 && Date.now() < deadline) await Bun.sleep(20);
+      expect(await messages(id)).toEqual(["durable"]);
+      await Bun.sleep(50);
+      expect(syncs).toBe(1);
+      expect(settled).toBe(false);
+      open();
+      await delivered;
+      expect(settled).toBe(true);
+    } finally {
+      open();
+      filer.close();
+    }
+  });
+
+  test("fsyncs asked for while one runs share the next one", async () => {
+    const releases: (() => void)[] = [];
+    let runs = 0;
+    const sync = coalesced(async () => {
+      runs++;
+      await new Promise<void>((r) => releases.push(r));
+    });
+    const first = sync();
+    const second = sync();
+    const third = sync();
+    expect(runs).toBe(1);
+    expect(second).toBe(third);
+    releases[0]!();
+    await first;
+    // The shared follow-up starts only after the first finished (it must cover later writes).
+    const deadline = Date.now() + 20_000;
+    while (runs < 2 && Date.now() < deadline) await Bun.sleep(5);
+    expect(runs).toBe(2);
+    releases[1]!();
+    await Promise.all([second, third]);
+    expect(runs).toBe(2);
   });
 });

@@ -1,0 +1,140 @@
+// Everything about a received message that happens before its filing transaction: verify and
+// parse it (inbound.ts), decide which attachments become files, build each bucket's
+// message.json, and store every blob (message.eml, message.json, attachments). What is left
+// for the commit is plain data: per bucket, the changes and the message row's fields. It runs
+// in the reading worker (inbound-worker.ts) with its own handle on the same blob directory, so
+// the event loop that speaks SMTP and commits does none of the hashing and file writes.
+import { createReadStream, readFileSync, statSync } from "node:fs";
+import type { BlobStore, BlobInfo } from "../../blobs/store";
+import { SMALL_BLOB_BYTES } from "../../blobs/store";
+import type { InboundEnvelope, SmtpSessionInfo } from "../../smtp/server";
+import type { BlobRef, Change } from "../files";
+import { ExecutableScanner, forbiddenReason, guessContentType, normalizeContentType, normalizePath } from "../files";
+import { messageFilesFor, readInboundMessage, type AttachmentPlan, type InboundMessage, type MessageFile, type ReadOptions } from "./inbound";
+
+/** One bucket's copy, ready for commitChanges and the message row. */
+export interface PreparedCopy {
+  bucketId: string;
+  changes: Change[];
+  folder: string;
+  messageId: string;
+  receivedAt: string;
+  from: string | null;
+  subject: string | null;
+  size: number;
+  attachmentCount: number;
+}
+
+export interface PreparedMessage {
+  copies: PreparedCopy[];
+  /** Blob directories whose new entries still need an fsync before the commit. */
+  unsyncedDirs: string[];
+}
+
+/** Which attachments become files, and with which content type. */
+async function planAttachments(msg: InboundMessage): Promise<AttachmentPlan> {
+  const plan: AttachmentPlan = [];
+  for (const [i, a] of msg.decoded.attachments.entries()) {
+    let path: string;
+    try {
+      path = normalizePath(`_email/attachments/${a.filename}`);
+    } catch {
+      plan.push({ store: false, reason: "invalid_name" });
+      continue;
+    }
+    let contentType: string;
+    try {
+      contentType = normalizeContentType(a.content_type);
+    } catch {
+      contentType = guessContentType(path);
+    }
+    if (forbiddenReason(path, contentType)) {
+      plan.push({ store: false, reason: "forbidden_file_type" });
+      continue;
+    }
+    if (await scanFile(msg.attachmentFiles[i]!)) {
+      plan.push({ store: false, reason: "executable_content" });
+      continue;
+    }
+    plan.push({ store: true, contentType });
+  }
+  return plan;
+}
+
+/** The executable kind of a file on disk, read as a stream (a PE header may sit past any fixed head). */
+async function scanFile(path: string): Promise<string | null> {
+  const scanner = new ExecutableScanner();
+  const reader = Bun.file(path).stream().getReader();
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      const kind = scanner.push(r.value);
+      if (kind) return kind;
+    }
+  } finally {
+    void reader.cancel();
+  }
+  return scanner.finish();
+}
+
+/**
+ * Verify, parse and store the blobs of one message (throws SmtpReply(550) on DMARC enforcement,
+ * see readInboundMessage). The message's scratch files are gone when this settles.
+ */
+export async function prepareMessage(
+  blobs: BlobStore,
+  envelope: InboundEnvelope,
+  /** The raw message: its temp file, or its bytes (small messages). */
+  raw: string | Uint8Array,
+  session: SmtpSessionInfo,
+  opts: ReadOptions,
+): Promise<PreparedMessage> {
+  const msg = await readInboundMessage(envelope, raw, session, opts);
+  try {
+    const plan = await planAttachments(msg);
+    // Recipients by bucket (the rate-limit key is the bucket id): one copy per bucket.
+    const byBucket = new Map<string, string[]>();
+    for (const r of envelope.recipients) byBucket.set(r.key, [...(byBucket.get(r.key) ?? []), r.address]);
+    const copies = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, raw, rcpts, plan) }));
+
+    // Keyed by source: message.eml and attachments are shared by the copies and stored once
+    // (message.json bytes are made per copy). Small files are stored in one write; their
+    // directory fsyncs are left to the group commit, which runs the whole batch's before COMMIT.
+    const stored = new Map<string | Uint8Array, BlobRef>();
+    const unsyncedDirs: string[] = [];
+    const blobOf = async (f: MessageFile): Promise<BlobRef> => {
+      const key = "file" in f.source ? f.source.file : f.source.bytes;
+      const hit = stored.get(key);
+      if (hit) return { ...hit, contentType: f.contentType };
+      let info: BlobInfo & { unsyncedDir?: string };
+      if ("bytes" in f.source) info = await blobs.putBytes(f.source.bytes, { deferDirSync: true });
+      else {
+        const path = f.source.file;
+        info =
+          statSync(path).size <= SMALL_BLOB_BYTES ? await blobs.putBytes(readFileSync(path), { deferDirSync: true }) : await blobs.put(createReadStream(path));
+      }
+      if (info.unsyncedDir) unsyncedDirs.push(info.unsyncedDir);
+      const ref = { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
+      stored.set(key, ref);
+      return ref;
+    };
+    const prepared: PreparedCopy[] = [];
+    for (const c of copies) {
+      const changes: Change[] = [];
+      for (const f of c.files) changes.push({ path: f.path, blob: await blobOf(f) });
+      prepared.push({
+        bucketId: c.bucketId,
+        changes,
+        folder: c.json.folder,
+        messageId: c.json.id,
+        receivedAt: c.json.received_at,
+        from: c.json.from?.address?.slice(0, 500) ?? null,
+        subject: c.json.subject?.slice(0, 1000) ?? null,
+        size: c.json.size,
+        attachmentCount: c.json.attachments.filter((a) => a.path !== null).length,
+      });
+    }
+    return { copies: prepared, unsyncedDirs };
+  } finally {
+    await msg.cleanup();
+  }
+}
