@@ -228,12 +228,12 @@ async function flood() {
   for (let round = 1; round <= 3; round++) {
     const t0 = performance.now();
     for (let i = 0; i < 100_000; i++) {
-      const ua = `Mozilla/5.0 (X11; Linux x86_64; rv:${i % 50}.0) Gecko/20100101 Firefox/${i % 50}.0`; // browsers: every hit is also a visitor hash
+      const ua = `Mozilla/5.0 (X11; Linux x86_64; rv:${i % 50}.0) Gecko/20100101 Firefox/${i % 50}.0`;
       rec.hit(
         Date.now(),
         pub.id,
         "floodsite",
-        `/wp-admin/${round}-${i}-${Math.random().toString(36).slice(2)}.php`,
+        `/wp-admin/${round}-${i}-${Math.random().toString(36).slice(2)}`, // page paths of browsers: every hit is a visit
         "not_found",
         false,
         null,

@@ -19,6 +19,22 @@ export function extensionOf(path: string): string {
 
 export const isDownloadPath = (path: string): boolean => DOWNLOAD_EXTENSIONS.has(extensionOf(path));
 
+/** A path that names a page rather than a file: no extension, or .html/.htm. */
+export function isPagePath(path: string): boolean {
+  const ext = extensionOf(path);
+  return ext === "" || ext === "html" || ext === "htm";
+}
+
+/**
+ * Whether a person's hit makes them a visitor (GoatCounter's and Plausible's rule): a page, a
+ * download, or a page path not found (a broken link followed to the site's 404 page). A page's
+ * assets come with the page, which already counted its reader, and a hotlinked image or a missing
+ * favicon is not a visit; such hits never need the client address.
+ */
+export function isVisit(kind: HitKind, download: boolean, path: string): boolean {
+  return kind === "page" || download || (kind === "not_found" && isPagePath(path));
+}
+
 /**
  * How a response counts: 2xx/304 HTML is a page (also a revalidated page: a 304 has no type, so
  * the path decides), any other 2xx/304 an asset, 404 not found; redirects, gates and errors are
@@ -26,10 +42,7 @@ export const isDownloadPath = (path: string): boolean => DOWNLOAD_EXTENSIONS.has
  */
 export function classify(status: number, contentType: string | null, path: string): HitKind | null {
   if (status === 404) return "not_found";
-  if (status === 304) {
-    const ext = extensionOf(path);
-    return ext === "" || ext === "html" || ext === "htm" ? "page" : "asset";
-  }
+  if (status === 304) return isPagePath(path) ? "page" : "asset";
   if (status < 200 || status > 299) return null;
   return contentType !== null && contentType.startsWith("text/html") ? "page" : "asset";
 }

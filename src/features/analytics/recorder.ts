@@ -42,6 +42,7 @@ class RawHits {
   readonly userAgent: string[] = new Array(RAW_MAX).fill("");
   /** The bot's name, or null for a person (looked up on the request: a bot's address is never asked for). */
   readonly bot: (string | null)[] = new Array(RAW_MAX).fill(null);
+  /** The client address of a person's visit, "" for every other hit. */
   readonly ip: string[] = new Array(RAW_MAX).fill("");
 }
 
@@ -86,9 +87,9 @@ export class AnalyticsRecorder {
 
   /**
    * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
-   * `label` is the site host's first label; `bot` is botOf(userAgent); `ip` and `referer` are
-   * only read for people (a bot's are never used), the referrer only for pages. Never throws
-   * into the site server.
+   * `label` is the site host's first label; `bot` is botOf(userAgent); `ip` is the client
+   * address of a person's visit (isVisit) and "" for any other hit (a bot, an asset); `referer`
+   * is read only for a person's page. Never throws into the site server.
    */
   hit(
     at: number,
@@ -249,7 +250,8 @@ export class AnalyticsRecorder {
         continue;
       }
       const ip = r.ip[i]!;
-      c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
+      // Assets and missing files are not visits: their address was never read (isVisit).
+      if (ip !== "") c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
       if (kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
       c.count("path", readablePath(path));
