@@ -11,10 +11,17 @@ const DOWNLOAD_EXTENSIONS = new Set(
   ),
 );
 
+/**
+ * The last segment's extension, lower-case; "" for none and for a dotfile (`/.well-known`).
+ * A scan from the end: two lastIndexOf calls cost several times more per hit under Bun.
+ */
 export function extensionOf(path: string): string {
-  const slash = path.lastIndexOf("/");
-  const dot = path.lastIndexOf(".");
-  return dot > slash + 1 ? path.slice(dot + 1).toLowerCase() : "";
+  for (let i = path.length - 1; i >= 0; i--) {
+    const c = path.charCodeAt(i);
+    if (c === 47 /* / */) return "";
+    if (c === 46 /* . */) return i === 0 || i === path.length - 1 || path.charCodeAt(i - 1) === 47 ? "" : path.slice(i + 1).toLowerCase();
+  }
+  return "";
 }
 
 export const isDownloadPath = (path: string): boolean => DOWNLOAD_EXTENSIONS.has(extensionOf(path));

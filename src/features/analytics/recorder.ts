@@ -66,6 +66,10 @@ export class AnalyticsRecorder {
   // building and hashing one long key per hit.
   private readonly hashes = new Map<string, Map<string, Map<string, string>>>();
   private hashesHeld = 0;
+  /** The last visit's day, publication and their map: consecutive visits mostly share them (no key built). */
+  private lastDay = "";
+  private lastPublicationId = "";
+  private lastByAgent: Map<string, Map<string, string>> | null = null;
   /** Referrer answers by site label, then Referer value (no key string built per hit). */
   private readonly referrers = new Map<string, Map<string, string | null | "own">>();
   private referrersHeld = 0;
@@ -111,7 +115,7 @@ export class AnalyticsRecorder {
     r.label[i] = label;
     r.path[i] = path;
     r.referer[i] = referer;
-    r.userAgent[i] = userAgent;
+    r.userAgent[i] = ip === "" ? "" : userAgent; // only a visit's hash needs it: hold no other string
     r.bot[i] = bot;
     r.ip[i] = ip;
     r.n = i + 1;
@@ -271,9 +275,15 @@ export class AnalyticsRecorder {
    */
   private visitorHash(at: number, publicationId: string, ip: string, userAgent: string): string {
     const day = dayKey(at);
-    const scope = `${day} ${publicationId}`;
-    let byAgent = this.hashes.get(scope);
-    if (byAgent === undefined) this.hashes.set(scope, (byAgent = new Map()));
+    let byAgent = this.lastByAgent;
+    if (byAgent === null || day !== this.lastDay || publicationId !== this.lastPublicationId) {
+      const scope = `${day} ${publicationId}`;
+      byAgent = this.hashes.get(scope) ?? null;
+      if (byAgent === null) this.hashes.set(scope, (byAgent = new Map()));
+      this.lastDay = day;
+      this.lastPublicationId = publicationId;
+      this.lastByAgent = byAgent;
+    }
     let byIp = byAgent.get(userAgent);
     if (byIp === undefined) byAgent.set(userAgent, (byIp = new Map()));
     const known = byIp.get(ip);
@@ -281,7 +291,8 @@ export class AnalyticsRecorder {
     if (this.hashesHeld >= REMEMBER_MAX) {
       this.hashes.clear();
       this.hashesHeld = 0;
-      this.hashes.set(scope, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
+      this.hashes.set(`${day} ${publicationId}`, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
+      this.lastByAgent = byAgent;
     }
     // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
     const hash = new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22);
@@ -324,6 +335,7 @@ export class AnalyticsRecorder {
       this.salts.delete(day);
       this.hashes.clear(); // remembered hashes of a forgotten salt go with it
       this.hashesHeld = 0;
+      this.lastByAgent = null;
     }
     pruneSalts(this.deps, yesterday);
   }
