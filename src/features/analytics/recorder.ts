@@ -112,10 +112,12 @@ export class AnalyticsRecorder {
     r.at[i] = at;
     r.flags[i] = (kind === "page" ? 0 : kind === "asset" ? 1 : 2) | (download ? DOWNLOAD_BIT : 0);
     r.publicationId[i] = publicationId;
-    r.label[i] = label;
-    r.path[i] = path;
+    // Only what the fold will read is held: every string kept here until the fold is work for
+    // the garbage collector while the site server allocates its answers.
+    r.label[i] = referer === null ? "" : label; // the site's own host tells navigation from referrers
+    r.path[i] = kind === "asset" ? "" : path; // pages and 404s have top lists, assets none
     r.referer[i] = referer;
-    r.userAgent[i] = ip === "" ? "" : userAgent; // only a visit's hash needs it: hold no other string
+    r.userAgent[i] = ip === "" ? "" : userAgent; // a visit's hash
     r.bot[i] = bot;
     r.ip[i] = ip;
     r.n = i + 1;
