@@ -93,7 +93,10 @@ const REFERER = "https://news.example.org/item";
 /** A wrk script that cycles each connection's requests through `paths`. */
 function cycleScript(paths: string[]): string {
   const file = join(work, `cycle-${paths.length}.lua`);
-  writeFileSync(file, `local paths = {${paths.map((p) => JSON.stringify(p)).join(", ")}}\nlocal i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format(nil, paths[i])\nend\n`);
+  writeFileSync(
+    file,
+    `local paths = {${paths.map((p) => JSON.stringify(p)).join(", ")}}\nlocal i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format(nil, paths[i])\nend\n`,
+  );
   return file;
 }
 
@@ -145,7 +148,9 @@ async function handlerCost() {
   const handle = createSiteHandler(deps);
   const BATCH = 30_000;
   const BATCHES = 6;
-  console.log(`\n### Site handler in-process, ${BATCHES} alternating batches of ${BATCH.toLocaleString("en")} requests per side (256 client IPs), CPU µs per request\n`);
+  console.log(
+    `\n### Site handler in-process, ${BATCHES} alternating batches of ${BATCH.toLocaleString("en")} requests per side (256 client IPs), CPU µs per request\n`,
+  );
   console.log("| Traffic | off median | on median | on - off | on / off | off batches | on batches |\n|---|---|---|---|---|---|---|");
   for (const mix of MIXES) {
     const headers = { "user-agent": mix.ua, referer: REFERER };
@@ -153,7 +158,11 @@ async function handlerCost() {
       const t0 = process.cpuUsage();
       for (let i = 0; i < n; i++) {
         const path = mix.paths[i % mix.paths.length]!;
-        const res = await handle(new Request(`http://${slug}.localhost${path}`, { headers }), { kind: "site", label: slug }, () => `198.51.100.${(i / mix.paths.length) & 255}`);
+        const res = await handle(
+          new Request(`http://${slug}.localhost${path}`, { headers }),
+          { kind: "site", label: slug },
+          () => `198.51.100.${(i / mix.paths.length) & 255}`,
+        );
         await res.arrayBuffer();
       }
       const d = process.cpuUsage(t0);
@@ -168,7 +177,9 @@ async function handlerCost() {
     const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
     const list = (a: number[]) => a.map((x) => x.toFixed(2)).join(", ");
     const [off, on] = [med(us.off), med(us.on)];
-    console.log(`| ${mix.name} | ${off.toFixed(2)} | ${on.toFixed(2)} | ${(on - off).toFixed(2)} | ${((on / off - 1) * 100).toFixed(1)}% | ${list(us.off)} | ${list(us.on)} |`);
+    console.log(
+      `| ${mix.name} | ${off.toFixed(2)} | ${on.toFixed(2)} | ${(on - off).toFixed(2)} | ${((on / off - 1) * 100).toFixed(1)}% | ${list(us.off)} | ${list(us.on)} |`,
+    );
   }
   deps.close();
 }
