@@ -58,14 +58,28 @@ export interface WrkRun {
   path?: string;
   durationS: number;
   headers?: Record<string, string>;
+  /** A wrk Lua script (`-s`), e.g. one that cycles through several paths. */
+  script?: string;
 }
 
 /** One wrk run (-t2 -c50): requests/s and the p99 latency as wrk prints it ("?" if absent). */
 export function wrk(run: WrkRun): { rps: number; p99: string } {
   const headers = Object.entries({ Host: `${run.slug}.localhost`, ...run.headers }).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
-  const out = spawnSync("wrk", ["-t2", "-c50", `-d${run.durationS}s`, "--latency", ...headers, `http://127.0.0.1:${run.port}${run.path ?? "/"}`], {
-    encoding: "utf8",
-  }).stdout;
+  const out = spawnSync(
+    "wrk",
+    [
+      "-t2",
+      "-c50",
+      `-d${run.durationS}s`,
+      "--latency",
+      ...headers,
+      ...(run.script ? ["-s", run.script] : []),
+      `http://127.0.0.1:${run.port}${run.path ?? "/"}`,
+    ],
+    {
+      encoding: "utf8",
+    },
+  ).stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
   const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "?";
   return { rps, p99 };

@@ -1,9 +1,10 @@
 // Analytics on the site server: every answer of a live site whose owner has not turned counting
 // off is recorded. The request pays for a few stores into preallocated arrays and a cached bot
-// lookup; a person's hit also for the client address (src/features/analytics/recorder.ts does
-// the rest off the request).
+// lookup; a person's visit (a page, a download, a page path not found) also for the client
+// address, which assets and bots never ask for (src/features/analytics/recorder.ts does the rest
+// off the request).
 import type { Deps } from "../core/context";
-import { classify, isDownloadPath } from "../features/analytics";
+import { classify, isDownloadPath, isVisit } from "../features/analytics";
 import type { Site } from "./directory";
 
 export interface CountedRequest {
@@ -31,20 +32,22 @@ export function countHit(deps: Deps, h: CountedRequest): void {
     const headers = req.headers;
     const userAgent = headers.get("user-agent") ?? "";
     const bot = analytics.botOf(userAgent);
-    const person = bot === null;
+    // A download is a whole non-HTML file handed out (a resumed range is the same download).
+    const download = kind === "asset" && status === 200 && method === "GET" && isDownloadPath(pathname);
+    // Only a person's visit reads the address (a system call): the visitor hash and the country.
+    const visit = bot === null && isVisit(kind, download, pathname);
     analytics.hit(
       analytics.now(),
       h.site.id,
       h.label,
       pathname,
       kind,
-      // A download is a whole non-HTML file handed out (a resumed range is the same download).
-      kind === "asset" && status === 200 && method === "GET" && isDownloadPath(pathname),
-      // Only a person's page view lists its referrer; only a person is a visitor with a country.
-      person && kind === "page" ? headers.get("referer") : null,
+      download,
+      // Only a person's page view lists its referrer.
+      bot === null && kind === "page" ? headers.get("referer") : null,
       userAgent,
       bot,
-      person ? h.ip() : "",
+      visit ? h.ip() : "",
     );
   } catch (e) {
     deps.log.error("analytics: hit not counted", { error: (e as Error).message }); // never the visitor's problem

@@ -2,7 +2,7 @@
 // daily, read through /api/v1/analytics, /api/v1/publications/:id/analytics and MCP.
 // What other features and src/sites may use of it: they import "../analytics", never a file inside.
 export { AnalyticsRecorder } from "./recorder";
-export { classify, isDownloadPath } from "./classify";
+export { classify, isDownloadPath, isVisit } from "./classify";
 export { accountAnalytics, publicationAnalytics, publicationSummary } from "./service";
 export { pruneAnalytics } from "./rollups";
 export { checkGeoDb } from "./geo";

@@ -42,6 +42,7 @@ class RawHits {
   readonly userAgent: string[] = new Array(RAW_MAX).fill("");
   /** The bot's name, or null for a person (looked up on the request: a bot's address is never asked for). */
   readonly bot: (string | null)[] = new Array(RAW_MAX).fill(null);
+  /** The client address of a person's visit, "" for every other hit. */
   readonly ip: string[] = new Array(RAW_MAX).fill("");
 }
 
@@ -65,6 +66,10 @@ export class AnalyticsRecorder {
   // building and hashing one long key per hit.
   private readonly hashes = new Map<string, Map<string, Map<string, string>>>();
   private hashesHeld = 0;
+  /** The last visit's day, publication and their map: consecutive visits mostly share them (no key built). */
+  private lastDay = "";
+  private lastPublicationId = "";
+  private lastByAgent: Map<string, Map<string, string>> | null = null;
   /** Referrer answers by site label, then Referer value (no key string built per hit). */
   private readonly referrers = new Map<string, Map<string, string | null | "own">>();
   private referrersHeld = 0;
@@ -86,9 +91,9 @@ export class AnalyticsRecorder {
 
   /**
    * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
-   * `label` is the site host's first label; `bot` is botOf(userAgent); `ip` and `referer` are
-   * only read for people (a bot's are never used), the referrer only for pages. Never throws
-   * into the site server.
+   * `label` is the site host's first label; `bot` is botOf(userAgent); `ip` is the client
+   * address of a person's visit (isVisit) and "" for any other hit (a bot, an asset); `referer`
+   * is read only for a person's page. Never throws into the site server.
    */
   hit(
     at: number,
@@ -107,10 +112,12 @@ export class AnalyticsRecorder {
     r.at[i] = at;
     r.flags[i] = (kind === "page" ? 0 : kind === "asset" ? 1 : 2) | (download ? DOWNLOAD_BIT : 0);
     r.publicationId[i] = publicationId;
-    r.label[i] = label;
-    r.path[i] = path;
+    // Only what the fold will read is held: every string kept here until the fold is work for
+    // the garbage collector while the site server allocates its answers.
+    r.label[i] = referer === null ? "" : label; // the site's own host tells navigation from referrers
+    r.path[i] = kind === "asset" ? "" : path; // pages and 404s have top lists, assets none
     r.referer[i] = referer;
-    r.userAgent[i] = userAgent;
+    r.userAgent[i] = ip === "" ? "" : userAgent; // a visit's hash
     r.bot[i] = bot;
     r.ip[i] = ip;
     r.n = i + 1;
@@ -249,7 +256,8 @@ export class AnalyticsRecorder {
         continue;
       }
       const ip = r.ip[i]!;
-      c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
+      // Assets and missing files are not visits: their address was never read (isVisit).
+      if (ip !== "") c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
       if (kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
       c.count("path", readablePath(path));
@@ -269,9 +277,15 @@ export class AnalyticsRecorder {
    */
   private visitorHash(at: number, publicationId: string, ip: string, userAgent: string): string {
     const day = dayKey(at);
-    const scope = `${day} ${publicationId}`;
-    let byAgent = this.hashes.get(scope);
-    if (byAgent === undefined) this.hashes.set(scope, (byAgent = new Map()));
+    let byAgent = this.lastByAgent;
+    if (byAgent === null || day !== this.lastDay || publicationId !== this.lastPublicationId) {
+      const scope = `${day} ${publicationId}`;
+      byAgent = this.hashes.get(scope) ?? null;
+      if (byAgent === null) this.hashes.set(scope, (byAgent = new Map()));
+      this.lastDay = day;
+      this.lastPublicationId = publicationId;
+      this.lastByAgent = byAgent;
+    }
     let byIp = byAgent.get(userAgent);
     if (byIp === undefined) byAgent.set(userAgent, (byIp = new Map()));
     const known = byIp.get(ip);
@@ -279,7 +293,8 @@ export class AnalyticsRecorder {
     if (this.hashesHeld >= REMEMBER_MAX) {
       this.hashes.clear();
       this.hashesHeld = 0;
-      this.hashes.set(scope, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
+      this.hashes.set(`${day} ${publicationId}`, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
+      this.lastByAgent = byAgent;
     }
     // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
     const hash = new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22);
@@ -322,6 +337,7 @@ export class AnalyticsRecorder {
       this.salts.delete(day);
       this.hashes.clear(); // remembered hashes of a forgotten salt go with it
       this.hashesHeld = 0;
+      this.lastByAgent = null;
     }
     pruneSalts(this.deps, yesterday);
   }

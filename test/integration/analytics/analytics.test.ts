@@ -199,6 +199,65 @@ describe("the next day", () => {
   });
 });
 
+describe("who is a visitor: page views and downloads, not assets", () => {
+  // Its own site and account, driven through the primary (whose recorder the test flushes).
+  let v: PublishedSite;
+  const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
+  const visit = async (path: string, ua: string, ip: string) => {
+    const r = await t.primaryFetch(v.host, path, { headers: { "user-agent": ua, "x-forwarded-for": ip } });
+    await r.arrayBuffer();
+    return r.status;
+  };
+  const totals = async () => {
+    flush();
+    const r = await t.api("GET", `/api/v1/publications/${v.pub.id}/analytics?range=7d`, { key: v.user.key });
+    expect(r.status).toBe(200);
+    return r.body.data.analytics;
+  };
+
+  beforeAll(async () => {
+    v = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "<!doctype html><link rel=stylesheet href=app.css><script src=app.js></script><img src=logo.png>" },
+        { path: "app.css", bytes: "body{}" },
+        { path: "app.js", bytes: "void 0" },
+        { path: "logo.png", bytes: "\x89PNG not really" },
+        { path: "manual.pdf", bytes: "%PDF-1.4 not really" },
+      ],
+    });
+  });
+
+  test("a page and the assets it loads, from one client, are one visitor", async () => {
+    for (const path of ["/", "/app.css", "/app.js", "/logo.png"]) expect(await visit(path, FIREFOX, US)).toBe(200);
+    const a = await totals();
+    expect(a.totals).toMatchObject({ hits: 4, views: 4, visitors: 1, hits_assets: 3, downloads: 0 });
+    expect(a.countries).toEqual([{ country: "US", hits: 1 }]);
+  });
+
+  test("assets alone (a hotlinked image) and a missing favicon from a new client add no visitor and no country", async () => {
+    expect(await visit("/logo.png", SAFARI, NL)).toBe(200);
+    expect(await visit("/app.css", SAFARI, NL)).toBe(200);
+    expect(await visit("/favicon.ico", SAFARI, NL)).toBe(404);
+    const a = await totals();
+    expect(a.totals).toMatchObject({ hits: 7, views: 7, visitors: 1, hits_assets: 5, hits_not_found: 1 });
+    expect(a.countries).toEqual([{ country: "US", hits: 1 }]);
+  });
+
+  test("a download alone is a visitor", async () => {
+    expect(await visit("/manual.pdf", CHROME, NL)).toBe(200);
+    const a = await totals();
+    expect(a.totals).toMatchObject({ hits: 8, visitors: 2, downloads: 1, hits_assets: 6 });
+    expect(a.paths).toEqual([{ path: "/", hits: 1 }]); // the top lists still describe page views
+  });
+
+  test("a person following a broken link to a page path is a visitor; a bot never is", async () => {
+    expect(await visit("/old-post", CHROME, "8.8.4.4")).toBe(404);
+    expect(await visit("/", GOOGLEBOT, "66.249.66.1")).toBe(200);
+    const a = await totals();
+    expect(a.totals).toMatchObject({ hits: 10, hits_bots: 1, hits_not_found: 2, visitors: 3 });
+  });
+});
+
 describe("bad input and other accounts", () => {
   test.each([
     ["?range=1y", "range"],
