@@ -19,8 +19,13 @@ export interface AcmeSetup {
   stop(): Promise<void>;
 }
 
-/** `dns`: one DNS server (host:port) for both pebble and Pier's --dns-resolver (custom-domain tests). */
-export async function startAcmePier(o: { validitySeconds?: number; overrides?: Partial<Config>; dns?: string } = {}): Promise<AcmeSetup> {
+/**
+ * `dns`: one DNS server (host:port) for both pebble and Pier's --dns-resolver (custom-domain tests).
+ * `servingWorkers`: processes serving the ports (default PIER_TEST_WORKERS, else 1).
+ */
+export async function startAcmePier(
+  o: { validitySeconds?: number; overrides?: Partial<Config>; dns?: string; servingWorkers?: number } = {},
+): Promise<AcmeSetup> {
   const httpPort = await freePort();
   const httpsPort = await freePort();
   const pebble = await startPebble({ httpPort, validitySeconds: o.validitySeconds, dns: o.dns });
@@ -37,7 +42,7 @@ export async function startAcmePier(o: { validitySeconds?: number; overrides?: P
       ...(o.dns ? { dnsResolver: o.dns } : {}),
       ...o.overrides,
     },
-    { startWorker: true },
+    { startWorker: true, servingWorkers: o.servingWorkers },
   );
   const acme = t.pier.deps.certificates as CertificateManager;
   const root = await pebble.issuingRoot();
