@@ -57,6 +57,8 @@ export class CertificateManager implements CertificatePort {
   readonly follower: boolean;
   /** Per host, the row version (issue time and expiry) whose files were last read: a follower reads a pair once per version. */
   private readonly loaded = new Map<string, string>();
+  /** The table's row count and latest update at a follower's last full read. */
+  private lastMark: { rows: number; latest: string | null } | null = null;
 
   constructor(
     private readonly deps: Deps,
@@ -242,6 +244,14 @@ export class CertificateManager implements CertificatePort {
    * read again until its row changes.
    */
   followStore(): void {
+    // Most commits are not about certificates: one aggregate (no row reaches JavaScript) says
+    // whether the table changed since the last full read. A write in the same millisecond as
+    // that read would leave both figures as they were, so a table written in the last two
+    // seconds is read in full anyway.
+    const mark = this.store.changeMark();
+    const recent = mark.latest !== null && Date.parse(mark.latest) > this.deps.clock.now().getTime() - 2000;
+    if (!recent && mark.rows === this.lastMark?.rows && mark.latest === this.lastMark.latest) return;
+    this.lastMark = mark;
     const rows = this.store.rows();
     const inTable = new Set<string>();
     let changed = false;
