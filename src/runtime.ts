@@ -4,7 +4,6 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { buildApp, type App } from "./app";
-import { acmeEnabled } from "./config";
 import {
   relaySocketPath,
   relayToPrimary,
@@ -151,7 +150,7 @@ export async function createDeps(config: Config, httpPort: number, opts: StartOp
   deps.customDomainsOf = (bucketIds) => activeCustomDomains(deps, bucketIds);
   deps.analytics = new AnalyticsRecorder(deps);
   deps.gitSyncOf = (bucket) => bucketSyncFields(deps, bucket);
-  (deps as Deps).certificates = createCertificateManager(deps);
+  (deps as Deps).certificates = createCertificateManager(deps, opts.worker !== undefined);
   return deps;
 }
 
@@ -164,7 +163,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
-      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme) : null, forward);
+      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward);
       meter = requestMeter(deps);
       if (relayed) meter = skipRelayed(meter, relayed);
     }
@@ -178,17 +177,13 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // A worker's relayed answers are counted and logged by the primary, which answered them.
   const relayed = worker ? new WeakSet<Response>() : null;
   if (worker) {
-    // A serving worker binds the primary's resolved ports and runs nothing but the site server.
+    // A serving worker binds the primary's resolved ports and runs nothing but the site server
+    // (with automatic HTTPS, the certificates the primary stored: CertificateManager.followStore).
     // The --metrics-port listener is the primary's (it adds the workers' counters): a worker
     // binding it too would fail to start on a fixed port.
-    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, metricsPort: null, acme: "off" };
+    config = { ...config, httpPort: worker.httpPort, httpsPort: worker.httpsPort, smtpPort: null, metricsPort: null };
   }
-  let workersWanted = worker ? 1 : Math.max(1, opts.servingWorkers ?? 1);
-  if (workersWanted > 1 && acmeEnabled(config)) {
-    // Certificates are ordered and swapped live in one process; its HTTPS listener cannot be shared yet.
-    (opts.log ?? createLogger(config.logLevel)).warn("automatic HTTPS is on: serving from one process (--workers ignored)", { workers: workersWanted });
-    workersWanted = 1;
-  }
+  const workersWanted = worker ? 1 : Math.max(1, opts.servingWorkers ?? 1);
   const shared = worker !== null || workersWanted > 1;
   const forward = worker ? relayToPrimary(worker.relaySocket, relayed!) : null;
   // SO_REUSEPORT would let this process share a port another program (or another Pier) holds with
@@ -210,11 +205,18 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const sites = createSiteHandler(deps);
   dispatch = { app, sites };
   const http = early ?? bind();
+  const acme = acmeManager(deps);
   // Another process's commit may be a publish, an access change or a rename: cached sites go.
-  const stopWatching = shared ? watchOtherCommits(deps, () => forgetCachedSites(sites)) : () => {};
+  // A worker's certificates follow the table the same way (a new or renewed one, a forgotten one).
+  const follow = worker && acme ? () => acme.followStore() : () => {};
+  const stopWatching = shared
+    ? watchOtherCommits(deps, () => {
+        forgetCachedSites(sites);
+        follow();
+      })
+    : () => {};
   let smtp: MailReceiver | null = null;
   let https: HttpsListener | null = null;
-  const acme = acmeManager(deps);
   try {
     if (config.httpsPort !== null) https = await startHttps(deps, fetch);
     if (config.smtpPort !== null) smtp = await startMailReceiver(deps, { ...opts.mailFiling, resolver: opts.mailResolver });
@@ -225,7 +227,8 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     deps.close();
     throw e;
   }
-  if (acme) wireAutomaticHttps(deps, acme, https, smtp);
+  if (acme && worker) wireHttpsCertificates(deps, acme, https);
+  else if (acme) wireAutomaticHttps(deps, acme, https, smtp);
   let metricsListener: Server<unknown> | null = null;
   try {
     if (config.metricsPort !== null) metricsListener = startMetricsListener(deps, config.metricsPort);
@@ -333,7 +336,6 @@ const sniEntries = (acme: CertificateManager) => acme.servedCertificates().map((
  * API and MX hosts are ordered at start, sites when they go live.
  */
 function wireAutomaticHttps(deps: Deps, acme: CertificateManager, https: HttpsListener | null, smtp: MailReceiver | null): void {
-  acme.httpsPort = https?.port ?? null;
   const mxHost = mxHostname(deps);
   const smtpFollowsAcme = smtp !== null && deps.config.smtpTlsCert === null;
   const applyMx = () => {
@@ -341,12 +343,23 @@ function wireAutomaticHttps(deps: Deps, acme: CertificateManager, https: HttpsLi
     if (smtpFollowsAcme && c) smtp!.updateTls({ cert: c.cert, key: c.key });
   };
   applyMx();
-  acme.onChange(() => {
-    if (https) https.update(sniEntries(acme)).catch((e) => deps.log.error("https certificate swap failed", { error: e }));
-    applyMx();
-  });
+  wireHttpsCertificates(deps, acme, https);
+  acme.onChange(applyMx);
   onSiteChange(deps, ({ publicationId }) => acme.publicationChanged(publicationId));
   acme.requestEagerHosts([apiHostname(deps), ...(smtp ? [mxHost] : [])]);
+}
+
+/**
+ * What every process serving HTTPS does with automatic certificates: redirect to the bound port
+ * and swap the listener when the served set changes. In a serving worker that is all: the
+ * changes come from the table (followStore, at each of the primary's commits), and orders,
+ * SMTP and the eager hosts are the primary's.
+ */
+function wireHttpsCertificates(deps: Deps, acme: CertificateManager, https: HttpsListener | null): void {
+  acme.httpsPort = https?.port ?? null;
+  acme.onChange(() => {
+    if (https) https.update(sniEntries(acme)).catch((e) => deps.log.error("https certificate swap failed", { error: e }));
+  });
 }
 
 /**

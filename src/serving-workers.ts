@@ -6,6 +6,9 @@
 // sessions, rate limits and anything else kept in memory live in exactly one place. What a
 // worker caches about sites is dropped whenever another process commits to the database
 // (SQLite's `PRAGMA data_version`, polled), which bounds how long a change takes to show.
+// With automatic HTTPS the same poll keeps a worker's certificates in step with the table the
+// primary writes (CertificateManager.followStore), and the HTTP-01 challenge path is relayed to
+// the primary, which runs every order and holds the answers.
 // Metrics: a worker sends what its counters grew by to the primary over the spawn's IPC
 // channel, so the primary's /metrics shows every process's requests.
 import { mkdirSync, rmSync } from "node:fs";

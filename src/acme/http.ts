@@ -2,23 +2,33 @@
 // answers on any host, the on-demand start of an order for a host seen for the first time, and
 // the 308 to HTTPS for hosts that have a certificate (never for the challenge path: the CA
 // fetches it over plain HTTP, and renewals must keep working).
+import type { Server } from "bun";
 import type { Deps } from "../core/context";
 import type { HostKind } from "../http/host-router";
+import type { Forward } from "../http/server";
 import { apiHostname } from "./host-policy";
 import type { CertificateManager } from "./manager";
 
 export const CHALLENGE_PREFIX = "/.well-known/acme-challenge/";
 
-export type AcmeFront = (req: Request, host: HostKind) => Response | null;
+export type AcmeFront = (req: Request, host: HostKind, server: Server<unknown>, ip: () => string) => Response | Promise<Response> | null;
 
-export function acmeFront(deps: Deps, manager: CertificateManager): AcmeFront {
+/**
+ * `relay`: a serving worker's way to the primary. The CA's validation request reaches whichever
+ * process the kernel gives the connection, but the answers live in the process running the
+ * order (the primary), so a worker passes the challenge path on.
+ */
+export function acmeFront(deps: Deps, manager: CertificateManager, relay: Forward | null = null): AcmeFront {
   const apiHost = apiHostname(deps);
   const sitesSuffix = `.${deps.urls.sitesDomain}`;
-  return (req, host) => {
+  return (req, host, server, ip) => {
     const url = req.url;
     const pathStart = url.indexOf("/", url.indexOf("//") + 2);
     const pathAndQuery = pathStart === -1 ? "/" : url.slice(pathStart);
-    if (pathAndQuery.startsWith(CHALLENGE_PREFIX)) return answerChallenge(manager, pathAndQuery.slice(CHALLENGE_PREFIX.length));
+    if (pathAndQuery.startsWith(CHALLENGE_PREFIX)) {
+      if (relay) return relay(req, server, ip);
+      return answerChallenge(manager, pathAndQuery.slice(CHALLENGE_PREFIX.length));
+    }
     const name = host.kind === "api" ? apiHost : host.kind === "site" ? host.label + sitesSuffix : host.kind === "custom" ? host.hostname : null;
     if (name === null) return null;
     manager.noteHost(name);

@@ -16,8 +16,9 @@ export function acmeManager(deps: Deps): CertificateManager | null {
   return deps.certificates instanceof CertificateManager ? deps.certificates : null;
 }
 
-export function createCertificateManager(deps: Deps): CertificateManager | null {
-  return acmeEnabled(deps.config) ? new CertificateManager(deps) : null;
+/** `follower`: a serving worker's manager (serves what the primary stored; see CertificateManager). */
+export function createCertificateManager(deps: Deps, follower = false): CertificateManager | null {
+  return acmeEnabled(deps.config) ? new CertificateManager(deps, { follower }) : null;
 }
 
 export interface CertificateInfo {

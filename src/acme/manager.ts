@@ -1,7 +1,9 @@
 // Automatic certificates for one Pier: what is served, what is owed, and when to order again.
 // Orders run as jobs ("acme.issue", one per host at a time); this class decides whether a host
 // may have one (host policy), keeps the served certificates in memory for the HTTPS listener
-// and SMTP, answers HTTP-01 challenges, and schedules renewals and retries.
+// and SMTP, answers HTTP-01 challenges, and schedules renewals and retries. A serving worker
+// (`--workers`) has one too, as a follower: it serves what the primary stored, re-reading the
+// table whenever another process commits, and holds no challenge answers (it relays them).
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
@@ -27,6 +29,15 @@ export interface ServedCertificate {
   notAfter: Date;
 }
 
+export interface ManagerOptions {
+  /**
+   * A serving worker's manager: it serves the certificates the primary stored and follows the
+   * table (followStore); it never repairs a stored pair and never runs an order (a worker runs
+   * no jobs). It may still record a first-seen host and queue its order, which the primary runs.
+   */
+  follower?: boolean;
+}
+
 export class CertificateManager implements CertificatePort {
   readonly store: CertificateStore;
   /** HTTP-01 answers by token, while their order is being validated (a handful at a time). */
@@ -43,15 +54,25 @@ export class CertificateManager implements CertificatePort {
   private operatorNames: string[] = [];
   /** The bound HTTPS port, for redirects (set once the listener runs). */
   httpsPort: number | null = null;
+  readonly follower: boolean;
+  /** Per host, the row version (issue time and expiry) whose files were last read: a follower reads a pair once per version. */
+  private readonly loaded = new Map<string, string>();
+  /** The table's row count and latest update at a follower's last full read. */
+  private lastMark: { rows: number; latest: string | null } | null = null;
 
-  constructor(private readonly deps: Deps) {
+  constructor(
+    private readonly deps: Deps,
+    opts: ManagerOptions = {},
+  ) {
+    this.follower = opts.follower ?? false;
     this.store = new CertificateStore(deps.config.dataDir, deps.db);
     this.issuer = new AcmeIssuer(deps.config, this.store, this.challenges);
     const now = deps.clock.now();
     for (const row of this.store.rows()) {
       const files = row.notAfter ? this.store.readFiles(row.host) : null;
+      this.loaded.set(row.host, rowVersion(row));
       if (files && usablePair(files)) this.served.set(row.host, { host: row.host, ...files, notAfter: new Date(row.notAfter!) });
-      else if (row.notAfter) {
+      else if (row.notAfter && !this.follower) {
         // Missing files (a data dir restored without them) or a damaged pair (which would make the
         // HTTPS listener refuse every certificate list it is in): not served, and since the row
         // must not claim "issued" for what is not served, the host is ordered again at the next sweep.
@@ -214,6 +235,51 @@ export class CertificateManager implements CertificatePort {
     return dropped;
   }
 
+  /**
+   * A follower's refresh, called when another process committed (SQLite's data_version): the
+   * table is read again; a host whose issue time or expiry changed has its pair read from the
+   * store (the primary writes the files before the row, so they are in place), a host gone from
+   * the table stops being served, and the listener is swapped only when what is served changed.
+   * A pair that does not load keeps the certificate served before it (still valid) and is not
+   * read again until its row changes.
+   */
+  followStore(): void {
+    // Most commits are not about certificates: one aggregate (no row reaches JavaScript) says
+    // whether the table changed since the last full read. A write in the same millisecond as
+    // that read would leave both figures as they were, so a table written in the last two
+    // seconds is read in full anyway.
+    const mark = this.store.changeMark();
+    const recent = mark.latest !== null && Date.parse(mark.latest) > this.deps.clock.now().getTime() - 2000;
+    if (!recent && mark.rows === this.lastMark?.rows && mark.latest === this.lastMark.latest) return;
+    this.lastMark = mark;
+    const rows = this.store.rows();
+    const inTable = new Set<string>();
+    let changed = false;
+    for (const row of rows) {
+      inTable.add(row.host);
+      this.known.set(row.host, row);
+      const version = rowVersion(row);
+      if (this.loaded.get(row.host) === version) continue;
+      this.loaded.set(row.host, version);
+      if (!row.notAfter) {
+        if (this.served.delete(row.host)) changed = true;
+        continue;
+      }
+      const files = this.store.readFiles(row.host);
+      if (files && usablePair(files)) {
+        this.served.set(row.host, { host: row.host, ...files, notAfter: new Date(row.notAfter) });
+        changed = true;
+      } else this.deps.log.warn("stored certificate missing or unreadable; not served by this worker", { host: row.host });
+    }
+    for (const host of [...this.known.keys()]) {
+      if (inTable.has(host)) continue;
+      this.known.delete(host);
+      this.loaded.delete(host);
+      if (this.served.delete(host)) changed = true;
+    }
+    if (changed) this.notify();
+  }
+
   /** At start: the API host and the MX host are wanted at once (nobody may have asked yet). */
   requestEagerHosts(hosts: string[]): void {
     for (const h of hosts) this.request(h);
@@ -275,6 +341,9 @@ export function certificateNames(pem: string): string[] {
     return [];
   }
 }
+
+/** What a follower compares to know a host's certificate changed: a renewal has a new issue time and expiry. */
+const rowVersion = (row: CertificateRow): string => (row.notAfter ? `${row.issuedAt}|${row.notAfter}` : "");
 
 /** True when the certificate and key parse and belong together (what the TLS library will accept). */
 function usablePair(files: { cert: string; key: string }): boolean {

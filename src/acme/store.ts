@@ -4,7 +4,7 @@
 // mid-write never leaves a half-written key or certificate.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { asc, eq, lte } from "drizzle-orm";
+import { asc, eq, lte, sql } from "drizzle-orm";
 import { randomToken } from "../core/ids";
 import type { Db } from "../db/client";
 import { certificates } from "../db/schema";
@@ -63,6 +63,14 @@ export class CertificateStore {
 
   rows(): CertificateRow[] {
     return this.db.select().from(certificates).orderBy(asc(certificates.host)).all();
+  }
+
+  /** The row count and the latest update: what a serving worker compares before reading the table. */
+  changeMark(): { rows: number; latest: string | null } {
+    return this.db
+      .select({ rows: sql<number>`count(*)`, latest: sql<string | null>`max(${certificates.updatedAt})` })
+      .from(certificates)
+      .get()!;
   }
 
   /** Rows whose next attempt (retry or renewal) is due. */

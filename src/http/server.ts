@@ -56,7 +56,7 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
     if (acme) {
       // ACME challenges, on-demand orders and the redirect to HTTPS (automatic HTTPS only).
-      const answer = acme(req, host);
+      const answer = acme(req, host, server, ip);
       if (answer) return answer;
     }
     switch (host.kind) {

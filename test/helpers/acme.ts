@@ -19,8 +19,13 @@ export interface AcmeSetup {
   stop(): Promise<void>;
 }
 
-/** `dns`: one DNS server (host:port) for both pebble and Pier's --dns-resolver (custom-domain tests). */
-export async function startAcmePier(o: { validitySeconds?: number; overrides?: Partial<Config>; dns?: string } = {}): Promise<AcmeSetup> {
+/**
+ * `dns`: one DNS server (host:port) for both pebble and Pier's --dns-resolver (custom-domain tests).
+ * `servingWorkers`: processes serving the ports (default PIER_TEST_WORKERS, else 1).
+ */
+export async function startAcmePier(
+  o: { validitySeconds?: number; overrides?: Partial<Config>; dns?: string; servingWorkers?: number } = {},
+): Promise<AcmeSetup> {
   const httpPort = await freePort();
   const httpsPort = await freePort();
   const pebble = await startPebble({ httpPort, validitySeconds: o.validitySeconds, dns: o.dns });
@@ -37,13 +42,13 @@ export async function startAcmePier(o: { validitySeconds?: number; overrides?: P
       ...(o.dns ? { dnsResolver: o.dns } : {}),
       ...o.overrides,
     },
-    { startWorker: true },
+    { startWorker: true, servingWorkers: o.servingWorkers },
   );
   const acme = t.pier.deps.certificates as CertificateManager;
   const root = await pebble.issuingRoot();
   // The API host redirects HTTP to HTTPS once its certificate is in: the tests' API calls go over HTTPS.
   await waitForState(acme, "pier.localhost", (x) => x.status === "issued");
-  await Bun.sleep(200); // the listener swap is coalesced
+  await untilPresented({ t }, "pier.localhost", (c) => c.subjectAltName === "DNS:pier.localhost");
   const origin = `https://pier.localhost:${httpsPort}`;
   t.api = async (method, path, r = {}) => {
     const headers: Record<string, string> = { accept: "application/json", ...r.headers };
@@ -74,6 +79,27 @@ export async function startAcmePier(o: { validitySeconds?: number; overrides?: P
       await pebble.stop();
     },
   };
+}
+
+/**
+ * Wait until every new HTTPS connection presents, for `servername`, a certificate `ok` accepts.
+ * One process swaps its listener moments after a change (coalesced, 50 ms); a serving worker
+ * (PIER_TEST_WORKERS, or the servingWorkers option) follows the table within its poll interval
+ * (docs/deployment.md §9), and a new connection may reach either process: with workers the port
+ * counts as settled after 16 handshakes in a row were accepted (a process still stale and missed
+ * by all 16: one chance in 65,536).
+ */
+export async function untilPresented(s: Pick<AcmeSetup, "t">, servername: string, ok: (c: X509Certificate) => boolean, ms = 20_000): Promise<X509Certificate> {
+  const streak = s.t.servingWorkers > 1 ? 16 : 1;
+  const until = Date.now() + ms;
+  let inARow = 0;
+  for (;;) {
+    const cert = await presentedCertificate(s.t.pier.ports.https!, servername);
+    inARow = ok(cert) ? inARow + 1 : 0;
+    if (inARow >= streak) return cert;
+    if (Date.now() > until) throw new Error(`${servername} is still presented with ${cert.subjectAltName} (serial ${cert.serialNumber})`);
+    if (inARow === 0) await Bun.sleep(50);
+  }
 }
 
 /** Wait until the host's certificate state satisfies `ok` (polling the manager). */
@@ -188,28 +214,4 @@ function starttlsCertificateOnce(port: number, servername: string, ca: string): 
       } else reject(new Error(`unexpected SMTP reply at step ${step}: ${reply}`));
     });
   });
-}
-
-/**
- * Wait until `present()` (a handshake) shows the certificate the manager holds for `host` now:
- * the listeners swap certificates a moment after an issue, renewal or forget (coalesced), so a
- * test waits for the swap instead of sleeping. A handshake that fails (the fallback certificate
- * does not verify against the CA) counts as not yet.
- */
-export async function waitForPresented(acme: CertificateManager, host: string, present: () => Promise<X509Certificate>, ms = 20_000): Promise<X509Certificate> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const current = acme.certificateFor(host);
-    const want = current ? new X509Certificate(current.cert).serialNumber : null;
-    let seen: string;
-    try {
-      const c = await present();
-      if (want !== null && c.serialNumber === want) return c;
-      seen = `${c.subjectAltName} (serial ${c.serialNumber})`;
-    } catch (e) {
-      seen = `a failed handshake (${(e as Error).message})`;
-    }
-    if (Date.now() > until) throw new Error(`${host}: wanted serial ${want}, still presented ${seen}`);
-    await Bun.sleep(50);
-  }
 }

@@ -2,13 +2,14 @@
 // certificates issued, served by SNI, renewed, retried after failures, kept across restarts,
 // and used for SMTP STARTTLS.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { X509Certificate } from "node:crypto";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { listCertificates } from "../../../src/acme";
 import { admin as runAdmin } from "../../../src/cli/admin";
 import { startPier } from "../../../src/runtime";
 import { silentLogger } from "../../../src/core/log";
-import { httpsGet, presentedCertificate, starttlsCertificate, startAcmePier, waitForPresented, waitForState, type AcmeSetup } from "../../helpers/acme";
+import { httpsGet, presentedCertificate, starttlsCertificate, startAcmePier, untilPresented, waitForState, type AcmeSetup } from "../../helpers/acme";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
 async function waitUntil(ok: () => boolean, ms = 30_000) {
@@ -29,14 +30,11 @@ beforeAll(async () => {
 afterAll(() => s?.stop());
 
 const httpsPort = () => s.t.pier.ports.https!;
-/** The HTTPS listener presents the host's current certificate (its swap after an issue or renewal is coalesced). */
-const servedOverHttps = (host: string) => waitForPresented(s.acme, host, () => presentedCertificate(httpsPort(), host));
-const servedOverSmtp = (host: string) => waitForPresented(s.acme, host, () => starttlsCertificate(s.t.pier.ports.smtp!, host, s.root));
 
 describe("automatic HTTPS with a real ACME CA", () => {
   test("the API host's certificate is ordered at start and served over HTTPS, chaining to the CA", async () => {
     await waitForState(s.acme, s.apiHost, (x) => x.status === "issued");
-    await servedOverHttps(s.apiHost);
+    await untilPresented(s, s.apiHost, (c) => c.subjectAltName === `DNS:${s.apiHost}`); // the listener swap is coalesced
     const res = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
     expect(res.status).toBe(200);
     expect(res.cert.subjectAltName).toContain(`DNS:${s.apiHost}`);
@@ -75,7 +73,7 @@ describe("automatic HTTPS with a real ACME CA", () => {
   test("a published site gets its certificate when it goes live; before that its host is served over HTTP", async () => {
     const site = await publishSite(s.t, { files: PAGE });
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
-    await servedOverHttps(site.host);
+    await untilPresented(s, site.host, (c) => c.subjectAltName === `DNS:${site.host}`);
     const res = await httpsGet(httpsPort(), site.host, "/", s.root);
     expect(res.status).toBe(200);
     expect(res.body).toContain("hello over https");
@@ -86,7 +84,7 @@ describe("automatic HTTPS with a real ACME CA", () => {
   test("a site gate's cookie is Secure when the site is served over HTTPS", async () => {
     const site = await publishSite(s.t, { files: PAGE, access: "password", password: "open sesame" });
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
-    await servedOverHttps(site.host);
+    await untilPresented(s, site.host, (c) => c.subjectAltName === `DNS:${site.host}`);
     const res = await fetch(`https://${site.host}:${httpsPort()}/_pier/gate/password`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded", origin: `https://${site.host}:${httpsPort()}` },
@@ -103,18 +101,13 @@ describe("automatic HTTPS with a real ACME CA", () => {
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
     s.acme.forget(site.host);
     expect(s.acme.state(site.host).status).toBe("none");
-    // The handshake itself gets the fallback certificate (Bun cannot hold it open), once the
-    // listener has dropped the forgotten one...
-    const until = Date.now() + 20_000;
-    while ((await presentedCertificate(httpsPort(), site.host)).subjectAltName === `DNS:${site.host}`) {
-      if (Date.now() > until) throw new Error("the forgotten certificate is still served");
-      await Bun.sleep(50);
-    }
+    // The handshake itself gets the fallback certificate (Bun cannot hold it open)...
+    await untilPresented(s, site.host, (c) => c.subjectAltName !== `DNS:${site.host}`);
     // ...and the first request for the name, here over plain HTTP, starts the order.
     const first = await siteFetch(s.t, site.host, "/");
     expect(first.status).toBe(200);
     await waitForState(s.acme, site.host, (x) => x.status === "issued");
-    await servedOverHttps(site.host);
+    await untilPresented(s, site.host, (c) => c.subjectAltName === `DNS:${site.host}`);
     expect((await httpsGet(httpsPort(), site.host, "/", s.root)).status).toBe(200);
   });
 
@@ -128,11 +121,7 @@ describe("automatic HTTPS with a real ACME CA", () => {
     // Another process deleted the row and files; the server's own sweep (every minute) notices.
     expect(s.acme.sweep()).toMatchObject({ dropped: 1 });
     expect(s.acme.state(site.host).status).toBe("none");
-    const until = Date.now() + 20_000;
-    while ((await presentedCertificate(httpsPort(), site.host)).subjectAltName?.includes(`DNS:${site.host}`)) {
-      if (Date.now() > until) throw new Error("the forgotten certificate is still served");
-      await Bun.sleep(100);
-    }
+    await untilPresented(s, site.host, (c) => !c.subjectAltName?.includes(`DNS:${site.host}`));
   });
 
   test("an unpublished or unknown host never starts an order", async () => {
@@ -178,24 +167,27 @@ describe("automatic HTTPS with a real ACME CA", () => {
 
   test("SMTP STARTTLS presents the MX host's issued certificate", async () => {
     await waitForState(s.acme, "mx.localhost", (x) => x.status === "issued");
-    const cert = await servedOverSmtp("mx.localhost");
+    await Bun.sleep(200);
+    const cert = await starttlsCertificate(s.t.pier.ports.smtp!, "mx.localhost", s.root);
     expect(cert.subjectAltName).toBe("DNS:mx.localhost");
   });
 
   test("renewal at two thirds of the lifetime replaces the served certificate without a restart", async () => {
     await waitForState(s.acme, "mx.localhost", (x) => x.status === "issued");
-    await servedOverHttps(s.apiHost);
-    const before = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
-    const mxBefore = await servedOverSmtp("mx.localhost");
+    await Bun.sleep(200);
     const apiPem = s.acme.certificateFor(s.apiHost)!.cert;
+    const apiSerial = new X509Certificate(apiPem).serialNumber;
+    await untilPresented(s, s.apiHost, (c) => c.serialNumber === apiSerial);
+    const before = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
+    const mxBefore = await starttlsCertificate(s.t.pier.ports.smtp!, "mx.localhost", s.root);
     const mxPem = s.acme.certificateFor("mx.localhost")!.cert;
     s.t.clock.advance(41 * 60_000);
     await waitUntil(() => s.acme.certificateFor(s.apiHost)!.cert !== apiPem && s.acme.certificateFor("mx.localhost")!.cert !== mxPem);
-    await servedOverHttps(s.apiHost);
+    await untilPresented(s, s.apiHost, (c) => c.serialNumber !== before.cert.serialNumber);
     const after = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
     expect(after.status).toBe(200);
     expect(after.cert.serialNumber).not.toBe(before.cert.serialNumber);
-    const mxAfter = await servedOverSmtp("mx.localhost");
+    const mxAfter = await starttlsCertificate(s.t.pier.ports.smtp!, "mx.localhost", s.root);
     expect(mxAfter.serialNumber).not.toBe(mxBefore.serialNumber);
   });
 
@@ -204,6 +196,8 @@ describe("automatic HTTPS with a real ACME CA", () => {
     // Renewals the clock jump made due (every site so far) finish first: what is on disk is then final.
     const busy = s.t.pier.deps.sqlite.query("select count(*) as n from jobs where kind = 'acme.issue' and status in ('queued', 'running')");
     await waitUntil(() => (busy.get() as { n: number }).n === 0);
+    const stored = new X509Certificate(s.acme.certificateFor(s.apiHost)!.cert).serialNumber;
+    await untilPresented(s, s.apiHost, (c) => c.serialNumber === stored);
     const served = await httpsGet(httpsPort(), s.apiHost, "/api/v1/status", s.root);
     await s.t.pier.stop();
     const ordersBefore = s.pebble.orderCount();
