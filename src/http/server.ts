@@ -67,9 +67,12 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
         return dispatchApi(deps, d, req, ip, server);
       case "site":
       case "custom": {
-        // A worker answers reads of sites; gate and form posts (and their limits) are the primary's.
-        if (forward && req.method !== "GET" && req.method !== "HEAD") return forward(req, server, ip);
-        if (hasBody(req)) return dispatchSiteWithBody(deps, d, req, host, ip, server);
+        const method = req.method;
+        if (method !== "GET" && method !== "HEAD") {
+          // A worker answers reads of sites; gate and form posts (and their limits) are the primary's.
+          if (forward) return forward(req, server, ip);
+          if (req.body !== null) return dispatchSiteWithBody(deps, d, req, host, ip, server);
+        }
         const res = d.sites(req, host, ip);
         return res instanceof Promise ? res.then((r) => withBaseHeaders(r, req)) : withBaseHeaders(res, req);
       }
@@ -79,7 +82,8 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
   };
 }
 
-const hasBody = (req: Request) => req.body !== null && req.method !== "GET" && req.method !== "HEAD";
+// The method first: a GET's body is never looked at (reading req.body is a native call).
+const hasBody = (req: Request) => req.method !== "GET" && req.method !== "HEAD" && req.body !== null;
 
 /**
  * Bun's idle timer does not see a request body arriving (a steady upload is cut after
