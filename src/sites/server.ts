@@ -151,17 +151,15 @@ export function createSiteHandler(deps: Deps): SiteHandler {
   // `/_pier/` paths): a public site's file builds neither.
   const siteHost = (hostKind: Parameters<SiteHandler>[1]): string =>
     hostKind.kind === "custom" ? hostKind.hostname : `${hostKind.label}.${deps.urls.sitesDomain}`;
-  const gateOf =
-    (req: Request, t: SiteTemplates, site: Site, host: string, extra: Record<string, string>, ipOf: () => string) =>
-    (): GateContext => ({
-      deps,
-      t,
-      site,
-      host,
-      extraHeaders: extra,
-      client: ipOf(),
-      secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
-    });
+  const gateOf = (req: Request, t: SiteTemplates, site: Site, host: string, extra: Record<string, string>, ipOf: () => string) => (): GateContext => ({
+    deps,
+    t,
+    site,
+    host,
+    extraHeaders: extra,
+    client: ipOf(),
+    secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
+  });
 
   directories.set(recorded, directory);
   return recorded;
