@@ -3,9 +3,10 @@
 // files, a 64 KB and a 1 MB asset; then Pier's scaling with 1 and 2 serving processes pinned
 // with taskset, and the RSS of each Pier process.
 // Run: ./node_modules/.bin/bun bench/sites.ts [--duration 10] [--connections 50] [--workers N] [--no-scaling]
+//   [--only pier,nginx,caddy,pier-base] [--compare <another checkout, e.g. of main>]
 // Needs: apt-get install -y nginx caddy wrk. Prints a markdown table for bench/README.md.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -140,6 +141,18 @@ function startPierServe(port: number, workers: string, cpus: string | null): Chi
 }
 const pierPort = await freePort();
 const pierProc = startPierServe(pierPort, WORKERS, null);
+// --compare DIR: also run the Pier of another checkout (e.g. the main branch) on a copy of the
+// same data dir, measured in the same rounds as "Pier-base" (before/after on one run).
+const COMPARE = argStr("compare");
+let basePort = 0;
+if (COMPARE !== null) {
+  const baseData = join(work, "data-base");
+  cpSync(dataDir, baseData, { recursive: true });
+  basePort = await freePort();
+  const args = [join(COMPARE, "src/main.ts"), "serve", "--data-dir", baseData, "--http-port", String(basePort), "--host", "127.0.0.1", "--smtp-port", "off"];
+  args.push("--https-port", "off", "--log-level", "warn", "--workers", WORKERS);
+  start(process.execPath, args, { PIER_SECRET_KEY: "bench-secret-key-bench-secret-key-bench-secret" });
+}
 
 // Debian's defaults (sendfile, etag on) with the access log off, as Pier keeps none per request
 // either. Twice: worker_processes auto (all cores, Debian's default) and 1 (per-core comparison
@@ -196,6 +209,7 @@ const servers = [
   { name: "nginx", base: `http://127.0.0.1:${nginxPort}`, host: undefined },
   { name: "Caddy", base: `http://127.0.0.1:${caddyPort}`, host: undefined },
 ];
+if (COMPARE !== null) servers.splice(1, 0, { name: "Pier-base", base: `http://127.0.0.1:${basePort}`, host: `${SLUG}.localhost` });
 if (ONLY) servers.splice(0, servers.length, ...servers.filter((s) => ONLY.includes(s.name.toLowerCase())));
 for (const s of servers)
   await waitUp(`${s.base}/index.html`, s.host).catch((e) => {
@@ -283,7 +297,7 @@ for (const c of cases) {
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   const l = (n: number) => `${n.toFixed(2)} ms`;
   // Pier's cell also gives its ratio to nginx measured in the same rounds.
-  const cell = (n: string) => (n === "Pier" && r.nginx ? `${f(r[n]!.rps)} (${(r.Pier!.rps / r.nginx.rps).toFixed(2)}x nginx)` : f(r[n]!.rps));
+  const cell = (n: string) => (n.startsWith("Pier") && r.nginx ? `${f(r[n]!.rps)} (${(r[n]!.rps / r.nginx.rps).toFixed(2)}x nginx)` : f(r[n]!.rps));
   console.log(`| ${c.label} | ${names.map(cell).join(" | ")} | ${names.map((n) => l(r[n]!.p99ms)).join(" | ")} |`);
 }
 

@@ -27,19 +27,21 @@ function apiHostname(urls: Urls): string {
   return h;
 }
 
-// Classification per raw Host value, remembered (bounded): the same few hosts repeat on every request.
-const classified = new WeakMap<Urls, Map<string, HostKind>>();
+// Classification per raw Host value, remembered (bounded): the same few hosts repeat on every
+// request. One table per base-URL mode, so the lookup key is the header value itself (a derived
+// key string per request showed in the site server's profile).
+const classified = new WeakMap<Urls, [Map<string, HostKind>, Map<string, HostKind>]>();
 const MAX_REMEMBERED_HOSTS = 10_000;
 
 export function classifyHost(rawHost: string | null, urls: Urls, baseUrlConfigured: boolean): HostKind {
   if (rawHost === null) return { kind: "invalid" };
-  let memo = classified.get(urls);
-  if (!memo) classified.set(urls, (memo = new Map()));
-  const key = baseUrlConfigured ? rawHost : `\u0000${rawHost}`;
-  let kind = memo.get(key);
+  let memos = classified.get(urls);
+  if (!memos) classified.set(urls, (memos = [new Map(), new Map()]));
+  const memo = memos[baseUrlConfigured ? 1 : 0];
+  let kind = memo.get(rawHost);
   if (kind === undefined) {
     if (memo.size >= MAX_REMEMBERED_HOSTS) memo.clear();
-    memo.set(key, (kind = classifyHostUncached(rawHost, urls, baseUrlConfigured)));
+    memo.set(rawHost, (kind = classifyHostUncached(rawHost, urls, baseUrlConfigured)));
   }
   return kind;
 }

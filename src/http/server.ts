@@ -67,9 +67,12 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
         return dispatchApi(deps, d, req, ip, server);
       case "site":
       case "custom": {
-        // A worker answers reads of sites; gate and form posts (and their limits) are the primary's.
-        if (forward && req.method !== "GET" && req.method !== "HEAD") return forward(req, server, ip);
-        if (hasBody(req)) return dispatchSiteWithBody(deps, d, req, host, ip, server);
+        const method = req.method;
+        if (method !== "GET" && method !== "HEAD") {
+          if (req.body !== null) return dispatchSiteWithBody(deps, d, req, host, ip, server, forward);
+          // A worker answers reads of sites; gate and form posts (and their limits) are the primary's.
+          if (forward) return forward(req, server, ip);
+        }
         const res = d.sites(req, host, ip);
         return res instanceof Promise ? res.then((r) => withBaseHeaders(r, req)) : withBaseHeaders(res, req);
       }
@@ -79,7 +82,8 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
   };
 }
 
-const hasBody = (req: Request) => req.body !== null && req.method !== "GET" && req.method !== "HEAD";
+// The method first: a GET's body is never looked at (reading req.body is a native call).
+const hasBody = (req: Request) => req.method !== "GET" && req.method !== "HEAD" && req.body !== null;
 
 /**
  * Bun's idle timer does not see a request body arriving (a steady upload is cut after
@@ -118,7 +122,12 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
   return d.app.fetch(api);
 }
 
-/** Site hosts take only small form posts (gates); everything else is answered without its body mattering. */
+/**
+ * Site hosts take only small form posts (gates); everything else is answered without its body
+ * mattering. A serving worker bounds the body too, before relaying it to the primary (which
+ * answers the post): relaying an oversized body streamed it until the primary hung up on the
+ * relay, and the worker's client then sometimes got a connection reset instead of the 413.
+ */
 async function dispatchSiteWithBody(
   deps: Deps,
   d: Dispatch,
@@ -126,18 +135,41 @@ async function dispatchSiteWithBody(
   host: Parameters<Dispatch["sites"]>[1],
   ip: () => string,
   server: Server<unknown>,
+  forward: Forward | null,
 ): Promise<Response> {
   let site: Request;
   try {
     allowBodyTime(deps, req, server);
     const bytes = await readBoundedBody(req, { limit: SITE_BODY_LIMIT, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
-    site = new Request(req, { body: bytes });
+    site = forward ? bufferedCopy(req, bytes) : new Request(req, { body: bytes });
   } catch (e) {
-    return bodyRefused(deps, req, e);
+    return lingeringRefusal(deps, req, e, server);
   }
+  if (forward) return forward(site, server, ip);
   setClientIp(site, ip);
   return withBaseHeaders(await d.sites(site, host, ip), req);
 }
+
+/** The request with its body read: sent on with the length of what was read (no chunked framing). */
+function bufferedCopy(req: Request, bytes: Buffer<ArrayBuffer> | null): Request {
+  const headers = new Headers(req.headers);
+  headers.delete("transfer-encoding");
+  headers.delete("content-length");
+  return new Request(req.url, { method: req.method, headers, body: bytes });
+}
+
+/**
+ * A refused site body, answered without `Connection: close`: closing a socket whose unread body
+ * bytes are still arriving sends a TCP reset, which can reach the client before it has read the
+ * 413 (a browser then shows a network error). Bun discards what keeps arriving; the connection
+ * is cut a few seconds later whatever the client does (nginx's lingering close, bounded).
+ */
+function lingeringRefusal(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Response {
+  const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
+  server.timeout(req, REFUSED_BODY_LINGER_SECONDS);
+  return errorResponse(err, requestId(req), deps.urls.baseUrl);
+}
+const REFUSED_BODY_LINGER_SECONDS = 2;
 
 function bodyRefused(deps: Deps, req: Request, e: unknown): Response {
   const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");

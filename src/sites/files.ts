@@ -77,6 +77,13 @@ export function completeResponse(req: Request, body: BodyInit | null, status: nu
   return res;
 }
 
+/** A clone of a prepared answer with this request's id: the one header set per request. */
+function withRequestId(res: Response): Response {
+  res.headers.set("x-request-id", freshRequestId());
+  completed.add(res);
+  return res;
+}
+
 interface Representation {
   sha: string;
   size: number;
@@ -84,14 +91,40 @@ interface Representation {
   encoding: Encoding;
 }
 
+/** One header set of one representation, built once; its prepared answers go with their bytes. */
+interface Prepared {
+  rep: Representation;
+  cacheControl: string;
+  extra: Record<string, string>;
+  set: SiteHeaderSet | null;
+  notModified: boolean;
+  headers: Headers;
+  /** The 200 answer per cached body, cloned per request (weak: dropped with the bytes). */
+  answers: WeakMap<Blob, Response>;
+  /** The 304 answer (no body), cloned per request. */
+  notModifiedAnswer: Response | null;
+}
+
+/** What never changes for a deploy file: its representations and the header sets asked so far. */
+interface FilePlan {
+  identity: Representation;
+  br: Representation | null;
+  gzip: Representation | null;
+  hasVariants: boolean;
+  prepared: Prepared[];
+}
+
+/** Header sets per file are few (encodings, caching, `_headers` outcomes); the bound only guards. */
+const PREPARED_MAX = 64;
+
 export class FileServer {
   // Keyed by the sha256 of the stored representation: content-addressed, so one entry serves
   // every deploy and path that holds the same bytes (the deploy+path+encoding key, deduplicated).
   // Blobs, not Uint8Arrays: a Response made from a Blob does not copy the bytes.
   private readonly memory: LRUCache<string, Blob>;
-  // Response headers per file representation, built once (Headers passed to a Response are copied).
-  private readonly headerCache = new WeakMap<Record<string, string>, WeakMap<DeployFile, Map<string, Headers>>>();
-  private readonly answers = new WeakMap<Blob, Map<Headers, Response>>();
+  // Per deploy file (the manifest holds them for as long as the deploy is cached): its
+  // representations and prepared headers, so a hot file builds no key, ETag or Headers per request.
+  private readonly plans = new WeakMap<DeployFile, FilePlan>();
 
   constructor(
     private readonly blobs: BlobStore,
@@ -104,19 +137,20 @@ export class FileServer {
 
   /** Synchronous when the bytes are in memory (the hot path): no promise per request. */
   serve(req: Request, f: DeployFile, o: ServeOptions): Response | Promise<Response> {
-    const range = o.conditional ? req.headers.get("range") : null;
+    const plan = this.planOf(f);
+    const headers = req.headers;
+    const range = o.conditional ? headers.get("range") : null;
     // A Range applies to the identity representation (what Accept-Ranges advertises).
-    const encoding = range ? "identity" : pickEncoding(req.headers.get("accept-encoding"), f.brSha256 !== null, f.gzipSha256 !== null);
-    const rep: Representation =
-      encoding === "br"
-        ? { sha: f.brSha256!, size: f.brSize!, etag: f.etag.slice(0, -1) + '-br"', encoding }
-        : encoding === "gzip"
-          ? { sha: f.gzipSha256!, size: f.gzipSize!, etag: f.etag.slice(0, -1) + '-gz"', encoding }
-          : { sha: f.blobSha256, size: f.size, etag: f.etag, encoding };
-    const hasVariants = f.brSha256 !== null || f.gzipSha256 !== null;
+    const encoding = range || !plan.hasVariants ? "identity" : pickEncoding(headers.get("accept-encoding"), plan.br !== null, plan.gzip !== null);
+    const rep = encoding === "br" ? plan.br! : encoding === "gzip" ? plan.gzip! : plan.identity;
 
-    if (o.conditional && noneMatch(req.headers.get("if-none-match"), rep.etag)) {
-      return completeResponse(req, null, 304, this.headers(f, rep, o, hasVariants, 304));
+    if (o.conditional) {
+      const ifNoneMatch = headers.get("if-none-match");
+      if (ifNoneMatch !== null && noneMatch(ifNoneMatch, rep.etag)) {
+        const p = this.prepared(f, plan, rep, o, 304);
+        const base = (p.notModifiedAnswer ??= new Response(null, { status: 304, headers: p.headers }));
+        return withRequestId(base.clone());
+      }
     }
 
     let body: Blob | undefined;
@@ -124,97 +158,89 @@ export class FileServer {
     else if (!(body = this.memory.get(rep.sha))) return this.load(rep.sha).then(() => this.serve(req, f, o));
 
     if (range) {
-      const ifRange = req.headers.get("if-range");
+      const ifRange = headers.get("if-range");
       const r = ifRange !== null && ifRange.trim() !== rep.etag ? { kind: "none" as const } : parseRange(range, rep.size);
       if (r.kind === "unsatisfiable") {
-        const headers = new Headers({
+        const h = new Headers({
           "content-range": `bytes */${rep.size}`,
           "cache-control": o.cacheControl,
           "x-pier-client-version": clientVersion,
           ...o.extraHeaders,
         });
-        if (o.siteHeaders) applySiteHeaders(headers, o.siteHeaders);
-        return completeResponse(req, null, 416, headers);
+        if (o.siteHeaders) applySiteHeaders(h, o.siteHeaders);
+        return completeResponse(req, null, 416, h);
       }
       if (r.kind === "range") {
-        const headers = new Headers(this.headers(f, rep, o, hasVariants, 206));
-        headers.set("content-range", `bytes ${r.start}-${r.end}/${rep.size}`);
+        const h = new Headers(this.prepared(f, plan, rep, o, 206).headers);
+        h.set("content-range", `bytes ${r.start}-${r.end}/${rep.size}`);
         if (req.method !== "HEAD") this.bytesServed?.inc(0, r.end + 1 - r.start);
-        return completeResponse(req, body.slice(r.start, r.end + 1), 206, headers);
+        return completeResponse(req, body.slice(r.start, r.end + 1), 206, h);
       }
     }
     if (req.method !== "HEAD") this.bytesServed?.inc(0, rep.size);
     const status = o.status ?? 200;
-    const prepared = this.headers(f, rep, o, hasVariants, status);
-    return status === 200 && rep.size <= MEMORY_FILE_LIMIT ? this.cloneAnswer(body, prepared) : completeResponse(req, body, status, prepared);
+    const p = this.prepared(f, plan, rep, o, status);
+    if (status !== 200 || rep.size > MEMORY_FILE_LIMIT) return completeResponse(req, body, status, p.headers);
+    // A 200 of an in-memory file: a clone of an answer prepared once per body and header set
+    // (Bun copies the headers and shares the bytes), cheaper than building Headers and a
+    // Response per request. Keyed weakly by the cached Blob: when the LRU drops the bytes,
+    // their answers go too.
+    let base = p.answers.get(body);
+    if (base === undefined) p.answers.set(body, (base = new Response(body, { status: 200, headers: p.headers })));
+    return withRequestId(base.clone());
   }
 
-  /**
-   * A 200 of an in-memory file: a clone of an answer prepared once per body and header set (Bun
-   * copies the headers and shares the bytes), cheaper than building Headers and a Response per
-   * request. Keyed weakly by the cached Blob: when the LRU drops the bytes, their answers go too.
-   */
-  private cloneAnswer(body: Blob, prepared: Headers): Response {
-    let byHeaders = this.answers.get(body);
-    if (byHeaders === undefined) this.answers.set(body, (byHeaders = new Map()));
-    let base = byHeaders.get(prepared);
-    if (base === undefined) {
-      // Header sets per body are few (encodings, caching, `_headers` outcomes); the bound only guards.
-      if (byHeaders.size >= 64) byHeaders.clear();
-      byHeaders.set(prepared, (base = new Response(body, { status: 200, headers: prepared })));
+  private planOf(f: DeployFile): FilePlan {
+    let plan = this.plans.get(f);
+    if (plan === undefined) {
+      const tagged = (suffix: string) => `${f.etag.slice(0, -1)}${suffix}"`;
+      plan = {
+        identity: { sha: f.blobSha256, size: f.size, etag: f.etag, encoding: "identity" },
+        br: f.brSha256 === null ? null : { sha: f.brSha256, size: f.brSize!, etag: tagged("-br"), encoding: "br" },
+        gzip: f.gzipSha256 === null ? null : { sha: f.gzipSha256, size: f.gzipSize!, etag: tagged("-gz"), encoding: "gzip" },
+        hasVariants: f.brSha256 !== null || f.gzipSha256 !== null,
+        prepared: [],
+      };
+      this.plans.set(f, plan);
     }
-    const res = base.clone();
-    res.headers.set("x-request-id", freshRequestId());
-    completed.add(res);
-    return res;
+    return plan;
   }
 
   /**
    * The headers of one representation of one deploy file, built once: type, caching, ETag,
-   * encoding, Pier's base headers and the path's `_headers` blocks. Keyed by the extra headers'
-   * and header set's identities (both interned), so the variants per file stay few.
+   * encoding, Pier's base headers and the path's `_headers` blocks. Found by identity (the extra
+   * headers and header sets are interned), without building a key per request.
    */
-  private headers(f: DeployFile, rep: Representation, o: ServeOptions, hasVariants: boolean, status: number): Headers {
-    let byFile = this.headerCache.get(o.extraHeaders);
-    if (!byFile) this.headerCache.set(o.extraHeaders, (byFile = new WeakMap()));
-    let byKey = byFile.get(f);
-    if (!byKey) byFile.set(f, (byKey = new Map()));
+  private prepared(f: DeployFile, plan: FilePlan, rep: Representation, o: ServeOptions, status: number): Prepared {
+    const cacheControl = o.cacheControl;
+    const extra = o.extraHeaders;
     const set = o.siteHeaders ?? null;
-    const key = `${rep.encoding}|${o.cacheControl}|${status === 304 ? 304 : 200}|${set === null ? 0 : this.setId(set)}`;
-    let h = byKey.get(key);
-    if (!h) {
-      // A 304 carries what a cache needs to refresh its copy, not the body's description.
-      const init: Record<string, string> =
-        status === 304
-          ? { etag: rep.etag, "cache-control": o.cacheControl, "x-pier-client-version": clientVersion, ...o.extraHeaders }
-          : {
-              "content-type": f.contentType,
-              "cache-control": o.cacheControl,
-              "x-content-type-options": "nosniff",
-              etag: rep.etag,
-              "x-pier-client-version": clientVersion,
-              ...o.extraHeaders,
-            };
-      if (hasVariants) init.vary = "Accept-Encoding";
-      if (status !== 304) {
-        if (rep.encoding === "identity") init["accept-ranges"] = "bytes";
-        else init["content-encoding"] = rep.encoding;
-      }
-      h = new Headers(init);
-      if (set !== null) applySiteHeaders(h, set);
-      // Interned sets are few per site; the bound only guards against a pathological one.
-      if (byKey.size >= 64) byKey.clear();
-      byKey.set(key, h);
+    const notModified = status === 304;
+    for (const p of plan.prepared) {
+      if (p.rep === rep && p.cacheControl === cacheControl && p.extra === extra && p.set === set && p.notModified === notModified) return p;
     }
-    return h;
-  }
-
-  private readonly setIds = new WeakMap<SiteHeaderSet, number>();
-  private nextSetId = 1;
-  private setId(set: SiteHeaderSet): number {
-    let id = this.setIds.get(set);
-    if (id === undefined) this.setIds.set(set, (id = this.nextSetId++));
-    return id;
+    // A 304 carries what a cache needs to refresh its copy, not the body's description.
+    const init: Record<string, string> = notModified
+      ? { etag: rep.etag, "cache-control": cacheControl, "x-pier-client-version": clientVersion, ...extra }
+      : {
+          "content-type": f.contentType,
+          "cache-control": cacheControl,
+          "x-content-type-options": "nosniff",
+          etag: rep.etag,
+          "x-pier-client-version": clientVersion,
+          ...extra,
+        };
+    if (plan.hasVariants) init.vary = "Accept-Encoding";
+    if (!notModified) {
+      if (rep.encoding === "identity") init["accept-ranges"] = "bytes";
+      else init["content-encoding"] = rep.encoding;
+    }
+    const headers = new Headers(init);
+    if (set !== null) applySiteHeaders(headers, set);
+    if (plan.prepared.length >= PREPARED_MAX) plan.prepared.length = 0;
+    const p: Prepared = { rep, cacheControl, extra, set, notModified, headers, answers: new WeakMap(), notModifiedAnswer: null };
+    plan.prepared.push(p);
+    return p;
   }
 
   /** Read a small file into memory (big files are never loaded: they go out with sendfile). */

@@ -101,25 +101,21 @@ export function createSiteHandler(deps: Deps): SiteHandler {
       return new Response(t.robotsPreview, { headers: { "content-type": "text/plain; charset=utf-8", "cache-control": CACHE_HTML, ...extra } });
     }
 
-    const host = custom ? hostKind.hostname : `${hostKind.label}.${deps.urls.sitesDomain}`;
-    const gate = (): GateContext => ({
-      deps,
-      t,
-      site,
-      host,
-      extraHeaders: extra,
-      client: ipOf(),
-      secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
-    });
-
-    if (path === "_pier" || path.startsWith("_pier/")) return pierPaths.answer({ req, t, site, path, search, host, extra, gate, ip: ipOf });
+    if (path === "_pier" || path.startsWith("_pier/")) {
+      const host = siteHost(hostKind);
+      return pierPaths.answer({ req, t, site, path, search, host, extra, gate: gateOf(req, t, site, host, extra, ipOf), ip: ipOf });
+    }
     if (method !== "GET" && method !== "HEAD") {
       return new Response(null, { status: 405, headers: { allow: "GET, HEAD", "cache-control": "no-store", ...extra } });
     }
 
-    if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {
-      const next = pathname + search;
-      return site.accessMode === "password" ? passwordGatePage(gate(), next) : emailGatePage(gate(), next);
+    if (site.accessMode !== "public") {
+      const host = siteHost(hostKind);
+      if (!hasAccess(deps, req, site, host)) {
+        const next = pathname + search;
+        const gate = gateOf(req, t, site, host, extra, ipOf)();
+        return site.accessMode === "password" ? passwordGatePage(gate, next) : emailGatePage(gate, next);
+      }
     }
 
     const m = directory.manifest(site.deployId);
@@ -152,6 +148,20 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     };
     return res instanceof Response ? apply(res) : res.then(apply);
   };
+
+  // The host name and the gate's context only for the requests that need them (gated sites,
+  // `/_pier/` paths): a public site's file builds neither.
+  const siteHost = (hostKind: Parameters<SiteHandler>[1]): string =>
+    hostKind.kind === "custom" ? hostKind.hostname : `${hostKind.label}.${deps.urls.sitesDomain}`;
+  const gateOf = (req: Request, t: SiteTemplates, site: Site, host: string, extra: Record<string, string>, ipOf: () => string) => (): GateContext => ({
+    deps,
+    t,
+    site,
+    host,
+    extraHeaders: extra,
+    client: ipOf(),
+    secure: req.url.startsWith("https:") || (deps.config.trustProxy && req.headers.get("x-forwarded-proto") === "https"),
+  });
 
   directories.set(recorded, directory);
   return recorded;

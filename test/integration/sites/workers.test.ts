@@ -7,6 +7,7 @@ import { markUnpublished, setPublicationAccess } from "../../../src/features/pub
 import { loadConfig } from "../../../src/config";
 import { MAX_AUTO_WORKERS, workerCount } from "../../../src/serving-workers";
 import { startTestPier, type TestPier } from "../../helpers/pier";
+import { rawRequest } from "../../helpers/raw-http";
 import { publishSite, type PublishedSite } from "../../helpers/sites";
 
 let t: TestPier;
@@ -113,6 +114,28 @@ describe("serving workers", () => {
     const cookie = posted.headers.get("set-cookie")!.split(";")[0]!;
     const opened = await untilEveryProcess(locked.host, "/", (r, b) => r.status === 200 && b.includes("members"), { cookie });
     expect(opened.processes.size).toBe(2);
+  }, 120_000);
+
+  test("an oversized site POST gets its 413 from whichever process took the connection, never a reset", async () => {
+    const locked = await publishSite(t, { access: "password", password: "a long enough password 2", files: [{ path: "index.html", bytes: "<h1>x</h1>" }] });
+    // Every process knows the site (its gate page answers), so none is still starting.
+    await untilEveryProcess(locked.host, "/", (r) => r.status < 500);
+    const chunk = new Uint8Array(1024 * 1024);
+    const answeredBy = new Set<string>();
+    const started = performance.now();
+    // Before, a worker relayed the body to the primary, which hung up on the relay at the limit:
+    // the 413 carried the primary's request id, and now and then the client got a reset instead.
+    while (answeredBy.size < 2) {
+      if (performance.now() - started > DEADLINE_MS) throw new Error(`413 only from ${[...answeredBy].join(", ")}`);
+      const r = await rawRequest({
+        port: t.pier.httpPort,
+        head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${locked.host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${500 * 1024 * 1024}`,
+        next: (i) => (i < 500 ? chunk : null),
+      });
+      expect(r.status).toBe(413);
+      answeredBy.add(/x-request-id: (req_[a-z0-9]{9})/i.exec(r.text)?.[1] ?? "none");
+    }
+    expect(answeredBy.has("none")).toBe(false);
   }, 120_000);
 
   test("the per-account API rate limit is one budget across processes", async () => {
