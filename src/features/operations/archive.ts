@@ -154,11 +154,18 @@ async function readArchive(file: string, dbOut: string, blobsInto?: string): Pro
   if (!existsSync(file)) throw new ApiError("BACKUP_INVALID", `${file} does not exist.`);
   const out: ArchiveContents = { manifest: null, database: null, blobs: new Map(), secretKey: null, unexpected: [] };
   const writes: Promise<void>[] = [];
+  const reading = { closed: false };
   let stop: (e: unknown) => void = () => {};
   const unfinished = new Set<ReadEntry>();
   // A write that fails (a full disk) stops the whole read at once: the parser would otherwise
   // wait for that entry to be consumed.
   const write = (entry: ReadEntry, dest: string, done: (h: { sha256: string; size: number }) => void) => {
+    // After a failure the parser may still hand over entries it had buffered: they are skipped,
+    // so no write starts once the caller may be removing what was written.
+    if (reading.closed) {
+      entry.resume();
+      return;
+    }
     unfinished.add(entry);
     entry.once("end", () => unfinished.delete(entry));
     writes.push(
@@ -226,6 +233,7 @@ async function readArchive(file: string, dbOut: string, blobsInto?: string): Pro
     failure ??= e;
     input.destroy();
   }
+  reading.closed = true;
   // An archive that ends inside an entry leaves that entry's write waiting: end it as failed.
   // (Its size check then fails the write.)
   for (const entry of unfinished) entry.end();
@@ -243,11 +251,14 @@ async function readArchive(file: string, dbOut: string, blobsInto?: string): Pro
   return out;
 }
 
+/** Numbers each entry write's temp file: an archive may hold the same path twice. */
+let entryWrites = 0;
+
 /** Write one entry to `dest` (temp name, fsync, rename), hashing it on the way. */
 async function writeEntry(entry: ReadEntry, dest: string): Promise<{ sha256: string; size: number }> {
   entry.pause();
   await mkdir(dirname(dest), { recursive: true });
-  const tmp = `${dest}.tmp-${process.pid}`;
+  const tmp = `${dest}.tmp-${process.pid}-${++entryWrites}`;
   const fh = await open(tmp, "w", 0o600);
   const hasher = new Bun.CryptoHasher("sha256");
   let size = 0;
