@@ -2,7 +2,8 @@
 // data dir; open `/` in a browser and sign up the first user; `pier login` approved in that
 // browser; `pier publish` a folder (no index page, a README in a subfolder) with no flags; see
 // the site and its Auto-Index; give the bucket an address; deliver a message over SMTP; publish
-// the folder again; the message is still in the bucket and nowhere on the site.
+// the folder again; the message is still in the bucket and nowhere on the site. Last, git sync
+// (isomorphic-git inside the executable) imports a repository from a git server on loopback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { join } from "node:path";
 import nodemailer from "nodemailer";
 import { type Browser, type BrowserContext } from "playwright-core";
 import { launchChromium } from "../helpers/chromium";
+import { git, startGitServer } from "../helpers/git-server";
 import { credentialsPath, loadCredentials } from "../../src/cli/client/credentials";
 import { buildBinary, collectOutput, startBinary, type RunningBinary } from "../helpers/binary";
 
@@ -27,7 +29,8 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "pier-newcomer-"));
   mkdirSync(join(work, "home"));
   bin = await buildBinary();
-  pier = await startBinary(bin, { dataDir: join(work, "data"), cwd: work, env: env(), smtp: true });
+  // --git-allow-http: the git server of the last step is plain HTTP on loopback.
+  pier = await startBinary(bin, { dataDir: join(work, "data"), cwd: work, env: env(), smtp: true, args: ["--git-allow-http", "on"] });
   browser = await launchChromium();
   context = await browser.newContext();
 }, 240_000);
@@ -147,6 +150,37 @@ describe("a newcomer's first ten minutes with the built binary", () => {
     expect(await index.text()).not.toContain("_email");
     const mailDir = await fetch(pier.url + "/_email/", { headers: { host: new URL(siteUrl).host } });
     expect(mailDir.status).toBe(404);
+  }, 90_000);
+
+  test("git sync runs inside the binary: a public repository is imported into a new bucket", async () => {
+    const server = startGitServer();
+    try {
+      const url = server.createRepo("site");
+      const repo = mkdtempSync(join(work, "repo-"));
+      await git(repo, "init", "--quiet", "--initial-branch=main");
+      writeFileSync(join(repo, "index.html"), "<h1>from git</h1>\n");
+      await git(repo, "add", "-A");
+      await git(repo, "commit", "--quiet", "-m", "first");
+      await git(repo, "push", "--quiet", join(server.root, "site.git"), "HEAD:main");
+
+      const created = await api("POST", "/api/v1/buckets", key, { bucket: { title: "From git" } });
+      expect(created.status).toBe(201);
+      const bucketId = created.body.data.bucket.id as string;
+      const connect = await api("POST", `/api/v1/buckets/${bucketId}/github_sync`, key, { direction: "import", repository_url: url, branch: "main" });
+      expect(connect.status).toBe(202);
+      // The binary's own job worker runs the import.
+      let sync: { state: string; last_commit: string | null } = { state: "", last_commit: null };
+      for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(200)) {
+        sync = (await api("GET", `/api/v1/buckets/${bucketId}/github_sync`, key)).body.data.github_sync;
+        if (sync.state !== "pending" && sync.state !== "syncing") break;
+      }
+      expect(sync.state).toBe("in_sync");
+      expect(sync.last_commit).toBe(await git(join(server.root, "site.git"), "rev-parse", "main"));
+      const files = await api("GET", `/api/v1/buckets/${bucketId}/files`, key);
+      expect(files.body.data.files.map((f: { path: string }) => f.path)).toEqual(["index.html"]);
+    } finally {
+      await server.stop();
+    }
   }, 90_000);
 });
 
