@@ -382,3 +382,31 @@ describe("custom domains: the re-check job", () => {
     expect((await siteFetch(t, "www.job-activates-test.com", "/")).status).toBe(200);
   });
 });
+
+describe("custom domains: site rules", () => {
+  test("`_redirects` and `_headers` apply on the custom domain as on the slug; Set-Cookie only on the custom domain", async () => {
+    const s = await publishSite(t, {
+      user: pro,
+      slug: `rulesite-${Date.now().toString(36)}`,
+      files: [
+        ...page("rules on a custom domain"),
+        { path: "_redirects", bytes: new TextEncoder().encode("/old/:id /new/:id 301\n") },
+        { path: "_headers", bytes: new TextEncoder().encode("/*\n  X-Rules: on\n  Set-Cookie: pref=1; Path=/\n") },
+      ],
+    });
+    const d = (await add(pro.key, s.pub.bucketId, "rules.example-shop.net")).body.data.custom_domain;
+    await createRecords(d);
+    expect((await refresh(pro.key, s.pub.bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+
+    for (const host of ["rules.example-shop.net", s.host]) {
+      const moved = await siteFetch(t, host, "/old/42");
+      expect(moved.status).toBe(301);
+      expect(moved.headers.get("location")).toBe("/new/42");
+      const home = await siteFetch(t, host, "/");
+      expect(home.status).toBe(200);
+      expect(home.headers.get("x-rules")).toBe("on");
+      // A cookie set under the shared sites domain could shadow another site's: dropped there.
+      expect(home.headers.get("set-cookie")).toBe(host === s.host ? null : "pref=1; Path=/");
+    }
+  });
+});
