@@ -63,12 +63,7 @@ async function seedSite(deps: Deps, accountId: string, slug: string, withRules: 
   const files = [
     { path: "index.html", bytes: html },
     { path: "dir/index.html", bytes: html },
-    ...(withRules
-      ? [
-          { path: "_redirects", bytes: REDIRECTS },
-          ...(REDIRECTS_ONLY ? [] : [{ path: "_headers", bytes: HEADERS }]),
-        ]
-      : []),
+    ...(withRules ? [{ path: "_redirects", bytes: REDIRECTS }, ...(REDIRECTS_ONLY ? [] : [{ path: "_headers", bytes: HEADERS }])] : []),
   ];
   const t0 = performance.now();
   const d = await writeDeploy(deps, pub.id, files);
@@ -100,7 +95,9 @@ for (let i = 0; i < 5; i++) {
   loadTimes.push(performance.now() - t0);
 }
 loadTimes.sort((a, b) => a - b);
-console.log(`\n### Publish-time cost (${lines.length} rules, ${(REDIRECTS.length / 1024).toFixed(0)} KB _redirects${REDIRECTS_ONLY ? ", no _headers" : ", 201 header blocks"})\n`);
+console.log(
+  `\n### Publish-time cost (${lines.length} rules, ${(REDIRECTS.length / 1024).toFixed(0)} KB _redirects${REDIRECTS_ONLY ? ", no _headers" : ", 201 header blocks"})\n`,
+);
 console.log(
   `compileRules: median ${compileTimes[2]!.toFixed(1)} ms (5 runs); writeDeploy of a 1-file site: ${plainMs.toFixed(0)} ms without rules, ${rulesMs.toFixed(0)} ms with them; ` +
     `the matcher built when a process loads the deploy: median ${loadTimes[2]!.toFixed(1)} ms`,
