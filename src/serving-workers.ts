@@ -52,6 +52,8 @@ export interface WorkerSettings {
   httpsPort: number | null;
   relaySocket: string;
   index: number;
+  /** The primary's pid: a worker whose parent is not (or no longer) this process stops. */
+  primaryPid: number;
 }
 
 export const relaySocketPath = (dataDir: string) => join(dataDir, "run", "relay.sock");
@@ -166,7 +168,7 @@ export interface ServingWorkers {
  * grew by comes back through `onMetrics` (pushed every second, and whenever asked).
  */
 export function spawnServingWorkers(
-  settings: Omit<WorkerSettings, "index">,
+  settings: Omit<WorkerSettings, "index" | "primaryPid">,
   count: number,
   log: Logger,
   onMetrics: (deltas: MetricDeltas) => void = () => {},
@@ -179,7 +181,7 @@ export function spawnServingWorkers(
   const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
   const cmd = compiled ? [process.execPath, "serve"] : [process.execPath, join(import.meta.dir, "main.ts"), "serve"];
   const start = (index: number) => {
-    const env = { ...process.env, [WORKER_ENV]: JSON.stringify({ ...settings, index } satisfies WorkerSettings) };
+    const env = { ...process.env, [WORKER_ENV]: JSON.stringify({ ...settings, index, primaryPid: process.pid } satisfies WorkerSettings) };
     const startedAt = Date.now();
     const proc = Bun.spawn(cmd, {
       env,

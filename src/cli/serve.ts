@@ -191,8 +191,10 @@ export async function serve(argv: string[], debug = false): Promise<void> {
  */
 async function serveAsWorker(settings: WorkerSettings): Promise<void> {
   // Watched from the first moment, also while starting: a worker left behind by a killed primary
-  // must let go of the shared ports before a new primary starts on them.
-  const parent = process.ppid;
+  // must let go of the shared ports before a new primary starts on them. The primary's pid comes
+  // with the settings: a primary killed while this process was still booting has already handed
+  // it to init, and `process.ppid` read now would look like a live parent.
+  const parent = settings.primaryPid;
   let pier: Pier | null = null;
   let stopping = false;
   const shutdown = async () => {
