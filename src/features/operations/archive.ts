@@ -13,7 +13,18 @@ import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { readSnapshot, targetError, writeSecretKey, type BackupOptions, type BackupResult } from "./backup";
-import { BACKUP_FORMAT, blobPathIn, DATABASE_FILE, databaseChecks, fsyncDir, hashFile, MANIFEST_FILE, SECRET_KEY_FILE, type BackupManifest } from "./layout";
+import {
+  BACKUP_FORMAT,
+  blobPathIn,
+  checkFormat,
+  DATABASE_FILE,
+  databaseChecks,
+  fsyncDir,
+  hashFile,
+  MANIFEST_FILE,
+  SECRET_KEY_FILE,
+  type BackupManifest,
+} from "./layout";
 import type { VerifyResult } from "./restore";
 import { snapshotDatabase } from "./snapshot";
 
@@ -287,12 +298,7 @@ function checkManifest(file: string, c: ArchiveContents): BackupManifest {
       "BACKUP_INVALID",
       `${file} has no ${MANIFEST_FILE}: it is not a Pier backup archive, or it was cut short (the manifest is the archive's last entry).`,
     );
-  if (c.manifest.format !== BACKUP_FORMAT)
-    throw new ApiError(
-      "BACKUP_INVALID",
-      `${file} is backup format ${c.manifest.format}; this Pier reads format ${BACKUP_FORMAT}. Use the Pier version that wrote it (${c.manifest.pier_version}).`,
-    );
-  return c.manifest;
+  return checkFormat(file, c.manifest);
 }
 
 /** `pier backup verify FILE`: one streaming pass; the database goes to a temp file beside the archive. */

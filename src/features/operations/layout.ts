@@ -49,10 +49,15 @@ export function readManifest(folder: string): BackupManifest {
   } catch (e) {
     throw new ApiError("BACKUP_INVALID", `${file} is not valid JSON (${(e as Error).message}).`);
   }
+  return checkFormat(folder, manifest);
+}
+
+/** A manifest this Pier can read (a folder's or an archive's); `where` names the backup in the error. */
+export function checkFormat(where: string, manifest: BackupManifest): BackupManifest {
   if (manifest.format !== BACKUP_FORMAT)
     throw new ApiError(
       "BACKUP_INVALID",
-      `${folder} is backup format ${manifest.format}; this Pier reads format ${BACKUP_FORMAT}. Use the Pier version that wrote it (${manifest.pier_version}).`,
+      `${where} is backup format ${manifest.format}; this Pier reads format ${BACKUP_FORMAT}. Use the Pier version that wrote it (${manifest.pier_version}).`,
     );
   return manifest;
 }

@@ -7,6 +7,7 @@ import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { saveRepository } from "../../../src/features/gitsync";
+import { bucketText as readBucketText, versionCount as countVersions } from "../../helpers/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -41,20 +42,12 @@ async function repoWith(files: Record<string, string>): Promise<{ url: string; o
 
 const sync = async (bucketId: string) => (await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key })).body.data.github_sync;
 const drain = () => t.pier.runner.drain();
-async function bucketText(bucketId: string, path: string): Promise<string | null> {
-  const r = await t.api("GET", `/api/v1/buckets/${bucketId}/files/by_path?path=${encodeURIComponent(path)}`, { key: user.key });
-  if (r.status !== 302) return null;
-  const res = await fetch(new URL(r.headers.get("location")!, t.url));
-  return res.status === 200 ? res.text() : null;
-}
 async function bucketPaths(bucketId: string): Promise<string[]> {
   const r = await t.api("GET", `/api/v1/buckets/${bucketId}/files?limit=1000`, { key: user.key });
   return r.body.data.files.map((f: any) => f.path).sort();
 }
-async function versionCount(bucketId: string): Promise<number> {
-  const r = await t.api("GET", `/api/v1/buckets/${bucketId}/versions?limit=500`, { key: user.key });
-  return r.body.data.versions.length;
-}
+const bucketText = (bucketId: string, path: string) => readBucketText(t, user.key, bucketId, path);
+const versionCount = (bucketId: string) => countVersions(t, user.key, bucketId);
 function signed(secret: string, body: string) {
   return `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Browser } from "../../helpers/browser";
+import { bucketText as readBucketText, versionCount as countVersions, signedInBrowser } from "../../helpers/gitsync";
 import { git, workClone, type WorkClone } from "../../helpers/git-server";
 import { startGithubStandIn, type GithubStandIn, type StandInRepo } from "../../helpers/github-stand-in";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
@@ -25,9 +26,7 @@ beforeAll(async () => {
   gh.account("alice", "User");
   gh.account("acme", "Organization", ["alice"]);
   user = await t.user({ plan: "pro" });
-  browser = new Browser(t.url);
-  const signin = await browser.submit("/signin", "/signin", { email: user.email, password: user.password });
-  if (signin.status !== 303) throw new Error(`sign-in failed: ${signin.status}`);
+  browser = await signedInBrowser(t, user);
 });
 afterAll(async () => {
   for (const c of clones) c.cleanup();
@@ -37,14 +36,8 @@ afterAll(async () => {
 
 const drain = () => t.pier.runner.drain();
 const sync = async (bucketId: string) => (await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key })).body.data.github_sync;
-async function bucketText(bucketId: string, path: string): Promise<string | null> {
-  const r = await t.api("GET", `/api/v1/buckets/${bucketId}/files/by_path?path=${encodeURIComponent(path)}`, { key: user.key });
-  if (r.status !== 302) return null;
-  const res = await fetch(new URL(r.headers.get("location")!, t.url));
-  return res.status === 200 ? res.text() : null;
-}
-const versionCount = async (bucketId: string) =>
-  (await t.api("GET", `/api/v1/buckets/${bucketId}/versions?limit=500`, { key: user.key })).body.data.versions.length as number;
+const bucketText = (bucketId: string, path: string) => readBucketText(t, user.key, bucketId, path);
+const versionCount = (bucketId: string) => countVersions(t, user.key, bucketId);
 
 async function repoWith(owner: string, name: string, files: Record<string, string>): Promise<{ repo: StandInRepo; other: WorkClone }> {
   const repo = gh.createRepo(owner, name);
