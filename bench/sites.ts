@@ -4,6 +4,7 @@
 // with taskset, and the RSS of each Pier process.
 // Run: ./node_modules/.bin/bun bench/sites.ts [--duration 10] [--connections 50] [--workers N] [--no-scaling]
 //   [--only pier,nginx,caddy,pier-base] [--compare <another checkout, e.g. of main>]
+//   or: bun bench/sites.ts --scaling [...]: the scaling, ceiling and tail run (bench/sites-scaling.ts)
 // Needs: apt-get install -y nginx caddy wrk. Prints a markdown table for bench/README.md.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -17,6 +18,13 @@ import { insertUserWithAccount } from "../src/features/accounts/service";
 import { buckets } from "../src/db/schema";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
+
+// --scaling: bench/sites-scaling.ts instead (Pier and nginx on 1 and 2 pinned CPUs, the bare
+// Bun ceiling, the tail); it reads its own flags.
+if (process.argv.includes("--scaling")) {
+  await import("./sites-scaling");
+  process.exit(0);
+}
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);

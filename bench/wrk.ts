@@ -84,3 +84,58 @@ export function wrk(run: WrkRun): { rps: number; p99: string } {
   const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "?";
   return { rps, p99 };
 }
+
+export interface WrkOptions {
+  url: string;
+  host?: string;
+  durationS: number;
+  threads: number;
+  connections: number;
+  script?: string;
+  /** Pin wrk to these CPUs (`taskset -c`), e.g. "1"; null runs it wherever the kernel puts it. */
+  cpus?: string | null;
+}
+
+export interface WrkResult {
+  rps: number;
+  /** Requests completed (wrk's "N requests in"). */
+  requests: number;
+  p50ms: number;
+  p90ms: number;
+  p99ms: number;
+  maxMs: number;
+  /** Non-2xx/3xx answers and socket errors wrk counted (should be 0). */
+  errors: number;
+}
+
+const toMs = (value: string, unit: string) => Number(value) * (unit === "us" ? 0.001 : unit === "s" ? 1000 : unit === "m" ? 60_000 : 1);
+
+/** Parse wrk's `--latency` output. */
+export function parseWrkLatency(out: string): WrkResult {
+  const pct = (p: string) => {
+    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s|m)\\b`).exec(out);
+    return m ? toMs(m[1]!, m[2]!) : Number.NaN;
+  };
+  const max = /Latency\s+[\d.]+\w+\s+[\d.]+\w+\s+([\d.]+)(us|ms|s|m)\b/.exec(out);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN),
+    p50ms: pct("50"),
+    p90ms: pct("90"),
+    p99ms: pct("99"),
+    maxMs: max ? toMs(max[1]!, max[2]!) : Number.NaN,
+    errors: non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+  };
+}
+
+/** One wrk run with `--latency`, optionally pinned with taskset. */
+export function runWrk(o: WrkOptions): WrkResult {
+  const args = ["-t", String(o.threads), "-c", String(o.connections), "-d", `${o.durationS}s`, "--latency"];
+  if (o.host) args.push("-H", `Host: ${o.host}`);
+  if (o.script) args.push("-s", o.script);
+  args.push(o.url);
+  const out = o.cpus ? spawnSync("taskset", ["-c", o.cpus, "wrk", ...args], { encoding: "utf8" }) : spawnSync("wrk", args, { encoding: "utf8" });
+  return parseWrkLatency(out.stdout ?? "");
+}
