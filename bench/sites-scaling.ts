@@ -260,12 +260,13 @@ function children(pid: number): number[] {
   return kids.flatMap((k) => [k, ...children(k)]);
 }
 const tree = (pid: number) => [pid, ...children(pid)];
-function cpuTicks(pid: number): number {
+/** [user, system] clock ticks a process has used. */
+function cpuTicks(pid: number): [number, number] {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return Number(fields[11]) + Number(fields[12]); // utime + stime
+    return [Number(fields[11]), Number(fields[12])]; // utime, stime
   } catch {
-    return 0;
+    return [0, 0];
   }
 }
 function rssMiB(pid: number): number {
@@ -278,8 +279,9 @@ function rssMiB(pid: number): number {
 const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
 
 interface Sample extends WrkResult {
-  /** Server CPU ms per 1,000 requests (all its processes), and each process's share of it. */
+  /** Server CPU ms per 1,000 requests (all its processes; of which in user space), and each process's share of it. */
   cpuMsPer1k: number;
+  userMsPer1k: number;
   split: number[];
   load: string;
 }
@@ -288,9 +290,12 @@ function measure(s: Server, path: string, connections: number, durationS = DURAT
   const pids = tree(s.pid);
   const before = pids.map(cpuTicks);
   const r = runWrk({ url: `http://127.0.0.1:${s.port}${path}`, host: s.host, durationS, threads: THREADS, connections, cpus: s.wrkCpus });
-  const used = pids.map((p, i) => cpuTicks(p) - before[i]!);
+  const after = pids.map(cpuTicks);
+  const used = pids.map((_, i) => after[i]![0] + after[i]![1] - before[i]![0] - before[i]![1]);
+  const user = pids.reduce((sum, _, i) => sum + after[i]![0] - before[i]![0], 0);
   const total = used.reduce((a, b) => a + b, 0);
-  return { ...r, cpuMsPer1k: ((total / CLK_TCK) * 1000) / (r.requests / 1000), split: used.map((u) => u / (total || 1)), load: loadAverage() };
+  const per1k = (ticks: number) => ((ticks / CLK_TCK) * 1000) / (r.requests / 1000);
+  return { ...r, cpuMsPer1k: per1k(total), userMsPer1k: per1k(user), split: used.map((u) => u / (total || 1)), load: loadAverage() };
 }
 
 const median = (xs: number[]) => {
@@ -310,7 +315,7 @@ function rounds(servers: Server[], path: string, connections: number, label: str
       const r = measure(s, path, connections);
       out.get(s.name)!.push(r);
       console.error(
-        `${label.padEnd(14)} r${round + 1} ${s.name.padEnd(30)} ${f0(r.rps).padStart(8)} req/s  p99 ${ms(r.p99ms).padStart(9)}  cpu ${r.cpuMsPer1k.toFixed(1)} ms/1k  split ${r.split.map((x) => x.toFixed(2)).join("/")}${r.errors ? `  ERRORS ${r.errors}` : ""}  load ${r.load}`,
+        `${label.padEnd(14)} r${round + 1} ${s.name.padEnd(30)} ${f0(r.rps).padStart(8)} req/s  p99 ${ms(r.p99ms).padStart(9)}  cpu ${r.cpuMsPer1k.toFixed(1)} ms/1k (user ${r.userMsPer1k.toFixed(1)})  split ${r.split.map((x) => x.toFixed(2)).join("/")}${r.errors ? `  ERRORS ${r.errors}` : ""}  load ${r.load}`,
       );
     }
   }
@@ -377,7 +382,9 @@ if (MAIN) {
       );
   }
 
-  console.log(`\n### Scaling and the runtime's ceiling (-c${CONNECTIONS}; server CPU per 1,000 requests = user + system of all its processes)\n`);
+  console.log(
+    `\n### Scaling and the runtime's ceiling (-c${CONNECTIONS}; server CPU ms per 1,000 requests = user + system of all its processes, then the user part)\n`,
+  );
   console.log(
     "| CPUs (server / wrk) | server | 1 KB req/s | 1 KB p99 | 1 KB CPU ms/1k req | 4 KB req/s | 4 KB p99 | 4 KB CPU ms/1k req | CPU split between processes (1 KB) |",
   );
@@ -394,7 +401,8 @@ if (MAIN) {
         const ratio = nginx && s.kind !== "nginx" ? ` (${(rps / median(nginx.map((x) => x.rps))).toFixed(2)}x)` : "";
         const cpuMs = median(mine.map((x) => x.cpuMsPer1k));
         const cpuRatio = nginx && s.kind !== "nginx" ? ` (${(cpuMs / median(nginx.map((x) => x.cpuMsPer1k))).toFixed(2)}x)` : "";
-        cells.push(`${f0(rps)}${ratio}`, ms(median(mine.map((x) => x.p99ms))), `${cpuMs.toFixed(1)}${cpuRatio}`);
+        const userMs = median(mine.map((x) => x.userMsPer1k));
+        cells.push(`${f0(rps)}${ratio}`, ms(median(mine.map((x) => x.p99ms))), `${cpuMs.toFixed(1)}${cpuRatio}, user ${userMs.toFixed(1)}`);
         if (c === cases[0]) split = mine.map((x) => x.split.map((p) => `${Math.round(p * 100)}`).join("/")).join(", ");
       }
       const where = s.cpus === null ? "unpinned / unpinned" : `${s.cpus} / ${s.wrkCpus}`;
