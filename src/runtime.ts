@@ -35,7 +35,8 @@ import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
-import { createSiteHandler, forgetCachedSites } from "./sites/server";
+import { createSiteHandler, forgetChangedSites, type SiteHandler } from "./sites/server";
+import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
@@ -206,15 +207,12 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   dispatch = { app, sites };
   const http = early ?? bind();
   const acme = acmeManager(deps);
-  // Another process's commit may be a publish, an access change or a rename: cached sites go.
-  // A worker's certificates follow the table the same way (a new or renewed one, a forgotten one).
+  // Another process's commit may be a publish, an access change or a rename: the publications
+  // the change log names are forgotten (commits that change no site, such as analytics roll-ups,
+  // name none). A worker's certificates follow their table on any commit (a new or renewed one,
+  // a forgotten one).
   const follow = worker && acme ? () => acme.followStore() : () => {};
-  const stopWatching = shared
-    ? watchOtherCommits(deps, () => {
-        forgetCachedSites(sites);
-        follow();
-      })
-    : () => {};
+  const stopWatching = shared ? watchOtherCommits(deps, followSiteChanges(deps, sites, follow)) : () => {};
   let smtp: MailReceiver | null = null;
   let https: HttpsListener | null = null;
   try {
@@ -376,4 +374,32 @@ async function assertPortFree(hostname: string, port: number): Promise<void> {
       await Bun.sleep(100);
     }
   }
+}
+
+/** What runs when another process committed: its site changes are forgotten here, then `also`. */
+function followSiteChanges(deps: Deps, sites: SiteHandler, also: () => void): () => void {
+  const read = siteChangeReader(deps.sqlite);
+  const resets = deps.metrics.siteCacheResets;
+  const one = resets.slotOf("publication");
+  const all = resets.slotOf("all");
+  return () => {
+    try {
+      let changes: SiteChanges | null;
+      try {
+        changes = read();
+      } catch (e) {
+        // The log could not be read: what changed is unknown, so every site is.
+        forgetChangedSites(sites, { all: true });
+        resets.inc(all);
+        throw e;
+      }
+      if (changes !== null) {
+        forgetChangedSites(sites, changes);
+        if (changes.all) resets.inc(all);
+        else resets.inc(one, changes.publicationIds.length);
+      }
+    } finally {
+      also();
+    }
+  };
 }

@@ -48,6 +48,11 @@ export class PierMetrics {
     "pier_site_bytes_served_total",
     "Bytes of file bodies the site server handed out (all site hosts, before compression by a proxy).",
   );
+  readonly siteCacheResets = new Counter(
+    "pier_site_cache_resets_total",
+    "Cached site lookups dropped because another Pier process changed what sites serve: one publication's (scope publication) or every site's (scope all).",
+    [["scope", ["publication", "all"]]],
+  );
   readonly smtpSessions = new Counter("pier_smtp_sessions_total", "SMTP connections accepted.");
   readonly smtpAccepted = new Counter("pier_smtp_messages_accepted_total", "Messages stored and answered 250.");
   readonly smtpRefused = new Counter("pier_smtp_refused_total", "Recipients, messages or connections the SMTP receiver refused, by reason.", [
@@ -99,6 +104,7 @@ export class PierMetrics {
       this.httpRequests,
       this.httpDuration,
       this.siteBytes,
+      this.siteCacheResets,
       this.smtpSessions,
       this.smtpAccepted,
       this.smtpRefused,

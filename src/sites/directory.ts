@@ -55,7 +55,11 @@ export class SiteDirectory {
   // A plain Map with expiry stamps: cheaper per hit than an LRU with TTLs (this is on every request).
   private readonly sites = new Map<string, { site: Site | false; until: number }>();
   private readonly manifests = new LRUCache<string, Manifest>({ maxSize: 2_000_000, sizeCalculation: (m) => m.files.size + 1 + (m.rules?.size ?? 0) });
-  private readonly keyOf = new Map<string, string>();
+  /**
+   * The labels each publication is cached under: more than one after a rename whose new label was
+   * looked up before this process heard of the change (the old one must go too).
+   */
+  private readonly labelsOf = new Map<string, Set<string>>();
   /** Active custom domain -> managed slug of the site it serves (false: no such active domain). */
   private readonly customHosts = new Map<string, { slug: string | false; until: number }>();
 
@@ -67,7 +71,10 @@ export class SiteDirectory {
   byLabel(label: string): Site | null {
     const cached = this.sites.get(label);
     if (cached !== undefined && cached.until > performance.now()) return cached.site || null;
-    if (this.sites.size >= MAX_SITES) this.sites.clear();
+    if (this.sites.size >= MAX_SITES) {
+      this.sites.clear();
+      this.labelsOf.clear();
+    }
     const preview = label.startsWith("preview-");
     const slug = preview ? label.slice("preview-".length) : label;
     const row = this.deps.db
@@ -103,7 +110,9 @@ export class SiteDirectory {
       bucketId: p.bucketId,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
-    this.keyOf.set(p.id, label);
+    const labels = this.labelsOf.get(p.id);
+    if (labels === undefined) this.labelsOf.set(p.id, new Set([label]));
+    else labels.add(label);
     return site;
   }
 
@@ -145,14 +154,14 @@ export class SiteDirectory {
   forgetAll(): void {
     this.sites.clear();
     this.customHosts.clear();
-    this.keyOf.clear();
+    this.labelsOf.clear();
   }
 
-  private forget(publicationId: string): void {
+  /** One publication's cached lookups (and every cached custom host): it changed. */
+  forget(publicationId: string): void {
     this.customHosts.clear();
-    const label = this.keyOf.get(publicationId);
-    if (label) this.sites.delete(label);
-    this.keyOf.delete(publicationId);
+    for (const label of this.labelsOf.get(publicationId) ?? []) this.sites.delete(label);
+    this.labelsOf.delete(publicationId);
     // A publication never looked up (or cached as missing) may just have gone live.
     const p = this.deps.db
       .select({ kind: publications.kind, slug: publications.publicSlug })

@@ -6,6 +6,7 @@ import type { Deps } from "../core/context";
 import { FormWidget } from "../features/forms";
 import { clientIp } from "../http/request-info";
 import { AutoIndex } from "./autoindex";
+import type { SiteChanges } from "./changes";
 import { CACHE_HTML, CACHE_PRIVATE, contentExists, SiteContent, type SiteRequest } from "./content";
 import { countHit } from "./counting";
 import { SiteDirectory, type Site } from "./directory";
@@ -28,15 +29,18 @@ export type SiteHandler = (
 const PREVIEW_HEADERS = { "x-robots-tag": "noindex, nofollow" };
 const NO_HEADERS = {};
 
-/** Each handler's site directory, for forgetCachedSites. */
+/** Each handler's site directory, for forgetChangedSites. */
 const directories = new WeakMap<SiteHandler, SiteDirectory>();
 
 /**
- * Drop every cached host lookup of this handler (deploy manifests stay: a deploy never changes).
- * Called when another process may have changed publications (serving workers).
+ * Drop this handler's cached host lookups of the publications another process changed (serving
+ * workers, src/sites/changes.ts), or all of them. Deploy manifests stay: a deploy never changes.
  */
-export function forgetCachedSites(handler: SiteHandler): void {
-  directories.get(handler)?.forgetAll();
+export function forgetChangedSites(handler: SiteHandler, changes: SiteChanges): void {
+  const directory = directories.get(handler);
+  if (!directory) return;
+  if (changes.all) directory.forgetAll();
+  else for (const id of changes.publicationIds) directory.forget(id);
 }
 
 export function createSiteHandler(deps: Deps): SiteHandler {
