@@ -51,7 +51,7 @@ import { ConfigError } from "./config";
 import { prepareUpgrade, type UpgradePlan } from "./features/operations";
 
 import { PierMetrics } from "./core/pier-metrics";
-import { requestMeter, type RequestMeter } from "./http/request-metrics";
+import { newRequestNote, requestMeter, type RequestMeter } from "./http/request-metrics";
 import { gatherBeforeScrape, startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
 import { addDeltas } from "./core/metrics";
 
@@ -164,16 +164,25 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
-      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward);
+      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward, note);
       meter = requestMeter(deps);
       if (relayed) meter = skipRelayed(meter, relayed);
     }
     if (!handler) return startingResponse(req);
     // The one metrics call per request: counted when the response (headers) is ready.
+    // What the dispatcher and the site server learned on the way (host kind, path) is read before
+    // any other request runs: the meter does not read the Host header or req.url again.
+    note.host = null;
+    note.pathname = null;
     const started = performance.now();
     const res = handler(req, server);
-    return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
+    const hostKind = note.host;
+    const pathname = note.pathname;
+    return res instanceof Promise
+      ? res.then((r) => meter!(req, r, started, server, hostKind, pathname))
+      : meter!(req, res, started, server, hostKind, pathname);
   };
+  const note = newRequestNote();
   const worker = opts.worker ?? null;
   // A worker's relayed answers are counted and logged by the primary, which answered them.
   const relayed = worker ? new WeakSet<Response>() : null;
@@ -203,7 +212,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     throw e;
   }
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
-  const sites = createSiteHandler(deps);
+  const sites = createSiteHandler(deps, note);
   dispatch = { app, sites };
   const http = early ?? bind();
   const acme = acmeManager(deps);
@@ -295,7 +304,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
 
 /** A worker's meter: what it relayed was counted (and logged) by the primary already. */
 function skipRelayed(meter: RequestMeter, relayed: WeakSet<Response>): RequestMeter {
-  return (req, res, started, server) => (relayed.has(res) ? res : meter(req, res, started, server));
+  return (req, res, started, server, hostKind, pathname) => (relayed.has(res) ? res : meter(req, res, started, server, hostKind, pathname));
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { Deps } from "../core/context";
 import { FormWidget } from "../features/forms";
 import { clientIp } from "../http/request-info";
+import type { RequestNote } from "../http/request-metrics";
 import { AutoIndex } from "./autoindex";
 import type { SiteChanges } from "./changes";
 import { CACHE_HTML, CACHE_PRIVATE, contentExists, SiteContent, type SiteRequest } from "./content";
@@ -43,7 +44,7 @@ export function forgetChangedSites(handler: SiteHandler, changes: SiteChanges): 
   else for (const id of changes.publicationIds) directory.forget(id);
 }
 
-export function createSiteHandler(deps: Deps): SiteHandler {
+export function createSiteHandler(deps: Deps, note: RequestNote | null = null): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs, undefined, deps.metrics.siteBytes);
   const content = new SiteContent(deps, files, new AutoIndex(deps, files), new FormWidget(deps));
@@ -97,6 +98,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     const method = req.method;
     const { pathname, search } = splitUrl(req.url);
     handledPath = pathname;
+    if (note !== null) note.pathname = pathname;
     const parsed = parseRequestPath(pathname);
     if (!parsed.ok) return pageResponse(t, 400, "Bad request", messageBody("Bad request", "This address is not valid."), extra);
     const path = parsed.path;
