@@ -1,7 +1,7 @@
 // Host -> live publication and its deploy manifest, cached in memory. Lookups are cached in an
 // LRU (also misses, briefly, so a scan of random hosts cannot hammer SQLite) and dropped at once
 // when a publication changes (activate, access change, unpublish: see features/publish/events).
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../core/context";
 import { accounts, publications } from "../db/schema";
@@ -63,7 +63,17 @@ export class SiteDirectory {
   /** Active custom domain -> managed slug of the site it serves (false: no such active domain). */
   private readonly customHosts = new Map<string, { slug: string | false; until: number }>();
 
+  // Prepared once: building and compiling the query cost ~150 µs per lookup, which every site
+  // cache reset and every unknown host paid (bench/README.md, "Serving workers forget only what changed").
+  private readonly bySlug;
+
   constructor(private readonly deps: Deps) {
+    this.bySlug = deps.db
+      .select({ p: publications, accountName: accounts.name })
+      .from(publications)
+      .innerJoin(accounts, eq(accounts.id, publications.accountId))
+      .where(and(eq(publications.kind, sql.placeholder("kind")), eq(publications.publicSlug, sql.placeholder("slug"))))
+      .prepare();
     onSiteChange(deps, ({ publicationId }) => this.forget(publicationId));
   }
 
@@ -77,12 +87,7 @@ export class SiteDirectory {
     }
     const preview = label.startsWith("preview-");
     const slug = preview ? label.slice("preview-".length) : label;
-    const row = this.deps.db
-      .select({ p: publications, accountName: accounts.name })
-      .from(publications)
-      .innerJoin(accounts, eq(accounts.id, publications.accountId))
-      .where(and(eq(publications.kind, preview ? "preview" : "main"), eq(publications.publicSlug, slug)))
-      .get();
+    const row = this.bySlug.get({ kind: preview ? "preview" : "main", slug });
     if (!row) {
       this.sites.set(label, { site: false, until: performance.now() + 2_000 });
       return null;
