@@ -227,7 +227,7 @@ describe("serving workers", () => {
       let baseline = await scrape();
       const settleBy = performance.now() + DEADLINE_MS;
       for (;;) {
-        await Bun.sleep(600);
+        await Bun.sleep(1200); // longer than a worker's metrics push: a late report cannot land after the baseline
         const again = await scrape();
         if (resets(again, "publication") === resets(baseline, "publication")) break;
         if (performance.now() > settleBy) throw new Error("the site cache resets never settled");
