@@ -35,7 +35,8 @@ import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
-import { createSiteHandler, forgetCachedSites } from "./sites/server";
+import { createSiteHandler, forgetChangedSites, type SiteHandler } from "./sites/server";
+import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
@@ -50,7 +51,7 @@ import { ConfigError } from "./config";
 import { prepareUpgrade, type UpgradePlan } from "./features/operations";
 
 import { PierMetrics } from "./core/pier-metrics";
-import { requestMeter, type RequestMeter } from "./http/request-metrics";
+import { newRequestNote, requestMeter, type RequestMeter } from "./http/request-metrics";
 import { gatherBeforeScrape, startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
 import { addDeltas } from "./core/metrics";
 
@@ -163,16 +164,25 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   const fetch = (req: Request, server: Server<unknown>) => {
     if (!handler && deps) {
       const acme = acmeManager(deps);
-      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward);
+      handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward, note);
       meter = requestMeter(deps);
       if (relayed) meter = skipRelayed(meter, relayed);
     }
     if (!handler) return startingResponse(req);
     // The one metrics call per request: counted when the response (headers) is ready.
+    // What the dispatcher and the site server learned on the way (host kind, path) is read before
+    // any other request runs: the meter does not read the Host header or req.url again.
+    note.host = null;
+    note.pathname = null;
     const started = performance.now();
     const res = handler(req, server);
-    return res instanceof Promise ? res.then((r) => meter!(req, r, started, server)) : meter!(req, res, started, server);
+    const hostKind = note.host;
+    const pathname = note.pathname;
+    return res instanceof Promise
+      ? res.then((r) => meter!(req, r, started, server, hostKind, pathname))
+      : meter!(req, res, started, server, hostKind, pathname);
   };
+  const note = newRequestNote();
   const worker = opts.worker ?? null;
   // A worker's relayed answers are counted and logged by the primary, which answered them.
   const relayed = worker ? new WeakSet<Response>() : null;
@@ -202,19 +212,16 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     throw e;
   }
   const app = buildApp(deps, { resolvers: [actorFromOAuthToken] });
-  const sites = createSiteHandler(deps);
+  const sites = createSiteHandler(deps, note);
   dispatch = { app, sites };
   const http = early ?? bind();
   const acme = acmeManager(deps);
-  // Another process's commit may be a publish, an access change or a rename: cached sites go.
-  // A worker's certificates follow the table the same way (a new or renewed one, a forgotten one).
+  // Another process's commit may be a publish, an access change or a rename: the publications
+  // the change log names are forgotten (commits that change no site, such as analytics roll-ups,
+  // name none). A worker's certificates follow their table on any commit (a new or renewed one,
+  // a forgotten one).
   const follow = worker && acme ? () => acme.followStore() : () => {};
-  const stopWatching = shared
-    ? watchOtherCommits(deps, () => {
-        forgetCachedSites(sites);
-        follow();
-      })
-    : () => {};
+  const stopWatching = shared ? watchOtherCommits(deps, followSiteChanges(deps, sites, follow)) : () => {};
   let smtp: MailReceiver | null = null;
   let https: HttpsListener | null = null;
   try {
@@ -297,7 +304,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
 
 /** A worker's meter: what it relayed was counted (and logged) by the primary already. */
 function skipRelayed(meter: RequestMeter, relayed: WeakSet<Response>): RequestMeter {
-  return (req, res, started, server) => (relayed.has(res) ? res : meter(req, res, started, server));
+  return (req, res, started, server, hostKind, pathname) => (relayed.has(res) ? res : meter(req, res, started, server, hostKind, pathname));
 }
 
 /**
@@ -376,4 +383,32 @@ async function assertPortFree(hostname: string, port: number): Promise<void> {
       await Bun.sleep(100);
     }
   }
+}
+
+/** What runs when another process committed: its site changes are forgotten here, then `also`. */
+function followSiteChanges(deps: Deps, sites: SiteHandler, also: () => void): () => void {
+  const read = siteChangeReader(deps.sqlite);
+  const resets = deps.metrics.siteCacheResets;
+  const one = resets.slotOf("publication");
+  const all = resets.slotOf("all");
+  return () => {
+    try {
+      let changes: SiteChanges | null;
+      try {
+        changes = read();
+      } catch (e) {
+        // The log could not be read: what changed is unknown, so every site is.
+        forgetChangedSites(sites, { all: true });
+        resets.inc(all);
+        throw e;
+      }
+      if (changes !== null) {
+        forgetChangedSites(sites, changes);
+        if (changes.all) resets.inc(all);
+        else resets.inc(one, changes.publicationIds.length);
+      }
+    } finally {
+      also();
+    }
+  };
 }

@@ -3,9 +3,10 @@
 // same HTTP and HTTPS ports with SO_REUSEPORT, so the kernel spreads connections over them.
 // A serving process answers site GET/HEAD requests from its own caches and relays every other
 // request (API, dashboard, any POST) to the primary over a Unix socket in the data dir, so
-// sessions, rate limits and anything else kept in memory live in exactly one place. What a
-// worker caches about sites is dropped whenever another process commits to the database
-// (SQLite's `PRAGMA data_version`, polled), which bounds how long a change takes to show.
+// sessions, rate limits and anything else kept in memory live in exactly one place. When another
+// process commits to the database (SQLite's `PRAGMA data_version`, polled), a process forgets
+// what it caches about the sites that commit changed (the `site_changes` log kept by triggers,
+// src/sites/changes.ts), which bounds how long a change takes to show.
 // With automatic HTTPS the same poll keeps a worker's certificates in step with the table the
 // primary writes (CertificateManager.followStore), and the HTTP-01 challenge path is relayed to
 // the primary, which runs every order and holds the answers.

@@ -19,6 +19,8 @@ export const SMTP_REFUSALS = [
   "other",
 ] as const;
 export const JOB_STATES = ["queued", "running", "failed"] as const;
+/** What a site cache reset dropped: one publication's lookups, or every site's. */
+export const SITE_CACHE_RESET_SCOPES = ["publication", "all"] as const;
 
 const LATENCY_BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const JOB_BOUNDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900];
@@ -47,6 +49,11 @@ export class PierMetrics {
   readonly siteBytes = new Counter(
     "pier_site_bytes_served_total",
     "Bytes of file bodies the site server handed out (all site hosts, before compression by a proxy).",
+  );
+  readonly siteCacheResets = new Counter(
+    "pier_site_cache_resets_total",
+    "Cached site lookups dropped because another Pier process changed what sites serve: one publication's (scope publication) or every site's (scope all).",
+    [["scope", SITE_CACHE_RESET_SCOPES]],
   );
   readonly smtpSessions = new Counter("pier_smtp_sessions_total", "SMTP connections accepted.");
   readonly smtpAccepted = new Counter("pier_smtp_messages_accepted_total", "Messages stored and answered 250.");
@@ -99,6 +106,7 @@ export class PierMetrics {
       this.httpRequests,
       this.httpDuration,
       this.siteBytes,
+      this.siteCacheResets,
       this.smtpSessions,
       this.smtpAccepted,
       this.smtpRefused,

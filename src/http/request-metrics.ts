@@ -32,7 +32,28 @@ function pathStart(url: string): number {
   return p < 0 ? url.length : p;
 }
 
-export type RequestMeter = (req: Request, res: Response, startedMs: number, server: Server<unknown>) => Response;
+export type RequestMeter = (
+  req: Request,
+  res: Response,
+  startedMs: number,
+  server: Server<unknown>,
+  /** The host's kind as the dispatcher classified it (null: classify the Host header again). */
+  hostKind?: HostKind["kind"] | null,
+  /** The request's path as the site server split it (null: read it from req.url). */
+  pathname?: string | null,
+) => Response;
+
+/**
+ * What dispatching one request learned, for its meter: the listener clears it, the dispatcher
+ * (host kind) and the site server (path) fill it, and the listener reads it as soon as the handler
+ * returns, before any other request runs. A late write (an answer finished asynchronously) lands
+ * between requests and is cleared before the next one.
+ */
+export interface RequestNote {
+  host: HostKind["kind"] | null;
+  pathname: string | null;
+}
+export const newRequestNote = (): RequestNote => ({ host: null, pathname: null });
 
 export function requestMeter(deps: Deps): RequestMeter {
   const m = deps.metrics;
@@ -40,8 +61,7 @@ export function requestMeter(deps: Deps): RequestMeter {
   const baseUrlConfigured = deps.config.baseUrl !== null;
   const access = deps.config.accessLog ? accessLogger(deps) : null;
   const kinds = new Map<string, HostKind["kind"]>();
-  return (req, res, startedMs, server) => {
-    const seconds = (performance.now() - startedMs) / 1000;
+  const kindOf = (req: Request): HostKind["kind"] => {
     const rawHost = req.headers.get("host");
     let kind = rawHost === null ? "invalid" : kinds.get(rawHost);
     if (kind === undefined) {
@@ -51,10 +71,22 @@ export function requestMeter(deps: Deps): RequestMeter {
       if (kinds.size >= 10_000) kinds.clear();
       kinds.set(rawHost!, kind);
     }
-    const url = req.url;
-    const at = pathStart(url);
+    return kind;
+  };
+  return (req, res, startedMs, server, hostKind = null, pathname = null) => {
+    const seconds = (performance.now() - startedMs) / 1000;
+    const kind = hostKind ?? kindOf(req);
     let host: number;
     let group: number;
+    if ((kind === "site" || kind === "custom") && pathname !== null) {
+      // The site server's own split of the URL: a cached file's answer reads neither the Host
+      // header nor req.url again (Bun builds that string on each read).
+      host = H.site;
+      group = pathname.startsWith("/_pier/") ? G.site_internal : pathname.startsWith("/.well-known/acme-challenge/") ? G.acme : G.page;
+      return count(req, res, server, host, group, seconds);
+    }
+    const url = req.url;
+    const at = pathStart(url);
     if (kind === "site" || kind === "custom") {
       host = H.site;
       group = url.startsWith("/_pier/", at) ? G.site_internal : url.startsWith("/.well-known/acme-challenge/", at) ? G.acme : G.page;
@@ -72,6 +104,9 @@ export function requestMeter(deps: Deps): RequestMeter {
       host = H.other;
       group = url.startsWith("/.well-known/acme-challenge/", at) ? G.acme : G.other;
     }
+    return count(req, res, server, host, group, seconds);
+  };
+  function count(req: Request, res: Response, server: Server<unknown>, host: number, group: number, seconds: number): Response {
     const status = res.status;
     const cls = status < 100 ? 4 : status >= 600 ? 4 : ((status / 100) | 0) - 1;
     const slot = host * stride + group * STATUSES + cls;
@@ -79,7 +114,7 @@ export function requestMeter(deps: Deps): RequestMeter {
     m.httpDuration.observe(slot, seconds);
     if (access) access(req, res, server, host, group, seconds);
     return res;
-  };
+  }
 }
 
 /**

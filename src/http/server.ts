@@ -10,6 +10,7 @@ import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
 import { requestId, setClientIp } from "./request-info";
+import type { RequestNote } from "./request-metrics";
 import { guardStalls } from "./upload-stall";
 
 export interface Dispatch {
@@ -46,7 +47,14 @@ export const startingResponse = (req: Request): Response =>
 /** A serving worker's relay to the primary (src/serving-workers.ts): what it does not answer itself. */
 export type Forward = (req: Request, server: Server<unknown>, ip: () => string) => Promise<Response>;
 
-export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: AcmeFront | null = null, forward: Forward | null = null) {
+export function makeFetch(
+  deps: Deps,
+  getDispatch: () => Dispatch | null,
+  acme: AcmeFront | null = null,
+  forward: Forward | null = null,
+  /** Where the host's kind is noted for the request's meter (src/http/request-metrics.ts). */
+  note: RequestNote | null = null,
+) {
   // Not async, and the client address resolved only when asked: the site server's hot path
   // (a cached small file) then costs no promise and no socket lookup (see bench/README.md).
   return (req: Request, server: Server<unknown>): Response | Promise<Response> => {
@@ -54,6 +62,7 @@ export function makeFetch(deps: Deps, getDispatch: () => Dispatch | null, acme: 
     const d = getDispatch();
     if (!d) return startingResponse(req);
     const host = classifyHost(req.headers.get("host"), deps.urls, deps.config.baseUrl !== null);
+    if (note !== null) note.host = host.kind;
     if (acme) {
       // ACME challenges, on-demand orders and the redirect to HTTPS (automatic HTTPS only).
       const answer = acme(req, host, server, ip);

@@ -1,7 +1,7 @@
 // Host -> live publication and its deploy manifest, cached in memory. Lookups are cached in an
 // LRU (also misses, briefly, so a scan of random hosts cannot hammer SQLite) and dropped at once
 // when a publication changes (activate, access change, unpublish: see features/publish/events).
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../core/context";
 import { accounts, publications } from "../db/schema";
@@ -55,11 +55,25 @@ export class SiteDirectory {
   // A plain Map with expiry stamps: cheaper per hit than an LRU with TTLs (this is on every request).
   private readonly sites = new Map<string, { site: Site | false; until: number }>();
   private readonly manifests = new LRUCache<string, Manifest>({ maxSize: 2_000_000, sizeCalculation: (m) => m.files.size + 1 + (m.rules?.size ?? 0) });
-  private readonly keyOf = new Map<string, string>();
+  /**
+   * The labels each publication is cached under: more than one after a rename whose new label was
+   * looked up before this process heard of the change (the old one must go too).
+   */
+  private readonly labelsOf = new Map<string, Set<string>>();
   /** Active custom domain -> managed slug of the site it serves (false: no such active domain). */
   private readonly customHosts = new Map<string, { slug: string | false; until: number }>();
 
+  // Prepared once: building and compiling the query cost ~150 µs per lookup, which every site
+  // cache reset and every unknown host paid (bench/README.md, "Serving workers forget only what changed").
+  private readonly bySlug;
+
   constructor(private readonly deps: Deps) {
+    this.bySlug = deps.db
+      .select({ p: publications, accountName: accounts.name })
+      .from(publications)
+      .innerJoin(accounts, eq(accounts.id, publications.accountId))
+      .where(and(eq(publications.kind, sql.placeholder("kind")), eq(publications.publicSlug, sql.placeholder("slug"))))
+      .prepare();
     onSiteChange(deps, ({ publicationId }) => this.forget(publicationId));
   }
 
@@ -67,15 +81,13 @@ export class SiteDirectory {
   byLabel(label: string): Site | null {
     const cached = this.sites.get(label);
     if (cached !== undefined && cached.until > performance.now()) return cached.site || null;
-    if (this.sites.size >= MAX_SITES) this.sites.clear();
+    if (this.sites.size >= MAX_SITES) {
+      this.sites.clear();
+      this.labelsOf.clear();
+    }
     const preview = label.startsWith("preview-");
     const slug = preview ? label.slice("preview-".length) : label;
-    const row = this.deps.db
-      .select({ p: publications, accountName: accounts.name })
-      .from(publications)
-      .innerJoin(accounts, eq(accounts.id, publications.accountId))
-      .where(and(eq(publications.kind, preview ? "preview" : "main"), eq(publications.publicSlug, slug)))
-      .get();
+    const row = this.bySlug.get({ kind: preview ? "preview" : "main", slug });
     if (!row) {
       this.sites.set(label, { site: false, until: performance.now() + 2_000 });
       return null;
@@ -103,7 +115,9 @@ export class SiteDirectory {
       bucketId: p.bucketId,
     };
     this.sites.set(label, { site, until: performance.now() + 60_000 });
-    this.keyOf.set(p.id, label);
+    const labels = this.labelsOf.get(p.id);
+    if (labels === undefined) this.labelsOf.set(p.id, new Set([label]));
+    else labels.add(label);
     return site;
   }
 
@@ -145,14 +159,14 @@ export class SiteDirectory {
   forgetAll(): void {
     this.sites.clear();
     this.customHosts.clear();
-    this.keyOf.clear();
+    this.labelsOf.clear();
   }
 
-  private forget(publicationId: string): void {
+  /** One publication's cached lookups (and every cached custom host): it changed. */
+  forget(publicationId: string): void {
     this.customHosts.clear();
-    const label = this.keyOf.get(publicationId);
-    if (label) this.sites.delete(label);
-    this.keyOf.delete(publicationId);
+    for (const label of this.labelsOf.get(publicationId) ?? []) this.sites.delete(label);
+    this.labelsOf.delete(publicationId);
     // A publication never looked up (or cached as missing) may just have gone live.
     const p = this.deps.db
       .select({ kind: publications.kind, slug: publications.publicSlug })

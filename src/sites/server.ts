@@ -5,7 +5,9 @@
 import type { Deps } from "../core/context";
 import { FormWidget } from "../features/forms";
 import { clientIp } from "../http/request-info";
+import type { RequestNote } from "../http/request-metrics";
 import { AutoIndex } from "./autoindex";
+import type { SiteChanges } from "./changes";
 import { CACHE_HTML, CACHE_PRIVATE, contentExists, SiteContent, type SiteRequest } from "./content";
 import { countHit } from "./counting";
 import { SiteDirectory, type Site } from "./directory";
@@ -28,18 +30,21 @@ export type SiteHandler = (
 const PREVIEW_HEADERS = { "x-robots-tag": "noindex, nofollow" };
 const NO_HEADERS = {};
 
-/** Each handler's site directory, for forgetCachedSites. */
+/** Each handler's site directory, for forgetChangedSites. */
 const directories = new WeakMap<SiteHandler, SiteDirectory>();
 
 /**
- * Drop every cached host lookup of this handler (deploy manifests stay: a deploy never changes).
- * Called when another process may have changed publications (serving workers).
+ * Drop this handler's cached host lookups of the publications another process changed (serving
+ * workers, src/sites/changes.ts), or all of them. Deploy manifests stay: a deploy never changes.
  */
-export function forgetCachedSites(handler: SiteHandler): void {
-  directories.get(handler)?.forgetAll();
+export function forgetChangedSites(handler: SiteHandler, changes: SiteChanges): void {
+  const directory = directories.get(handler);
+  if (!directory) return;
+  if (changes.all) directory.forgetAll();
+  else for (const id of changes.publicationIds) directory.forget(id);
 }
 
-export function createSiteHandler(deps: Deps): SiteHandler {
+export function createSiteHandler(deps: Deps, note: RequestNote | null = null): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs, undefined, deps.metrics.siteBytes);
   const content = new SiteContent(deps, files, new AutoIndex(deps, files), new FormWidget(deps));
@@ -93,6 +98,7 @@ export function createSiteHandler(deps: Deps): SiteHandler {
     const method = req.method;
     const { pathname, search } = splitUrl(req.url);
     handledPath = pathname;
+    if (note !== null) note.pathname = pathname;
     const parsed = parseRequestPath(pathname);
     if (!parsed.ok) return pageResponse(t, 400, "Bad request", messageBody("Bad request", "This address is not valid."), extra);
     const path = parsed.path;

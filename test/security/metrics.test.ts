@@ -3,7 +3,7 @@
 // for the loopback port), and smuggling user-chosen text (paths, emails, titles, tokens) into
 // label values to blow up cardinality or leak it to whoever reads the metrics.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { HOST_KINDS, ROUTE_GROUPS, SMTP_REFUSALS, STATUS_CLASSES } from "../../src/core/pier-metrics";
+import { HOST_KINDS, ROUTE_GROUPS, SITE_CACHE_RESET_SCOPES, SMTP_REFUSALS, STATUS_CLASSES } from "../../src/core/pier-metrics";
 import { createBucket } from "../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { publishSite, siteFetch } from "../helpers/sites";
@@ -92,6 +92,7 @@ describe("label values", () => {
       kind: new Set([...Object.keys((await import("../../src/jobs/tasks")).jobHandlers), "other", "rss", "heap_used", "heap_total", "external"]),
       quantile: new Set(["mean", "p99", "max"]),
       certificate: new Set(["api", "mx", "earliest_other"]),
+      scope: new Set(SITE_CACHE_RESET_SCOPES),
     };
     for (const line of r.text.split("\n")) {
       if (line.startsWith("#") || !line.includes("{")) continue;

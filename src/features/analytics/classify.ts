@@ -5,7 +5,7 @@ import { isbotMatch } from "isbot";
 export type HitKind = "page" | "asset" | "not_found";
 
 /** Non-HTML files people download on purpose (not the CSS, scripts and images a page pulls in). */
-const DOWNLOAD_EXTENSIONS = new Set(
+export const DOWNLOAD_EXTENSIONS: ReadonlySet<string> = new Set(
   "pdf zip gz tgz tar bz2 xz 7z rar dmg exe msi deb rpm apk iso img epub mobi csv tsv xls xlsx doc docx ppt pptx odt ods odp rtf mp3 wav flac ogg m4a mp4 mov avi mkv webm wasm bin jar whl".split(
     " ",
   ),
@@ -24,7 +24,37 @@ export function extensionOf(path: string): string {
   return "";
 }
 
-export const isDownloadPath = (path: string): boolean => DOWNLOAD_EXTENSIONS.has(extensionOf(path));
+/** The download extensions (all of 2-4 ASCII letters or digits) packed into numbers: 7 bits a character and the length. */
+const packExtension = (ext: string): number => {
+  let n = ext.length;
+  for (let i = 0; i < ext.length; i++) n = n * 128 + ext.charCodeAt(i);
+  return n;
+};
+const DOWNLOAD_CODES = new Set([...DOWNLOAD_EXTENSIONS].map(packExtension));
+
+/**
+ * Whether the path's extension is a download's: extensionOf's rule without building the
+ * extension string (asked for every asset a site hands out; the string, its lower-case copy and
+ * its hash cost more than the rest of the hit). Anything but ASCII takes extensionOf's way.
+ */
+export function isDownloadPath(path: string): boolean {
+  const last = path.length - 1;
+  for (let i = last; i >= 0 && i >= last - 4; i--) {
+    const c = path.charCodeAt(i);
+    if (c === 47 /* / */) return false;
+    if (c >= 128) return DOWNLOAD_EXTENSIONS.has(extensionOf(path));
+    if (c !== 46 /* . */) continue;
+    if (i === 0 || i === last || path.charCodeAt(i - 1) === 47) return false;
+    let n = last - i;
+    for (let j = i + 1; j <= last; j++) {
+      const d = path.charCodeAt(j);
+      n = n * 128 + (d >= 65 && d <= 90 ? d + 32 : d);
+    }
+    return DOWNLOAD_CODES.has(n);
+  }
+  // No dot among the last five characters: no extension, or one longer than any download's.
+  return false;
+}
 
 /** A path that names a page rather than a file: no extension, or .html/.htm. */
 export function isPagePath(path: string): boolean {

@@ -2,6 +2,8 @@
 // HTTP port with SO_REUSEPORT. Every check opens a new connection per request so the kernel
 // spreads them, and tells the processes apart by the request id's per-process prefix.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { activateDeploy, writeDeploy } from "../../../src/features/publish/deploys";
 import { markUnpublished, setPublicationAccess } from "../../../src/features/publish/publications";
 import { loadConfig } from "../../../src/config";
@@ -204,6 +206,68 @@ describe("serving workers", () => {
     const viaApi = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}`, connection: "close" } });
     expect(viaApi.status).toBe(200);
     expect(count(await viaApi.text(), page) - count(before, page)).toBe(pages);
+  }, 120_000);
+
+  test("commits that change no site (analytics flushes, other writes) reset no process's site cache; a publish still reaches every process", async () => {
+    const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>steady</h1>" }] });
+    await untilEveryProcess(site.host, "/", (r, b) => r.status === 200 && b.includes("steady"));
+    const scrape = async () => (await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { connection: "close" } })).text();
+    const resets = (text: string, scope: string) =>
+      Number(new RegExp(`^pier_site_cache_resets_total\\{scope="${scope}"\\} (\\S+)$`, "m").exec(text)?.[1] ?? "0");
+    // Another connection's commit to a table no site reads (what a session, a job or a mail
+    // filing is to the serving processes).
+    const other = new Database(join(t.pier.deps.config.dataDir, "pier.db"));
+    other.exec("PRAGMA busy_timeout = 10000");
+    let n = 0;
+    const unrelatedCommit = () =>
+      other.query("INSERT OR REPLACE INTO analytics_salts (day, salt) VALUES (?, 'x')").run(`1999-01-${String((n++ % 28) + 1).padStart(2, "0")}`);
+    try {
+      // Every process catches up with the log (earlier tests' publishes): the figures settle.
+      unrelatedCommit();
+      let baseline = await scrape();
+      const settleBy = performance.now() + DEADLINE_MS;
+      for (;;) {
+        await Bun.sleep(1200); // longer than a worker's metrics push: a late report cannot land after the baseline
+        const again = await scrape();
+        if (resets(again, "publication") === resets(baseline, "publication")) break;
+        if (performance.now() > settleBy) throw new Error("the site cache resets never settled");
+        baseline = again;
+      }
+
+      // Steady traffic on every process with analytics on, analytics flushes from the primary
+      // (a worker flushes its own every few seconds) and unrelated commits between.
+      const byProcess = new Set<string>();
+      for (let round = 0; round < 4; round++) {
+        for (let i = 0; i < 10; i++) {
+          const r = await fresh(site.host, "/");
+          expect(await r.text()).toContain("steady");
+          byProcess.add(processOf(r));
+        }
+        t.pier.deps.analytics.flush();
+        unrelatedCommit();
+        await Bun.sleep(300); // more than a poll interval: each process has looked at these commits
+      }
+      const after = await scrape();
+      expect(byProcess.size).toBe(2);
+      expect(resets(after, "all")).toBe(0);
+      expect(resets(after, "publication")).toBe(resets(baseline, "publication"));
+
+      // A publish is still seen by every process, and counted as what it is.
+      const d = await writeDeploy(t.pier.deps, site.pub.id, [{ path: "index.html", bytes: "<h1>moved on</h1>" }]);
+      activateDeploy(t.pier.deps, site.pub.id, d.deployId);
+      await untilEveryProcess(site.host, "/", (r, b) => r.status === 200 && b.includes("moved on"));
+      unrelatedCommit(); // the primary reads the log (its own publish among it) at another process's commit
+      let counted = await scrape();
+      const countedBy = performance.now() + DEADLINE_MS;
+      while (resets(counted, "publication") < resets(baseline, "publication") + 2 && performance.now() < countedBy) {
+        await Bun.sleep(200);
+        counted = await scrape();
+      }
+      expect(resets(counted, "publication")).toBeGreaterThanOrEqual(resets(baseline, "publication") + 2);
+      expect(resets(counted, "all")).toBe(0);
+    } finally {
+      other.close();
+    }
   }, 120_000);
 });
 
