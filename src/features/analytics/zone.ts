@@ -59,6 +59,20 @@ export const nextDate = (day: string) => utcDay(Date.parse(`${day}T00:00:00Z`) +
 export function dayStart(zone: string, day: string): number {
   const midnight = Date.parse(`${day}T00:00:00Z`);
   if (zone === UTC) return midnight;
+  const key = `${zone} ${day}`;
+  const known = dayStarts.get(key);
+  if (known !== undefined) return known;
+  if (dayStarts.size >= DAY_STARTS_MAX) dayStarts.clear();
+  const at = findDayStart(zone, day, midnight);
+  dayStarts.set(key, at);
+  return at;
+}
+
+/** Answers of dayStart (a query asks a few; they never change), bounded. */
+const dayStarts = new Map<string, number>();
+const DAY_STARTS_MAX = 4096;
+
+function findDayStart(zone: string, day: string, midnight: number): number {
   let at = midnight - offsetAt(zone, midnight);
   at = midnight - offsetAt(zone, at);
   // Midnight skipped by a DST change (a zone springing forward at 00:00): the day starts later.

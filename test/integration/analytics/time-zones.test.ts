@@ -193,3 +193,23 @@ describe("changing the zone", () => {
     await setZone(berlin, "Europe/Berlin");
   });
 });
+
+describe("privacy: a local date's salt", () => {
+  const salts = () => (t.pier.deps.sqlite.query("SELECT day FROM analytics_salts ORDER BY day").all() as { day: string }[]).map((r) => r.day);
+  const hashesOf = (day: string) => (t.pier.deps.sqlite.query("SELECT count(*) AS n FROM analytics_visitors WHERE day = ?").get(day) as { n: number }).n;
+
+  test("is kept while the date lasts somewhere and deleted with its hashes once it is over everywhere", async () => {
+    at("2026-11-20T23:30:00Z"); // Berlin Nov 21, 00:30: the hash is made with the salt of Nov 21
+    await hit(berlin, "/", SAFARI, "203.0.113.9");
+    flush();
+    expect(salts()).toContain("2026-11-21");
+    expect(hashesOf("2026-11-21")).toBeGreaterThan(0);
+    at("2026-11-22T11:00:00Z"); // Nov 21 is over in Berlin, not yet at UTC-12 (until 12:00 UTC)
+    flush();
+    expect(salts()).toContain("2026-11-21");
+    at("2026-11-23T00:00:30Z"); // over everywhere
+    flush();
+    expect(salts()).not.toContain("2026-11-21");
+    expect(hashesOf("2026-11-21")).toBe(0);
+  });
+});
