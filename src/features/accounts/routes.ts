@@ -53,10 +53,20 @@ export const accountRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     .get("/api/v1/account", ({ actor }) => ({ data: { account: readAccount(deps, must(actor)) } }), {
       auth: "bucket_read",
       query: AccountQuery,
-      detail: { tags: ["Account"], summary: "The account the key acts on: id, name, state and settings (time_zone)" },
+      detail: {
+        tags: ["Account"],
+        summary: "The account the key acts on: id, name, state and settings (time_zone)",
+        description:
+          "`data.account`: `id`, `name`, `state` (`active` or `read_only`), `read_only`, `time_zone` (IANA name whose calendar days analytics count in; `UTC` by default), `created_at`.",
+      },
     })
     .patch("/api/v1/account", ({ actor, body }) => ({ data: { account: updateAccountSettings(deps, must(actor), body) } }), {
       auth: "bucket_admin",
       body: PatchAccountBody,
-      detail: { tags: ["Account"], summary: "Change account settings: time_zone (account-wide bucket_admin: an owner or admin)" },
+      detail: {
+        tags: ["Account"],
+        summary: "Change account settings: time_zone (account-wide bucket_admin: an owner or admin)",
+        description:
+          'Answers `data.account` as GET does. A `time_zone` that is not one of the runtime\'s IANA names (or `UTC`), spelt exactly, is 422 `VALIDATION_FAILED` with `details.field: "time_zone"`. Analytics windows follow the new zone at once; hits counted from then on are keyed by its local dates.',
+      },
     });

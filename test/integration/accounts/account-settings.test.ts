@@ -66,6 +66,14 @@ describe("GET and PATCH /api/v1/account", () => {
     expect((await account(owner.key)).body.data.account.time_zone).toBe("Asia/Kathmandu");
   });
 
+  test("another account's key naming this account is refused, and this account's zone stays", async () => {
+    const r = await patch(other.key, { time_zone: "UTC", account_id: owner.accountId });
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe("FORBIDDEN");
+    expect((await t.api("GET", `/api/v1/account?account_id=${owner.accountId}`, { key: other.key })).status).toBe(403);
+    expect((await account(owner.key)).body.data.account.time_zone).toBe("Asia/Kathmandu");
+  });
+
   test("a read-only account keeps its setting", async () => {
     const u = await t.user();
     setReadOnly(t.pier.deps, u.accountId, true, "test");
