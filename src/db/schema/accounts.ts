@@ -28,6 +28,8 @@ export const accounts = sqliteTable("accounts", {
   readOnlyReason: text("read_only_reason"),
   /** Last signed-in dashboard visit; renews Free sites (API/CLI/MCP traffic does not). */
   lastDashboardVisitAt: text("last_dashboard_visit_at"),
+  /** IANA time zone whose calendar days the account's analytics count in (docs/analytics.md). */
+  timeZone: text("time_zone").notNull().default("UTC"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

@@ -22,3 +22,16 @@ export const ApiKeyParams = t.Object({ id: t.String({ maxLength: 64 }) });
 export const AccountQuery = t.Object({ account_id: t.Optional(t.String()) });
 
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
+
+export const PatchAccountBody = t.Object(
+  {
+    time_zone: t.Optional(
+      t.String({
+        description: "IANA time zone whose calendar days analytics count in (e.g. `Europe/Berlin`); `UTC` by default.",
+        examples: ["Europe/Berlin"],
+      }),
+    ),
+    account_id: t.Optional(t.String()),
+  },
+  { additionalProperties: false, description: "Account settings to change; fields left out keep their value. Unknown fields are refused with 422." },
+);

@@ -39,7 +39,7 @@ export const dayKey = (ms: number) => {
 const KINDS: DimensionKind[] = ["path", "referrer", "country", "bot", "not_found"];
 const newDims = <V>(make: () => V) => Object.fromEntries(KINDS.map((k) => [k, make()])) as Record<DimensionKind, V>;
 
-/** One publication's counts for one UTC hour since the last flush. */
+/** One publication's counts for one UTC hour (and one local date: an hour can hold a local midnight) since the last flush. */
 export class HourCounts {
   hits = 0;
   hitsBots = 0;
@@ -61,9 +61,18 @@ export class HourCounts {
   /** Values that got their own row this hour; kept across flushes so the cap holds for the hour. */
   private admitted = newDims(() => new Set<string>());
 
+  /**
+   * The instants [fromMs, untilMs) of the hour that share `day` as last looked up: the fold
+   * reuses these counts without asking again while hits stay inside.
+   */
+  fromMs = 0;
+  untilMs = 0;
+
   constructor(
     readonly publicationId: string,
     readonly hour: string,
+    /** The local date of the account's time zone the counts belong to (daily rows are keyed by it). */
+    readonly day: string = hour.slice(0, 10),
   ) {}
 
   count(kind: DimensionKind, value: string, n = 1): void {

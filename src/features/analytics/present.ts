@@ -44,6 +44,8 @@ export function presentAnalytics(w: Window, f: AnalyticsFigures) {
     granularity: w.granularity,
     from: w.from,
     to: w.to,
+    /** The IANA zone whose local dates the days are (the account's setting; hours are UTC). */
+    time_zone: w.timeZone,
     details_visible: f.visible,
     previous_period: w.previous,
   };

@@ -11,6 +11,7 @@ import { dayKey, HourCounts, hourKey } from "./counts";
 import { countryLookup, type CountryOf } from "./geo";
 import { pruneSalts, writeRollups, writeVisitorHashes, type FlushReport } from "./rollups";
 import { publicationSummary } from "./service";
+import { UTC, ZoneDays } from "./zone";
 
 export { CAPS, OTHER, VISITOR_HASHES_PER_HOUR, HourCounts, hourKey, dayKey } from "./counts";
 
@@ -74,6 +75,12 @@ export class AnalyticsRecorder {
   private readonly referrers = new Map<string, Map<string, string | null | "own">>();
   private referrersHeld = 0;
   private readonly countries = new Map<string, string | null>();
+  /**
+   * Each publication's account time zone (daily rows are keyed by its local date). Emptied at
+   * every flush, so a changed zone applies to what is counted from the next flush on, in every
+   * serving process.
+   */
+  private readonly zones = new Map<string, ZoneDays>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private flushing = false;
   private stopped = false;
@@ -151,6 +158,7 @@ export class AnalyticsRecorder {
       else c.reset();
     }
     this.forgetOldSalts();
+    this.zones.clear();
     return report;
   }
 
@@ -172,7 +180,7 @@ export class AnalyticsRecorder {
             c.visitors.delete(hash);
             if (chunk.length === VISITOR_CHUNK) break;
           }
-          c.visitorsWritten += writeVisitorHashes(this.deps, c.publicationId, c.hour.slice(0, 10), chunk);
+          c.visitorsWritten += writeVisitorHashes(this.deps, c.publicationId, c.day, chunk);
           await new Promise<void>((resolve) => setImmediate(resolve));
           // stop() flushed everything meanwhile and the database may be closing: nothing left to do.
           if (this.stopped) return { rows: 0, publications: 0 };
@@ -213,13 +221,29 @@ export class AnalyticsRecorder {
 
   private countsFor(publicationId: string, at: number): HourCounts {
     const hour = hourKey(at);
-    const key = `${publicationId} ${hour}`;
+    const zone = this.zoneDaysOf(publicationId);
+    const { day, fromMs, untilMs } = zone.segment(at);
+    const key = `${publicationId} ${hour} ${day}`;
     let c = this.hours.get(key);
     if (!c) {
-      c = new HourCounts(publicationId, hour);
+      c = new HourCounts(publicationId, hour, day);
       this.hours.set(key, c);
     }
+    c.fromMs = fromMs;
+    c.untilMs = untilMs;
     return c;
+  }
+
+  private zoneDaysOf(publicationId: string): ZoneDays {
+    let z = this.zones.get(publicationId);
+    if (z === undefined) {
+      const row = this.deps.sqlite
+        .query("SELECT a.time_zone AS zone FROM publications p JOIN accounts a ON a.id = p.account_id WHERE p.id = ?")
+        .get(publicationId) as { zone: string } | null;
+      z = zoneDays(row?.zone ?? UTC);
+      this.zones.set(publicationId, z);
+    }
+    return z;
   }
 
   /** Raw hits -> hour counts. Bot names, countries and hashes are computed here, not per request. */
@@ -234,7 +258,7 @@ export class AnalyticsRecorder {
       const at = r.at[i]!;
       const publicationId = r.publicationId[i]!;
       // Consecutive hits mostly share publication and hour: skip the map lookup then.
-      if (c === null || c.publicationId !== publicationId || hourKey(at) !== c.hour) c = this.countsFor(publicationId, at);
+      if (c === null || c.publicationId !== publicationId || at < c.fromMs || at >= c.untilMs) c = this.countsFor(publicationId, at);
       const flags = r.flags[i]!;
       const kind = KIND_CODES[flags & 3]!;
       let path = r.path[i]!;
@@ -257,7 +281,7 @@ export class AnalyticsRecorder {
       }
       const ip = r.ip[i]!;
       // Assets and missing files are not visits: their address was never read (isVisit).
-      if (ip !== "") c.addVisitor(this.visitorHash(at, publicationId, ip, userAgent));
+      if (ip !== "") c.addVisitor(this.visitorHash(c.day, publicationId, ip, userAgent));
       if (kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
       c.count("path", readablePath(path));
@@ -273,10 +297,10 @@ export class AnalyticsRecorder {
   /**
    * HMAC(day salt, IP + user agent + publication): the same person on the same site on the same
    * day gives the same value; another day or site gives an unrelated one, and once the day's salt
-   * is deleted nobody can recompute it from an IP.
+   * is deleted nobody can recompute it from an IP. `day` is the local date of the site's account
+   * (one salt per date, whatever the zone), so a day's uniques are those of its local day.
    */
-  private visitorHash(at: number, publicationId: string, ip: string, userAgent: string): string {
-    const day = dayKey(at);
+  private visitorHash(day: string, publicationId: string, ip: string, userAgent: string): string {
     let byAgent = this.lastByAgent;
     if (byAgent === null || day !== this.lastDay || publicationId !== this.lastPublicationId) {
       const scope = `${day} ${publicationId}`;
@@ -341,6 +365,14 @@ export class AnalyticsRecorder {
     }
     pruneSalts(this.deps, yesterday);
   }
+}
+
+/** One ZoneDays per zone name, shared by the publications of every account in it. */
+const zoneDaysByName = new Map<string, ZoneDays>();
+function zoneDays(zone: string): ZoneDays {
+  let z = zoneDaysByName.get(zone);
+  if (z === undefined) zoneDaysByName.set(zone, (z = new ZoneDays(zone)));
+  return z;
 }
 
 const REMEMBER_MAX = 20_000;

@@ -43,7 +43,7 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     const visitor = db.query(SQL.visitor);
     for (const c of batch) {
       if (!live.has(c.publicationId)) continue;
-      const day = c.hour.slice(0, 10);
+      const day = c.day; // the local date in the account's time zone
       const week = weekOf(day);
       let visitors = c.visitorsWritten + c.overflowVisitors.size;
       for (const hash of c.visitors) visitors += visitor.run(c.publicationId, day, hash).changes;
@@ -72,7 +72,11 @@ export function writeRollups(deps: Deps, batch: HourCounts[]): FlushReport {
     return totals.size;
   });
   const publications = write.immediate();
-  if (batch.length) forgetCachedDaysFrom(deps, batch.reduce((min, c) => (c.hour < min ? c.hour : min), batch[0]!.hour).slice(0, 10));
+  if (batch.length)
+    forgetCachedDaysFrom(
+      deps,
+      batch.reduce((min, c) => (c.day < min ? c.day : min), batch[0]!.day),
+    );
   return { rows, publications };
 }
 

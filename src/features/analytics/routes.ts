@@ -13,7 +13,10 @@ export const analyticsRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>)
     .get("/api/v1/analytics", ({ actor, query }) => ({ data: { analytics: accountAnalytics(deps, must(actor), query) } }), {
       auth: "bucket_read",
       query: AnalyticsQuery,
-      detail: { tags, summary: "Traffic of the account's sites (range 24h/7d/30d/90d, or from/to dates), with the previous period" },
+      detail: {
+        tags,
+        summary: "Traffic of the account's sites (range 24h/7d/30d/90d, or from/to dates; days in the account's time_zone), with the previous period",
+      },
     })
     .get(
       "/api/v1/publications/:id/analytics",

@@ -7,7 +7,7 @@ import { loadBucket } from "../buckets";
 import { listPublications, loadPublication, publicUrlOf, type PublicationRow } from "../publish";
 import { presentAnalytics, type AnalyticsFigures, type Totals } from "./present";
 import { topOfDays } from "./top-lists";
-import { previousAvailable, resolveWindow, type Window } from "./window";
+import { bucketStart, parseWindowQuery, previousAvailable, windowOf, type Window } from "./window";
 
 export interface AnalyticsQuery {
   range?: string;
@@ -27,14 +27,21 @@ export interface SiteRef {
 /** Entries per top list (paths, referrers, countries, bots, 404 paths). */
 export const TOP_N = 50;
 
+/**
+ * The account's time zone: its days are the windows' days (the recorder keys daily rows by the
+ * same zone). A publication's figures use the zone of the account that owns it.
+ */
+export const timeZoneOf = (deps: Deps, accountId: string) => getAccount(deps, accountId).timeZone;
+
 export function publicationAnalytics(deps: Deps, actor: Actor, publicationId: string, q: AnalyticsQuery) {
-  const w = resolveWindow(q, deps.clock.now().getTime());
+  const query = parseWindowQuery(q);
   const { pub, bucket } = loadPublication(deps, actor, publicationId, "bucket_read");
+  const w = windowOf(query, deps.clock.now().getTime(), timeZoneOf(deps, pub.accountId));
   return analyticsFor(deps, actor.accountId, [siteRef(deps, pub, bucket.title)], w);
 }
 
 export function accountAnalytics(deps: Deps, actor: Actor, q: AnalyticsQuery) {
-  const w = resolveWindow(q, deps.clock.now().getTime());
+  const w = windowOf(parseWindowQuery(q), deps.clock.now().getTime(), timeZoneOf(deps, actor.accountId));
   const sites: SiteRef[] = [];
   for (let offset = 0; ; ) {
     const page = listPublications(deps, actor, { limit: 1000, offset });
@@ -159,7 +166,7 @@ export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w:
 
 /**
  * The exact all-time timestamp when it falls inside the window; otherwise the start of the
- * first/last hour or day of the window that has events (roll-ups keep no finer time).
+ * first/last hour or local day of the window that has events (roll-ups keep no finer time).
  */
 function eventAt(exact: string | null, bucketKey: string | null, w: Window): string | null {
   if (bucketKey === null) return null;
@@ -167,7 +174,7 @@ function eventAt(exact: string | null, bucketKey: string | null, w: Window): str
     const ms = Date.parse(exact);
     if (ms >= w.startMs && ms < w.endMs) return exact;
   }
-  return new Date(bucketKey.length === 13 ? `${bucketKey}:00:00.000Z` : `${bucketKey}T00:00:00.000Z`).toISOString();
+  return bucketStart(bucketKey, w);
 }
 
 /** `analytics` on every publication read: all-time hits always, the last event when details show. */

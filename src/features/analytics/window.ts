@@ -1,6 +1,8 @@
 // The time window of an analytics query and its previous period (spec: ranges 24h/7d/30d/90d,
-// or from/to as inclusive UTC dates of at most 90 days, which override range).
+// or from/to as inclusive dates of at most 90 days, which override range). Days are local dates
+// of the account's time zone (daily rows are keyed by them); the 24h range is 24 UTC hours.
 import { ApiError } from "../../core/errors";
+import { dayStart, localDay, nextDate } from "./zone";
 
 export const RANGES = ["24h", "7d", "30d", "90d"] as const;
 export type Range = (typeof RANGES)[number];
@@ -11,6 +13,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 export interface Window {
+  /** The IANA time zone whose local dates the day keys are. */
+  timeZone: string;
   /** null for a custom from/to window. */
   range: Range | null;
   granularity: "hour" | "day";
@@ -36,12 +40,13 @@ function parseDate(field: "from" | "to", raw: string): number {
   return ms;
 }
 
-function dayWindow(range: Range | null, fromMs: number, toMs: number): Window {
+function dayWindow(range: Range | null, fromMs: number, toMs: number, zone: string): Window {
   const days = Math.round((toMs - fromMs) / DAY_MS) + 1;
   const keys = Array.from({ length: days }, (_, i) => dayOf(fromMs + i * DAY_MS));
   const prevFrom = fromMs - days * DAY_MS;
   const prevTo = fromMs - DAY_MS;
   return {
+    timeZone: zone,
     range,
     granularity: "day",
     keys,
@@ -49,12 +54,17 @@ function dayWindow(range: Range | null, fromMs: number, toMs: number): Window {
     from: dayOf(fromMs),
     to: dayOf(toMs),
     previous: { from: dayOf(prevFrom), to: dayOf(prevTo) },
-    startMs: fromMs,
-    endMs: toMs + DAY_MS,
+    // Local days last 23, 24 or 25 hours: the bounds are the zone's midnights, not multiples of a day.
+    startMs: dayStart(zone, dayOf(fromMs)),
+    endMs: dayStart(zone, nextDate(dayOf(toMs))),
   };
 }
 
-export function resolveWindow(q: { range?: string; from?: string; to?: string }, nowMs: number): Window {
+/** The checked query: a preset range or a custom pair of dates (as UTC-midnight ms of the date strings). */
+export type WindowQuery = { range: Range } | { range: null; from: number; to: number };
+
+/** Check range/from/to (422 VALIDATION_FAILED naming the field); no clock or zone needed yet. */
+export function parseWindowQuery(q: { range?: string; from?: string; to?: string }): WindowQuery {
   if (q.range !== undefined && !(RANGES as readonly string[]).includes(q.range))
     throw new ApiError("VALIDATION_FAILED", `range must be one of ${RANGES.join(", ")}.`, { field: "range", allowed: RANGES });
   if (q.from !== undefined || q.to !== undefined) {
@@ -68,14 +78,22 @@ export function resolveWindow(q: { range?: string; from?: string; to?: string },
         field: "to",
         max_days: MAX_WINDOW_DAYS,
       });
-    return dayWindow(null, from, to);
+    return { range: null, from, to };
   }
-  const range = (q.range ?? DEFAULT_RANGE) as Range;
+  return { range: (q.range ?? DEFAULT_RANGE) as Range };
+}
+
+/** The window of a checked query at `nowMs`, in local dates of `zone` (an IANA name). */
+export function windowOf(q: WindowQuery, nowMs: number, zone: string): Window {
+  if (q.range === null) return dayWindow(null, q.from, q.to, zone);
+  const range = q.range;
   if (range === "24h") {
     // The current (partial) hour and the 23 before it; the previous period is the 24 hours before.
+    // UTC hours in every zone: hourly rows are UTC hours, and the answer's timestamps are instants.
     const last = Math.floor(nowMs / HOUR_MS) * HOUR_MS;
     const first = last - 23 * HOUR_MS;
     return {
+      timeZone: zone,
       range,
       granularity: "hour",
       keys: Array.from({ length: 24 }, (_, i) => hourOf(first + i * HOUR_MS)),
@@ -88,16 +106,24 @@ export function resolveWindow(q: { range?: string; from?: string; to?: string },
     };
   }
   const days = Number.parseInt(range, 10);
-  const today = Date.parse(`${dayOf(nowMs)}T00:00:00Z`);
-  return dayWindow(range, today - (days - 1) * DAY_MS, today);
+  // Today is the local date in the zone; the arithmetic on dates is the same in every zone.
+  const today = Date.parse(`${localDay(zone, nowMs)}T00:00:00Z`);
+  return dayWindow(range, today - (days - 1) * DAY_MS, today, zone);
+}
+
+export function resolveWindow(q: { range?: string; from?: string; to?: string }, nowMs: number, zone = "UTC"): Window {
+  return windowOf(parseWindowQuery(q), nowMs, zone);
 }
 
 /** Whether the previous period lies wholly after tracking began (else its numbers are unknown, not zero). */
 export function previousAvailable(w: Window, trackingSinceMs: number | null): boolean {
   if (trackingSinceMs === null) return false;
-  const since = w.granularity === "hour" ? hourOf(trackingSinceMs) : dayOf(trackingSinceMs);
+  const since = w.granularity === "hour" ? hourOf(trackingSinceMs) : localDay(w.timeZone, trackingSinceMs);
   return w.previousKeys.first >= since;
 }
 
 /** The timestamp of a bucket key ("YYYY-MM-DDTHH" -> ISO hour, "YYYY-MM-DD" stays a date). */
 export const bucketLabel = (key: string) => (key.length === 13 ? `${key}:00:00.000Z` : key);
+
+/** The first instant of a bucket (a UTC hour, or a local day of the window's zone) as an ISO timestamp. */
+export const bucketStart = (key: string, w: Window) => new Date(key.length === 13 ? Date.parse(`${key}:00:00.000Z`) : dayStart(w.timeZone, key)).toISOString();

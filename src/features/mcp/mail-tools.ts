@@ -38,7 +38,7 @@ export const mailTools: McpTool[] = [
     name: "analytics_get",
     scope: "bucket_read",
     description:
-      "Website analytics of a bucket's publication (the same figures as GET /api/v1/publications/:id/analytics): totals (hits include bots, views exclude them, visitors is the sum of each day's unique visitors), previous_period_totals and diff_vs_previous_period (null means unavailable, never zero), daily (hourly for range 24h), top paths, referrers, countries, bots and paths_not_found. With details_visible false only totals.hits_all_time is a number. Report the figures as given; do not estimate or invent traffic numbers. Needs bucket_read on the bucket.",
+      "Website analytics of a bucket's publication (the same figures as GET /api/v1/publications/:id/analytics): totals (hits include bots, views exclude them, visitors is the sum of each day's unique visitors), previous_period_totals and diff_vs_previous_period (null means unavailable, never zero), daily (days are local dates of the account's time_zone, which the result names; hourly UTC timestamps for range 24h), top paths, referrers, countries, bots and paths_not_found. With details_visible false only totals.hits_all_time is a number. Report the figures as given; do not estimate or invent traffic numbers. Needs bucket_read on the bucket.",
     inputSchema: t.Object(
       {
         bucket_id: BucketId,
@@ -49,8 +49,8 @@ export const mailTools: McpTool[] = [
             { description: "24h (hourly), 7d (default), 30d or 90d." },
           ),
         ),
-        from: t.Optional(t.String({ description: "First day YYYY-MM-DD (UTC), with to; overrides range." })),
-        to: t.Optional(t.String({ description: "Last day YYYY-MM-DD (UTC), inclusive; a window is at most 90 days." })),
+        from: t.Optional(t.String({ description: "First day YYYY-MM-DD (a date in the account's time_zone), with to; overrides range." })),
+        to: t.Optional(t.String({ description: "Last day YYYY-MM-DD (the account's time_zone), inclusive; a window is at most 90 days." })),
       },
       { additionalProperties: false },
     ),

@@ -6,6 +6,7 @@ import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
 import { publicationAnalytics, RANGES } from "../../analytics";
+import { getAccount } from "../../accounts";
 import { getBucket } from "../../buckets";
 import { findPublication } from "../../publish";
 import { siteAssets } from "../../../sites-assets.gen";
@@ -28,7 +29,7 @@ let uplotCss: string | null = null;
 const num = (n: number | null) => (n === null ? "—" : n.toLocaleString("en"));
 const signed = (n: number | null) => (n === null ? "n/a" : n > 0 ? `+${n.toLocaleString("en")}` : n.toLocaleString("en"));
 
-function rangeForm(id: string, q: Record<string, string | undefined>): SafeHtml {
+function rangeForm(id: string, q: Record<string, string | undefined>, zone: string): SafeHtml {
   const current = q.from || q.to ? "" : (q.range ?? "7d");
   const options = RANGES.map(
     (r) => html`<option value="${r}"${current === r ? html` selected` : html``}>${r === "24h" ? "Last 24 hours" : `Last ${r.slice(0, -1)} days`}</option>`,
@@ -36,8 +37,8 @@ function rangeForm(id: string, q: Record<string, string | undefined>): SafeHtml 
   return html`<form method="get" action="${BUCKETS_PATH}/${id}/analytics" class="toolbar" aria-label="Time window">
 <div><label for="range">Range</label><select id="range" name="range">${options}</select></div><button type="submit" class="secondary">Show</button></form>
 <form method="get" action="${BUCKETS_PATH}/${id}/analytics" class="toolbar" aria-label="Custom window">
-<div><label for="from">From (UTC)</label><input id="from" name="from" type="date" value="${q.from ?? ""}" required></div>
-<div><label for="to">To (UTC)</label><input id="to" name="to" type="date" value="${q.to ?? ""}" required></div><button type="submit" class="secondary">Show dates</button></form>`;
+<div><label for="from">From (${zone})</label><input id="from" name="from" type="date" value="${q.from ?? ""}" required></div>
+<div><label for="to">To (${zone})</label><input id="to" name="to" type="date" value="${q.to ?? ""}" required></div><button type="submit" class="secondary">Show dates</button></form>`;
 }
 
 function list(title: string, rows: { label: string; hits: number }[]): SafeHtml {
@@ -58,7 +59,7 @@ ${TOTALS.map(([k, label]) => {
 })}
 <tr><th scope="row">All time</th><td>${num(a.totals.hits_all_time)}</td><td></td><td></td></tr></tbody></table></div>`;
   const series = html`<div id="chart" data-series="${JSON.stringify(a.daily)}" hidden></div>
-<div class="scroll"><table><caption>${a.granularity === "hour" ? "Per hour (UTC)" : "Per day (UTC)"}</caption><thead><tr><th scope="col">${a.granularity === "hour" ? "Hour" : "Day"}</th><th scope="col">Hits</th><th scope="col">Visitors</th><th scope="col">Not found</th><th scope="col">Bots</th></tr></thead>
+<div class="scroll"><table><caption>${a.granularity === "hour" ? "Per hour (UTC)" : `Per day (${a.time_zone})`}</caption><thead><tr><th scope="col">${a.granularity === "hour" ? "Hour" : "Day"}</th><th scope="col">Hits</th><th scope="col">Visitors</th><th scope="col">Not found</th><th scope="col">Bots</th></tr></thead>
 <tbody>${a.daily.map((d) => html`<tr><td>${a.granularity === "hour" ? d.date.slice(11, 16) : d.date}</td><td>${num(d.hits)}</td><td>${num(d.visitors)}</td><td>${num(d.hits_not_found)}</td><td>${num(d.hits_bots)}</td></tr>`)}</tbody></table></div>`;
   return html`${totals}<h2>Over time</h2>${series}<h2>Top lists</h2>
 ${list(
@@ -101,11 +102,11 @@ export const analyticsPage: DashboardPage = {
             uplotCss ??= await Bun.file(siteAssets["dashboard/assets/uplot.min.css"]!).text();
             const off = !pub.trackingEnabled || !pub.analyticsEnabled;
             if (off) notice = alertBox("Analytics are turned off for this site: nothing new is counted. Figures recorded before stay.", "ok");
-            body = html`${rangeForm(bucket.id, q)}<style>${uplotCss}</style>${figures(a)}`;
+            body = html`${rangeForm(bucket.id, q, a.time_zone)}<style>${uplotCss}</style>${figures(a)}`;
           } catch (e) {
             if (!(e instanceof ApiError) || e.code !== "VALIDATION_FAILED") throw e;
             notice = alertBox(e.message);
-            body = rangeForm(bucket.id, q);
+            body = rangeForm(bucket.id, q, getAccount(shell.deps, pub.accountId).timeZone);
           }
         }
         return shell.render(s, {

@@ -1,0 +1,51 @@
+// The calendar-day arithmetic analytics relies on, against the runtime's own time-zone data: for
+// any instant and any zone, the local date's first instant (dayStart) is at or before the
+// instant and the next date's first instant after it, so a day window's bounds hold exactly the
+// hits the recorder keyed to its dates; ZoneDays.segment never spans two local dates.
+import { expect, test } from "bun:test";
+import fc from "fast-check";
+import { dayStart, localDay, nextDate, ZoneDays } from "../../../src/features/analytics/zone";
+
+const ZONES = Intl.supportedValuesOf("timeZone");
+const FROM = Date.parse("2020-01-01T00:00:00Z");
+const TO = Date.parse("2035-01-01T00:00:00Z");
+
+test("a local day's bounds hold every instant keyed to it, in every zone", () => {
+  fc.assert(
+    fc.property(fc.constantFrom(...ZONES, "UTC"), fc.integer({ min: FROM, max: TO }), (zone, ms) => {
+      const day = localDay(zone, ms);
+      const start = dayStart(zone, day);
+      const end = dayStart(zone, nextDate(day));
+      expect(start).toBeLessThanOrEqual(ms);
+      expect(end).toBeGreaterThan(ms);
+      expect(localDay(zone, start)).toBe(day);
+      expect(localDay(zone, start - 1)).not.toBe(day);
+      // 23 to 25 hours, or a whole day skipped or doubled by a date-line move (Samoa 2011 is before FROM).
+      expect(end - start).toBeGreaterThanOrEqual(23 * 3_600_000);
+      expect(end - start).toBeLessThanOrEqual(25 * 3_600_000);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test("a segment of an hour shares its local date from start to end", () => {
+  fc.assert(
+    fc.property(fc.constantFrom(...ZONES), fc.integer({ min: FROM, max: TO }), (zone, ms) => {
+      const seg = new ZoneDays(zone).segment(ms);
+      expect(seg.fromMs).toBeLessThanOrEqual(ms);
+      expect(seg.untilMs).toBeGreaterThan(ms);
+      expect(localDay(zone, seg.fromMs)).toBe(seg.day);
+      expect(localDay(zone, seg.untilMs - 1)).toBe(seg.day);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test("the DST days of Europe/Berlin and the +05:45 midnight of Asia/Kathmandu", () => {
+  expect(new Date(dayStart("Europe/Berlin", "2026-03-29")).toISOString()).toBe("2026-03-28T23:00:00.000Z");
+  expect(dayStart("Europe/Berlin", "2026-03-30") - dayStart("Europe/Berlin", "2026-03-29")).toBe(23 * 3_600_000);
+  expect(dayStart("Europe/Berlin", "2026-10-26") - dayStart("Europe/Berlin", "2026-10-25")).toBe(25 * 3_600_000);
+  expect(new Date(dayStart("Asia/Kathmandu", "2026-11-25")).toISOString()).toBe("2026-11-24T18:15:00.000Z");
+  expect(localDay("Asia/Kathmandu", Date.parse("2026-11-24T18:14:59Z"))).toBe("2026-11-24");
+  expect(localDay("Asia/Kathmandu", Date.parse("2026-11-24T18:15:00Z"))).toBe("2026-11-25");
+});
