@@ -50,10 +50,11 @@ export const SERVING_COLUMNS: Record<string, { serving: string[]; notServing: st
       "updated_at",
     ],
   },
-  // The account's name shows on its sites' Auto-Index pages; nothing else of it is served.
+  // The account's name shows on its sites' Auto-Index pages; nothing else of it is served (the
+  // time zone is read by analytics at each flush, not by the site server).
   accounts: {
     serving: ["name"],
-    notServing: ["id", "plan", "read_only", "read_only_reason", "last_dashboard_visit_at", "created_at", "updated_at"],
+    notServing: ["id", "plan", "read_only", "read_only_reason", "last_dashboard_visit_at", "created_at", "updated_at", "time_zone"],
   },
   // An active custom domain serves its bucket's main site.
   custom_domains: {
