@@ -86,6 +86,7 @@ export async function fileMessage(
     resolver: opts.resolver,
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
+  const started = performance.now();
   const { copies, unsyncedDirs } = opts.reader
     ? await opts.reader.prepare(envelope, raw, session, readOpts)
     : await prepareMessage(deps.blobs, envelope, raw, session, readOpts);
@@ -102,8 +103,12 @@ export async function fileMessage(
       st.insertMessage.run(c.bucketId, c.folder, c.messageId, c.receivedAt, c.from, c.subject, c.size, c.attachmentCount);
     }
   };
-  if (opts.committer) await opts.committer.commit(write, unsyncedDirs);
-  else {
+  if (opts.committer) {
+    const prepared = performance.now();
+    await opts.committer.commit(write, unsyncedDirs);
+    opts.committer.stats.prepareMs += prepared - started;
+    opts.committer.stats.commitWaitMs += performance.now() - prepared;
+  } else {
     await deps.blobs.syncDirs(unsyncedDirs);
     transaction(deps.db, write);
   }
