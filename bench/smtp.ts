@@ -415,7 +415,7 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
       const d = (k: string) => after.commits[k] - base.commits[k];
       const batches = d("batches");
       console.log(
-        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: blob directory fsyncs ${(d("dirSyncMs") / batches).toFixed(2)} ms, transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL fsync ${(d("walSyncMs") / batches).toFixed(2)} ms`,
+        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL fsync ${(d("walSyncMs") / batches).toFixed(2)} ms`,
       );
     }
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });

@@ -47,7 +47,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   const tempDir = join(deps.config.dataDir, "tmp", "mail");
   // Attachment temp files of messages that were never answered 250: nobody needs them.
   rmSync(tempDir, { recursive: true, force: true });
-  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit, (dirs) => deps.blobs.syncDirs(dirs));
+  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit);
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
   const blobDir = diskBlobDir(deps.blobs);
   const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache);
@@ -87,7 +87,7 @@ export async function fileMessage(
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
   const started = performance.now();
-  const { copies, unsyncedDirs } = opts.reader
+  const { copies } = opts.reader
     ? await opts.reader.prepare(envelope, raw, session, readOpts)
     : await prepareMessage(deps.blobs, envelope, raw, session, readOpts);
 
@@ -105,11 +105,10 @@ export async function fileMessage(
   };
   if (opts.committer) {
     const prepared = performance.now();
-    await opts.committer.commit(write, unsyncedDirs);
+    await opts.committer.commit(write);
     opts.committer.stats.prepareMs += prepared - started;
     opts.committer.stats.commitWaitMs += performance.now() - prepared;
   } else {
-    await deps.blobs.syncDirs(unsyncedDirs);
     transaction(deps.db, write);
   }
 }
