@@ -127,10 +127,9 @@ export async function prepareMessage(
 
     // Keyed by source: message.eml and attachments are shared by the copies and stored once
     // (message.json bytes are made per copy). Each blob is made durable here, its directory
-    // too, and a message's blobs are stored side by side: a 10 KB message waits for one round
-    // of flushes (file, then its directory) instead of one per blob followed by the batch's
-    // directory round inside the group commit, and the flushes of one message share the
-    // disk's journal commits.
+    // too, and a message's blobs are stored side by side: a 10 KB message waits for two
+    // flushes one after the other (each blob's file, then its directory) instead of three
+    // (message.eml, message.json, then the batch's directories inside the group commit).
     const stored = new Map<string | Uint8Array, Promise<BlobRef>>();
     const put = async (f: MessageFile): Promise<BlobRef> => {
       let info: BlobInfo;
