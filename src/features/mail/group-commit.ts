@@ -45,9 +45,9 @@ export class GroupCommitter {
   private readonly durability: NonNullable<GroupCommitOptions["durability"]>;
   private readonly syncWal: DurableSync;
   /**
-   * Batch sizes committed so far, and where a message's wait for its 250 goes, in milliseconds
-   * summed over batches (for the benchmark and tests): the transaction and the WAL fsync; `prepareMs` and `commitWaitMs` are summed per message by the
-   * filer (its wait for the reading worker, and for this committer).
+   * Batch sizes committed so far, and where a message's wait for its 250 goes (for the
+   * benchmark and tests), in milliseconds: per batch the transaction and the WAL fsync; per
+   * message, summed by the filer, its wait for the reading worker and for this committer.
    */
   readonly stats = { batches: 0, messages: 0, largest: 0, transactionMs: 0, walSyncMs: 0, prepareMs: 0, commitWaitMs: 0 };
 
