@@ -40,9 +40,9 @@ const CONFIGS: Record<string, Record<string, string>> = {
   // `all-nosync` does not (survives a process crash only), `all-full` uses SQLite's FULL.
   "all-nosync": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "none" },
   "all-full": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "synchronous-full" },
-  // The file-system thread pool (Bun's: one thread per core, here 2) holds a thread for every
-  // fsync, file create and rename in flight; with 8 threads more of them wait on the disk at
-  // once and share its journal commits.
+  // The file-system thread pool (Bun's: one thread per core, read at process start) holds a
+  // thread for every fsync and file create in flight: 8 threads let more of them wait on the
+  // disk at once (it helped while the disk was busy with other work, not on a quiet machine).
   "all-pool8": { BENCH_LEVERS: "cache,group,worker", UV_THREADPOOL_SIZE: "8" },
 };
 
