@@ -40,6 +40,10 @@ const CONFIGS: Record<string, Record<string, string>> = {
   // `all-nosync` does not (survives a process crash only), `all-full` uses SQLite's FULL.
   "all-nosync": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "none" },
   "all-full": { BENCH_LEVERS: "cache,group,worker", BENCH_DURABILITY: "synchronous-full" },
+  // The file-system thread pool (Bun's: one thread per core, read at process start) holds a
+  // thread for every fsync and file create in flight: 8 threads let more of them wait on the
+  // disk at once (it helped while the disk was busy with other work, not on a quiet machine).
+  "all-pool8": { BENCH_LEVERS: "cache,group,worker", UV_THREADPOOL_SIZE: "8" },
 };
 
 /** msg/s and server CPU ms per message of each configuration run, for the summary. */
@@ -157,6 +161,53 @@ function mainThreadCpuMs(): number {
   }
 }
 
+/**
+ * CPU of every thread of the server process, by task id and name (Linux: utime + stime of each
+ * /proc/self/task/<tid>/stat, clock ticks of 10 ms): shows whether the reading worker, the event
+ * loop or the file-system thread pool is the busy one.
+ */
+function threadCpuMs(): Record<string, number> {
+  const fs = require("node:fs") as typeof import("node:fs");
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of fs.readdirSync("/proc/self/task")) {
+      try {
+        const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        out[`${tid === String(process.pid) ? "event loop" : name} ${tid}`] = (Number(f[11]) + Number(f[12])) * 10;
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+/** Per-thread CPU ms per message between two samples, grouped by thread name, busiest first. */
+function threadShares(before: Record<string, number>, after: Record<string, number>, messages: number, secs: number): string {
+  const byName = new Map<string, { ms: number; threads: number; busiest: number }>();
+  for (const [key, ms] of Object.entries(after)) {
+    const d = ms - (before[key] ?? 0);
+    if (d <= 0) continue;
+    const name = key.slice(0, key.lastIndexOf(" "));
+    const g = byName.get(name) ?? { ms: 0, threads: 0, busiest: 0 };
+    g.ms += d;
+    g.threads++;
+    g.busiest = Math.max(g.busiest, d);
+    byName.set(name, g);
+  }
+  return [...byName]
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .map(
+      ([name, g]) =>
+        `${name}${g.threads > 1 ? ` x${g.threads}` : ""} ${(g.ms / messages).toFixed(2)} ms/msg (busiest thread ${((g.busiest / 1000 / secs) * 100).toFixed(0)}% busy)`,
+    )
+    .join("; ");
+}
+
 /** Print where to send, then answer stats commands from the client on stdin. */
 async function serveStats(filed: () => number, hello: { port: number; addresses: string[]; big: string }, commits: () => unknown = () => null) {
   let peak = process.memoryUsage().rss;
@@ -180,6 +231,7 @@ async function serveStats(filed: () => number, hello: { port: number; addresses:
           filed: filed(),
           cpuMs: (cpu.user + cpu.system) / 1000,
           mainMs: mainThreadCpuMs(),
+          threads: threadCpuMs(),
           commits: commits(),
         }),
       );
@@ -302,9 +354,11 @@ async function rawSmtpPool(port: number, connections: number, text: string): Pro
 
 async function runOne(name: string, env: Record<string, string>, memory: boolean) {
   const total = arg("messages", 2000);
-  // BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server's event loop.
+  // BENCH_SERVER_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server's event loop;
+  // BENCH_SERVER_WRAP="strace -f -c -o /tmp/syscalls.txt" counts the server's system calls.
   const flags = (process.env.BENCH_SERVER_FLAGS ?? "").split(" ").filter(Boolean);
-  const child = Bun.spawn([process.execPath, ...flags, import.meta.path, "--server"], {
+  const wrap = (process.env.BENCH_SERVER_WRAP ?? "").split(" ").filter(Boolean);
+  const child = Bun.spawn([...wrap, process.execPath, ...flags, import.meta.path, "--server"], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "inherit",
@@ -356,6 +410,14 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
     console.log(
       `${name.padEnd(13)} ${rawClient ? "[raw client] " : ""}${total} x 10 KB over 8 connections in ${secs.toFixed(2)} s = ${(total / secs).toFixed(0)} msg/s (filed ${after.filed - base.filed}); server CPU ${((after.cpuMs - base.cpuMs) / total).toFixed(2)} ms/msg (event loop ${((after.mainMs - base.mainMs) / total).toFixed(2)}), client ${((clientCpu.user + clientCpu.system) / 1000 / total).toFixed(2)};${after.commits ? ` ${after.commits.messages - base.commits.messages} messages in ${after.commits.batches - base.commits.batches} transactions (largest ${after.commits.largest});` : ""} server RSS ${mb(after.rss)}; load ${load}`,
     );
+    console.log(`  threads (CPU per message): ${threadShares(base.threads, after.threads, total, secs)}`);
+    if (after.commits) {
+      const d = (k: string) => after.commits[k] - base.commits[k];
+      const batches = d("batches");
+      console.log(
+        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL fsync ${(d("walSyncMs") / batches).toFixed(2)} ms`,
+      );
+    }
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });
     return quit();
   }

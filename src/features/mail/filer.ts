@@ -47,7 +47,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   const tempDir = join(deps.config.dataDir, "tmp", "mail");
   // Attachment temp files of messages that were never answered 250: nobody needs them.
   rmSync(tempDir, { recursive: true, force: true });
-  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit, (dirs) => deps.blobs.syncDirs(dirs));
+  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit);
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
   const blobDir = diskBlobDir(deps.blobs);
   const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache);
@@ -86,7 +86,8 @@ export async function fileMessage(
     resolver: opts.resolver,
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
-  const { copies, unsyncedDirs } = opts.reader
+  const started = performance.now();
+  const { copies } = opts.reader
     ? await opts.reader.prepare(envelope, raw, session, readOpts)
     : await prepareMessage(deps.blobs, envelope, raw, session, readOpts);
 
@@ -102,9 +103,12 @@ export async function fileMessage(
       st.insertMessage.run(c.bucketId, c.folder, c.messageId, c.receivedAt, c.from, c.subject, c.size, c.attachmentCount);
     }
   };
-  if (opts.committer) await opts.committer.commit(write, unsyncedDirs);
-  else {
-    await deps.blobs.syncDirs(unsyncedDirs);
+  if (opts.committer) {
+    const prepared = performance.now();
+    await opts.committer.commit(write);
+    opts.committer.stats.prepareMs += prepared - started;
+    opts.committer.stats.commitWaitMs += performance.now() - prepared;
+  } else {
     transaction(deps.db, write);
   }
 }

@@ -88,7 +88,10 @@ export async function readInboundMessage(
   const dir = join(opts.tempDir, envelope.id);
   try {
     const { message, attachmentFiles } = await parseMessageFile(raw, { tempDir: dir });
-    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup: () => removeScratch(dir) };
+    // The scratch directory is made with the first attachment: without one there is nothing to
+    // look up (one system call less per message).
+    const cleanup = () => (attachmentFiles.length > 0 ? removeScratch(dir) : Promise.resolve());
+    return { envelope, session, decoded: message, auth, attachmentFiles, cleanup };
   } catch (e) {
     await removeScratch(dir);
     throw e;

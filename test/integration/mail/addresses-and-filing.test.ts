@@ -343,6 +343,38 @@ describe("filing over real SMTP", () => {
     ]);
   });
 
+  test("more attachments than are stored at once, two alike and one over 1 MB: each filed with its own bytes", async () => {
+    const b = await newBucket();
+    const big = Buffer.alloc(1_500_000, "big attachment ");
+    const contents = [
+      Buffer.from("one\n"),
+      Buffer.from("two\n"),
+      Buffer.from("one\n"),
+      big,
+      Buffer.from("three\n"),
+      Buffer.from("four\n"),
+      Buffer.from("five\n"),
+    ];
+    const info = await send({
+      to: b.inbound_email.address,
+      subject: "many",
+      text: "seven attached",
+      attachments: contents.map((content, i) => ({ filename: `part-${i}.txt`, content, contentType: "text/plain" })),
+    });
+    expect(info.response).toMatch(/^250 /);
+    const s = await inbound(b.id);
+    const json = await (await readByPath(b.id, `${s.last_received_path}message.json`)).json();
+    expect(json.attachments.map((a: any) => [a.filename, a.size, a.sha256])).toEqual(
+      contents.map((c, i) => [`part-${i}.txt`, c.length, createHash("sha256").update(c).digest("hex")]),
+    );
+    for (const [i, c] of contents.entries()) {
+      const bytes = Buffer.from(await (await readByPath(b.id, json.attachments[i].path)).arrayBuffer());
+      expect(bytes.equals(c)).toBe(true);
+    }
+    expect((await emailFiles(b.id)).files).toHaveLength(contents.length + 2);
+    expect(pendingTempFiles(join(t.dataDir, "tmp", "mail"))).toEqual([]);
+  });
+
   test("swaks (where installed) delivers with STARTTLS and an attachment", async () => {
     if (!Bun.which("swaks")) return;
     const b = await newBucket();

@@ -61,7 +61,7 @@ describe("group commit", () => {
         }),
       );
       expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-      expect(filer.committer.stats).toEqual({ batches: 1, messages: 2, largest: 3 });
+      expect(filer.committer.stats).toMatchObject({ batches: 1, messages: 2, largest: 3 });
     } finally {
       filer.close();
     }
