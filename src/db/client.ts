@@ -16,8 +16,10 @@ export interface DbHandle {
 
 export function openDatabase(file: string): DbHandle {
   const sqlite = new Database(file, { create: true, strict: true });
-  sqlite.exec("PRAGMA journal_mode = WAL");
+  // The timeout first: switching to WAL needs a lock, and another process may hold one for a
+  // moment (its last connection checkpointing as it closes); without it the open fails at once.
   sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA temp_store = MEMORY");
