@@ -24,7 +24,7 @@ import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
 import { createDeps } from "../src/runtime";
 import type { BareConfig } from "./bare-bun-server";
-import { runWrk, type WrkResult } from "./wrk";
+import { nginxStaticConf, runWrk, type WrkResult } from "./wrk";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -163,27 +163,7 @@ async function startNginx(name: string, group: string, workers: number, cpus: st
   mkdirSync(dir);
   const conf = join(dir, "nginx.conf");
   // As bench/sites.ts: Debian's defaults (sendfile, ETags), access log off.
-  writeFileSync(
-    conf,
-    `worker_processes ${workers};
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  server { listen 127.0.0.1:${port}; root ${fixture}; }
-}
-`,
-  );
+  writeFileSync(conf, nginxStaticConf(dir, workers, port, fixture));
   const c = pinned(cpus, "nginx", ["-c", conf, "-e", `${dir}/error.log`]);
   const { proc, output } = start(c.cmd, c.args);
   return { name, group, cpus, wrkCpus, port, pid: proc.pid!, kind: "nginx", output };

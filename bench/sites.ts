@@ -18,6 +18,7 @@ import { insertUserWithAccount } from "../src/features/accounts/service";
 import { buckets } from "../src/db/schema";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
+import { nginxStaticConf } from "./wrk";
 
 // --scaling: bench/sites-scaling.ts instead (Pier and nginx on 1 and 2 pinned CPUs, the bare
 // Bun ceiling, the tail); it reads its own flags.
@@ -170,27 +171,7 @@ async function startNginx(workers: string): Promise<number> {
   const dir = join(work, `nginx-${workers}`);
   mkdirSync(dir);
   const conf = join(dir, "nginx.conf");
-  writeFileSync(
-    conf,
-    `worker_processes ${workers};
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  server { listen 127.0.0.1:${port}; root ${fixture}; }
-}
-`,
-  );
+  writeFileSync(conf, nginxStaticConf(dir, workers, port, fixture));
   start("nginx", ["-c", conf, "-e", `${dir}/error.log`]);
   return port;
 }

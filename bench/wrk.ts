@@ -139,3 +139,28 @@ export function runWrk(o: WrkOptions): WrkResult {
   const out = o.cpus ? spawnSync("taskset", ["-c", o.cpus, "wrk", ...args], { encoding: "utf8" }) : spawnSync("wrk", args, { encoding: "utf8" });
   return parseWrkLatency(out.stdout ?? "");
 }
+
+/**
+ * An nginx config serving `root` on 127.0.0.1:`port` with Debian's defaults (sendfile, ETags)
+ * and the access log off, as Pier keeps none per request either; its temp paths under `dir`.
+ */
+export function nginxStaticConf(dir: string, workers: number | string, port: number, root: string): string {
+  return `worker_processes ${workers};
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  server { listen 127.0.0.1:${port}; root ${root}; }
+}
+`;
+}
