@@ -11,6 +11,7 @@ import {
   spawnServingWorkers,
   startRelay,
   watchOtherCommits,
+  followSiteChanges,
   type ServingWorkers,
   type WorkerSettings,
 } from "./serving-workers";
@@ -35,8 +36,7 @@ import { JobQueue } from "./jobs/queue";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
 import { makeFetch, MAX_BODY_BYTES, startingResponse, type Dispatch } from "./http/server";
-import { createSiteHandler, forgetChangedSites, type SiteHandler } from "./sites/server";
-import { siteChangeReader, type SiteChanges } from "./sites/changes";
+import { createSiteHandler } from "./sites/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
@@ -383,32 +383,4 @@ async function assertPortFree(hostname: string, port: number): Promise<void> {
       await Bun.sleep(100);
     }
   }
-}
-
-/** What runs when another process committed: its site changes are forgotten here, then `also`. */
-function followSiteChanges(deps: Deps, sites: SiteHandler, also: () => void): () => void {
-  const read = siteChangeReader(deps.sqlite);
-  const resets = deps.metrics.siteCacheResets;
-  const one = resets.slotOf("publication");
-  const all = resets.slotOf("all");
-  return () => {
-    try {
-      let changes: SiteChanges | null;
-      try {
-        changes = read();
-      } catch (e) {
-        // The log could not be read: what changed is unknown, so every site is.
-        forgetChangedSites(sites, { all: true });
-        resets.inc(all);
-        throw e;
-      }
-      if (changes !== null) {
-        forgetChangedSites(sites, changes);
-        if (changes.all) resets.inc(all);
-        else resets.inc(one, changes.publicationIds.length);
-      }
-    } finally {
-      also();
-    }
-  };
 }

@@ -19,6 +19,8 @@ import type { Config } from "./config";
 import type { Deps } from "./core/context";
 import type { Logger } from "./core/log";
 import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
+import { siteChangeReader, type SiteChanges } from "./sites/changes";
+import { forgetChangedSites, type SiteHandler } from "./sites/server";
 
 /** The request headers the primary's relay socket trusts (set by workers, never by clients). */
 export const RELAY_PEER_HEADER = "x-pier-relay-peer";
@@ -279,4 +281,32 @@ export function readWorkerSettings(): WorkerSettings | null {
   const raw = process.env[WORKER_ENV];
   if (!raw) return null;
   return JSON.parse(raw) as WorkerSettings;
+}
+
+/** What runs when another process committed: its site changes are forgotten here, then `also`. */
+export function followSiteChanges(deps: Deps, sites: SiteHandler, also: () => void): () => void {
+  const read = siteChangeReader(deps.sqlite);
+  const resets = deps.metrics.siteCacheResets;
+  const one = resets.slotOf("publication");
+  const all = resets.slotOf("all");
+  return () => {
+    try {
+      let changes: SiteChanges | null;
+      try {
+        changes = read();
+      } catch (e) {
+        // The log could not be read: what changed is unknown, so every site is.
+        forgetChangedSites(sites, { all: true });
+        resets.inc(all);
+        throw e;
+      }
+      if (changes !== null) {
+        forgetChangedSites(sites, changes);
+        if (changes.all) resets.inc(all);
+        else resets.inc(one, changes.publicationIds.length);
+      }
+    } finally {
+      also();
+    }
+  };
 }
