@@ -9,6 +9,9 @@ import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
 import { createApiKey } from "../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../src/features/accounts/service";
+import { buckets } from "../src/db/schema";
+import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
+import { createPublication } from "../src/features/publish/publications";
 import { createDeps } from "../src/runtime";
 import { spawnFromSource } from "../test/helpers/binary";
 
@@ -74,4 +77,28 @@ export async function api(s: BenchServer, method: string, path: string, body?: u
   const text = await res.text();
   if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
+}
+
+/**
+ * A fresh data dir holding one account and one live main site `slug` serving `files`, published
+ * through the real deploy code; closed again, ready for `pier serve --data-dir`.
+ */
+export async function publishFixtureSite(dataDir: string, secretKey: string, slug: string, files: Record<string, Uint8Array>): Promise<void> {
+  const config = { ...loadConfig({}, {}), dataDir, secretKey };
+  const deps = await createDeps(config, 0, { log: silentLogger });
+  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  const now = new Date().toISOString();
+  const bucket = deps.db
+    .insert(buckets)
+    .values({ id: `bkt_${slug}`, accountId: account.id, title: slug, createdAt: now, updatedAt: now })
+    .returning()
+    .get();
+  const pub = createPublication(deps, { bucketId: bucket.id, accountId: account.id, kind: "main", slug });
+  const deploy = await writeDeploy(
+    deps,
+    pub.id,
+    Object.entries(files).map(([path, bytes]) => ({ path, bytes })),
+  );
+  activateDeploy(deps, pub.id, deploy.deployId);
+  deps.close();
 }

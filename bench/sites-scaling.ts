@@ -13,17 +13,12 @@
 // Needs: apt-get install -y nginx wrk, and 2+ CPUs. Prints markdown tables for bench/README.md.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../src/config";
-import { silentLogger } from "../src/core/log";
-import { buckets } from "../src/db/schema";
-import { insertUserWithAccount } from "../src/features/accounts/service";
-import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
-import { createPublication } from "../src/features/publish/publications";
-import { createDeps } from "../src/runtime";
 import type { BareConfig } from "./bare-bun-server";
+import { freePort } from "../test/helpers/pebble";
+import { publishFixtureSite } from "./lib";
 import { nginxStaticConf, runWrk, type WrkResult } from "./wrk";
 
 const arg = (name: string, def: number) => {
@@ -72,21 +67,7 @@ const cases = [
 const dataDir = join(work, "data");
 const SLUG = "benchsite1";
 const PIER_HOST = `${SLUG}.localhost`;
-{
-  const config = { ...loadConfig({}, {}), dataDir, secretKey: SECRET };
-  const deps = await createDeps(config, 0, { log: silentLogger });
-  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
-  const now = new Date().toISOString();
-  const bucket = deps.db.insert(buckets).values({ id: "bkt_bench", accountId: account.id, title: "Bench", createdAt: now, updatedAt: now }).returning().get();
-  const pub = createPublication(deps, { bucketId: bucket.id, accountId: account.id, kind: "main", slug: SLUG });
-  const d = await writeDeploy(
-    deps,
-    pub.id,
-    Object.entries(files).map(([path, bytes]) => ({ path, bytes })),
-  );
-  activateDeploy(deps, pub.id, d.deployId);
-  deps.close();
-}
+await publishFixtureSite(dataDir, SECRET, SLUG, files);
 
 // --- Processes.
 const procs: ChildProcess[] = [];
@@ -112,16 +93,6 @@ process.on("SIGINT", () => {
   cleanup();
   process.exit(130);
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
 
 interface Server {
   name: string;

@@ -8,16 +8,10 @@
 // Needs: apt-get install -y nginx caddy wrk. Prints a markdown table for bench/README.md.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../src/config";
-import { silentLogger } from "../src/core/log";
-import { createDeps } from "../src/runtime";
-import { insertUserWithAccount } from "../src/features/accounts/service";
-import { buckets } from "../src/db/schema";
-import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
-import { createPublication } from "../src/features/publish/publications";
+import { freePort } from "../test/helpers/pebble";
+import { publishFixtureSite } from "./lib";
 import { nginxStaticConf } from "./wrk";
 
 // --scaling: bench/sites-scaling.ts instead (Pier and nginx on 1 and 2 pinned CPUs, the bare
@@ -77,34 +71,10 @@ for (let i = 0; i < 50; i++) {
 mkdirSync(join(fixture, "mix"));
 for (const [p, b] of Object.entries(files)) writeFileSync(join(fixture, p), b);
 
-async function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
-
 // --- Pier: publish the fixture into a fresh data dir, then run `pier serve` as its own process.
 const dataDir = join(work, "data");
 const SLUG = "benchsite1";
-{
-  const config = { ...loadConfig({}, {}), dataDir, secretKey: "bench-secret-key-bench-secret-key-bench-secret" };
-  const deps = await createDeps(config, 0, { log: silentLogger });
-  const { account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
-  const now = new Date().toISOString();
-  const bucket = deps.db.insert(buckets).values({ id: "bkt_bench", accountId: account.id, title: "Bench", createdAt: now, updatedAt: now }).returning().get();
-  const pub = createPublication(deps, { bucketId: bucket.id, accountId: account.id, kind: "main", slug: SLUG });
-  const d = await writeDeploy(
-    deps,
-    pub.id,
-    Object.entries(files).map(([path, bytes]) => ({ path, bytes })),
-  );
-  activateDeploy(deps, pub.id, d.deployId);
-  deps.close();
-}
+await publishFixtureSite(dataDir, "bench-secret-key-bench-secret-key-bench-secret", SLUG, files);
 
 const procs: ChildProcess[] = [];
 const outputs = new Map<string, () => string>();
