@@ -290,22 +290,16 @@ export function followSiteChanges(deps: Deps, sites: SiteHandler, also: () => vo
   const one = resets.slotOf("publication");
   const all = resets.slotOf("all");
   return () => {
+    // Should the log be unreadable (read throws), what changed is unknown, so every site is.
+    let changes: SiteChanges | null = { all: true };
     try {
-      let changes: SiteChanges | null;
-      try {
-        changes = read();
-      } catch (e) {
-        // The log could not be read: what changed is unknown, so every site is.
-        forgetChangedSites(sites, { all: true });
-        resets.inc(all);
-        throw e;
-      }
+      changes = read();
+    } finally {
       if (changes !== null) {
         forgetChangedSites(sites, changes);
         if (changes.all) resets.inc(all);
         else resets.inc(one, changes.publicationIds.length);
       }
-    } finally {
       also();
     }
   };

@@ -60,33 +60,15 @@ export function requestMeter(deps: Deps): RequestMeter {
   const stride = ROUTE_GROUPS.length * STATUSES;
   const baseUrlConfigured = deps.config.baseUrl !== null;
   const access = deps.config.accessLog ? accessLogger(deps) : null;
-  const kinds = new Map<string, HostKind["kind"]>();
-  const kindOf = (req: Request): HostKind["kind"] => {
-    const rawHost = req.headers.get("host");
-    let kind = rawHost === null ? "invalid" : kinds.get(rawHost);
-    if (kind === undefined) {
-      // classifyHost keys its own memo by a derived string; one of our own, keyed by the raw
-      // header, keeps the second classification of a request to one Map lookup.
-      kind = classifyHost(rawHost, deps.urls, baseUrlConfigured).kind;
-      if (kinds.size >= 10_000) kinds.clear();
-      kinds.set(rawHost!, kind);
-    }
-    return kind;
-  };
   return (req, res, startedMs, server, hostKind = null, pathname = null) => {
     const seconds = (performance.now() - startedMs) / 1000;
-    const kind = hostKind ?? kindOf(req);
+    const kind = hostKind ?? classifyHost(req.headers.get("host"), deps.urls, baseUrlConfigured).kind;
+    // The site server's own split of the URL when it answered: a cached file's answer does not
+    // read req.url again (Bun builds that string on each read).
+    const url = pathname ?? req.url;
+    const at = pathname === null ? pathStart(url) : 0;
     let host: number;
     let group: number;
-    if ((kind === "site" || kind === "custom") && pathname !== null) {
-      // The site server's own split of the URL: a cached file's answer reads neither the Host
-      // header nor req.url again (Bun builds that string on each read).
-      host = H.site;
-      group = pathname.startsWith("/_pier/") ? G.site_internal : pathname.startsWith("/.well-known/acme-challenge/") ? G.acme : G.page;
-      return count(req, res, server, host, group, seconds);
-    }
-    const url = req.url;
-    const at = pathStart(url);
     if (kind === "site" || kind === "custom") {
       host = H.site;
       group = url.startsWith("/_pier/", at) ? G.site_internal : url.startsWith("/.well-known/acme-challenge/", at) ? G.acme : G.page;
@@ -104,9 +86,6 @@ export function requestMeter(deps: Deps): RequestMeter {
       host = H.other;
       group = url.startsWith("/.well-known/acme-challenge/", at) ? G.acme : G.other;
     }
-    return count(req, res, server, host, group, seconds);
-  };
-  function count(req: Request, res: Response, server: Server<unknown>, host: number, group: number, seconds: number): Response {
     const status = res.status;
     const cls = status < 100 ? 4 : status >= 600 ? 4 : ((status / 100) | 0) - 1;
     const slot = host * stride + group * STATUSES + cls;
@@ -114,7 +93,7 @@ export function requestMeter(deps: Deps): RequestMeter {
     m.httpDuration.observe(slot, seconds);
     if (access) access(req, res, server, host, group, seconds);
     return res;
-  }
+  };
 }
 
 /**

@@ -63,9 +63,10 @@ export class SiteDirectory {
   /** Active custom domain -> managed slug of the site it serves (false: no such active domain). */
   private readonly customHosts = new Map<string, { slug: string | false; until: number }>();
 
-  // Prepared once: building and compiling the query cost ~150 µs per lookup, which every site
-  // cache reset and every unknown host paid (bench/README.md, "Serving workers forget only what changed").
+  // Prepared once: building and compiling a query cost ~150 µs per lookup, which every site
+  // cache reset, every forgotten publication and every unknown host paid (bench/README.md, "Serving workers forget only what changed").
   private readonly bySlug;
+  private readonly labelById;
 
   constructor(private readonly deps: Deps) {
     this.bySlug = deps.db
@@ -73,6 +74,11 @@ export class SiteDirectory {
       .from(publications)
       .innerJoin(accounts, eq(accounts.id, publications.accountId))
       .where(and(eq(publications.kind, sql.placeholder("kind")), eq(publications.publicSlug, sql.placeholder("slug"))))
+      .prepare();
+    this.labelById = deps.db
+      .select({ kind: publications.kind, slug: publications.publicSlug })
+      .from(publications)
+      .where(eq(publications.id, sql.placeholder("id")))
       .prepare();
     onSiteChange(deps, ({ publicationId }) => this.forget(publicationId));
   }
@@ -168,11 +174,7 @@ export class SiteDirectory {
     for (const label of this.labelsOf.get(publicationId) ?? []) this.sites.delete(label);
     this.labelsOf.delete(publicationId);
     // A publication never looked up (or cached as missing) may just have gone live.
-    const p = this.deps.db
-      .select({ kind: publications.kind, slug: publications.publicSlug })
-      .from(publications)
-      .where(eq(publications.id, publicationId))
-      .get();
+    const p = this.labelById.get({ id: publicationId });
     if (p) this.sites.delete(p.kind === "preview" ? `preview-${p.slug}` : p.slug);
   }
 }

@@ -31,7 +31,7 @@ export const TOP_N = 50;
  * The account's time zone: its days are the windows' days (the recorder keys daily rows by the
  * same zone). A publication's figures use the zone of the account that owns it.
  */
-export const timeZoneOf = (deps: Deps, accountId: string) => getAccount(deps, accountId).timeZone;
+const timeZoneOf = (deps: Deps, accountId: string) => getAccount(deps, accountId).timeZone;
 
 export function publicationAnalytics(deps: Deps, actor: Actor, publicationId: string, q: AnalyticsQuery) {
   const query = parseWindowQuery(q);

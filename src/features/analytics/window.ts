@@ -2,7 +2,7 @@
 // or from/to as inclusive dates of at most 90 days, which override range). Days are local dates
 // of the account's time zone (daily rows are keyed by them); the 24h range is 24 UTC hours.
 import { ApiError } from "../../core/errors";
-import { dayStart, localDay, nextDate } from "./zone";
+import { dayStart, localDay, nextDate, utcDay } from "./zone";
 
 export const RANGES = ["24h", "7d", "30d", "90d"] as const;
 export type Range = (typeof RANGES)[number];
@@ -31,18 +31,17 @@ export interface Window {
 }
 
 const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function parseDate(field: "from" | "to", raw: string): number {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? Date.parse(`${raw}T00:00:00Z`) : Number.NaN;
   // Date.parse accepts 2026-02-31 as March 3rd: a date must round-trip to itself.
-  if (Number.isNaN(ms) || dayOf(ms) !== raw) throw new ApiError("VALIDATION_FAILED", `${field} must be a date as YYYY-MM-DD.`, { field });
+  if (Number.isNaN(ms) || utcDay(ms) !== raw) throw new ApiError("VALIDATION_FAILED", `${field} must be a date as YYYY-MM-DD.`, { field });
   return ms;
 }
 
 function dayWindow(range: Range | null, fromMs: number, toMs: number, zone: string): Window {
   const days = Math.round((toMs - fromMs) / DAY_MS) + 1;
-  const keys = Array.from({ length: days }, (_, i) => dayOf(fromMs + i * DAY_MS));
+  const keys = Array.from({ length: days }, (_, i) => utcDay(fromMs + i * DAY_MS));
   const prevFrom = fromMs - days * DAY_MS;
   const prevTo = fromMs - DAY_MS;
   return {
@@ -50,13 +49,13 @@ function dayWindow(range: Range | null, fromMs: number, toMs: number, zone: stri
     range,
     granularity: "day",
     keys,
-    previousKeys: { first: dayOf(prevFrom), last: dayOf(prevTo) },
-    from: dayOf(fromMs),
-    to: dayOf(toMs),
-    previous: { from: dayOf(prevFrom), to: dayOf(prevTo) },
+    previousKeys: { first: utcDay(prevFrom), last: utcDay(prevTo) },
+    from: utcDay(fromMs),
+    to: utcDay(toMs),
+    previous: { from: utcDay(prevFrom), to: utcDay(prevTo) },
     // Local days last 23, 24 or 25 hours: the bounds are the zone's midnights, not multiples of a day.
-    startMs: dayStart(zone, dayOf(fromMs)),
-    endMs: dayStart(zone, nextDate(dayOf(toMs))),
+    startMs: dayStart(zone, utcDay(fromMs)),
+    endMs: dayStart(zone, nextDate(utcDay(toMs))),
   };
 }
 
@@ -109,10 +108,6 @@ export function windowOf(q: WindowQuery, nowMs: number, zone: string): Window {
   // Today is the local date in the zone; the arithmetic on dates is the same in every zone.
   const today = Date.parse(`${localDay(zone, nowMs)}T00:00:00Z`);
   return dayWindow(range, today - (days - 1) * DAY_MS, today, zone);
-}
-
-export function resolveWindow(q: { range?: string; from?: string; to?: string }, nowMs: number, zone = "UTC"): Window {
-  return windowOf(parseWindowQuery(q), nowMs, zone);
 }
 
 /** Whether the previous period lies wholly after tracking began (else its numbers are unknown, not zero). */

@@ -35,7 +35,8 @@ function wallClock(zone: string, ms: number): number {
   return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour! % 24, p.minute!, p.second!);
 }
 
-const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** The UTC date ("YYYY-MM-DD") of an instant. */
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** The local date ("YYYY-MM-DD") of an instant in `zone`. */
 export function localDay(zone: string, ms: number): string {
@@ -43,7 +44,7 @@ export function localDay(zone: string, ms: number): string {
 }
 
 /** The UTC offset of `zone` at an instant, in ms (east positive). */
-export function offsetAt(zone: string, ms: number): number {
+function offsetAt(zone: string, ms: number): number {
   if (zone === UTC) return 0;
   const whole = Math.floor(ms / 1000) * 1000;
   return wallClock(zone, whole) - whole;
