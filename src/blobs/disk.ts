@@ -12,7 +12,8 @@ export class DiskBlobStore implements BlobStore {
   private readonly root: string;
   private readonly tmp: string;
 
-  constructor(dir: string) {
+  /** `dir`: the store's own folder (a worker thread opens the same store by it). */
+  constructor(readonly dir: string) {
     this.root = join(dir, "sha256");
     this.tmp = join(dir, "tmp");
   }
@@ -84,7 +85,7 @@ export class DiskBlobStore implements BlobStore {
     }
   }
 
-  async putBytes(bytes: Uint8Array | string, opts: { deferDirSync?: boolean } = {}): Promise<BlobInfo & { unsyncedDir?: string }> {
+  async putBytes(bytes: Uint8Array | string): Promise<BlobInfo> {
     const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
     if (data.byteLength > SMALL_BLOB_BYTES) {
       return this.put(
@@ -139,13 +140,8 @@ export class DiskBlobStore implements BlobStore {
       mkdirSync(dir, { recursive: true });
       renameSync(tmpPath, final);
     }
-    if (opts.deferDirSync) return { ...info, unsyncedDir: dir };
     await fsyncDir(dir);
     return info;
-  }
-
-  async syncDirs(dirs: Iterable<string>): Promise<void> {
-    await Promise.all([...new Set(dirs)].map(fsyncDir));
   }
 
   async has(sha256: string): Promise<boolean> {

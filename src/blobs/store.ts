@@ -30,15 +30,8 @@ export class BlobMismatchError extends Error {
 export interface BlobStore {
   /** Stream a body in, hashing as it goes; refuses (and stores nothing) when it misses `expect`. */
   put(body: AsyncIterable<Uint8Array>, expect?: BlobExpectation): Promise<BlobInfo>;
-  /**
-   * Store bytes already in memory. With `deferDirSync` the blob's file is durable but the
-   * directory entry naming it may not be yet: the answer names the directory (`unsyncedDir`),
-   * and the caller passes it to syncDirs before anything durable refers to the blob (a batch of
-   * writers then shares the directory fsyncs).
-   */
-  putBytes(bytes: Uint8Array | string, opts?: { deferDirSync?: boolean }): Promise<BlobInfo & { unsyncedDir?: string }>;
-  /** fsync these directories (each once), making renames into them durable. */
-  syncDirs(dirs: Iterable<string>): Promise<void>;
+  /** Store bytes already in memory (durable, file and name, when the promise resolves). */
+  putBytes(bytes: Uint8Array | string): Promise<BlobInfo>;
   has(sha256: string): Promise<boolean>;
   size(sha256: string): Promise<number | null>;
   /** A Bun file for serving (sendfile, Range) or reading. */

@@ -156,16 +156,6 @@ describe("DiskBlobStore", () => {
     expect(await storedCount()).toBe(1);
   });
 
-  test("deferDirSync names the directory to fsync; syncDirs accepts it (twice over)", async () => {
-    const info = await store.putBytes("deferred", { deferDirSync: true });
-    const path = store.pathOf(info.sha256);
-    expect(info.unsyncedDir).toBe(path.slice(0, path.lastIndexOf("/")));
-    expect(await Bun.file(path).text()).toBe("deferred");
-    await store.syncDirs([info.unsyncedDir!, info.unsyncedDir!]);
-    // Already stored: nothing renamed, nothing to sync.
-    expect((await store.putBytes("deferred", { deferDirSync: true })).unsyncedDir).toBeUndefined();
-  });
-
   test("bytes past the small-blob size stream like put() and round-trip", async () => {
     const big = new Uint8Array(SMALL_BLOB_BYTES + 1).map((_, i) => (i * 7) & 255);
     const info = await store.putBytes(big);

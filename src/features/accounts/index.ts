@@ -29,4 +29,4 @@ export type { AdminAccountView, AdminUserView } from "./admin";
 export { createNamedKey, listAccountKeys, revokeAccountKey } from "./access-keys";
 export type { ApiKeyRow } from "./keys";
 export { UNLIMITED } from "./plans";
-export { checkTimeZone, timeZoneNames, updateAccountSettings } from "./settings";
+export { timeZoneNames, updateAccountSettings } from "./settings";

@@ -6,6 +6,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { accounts } from "../../db/schema";
 import { getAccount, type AccountRow } from "./service";
+import { hasAccountWideAdmin } from "../buckets/authorization";
 
 const ZONES: readonly string[] = [...new Set([...Intl.supportedValuesOf("timeZone"), "UTC"])].sort();
 const ZONE_SET = new Set(ZONES);
@@ -37,7 +38,7 @@ export function readAccount(deps: Deps, actor: Actor) {
 
 /** Settings are the account's, not a bucket's: they need account-wide bucket_admin (an owner or admin). */
 function assertCanChangeSettings(actor: Actor): void {
-  if (actor.scope !== "bucket_admin" || actor.bucketAccess !== "all")
+  if (!hasAccountWideAdmin(actor))
     throw new ApiError("FORBIDDEN", "Changing account settings needs account-wide bucket_admin access (an account owner or admin).", {
       required_scope: "bucket_admin",
     });
@@ -46,8 +47,6 @@ function assertCanChangeSettings(actor: Actor): void {
 export function updateAccountSettings(deps: Deps, actor: Actor, input: { time_zone?: unknown }) {
   assertCanChangeSettings(actor);
   const account = getAccount(deps, actor.accountId);
-  // Pages do not pass through the API's read-only guard.
-  if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; its settings cannot change.", { read_only: true });
   const changes: Partial<AccountRow> = {};
   if (input.time_zone !== undefined) changes.timeZone = checkTimeZone(input.time_zone);
   if (Object.keys(changes).length === 0) return presentAccount(account);

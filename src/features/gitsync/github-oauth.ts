@@ -61,7 +61,7 @@ function refused(e: unknown): boolean {
   return false;
 }
 
-async function grant<T>(deps: Deps, run: () => Promise<T>): Promise<T> {
+async function grant<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {
@@ -74,7 +74,7 @@ async function grant<T>(deps: Deps, run: () => Promise<T>): Promise<T> {
 export async function exchangeCode(deps: Deps, app: GithubApp, callback: URL, state: string, redirectUri: string): Promise<UserTokens> {
   const as = authorizationServer(app);
   const client = clientOf(app);
-  return grant(deps, async () => {
+  return grant(async () => {
     const params = oauth.validateAuthResponse(as, client, callback, state);
     const res = await oauth.authorizationCodeGrantRequest(
       as,
@@ -93,7 +93,7 @@ export async function exchangeCode(deps: Deps, app: GithubApp, callback: URL, st
 export async function refreshUserToken(deps: Deps, app: GithubApp, refreshToken: string): Promise<UserTokens> {
   const as = authorizationServer(app);
   const client = clientOf(app);
-  return grant(deps, async () => {
+  return grant(async () => {
     const res = await oauth.refreshTokenGrantRequest(as, client, oauth.ClientSecretPost(app.clientSecret), refreshToken, requestOptions(deps));
     return tokensOf(deps, await oauth.processRefreshTokenResponse(as, client, res));
   });

@@ -9,7 +9,7 @@
 // savepoint, and everything before the transaction (verification, parsing, message.json, the
 // blobs: prepare.ts) runs in a worker thread (inbound-worker.ts).
 import { rmSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { commitChanges, type SystemWriter } from "../files";
 import type { Deps } from "../../core/context";
@@ -49,7 +49,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   rmSync(tempDir, { recursive: true, force: true });
   const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit);
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
-  const blobDir = diskBlobDir(deps.blobs);
+  const blobDir = deps.blobs instanceof DiskBlobStore ? deps.blobs.dir : null; // the worker opens a disk store itself
   const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache);
   return {
     acceptRecipient(address) {
@@ -64,12 +64,6 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
       reader?.close();
     },
   };
-}
-
-/** The directory of a disk blob store, which the worker opens itself; null for another kind. */
-function diskBlobDir(blobs: BlobStore): string | null {
-  if (!(blobs instanceof DiskBlobStore)) return null;
-  return dirname(dirname(dirname(dirname(blobs.pathOf("0".repeat(64)))))); // <dir>/sha256/00/00/<hex>
 }
 
 export async function fileMessage(

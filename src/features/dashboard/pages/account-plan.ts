@@ -5,7 +5,7 @@ import type { Elysia } from "elysia";
 import type { ApiError } from "../../../core/errors";
 import { html } from "../../../http/pages/layout";
 import { dashboardSummary, entitlementsOf, getAccount, listAccountKeys, planHelp, timeZoneNames, UNLIMITED, updateAccountSettings } from "../../accounts";
-import { listBucketPage } from "../../buckets";
+import { hasAccountWideAdmin, listBucketPage } from "../../buckets";
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
@@ -52,7 +52,7 @@ function planView(shell: Shell, s: Session, query: Record<string, string | undef
       notice: noticeOf(error, DONE, query.done),
       timeZone: account.timeZone,
       // Owners and admins change settings; other members see the zone in use.
-      canChangeSettings: s.actor.scope === "bucket_admin" && s.actor.bucketAccess === "all",
+      canChangeSettings: hasAccountWideAdmin(s.actor),
       zoneOptions: html`${timeZoneNames().map((z) => html`<option value="${z}"${z === zone ? html` selected` : html``}>${z}</option>`)}`,
       zoneError: fieldError(error, "time_zone", "time-zone-error"),
       zoneInvalid: invalidAttrs(error, "time_zone", "time-zone-error"),
