@@ -6,7 +6,6 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { accounts } from "../../db/schema";
 import { getAccount, type AccountRow } from "./service";
-import { hasAccountWideAdmin } from "../buckets/authorization";
 
 const ZONES: readonly string[] = [...new Set([...Intl.supportedValuesOf("timeZone"), "UTC"])].sort();
 const ZONE_SET = new Set(ZONES);
@@ -38,7 +37,8 @@ export function readAccount(deps: Deps, actor: Actor) {
 
 /** Settings are the account's, not a bucket's: they need account-wide bucket_admin (an owner or admin). */
 function assertCanChangeSettings(actor: Actor): void {
-  if (!hasAccountWideAdmin(actor))
+  // The same rule as hasAccountWideAdmin (buckets), spelled out: accounts sits below buckets.
+  if (actor.scope !== "bucket_admin" || actor.bucketAccess !== "all")
     throw new ApiError("FORBIDDEN", "Changing account settings needs account-wide bucket_admin access (an account owner or admin).", {
       required_scope: "bucket_admin",
     });
