@@ -106,6 +106,16 @@ export function pruneSalts(deps: Deps, keepFrom: string): void {
   deps.sqlite.query("DELETE FROM analytics_visitors WHERE day < ?").run(keepFrom);
 }
 
+/**
+ * The first day kept: daily rows are keyed by each account's local date, so the cut is the date
+ * N days ago in the zone furthest behind UTC (UTC-12). No account then loses a day that is
+ * still inside its retention; accounts ahead of that zone keep up to one day more.
+ */
+export function retentionCut(nowMs: number, retentionDays: number): string {
+  return new Date(nowMs - FURTHEST_BEHIND_UTC_MS - retentionDays * 86_400_000).toISOString().slice(0, 10);
+}
+const FURTHEST_BEHIND_UTC_MS = 12 * 3_600_000;
+
 /** Hourly figures serve the 24h range and its previous period: three days is enough. */
 const HOURLY_KEEP_MS = 3 * 86_400_000;
 
@@ -117,7 +127,7 @@ const HOURLY_KEEP_MS = 3 * 86_400_000;
 export function pruneAnalytics(deps: Deps): { hourly: number; daily: number; weekly: number } {
   const now = deps.clock.now().getTime();
   const hourCut = new Date(now - HOURLY_KEEP_MS).toISOString().slice(0, 13);
-  const dayCut = new Date(now - deps.config.analyticsRetentionDays * 86_400_000).toISOString().slice(0, 10);
+  const dayCut = retentionCut(now, deps.config.analyticsRetentionDays);
   const cutWeek = weekOf(dayCut);
   const db = deps.sqlite;
   const pruned = db.transaction(() => {

@@ -3,6 +3,7 @@
 // around local midnights and a DST change, then the exact API numbers. Days are local dates of
 // the site's account; the 24h range stays UTC hours.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { pruneAnalytics } from "../../../src/features/analytics";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, type PublishedSite } from "../../helpers/sites";
 
@@ -211,5 +212,24 @@ describe("privacy: a local date's salt", () => {
     flush();
     expect(salts()).not.toContain("2026-11-21");
     expect(hashesOf("2026-11-21")).toBe(0);
+  });
+});
+
+describe("retention counts days in the account's zone", () => {
+  test("a day inside the retention in Los Angeles is kept although it is past it in UTC, and goes a day later", async () => {
+    const la = await publishSite(t, { files: [{ path: "index.html", bytes: "<!doctype html><h1>LA</h1>" }] });
+    await setZone(la, "America/Los_Angeles");
+    at("2026-11-24T18:00:00Z"); // Los Angeles Nov 24, 10:00
+    await hit(la);
+    flush();
+    const kept = t.pier.deps.config.analyticsRetentionDays;
+    const lastDayKept = new Date(Date.parse("2026-11-24T00:00:00Z") + kept * 86_400_000).toISOString().slice(0, 10);
+    // 03:00 UTC on the day after: still lastDayKept in Los Angeles (19:00 the evening before).
+    at(`${new Date(Date.parse(lastDayKept) + 86_400_000).toISOString().slice(0, 10)}T03:00:00Z`);
+    pruneAnalytics(t.pier.deps);
+    expect((await analytics(la, "?from=2026-11-24&to=2026-11-24")).totals.hits).toBe(1);
+    t.clock.advance(86_400_000); // a day later the day is past the retention in Los Angeles too
+    pruneAnalytics(t.pier.deps);
+    expect((await analytics(la, "?from=2026-11-24&to=2026-11-24")).totals.hits).toBe(0);
   });
 });

@@ -119,11 +119,12 @@ test("top lists with the weekly roll-up equal the sums of the daily rows alone, 
         }
         for (const w of windows) await expectEqualToDailyRows(w);
 
-        // Retention cuts the days before (now - RETENTION_DAYS): whole weeks go, the cut week is rebuilt.
+        // Retention cuts the days before the cut: whole weeks go, the cut week is rebuilt.
         setClock(BASE + (RETENTION_DAYS + pruneAfter) * DAY + HOUR);
         pruneAnalytics(deps);
         expect(weeklyRowsDifferingFromDays().n).toBe(0);
-        const cut = dayOf(BASE + pruneAfter * DAY);
+        // The cut is the date RETENTION_DAYS ago in the zone furthest behind UTC (UTC-12).
+        const cut = dayOf(BASE + pruneAfter * DAY + HOUR - 12 * HOUR);
         expect((deps.sqlite.query("SELECT count(*) AS n FROM analytics_weekly_dims WHERE week < ?").get(weekOf(cut)) as { n: number }).n).toBe(0);
         for (const w of windows) await expectEqualToDailyRows(w);
       },
