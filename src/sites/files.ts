@@ -56,15 +56,20 @@ export function applySiteHeaders(h: Headers, s: SiteHeaderSet): void {
   for (const [name, value] of Object.entries(s.extra)) h.set(name, value);
 }
 
-/** Headers a Response copies; each answer adds only its request id (and then counts as complete). */
-const completed = new WeakSet<Response>();
+/**
+ * Marks an answer the file server built whole. An own property of the Response rather than a
+ * WeakSet entry: adding to a WeakSet cost ~55 ns per answer and left a weak entry for every
+ * collection to process (bench/README.md, 2026-11-28); the property costs a store.
+ */
+const COMPLETE = Symbol("pier.complete");
+type Marked = Response & { [COMPLETE]?: true };
 
 /** Did the file server build this answer whole (base headers and `_headers` already in)? */
-export const isComplete = (res: Response): boolean => completed.has(res);
+export const isComplete = (res: Response): boolean => (res as Marked)[COMPLETE] === true;
 
 /** An answer built from a complete one (forms injection keeps its headers). */
 export function markComplete(res: Response): Response {
-  completed.add(res);
+  (res as Marked)[COMPLETE] = true;
   return res;
 }
 
@@ -72,16 +77,13 @@ export function markComplete(res: Response): Response {
 export function completeResponse(req: Request, body: BodyInit | null, status: number, prepared: Headers): Response {
   const h = new Headers(prepared);
   h.set("x-request-id", requestId(req));
-  const res = new Response(body, { status, headers: h });
-  completed.add(res);
-  return res;
+  return markComplete(new Response(body, { status, headers: h }));
 }
 
 /** A clone of a prepared answer with this request's id: the one header set per request. */
 function withRequestId(res: Response): Response {
   res.headers.set("x-request-id", freshRequestId());
-  completed.add(res);
-  return res;
+  return markComplete(res);
 }
 
 interface Representation {
