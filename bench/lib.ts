@@ -1,7 +1,6 @@
 // Shared bench helpers: a real `pier serve` subprocess on a temp data dir with a seeded key,
 // RSS sampling from /proc, and percentile maths.
-import { mkdtempSync } from "node:fs";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -62,6 +61,44 @@ export function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : 0;
 }
+
+// --- /proc: a server's process tree (serving workers are its children), CPU ticks and RSS.
+function children(pid: number): number[] {
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const kids = tasks.flatMap((t) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  });
+  return kids.flatMap((k) => [k, ...children(k)]);
+}
+export const processTree = (pid: number): number[] => [pid, ...children(pid)];
+/** [user, system] clock ticks a process has used (0, 0 once it is gone). */
+export function cpuTicks(pid: number): [number, number] {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return [Number(fields[11]), Number(fields[12])]; // utime, stime
+  } catch {
+    return [0, 0];
+  }
+}
+/** RSS in MiB, 0 once the process is gone (rssMiB throws then). */
+export function procRssMiB(pid: number): number {
+  try {
+    return rssMiB(pid);
+  } catch {
+    return 0;
+  }
+}
+/** Clock ticks per second of /proc's utime and stime (USER_HZ: 100 on Linux). */
+export const TICKS_PER_SECOND = 100;
 
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BareConfig } from "./bare-bun-server";
 import { freePort } from "../test/helpers/pebble";
-import { publishFixtureSite } from "./lib";
+import { cpuTicks, processTree as tree, procRssMiB as rssMiB, publishFixtureSite } from "./lib";
 import { nginxStaticConf, runWrk, type WrkResult } from "./wrk";
 
 const arg = (name: string, def: number) => {
@@ -193,40 +193,6 @@ async function waitUp(s: Server) {
   throw new Error(`${s.name} did not come up: ${s.output().slice(-1500)}`);
 }
 
-// --- /proc: the server's process tree, its CPU ticks and RSS.
-function children(pid: number): number[] {
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-  const kids = tasks.flatMap((t) => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  });
-  return kids.flatMap((k) => [k, ...children(k)]);
-}
-const tree = (pid: number) => [pid, ...children(pid)];
-/** [user, system] clock ticks a process has used. */
-function cpuTicks(pid: number): [number, number] {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return [Number(fields[11]), Number(fields[12])]; // utime, stime
-  } catch {
-    return [0, 0];
-  }
-}
-function rssMiB(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
-}
 const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ")[0]!;
 
 interface Sample extends WrkResult {

@@ -62,8 +62,8 @@ export interface WrkRun {
   script?: string;
 }
 
-/** One wrk run (-t2 -c50): requests/s and the p99 latency as wrk prints it ("?" if absent). */
-export function wrk(run: WrkRun): { rps: number; p99: string } {
+/** One wrk run (-t2 -c50): requests/s, the requests answered, and the p99 latency as wrk prints it ("?" if absent). */
+export function wrk(run: WrkRun): { rps: number; requests: number; p99: string } {
   const headers = Object.entries({ Host: `${run.slug}.localhost`, ...run.headers }).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
   const out = spawnSync(
     "wrk",
@@ -82,7 +82,8 @@ export function wrk(run: WrkRun): { rps: number; p99: string } {
   ).stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
   const p99 = /99%\s+([\d.]+\w+)/.exec(out)?.[1] ?? "?";
-  return { rps, p99 };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+  return { rps, requests, p99 };
 }
 
 export interface WrkOptions {
