@@ -15,8 +15,14 @@ import { UTC, ZoneDays } from "./zone";
 
 export { CAPS, OTHER, VISITOR_HASHES_PER_HOUR, HourCounts, hourKey, dayKey } from "./counts";
 
-/** Raw hits held before they are folded (a fold of 10,000 takes a few ms). */
-const RAW_MAX = 10_000;
+/**
+ * Raw hits held before they are folded. Small on purpose: every string a held hit refers to (its
+ * path, user agent, address) is alive at the collector's next eden cycle, which must mark it and
+ * move it to the old generation. Holding 10,000 made each eden cycle ~3x longer than with
+ * analytics off (5 ms against 1.6) and the site's p99 ~50% worse; 1,000 brings both back to the
+ * level of analytics off (bench/README.md, 2026-11-28). A fold of 1,000 takes well under a ms.
+ */
+const RAW_MAX = 1_000;
 /** Visitor hashes written per transaction by the timer's flush, yielding to the site server between. */
 const VISITOR_CHUNK = 1_000;
 /** Header values are cut to this before the fold works on them: a 16 KiB user agent costs no more than a normal one. */
