@@ -8,12 +8,22 @@
 // Messages arriving together share that transaction (group-commit.ts), each in its own
 // savepoint, and everything before the transaction (verification, parsing, message.json, the
 // blobs: prepare.ts) runs in a worker thread (inbound-worker.ts).
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+//
+// Durability (D225): where Linux syncfs is available, the blobs are written and named without
+// their own fsyncs, and the message waits for one shared syncfs of the blob store's file system
+// (a SyncBarrier, src/blobs/barrier.ts) before it joins a commit; the same barrier then flushes
+// the WAL after the COMMIT when the database lives on that file system. One syncfs covers the
+// blobs and COMMITs of every message that reached it; the order is unchanged: blobs and their
+// names durable, then COMMIT, then the WAL durable, then 250. Elsewhere every blob is fsynced
+// with its directory and the WAL fsynced, as before.
+import { rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { commitChanges, type SystemWriter } from "../files";
 import type { Deps } from "../../core/context";
+import type { SyncBarrier } from "../../blobs/barrier";
 import { DiskBlobStore } from "../../blobs/disk";
+import { syncfsBarrier } from "../../blobs/syncfs";
 import type { BlobStore } from "../../blobs/store";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
@@ -35,10 +45,18 @@ export interface InboundOptions {
   inProcessReading?: boolean;
   /** Ask DNS for every message instead of caching answers (benchmark comparison). */
   noDnsCache?: boolean;
+  /**
+   * What a syncfs barrier flushes (D225): `blobs+wal` (the default: the blobs, and the WAL when
+   * the database shares their file system), `blobs` (the WAL keeps its fsync), `off` (fsync
+   * every blob and its directory, as where syncfs is unavailable; benchmark comparison).
+   */
+  syncfs?: "blobs+wal" | "blobs" | "off";
 }
 
 export interface InboundFiler extends InboundHandler {
   committer: GroupCommitter;
+  /** The syncfs barrier the blobs (and perhaps the WAL) wait for; null where every file is fsynced. */
+  barrier: SyncBarrier | null;
   /** Stops the reading worker; messages still in flight get a 451. */
   close(): void;
 }
@@ -47,23 +65,41 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   const tempDir = join(deps.config.dataDir, "tmp", "mail");
   // Attachment temp files of messages that were never answered 250: nobody needs them.
   rmSync(tempDir, { recursive: true, force: true });
-  const committer = new GroupCommitter(deps.db, deps.sqlite, opts.groupCommit);
-  const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
   const blobDir = deps.blobs instanceof DiskBlobStore ? deps.blobs.dir : null; // the worker opens a disk store itself
-  const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache);
+  const mode = opts.syncfs ?? "blobs+wal";
+  const barrier = blobDir && mode !== "off" ? syncfsBarrier(blobDir) : null;
+  const dbFile = deps.sqlite.filename;
+  const walBarrier = barrier && mode === "blobs+wal" && dbFile && dbFile !== ":memory:" && sameFileSystem(blobDir!, dirname(dbFile)) ? barrier : null;
+  // A WAL flush given by the caller (a test watching it) is used as given.
+  const committer = new GroupCommitter(deps.db, deps.sqlite, { ...opts.groupCommit, walBarrier: opts.groupCommit?.syncWal ? null : walBarrier });
+  const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
+  const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache, barrier !== null);
+  const filing = { resolver, tempDir, committer, reader, barrier };
   return {
     acceptRecipient(address) {
       const r = lookupRecipient(deps, address);
       return r.ok ? { ok: true, key: r.bucketId } : r;
     },
-    deliver: (envelope, rawPath, session) => fileMessage(deps, envelope, rawPath, session, { resolver, tempDir, committer, reader }),
-    deliverBytes: (envelope, raw, session) => fileMessage(deps, envelope, raw, session, { resolver, tempDir, committer, reader }),
+    deliver: (envelope, rawPath, session) => fileMessage(deps, envelope, rawPath, session, filing),
+    deliverBytes: (envelope, raw, session) => fileMessage(deps, envelope, raw, session, filing),
     committer,
+    barrier,
     close() {
       committer.flush();
       reader?.close();
+      // Batches still syncing get their 451 (the sender retries): nothing unflushed is acknowledged.
+      barrier?.close();
     },
   };
+}
+
+/** Same device: a syncfs through one directory flushes the other's files too. */
+function sameFileSystem(a: string, b: string): boolean {
+  try {
+    return statSync(a).dev === statSync(b).dev;
+  } catch {
+    return false;
+  }
 }
 
 export async function fileMessage(
@@ -72,7 +108,7 @@ export async function fileMessage(
   /** The raw message: its temp file, or its bytes (small messages). */
   raw: string | Uint8Array,
   session: SmtpSessionInfo,
-  opts: { resolver?: DNSResolver; tempDir: string; committer?: GroupCommitter; reader?: InboundReader | null },
+  opts: { resolver?: DNSResolver; tempDir: string; committer?: GroupCommitter; reader?: InboundReader | null; barrier?: SyncBarrier | null },
 ): Promise<void> {
   const readOpts: ReadOptions = {
     tempDir: opts.tempDir,
@@ -81,9 +117,20 @@ export async function fileMessage(
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
   const started = performance.now();
+  const barrier = opts.barrier ?? null;
+  const mark = barrier?.mark() ?? 0; // before any blob is written (see barrier.ts)
   const { copies } = opts.reader
     ? await opts.reader.prepare(envelope, raw, session, readOpts)
-    : await prepareMessage(deps.blobs, envelope, raw, session, readOpts);
+    : await prepareMessage(deps.blobs, envelope, raw, session, readOpts, { deferSync: barrier !== null });
+  const written = performance.now();
+  if (barrier) {
+    // The blobs are written and named but not flushed: nothing may refer to them before this.
+    await barrier.flush(mark);
+    if (opts.committer) {
+      opts.committer.stats.blobSyncMs += performance.now() - written;
+      opts.committer.stats.syncfs = barrier.stats.syncs;
+    }
+  }
 
   const now = deps.clock.now().toISOString();
   const st = filingStatements(deps.sqlite);
@@ -100,7 +147,7 @@ export async function fileMessage(
   if (opts.committer) {
     const prepared = performance.now();
     await opts.committer.commit(write);
-    opts.committer.stats.prepareMs += prepared - started;
+    opts.committer.stats.prepareMs += written - started;
     opts.committer.stats.commitWaitMs += performance.now() - prepared;
   } else {
     transaction(deps.db, write);
