@@ -48,15 +48,23 @@ export class SyncBarrier {
     this.onClose();
   }
 
-  /** The sync running now covers only writes before it started: a newcomer waits for the next one. */
+  /**
+   * The sync running now covers only writes before it started: a newcomer waits for the next
+   * one. If the running one fails, the newcomers fail with it at once: they asked while it ran,
+   * so its error may be about their writes (they would fail their mark check anyway).
+   */
   private coalesced(): Promise<void> {
     if (!this.running) return this.start();
-    this.next ??= this.running
-      .catch(() => {})
-      .then(() => {
+    this.next ??= this.running.then(
+      () => {
         this.next = null;
         return this.start();
-      });
+      },
+      (e: unknown) => {
+        this.next = null;
+        throw e;
+      },
+    );
     return this.next;
   }
 

@@ -6,7 +6,7 @@
 import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, openSync } from "node:fs";
 import { constants, platform, release } from "node:os";
-import { SyncBarrier } from "./barrier";
+import { SyncBarrier, type FileSystemSync } from "./barrier";
 import type { SyncfsReply, SyncfsRequest } from "./syncfs-worker";
 
 /** syncfs reports writeback errors since Linux 5.8 (before, it returned 0 after a failed write). */
@@ -40,16 +40,18 @@ function workerEntry(): string {
 
 const errnoNames = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 
-/**
- * A barrier over the file system of `dir`, or null when syncfs cannot be used here. Close it
- * when done (it stops its thread); a barrier whose thread died fails every flush (451s), it
- * never pretends.
- */
-export function syncfsBarrier(dir: string): SyncBarrier | null {
+/** The syncfs(2) of the file system holding `dir`, run in its own thread; close() stops the thread. */
+export interface SyncfsThread {
+  sync: FileSystemSync;
+  close(): void;
+}
+
+/** Null when syncfs cannot be used here (see syncfsAvailable); throws when `dir` cannot be opened. */
+export function syncfsThread(dir: string): SyncfsThread | null {
   if (!syncfsAvailable()) return null;
   closeSync(openSync(dir, "r")); // the directory must exist and be readable now, not at the first message
   const worker = new Worker(workerEntry());
-  (worker as unknown as { unref(): void }).unref(); // an idle barrier does not keep the process alive
+  (worker as unknown as { unref(): void }).unref(); // an idle thread does not keep the process alive
   const waiting = new Map<number, { resolve: () => void; reject: (e: unknown) => void }>();
   let nextId = 0;
   let broken: Error | null = null;
@@ -74,15 +76,27 @@ export function syncfsBarrier(dir: string): SyncBarrier | null {
   };
   worker.onerror = () => failAll(new Error("syncfs thread failed"));
   worker.postMessage({ kind: "open", dir } satisfies SyncfsRequest);
-  const sync = () =>
-    new Promise<void>((resolve, reject) => {
-      if (broken) return reject(broken);
-      const id = ++nextId;
-      waiting.set(id, { resolve, reject });
-      worker.postMessage({ kind: "sync", id } satisfies SyncfsRequest);
-    });
-  return new SyncBarrier(sync, () => {
-    failAll(new Error("syncfs barrier closed"));
-    worker.terminate();
-  });
+  return {
+    sync: () =>
+      new Promise<void>((resolve, reject) => {
+        if (broken) return reject(broken);
+        const id = ++nextId;
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ kind: "sync", id } satisfies SyncfsRequest);
+      }),
+    close() {
+      failAll(new Error("syncfs thread closed"));
+      worker.terminate();
+    },
+  };
+}
+
+/**
+ * A barrier over the file system of `dir`, or null when syncfs cannot be used here. Close it
+ * when done (it stops its thread); a barrier whose thread died fails every flush (451s), it
+ * never pretends.
+ */
+export function syncfsBarrier(dir: string): SyncBarrier | null {
+  const thread = syncfsThread(dir);
+  return thread ? new SyncBarrier(thread.sync, thread.close) : null;
 }

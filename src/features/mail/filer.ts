@@ -21,7 +21,7 @@ import { dirname, join } from "node:path";
 import type { DNSResolver } from "mailauth";
 import { commitChanges, type SystemWriter } from "../files";
 import type { Deps } from "../../core/context";
-import type { SyncBarrier } from "../../blobs/barrier";
+import { SyncBarrier, type FileSystemSync } from "../../blobs/barrier";
 import { DiskBlobStore } from "../../blobs/disk";
 import { syncfsBarrier } from "../../blobs/syncfs";
 import type { BlobStore } from "../../blobs/store";
@@ -51,6 +51,8 @@ export interface InboundOptions {
    * every blob and its directory, as where syncfs is unavailable; benchmark comparison).
    */
   syncfs?: "blobs+wal" | "blobs" | "off";
+  /** The file-system sync the barrier runs: syncfs in its own thread unless given (tests inject a failing one). */
+  fileSystemSync?: FileSystemSync;
 }
 
 export interface InboundFiler extends InboundHandler {
@@ -67,7 +69,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   rmSync(tempDir, { recursive: true, force: true });
   const blobDir = deps.blobs instanceof DiskBlobStore ? deps.blobs.dir : null; // the worker opens a disk store itself
   const mode = opts.syncfs ?? "blobs+wal";
-  const barrier = blobDir && mode !== "off" ? syncfsBarrier(blobDir) : null;
+  const barrier = !blobDir || mode === "off" ? null : opts.fileSystemSync ? new SyncBarrier(opts.fileSystemSync) : syncfsBarrier(blobDir);
   const dbFile = deps.sqlite.filename;
   const walBarrier = barrier && mode === "blobs+wal" && dbFile && dbFile !== ":memory:" && sameFileSystem(blobDir!, dirname(dbFile)) ? barrier : null;
   // A WAL flush given by the caller (a test watching it) is used as given.
