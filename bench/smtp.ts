@@ -49,6 +49,10 @@ const CONFIGS: Record<string, Record<string, string>> = {
   // directory (the path kept where syncfs is unavailable).
   "all-walfsync": { BENCH_LEVERS: "cache,group,worker", BENCH_SYNCFS: "blobs" },
   "all-fsync": { BENCH_LEVERS: "cache,group,worker", BENCH_SYNCFS: "off" },
+  // The group-commit window with the barrier: messages reach the committer in clumps (every
+  // waiter of one syncfs at once), so a shorter window may lose little batching.
+  "all-wait0": { BENCH_LEVERS: "cache,group,worker", BENCH_GROUP_WAIT_MS: "0" },
+  "all-walfsync-wait0": { BENCH_LEVERS: "cache,group,worker", BENCH_SYNCFS: "blobs", BENCH_GROUP_WAIT_MS: "0" },
 };
 
 /** msg/s and server CPU ms per message of each configuration run, for the summary. */

@@ -77,6 +77,8 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
   const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache, barrier !== null);
   const filing = { resolver, tempDir, committer, reader, barrier };
+  // Says which durability path this platform got (the fallback is silent otherwise).
+  deps.log.info("inbound mail durability", { blobs: barrier ? "syncfs" : "fsync", wal: walBarrier && !opts.groupCommit?.syncWal ? "syncfs" : "fsync" });
   return {
     acceptRecipient(address) {
       const r = lookupRecipient(deps, address);
