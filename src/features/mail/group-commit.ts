@@ -5,10 +5,9 @@
 // fails; the others still commit. Every caller's promise settles only after the COMMIT returned:
 // the SMTP 250 still means "committed", exactly as with one transaction per message. And
 // committed means durable: the WAL is fsynced after the COMMIT (wal-sync.ts) before any of the
-// batch's promises resolve, so a power cut after a 250 loses nothing. Where the mail filer has a
-// syncfs barrier over the file system holding both the blobs and the database (D225), that
-// barrier is the WAL's flush too: one syncfs covers this batch's COMMIT and the blobs of the
-// messages that arrived meanwhile.
+// batch's promises resolve, so a power cut after a 250 loses nothing. Optionally (a benchmark
+// comparison, D225) the mail filer's syncfs barrier is the WAL's flush instead: one syncfs then
+// covers this batch's COMMIT and the blobs of the messages that arrived meanwhile.
 import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { transaction, type Tx } from "../../db/tx";
