@@ -9,10 +9,10 @@
 // savepoint, and everything before the transaction (verification, parsing, message.json, the
 // blobs: prepare.ts) runs in a worker thread (inbound-worker.ts).
 //
-// Durability (D225): where Linux syncfs is available, the blobs are written and named without
-// their own fsyncs, and the message waits for one shared syncfs of the blob store's file system
-// (a SyncBarrier, src/blobs/barrier.ts) before it joins a commit: one syncfs covers the blobs
-// of every message that reached it. The order is unchanged: blobs and their names durable, then
+// Durability (D225): where Linux syncfs is available, a message held in memory has its blobs
+// written and named without their own fsyncs, and waits for one shared syncfs of the blob
+// store's file system (a SyncBarrier, src/blobs/barrier.ts) before it joins a commit: one
+// syncfs covers the blobs of every message that reached it. The order is unchanged: blobs and their names durable, then
 // COMMIT, then the WAL fsynced (D215), then 250. Elsewhere every blob is fsynced with its
 // directory, as before.
 import { rmSync, statSync } from "node:fs";
@@ -75,7 +75,7 @@ export function createInboundHandler(deps: Deps, opts: InboundOptions = {}): Inb
   // A WAL flush given by the caller (a test watching it) is used as given.
   const committer = new GroupCommitter(deps.db, deps.sqlite, { ...opts.groupCommit, walBarrier: opts.groupCommit?.syncWal ? null : walBarrier });
   const resolver = opts.noDnsCache ? opts.resolver : cachingResolver(opts.resolver);
-  const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache, barrier !== null);
+  const reader = opts.inProcessReading || !blobDir ? null : new InboundReader(blobDir, resolver, !opts.noDnsCache);
   const filing = { resolver, tempDir, committer, reader, barrier };
   // Says which durability path this platform got (the fallback is silent otherwise).
   deps.log.info("inbound mail durability", { blobs: barrier ? "syncfs" : "fsync", wal: walBarrier && !opts.groupCommit?.syncWal ? "syncfs" : "fsync" });
@@ -121,11 +121,16 @@ export async function fileMessage(
     rejectDmarcFail: deps.config.smtpRejectDmarcFail,
   };
   const started = performance.now();
-  const barrier = opts.barrier ?? null;
+  // Only a message held in memory (up to 128 KB: most mail) waits for the shared syncfs. A
+  // larger one sits in a temp file until its 250, which a syncfs would write to disk too, and
+  // its flush is dominated by its bytes, which one sync for many files does not shrink
+  // (measured: a 4 MB message took twice as long): its blobs are fsynced one by one.
+  const barrier = typeof raw === "string" ? null : (opts.barrier ?? null);
   const mark = barrier?.mark() ?? 0; // before any blob is written (see barrier.ts)
+  const deferSync = barrier !== null;
   const { copies } = opts.reader
-    ? await opts.reader.prepare(envelope, raw, session, readOpts)
-    : await prepareMessage(deps.blobs, envelope, raw, session, readOpts, { deferSync: barrier !== null });
+    ? await opts.reader.prepare(envelope, raw, session, readOpts, deferSync)
+    : await prepareMessage(deps.blobs, envelope, raw, session, readOpts, { deferSync });
   const written = performance.now();
   if (barrier) {
     // The blobs are written and named but not flushed: nothing may refer to them before this.

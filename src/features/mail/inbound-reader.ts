@@ -63,12 +63,12 @@ export class InboundReader {
     private readonly blobDir: string,
     resolver?: DNSResolver,
     private readonly cacheDns = true,
-    private readonly deferSync = false,
   ) {
     this.resolver = resolver ?? (((name: string, rrtype: string) => dns.resolve(name, rrtype as "TXT")) as DNSResolver);
   }
 
-  async prepare(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions): Promise<PreparedMessage> {
+  /** deferSync: skip the blobs' own fsyncs, the caller flushes a SyncBarrier before committing. */
+  async prepare(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions, deferSync = false): Promise<PreparedMessage> {
     const { resolver: _, ...plain } = opts;
     const id = ++this.nextId;
     const dir = join(opts.tempDir, envelope.id);
@@ -90,7 +90,7 @@ export class InboundReader {
           opts: plain,
           blobDir: this.blobDir,
           cacheDns: this.cacheDns,
-          deferSync: this.deferSync,
+          deferSync,
         } satisfies ReadJob;
         w.postMessage(job, own ? [raw.buffer as ArrayBuffer] : []);
       });
