@@ -425,7 +425,7 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
       const d = (k: string) => after.commits[k] - base.commits[k];
       const batches = d("batches");
       console.log(
-        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("blobSyncMs") / total).toFixed(1)} ms for its blobs' syncfs, ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL flush ${(d("walSyncMs") / batches).toFixed(2)} ms; ${d("syncfs")} syncfs calls (${(d("syncfs") / total).toFixed(2)} per message)`,
+        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("blobSyncMs") / total).toFixed(1)} ms for its blobs' syncfs, ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL flush ${(d("walSyncMs") / batches).toFixed(2)} ms; ${d("syncfs")} syncfs calls (${(d("syncfs") / total).toFixed(2)} per message), ${d("fsyncedWhileSlow")} messages fsynced their own blobs while syncfs was slow`,
       );
     }
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });

@@ -13,21 +13,54 @@
 // writes, and its flush fails if ANY sync finished with an error after that mark: a message
 // is refused (451, the sender retries) rather than acknowledged on a lost write.
 
+//
+// A sync of the whole file system also writes every other program's unwritten data: while
+// another writer streams gigabytes (a large upload), each sync takes that long (measured: a
+// message's wait grew from ~2 ms to 120-140 ms, half the msg/s of an fsync per file). So a sync
+// that runs longer than `slowMs` makes worthWaiting() false until `backoffMs` after it: callers
+// then fsync their own files, and the next caller after that tries the barrier again.
+
 /** The sync of the whole file system: resolves when done, rejects (with an errno code) when it failed. */
 export type FileSystemSync = () => Promise<void>;
 
+export interface SyncBarrierOptions {
+  /** A sync longer than this is flushing other writers' data too (quiet syncs here: 1-3 ms). */
+  slowMs?: number;
+  /** How long after a slow sync callers keep to their own fsyncs. */
+  backoffMs?: number;
+  /** Milliseconds, monotonic (tests pass their own). */
+  now?: () => number;
+}
+
 export class SyncBarrier {
   private running: Promise<void> | null = null;
+  private runningSince = 0;
   private next: Promise<void> | null = null;
   private failures = 0;
   private lastError: unknown = null;
-  /** Syncs run, flushes asked for, syncs that failed, milliseconds spent syncing (tests, benchmark). */
-  readonly stats = { syncs: 0, flushes: 0, failures: 0, syncMs: 0 };
+  private slowUntil = Number.NEGATIVE_INFINITY;
+  private readonly slowMs: number;
+  private readonly backoffMs: number;
+  private readonly now: () => number;
+  /** Syncs run, flushes asked for, syncs that failed, slow syncs, milliseconds spent syncing (tests, benchmark). */
+  readonly stats = { syncs: 0, flushes: 0, failures: 0, slow: 0, syncMs: 0 };
 
   constructor(
     private readonly sync: FileSystemSync,
     private readonly onClose: () => void = () => {},
-  ) {}
+    opts: SyncBarrierOptions = {},
+  ) {
+    this.slowMs = opts.slowMs ?? 20;
+    this.backoffMs = opts.backoffMs ?? 1_000;
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  /** False while a sync is slow (other writers' data) and for backoffMs after: fsync your own files. */
+  worthWaiting(): boolean {
+    const t = this.now();
+    if (this.running && t - this.runningSince > this.slowMs) this.slowUntil = Math.max(this.slowUntil, t + this.backoffMs);
+    return t >= this.slowUntil;
+  }
 
   /** Take this before the writes a later flush(mark) must cover. */
   mark(): number {
@@ -69,14 +102,23 @@ export class SyncBarrier {
   }
 
   private start(): Promise<void> {
-    const started = performance.now();
+    const started = this.now();
+    this.runningSince = started;
     this.stats.syncs++;
+    const ended = () => {
+      const t = this.now();
+      this.stats.syncMs += t - started;
+      if (t - started > this.slowMs) {
+        this.stats.slow++;
+        this.slowUntil = Math.max(this.slowUntil, t + this.backoffMs);
+      }
+    };
     const p = this.sync().then(
       () => {
-        this.stats.syncMs += performance.now() - started;
+        ended();
       },
       (e: unknown) => {
-        this.stats.syncMs += performance.now() - started;
+        ended();
         this.stats.failures++;
         this.failures++;
         this.lastError = e;

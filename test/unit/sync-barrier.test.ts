@@ -112,6 +112,36 @@ describe("SyncBarrier", () => {
   });
 });
 
+describe("SyncBarrier backs off while syncs are slow (another writer's data)", () => {
+  test("a sync running past slowMs, and backoffMs after a slow one, tell callers to fsync their own files", async () => {
+    let t = 0;
+    const h = heldSync();
+    const b = new SyncBarrier(h.sync, () => {}, { slowMs: 20, backoffMs: 1_000, now: () => t });
+    expect(b.worthWaiting()).toBe(true);
+    const f = b.flush(b.mark());
+    await h.until(1);
+    t = 10;
+    expect(b.worthWaiting()).toBe(true); // running, not slow yet
+    t = 25;
+    expect(b.worthWaiting()).toBe(false); // running past 20 ms
+    t = 40;
+    h.release(0);
+    await f;
+    expect(b.stats.slow).toBe(1);
+    t = 1_030;
+    expect(b.worthWaiting()).toBe(false); // within 1 s of the slow sync's end
+    t = 1_041;
+    expect(b.worthWaiting()).toBe(true); // try the barrier again
+    const g = b.flush(b.mark());
+    await h.until(2);
+    t = 1_045;
+    h.release(1);
+    await g;
+    expect(b.worthWaiting()).toBe(true); // a quick sync: no backoff
+    expect(b.stats).toMatchObject({ syncs: 2, slow: 1 });
+  });
+});
+
 describe("syncfs on this machine", () => {
   let dir: string;
   beforeEach(() => {

@@ -125,7 +125,9 @@ export async function fileMessage(
   // larger one sits in a temp file until its 250, which a syncfs would write to disk too, and
   // its flush is dominated by its bytes, which one sync for many files does not shrink
   // (measured: a 4 MB message took twice as long): its blobs are fsynced one by one.
-  const barrier = typeof raw === "string" ? null : (opts.barrier ?? null);
+  // While the barrier's syncs are slow (another writer's data on the file system), own fsyncs.
+  const barrier = typeof raw === "string" || !opts.barrier?.worthWaiting() ? null : opts.barrier;
+  if (opts.barrier && !barrier && typeof raw !== "string" && opts.committer) opts.committer.stats.fsyncedWhileSlow++;
   const mark = barrier?.mark() ?? 0; // before any blob is written (see barrier.ts)
   const deferSync = barrier !== null;
   const { copies } = opts.reader

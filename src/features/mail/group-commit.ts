@@ -57,9 +57,21 @@ export class GroupCommitter {
    * Batch sizes committed so far, and where a message's wait for its 250 goes (for the
    * benchmark and tests), in milliseconds: per batch the transaction and the WAL fsync; per
    * message, summed by the filer, its wait for the reading worker, for its blobs' syncfs
-   * barrier (D225) and for this committer; `syncfs`: the barrier's syncs so far.
+   * barrier (D225) and for this committer; `syncfs`: the barrier's syncs so far;
+   * `fsyncedWhileSlow`: messages that fsynced their own blobs because the syncs were slow.
    */
-  readonly stats = { batches: 0, messages: 0, largest: 0, transactionMs: 0, walSyncMs: 0, prepareMs: 0, blobSyncMs: 0, commitWaitMs: 0, syncfs: 0 };
+  readonly stats = {
+    batches: 0,
+    messages: 0,
+    largest: 0,
+    transactionMs: 0,
+    walSyncMs: 0,
+    prepareMs: 0,
+    blobSyncMs: 0,
+    commitWaitMs: 0,
+    syncfs: 0,
+    fsyncedWhileSlow: 0,
+  };
 
   constructor(
     private readonly db: Db,
