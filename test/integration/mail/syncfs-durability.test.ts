@@ -55,7 +55,7 @@ async function send(filer: InboundFiler, subject: string, lines = 500): Promise<
 }
 
 /** The filer with an injected sync: the real syncfs, then the planned outcome (null: success, else an errno code). */
-function filerWith(plan: (string | null)[], syncfs: "blobs" | "blobs+wal" = "blobs") {
+function filerWith(plan: (string | null)[], syncfs: "blobs" | "blobs+wal" = "blobs", extraMs = 0) {
   let calls = 0;
   const filer = createInboundHandler(t.pier.deps, {
     resolver: tableResolver({}),
@@ -63,6 +63,7 @@ function filerWith(plan: (string | null)[], syncfs: "blobs" | "blobs+wal" = "blo
     fileSystemSync: async () => {
       calls++;
       await real.sync();
+      if (extraMs) await Bun.sleep(extraMs); // as long as a sync that writes another program's data
       const code = plan.shift() ?? null;
       if (code) throw Object.assign(new Error(`syncfs failed: ${code}`), { code });
     },
@@ -131,6 +132,20 @@ describe.if(syncfsAvailable())("inbound mail waits for the shared syncfs", () =>
       filer.close();
     }
     expect(await filed()).toContain("large one");
+  });
+
+  test("after a slow sync (another writer's data) the next message fsyncs its own blobs: 250, no second sync", async () => {
+    const { filer, calls } = filerWith([], "blobs", 50);
+    try {
+      expect(await send(filer, "slow sync")).toBe(250);
+      expect(await send(filer, "own fsync")).toBe(250);
+      expect(calls()).toBe(1);
+      expect(filer.barrier!.stats.slow).toBe(1);
+      expect(filer.committer.stats.fsyncedWhileSlow).toBe(1);
+    } finally {
+      filer.close();
+    }
+    expect(await filed()).toEqual(expect.arrayContaining(["slow sync", "own fsync"]));
   });
 
   test("a full disk reported by syncfs is 452", async () => {
