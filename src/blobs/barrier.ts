@@ -12,7 +12,6 @@
 // just before it), and that later sync would succeed. So a caller takes a mark() before its
 // writes, and its flush fails if ANY sync finished with an error after that mark: a message
 // is refused (451, the sender retries) rather than acknowledged on a lost write.
-
 //
 // A sync of the whole file system also writes every other program's unwritten data: while
 // another writer streams gigabytes (a large upload), each sync takes that long (measured: a

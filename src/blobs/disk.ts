@@ -191,6 +191,7 @@ export class DiskBlobStore implements BlobStore {
 }
 
 const fsyncFd = promisify(fsync);
+const openFd = promisify(openCb);
 
 /** A file's size, or null when it is not there. */
 function sizeOf(path: string): number | null {
@@ -200,7 +201,6 @@ function sizeOf(path: string): number | null {
     return null;
   }
 }
-const openFd = promisify(openCb);
 
 /** Opening and closing a directory are page-cache calls: only the fsync goes to the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {

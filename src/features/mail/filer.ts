@@ -12,9 +12,9 @@
 // Durability (D225): where Linux syncfs is available, a message held in memory has its blobs
 // written and named without their own fsyncs, and waits for one shared syncfs of the blob
 // store's file system (a SyncBarrier, src/blobs/barrier.ts) before it joins a commit: one
-// syncfs covers the blobs of every message that reached it. The order is unchanged: blobs and their names durable, then
-// COMMIT, then the WAL fsynced (D215), then 250. Elsewhere every blob is fsynced with its
-// directory, as before.
+// syncfs covers the blobs of every message that reached it. The order is unchanged: blobs and
+// their names durable, then COMMIT, then the WAL fsynced (D215), then 250. Elsewhere, for
+// larger messages and while syncs are slow, every blob is fsynced with its directory as before.
 import { rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { DNSResolver } from "mailauth";
@@ -124,8 +124,8 @@ export async function fileMessage(
   // Only a message held in memory (up to 128 KB: most mail) waits for the shared syncfs. A
   // larger one sits in a temp file until its 250, which a syncfs would write to disk too, and
   // its flush is dominated by its bytes, which one sync for many files does not shrink
-  // (measured: a 4 MB message took twice as long): its blobs are fsynced one by one.
-  // While the barrier's syncs are slow (another writer's data on the file system), own fsyncs.
+  // (measured: a 4 MB message took twice as long): its blobs are fsynced one by one. So are a
+  // message's blobs while the barrier's syncs are slow (another writer's data, barrier.ts).
   const barrier = typeof raw === "string" || !opts.barrier?.worthWaiting() ? null : opts.barrier;
   if (opts.barrier && !barrier && typeof raw !== "string" && opts.committer) opts.committer.stats.fsyncedWhileSlow++;
   const mark = barrier?.mark() ?? 0; // before any blob is written (see barrier.ts)
