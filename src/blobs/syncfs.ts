@@ -1,10 +1,11 @@
 // A SyncBarrier backed by Linux syncfs(2) on the file system holding a directory, run in a
 // small worker thread (syncfs-worker.ts) through bun:ffi. Null where that is not available
 // (not Linux, a kernel before 5.8 whose syncfs does not report writeback errors, no glibc
-// `libc.so.6` to open, e.g. a musl build): the caller then keeps fsyncing every file and its
-// directory, exactly as before.
+// `libc.so.6` to open, e.g. a musl build) or not known to be enough (a file system other than
+// ext4, XFS or btrfs: FUSE before Linux 5.15 ignored syncfs, network and overlay file systems
+// flush elsewhere): the caller then keeps fsyncing every file and its directory, as before.
 import { dlopen, FFIType } from "bun:ffi";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, statfsSync } from "node:fs";
 import { constants, platform, release } from "node:os";
 import { SyncBarrier, type FileSystemSync } from "./barrier";
 import type { SyncfsReply, SyncfsRequest } from "./syncfs-worker";
@@ -33,6 +34,22 @@ export function syncfsAvailable(): boolean {
   return available;
 }
 
+/** statfs(2) f_type of the local file systems whose syncfs writes and commits everything (ext2/3/4 share a magic). */
+const TRUSTED_FILE_SYSTEMS = new Map([
+  [0xef53, "ext4"],
+  [0x58465342, "xfs"],
+  [0x9123683e, "btrfs"],
+]);
+
+/** The name of `dir`'s file system when syncfs is known to make its files durable, else null. */
+export function syncfsFileSystem(dir: string): string | null {
+  try {
+    return TRUSTED_FILE_SYSTEMS.get(Number(statfsSync(dir).type)) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** From source the worker sits beside this file; in the binary it is an extra entrypoint (scripts/build.ts). */
 function workerEntry(): string {
   return import.meta.url.includes("/$bunfs/") ? "./blobs/syncfs-worker.ts" : new URL("./syncfs-worker.ts", import.meta.url).href;
@@ -46,10 +63,11 @@ export interface SyncfsThread {
   close(): void;
 }
 
-/** Null when syncfs cannot be used here (see syncfsAvailable); throws when `dir` cannot be opened. */
+/** Null when syncfs cannot be used here (syncfsAvailable, syncfsFileSystem); throws when `dir` cannot be opened. */
 export function syncfsThread(dir: string): SyncfsThread | null {
   if (!syncfsAvailable()) return null;
   closeSync(openSync(dir, "r")); // the directory must exist and be readable now, not at the first message
+  if (!syncfsFileSystem(dir)) return null;
   const worker = new Worker(workerEntry());
   (worker as unknown as { unref(): void }).unref(); // an idle thread does not keep the process alive
   const waiting = new Map<number, { resolve: () => void; reject: (e: unknown) => void }>();

@@ -4,12 +4,12 @@
 // injected where a test needs to hold or fail it; the blob store is the real one.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { platform, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SyncBarrier } from "../../src/blobs/barrier";
 import { DiskBlobStore } from "../../src/blobs/disk";
-import { kernelReportsSyncfsErrors, syncfsAvailable, syncfsBarrier, syncfsThread } from "../../src/blobs/syncfs";
+import { kernelReportsSyncfsErrors, syncfsAvailable, syncfsBarrier, syncfsFileSystem, syncfsThread } from "../../src/blobs/syncfs";
 
 /** A sync the test finishes by hand: release(i) or fail(i, code) the i-th run. */
 function heldSync() {
@@ -157,9 +157,15 @@ describe("syncfs on this machine", () => {
     expect(kernelReportsSyncfsErrors("not a version")).toBe(false);
   });
 
-  test("is available here (Linux, glibc): the mail filer uses it", () => {
-    // The machines Pier is tested on are glibc Linux >= 5.8; elsewhere the fallback is used.
+  test("is available here (Linux, glibc, ext4): the mail filer uses it", () => {
+    // The machines Pier is tested on are glibc Linux >= 5.8 on ext4; elsewhere the fallback is used.
     expect(syncfsAvailable()).toBe(platform() === "linux");
+    if (platform() === "linux") expect(syncfsFileSystem(dir)).toBe("ext4");
+  });
+
+  test.if(platform() === "linux" && existsSync("/dev/shm"))("a file system not known to be made durable by syncfs (tmpfs here) gets no barrier", () => {
+    expect(syncfsFileSystem("/dev/shm")).toBeNull();
+    expect(syncfsBarrier("/dev/shm")).toBeNull();
   });
 
   test.if(syncfsAvailable())("the real syncfs thread: many flushes, few syncs; blobs written with deferSync are whole after it", async () => {
