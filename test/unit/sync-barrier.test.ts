@@ -142,6 +142,9 @@ describe("SyncBarrier backs off while syncs are slow (another writer's data)", (
   });
 });
 
+/** syncfs usable for the temp folder the tests write in (not on a tmpfs /tmp). */
+const usable = syncfsAvailable() && syncfsFileSystem(tmpdir()) !== null;
+
 describe("syncfs on this machine", () => {
   let dir: string;
   beforeEach(() => {
@@ -157,10 +160,14 @@ describe("syncfs on this machine", () => {
     expect(kernelReportsSyncfsErrors("not a version")).toBe(false);
   });
 
-  test("is available here (Linux, glibc, ext4): the mail filer uses it", () => {
-    // The machines Pier is tested on are glibc Linux >= 5.8 on ext4; elsewhere the fallback is used.
+  test("is available here (Linux, glibc): the mail filer uses it on ext4, XFS and btrfs", () => {
+    // The machines Pier is tested on are glibc Linux >= 5.8; elsewhere the fallback is used.
     expect(syncfsAvailable()).toBe(platform() === "linux");
-    if (platform() === "linux") expect(syncfsFileSystem(dir)).toBe("ext4");
+    const fs = syncfsFileSystem(dir);
+    if (fs) expect(["ext4", "xfs", "btrfs"]).toContain(fs);
+    const barrier = syncfsBarrier(dir);
+    expect(barrier !== null).toBe(syncfsAvailable() && fs !== null);
+    barrier?.close();
   });
 
   test.if(platform() === "linux" && existsSync("/dev/shm"))("a file system not known to be made durable by syncfs (tmpfs here) gets no barrier", () => {
@@ -168,7 +175,7 @@ describe("syncfs on this machine", () => {
     expect(syncfsBarrier("/dev/shm")).toBeNull();
   });
 
-  test.if(syncfsAvailable())("the real syncfs thread: many flushes, few syncs; blobs written with deferSync are whole after it", async () => {
+  test.if(usable)("the real syncfs thread: many flushes, few syncs; blobs written with deferSync are whole after it", async () => {
     const store = new DiskBlobStore(dir);
     await store.init();
     const barrier = syncfsBarrier(dir)!;
@@ -187,14 +194,14 @@ describe("syncfs on this machine", () => {
     }
   });
 
-  test.if(syncfsAvailable())("a closed thread fails flushes instead of pretending", async () => {
+  test.if(usable)("a closed thread fails flushes instead of pretending", async () => {
     const thread = syncfsThread(dir)!;
     await thread.sync();
     thread.close();
     expect(await outcome(thread.sync())).toBe("error");
   });
 
-  test.if(syncfsAvailable())("a folder that cannot be opened is refused at once, not at the first message", () => {
+  test.if(usable)("a folder that cannot be opened is refused at once, not at the first message", () => {
     expect(() => syncfsBarrier(join(dir, "missing"))).toThrow();
   });
 });
