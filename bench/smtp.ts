@@ -44,6 +44,15 @@ const CONFIGS: Record<string, Record<string, string>> = {
   // thread for every fsync and file create in flight: 8 threads let more of them wait on the
   // disk at once (it helped while the disk was busy with other work, not on a quiet machine).
   "all-pool8": { BENCH_LEVERS: "cache,group,worker", UV_THREADPOOL_SIZE: "8" },
+  // One syncfs for many blobs (D225): `all` waits for a shared syncfs barrier for the blobs
+  // and fsyncs the WAL; `all-walsyncfs` flushes the WAL with the same barrier (measured, not
+  // better); `all-fsync` fsyncs every blob and its directory (the path kept where syncfs is
+  // unavailable, and the path before D225).
+  "all-walsyncfs": { BENCH_LEVERS: "cache,group,worker", BENCH_SYNCFS: "blobs+wal" },
+  "all-fsync": { BENCH_LEVERS: "cache,group,worker", BENCH_SYNCFS: "off" },
+  // The group-commit window with the barrier: messages reach the committer in clumps (every
+  // waiter of one syncfs at once); no window at all was measured not to help.
+  "all-wait0": { BENCH_LEVERS: "cache,group,worker", BENCH_GROUP_WAIT_MS: "0" },
 };
 
 /** msg/s and server CPU ms per message of each configuration run, for the summary. */
@@ -126,6 +135,7 @@ async function runPierServer() {
       ...(process.env.BENCH_DURABILITY ? { durability: process.env.BENCH_DURABILITY as "none" } : {}),
     },
     inProcessReading: !levers.has("worker"),
+    ...(process.env.BENCH_SYNCFS ? { syncfs: process.env.BENCH_SYNCFS as "blobs" } : {}),
   };
   const pier = await startPier(config, { log: silentLogger, startWorker: false, mailResolver: resolver, mailFiling });
   const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: await hashPassword("bench password"), plan: "pro" });
@@ -415,7 +425,7 @@ async function runOne(name: string, env: Record<string, string>, memory: boolean
       const d = (k: string) => after.commits[k] - base.commits[k];
       const batches = d("batches");
       console.log(
-        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL fsync ${(d("walSyncMs") / batches).toFixed(2)} ms`,
+        `  a message's wait: ${(d("prepareMs") / total).toFixed(1)} ms for the reading worker (verify, parse, blobs), ${(d("blobSyncMs") / total).toFixed(1)} ms for its blobs' syncfs, ${(d("commitWaitMs") / total).toFixed(1)} ms for its commit; per batch of ${(total / batches).toFixed(1)}: transaction ${(d("transactionMs") / batches).toFixed(2)} ms, WAL flush ${(d("walSyncMs") / batches).toFixed(2)} ms; ${d("syncfs")} syncfs calls (${(d("syncfs") / total).toFixed(2)} per message), ${d("fsyncedWhileSlow")} messages fsynced their own blobs while syncfs was slow`,
       );
     }
     rates.set(name, { rate: total / secs, cpu: (after.cpuMs - base.cpuMs) / total });

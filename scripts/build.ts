@@ -48,7 +48,7 @@ export function buildBinary(opts: BuildOptions = {}): string {
   mkdirSync(dirname(outfile), { recursive: true });
   // No --minify: Elysia reads handler source (Function.toString) to decide what each handler
   // needs, so identifiers are better left as written.
-  // The markdown, inbound-mail and snapshot workers are extra entrypoints: workers in a compiled binary must be built in.
+  // The markdown, inbound-mail, snapshot and syncfs workers are extra entrypoints: workers in a compiled binary must be built in.
   const args = [
     "build",
     "--compile",
@@ -56,6 +56,7 @@ export function buildBinary(opts: BuildOptions = {}): string {
     "src/sites/markdown-worker.ts",
     "src/features/mail/inbound-worker.ts",
     "src/features/operations/snapshot-worker.ts",
+    "src/blobs/syncfs-worker.ts",
     "--outfile",
     outfile,
   ];

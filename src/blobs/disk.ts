@@ -1,12 +1,16 @@
 // Local disk backend: data/blobs/sha256/ab/cd/<hex>. Every write goes to a temp file, is
 // fsynced, then renamed into place (and the directory fsynced), so a crash leaves either the
-// whole blob or nothing under its name.
-import { closeSync, existsSync, fsync, mkdirSync, open as openCb, openSync, renameSync, unlinkSync, utimesSync, writeSync } from "node:fs";
+// whole blob or nothing under its name. With `deferSync` (the mail filer, which then awaits a
+// syncfs barrier: barrier.ts) the two fsyncs are skipped: until that barrier passes, a crash can
+// leave a name holding a short file. Such a blob is referenced by nothing (the commit waits for
+// the barrier), and no write trusts it: an existing blob is reused only when its size matches,
+// and a deferred write never reuses one at all (it writes its bytes and renames over the name).
+import { closeSync, fsync, mkdirSync, open as openCb, openSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from "node:fs";
 import { promisify } from "node:util";
 import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { randomToken } from "../core/ids";
-import { BlobMismatchError, isSha256, SMALL_BLOB_BYTES, type BlobExpectation, type BlobInfo, type BlobStore } from "./store";
+import { BlobMismatchError, isSha256, SMALL_BLOB_BYTES, type BlobExpectation, type BlobInfo, type BlobStore, type PutOptions } from "./store";
 
 export class DiskBlobStore implements BlobStore {
   private readonly root: string;
@@ -33,7 +37,8 @@ export class DiskBlobStore implements BlobStore {
     return join(this.root, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
   }
 
-  async put(body: AsyncIterable<Uint8Array>, expect: BlobExpectation = {}): Promise<BlobInfo> {
+  async put(body: AsyncIterable<Uint8Array>, expect: BlobExpectation = {}, opts: PutOptions = {}): Promise<BlobInfo> {
+    const defer = opts.deferSync === true;
     const tmpPath = join(this.tmp, `${Date.now()}-${randomToken(12)}`);
     const fh = await open(tmpPath, "wx", 0o600);
     const sha = new Bun.CryptoHasher("sha256");
@@ -61,11 +66,11 @@ export class DiskBlobStore implements BlobStore {
       if (expect.size !== undefined && size !== expect.size) throw new BlobMismatchError("size", expect.size, size);
       if (expect.md5 !== undefined && info.md5 !== expect.md5) throw new BlobMismatchError("md5", expect.md5, info.md5);
       if (expect.sha256 !== undefined && info.sha256 !== expect.sha256.toLowerCase()) throw new BlobMismatchError("sha256", expect.sha256, info.sha256);
-      await fh.sync();
+      if (!defer) await fh.sync();
       await fh.close();
       done = true;
       const final = this.pathOf(info.sha256);
-      if (await this.has(info.sha256)) {
+      if (!defer && (await this.size(info.sha256)) === info.size) {
         await unlink(tmpPath); // deduplicated: the same bytes are already stored
         // Fresh mtime: a GC sweep that snapshotted references before this upload's entry
         // existed must see the blob as young (inside the grace period) and keep it.
@@ -75,7 +80,7 @@ export class DiskBlobStore implements BlobStore {
         const dir = final.slice(0, final.lastIndexOf("/"));
         await mkdir(dir, { recursive: true });
         await rename(tmpPath, final);
-        await fsyncDir(dir);
+        if (!defer) await fsyncDir(dir);
       }
       return info;
     } catch (err) {
@@ -85,25 +90,29 @@ export class DiskBlobStore implements BlobStore {
     }
   }
 
-  async putBytes(bytes: Uint8Array | string): Promise<BlobInfo> {
+  async putBytes(bytes: Uint8Array | string, opts: PutOptions = {}): Promise<BlobInfo> {
     const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
+    const defer = opts.deferSync === true;
     if (data.byteLength > SMALL_BLOB_BYTES) {
       return this.put(
         (async function* () {
           yield data;
         })(),
+        {},
+        opts,
       );
     }
     // Small blobs (message.json, a mail, a page): hashed in one call; the write, close and
     // rename are synchronous page-cache calls (microseconds), the create and the fsyncs go to
-    // the thread pool. Bytes already stored are not written again.
+    // the thread pool. Bytes already stored (a file of their size under their name) are not
+    // written again, except by a deferred write (see the top of this file).
     const info: BlobInfo = {
       sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"),
       md5: new Bun.CryptoHasher("md5").update(data).digest("base64"),
       size: data.byteLength,
     };
     const final = this.pathOf(info.sha256);
-    if (existsSync(final)) {
+    if (!defer && sizeOf(final) === data.byteLength) {
       // Fresh mtime, as in put(): a GC sweep must see the blob as young and keep it.
       const now = new Date();
       try {
@@ -111,7 +120,7 @@ export class DiskBlobStore implements BlobStore {
       } catch {
         // gone meanwhile (GC): write it again below
       }
-      if (existsSync(final)) return info;
+      if (sizeOf(final) === data.byteLength) return info;
     }
     const tmpPath = join(this.tmp, `${Date.now()}-${randomToken(12)}`);
     // Creating a file is the one call here that can wait on the file system's journal when the
@@ -120,7 +129,7 @@ export class DiskBlobStore implements BlobStore {
     try {
       let off = 0;
       while (off < data.byteLength) off += writeSync(fd, data, off, data.byteLength - off);
-      await fsyncFd(fd);
+      if (!defer) await fsyncFd(fd);
     } catch (err) {
       closeSync(fd);
       try {
@@ -140,7 +149,7 @@ export class DiskBlobStore implements BlobStore {
       mkdirSync(dir, { recursive: true });
       renameSync(tmpPath, final);
     }
-    await fsyncDir(dir);
+    if (!defer) await fsyncDir(dir);
     return info;
   }
 
@@ -183,6 +192,15 @@ export class DiskBlobStore implements BlobStore {
 
 const fsyncFd = promisify(fsync);
 const openFd = promisify(openCb);
+
+/** A file's size, or null when it is not there. */
+function sizeOf(path: string): number | null {
+  try {
+    return statSync(path).size;
+  } catch {
+    return null;
+  }
+}
 
 /** Opening and closing a directory are page-cache calls: only the fsync goes to the thread pool. */
 async function fsyncDir(dir: string): Promise<void> {

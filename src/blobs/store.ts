@@ -27,11 +27,21 @@ export class BlobMismatchError extends Error {
   }
 }
 
+export interface PutOptions {
+  /**
+   * Skip this blob's own flushes (the file's fsync and its directory's): it is durable only once
+   * a SyncBarrier flush (barrier.ts) taken over the store's file system has passed. Only for a
+   * caller that awaits such a barrier before relying on the blob (the mail filer); a store
+   * without such a barrier ignores it.
+   */
+  deferSync?: boolean;
+}
+
 export interface BlobStore {
   /** Stream a body in, hashing as it goes; refuses (and stores nothing) when it misses `expect`. */
-  put(body: AsyncIterable<Uint8Array>, expect?: BlobExpectation): Promise<BlobInfo>;
-  /** Store bytes already in memory (durable, file and name, when the promise resolves). */
-  putBytes(bytes: Uint8Array | string): Promise<BlobInfo>;
+  put(body: AsyncIterable<Uint8Array>, expect?: BlobExpectation, opts?: PutOptions): Promise<BlobInfo>;
+  /** Store bytes already in memory (durable, file and name, when the promise resolves, unless deferSync). */
+  putBytes(bytes: Uint8Array | string, opts?: PutOptions): Promise<BlobInfo>;
   has(sha256: string): Promise<boolean>;
   size(sha256: string): Promise<number | null>;
   /** A Bun file for serving (sendfile, Range) or reading. */

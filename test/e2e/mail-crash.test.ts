@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
+import { syncfsAvailable, syncfsFileSystem } from "../../src/blobs/syncfs";
 import { buildBinary, startBinary, type RunningBinary } from "../helpers/binary";
 
 const SECRET = "mail-crash-secret-key-0123456789-0123456789-0123456789";
@@ -55,6 +56,8 @@ describe("inbound mail survives SIGKILL", () => {
     const key = boot.stdout.toString().trim();
 
     const first = await start();
+    // The compiled binary reaches syncfs through bun:ffi (D225): its blobs wait for the shared flush.
+    if (syncfsAvailable() && syncfsFileSystem(work)) expect(first.output()).toMatch(/inbound mail durability.*"?blobs"?[:=]"?syncfs/);
     const addresses: string[] = [];
     for (let i = 0; i < 4; i++) {
       const r = await fetch(`${first.url}/api/v1/buckets`, {

@@ -13,7 +13,12 @@ const root = join(import.meta.dir, "../..");
 
 // Worker entry points the code starts with `new Worker(new URL("./<name>.ts", import.meta.url))`:
 // bundled as entry points of their own next to main.js (see the shims written below).
-const workerEntries = ["src/sites/markdown-worker.ts", "src/features/mail/inbound-worker.ts", "src/features/operations/snapshot-worker.ts"];
+const workerEntries = [
+  "src/sites/markdown-worker.ts",
+  "src/features/mail/inbound-worker.ts",
+  "src/features/operations/snapshot-worker.ts",
+  "src/blobs/syncfs-worker.ts",
+];
 
 let bundled: Promise<string> | null = null;
 

@@ -5,10 +5,13 @@
 // fails; the others still commit. Every caller's promise settles only after the COMMIT returned:
 // the SMTP 250 still means "committed", exactly as with one transaction per message. And
 // committed means durable: the WAL is fsynced after the COMMIT (wal-sync.ts) before any of the
-// batch's promises resolve, so a power cut after a 250 loses nothing.
+// batch's promises resolve, so a power cut after a 250 loses nothing. Optionally (a benchmark
+// comparison, D225) the mail filer's syncfs barrier is the WAL's flush instead: one syncfs then
+// covers this batch's COMMIT and the blobs of the messages that arrived meanwhile.
 import type { Database } from "bun:sqlite";
 import type { Db } from "../../db/client";
 import { transaction, type Tx } from "../../db/tx";
+import type { SyncBarrier } from "../../blobs/barrier";
 import { filingStatements } from "./filing-statements";
 import { walSyncer, type DurableSync } from "./wal-sync";
 
@@ -26,6 +29,11 @@ export interface GroupCommitOptions {
   durability?: "fsync-wal" | "synchronous-full" | "none";
   /** The `fsync-wal` flush; walSyncer(the database file) unless given (tests watch it). */
   syncWal?: DurableSync;
+  /**
+   * With `fsync-wal`: flush the WAL with this barrier (a syncfs of the file system holding the
+   * database) instead of syncWal. Only for a barrier over the database's own file system.
+   */
+  walBarrier?: SyncBarrier | null;
 }
 
 export const DEFAULT_MAX_WAIT_MS = 2;
@@ -44,12 +52,26 @@ export class GroupCommitter {
   private readonly maxBatch: number;
   private readonly durability: NonNullable<GroupCommitOptions["durability"]>;
   private readonly syncWal: DurableSync;
+  private readonly walBarrier: SyncBarrier | null;
   /**
    * Batch sizes committed so far, and where a message's wait for its 250 goes (for the
    * benchmark and tests), in milliseconds: per batch the transaction and the WAL fsync; per
-   * message, summed by the filer, its wait for the reading worker and for this committer.
+   * message, summed by the filer, its wait for the reading worker, for its blobs' syncfs
+   * barrier (D225) and for this committer; `syncfs`: the barrier's syncs so far;
+   * `fsyncedWhileSlow`: messages that fsynced their own blobs because the syncs were slow.
    */
-  readonly stats = { batches: 0, messages: 0, largest: 0, transactionMs: 0, walSyncMs: 0, prepareMs: 0, commitWaitMs: 0 };
+  readonly stats = {
+    batches: 0,
+    messages: 0,
+    largest: 0,
+    transactionMs: 0,
+    walSyncMs: 0,
+    prepareMs: 0,
+    blobSyncMs: 0,
+    commitWaitMs: 0,
+    syncfs: 0,
+    fsyncedWhileSlow: 0,
+  };
 
   constructor(
     private readonly db: Db,
@@ -59,7 +81,8 @@ export class GroupCommitter {
     this.maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
     this.maxBatch = Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
     this.durability = opts.durability ?? "fsync-wal";
-    this.syncWal = this.durability === "fsync-wal" ? (opts.syncWal ?? walSyncer(sqlite.filename)) : async () => {};
+    this.walBarrier = this.durability === "fsync-wal" ? (opts.walBarrier ?? null) : null;
+    this.syncWal = this.durability === "fsync-wal" && !this.walBarrier ? (opts.syncWal ?? walSyncer(sqlite.filename)) : async () => {};
   }
 
   /**
@@ -82,13 +105,18 @@ export class GroupCommitter {
   }
 
   private async commitThenSync(batch: Pending[]): Promise<void> {
+    // Taken before the transaction writes: a sync failing after this may report its pages.
+    const mark = this.walBarrier?.mark() ?? 0;
     const started = performance.now();
     const failed = this.commitBatch(batch);
     const t = performance.now();
     this.stats.transactionMs += t - started;
     if (!failed) return;
     try {
-      await this.syncWal();
+      if (this.walBarrier) {
+        await this.walBarrier.flush(mark);
+        this.stats.syncfs = this.walBarrier.stats.syncs;
+      } else await this.syncWal();
       this.stats.walSyncMs += performance.now() - t;
     } catch (e) {
       // Committed, but whether it would survive a power cut is unknown: no 250. The sender

@@ -21,6 +21,8 @@ export interface ReadJob {
   blobDir: string;
   /** Keep DNS answers in the worker for a few seconds (off only for the benchmark's comparison). */
   cacheDns: boolean;
+  /** Skip the blobs' own fsyncs: the caller flushes a SyncBarrier before committing. */
+  deferSync: boolean;
 }
 export type WorkerRequest =
   | ReadJob
@@ -65,7 +67,8 @@ export class InboundReader {
     this.resolver = resolver ?? (((name: string, rrtype: string) => dns.resolve(name, rrtype as "TXT")) as DNSResolver);
   }
 
-  async prepare(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions): Promise<PreparedMessage> {
+  /** deferSync: skip the blobs' own fsyncs, the caller flushes a SyncBarrier before committing. */
+  async prepare(envelope: InboundEnvelope, raw: string | Uint8Array, session: SmtpSessionInfo, opts: ReadOptions, deferSync = false): Promise<PreparedMessage> {
     const { resolver: _, ...plain } = opts;
     const id = ++this.nextId;
     const dir = join(opts.tempDir, envelope.id);
@@ -78,7 +81,17 @@ export class InboundReader {
         this.waiting.set(id, { resolve, reject, timer });
         // Bytes held in memory are moved to the worker, not copied: nothing here reads them again.
         const own = typeof raw !== "string" && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength;
-        const job = { kind: "read", id, envelope, raw, session, opts: plain, blobDir: this.blobDir, cacheDns: this.cacheDns } satisfies ReadJob;
+        const job = {
+          kind: "read",
+          id,
+          envelope,
+          raw,
+          session,
+          opts: plain,
+          blobDir: this.blobDir,
+          cacheDns: this.cacheDns,
+          deferSync,
+        } satisfies ReadJob;
         w.postMessage(job, own ? [raw.buffer as ArrayBuffer] : []);
       });
     } catch (e) {

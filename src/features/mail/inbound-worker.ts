@@ -3,7 +3,8 @@
 // SMTP and serves HTTP. It reads the raw message from its temp file and streams attachments
 // and large blobs through files, as on the main thread, so memory stays flat for large
 // messages. The blob store is content-addressed (temp file, fsync, rename): the worker's handle
-// and the main thread's can write the same directory. DNS questions go back to the main thread,
+// and the main thread's can write the same directory. With `deferSync` the worker skips the
+// blobs' fsyncs: the main thread's syncfs barrier makes them durable before the commit. DNS questions go back to the main thread,
 // whose resolver (and cache) answers them; the worker keeps those answers for a few seconds
 // itself, so a message from a known sender costs no DNS round trip between the threads.
 import type { DNSResolver } from "mailauth";
@@ -35,7 +36,7 @@ const blobStore = (dir: string) => stores.get(dir) ?? stores.set(dir, new DiskBl
 async function read(job: ReadJob): Promise<WorkerReply> {
   try {
     const resolver = job.cacheDns ? cached : askMainThread;
-    const prepared = await prepareMessage(blobStore(job.blobDir), job.envelope, job.raw, job.session, { ...job.opts, resolver });
+    const prepared = await prepareMessage(blobStore(job.blobDir), job.envelope, job.raw, job.session, { ...job.opts, resolver }, { deferSync: job.deferSync });
     return { kind: "read", id: job.id, ok: true, prepared };
   } catch (e) {
     if (e instanceof SmtpReply) return { kind: "read", id: job.id, ok: false, reply: { code: e.code, message: e.message } };

@@ -5,7 +5,7 @@
 // in the reading worker (inbound-worker.ts) with its own handle on the same blob directory, so
 // the event loop that speaks SMTP and commits does none of the hashing and file writes.
 import { createReadStream, readFileSync, statSync } from "node:fs";
-import type { BlobStore, BlobInfo } from "../../blobs/store";
+import type { BlobStore, BlobInfo, PutOptions } from "../../blobs/store";
 import { SMALL_BLOB_BYTES } from "../../blobs/store";
 import type { InboundEnvelope, SmtpSessionInfo } from "../../smtp/server";
 import type { BlobRef, Change } from "../files";
@@ -26,7 +26,10 @@ export interface PreparedCopy {
 }
 
 export interface PreparedMessage {
-  /** Every blob the copies refer to is durable (file and directory fsynced). */
+  /**
+   * Every blob the copies refer to is durable (file and directory fsynced), or, with
+   * `deferSync`, written and named: durable once the caller's syncfs barrier has passed.
+   */
   copies: PreparedCopy[];
 }
 
@@ -116,6 +119,8 @@ export async function prepareMessage(
   raw: string | Uint8Array,
   session: SmtpSessionInfo,
   opts: ReadOptions,
+  /** deferSync: the caller awaits a SyncBarrier before committing (filer.ts). */
+  putOpts: PutOptions = {},
 ): Promise<PreparedMessage> {
   const msg = await readInboundMessage(envelope, raw, session, opts);
   try {
@@ -126,17 +131,17 @@ export async function prepareMessage(
     const copies = [...byBucket].map(([bucketId, rcpts]) => ({ bucketId, ...messageFilesFor(msg, raw, rcpts, plan) }));
 
     // Keyed by source: message.eml and attachments are shared by the copies and stored once
-    // (message.json bytes are made per copy). Each blob is made durable here, its directory
-    // too, and a message's blobs are stored side by side: a 10 KB message waits for two
-    // flushes one after the other (each blob's file, then its directory) instead of three
-    // (message.eml, message.json, then the batch's directories inside the group commit).
+    // (message.json bytes are made per copy). A message's blobs are stored side by side. Each
+    // is made durable here (its file, then its directory: two flushes one after the other),
+    // unless the caller defers that to one syncfs for many messages (deferSync, D225).
     const stored = new Map<string | Uint8Array, Promise<BlobRef>>();
     const put = async (f: MessageFile): Promise<BlobRef> => {
       let info: BlobInfo;
-      if ("bytes" in f.source) info = await blobs.putBytes(f.source.bytes);
+      if ("bytes" in f.source) info = await blobs.putBytes(f.source.bytes, putOpts);
       else {
         const path = f.source.file;
-        info = statSync(path).size <= SMALL_BLOB_BYTES ? await blobs.putBytes(readFileSync(path)) : await blobs.put(createReadStream(path));
+        info =
+          statSync(path).size <= SMALL_BLOB_BYTES ? await blobs.putBytes(readFileSync(path), putOpts) : await blobs.put(createReadStream(path), {}, putOpts);
       }
       return { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType };
     };
