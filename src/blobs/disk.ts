@@ -4,8 +4,11 @@
 // syncfs barrier: barrier.ts) the two fsyncs are skipped: until that barrier passes, a crash can
 // leave a name holding a short file. Such a blob is referenced by nothing (the commit waits for
 // the barrier), and no write trusts it: an existing blob is reused only when its size matches,
-// and a deferred write never reuses one at all (it writes its bytes and renames over the name).
-import { closeSync, fsync, mkdirSync, open as openCb, openSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from "node:fs";
+// and by a deferred write only when its bytes hash to its name. A deferred write never renames
+// its unflushed copy over a blob that is whole: that blob may belong to an acknowledged message,
+// and on a file system that does not flush a file renamed over another (XFS) a power cut could
+// leave the name empty.
+import { closeSync, fsync, mkdirSync, open as openCb, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from "node:fs";
 import { promisify } from "node:util";
 import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
@@ -70,7 +73,8 @@ export class DiskBlobStore implements BlobStore {
       await fh.close();
       done = true;
       const final = this.pathOf(info.sha256);
-      if (!defer && (await this.size(info.sha256)) === info.size) {
+      const stored = defer ? holdsBytes(final, info) : (await this.size(info.sha256)) === info.size;
+      if (stored) {
         await unlink(tmpPath); // deduplicated: the same bytes are already stored
         // Fresh mtime: a GC sweep that snapshotted references before this upload's entry
         // existed must see the blob as young (inside the grace period) and keep it.
@@ -104,15 +108,16 @@ export class DiskBlobStore implements BlobStore {
     }
     // Small blobs (message.json, a mail, a page): hashed in one call; the write, close and
     // rename are synchronous page-cache calls (microseconds), the create and the fsyncs go to
-    // the thread pool. Bytes already stored (a file of their size under their name) are not
-    // written again, except by a deferred write (see the top of this file).
+    // the thread pool. Bytes already stored (a file of their size under their name; for a
+    // deferred write, a file whose bytes hash to it: see the top of this file) are not written
+    // again.
     const info: BlobInfo = {
       sha256: new Bun.CryptoHasher("sha256").update(data).digest("hex"),
       md5: new Bun.CryptoHasher("md5").update(data).digest("base64"),
       size: data.byteLength,
     };
     const final = this.pathOf(info.sha256);
-    if (!defer && sizeOf(final) === data.byteLength) {
+    if (defer ? holdsBytes(final, info) : sizeOf(final) === data.byteLength) {
       // Fresh mtime, as in put(): a GC sweep must see the blob as young and keep it.
       const now = new Date();
       try {
@@ -192,6 +197,19 @@ export class DiskBlobStore implements BlobStore {
 
 const fsyncFd = promisify(fsync);
 const openFd = promisify(openCb);
+
+/**
+ * Does the file hold exactly these bytes? Size first, then the hash of what is there (blobs a
+ * deferred write may meet are small: the mail filer defers only messages held in memory).
+ */
+function holdsBytes(path: string, info: BlobInfo): boolean {
+  if (sizeOf(path) !== info.size || info.size > SMALL_BLOB_BYTES) return false;
+  try {
+    return new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex") === info.sha256;
+  } catch {
+    return false; // gone meanwhile (GC): write it again
+  }
+}
 
 /** A file's size, or null when it is not there. */
 function sizeOf(path: string): number | null {

@@ -4,7 +4,7 @@
 // injected where a test needs to hold or fail it; the blob store is the real one.
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { platform, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SyncBarrier } from "../../src/blobs/barrier";
@@ -223,6 +223,30 @@ describe("blob names a crash may have left short", () => {
     writeFileSync(path, left);
     return sha;
   };
+
+  test("a deferred write keeps a stored blob that is whole: it never renames its unflushed copy over it", async () => {
+    // The stored blob may be an acknowledged message's; renaming an unflushed copy over it
+    // could leave the name empty after a power cut on some file systems.
+    const body = "an acknowledged message ".repeat(50);
+    const sha = plant(body, body);
+    // Held open, the planted file's inode cannot be freed and its number handed to a new file.
+    const held = openSync(store.pathOf(sha), "r");
+    try {
+      expect((await store.putBytes(body, { deferSync: true })).sha256).toBe(sha);
+      await store.put(
+        (async function* () {
+          yield new TextEncoder().encode(body);
+        })(),
+        {},
+        { deferSync: true },
+      );
+      expect(statSync(store.pathOf(sha)).ino).toBe(fstatSync(held).ino);
+    } finally {
+      closeSync(held);
+    }
+    expect(await store.file(sha).text()).toBe(body);
+    expect(readdirSync(join(dir, "tmp"))).toEqual([]); // the streamed copy was not left behind
+  });
 
   test("a short file under the name is replaced, not reused (putBytes, put, deferred putBytes)", async () => {
     const body = "the whole blob ".repeat(100);
