@@ -119,7 +119,11 @@ async function requestsPerSecond() {
   // The server's CPU per request (user + system of every `pier serve` process): wrk shares the
   // two cores, so req/s moves with whatever else runs; the CPU a request costs the server barely
   // does, and it is what "slower" means once the server is the bottleneck.
-  const serverTicks = () => processTree(server.proc.pid).reduce((sum, pid) => sum + cpuTicks(pid)[0] + cpuTicks(pid)[1], 0);
+  const serverTicks = () =>
+    processTree(server.proc.pid).reduce((sum, pid) => {
+      const [user, system] = cpuTicks(pid);
+      return sum + user + system;
+    }, 0);
   for (const mix of MIXES) {
     const script = mix.paths.length > 1 ? cycleScript(mix.paths) : undefined;
     const run = (slug: string) => {

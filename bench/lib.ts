@@ -57,9 +57,14 @@ export async function startServer(
   };
 }
 
+/** RSS in MiB; 0 once the process is gone. */
 export function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : 0;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 // --- /proc: a server's process tree (serving workers are its children), CPU ticks and RSS.
@@ -87,14 +92,6 @@ export function cpuTicks(pid: number): [number, number] {
     return [Number(fields[11]), Number(fields[12])]; // utime, stime
   } catch {
     return [0, 0];
-  }
-}
-/** RSS in MiB, 0 once the process is gone (rssMiB throws then). */
-export function procRssMiB(pid: number): number {
-  try {
-    return rssMiB(pid);
-  } catch {
-    return 0;
   }
 }
 /** Clock ticks per second of /proc's utime and stime (USER_HZ: 100 on Linux). */

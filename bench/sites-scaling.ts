@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BareConfig } from "./bare-bun-server";
 import { freePort } from "../test/helpers/pebble";
-import { cpuTicks, processTree as tree, procRssMiB as rssMiB, publishFixtureSite } from "./lib";
+import { cpuTicks, processTree as tree, publishFixtureSite, rssMiB } from "./lib";
 import { nginxStaticConf, runWrk, type WrkResult } from "./wrk";
 
 const arg = (name: string, def: number) => {
