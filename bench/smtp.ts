@@ -153,7 +153,7 @@ async function runPierServer() {
   await serveStats(
     () => filed().n,
     { port: pier.smtp!.port, addresses: addresses.slice(0, 50), big: addresses[50]! },
-    () => pier.smtp!.commitStats,
+    () => ({ ...pier.smtp!.commitStats, syncfs: pier.smtp!.syncStats?.syncs ?? 0 }),
   );
   await pier.stop();
   rmSync(dir, { recursive: true, force: true });

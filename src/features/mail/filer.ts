@@ -137,10 +137,7 @@ export async function fileMessage(
   if (barrier) {
     // The blobs are written and named but not flushed: nothing may refer to them before this.
     await barrier.flush(mark);
-    if (opts.committer) {
-      opts.committer.stats.blobSyncMs += performance.now() - written;
-      opts.committer.stats.syncfs = barrier.stats.syncs;
-    }
+    if (opts.committer) opts.committer.stats.blobSyncMs += performance.now() - written;
   }
 
   const now = deps.clock.now().toISOString();

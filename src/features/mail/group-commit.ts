@@ -57,8 +57,8 @@ export class GroupCommitter {
    * Batch sizes committed so far, and where a message's wait for its 250 goes (for the
    * benchmark and tests), in milliseconds: per batch the transaction and the WAL fsync; per
    * message, summed by the filer, its wait for the reading worker, for its blobs' syncfs
-   * barrier (D225) and for this committer; `syncfs`: the barrier's syncs so far;
-   * `fsyncedWhileSlow`: messages that fsynced their own blobs because the syncs were slow.
+   * barrier (D225) and for this committer; `fsyncedWhileSlow`: messages that fsynced their
+   * own blobs because the syncs were slow (the barrier counts its own syncs).
    */
   readonly stats = {
     batches: 0,
@@ -69,7 +69,6 @@ export class GroupCommitter {
     prepareMs: 0,
     blobSyncMs: 0,
     commitWaitMs: 0,
-    syncfs: 0,
     fsyncedWhileSlow: 0,
   };
 
@@ -113,10 +112,8 @@ export class GroupCommitter {
     this.stats.transactionMs += t - started;
     if (!failed) return;
     try {
-      if (this.walBarrier) {
-        await this.walBarrier.flush(mark);
-        this.stats.syncfs = this.walBarrier.stats.syncs;
-      } else await this.syncWal();
+      if (this.walBarrier) await this.walBarrier.flush(mark);
+      else await this.syncWal();
       this.stats.walSyncMs += performance.now() - t;
     } catch (e) {
       // Committed, but whether it would survive a power cut is unknown: no 250. The sender

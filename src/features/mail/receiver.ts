@@ -5,12 +5,15 @@ import type { Deps } from "../../core/context";
 import { startSmtpServer, type InboundHandler, type RunningSmtp } from "../../smtp/server";
 import { loadSmtpTls } from "../../tls/material";
 import { createInboundHandler, type InboundOptions } from "./filer";
+import type { SyncBarrier } from "../../blobs/barrier";
 import type { GroupCommitter } from "./group-commit";
 
 export interface MailReceiver extends RunningSmtp {
   tlsSource: "configured" | "self-signed" | "off";
   /** Group-commit counters of the built-in filer (absent with a custom handler). */
   commitStats?: GroupCommitter["stats"];
+  /** The syncfs barrier's counts (D225); undefined where every blob is fsynced. */
+  syncStats?: SyncBarrier["stats"];
 }
 
 export async function startMailReceiver(deps: Deps, opts: InboundOptions & { handler?: InboundHandler } = {}): Promise<MailReceiver> {
@@ -36,6 +39,7 @@ export async function startMailReceiver(deps: Deps, opts: InboundOptions & { han
     ...smtp,
     tlsSource: tls?.source ?? "off",
     commitStats: filer?.committer.stats,
+    syncStats: filer?.barrier?.stats,
     async stop() {
       await smtp.stop();
       filer?.close();
