@@ -8,6 +8,7 @@ import https from "node:https";
 import { rootCertificates } from "node:tls";
 import * as acme from "acme-client";
 import type { Config } from "../config";
+import { IssueError } from "./issue-error";
 import type { CertificateStore } from "./store";
 
 export interface IssuedCertificate {
@@ -21,17 +22,6 @@ export interface IssuedCertificate {
 export interface ChallengeBoard {
   set(token: string, keyAuthorization: string): void;
   delete(token: string): void;
-}
-
-/** An order failed; `retryAfterMs` is the CA's Retry-After (rate limits), when it sent one. */
-export class IssueError extends Error {
-  constructor(
-    message: string,
-    readonly retryAfterMs: number | null,
-    readonly rateLimited: boolean,
-  ) {
-    super(message);
-  }
 }
 
 // acme-client retries a 429 by sleeping for the whole Retry-After (hours at Let's Encrypt) inside

@@ -10,7 +10,8 @@ import { LRUCache } from "lru-cache";
 import type { CertificatePort, CertificateState, Deps } from "../core/context";
 import { publications } from "../db/schema";
 import { hostAllowed } from "./host-policy";
-import { AcmeIssuer, IssueError, type IssuedCertificate } from "./issuer";
+import { IssueError } from "./issue-error";
+import type { AcmeIssuer, IssuedCertificate } from "./issuer";
 import { CertificateStore, type CertificateRow } from "./store";
 
 export const ISSUE_JOB = "acme.issue";
@@ -42,7 +43,8 @@ export class CertificateManager implements CertificatePort {
   readonly store: CertificateStore;
   /** HTTP-01 answers by token, while their order is being validated (a handful at a time). */
   readonly challenges = new Map<string, string>();
-  private readonly issuer: AcmeIssuer;
+  /** Loaded with the first order: acme-client and its dependencies are ~11,000 functions a serving worker never needs. */
+  private issuer: Promise<AcmeIssuer> | null = null;
   private readonly served = new Map<string, ServedCertificate>();
   /** Row state by host (mirror of the table): the per-request check is one Map lookup. */
   private readonly known = new Map<string, CertificateRow>();
@@ -66,7 +68,6 @@ export class CertificateManager implements CertificatePort {
   ) {
     this.follower = opts.follower ?? false;
     this.store = new CertificateStore(deps.config.dataDir, deps.db);
-    this.issuer = new AcmeIssuer(deps.config, this.store, this.challenges);
     const now = deps.clock.now();
     for (const row of this.store.rows()) {
       const files = row.notAfter ? this.store.readFiles(row.host) : null;
@@ -158,7 +159,7 @@ export class CertificateManager implements CertificatePort {
     }
     let issued: IssuedCertificate;
     try {
-      issued = await this.issuer.issue(host);
+      issued = await (await this.loadIssuer()).issue(host);
     } catch (e) {
       return this.recordFailure(row, e);
     }
@@ -183,6 +184,15 @@ export class CertificateManager implements CertificatePort {
     this.deps.log.info("certificate issued", { host, notAfter: updated.notAfter });
     this.notify();
     return { issued: host, notAfter: updated.notAfter };
+  }
+
+  private loadIssuer(): Promise<AcmeIssuer> {
+    this.issuer ??= import("./issuer").then(({ AcmeIssuer }) => new AcmeIssuer(this.deps.config, this.store, this.challenges));
+    // A failed load is not kept: the next order tries again.
+    return this.issuer.catch((e) => {
+      this.issuer = null;
+      throw e;
+    });
   }
 
   private recordFailure(row: CertificateRow, e: unknown): Record<string, unknown> {

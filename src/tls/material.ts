@@ -5,7 +5,6 @@
 // HTTPS it is a development fallback (browsers warn): production uses operator certificates.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generate } from "selfsigned";
 import { ConfigError } from "../config";
 
 export interface TlsMaterial {
@@ -56,6 +55,9 @@ async function selfSigned(dir: string, names: string[]): Promise<TlsMaterial> {
   const certFile = join(dir, `self-signed-${label}.crt`);
   const keyFile = join(dir, `self-signed-${label}.key`);
   if (existsSync(certFile) && existsSync(keyFile)) return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8"), source: "self-signed" };
+  // Loaded only here: the generator (node-forge underneath) is ~9,000 functions, which every
+  // process would otherwise carry on its heap for a certificate made once (bench/README.md).
+  const { generate } = await import("selfsigned");
   const pems = await generate([{ name: "commonName", value: names[0]! }], {
     keySize: 2048,
     days: 3650,
