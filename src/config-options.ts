@@ -349,7 +349,7 @@ export const configOptions: Option[] = [
     key: "workers",
     name: "workers",
     default: "auto",
-    help: "Serving processes sharing the HTTP and HTTPS ports (`pier serve`): auto for one per CPU core (at most 8), or a number (1 = a single process). The first also runs the job worker, SMTP and ACME orders; every process serves HTTPS with the certificates it stores (see docs/deployment.md).",
+    help: "Site-serving processes sharing the HTTP and HTTPS ports (`pier serve`): auto for one per CPU core (at most 8), or a number (1 = a single process that does everything). With more, a primary process runs the API, dashboard, job worker, SMTP and ACME orders behind them; every worker serves HTTPS with the certificates the primary stores (see docs/deployment.md).",
     parse: countOrAuto,
   },
   ...githubAppOptions,

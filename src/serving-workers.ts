@@ -21,6 +21,7 @@ import type { Logger } from "./core/log";
 import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
 import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { forgetChangedSites, type SiteHandler } from "./sites/server";
+import { WORKER_ENV } from "./worker-env";
 
 /** The request headers the primary's relay socket trusts (set by workers, never by clients). */
 export const RELAY_PEER_HEADER = "x-pier-relay-peer";
@@ -45,9 +46,37 @@ interface MetricsReport {
   id?: number;
   deltas: MetricDeltas | null;
 }
+/** A worker listens on the shared ports (sent once it can answer). */
+interface ListeningReport {
+  type: "listening";
+}
+/** The primary committed a site change: look at the change log now rather than at the next poll. */
+interface ChangeAnnouncement {
+  type: "changed";
+}
 
-/** The environment variable a serving worker is started with (its settings as JSON). */
-export const WORKER_ENV = "PIER_SERVING_WORKER";
+/** How long the primary waits for its workers to listen before it hands them the public ports. */
+export const WORKERS_LISTENING_TIMEOUT_MS = 30_000;
+
+/** A worker's side of the primary's announcements (ServingWorkers.announceChange). Returns a stop. */
+export function followAnnouncedChanges(onAnnounced: () => void): () => void {
+  const onMessage = (m: ChangeAnnouncement) => {
+    if (m?.type === "changed") onAnnounced();
+  };
+  process.on("message", onMessage);
+  return () => process.off("message", onMessage);
+}
+
+/** A serving worker tells the primary it listens (see spawnServingWorkers' `listening`). */
+export function reportListening(): void {
+  try {
+    process.send?.({ type: "listening" } satisfies ListeningReport);
+  } catch {
+    // the primary is gone: this worker is about to exit (it watches its parent)
+  }
+}
+
+export { WORKER_ENV };
 
 export interface WorkerSettings {
   config: Config;
@@ -57,6 +86,8 @@ export interface WorkerSettings {
   index: number;
   /** The primary's pid: a worker whose parent is not (or no longer) this process stops. */
   primaryPid: number;
+  /** How often the worker polls for other processes' commits (CHANGE_POLL_MS unless a test proves the announcements alone). */
+  changePollMs?: number;
 }
 
 export const relaySocketPath = (dataDir: string) => join(dataDir, "run", "relay.sock");
@@ -72,14 +103,20 @@ export function workerCount(config: Pick<Config, "workers">, cores = navigator.h
   return config.workers > 0 ? config.workers : Math.min(MAX_AUTO_WORKERS, Math.max(1, cores));
 }
 
+export interface CommitWatch {
+  /** Look now instead of at the next poll (the primary announced a change). */
+  check(): void;
+  stop(): void;
+}
+
 /**
  * Calls `onChange` whenever another connection (another process) committed to the database.
  * One `PRAGMA data_version` per poll: an integer read, no table touched.
  */
-export function watchOtherCommits(deps: Pick<Deps, "sqlite" | "log">, onChange: () => void, intervalMs = CHANGE_POLL_MS): () => void {
+export function watchOtherCommits(deps: Pick<Deps, "sqlite" | "log">, onChange: () => void, intervalMs = CHANGE_POLL_MS): CommitWatch {
   const read = () => (deps.sqlite.query("PRAGMA data_version").get() as { data_version: number }).data_version;
   let last = read();
-  const timer = setInterval(() => {
+  const check = () => {
     try {
       const now = read();
       if (now !== last) {
@@ -89,9 +126,10 @@ export function watchOtherCommits(deps: Pick<Deps, "sqlite" | "log">, onChange: 
     } catch (e) {
       deps.log.warn("data_version poll failed", { error: (e as Error).message });
     }
-  }, intervalMs);
+  };
+  const timer = setInterval(check, intervalMs);
   timer.unref?.();
-  return () => clearInterval(timer);
+  return { check, stop: () => clearInterval(timer) };
 }
 
 type Fetch = (req: Request, server: Server<unknown>) => Response | Promise<Response>;
@@ -162,6 +200,14 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>) {
 export interface ServingWorkers {
   /** Ask every worker for its counters now (they arrive through `onMetrics`); bounded by METRICS_PULL_TIMEOUT_MS. */
   collectMetrics(): Promise<void>;
+  /** True once every worker started here has listened at least once; false after `timeoutMs` without. */
+  listening(timeoutMs: number): Promise<boolean>;
+  /**
+   * Tell every worker this process just committed a site change (a publish, an access change, a
+   * rename): they read the change log at once, so an API client that saw the change done finds
+   * the site changed too. The poll stays the bound for other writers (admin commands).
+   */
+  announceChange(): void;
   stop(): Promise<void>;
 }
 
@@ -180,6 +226,9 @@ export function spawnServingWorkers(
   const asks = new Map<number, () => void>();
   let nextAsk = 0;
   let stopping = false;
+  const notListened = new Set(Array.from({ length: count }, (_, i) => i + 1));
+  let allListening: () => void = () => {};
+  const listened = new Promise<void>((resolve) => (allListening = resolve));
   // Compiled: Bun.main is inside the binary ("/$bunfs/..."): the executable alone runs Pier.
   const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
   const cmd = compiled ? [process.execPath, "serve"] : [process.execPath, join(import.meta.dir, "main.ts"), "serve"];
@@ -192,7 +241,12 @@ export function spawnServingWorkers(
       stdout: "inherit",
       stderr: "inherit",
       serialization: "json",
-      ipc(message: MetricsReport) {
+      ipc(message: MetricsReport | ListeningReport) {
+        if (message?.type === "listening") {
+          notListened.delete(index);
+          if (notListened.size === 0) allListening();
+          return;
+        }
         if (message?.type !== "metrics") return;
         if (message.deltas) onMetrics(message.deltas);
         if (message.id !== undefined) asks.get(message.id)?.();
@@ -223,9 +277,26 @@ export function spawnServingWorkers(
         done(); // exiting: what it counted last came with its final report
       }
     });
+  if (count === 0) allListening();
   return {
     async collectMetrics() {
       await Promise.all([...procs.values()].map(ask));
+    },
+    announceChange() {
+      for (const proc of procs.values()) {
+        try {
+          proc.send({ type: "changed" } satisfies ChangeAnnouncement);
+        } catch {
+          // exiting: a replacement reads the change log when it starts
+        }
+      }
+    },
+    async listening(timeoutMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+      const ok = await Promise.race([listened.then(() => true as const), late]);
+      clearTimeout(timer);
+      return ok;
     },
     async stop() {
       stopping = true;

@@ -7,7 +7,7 @@ import { serverVersion } from "../core/version";
 import { ownerPlanNote } from "../features/accounts";
 import { countUsers } from "../features/accounts";
 import { startPier, type Pier } from "../runtime";
-import { readWorkerSettings, workerCount, type WorkerSettings } from "../serving-workers";
+import { workerCount } from "../serving-workers";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
 
 export const serveSpec: CommandSpec = {
@@ -107,8 +107,6 @@ function outboundMail(relayUrl: string | null): string {
 }
 
 export async function serve(argv: string[], debug = false): Promise<void> {
-  const worker = readWorkerSettings();
-  if (worker) return serveAsWorker(worker);
   let flags: Record<string, string>;
   try {
     const parsed = parseCommand(serveSpec, argv);
@@ -183,36 +181,4 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   // that stops Pier right after seeing it still gets a clean shutdown.
   console.log(startupBanner(pier, warnings));
   pier.deps.log.info("config", describeConfig(pier.deps.config));
-}
-
-/**
- * A serving worker started by `pier serve --workers N` (src/serving-workers.ts): no banner, no
- * running file; it stops on SIGTERM and also when its primary is gone (it must not keep the port).
- */
-async function serveAsWorker(settings: WorkerSettings): Promise<void> {
-  // Watched from the first moment, also while starting: a worker left behind by a killed primary
-  // must let go of the shared ports before a new primary starts on them. The primary's pid comes
-  // with the settings: a primary killed while this process was still booting has already handed
-  // it to init, and `process.ppid` read now would look like a live parent.
-  const parent = settings.primaryPid;
-  let pier: Pier | null = null;
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    await pier?.stop().catch(() => {});
-    process.exit(0);
-  };
-  setInterval(() => {
-    if (process.ppid !== parent) void shutdown();
-  }, 100);
-  process.on("SIGINT", () => void shutdown());
-  process.on("SIGTERM", () => void shutdown());
-  try {
-    pier = await startPier(settings.config, { worker: settings });
-  } catch (e) {
-    console.error(`pier: serving worker ${settings.index} could not start: ${(e as Error).message}`);
-    process.exit(1);
-  }
-  if (stopping || process.ppid !== parent) await pier.stop().then(() => process.exit(0));
 }

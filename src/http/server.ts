@@ -14,7 +14,8 @@ import type { RequestNote } from "./request-metrics";
 import { guardStalls } from "./upload-stall";
 
 export interface Dispatch {
-  app: { fetch(req: Request): Response | Promise<Response> };
+  /** null in a serving worker (src/serving-process.ts): what is not a site read is relayed (`forward`). */
+  app: { fetch(req: Request): Response | Promise<Response> } | null;
   sites: SiteHandler;
 }
 
@@ -70,10 +71,11 @@ export function makeFetch(
     }
     switch (host.kind) {
       case "api":
-        // Sessions, rate limits and every write path live in the primary.
+        // Sessions, rate limits and every write path live in the primary (a worker has no app).
         if (forward) return forward(req, server, ip);
+        if (d.app === null) return startingResponse(req);
         setClientIp(req, ip);
-        return dispatchApi(deps, d, req, ip, server);
+        return dispatchApi(deps, d.app, req, ip, server);
       case "site":
       case "custom": {
         const method = req.method;
@@ -104,18 +106,20 @@ function allowBodyTime(deps: Deps, req: Request, server: Server<unknown>): void 
 }
 
 /** The body is read here, whole and bounded, so no route, parser or credential check ever sees an unbounded one. */
-async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => string, server: Server<unknown>): Promise<Response> {
-  if (!hasBody(req)) return d.app.fetch(req);
+type App = NonNullable<Dispatch["app"]>;
+
+async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string, server: Server<unknown>): Promise<Response> {
+  if (!hasBody(req)) return app.fetch(req);
   const limit = bodyLimitFor(req.method, new URL(req.url).pathname);
   if (limit === null) {
     // Storage PUTs stream to disk for as long as bytes keep coming (size bounded by the signed token).
     const streamed = guardStalls(req, server, deps.config.bodyTimeoutSeconds);
     setClientIp(streamed, ip);
-    const res = await d.app.fetch(streamed);
+    const res = await app.fetch(streamed);
     // A refused upload's body was never read: end the connection rather than wait for or drain it.
     return res.status >= 400 ? withHeader(res, "connection", "close") : res;
   }
-  const checkCredential = credentialChecks.get(d.app);
+  const checkCredential = credentialChecks.get(app);
   const rules: BodyRules = { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => checkCredential?.(req) ?? false };
   let api: Request;
   try {
@@ -128,7 +132,7 @@ async function dispatchApi(deps: Deps, d: Dispatch, req: Request, ip: () => stri
     return bodyRefused(deps, req, e);
   }
   setClientIp(api, ip);
-  return d.app.fetch(api);
+  return app.fetch(api);
 }
 
 /**

@@ -68,7 +68,7 @@ const hashOfTestPassword = () => (testPasswordHash ??= hashPassword(TEST_PASSWOR
 
 export async function startTestPier(
   overrides: Partial<Config> = {},
-  opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger; servingWorkers?: number } = {},
+  opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger; servingWorkers?: number; changePollMs?: number } = {},
 ): Promise<TestPier> {
   const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
   const config = {
@@ -91,7 +91,14 @@ export async function startTestPier(
   const mailResolver = opts.mailResolver ?? tableResolver({});
   // PIER_TEST_WORKERS=2 runs every test server with serving workers (docs/deployment.md).
   const servingWorkers = opts.servingWorkers ?? Number(process.env.PIER_TEST_WORKERS ?? 1);
-  const pier = await startPier(config, { clock, log: opts.log ?? silentLogger, startWorker: opts.startWorker ?? false, mailResolver, servingWorkers });
+  const pier = await startPier(config, {
+    clock,
+    log: opts.log ?? silentLogger,
+    startWorker: opts.startWorker ?? false,
+    mailResolver,
+    servingWorkers,
+    changePollMs: opts.changePollMs,
+  });
   const url = `http://127.0.0.1:${pier.httpPort}`;
 
   const api = async (method: string, path: string, o: RequestOpts = {}): Promise<ApiResult> => {

@@ -198,7 +198,8 @@ const SRC = resolve(import.meta.dir, "../../src");
 const OUTSIDE_EXCEPTIONS: Record<string, string> = {
   // Deps is built from the features' per-process state classes; the type names them.
   "core/context.ts": "types of the per-process state held in Deps",
-  "runtime.ts": "builds Deps: constructs each feature's per-process state",
+  "deps.ts": "builds Deps: constructs each feature's per-process state",
+  "runtime.ts": "starts the mail receiver and resolves OAuth tokens at the API edge",
   // The authentication edge resolves credentials with the accounts internals it was built with.
   "http/auth.ts": "resolves API keys and sessions into actors",
   // The CLI client stays light: it must not load the server's publish feature for one rule.

@@ -1,5 +1,6 @@
-// `--workers 2`: a primary (this test process) and a serving worker (its own process) share the
-// HTTP port with SO_REUSEPORT. Every check opens a new connection per request so the kernel
+// `--workers 2`: two serving workers (processes of their own) share the HTTP port with
+// SO_REUSEPORT; the primary (this test process) hands them the port once they listen and answers
+// what they relay. Every check opens a new connection per request so the kernel
 // spreads them, and tells the processes apart by the request id's per-process prefix.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -98,6 +99,26 @@ describe("serving workers", () => {
 
     markUnpublished(t.pier.deps, site.pub.id);
     await untilEveryProcess(moved, "/", (r, b) => r.status === 404 && !b.includes("second"));
+  }, 120_000);
+
+  test("the primary hands the public port to its workers: every site answer comes from one of the two workers, every API answer from the primary", async () => {
+    const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>whose</h1>" }] });
+    await untilEveryProcess(site.host, "/", (r) => r.status === 200);
+    const siteAnswers = new Set<string>();
+    const apiAnswers = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const page = await fresh(site.host, "/");
+      await page.text();
+      siteAnswers.add(processOf(page));
+      // The API host's answers are the primary's, relayed by whichever worker took the connection.
+      const status = await fetch(`${t.url}/api/v1/status`, { headers: { connection: "close" } });
+      await status.text();
+      apiAnswers.add(processOf(status));
+    }
+    expect(apiAnswers.size).toBe(1);
+    const [primary] = [...apiAnswers];
+    expect(siteAnswers.has(primary!)).toBe(false);
+    expect(siteAnswers.size).toBe(2);
   }, 120_000);
 
   test("a gate cookie issued through one process opens the site on every process", async () => {
@@ -269,6 +290,38 @@ describe("serving workers", () => {
       other.close();
     }
   }, 120_000);
+});
+
+describe("serving workers without their poll", () => {
+  let quiet: TestPier;
+  beforeAll(async () => {
+    // A minute between polls: within the test, only the primary's announcement can carry a change.
+    quiet = await startTestPier({}, { servingWorkers: 2, changePollMs: 60_000 });
+  });
+  afterAll(async () => {
+    await quiet?.stop();
+  });
+
+  test("a change the primary commits reaches every worker through its announcement, long before the next poll", async () => {
+    const site = await publishSite(quiet, { files: [{ path: "index.html", bytes: "<h1>one</h1>" }] });
+    const ask = () => fetch(`${quiet.url}/`, { redirect: "manual", keepalive: false, headers: { host: site.host, connection: "close" } } as RequestInit);
+    const everyWorker = async (ok: (status: number, body: string) => boolean) => {
+      const good = new Set<string>();
+      const started = performance.now();
+      while (good.size < 2) {
+        if (performance.now() - started > 10_000) throw new Error(`only ${good.size} worker(s) answered as expected within 10 s`);
+        const r = await ask();
+        if (ok(r.status, await r.text())) good.add(processOf(r));
+      }
+    };
+    // Workers that never looked the host up learn the site from the database on first ask.
+    await everyWorker((status, body) => status === 200 && body.includes("one"));
+    const d = await writeDeploy(quiet.pier.deps, site.pub.id, [{ path: "index.html", bytes: "<h1>two</h1>" }]);
+    activateDeploy(quiet.pier.deps, site.pub.id, d.deployId);
+    await everyWorker((status, body) => status === 200 && body.includes("two"));
+    markUnpublished(quiet.pier.deps, site.pub.id);
+    await everyWorker((status) => status === 404);
+  }, 60_000);
 });
 
 describe("--workers", () => {
