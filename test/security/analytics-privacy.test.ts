@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { CAPS, OTHER } from "../../src/features/analytics/recorder";
 import { startTestPier, type TestPier } from "../helpers/pier";
-import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
+import { publishSite, type PublishedSite } from "../helpers/sites";
 
 let t: TestPier;
 let s: PublishedSite;
@@ -20,12 +20,14 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
+// Site requests go to the primary (through the relay when PIER_TEST_WORKERS runs serving workers):
+// the counts checked here are the ones this process holds and flushes.
 const rows = (table: string) => t.pier.deps.sqlite.query(`SELECT * FROM ${table}`).all() as Record<string, unknown>[];
 
 test("a flood of random 404 paths is stored within the hourly cap, the rest as (other)", async () => {
   const flood = CAPS.not_found + 100;
   for (let i = 0; i < flood; i += 50)
-    await Promise.all(Array.from({ length: 50 }, (_, j) => siteFetch(t, s.host, `/probe-${i + j}-${Math.random()}`).then((r) => r.arrayBuffer())));
+    await Promise.all(Array.from({ length: 50 }, (_, j) => t.primaryFetch(s.host, `/probe-${i + j}-${Math.random()}`).then((r) => r.arrayBuffer())));
   t.pier.deps.analytics.flush();
   const stored = rows("analytics_hourly_dims").filter((r) => r.kind === "not_found");
   expect(stored.length).toBe(CAPS.not_found + 1);
@@ -35,7 +37,7 @@ test("a flood of random 404 paths is stored within the hourly cap, the rest as (
 });
 
 test("no IP address or user agent is written anywhere in the database", async () => {
-  await siteFetch(t, s.host, "/", { headers: { "x-forwarded-for": IP, "user-agent": UA } }).then((r) => r.arrayBuffer());
+  await t.primaryFetch(s.host, "/", { headers: { "x-forwarded-for": IP, "user-agent": UA } }).then((r) => r.arrayBuffer());
   t.pier.deps.analytics.flush();
   const tables = (t.pier.deps.sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
   const dump = JSON.stringify(tables.map((name) => rows(`"${name}"`)));
@@ -48,7 +50,7 @@ test("once the day after is over, the day's salt and its visitor hashes are dele
   const day0 = t.clock.now().toISOString().slice(0, 10);
   expect(rows("analytics_salts").map((r) => r.day)).toContain(day0);
   t.clock.advance(2 * DAY);
-  await siteFetch(t, s.host, "/", { headers: { "x-forwarded-for": IP, "user-agent": UA } }).then((r) => r.arrayBuffer());
+  await t.primaryFetch(s.host, "/", { headers: { "x-forwarded-for": IP, "user-agent": UA } }).then((r) => r.arrayBuffer());
   t.pier.deps.analytics.flush();
   expect(rows("analytics_salts").map((r) => r.day)).not.toContain(day0);
   expect(rows("analytics_visitors").filter((r) => r.day === day0)).toEqual([]);

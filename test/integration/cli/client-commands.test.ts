@@ -151,7 +151,7 @@ describe("pier login, then every client command without flags", () => {
     expect(endPreview.code).toBe(0);
     expect(endPreview.stdout.trim()).toBe(preview.stdout.trim());
     t.clock.advance(5_000);
-    expect((await siteFetch(t, previewHost, "/")).status).toBe(410);
+    expect((await t.primaryFetch(previewHost, "/")).status).toBe(410); // the test's clock: the primary's answer
     expect((await siteFetch(t, host, "/")).status).toBe(200);
     const down = await cli(["unpublish", site]);
     expect(down.code).toBe(0);

@@ -278,7 +278,8 @@ describe("root folder and expiry", () => {
     await drain();
     expect((await readPub(u.key, p.id)).expires_at).toBe(soon);
     t.clock.advance(3601_000);
-    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(410);
+    // The test's clock is the primary's: serving workers (PIER_TEST_WORKERS) run on the real one.
+    expect((await t.primaryFetch(host(p.public_slug), "/")).status).toBe(410);
     // Expired: no longer live, so the bucket can be archived.
     expect((await t.api("GET", `/api/v1/buckets/${id}`, { key: u.key })).body.data.bucket.publication_lifecycle_active).toBe(false);
   });
@@ -352,7 +353,7 @@ describe("previews and plan policy", () => {
     expect(again.body.data.publication.id).toBe(prev.id);
     await drain();
     t.clock.advance(61 * 60_000);
-    expect((await siteFetch(t, host(prev.public_slug, true), "/")).status).toBe(410);
+    expect((await t.primaryFetch(host(prev.public_slug, true), "/")).status).toBe(410); // the test's clock: the primary's answer
     expect((await siteFetch(t, host(mainPub.public_slug), "/")).status).toBe(200);
     const tooLong = await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 43201 } });
     expect(tooLong.status).toBe(422);

@@ -105,7 +105,8 @@ describe("pier publish / pier preview", () => {
     expect(preview.stderr).toContain("Password:");
     expect((await siteFetch(t, new URL(purl).hostname, "/")).status).toBe(401);
     t.clock.advance(31 * 60_000);
-    expect((await siteFetch(t, new URL(purl).hostname, "/")).status).toBe(410);
+    // The test's clock is the primary's: serving workers (PIER_TEST_WORKERS) run on the real one.
+    expect((await t.primaryFetch(new URL(purl).hostname, "/")).status).toBe(410);
     expect(await (await siteFetch(t, host, "/")).text()).toBe("<h1>cli v2</h1>");
   });
 
