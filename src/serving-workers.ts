@@ -1,12 +1,14 @@
 // Serving on every core (docs/deployment.md "Serving workers"): `pier serve --workers N` runs the
-// primary (the full Pier: job worker, SMTP, ACME, API) plus N-1 serving processes that bind the
-// same HTTP and HTTPS ports with SO_REUSEPORT, so the kernel spreads connections over them.
-// A serving process answers site GET/HEAD requests from its own caches and relays every other
-// request (API, dashboard, any POST) to the primary over a Unix socket in the data dir, so
+// primary (the full Pier: job worker, SMTP, ACME, API) plus N serving workers that bind the same
+// HTTP and HTTPS ports with SO_REUSEPORT, so the kernel spreads connections over them; once they
+// all listen, the primary stops accepting public connections (D227). A worker
+// (src/serving-process.ts) answers site GET/HEAD requests from its own caches and relays every
+// other request (API, dashboard, any POST) to the primary over a Unix socket in the data dir, so
 // sessions, rate limits and anything else kept in memory live in exactly one place. When another
 // process commits to the database (SQLite's `PRAGMA data_version`, polled), a process forgets
 // what it caches about the sites that commit changed (the `site_changes` log kept by triggers,
-// src/sites/changes.ts), which bounds how long a change takes to show.
+// src/sites/changes.ts), which bounds how long a change takes to show; the primary's own site
+// changes are announced to the workers at once over the spawn's IPC channel.
 // With automatic HTTPS the same poll keeps a worker's certificates in step with the table the
 // primary writes (CertificateManager.followStore), and the HTTP-01 challenge path is relayed to
 // the primary, which runs every order and holds the answers.
