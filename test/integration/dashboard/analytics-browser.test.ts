@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
 import type { TestPier } from "../../helpers/pier";
-import { publishSite, siteFetch } from "../../helpers/sites";
+import { publishSite } from "../../helpers/sites";
 
 let t: TestPier;
 let browser: Browser;
@@ -21,8 +21,9 @@ describe("the Analytics tab in Chromium", () => {
         { path: "about.html", bytes: "<h1>about</h1>" },
       ],
     });
+    // Counted by the primary (through the relay with PIER_TEST_WORKERS), whose counts flush() writes.
     const visit = (path: string, ua: string, referer?: string) =>
-      siteFetch(t, s.host, path, { headers: { "user-agent": ua, ...(referer ? { referer } : {}) } }).then((r) => r.arrayBuffer());
+      t.primaryFetch(s.host, path, { headers: { "user-agent": ua, ...(referer ? { referer } : {}) } }).then((r) => r.arrayBuffer());
     await visit("/", "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "https://news.example.org/x");
     await visit("/about", "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0");
     await visit("/", "Mozilla/5.0 (compatible; bingbot/2.0)");

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { publishSite, siteFetch } from "../../helpers/sites";
+import { publishSite } from "../../helpers/sites";
 
 const DOMAIN = "mail.pier.test";
 let t: TestPier;
@@ -121,7 +121,7 @@ describe("analytics over MCP", () => {
   test("analytics_get answers the same real figures as the REST endpoint", async () => {
     const site = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
     for (const ua of ["Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", "Mozilla/5.0 (compatible; Googlebot/2.1)"])
-      await siteFetch(t, site.host, "/", { headers: { "user-agent": ua } }).then((r) => r.arrayBuffer());
+      await t.primaryFetch(site.host, "/", { headers: { "user-agent": ua } }).then((r) => r.arrayBuffer()); // counted where flush() runs
     t.pier.deps.analytics.flush();
     const client = await connect(t.key(u, { scope: "bucket_read" }));
     const r = await client.callTool({ name: "analytics_get", arguments: { bucket_id: site.pub.bucketId, range: "24h" } });
