@@ -123,6 +123,17 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   let pier: Pier;
   let warnings: string[];
   let config: Config | undefined;
+  // A stop asked for while Pier starts is kept until the start is done and then runs as usual:
+  // the default action would kill this process at once and leave its serving workers to notice
+  // their primary is gone. A second signal meanwhile stops at once.
+  let stopAsked: string | null = null;
+  const whileStarting = (signal: string) => () => {
+    if (stopAsked !== null) process.exit(1);
+    stopAsked = signal;
+  };
+  const startingHandlers = { SIGINT: whileStarting("SIGINT"), SIGTERM: whileStarting("SIGTERM") };
+  process.on("SIGINT", startingHandlers.SIGINT);
+  process.on("SIGTERM", startingHandlers.SIGTERM);
   try {
     config = loadConfig(process.env, flags);
     warnings = checkConfig(config).warnings;
@@ -175,8 +186,11 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   } catch (e) {
     pier.deps.log.warn("could not record the bound ports", { file: runningFile, error: (e as Error).message });
   }
+  process.off("SIGINT", startingHandlers.SIGINT);
+  process.off("SIGTERM", startingHandlers.SIGTERM);
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  if (stopAsked !== null) return void shutdown(stopAsked);
   // The banner means "ready": signal handlers are in place before it appears, so a supervisor
   // that stops Pier right after seeing it still gets a clean shutdown.
   console.log(startupBanner(pier, warnings));

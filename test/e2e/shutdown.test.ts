@@ -4,11 +4,12 @@
 // uploaded blob attaches and the message is filed: nothing acknowledged was lost.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, startBinary, type RunningBinary } from "../helpers/binary";
+import { freePort } from "../helpers/pebble";
 import { rawRequest } from "../helpers/raw-http";
 import { RawSmtp } from "../integration/mail/smtp-harness";
 
@@ -157,4 +158,32 @@ describe("SIGTERM", () => {
       running.delete(again);
     }
   }, 180_000);
+
+  test("a SIGTERM while Pier is still starting waits for the start, then stops the primary and its serving workers: exit 0, no process left", async () => {
+    const port = await freePort();
+    const proc = Bun.spawn([bin, "serve", "--http-port", String(port), "--smtp-port", "off", "--host", "127.0.0.1", "--workers", "2"], {
+      cwd: work,
+      env: env(),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // The primary answers ("Pier is starting", or already the API) before its workers listen.
+    await waitFor("the primary to listen", async () => (await fetch(`http://127.0.0.1:${port}/livez`).catch(() => null)) !== null);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    // Its workers run in the same folder: none is left behind once the primary is gone.
+    const leftInFolder = () =>
+      readdirSync("/proc")
+        .filter((d) => /^\d+$/.test(d))
+        .filter((pid) => {
+          try {
+            return readlinkSync(`/proc/${pid}/cwd`) === work;
+          } catch {
+            return false;
+          }
+        });
+    await Bun.sleep(500);
+    expect(leftInFolder()).toEqual([]);
+  }, 60_000);
 });
