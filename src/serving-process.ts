@@ -50,6 +50,11 @@ export async function startServingWorker(settings: WorkerSettings): Promise<Serv
   const dispatch = { app: null, sites };
   const handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward, note);
   const fetch = listenerFetch(note, () => ({ handler, meter: skipRelayed(requestMeter(deps), relayed) }));
+  // The primary's commits (a publish, an access change, a rename, a new certificate) reach this
+  // process through the database: what they changed is forgotten here. Watched from before the
+  // first request, so nothing cached can miss a commit.
+  const watch = watchOtherCommits(deps, followSiteChanges(deps, sites, acme ? () => acme.followStore() : () => {}), settings.changePollMs);
+  const stopFollowing = followAnnouncedChanges(watch.check);
   let http: Server<unknown> | null = null;
   let https: HttpsListener | null = null;
   try {
@@ -58,15 +63,13 @@ export async function startServingWorker(settings: WorkerSettings): Promise<Serv
     if (config.httpsPort !== null) https = await startHttps(deps, fetch);
   } catch (e) {
     http?.stop(true);
+    stopFollowing();
+    watch.stop();
     acme?.close();
     deps.close();
     throw e;
   }
   if (acme) wireHttpsCertificates(deps, acme, https);
-  // The primary's commits (a publish, an access change, a rename, a new certificate) reach this
-  // process through the database: what they changed is forgotten here.
-  const watch = watchOtherCommits(deps, followSiteChanges(deps, sites, acme ? () => acme.followStore() : () => {}), settings.changePollMs);
-  const stopFollowing = followAnnouncedChanges(watch.check);
   deps.analytics.start();
   const stopReporting = reportMetricsToPrimary(deps.metrics.all());
   const listening = http;
