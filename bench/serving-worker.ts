@@ -6,7 +6,7 @@
 // (e.g. of main before a change) is measured in the same rounds.
 // Run: ./node_modules/.bin/bun bench/serving-worker.ts [--duration 10] [--rounds 2] [--connections 32]
 //   [--compare <another checkout>] [--user-agent "..."]   Needs: wrk (apt-get install -y wrk).
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { loadConfig } from "../src/config";
 import { WORKER_ENV } from "../src/worker-env";
 import { freePort } from "../test/helpers/pebble";
 import { cpuTicks, publishFixtureSite, root, rssMiB, TICKS_PER_SECOND } from "./lib";
+import { hasWrk, runWrk } from "./wrk";
 
 const argOf = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,7 +29,7 @@ const USER_AGENT = argOf("user-agent") ?? "Mozilla/5.0 (X11; Linux x86_64) Apple
 const SECRET = "bench-secret-key-bench-secret-key-bench-secret";
 const HOST = "profsite1.localhost";
 
-if (spawnSync("sh", ["-c", "command -v wrk"]).status !== 0) {
+if (!hasWrk()) {
   console.error("bench/serving-worker.ts: wrk is missing (apt-get install -y wrk)");
   process.exit(1);
 }
@@ -104,12 +105,21 @@ async function untilAnswering(port: number): Promise<void> {
   throw new Error("the server did not answer /1k within 10 s");
 }
 
+/** wrk -t1 on CPU 1 against /1k: its figures, and the percentiles the Lua script adds. */
 function wrk(port: number, seconds: number): Record<string, number> {
-  const args = ["-c", "1", "wrk", "-t1", `-c${CONNECTIONS}`, `-d${seconds}s`, "-s", lua, "-H", `Host: ${HOST}`, "-H", `User-Agent: ${USER_AGENT}`];
-  const out = spawnSync("taskset", [...args, `http://127.0.0.1:${port}/1k`], { encoding: "utf8" }).stdout ?? "";
-  const values: Record<string, number> = { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN) };
-  for (const m of out.matchAll(/^(P[\d.]+|MAX|REQUESTS)=([\d.]+)$/gm)) values[m[1]!] = Number(m[2]);
-  if (/Non-2xx/.test(out)) throw new Error(`wrk saw non-2xx answers:\n${out}`);
+  const r = runWrk({
+    url: `http://127.0.0.1:${port}/1k`,
+    host: HOST,
+    headers: { "User-Agent": USER_AGENT },
+    durationS: seconds,
+    threads: 1,
+    connections: CONNECTIONS,
+    script: lua,
+    cpus: "1",
+  });
+  if (r.errors > 0) throw new Error(`wrk saw ${r.errors} errors or non-2xx answers:\n${r.output}`);
+  const values: Record<string, number> = { rps: r.rps };
+  for (const m of r.output.matchAll(/^(P[\d.]+|MAX|REQUESTS)=([\d.]+)$/gm)) values[m[1]!] = Number(m[2]);
   return values;
 }
 

@@ -95,6 +95,8 @@ export interface WrkOptions {
   script?: string;
   /** Pin wrk to these CPUs (`taskset -c`), e.g. "1"; null runs it wherever the kernel puts it. */
   cpus?: string | null;
+  /** More request headers (e.g. a User-Agent). */
+  headers?: Record<string, string>;
 }
 
 export interface WrkResult {
@@ -107,6 +109,8 @@ export interface WrkResult {
   maxMs: number;
   /** Non-2xx/3xx answers and socket errors wrk counted (should be 0). */
   errors: number;
+  /** wrk's whole output (what a Lua script's done() printed is in it). */
+  output: string;
 }
 
 const toMs = (value: string, unit: string) => Number(value) * (unit === "us" ? 0.001 : unit === "s" ? 1000 : unit === "m" ? 60_000 : 1);
@@ -128,6 +132,7 @@ export function parseWrkLatency(out: string): WrkResult {
     p99ms: pct("99"),
     maxMs: max ? toMs(max[1]!, max[2]!) : Number.NaN,
     errors: non2xx + (socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+    output: out,
   };
 }
 
@@ -135,6 +140,7 @@ export function parseWrkLatency(out: string): WrkResult {
 export function runWrk(o: WrkOptions): WrkResult {
   const args = ["-t", String(o.threads), "-c", String(o.connections), "-d", `${o.durationS}s`, "--latency"];
   if (o.host) args.push("-H", `Host: ${o.host}`);
+  for (const [name, value] of Object.entries(o.headers ?? {})) args.push("-H", `${name}: ${value}`);
   if (o.script) args.push("-s", o.script);
   args.push(o.url);
   const out = o.cpus ? spawnSync("taskset", ["-c", o.cpus, "wrk", ...args], { encoding: "utf8" }) : spawnSync("wrk", args, { encoding: "utf8" });

@@ -4,6 +4,7 @@
 import type { Server } from "bun";
 import { acmeManager, withHsts, type CertificateManager } from "./acme";
 import type { Deps } from "./core/context";
+import { settlesWithin } from "./core/deadline";
 import { HttpsListener } from "./http/https-listener";
 import type { RequestMeter, RequestNote } from "./http/request-metrics";
 import { startingResponse } from "./http/server";
@@ -93,12 +94,7 @@ export async function stopGracefully(
   drain: (Promise<unknown> | undefined)[],
   timeoutMs: number,
 ): Promise<void> {
-  const graceful = Promise.all([...listeners.map((l) => l?.stop()), ...drain]).then(() => true);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-  const finished = await Promise.race([graceful, deadline]);
-  clearTimeout(timer);
-  if (!finished) {
+  if (!(await settlesWithin(Promise.all([...listeners.map((l) => l?.stop()), ...drain]), timeoutMs))) {
     deps.log.warn("shutdown timeout reached: cutting the connections still open", { timeout_s: timeoutMs / 1000 });
     await Promise.all(listeners.map((l) => l?.stop(true)));
   }

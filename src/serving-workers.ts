@@ -20,6 +20,7 @@ import type { Server, Subprocess } from "bun";
 import type { Config } from "./config";
 import type { Deps } from "./core/context";
 import type { Logger } from "./core/log";
+import { settlesWithin } from "./core/deadline";
 import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
 import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { forgetChangedSites, type SiteHandler } from "./sites/server";
@@ -228,9 +229,13 @@ export function spawnServingWorkers(
   const asks = new Map<number, () => void>();
   let nextAsk = 0;
   let stopping = false;
+  // Settled once every worker started here has said it listens (a restarted one says it again).
   const notListened = new Set(Array.from({ length: count }, (_, i) => i + 1));
-  let allListening: () => void = () => {};
-  const listened = new Promise<void>((resolve) => (allListening = resolve));
+  const listened = Promise.withResolvers<void>();
+  const heard = (index: number) => {
+    notListened.delete(index);
+    if (notListened.size === 0) listened.resolve();
+  };
   // Compiled: Bun.main is inside the binary ("/$bunfs/..."): the executable alone runs Pier.
   const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
   const cmd = compiled ? [process.execPath, "serve"] : [process.execPath, join(import.meta.dir, "main.ts"), "serve"];
@@ -244,11 +249,7 @@ export function spawnServingWorkers(
       stderr: "inherit",
       serialization: "json",
       ipc(message: MetricsReport | ListeningReport) {
-        if (message?.type === "listening") {
-          notListened.delete(index);
-          if (notListened.size === 0) allListening();
-          return;
-        }
+        if (message?.type === "listening") return heard(index);
         if (message?.type !== "metrics") return;
         if (message.deltas) onMetrics(message.deltas);
         if (message.id !== undefined) asks.get(message.id)?.();
@@ -279,7 +280,7 @@ export function spawnServingWorkers(
         done(); // exiting: what it counted last came with its final report
       }
     });
-  if (count === 0) allListening();
+  if (count === 0) listened.resolve();
   return {
     async collectMetrics() {
       await Promise.all([...procs.values()].map(ask));
@@ -293,13 +294,7 @@ export function spawnServingWorkers(
         }
       }
     },
-    async listening(timeoutMs) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-      const ok = await Promise.race([listened.then(() => true as const), late]);
-      clearTimeout(timer);
-      return ok;
-    },
+    listening: (timeoutMs) => settlesWithin(listened.promise, timeoutMs),
     async stop() {
       stopping = true;
       const all = [...procs.values()];

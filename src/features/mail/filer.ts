@@ -126,8 +126,10 @@ export async function fileMessage(
   // its flush is dominated by its bytes, which one sync for many files does not shrink
   // (measured: a 4 MB message took twice as long): its blobs are fsynced one by one. So are a
   // message's blobs while the barrier's syncs are slow (another writer's data, barrier.ts).
-  const barrier = typeof raw === "string" || !opts.barrier?.worthWaiting() ? null : opts.barrier;
-  if (opts.barrier && !barrier && typeof raw !== "string" && opts.committer) opts.committer.stats.fsyncedWhileSlow++;
+  const inMemory = typeof raw !== "string";
+  const slow = inMemory && opts.barrier != null && !opts.barrier.worthWaiting();
+  const barrier = inMemory && !slow ? (opts.barrier ?? null) : null;
+  if (slow && opts.committer) opts.committer.stats.fsyncedWhileSlow++;
   const mark = barrier?.mark() ?? 0; // before any blob is written (see barrier.ts)
   const deferSync = barrier !== null;
   const { copies } = opts.reader

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { MailParser, type AddressObject, type AttachmentStream, type HeaderLines, type MessageText } from "mailparser";
 import { safeAttachmentName, uniqueNamer } from "./paths";
+import { settlesWithin } from "../../core/deadline";
 
 export interface MailAddress {
   name: string;
@@ -229,10 +230,7 @@ export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions)
   if (message.parse_error) {
     // Attachments of a message that failed halfway are not trustworthy: keep only the .eml.
     // Let stores still writing settle first (bounded), or a late file would outlive the rm.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const settled = Promise.allSettled([...pending, ...created.map((c) => c.closed)]);
-    await Promise.race([settled, new Promise((r) => (timer = setTimeout(r, 5_000)))]);
-    clearTimeout(timer);
+    await settlesWithin(Promise.allSettled([...pending, ...created.map((c) => c.closed)]), 5_000);
     await Promise.all(created.map((c) => rm(c.file, { force: true })));
     attachmentFiles.length = 0;
     message.attachments = [];
