@@ -22,6 +22,7 @@ import type { Deps } from "./core/context";
 import type { Logger } from "./core/log";
 import { settlesWithin } from "./core/deadline";
 import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
+import { lingerAfterRefusal } from "./http/body-limit";
 import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { forgetChangedSites, type SiteHandler } from "./sites/server";
 import { WORKER_ENV } from "./worker-env";
@@ -190,6 +191,10 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>) {
         duplex: "half",
       } as RequestInit);
       relayed.add(res);
+      // The primary refused the body (its relay connection lingers): the client's connection,
+      // whose timer was switched off above, lingers too rather than stay open while it sends.
+      // (A 408 comes with `Connection: close`, which ends it at once.)
+      if (hasBody && res.status >= 400) lingerAfterRefusal(req, server);
       return res;
     } catch {
       return new Response("Pier is restarting; try again in a moment.", {

@@ -5,6 +5,7 @@
 // read for a caller whose credential is valid, so an unauthenticated client can make Pier hold
 // and parse at most ANONYMOUS_BODY_LIMIT bytes. Storage PUTs stream to disk under their own
 // signed size and are never buffered here.
+import type { Server } from "bun";
 import { ApiError } from "../core/errors";
 
 const KiB = 1024;
@@ -41,6 +42,23 @@ export function bodyLimitFor(method: string, pathname: string): number | null {
   if (STREAMED_PATH_PREFIXES.some((p) => pathname.startsWith(p))) return null;
   for (const r of LARGER_LIMITS) if (r.method === method && r.path.test(pathname)) return r.bytes;
   return DEFAULT_BODY_LIMIT;
+}
+
+/**
+ * Bun's socket timeouts fire on a shared 4-second tick, so a timeout of 2 s meant "at the next
+ * tick": anywhere from 0 to 4 s. 5 s is two ticks, 4 to 8 s.
+ */
+const REFUSED_BODY_LINGER_SECONDS = 5;
+
+/**
+ * Keep the connection of a request whose body was refused unread for a few seconds, then cut it
+ * whatever the client does (nginx's bounded lingering close); its answer goes without
+ * `Connection: close`. Closing at once while the client is still sending makes the kernel answer
+ * the unread bytes with a TCP reset, which can reach the client before the error and discard it
+ * (curl then shows "connection reset" instead of the 413). Bun discards what keeps arriving.
+ */
+export function lingerAfterRefusal(req: Request, server: Pick<Server<unknown>, "timeout">): void {
+  server.timeout(req, REFUSED_BODY_LINGER_SECONDS);
 }
 
 export const tooLarge = (limit: number) => new ApiError("PAYLOAD_TOO_LARGE", `This request's body is limited to ${limit} bytes.`, { max_bytes: limit });

@@ -5,7 +5,7 @@ import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
 import { isComplete } from "../sites/files";
 import type { SiteHandler } from "../sites/server";
-import { bodyLimitFor, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
+import { bodyLimitFor, lingerAfterRefusal, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
@@ -116,8 +116,9 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
     const streamed = guardStalls(req, server, deps.config.bodyTimeoutSeconds);
     setClientIp(streamed, ip);
     const res = await app.fetch(streamed);
-    // A refused upload's body was never read: end the connection rather than wait for or drain it.
-    return res.status >= 400 ? withHeader(res, "connection", "close") : res;
+    // A refused upload's body may not have been read: Bun's idle timer is off once the route
+    // reads, so bound what the client may still send.
+    return res.status >= 400 ? endRefused(res, req, server) : res;
   }
   const checkCredential = credentialChecks.get(app);
   const rules: BodyRules = { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => checkCredential?.(req) ?? false };
@@ -129,7 +130,7 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
     if (bytes && mayBeJsonContainer(bytes)) checkJsonDepth(bytes);
     api = new Request(req, { body: bytes });
   } catch (e) {
-    return bodyRefused(deps, req, e);
+    return refusedBody(deps, req, e, server);
   }
   setClientIp(api, ip);
   return app.fetch(api);
@@ -156,7 +157,7 @@ async function dispatchSiteWithBody(
     const bytes = await readBoundedBody(req, { limit: SITE_BODY_LIMIT, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
     site = forward ? bufferedCopy(req, bytes) : new Request(req, { body: bytes });
   } catch (e) {
-    return lingeringRefusal(deps, req, e, server);
+    return refusedBody(deps, req, e, server);
   }
   if (forward) return forward(site, server, ip);
   setClientIp(site, ip);
@@ -171,24 +172,17 @@ function bufferedCopy(req: Request, bytes: Buffer<ArrayBuffer> | null): Request 
   return new Request(req.url, { method: req.method, headers, body: bytes });
 }
 
-/**
- * A refused site body, answered without `Connection: close`: closing a socket whose unread body
- * bytes are still arriving sends a TCP reset, which can reach the client before it has read the
- * 413 (a browser then shows a network error). Bun discards what keeps arriving; the connection
- * is cut a few seconds later whatever the client does (nginx's lingering close, bounded).
- */
-function lingeringRefusal(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Response {
+/** The 413, 408 or 400 for a body that was not read whole. */
+function refusedBody(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Response {
   const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
-  server.timeout(req, REFUSED_BODY_LINGER_SECONDS);
-  return errorResponse(err, requestId(req), deps.urls.baseUrl);
+  return endRefused(errorResponse(err, requestId(req), deps.urls.baseUrl), req, server);
 }
-const REFUSED_BODY_LINGER_SECONDS = 2;
 
-function bodyRefused(deps: Deps, req: Request, e: unknown): Response {
-  const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
-  const res = errorResponse(err, requestId(req), deps.urls.baseUrl);
-  // The rest of an refused body is not read: end the connection rather than drain it.
-  res.headers.set("connection", "close");
+/** How the connection of a refused body ends: lingering (body-limit.ts), or at once after a 408. */
+function endRefused(res: Response, req: Request, server: Server<unknown>): Response {
+  // A body that timed out trickles or has stopped: no flood of unread bytes to make way for.
+  if (res.status === 408) return withHeader(res, "connection", "close");
+  lingerAfterRefusal(req, server);
   return res;
 }
 

@@ -30,6 +30,19 @@ export interface RawOptions {
   stopOnAnswer?: boolean;
   /** Give up (destroy the socket) after this many ms. */
   giveUpMs?: number;
+  /**
+   * Hang up as soon as a whole response (with a Content-Length) has arrived, instead of waiting
+   * for the server to close: a refused body's connection lingers for seconds (body-limit.ts).
+   */
+  hangUpOnAnswer?: boolean;
+}
+
+/** Whether `text` holds a whole response: its head and as many body bytes as it declares. */
+function isWholeResponse(text: string): boolean {
+  const headEnd = text.indexOf("\r\n\r\n");
+  if (headEnd < 0) return false;
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(text.slice(0, headEnd));
+  return length !== null && text.length - (headEnd + 4) >= Number(length[1]);
 }
 
 export function rawRequest(o: RawOptions): Promise<RawResult> {
@@ -62,6 +75,13 @@ export function rawRequest(o: RawOptions): Promise<RawResult> {
           sock.once("drain", pump);
           return;
         }
+        // Let the answer in now and then, as a client with a loop of its own would: a pump that
+        // fills the socket for tens of milliseconds reads the server's early 413 only after
+        // whatever the server did next (a close on a completed body resets the connection).
+        if (i % 64 === 0) {
+          setImmediate(pump);
+          return;
+        }
       }
     };
     sock.on("connect", () => {
@@ -72,6 +92,7 @@ export function rawRequest(o: RawOptions): Promise<RawResult> {
       if (answeredAt === Infinity) answeredAt = performance.now() - t0;
       text += d.toString("latin1");
       if (o.stopOnAnswer !== false) stopSending();
+      if (o.hangUpOnAnswer && isWholeResponse(text)) sock.destroy();
     });
     sock.on("error", () => {});
     const giveUp = setTimeout(() => sock.destroy(), o.giveUpMs ?? 20_000);
