@@ -1,6 +1,8 @@
 // Scaling, the runtime's ceiling and the tail (issue 19 item 3), in one run on one fixture:
 //  - Pier `--workers 1` pinned to CPU 0 (wrk on CPU 1) and `--workers 2` on CPUs 0-1 (wrk shares
-//    them: this machine has 2 CPUs), nginx the same way (1 worker on CPU 0, 2 on CPUs 0-1), and
+//    them: this machine has 2 CPUs; since D227 `--workers 2` is two serving workers behind the
+//    primary, which only relays API calls, like nginx's master and its 2 workers), nginx the same
+//    way (1 worker on CPU 0, 2 on CPUs 0-1), and
 //    Pier 1 vs 2 unpinned; requests/s, p99, and the server's CPU per 1,000 requests (user + system
 //    of every server process from /proc/<pid>/stat), RSS per process after the runs.
 //  - The ceiling: a bare Bun.serve in as many reusePort processes, answering the same cached bytes

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestPier, type TestPier } from "../../helpers/pier";
-import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
+import { publishSite, type PublishedSite } from "../../helpers/sites";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -22,8 +22,10 @@ let s: PublishedSite;
 let day0: string;
 let day1: string;
 
+// Site requests go to the primary: only it follows the test's clock and flushes on `flush()`
+// (with serving workers, PIER_TEST_WORKERS, the public port is theirs).
 const get = (path: string, ua: string, ip: string, referer?: string) =>
-  siteFetch(t, s.host, path, { headers: { "user-agent": ua, "x-forwarded-for": ip, ...(referer ? { referer } : {}) } }).then(async (r) => {
+  t.primaryFetch(s.host, path, { headers: { "user-agent": ua, "x-forwarded-for": ip, ...(referer ? { referer } : {}) } }).then(async (r) => {
     await r.arrayBuffer();
     return r.status;
   });
@@ -298,7 +300,7 @@ describe("bad input and other accounts", () => {
       ["/" + "z".repeat(1500), FIREFOX, "not a url at all", 404],
       ["/%ff%fe", FIREFOX, "", 400], // refused by the site server: a bad request is not a hit
     ] as const) {
-      const r = await siteFetch(t, s.host, path, { headers: { "user-agent": ua, referer: ref } });
+      const r = await t.primaryFetch(s.host, path, { headers: { "user-agent": ua, referer: ref } });
       expect(r.status).toBe(status);
     }
     flush();
@@ -319,8 +321,8 @@ describe("plans without analytics details", () => {
     t2 = await startTestPier({ plansFile });
     const user = await t2.user({ plan: "lite" });
     const site = await publishSite(t2, { user, files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
-    await siteFetch(t2, site.host, "/", { headers: { "user-agent": FIREFOX } }).then((r) => r.arrayBuffer());
-    await siteFetch(t2, site.host, "/", { headers: { "user-agent": SAFARI } }).then((r) => r.arrayBuffer());
+    await t2.primaryFetch(site.host, "/", { headers: { "user-agent": FIREFOX } }).then((r) => r.arrayBuffer());
+    await t2.primaryFetch(site.host, "/", { headers: { "user-agent": SAFARI } }).then((r) => r.arrayBuffer());
     t2.pier.deps.analytics.flush();
     const r = await t2.api("GET", `/api/v1/publications/${site.pub.id}/analytics?range=30d`, { key: user.key });
     const a = r.body.data.analytics;
