@@ -13,6 +13,7 @@ import {
   durationMs,
   hostname,
   hstsMaxAge,
+  idleSeconds,
   oneOf,
   optionalHostname,
   optionalStr,
@@ -353,4 +354,11 @@ export const configOptions: Option[] = [
     parse: countOrAuto,
   },
   ...githubAppOptions,
+  {
+    key: "idleTimeoutSeconds",
+    name: "idle-timeout",
+    default: "120",
+    help: "Seconds an HTTP or HTTPS connection may stay idle between requests (keep-alive) before Pier closes it; at most 255.",
+    parse: idleSeconds,
+  },
 ];

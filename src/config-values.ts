@@ -15,6 +15,12 @@ export const positiveInt = (raw: string, name: string) => {
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
   return n;
 };
+/** Bun's idle timeout: 1 to 255 seconds. */
+export const idleSeconds = (raw: string, name: string) => {
+  const n = positiveInt(raw, name);
+  if (n > 255) throw new ConfigError(`${name} must be at most 255 seconds, got "${raw}"`);
+  return n;
+};
 export const oneOf =
   <T extends string>(...values: T[]) =>
   (raw: string, name: string) => {

@@ -56,6 +56,8 @@ export interface Config {
   ownerPlan: string;
   /** Seconds a request body (other than a storage upload) may take to arrive in full. */
   bodyTimeoutSeconds: number;
+  /** Seconds a connection may stay idle between requests (Bun's idleTimeout, at most 255). */
+  idleTimeoutSeconds: number;
   /** DNS server ("host:port") for custom-domain checks; null = the system's resolvers. */
   dnsResolver: string | null;
 

@@ -64,7 +64,13 @@ export async function startHttps(deps: Deps, fetch: Fetch): Promise<HttpsListene
   acme?.setOperatorCertificate(tls.source === "configured" ? tls.cert : null);
   const entries = acme ? sniEntries(acme) : [];
   return new HttpsListener(
-    { hostname: deps.config.host, port: deps.config.httpsPort!, fetch: withHsts(fetch, deps.config.hsts), fallback: { cert: tls.cert, key: tls.key } },
+    {
+      hostname: deps.config.host,
+      port: deps.config.httpsPort!,
+      fetch: withHsts(fetch, deps.config.hsts),
+      fallback: { cert: tls.cert, key: tls.key },
+      idleTimeoutSeconds: deps.config.idleTimeoutSeconds,
+    },
     entries,
   );
 }

@@ -80,7 +80,14 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // it too: the primary first checks that the port is free (the workers then join it).
   if (shared && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
   // Bound first so port 0 resolves to the real port before URLs are derived from it.
-  const http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: shared });
+  const http = Bun.serve({
+    hostname: config.host,
+    port: config.httpPort,
+    fetch,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    idleTimeout: config.idleTimeoutSeconds,
+    reusePort: shared,
+  });
   try {
     deps = await createDeps(config, http.port!, opts);
   } catch (e) {

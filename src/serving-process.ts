@@ -45,7 +45,7 @@ export async function startServingWorker(settings: WorkerSettings): Promise<Serv
   const sites = createSiteHandler(deps, note);
   // Relayed answers are counted and logged by the primary, which answered them.
   const relayed = new WeakSet<Response>();
-  const forward = relayToPrimary(settings.relaySocket, relayed);
+  const forward = relayToPrimary(settings.relaySocket, relayed, config.idleTimeoutSeconds);
   const acme = acmeManager(deps);
   const dispatch = { app: null, sites };
   const handler = makeFetch(deps, () => dispatch, acme ? acmeFront(deps, acme, forward) : null, forward, note);
@@ -58,7 +58,14 @@ export async function startServingWorker(settings: WorkerSettings): Promise<Serv
   let http: Server<unknown> | null = null;
   let https: HttpsListener | null = null;
   try {
-    http = Bun.serve({ hostname: config.host, port: config.httpPort, fetch, maxRequestBodySize: MAX_BODY_BYTES, idleTimeout: 120, reusePort: true });
+    http = Bun.serve({
+      hostname: config.host,
+      port: config.httpPort,
+      fetch,
+      maxRequestBodySize: MAX_BODY_BYTES,
+      idleTimeout: config.idleTimeoutSeconds,
+      reusePort: true,
+    });
     // With automatic HTTPS, the certificates the primary stored (CertificateManager.followStore).
     if (config.httpsPort !== null) https = await startHttps(deps, fetch);
   } catch (e) {

@@ -170,7 +170,7 @@ export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
  * client's address and scheme added; the answer passed back untouched (no decompression, no
  * redirect following). Each answer goes into `relayed`: the primary counted it already.
  */
-export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>) {
+export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, idleTimeoutSeconds: number) {
   return async (req: Request, server: Server<unknown>, ip: () => string): Promise<Response> => {
     const url = new URL(req.url);
     const headers = new Headers(req.headers);
@@ -191,10 +191,13 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>) {
         duplex: "half",
       } as RequestInit);
       relayed.add(res);
-      // The primary refused the body (its relay connection lingers): the client's connection,
-      // whose timer was switched off above, lingers too rather than stay open while it sends.
-      // (A 408 comes with `Connection: close`, which ends it at once.)
-      if (hasBody && res.status >= 400) lingerAfterRefusal(req, server);
+      // The timer switched off above is switched back on, or the connection would never idle
+      // out. A body the primary refused: its relay connection lingers, and so does the
+      // client's rather than stay open while it sends (a 408 comes with `Connection: close`).
+      if (hasBody) {
+        if (res.status >= 400) lingerAfterRefusal(req, server);
+        else server.timeout(req, idleTimeoutSeconds);
+      }
       return res;
     } catch {
       return new Response("Pier is restarting; try again in a moment.", {

@@ -17,6 +17,8 @@ export interface HttpsListenerOptions {
   fetch: (req: Request, server: Server<unknown>) => Response | Promise<Response>;
   /** Served when the client's SNI matches no entry (or it sent none): the operator's or a self-signed certificate. */
   fallback: { cert: string; key: string };
+  /** --idle-timeout. */
+  idleTimeoutSeconds: number;
 }
 
 export class HttpsListener {
@@ -46,7 +48,7 @@ export class HttpsListener {
       reusePort: true,
       fetch: this.opts.fetch,
       maxRequestBodySize: MAX_BODY_BYTES,
-      idleTimeout: 120,
+      idleTimeout: this.opts.idleTimeoutSeconds,
       // The first entry (no server name) is the fallback for unknown or missing SNI.
       tls: [{ cert: this.opts.fallback.cert, key: this.opts.fallback.key }, ...entries.map((e) => ({ serverName: e.serverName, cert: e.cert, key: e.key }))],
     });

@@ -116,9 +116,12 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
     const streamed = guardStalls(req, server, deps.config.bodyTimeoutSeconds);
     setClientIp(streamed, ip);
     const res = await app.fetch(streamed);
-    // A refused upload's body may not have been read: Bun's idle timer is off once the route
-    // reads, so bound what the client may still send.
-    return res.status >= 400 ? endRefused(res, req, server) : res;
+    // Bun's idle timer is off once the route reads the body (upload-stall.ts). A refused
+    // upload's body may not have been read: bound what the client may still send. Otherwise the
+    // timer comes back on, or the kept-alive connection would never idle out.
+    if (res.status >= 400) return endRefused(res, req, server);
+    server.timeout(req, deps.config.idleTimeoutSeconds);
+    return res;
   }
   const checkCredential = credentialChecks.get(app);
   const rules: BodyRules = { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => checkCredential?.(req) ?? false };

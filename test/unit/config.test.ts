@@ -81,6 +81,8 @@ describe("bad values give a ConfigError naming the variable or flag", () => {
     ["signup mode", { PIER_SIGNUP_MODE: "everyone" }, [], /PIER_SIGNUP_MODE must be one of open, invite, closed, got "everyone"/],
     ["rate limit zero", { PIER_RATE_LIMIT_PER_MINUTE: "0" }, [], /PIER_RATE_LIMIT_PER_MINUTE must be a positive integer/],
     ["rate limit text", {}, ["--rate-limit-anon-per-minute", "lots"], /--rate-limit-anon-per-minute must be a positive integer/],
+    ["idle timeout over Bun's 255 s", {}, ["--idle-timeout", "300"], /--idle-timeout must be at most 255 seconds, got "300"/],
+    ["idle timeout zero", { PIER_IDLE_TIMEOUT: "0" }, [], /PIER_IDLE_TIMEOUT must be a positive integer/],
     ["boolean", { PIER_TRUST_PROXY: "maybe" }, [], /PIER_TRUST_PROXY must be true or false/],
     ["log level", { PIER_LOG_LEVEL: "loud" }, [], /PIER_LOG_LEVEL must be one of debug, info, warn, error/],
   ];

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 describe("HTTPS listener certificate swaps", () => {
   test("a refused certificate list fails its own swap only: the next list is served", async () => {
-    listener = new HttpsListener({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("ok"), fallback });
+    listener = new HttpsListener({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("ok"), fallback, idleTimeoutSeconds: 120 });
     const port = listener.port;
     expect(await presentedName(port, "good.test")).toBe("fallback.test");
 

@@ -329,6 +329,35 @@ describe("serving workers without their poll", () => {
   }, 60_000);
 });
 
+describe("serving workers with a short --idle-timeout", () => {
+  let idle: TestPier;
+  beforeAll(async () => {
+    idle = await startTestPier({ idleTimeoutSeconds: 4 }, { servingWorkers: 2 });
+  });
+  afterAll(async () => {
+    await idle?.stop();
+  });
+
+  test("a connection kept alive after a relayed POST still idles out", async () => {
+    // A worker switches its client's timer off while it relays a body (an upload may take
+    // long); it stayed off after the answer, so such a connection was never closed.
+    const u = await idle.user();
+    const body = '{"bucket":{"title":"kept alive"}}';
+    const idleAfter = async (status: number, head: string, next: (i: number) => string | null) => {
+      const r = await rawRequest({ port: idle.pier.httpPort, head: `${head}\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${u.key}`, next, giveUpMs: 30_000 });
+      expect(r.status).toBe(status);
+      return r.closedAfterMs - r.answeredAfterMs;
+    };
+    const [post, get] = await Promise.all([
+      idleAfter(201, `POST /api/v1/buckets HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}`, (i) => (i === 0 ? body : null)),
+      idleAfter(200, "GET /api/v1/buckets HTTP/1.1", () => null),
+    ]);
+    // 4 s on Bun's 4-second tick: closed within 8 s of the answer (a margin for a busy machine).
+    expect(post).toBeLessThan(12_000);
+    expect(get).toBeLessThan(12_000);
+  }, 60_000);
+});
+
 describe("--workers", () => {
   test("defaults to auto: one serving process per core, at most 8; a number is taken as given", () => {
     const auto = loadConfig({}, {});
