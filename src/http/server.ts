@@ -105,6 +105,11 @@ function allowBodyTime(deps: Deps, req: Request, server: Server<unknown>): void 
   server.timeout(req, deps.config.bodyTimeoutSeconds + 5);
 }
 
+/** Back to the idle timeout once the body is read and answered (Bun keeps a request's timer for its connection). */
+function endBodyTime(deps: Deps, req: Request, server: Server<unknown>): void {
+  server.timeout(req, deps.config.idleTimeoutSeconds);
+}
+
 /** The body is read here, whole and bounded, so no route, parser or credential check ever sees an unbounded one. */
 type App = NonNullable<Dispatch["app"]>;
 
@@ -120,7 +125,7 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
     // upload's body may not have been read: bound what the client may still send. Otherwise the
     // timer comes back on, or the kept-alive connection would never idle out.
     if (res.status >= 400) return endRefused(res, req, server);
-    server.timeout(req, deps.config.idleTimeoutSeconds);
+    endBodyTime(deps, req, server);
     return res;
   }
   const checkCredential = credentialChecks.get(app);
@@ -136,7 +141,9 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
     return refusedBody(deps, req, e, server);
   }
   setClientIp(api, ip);
-  return app.fetch(api);
+  const res = await app.fetch(api);
+  endBodyTime(deps, req, server);
+  return res;
 }
 
 /**
@@ -164,7 +171,9 @@ async function dispatchSiteWithBody(
   }
   if (forward) return forward(site, server, ip);
   setClientIp(site, ip);
-  return withBaseHeaders(await d.sites(site, host, ip), req);
+  const res = await d.sites(site, host, ip);
+  endBodyTime(deps, req, server);
+  return withBaseHeaders(res, req);
 }
 
 /** The request with its body read: sent on with the length of what was read (no chunked framing). */
