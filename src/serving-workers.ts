@@ -200,6 +200,8 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
       }
       return res;
     } catch {
+      // The body may still be arriving, and the timer is off: the same bounded linger.
+      if (hasBody) lingerAfterRefusal(req, server);
       return new Response("Pier is restarting; try again in a moment.", {
         status: 503,
         headers: { "retry-after": "1", "content-type": "text/plain; charset=utf-8" },
