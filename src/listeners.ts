@@ -7,7 +7,7 @@ import type { Deps } from "./core/context";
 import { settlesWithin } from "./core/deadline";
 import { HttpsListener } from "./http/https-listener";
 import type { RequestMeter, RequestNote } from "./http/request-metrics";
-import { startingResponse } from "./http/server";
+import { MAX_BODY_BYTES, startingResponse } from "./http/server";
 import { loadTlsMaterial, TlsConfigError } from "./tls/material";
 
 export type Fetch = (req: Request, server: Server<unknown>) => Response | Promise<Response>;
@@ -39,6 +39,18 @@ export function listenerFetch(note: RequestNote, ready: () => { handler: Fetch; 
       ? res.then((r) => meter!(req, r, started, server, hostKind, pathname))
       : meter!(req, res, started, server, hostKind, pathname);
   };
+}
+
+/** The HTTP listener, the primary's and every worker's (`reusePort` when they share the port). */
+export function startHttp(config: Deps["config"], fetch: Fetch, reusePort: boolean): Server<unknown> {
+  return Bun.serve({
+    hostname: config.host,
+    port: config.httpPort,
+    fetch,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    idleTimeout: config.idleTimeoutSeconds,
+    reusePort,
+  });
 }
 
 /**

@@ -17,14 +17,14 @@ import type { Deps } from "./core/context";
 import { createDeps, type DepsOptions } from "./deps";
 import { JobRunner } from "./jobs/runner";
 import { jobHandlers, periodicTasks } from "./jobs/tasks";
-import { makeFetch, MAX_BODY_BYTES, type Dispatch } from "./http/server";
+import { makeFetch, type Dispatch } from "./http/server";
 import { createSiteHandler } from "./sites/server";
 import { startMailReceiver, type MailReceiver } from "./features/mail/receiver";
 import { actorFromOAuthToken } from "./features/oauth/grants";
 import { acmeFront, acmeManager, apiHostname, mxHostname, type CertificateManager } from "./acme";
 import { onSiteChange } from "./features/publish";
 import type { HttpsListener } from "./http/https-listener";
-import { listenerFetch, startHttps, stopGracefully, wireHttpsCertificates } from "./listeners";
+import { listenerFetch, startHttp, startHttps, stopGracefully, wireHttpsCertificates } from "./listeners";
 import { newRequestNote, requestMeter } from "./http/request-metrics";
 import { gatherBeforeScrape, startMetricsListener, startMonitoring, stopMonitoring } from "./features/monitoring";
 import { addDeltas } from "./core/metrics";
@@ -80,14 +80,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // it too: the primary first checks that the port is free (the workers then join it).
   if (shared && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
   // Bound first so port 0 resolves to the real port before URLs are derived from it.
-  const http = Bun.serve({
-    hostname: config.host,
-    port: config.httpPort,
-    fetch,
-    maxRequestBodySize: MAX_BODY_BYTES,
-    idleTimeout: config.idleTimeoutSeconds,
-    reusePort: shared,
-  });
+  const http = startHttp(config, fetch, shared);
   try {
     deps = await createDeps(config, http.port!, opts);
   } catch (e) {

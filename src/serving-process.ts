@@ -1,4 +1,4 @@
-// A serving worker's process (`pier serve --workers N` starts N-1 of them; src/serving-workers.ts
+// A serving worker's process (`pier serve --workers N` starts N of them; src/serving-workers.ts
 // says how they share the ports and relay to the primary). It loads the site server and the
 // listeners, not the API, dashboard, MCP, mail receiver or job handlers: the code a process
 // loads sets what each of its garbage collections costs, and a worker that loads the whole app
@@ -10,8 +10,8 @@ import type { Config } from "./config";
 import { createDeps } from "./deps";
 import type { HttpsListener } from "./http/https-listener";
 import { newRequestNote, requestMeter, type RequestMeter } from "./http/request-metrics";
-import { makeFetch, MAX_BODY_BYTES } from "./http/server";
-import { listenerFetch, startHttps, stopGracefully, wireHttpsCertificates } from "./listeners";
+import { makeFetch } from "./http/server";
+import { listenerFetch, startHttp, startHttps, stopGracefully, wireHttpsCertificates } from "./listeners";
 import {
   followAnnouncedChanges,
   followSiteChanges,
@@ -58,14 +58,7 @@ export async function startServingWorker(settings: WorkerSettings): Promise<Serv
   let http: Server<unknown> | null = null;
   let https: HttpsListener | null = null;
   try {
-    http = Bun.serve({
-      hostname: config.host,
-      port: config.httpPort,
-      fetch,
-      maxRequestBodySize: MAX_BODY_BYTES,
-      idleTimeout: config.idleTimeoutSeconds,
-      reusePort: true,
-    });
+    http = startHttp(config, fetch, true);
     // With automatic HTTPS, the certificates the primary stored (CertificateManager.followStore).
     if (config.httpsPort !== null) https = await startHttps(deps, fetch);
   } catch (e) {

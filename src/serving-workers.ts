@@ -22,7 +22,7 @@ import type { Deps } from "./core/context";
 import type { Logger } from "./core/log";
 import { settlesWithin } from "./core/deadline";
 import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
-import { lingerAfterRefusal } from "./http/body-limit";
+import { endBodyTimer } from "./http/body-limit";
 import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { forgetChangedSites, type SiteHandler } from "./sites/server";
 import { WORKER_ENV } from "./worker-env";
@@ -191,17 +191,13 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
         duplex: "half",
       } as RequestInit);
       relayed.add(res);
-      // The timer switched off above is switched back on, or the connection would never idle
-      // out. A body the primary refused: its relay connection lingers, and so does the
-      // client's rather than stay open while it sends (a 408 comes with `Connection: close`).
-      if (hasBody) {
-        if (res.status >= 400) lingerAfterRefusal(req, server);
-        else server.timeout(req, idleTimeoutSeconds);
-      }
+      // The timer switched off above comes back on. A body the primary refused: its relay
+      // connection lingers, and so does the client's (a 408 comes with `Connection: close`).
+      if (hasBody) endBodyTimer(req, server, res.status >= 400, idleTimeoutSeconds);
       return res;
     } catch {
       // The body may still be arriving, and the timer is off: the same bounded linger.
-      if (hasBody) lingerAfterRefusal(req, server);
+      if (hasBody) endBodyTimer(req, server, true, idleTimeoutSeconds);
       return new Response("Pier is restarting; try again in a moment.", {
         status: 503,
         headers: { "retry-after": "1", "content-type": "text/plain; charset=utf-8" },

@@ -57,8 +57,19 @@ const REFUSED_BODY_LINGER_SECONDS = 5;
  * the unread bytes with a TCP reset, which can reach the client before the error and discard it
  * (curl then shows "connection reset" instead of the 413). Bun discards what keeps arriving.
  */
-export function lingerAfterRefusal(req: Request, server: Pick<Server<unknown>, "timeout">): void {
+function lingerAfterRefusal(req: Request, server: Pick<Server<unknown>, "timeout">): void {
   server.timeout(req, REFUSED_BODY_LINGER_SECONDS);
+}
+
+/**
+ * The connection's timer once a request with a body is answered. Bun keeps a request's timer
+ * (switched off while an upload streams or a worker relays, the body deadline while one is
+ * read) for its connection after the answer: back to the idle timeout, or a linger after a
+ * refusal.
+ */
+export function endBodyTimer(req: Request, server: Pick<Server<unknown>, "timeout">, refused: boolean, idleTimeoutSeconds: number): void {
+  if (refused) lingerAfterRefusal(req, server);
+  else server.timeout(req, idleTimeoutSeconds);
 }
 
 export const tooLarge = (limit: number) => new ApiError("PAYLOAD_TOO_LARGE", `This request's body is limited to ${limit} bytes.`, { max_bytes: limit });

@@ -5,7 +5,7 @@ import type { Deps } from "../core/context";
 import { ApiError } from "../core/errors";
 import { isComplete } from "../sites/files";
 import type { SiteHandler } from "../sites/server";
-import { bodyLimitFor, lingerAfterRefusal, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
+import { bodyLimitFor, endBodyTimer, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
@@ -105,11 +105,6 @@ function allowBodyTime(deps: Deps, req: Request, server: Server<unknown>): void 
   server.timeout(req, deps.config.bodyTimeoutSeconds + 5);
 }
 
-/** Back to the idle timeout once the body is read and answered (Bun keeps a request's timer for its connection). */
-function endBodyTime(deps: Deps, req: Request, server: Server<unknown>): void {
-  server.timeout(req, deps.config.idleTimeoutSeconds);
-}
-
 /** The body is read here, whole and bounded, so no route, parser or credential check ever sees an unbounded one. */
 type App = NonNullable<Dispatch["app"]>;
 
@@ -122,10 +117,9 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
     setClientIp(streamed, ip);
     const res = await app.fetch(streamed);
     // Bun's idle timer is off once the route reads the body (upload-stall.ts). A refused
-    // upload's body may not have been read: bound what the client may still send. Otherwise the
-    // timer comes back on, or the kept-alive connection would never idle out.
-    if (res.status >= 400) return endRefused(res, req, server);
-    endBodyTime(deps, req, server);
+    // upload's body may not have been read: bound what the client may still send.
+    if (res.status >= 400) return endRefused(deps, res, req, server);
+    endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
     return res;
   }
   const checkCredential = credentialChecks.get(app);
@@ -142,7 +136,7 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
   }
   setClientIp(api, ip);
   const res = await app.fetch(api);
-  endBodyTime(deps, req, server);
+  endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
   return res;
 }
 
@@ -172,7 +166,7 @@ async function dispatchSiteWithBody(
   if (forward) return forward(site, server, ip);
   setClientIp(site, ip);
   const res = await d.sites(site, host, ip);
-  endBodyTime(deps, req, server);
+  endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
   return withBaseHeaders(res, req);
 }
 
@@ -187,14 +181,14 @@ function bufferedCopy(req: Request, bytes: Buffer<ArrayBuffer> | null): Request 
 /** The 413, 408 or 400 for a body that was not read whole. */
 function refusedBody(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Response {
   const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
-  return endRefused(errorResponse(err, requestId(req), deps.urls.baseUrl), req, server);
+  return endRefused(deps, errorResponse(err, requestId(req), deps.urls.baseUrl), req, server);
 }
 
 /** How the connection of a refused body ends: lingering (body-limit.ts), or at once after a 408. */
-function endRefused(res: Response, req: Request, server: Server<unknown>): Response {
+function endRefused(deps: Deps, res: Response, req: Request, server: Server<unknown>): Response {
   // A body that timed out trickles or has stopped: no flood of unread bytes to make way for.
   if (res.status === 408) return withHeader(res, "connection", "close");
-  lingerAfterRefusal(req, server);
+  endBodyTimer(req, server, true, deps.config.idleTimeoutSeconds);
   return res;
 }
 
