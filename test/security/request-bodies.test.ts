@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH } from "../../src/http/json-guard";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { rawErrorCode, rawRequest } from "../helpers/raw-http";
 import { publishSite } from "../helpers/sites";
+import { declared, newBucket } from "../helpers/uploads";
 
 let t: TestPier;
 let owner: TestUser;
@@ -37,21 +38,10 @@ async function probeDuring(attack: () => Promise<unknown>[]): Promise<number> {
 
 /** The request line and headers of a signed storage PUT for `bytes` (a direct upload to a new bucket). */
 async function storagePutHead(p: TestPier, u: TestUser, bytes: Uint8Array): Promise<string> {
-  const r0 = await p.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "uploads" } } });
+  const { name, path, ...blob } = declared({ path: "big.bin", bytes, contentType: "application/octet-stream" });
   const d = await p.api("POST", "/api/v1/direct_uploads", {
     key: u.key,
-    body: {
-      bucket_id: r0.body.data.bucket.id,
-      path: "big.bin",
-      blob: {
-        filename: "big.bin",
-        byte_size: bytes.byteLength,
-        checksum: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
-        content_type: "application/octet-stream",
-        sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
-        purpose: "bucket_file",
-      },
-    },
+    body: { bucket_id: await newBucket(p, u.key, "uploads"), path, blob: { ...blob, filename: name, purpose: "bucket_file" } },
   });
   expect(d.status).toBe(201);
   const url = new URL(d.body.data.upload.url);
