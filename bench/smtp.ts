@@ -65,7 +65,7 @@ async function runServer() {
   if (!process.env.BENCH_RECEIVE_ONLY) return runPierServer();
   const { silentLogger } = await import("../src/core/log");
   const { startSmtpServer } = await import("../src/smtp/server");
-  const dir = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));
+  const dir = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "smtp-"));
   let filed = 0;
   const smtp = await startSmtpServer(
     {
@@ -89,7 +89,6 @@ async function runServer() {
   );
   await serveStats(() => filed, { port: smtp.port, addresses: Array.from({ length: 50 }, (_, i) => `box${i}@in.test`), big: "big@in.test" });
   await smtp.stop();
-  rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
 
@@ -101,7 +100,7 @@ async function runPierServer() {
   const { tableResolver } = await import("../src/features/mail/sender-auth");
   const { createApiKey } = await import("../src/features/accounts/keys");
   const { hashPassword, insertUserWithAccount } = await import("../src/features/accounts/service");
-  const dir = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));
+  const dir = mkdtempSync(join(process.env.BENCH_DATA_ROOT ?? tmpdir(), "pier-"));
   const config = loadConfig(
     {},
     {
@@ -156,7 +155,8 @@ async function runPierServer() {
     () => ({ ...pier.smtp!.commitStats, syncfs: pier.smtp!.syncStats?.syncs ?? 0 }),
   );
   await pier.stop();
-  rmSync(dir, { recursive: true, force: true });
+  // The data dir stays until the whole run ends (runClient): deleting thousands of files here
+  // made the next configuration's file-system threads pay for the kernel's cleanup.
   process.exit(0);
 }
 
@@ -255,6 +255,10 @@ async function runClient() {
   const i = process.argv.indexOf("--configs");
   const configs = i === -1 ? ["receive-only", "none", "cache", "cache+group", "all"] : process.argv[i + 1]!.split(",");
   console.log(`load average before: ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
+  // Every server's data dir, removed once after the last run (see runPierServer).
+  const dataRoot = mkdtempSync(join(tmpdir(), "pier-bench-smtp-"));
+  process.env.BENCH_DATA_ROOT = dataRoot;
+  process.on("exit", () => rmSync(dataRoot, { recursive: true, force: true }));
   for (const name of configs) {
     if (!CONFIGS[name]) throw new Error(`unknown config ${name} (${Object.keys(CONFIGS).join(", ")})`);
     console.log(`uptime before ${name}: load ${(await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")}`);
