@@ -7,7 +7,7 @@ import { authenticate, authPlugin, type AuthOptions, type BearerResolver } from 
 import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
 import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
-import { earlyBodyValidation, type RouteTable } from "./http/json-guard";
+import { earlyBodyValidation, type RouteTable } from "./http/body-validation";
 import { RateLimiter } from "./http/rate-limit";
 import { requestId } from "./http/request-info";
 import { actorFromApiKey } from "./features/accounts";

@@ -150,6 +150,15 @@ describe("a newcomer's first ten minutes with the built binary", () => {
     expect(await index.text()).not.toContain("_email");
     const mailDir = await fetch(pier.url + "/_email/", { headers: { host: new URL(siteUrl).host } });
     expect(mailDir.status).toBe(404);
+
+    // The operator's own check, from the same executable: nodemailer, which Pier loads only when
+    // it sends a message, is built in.
+    const check = await cli(["admin", "mail", "test", address, "--data-dir", join(work, "data")]);
+    expect(check.code).toBe(0);
+    expect(check.stderr).toContain(`test message sent to ${address}`);
+    const until = Date.now() + 30_000;
+    while ((await messages()).length < 2 && Date.now() < until) await Bun.sleep(100);
+    expect((await messages()).some((m) => m.subject.startsWith("Pier test message "))).toBe(true);
   }, 90_000);
 
   test("git sync runs inside the binary: a public repository is imported into a new bucket", async () => {

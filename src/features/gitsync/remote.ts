@@ -5,8 +5,13 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
-import git, { type GitAuth, type HttpClient } from "isomorphic-git";
+import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
+
+// Loaded by a sync's first git call: a serving worker, and a server that syncs nothing, never load
+// it (a megabyte of heap and ~1,800 functions that every garbage collection would walk).
+let isoGitModule: Promise<typeof import("isomorphic-git").default> | null = null;
+const isoGit = () => (isoGitModule ??= import("isomorphic-git").then((m) => m.default));
 
 /** A sync that could not complete: `code` is stable and goes into github_sync.last_error. */
 export class SyncFailure extends Error {
@@ -149,6 +154,7 @@ export function asSyncFailure(e: unknown): SyncFailure {
 
 /** The branch head on the remote, or null for an empty repository / missing branch. */
 export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow: boolean): Promise<string | null> {
+  const git = await isoGit();
   try {
     if (!fs.existsSync(join(store.gitdir, "config"))) await git.init({ fs, gitdir: store.gitdir, bare: true, defaultBranch: "pier-internal" });
     await git.setConfig({ fs, gitdir: store.gitdir, path: "remote.origin.url", value: access.url });
@@ -197,10 +203,12 @@ export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow
  * the whole tree again.
  */
 async function rememberHead(store: GitStore, access: RemoteAccess, oid: string): Promise<void> {
+  const git = await isoGit();
   await git.writeRef({ fs, gitdir: store.gitdir, ref: `refs/heads/${access.branch}`, value: oid, force: true });
 }
 
 async function hasObject(store: GitStore, oid: string): Promise<boolean> {
+  const git = await isoGit();
   try {
     await git.readObject({ fs, cache: store.cache, gitdir: store.gitdir, oid, format: "deflated" });
     return true;
@@ -258,6 +266,7 @@ function unsafePathFailure(e: unknown, prefix: string): unknown {
 type RawEntry = { oid: string; mode: string; type: "blob" | "tree" | "commit" };
 
 async function readTreeMap(store: GitStore, oid: string | null): Promise<Map<string, RawEntry>> {
+  const git = await isoGit();
   const m = new Map<string, RawEntry>();
   if (!oid) return m;
   const { tree } = await git.readTree({ fs, cache: store.cache, gitdir: store.gitdir, oid });
@@ -266,6 +275,7 @@ async function readTreeMap(store: GitStore, oid: string | null): Promise<Map<str
 }
 
 export async function treeOf(store: GitStore, commit: string | null): Promise<string | null> {
+  const git = await isoGit();
   if (!commit) return null;
   const { commit: c } = await git.readCommit({ fs, cache: store.cache, gitdir: store.gitdir, oid: commit });
   return c.tree;
@@ -287,19 +297,23 @@ export async function entryAt(store: GitStore, tree: string | null, path: string
 }
 
 export async function readBlob(store: GitStore, oid: string): Promise<Uint8Array> {
+  const git = await isoGit();
   return (await git.readBlob({ fs, cache: store.cache, gitdir: store.gitdir, oid })).blob;
 }
 
 export async function writeBlob(store: GitStore, bytes: Uint8Array): Promise<string> {
+  const git = await isoGit();
   return git.writeBlob({ fs, gitdir: store.gitdir, blob: bytes });
 }
 
 export async function hashBlob(bytes: Uint8Array): Promise<string> {
+  const git = await isoGit();
   return (await git.hashBlob({ object: bytes })).oid;
 }
 
 /** A new tree: `base` with the changes applied; only the directories on changed paths are rewritten. */
 export async function updateTree(store: GitStore, base: string | null, changes: Map<string, TreeEntry | null>): Promise<string | null> {
+  const git = await isoGit();
   const entries = await readTreeMap(store, base);
   const byDir = new Map<string, Map<string, TreeEntry | null>>();
   for (const [path, entry] of changes) {
@@ -329,6 +343,7 @@ export async function commitAndPush(
   access: RemoteAccess,
   input: { tree: string | null; parent: string | null; message: string; author: { name: string; email: string }; now: Date },
 ): Promise<string> {
+  const git = await isoGit();
   const tree = input.tree ?? (await git.writeTree({ fs, gitdir: store.gitdir, tree: [] }));
   const timestamp = Math.floor(input.now.getTime() / 1000);
   const oid = await git.commit({
@@ -363,6 +378,7 @@ export async function commitAndPush(
 }
 
 export async function commitMessage(store: GitStore, oid: string): Promise<string> {
+  const git = await isoGit();
   try {
     const { commit } = await git.readCommit({ fs, cache: store.cache, gitdir: store.gitdir, oid });
     return commit.message.split("\n")[0]!.slice(0, 200);

@@ -1,7 +1,6 @@
 // `pier admin mail test ADDRESS`: send a small message (text, HTML, one attachment) to the
 // local receiver over SMTP with nodemailer, upgrading with STARTTLS when offered, exactly as a
 // sending server would. The operator then sees it arrive in the bucket.
-import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import type { Config, Urls } from "../../config";
 
@@ -23,6 +22,7 @@ export function localSmtpServer(config: Config): { host: string; port: number } 
 
 export async function sendTestMessage(config: Config, urls: Urls, to: string, server = localSmtpServer(config)): Promise<TestMessageResult> {
   if (!server) throw new Error("the SMTP receiver is off (--smtp-port off); nothing to send to");
+  const nodemailer = await import("nodemailer");
   const transport = nodemailer.createTransport({
     host: server.host,
     port: server.port,

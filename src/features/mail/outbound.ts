@@ -1,7 +1,7 @@
 // Outbound mail behind a small interface: an SMTP relay (nodemailer) when PIER_SMTP_RELAY_URL is
 // set, otherwise an outbox table the instance admin reads (a log line says a message is waiting,
 // never its content: it may hold a one-time code).
-import { createTransport } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Deps } from "../../core/context";
 import { newId } from "../../core/ids";
 import { mailOutbox } from "../../db/schema";
@@ -41,17 +41,18 @@ export class OutboxMailer implements Mailer {
 
 export class SmtpRelayMailer implements Mailer {
   readonly via = "relay" as const;
-  private readonly transport;
+  private transport: Promise<Transporter> | null = null;
   constructor(
     private readonly deps: Deps,
-    relayUrl: string,
+    private readonly relayUrl: string,
     private readonly from: string,
-  ) {
-    this.transport = createTransport(relayUrl);
-  }
+  ) {}
 
   async send(msg: OutboundMessage): Promise<{ id: string }> {
-    const info = await this.transport.sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text });
+    // nodemailer is loaded with the first message: most processes (every serving worker) never
+    // send one, and it is the largest module Pier would otherwise load at start.
+    this.transport ??= import("nodemailer").then((m) => m.createTransport(this.relayUrl));
+    const info = await (await this.transport).sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text });
     this.deps.log.info("outbound message relayed", { kind: msg.kind, message_id: info.messageId });
     return { id: String(info.messageId ?? newId("msg")) };
   }
