@@ -20,12 +20,22 @@ test("a local day's bounds hold every instant keyed to it, in every zone", () =>
       expect(end).toBeGreaterThan(ms);
       expect(localDay(zone, start)).toBe(day);
       expect(localDay(zone, start - 1)).not.toBe(day);
-      // 23 to 25 hours, or a whole day skipped or doubled by a date-line move (Samoa 2011 is before FROM).
-      expect(end - start).toBeGreaterThanOrEqual(23 * 3_600_000);
-      expect(end - start).toBeLessThanOrEqual(25 * 3_600_000);
+      // 23 to 25 hours where summer time moves clocks by an hour; 22 and 26 in Antarctica/Troll,
+      // whose summer time is two hours (+00/+02). A date-line move (Samoa 2011) is before FROM.
+      expect(end - start).toBeGreaterThanOrEqual((zone === "Antarctica/Troll" ? 22 : 23) * 3_600_000);
+      expect(end - start).toBeLessThanOrEqual((zone === "Antarctica/Troll" ? 26 : 25) * 3_600_000);
     }),
     { numRuns: 3000 },
   );
+});
+
+test("Antarctica/Troll's two-hour clock changes make days of 22 and 26 hours", () => {
+  // The counterexample a random run found: 2023-10-29 starts at 22:00 UTC the day before (+02)
+  // and ends at 00:00 UTC the day after (+00).
+  const day = localDay("Antarctica/Troll", Date.parse("2023-10-28T22:00:00Z"));
+  expect(day).toBe("2023-10-29");
+  expect(dayStart("Antarctica/Troll", nextDate(day)) - dayStart("Antarctica/Troll", day)).toBe(26 * 3_600_000);
+  expect(dayStart("Antarctica/Troll", "2024-04-01") - dayStart("Antarctica/Troll", "2024-03-31")).toBe(22 * 3_600_000);
 });
 
 test("a segment of an hour shares its local date from start to end", () => {
