@@ -5,8 +5,9 @@ import { scopeRank } from "../../core/context";
 import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { newId, randomToken } from "../../core/ids";
-import { accounts, apiKeys, memberships, users } from "../../db/schema";
+import { apiKeys } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { credentialQueries } from "./credential-queries";
 import { roleScope } from "./roles";
 
 export const KEY_PREFIX = "pier_";
@@ -50,39 +51,26 @@ export function createApiKey(deps: Deps, input: NewKeyInput, db: DbOrTx = deps.d
 /** The actor behind a bearer key, or null when the key is unknown, revoked or expired. */
 export function actorFromApiKey(deps: Deps, token: string): Actor | null {
   if (!token.startsWith(KEY_PREFIX) || token.length > 200) return null;
-  const row = deps.db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.tokenHash, sha256Hex(token)), isNull(apiKeys.revokedAt)))
-    .get();
+  const row = credentialQueries(deps.db).liveKeyByHash.get({ hash: sha256Hex(token) });
   return row ? actorOfKey(deps, row, true) : null;
 }
 
 /** What a key may do now, by its id (null when revoked, expired or its user left the account); not a use of the key. */
 export function actorFromApiKeyId(deps: Deps, keyId: string): Actor | null {
-  const row = deps.db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .get();
+  const row = credentialQueries(deps.db).liveKeyById.get({ id: keyId });
   return row ? actorOfKey(deps, row, false) : null;
 }
 
 function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
   const now = deps.clock.now();
   if (row.expiresAt && row.expiresAt <= now.toISOString()) return null;
-  const account = deps.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, row.accountId)).get();
-  if (!account) return null;
+  const q = credentialQueries(deps.db);
+  if (!q.accountExists.get({ id: row.accountId })) return null;
   let roleCap: Scope = "bucket_admin";
   let isOwner = false;
   let isAdmin = false;
   if (row.userId) {
-    const m = deps.db
-      .select({ role: memberships.role, admin: users.isInstanceAdmin, disabledAt: users.disabledAt })
-      .from(memberships)
-      .innerJoin(users, eq(users.id, memberships.userId))
-      .where(and(eq(memberships.accountId, row.accountId), eq(memberships.userId, row.userId)))
-      .get();
+    const m = q.member.get({ accountId: row.accountId, userId: row.userId });
     if (!m) return null; // the key's user left the account: the key dies with the membership
     if (m.disabledAt) return null; // a disabled user's keys stop working until they are enabled
     roleCap = roleScope(m.role);

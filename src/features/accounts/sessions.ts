@@ -1,10 +1,11 @@
 // Browser sessions: a random token (the cookie that carries it is src/http/session-cookie.ts)
 // of which only the SHA-256 is stored, a sliding expiry, and the CSRF token bound to it.
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
-import { memberships, sessions, users } from "../../db/schema";
+import { sessions } from "../../db/schema";
+import { credentialQueries } from "./credential-queries";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
 import { isoAfter } from "../../core/clock";
@@ -43,11 +44,7 @@ export function createSession(
 
 export function findSession(deps: Deps, token: string | undefined): SessionRow | null {
   if (!token || token.length > 200) return null;
-  const row = deps.db
-    .select()
-    .from(sessions)
-    .where(eq(sessions.tokenHash, sha256Hex(token)))
-    .get();
+  const row = credentialQueries(deps.db).sessionByHash.get({ hash: sha256Hex(token) });
   if (!row) return null;
   const now = deps.clock.now();
   if (row.expiresAt <= now.toISOString()) {
@@ -69,12 +66,7 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
 export function actorFromSession(deps: Deps, session: SessionRow): Actor | null {
   const accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
   if (!accountId) return null;
-  const m = deps.db
-    .select({ role: memberships.role, admin: users.isInstanceAdmin, disabledAt: users.disabledAt })
-    .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
-    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, session.userId)))
-    .get();
+  const m = credentialQueries(deps.db).member.get({ accountId, userId: session.userId });
   if (!m || m.disabledAt) return null;
   return {
     kind: "session",
