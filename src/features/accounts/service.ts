@@ -1,10 +1,11 @@
 // Users, accounts and memberships. Sign-up, bootstrap and the admin CLI all come through here.
-import { and, count, eq } from "drizzle-orm";
+import { and, count, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { accounts, memberships, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
+import { preparedPerDb } from "../../db/prepared";
 import type { Role } from "./roles";
 
 export type UserRow = typeof users.$inferSelect;
@@ -35,8 +36,11 @@ export function getUser(deps: Deps, id: string): UserRow | undefined {
   return deps.db.select().from(users).where(eq(users.id, id)).get();
 }
 
+const accountQuery = (db: DbOrTx, id: string | Placeholder) => db.select().from(accounts).where(eq(accounts.id, id));
+const preparedAccount = preparedPerDb((db) => accountQuery(db, sql.placeholder("id")).prepare());
+
 export function getAccount(deps: Deps, id: string, db: DbOrTx = deps.db): AccountRow {
-  const a = db.select().from(accounts).where(eq(accounts.id, id)).get();
+  const a = db === deps.db ? preparedAccount(deps.db).get({ id }) : accountQuery(db, id).get();
   if (!a) throw new ApiError("ACCOUNT_NOT_FOUND");
   return a;
 }

@@ -1,11 +1,12 @@
 // Bucket-level authorization, used by every feature that touches a bucket. The route already
 // checked the credential's scope; here the bucket's account and per-bucket grants decide.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, BucketPermission, Deps, Scope } from "../../core/context";
 import { scopeOfPermission, scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketLocks, buckets, deletedBuckets } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { preparedPerDb } from "../../db/prepared";
 
 export type BucketRow = typeof buckets.$inferSelect;
 
@@ -123,8 +124,11 @@ export function loadMutableBucket(deps: Deps, actor: Actor, bucketId: string, ch
   return bucket;
 }
 
+const lockQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().from(bucketLocks).where(eq(bucketLocks.bucketId, bucketId));
+const preparedLock = preparedPerDb((db) => lockQuery(db, sql.placeholder("bucketId")).prepare());
+
 export function activeLock(deps: Deps, bucketId: string, db: DbOrTx = deps.db) {
-  const lock = db.select().from(bucketLocks).where(eq(bucketLocks.bucketId, bucketId)).get();
+  const lock = db === deps.db ? preparedLock(deps.db).get({ bucketId }) : lockQuery(db, bucketId).get();
   if (!lock) return null;
   if (lock.expiresAt <= deps.clock.now().toISOString()) return null;
   return lock;

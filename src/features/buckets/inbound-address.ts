@@ -2,12 +2,13 @@
 // on/off switch, the `inbound_email` state every bucket response carries, and the RCPT TO
 // lookup. Readiness has one definition (blockedReason) shared by the API and the receiver, so
 // `ready: true` means exactly "the receiver accepts mail for this address now".
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { randomToken } from "../../core/ids";
 import type { Db } from "../../db/client";
 import { accounts, buckets, mailAddresses } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
+import { preparedPerDb } from "../../db/prepared";
 import type { BucketRow } from "./authorization";
 
 export type AddressRow = typeof mailAddresses.$inferSelect;
@@ -38,8 +39,12 @@ export function newLocalPart(title: string): string {
 
 export const fullAddress = (deps: Pick<Deps, "urls">, row: AddressRow) => `${row.localPart}@${deps.urls.mailDomain}`;
 
-export function addressOfBucket(bucketId: string, db: DbOrTx): AddressRow | undefined {
-  return db.select().from(mailAddresses).where(eq(mailAddresses.bucketId, bucketId)).get();
+const addressQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().from(mailAddresses).where(eq(mailAddresses.bucketId, bucketId));
+const preparedAddress = preparedPerDb((db) => addressQuery(db, sql.placeholder("bucketId")).prepare());
+
+/** `deps`: given when `db` may be the connection itself (then the lookup is prepared). */
+export function addressOfBucket(bucketId: string, db: DbOrTx, deps?: Deps): AddressRow | undefined {
+  return deps && db === deps.db ? preparedAddress(deps.db).get({ bucketId }) : addressQuery(db, bucketId).get();
 }
 
 /**
@@ -79,13 +84,16 @@ export function blockedReason(deps: Deps, bucket: BucketRow, row: AddressRow | u
   return null;
 }
 
-const accountReadOnly = (accountId: string, db: DbOrTx) =>
-  Boolean(db.select({ r: accounts.readOnly }).from(accounts).where(eq(accounts.id, accountId)).get()?.r);
+const readOnlyQuery = (db: DbOrTx, accountId: string | Placeholder) => db.select({ r: accounts.readOnly }).from(accounts).where(eq(accounts.id, accountId));
+const preparedReadOnly = preparedPerDb((db) => readOnlyQuery(db, sql.placeholder("accountId")).prepare());
+
+const accountReadOnly = (deps: Deps, accountId: string, db: DbOrTx) =>
+  Boolean((db === deps.db ? preparedReadOnly(deps.db).get({ accountId }) : readOnlyQuery(db, accountId).get())?.r);
 
 /** The `inbound_email` object of a bucket response and of GET /buckets/:id/inbound_email. */
 export function inboundEmailState(deps: Deps, bucket: BucketRow, db: DbOrTx = deps.db) {
-  const row = addressOfBucket(bucket.id, db);
-  const reason = blockedReason(deps, bucket, row, accountReadOnly(bucket.accountId, db));
+  const row = addressOfBucket(bucket.id, db, deps);
+  const reason = blockedReason(deps, bucket, row, accountReadOnly(deps, bucket.accountId, db));
   return {
     enabled: Boolean(row?.enabled),
     ready: reason === null,

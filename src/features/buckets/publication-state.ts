@@ -1,9 +1,10 @@
 // What the bucket feature needs to know about publishing, in one place: the Bucket resource
 // (present.ts), archive, bulk archive and delete all go through these two functions.
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { publications } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { preparedPerDb } from "../../db/prepared";
 
 export interface PublicationSummary {
   published: boolean;
@@ -25,8 +26,12 @@ function active(deps: Deps, p: Row): boolean {
 }
 
 /** Publication state of one bucket: the main site decides `published`; a live preview also blocks archive/delete. */
+const publicationsQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().from(publications).where(eq(publications.bucketId, bucketId));
+const preparedPublications = preparedPerDb((db) => publicationsQuery(db, sql.placeholder("bucketId")).prepare());
+
 export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = deps.db): PublicationSummary {
-  return summarize(deps, db.select().from(publications).where(eq(publications.bucketId, bucketId)).all(), deps.customDomainOf(bucketId));
+  const rows = db === deps.db ? preparedPublications(deps.db).all({ bucketId }) : publicationsQuery(db, bucketId).all();
+  return summarize(deps, rows, deps.customDomainOf(bucketId));
 }
 
 /** The same summary for a page of buckets in one query (lists must not query per row). */

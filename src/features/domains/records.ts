@@ -1,8 +1,9 @@
 // Custom-domain rows: reads shared by the service, the re-check job and the site server.
-import { and, eq, inArray, isNotNull, ne } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, ne, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { customDomains } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { preparedPerDb } from "../../db/prepared";
 import { findPublication } from "../publish";
 
 export type DomainRow = typeof customDomains.$inferSelect;
@@ -24,12 +25,15 @@ export function verifiedElsewhere(db: DbOrTx, hostname: string, exceptId: string
     .get();
 }
 
-export function activeDomainOfBucket(deps: Deps, bucketId: string, db: DbOrTx = deps.db): DomainRow | undefined {
-  return db
+const activeDomainQuery = (db: DbOrTx, bucketId: string | Placeholder) =>
+  db
     .select()
     .from(customDomains)
-    .where(and(eq(customDomains.bucketId, bucketId), eq(customDomains.status, "active")))
-    .get();
+    .where(and(eq(customDomains.bucketId, bucketId), eq(customDomains.status, "active")));
+const preparedActiveDomain = preparedPerDb((db) => activeDomainQuery(db, sql.placeholder("bucketId")).prepare());
+
+export function activeDomainOfBucket(deps: Deps, bucketId: string, db: DbOrTx = deps.db): DomainRow | undefined {
+  return db === deps.db ? preparedActiveDomain(deps.db).get({ bucketId }) : activeDomainQuery(db, bucketId).get();
 }
 
 export function activeDomainsOfBuckets(deps: Deps, bucketIds: string[], db: DbOrTx = deps.db): DomainRow[] {

@@ -1,9 +1,10 @@
 // The connection rows and their sealed secrets. Secrets are sealed with the instance key,
 // bound (AAD) to the connection id, and never leave this file except towards the git server.
-import { eq } from "drizzle-orm";
+import { eq, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { gitSyncConnections } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
+import { preparedPerDb } from "../../db/prepared";
 import { installationFailure, installationToken } from "./github-app";
 import { githubInstallations } from "../../db/schema";
 import { and } from "drizzle-orm";
@@ -11,8 +12,11 @@ import { SyncFailure, type RemoteAccess } from "./remote";
 
 export type ConnectionRow = typeof gitSyncConnections.$inferSelect;
 
+const connectionQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().from(gitSyncConnections).where(eq(gitSyncConnections.bucketId, bucketId));
+const preparedConnection = preparedPerDb((db) => connectionQuery(db, sql.placeholder("bucketId")).prepare());
+
 export function connectionOf(deps: Deps, bucketId: string, db: DbOrTx = deps.db): ConnectionRow | undefined {
-  return db.select().from(gitSyncConnections).where(eq(gitSyncConnections.bucketId, bucketId)).get();
+  return db === deps.db ? preparedConnection(deps.db).get({ bucketId }) : connectionQuery(db, bucketId).get();
 }
 
 export function connectionById(deps: Deps, id: string, db: DbOrTx = deps.db): ConnectionRow | undefined {

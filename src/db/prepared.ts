@@ -1,0 +1,15 @@
+// A drizzle query prepared once per database connection. Building a query's SQL through drizzle
+// costs 10-30 µs, more than SQLite takes to run a primary-key lookup (1-3 µs): lookups made per
+// request or per listed row are prepared (bench/README.md). A caller inside a transaction (a Tx,
+// not the connection's own Db) runs the query as built instead: write the query once as a
+// function of its parameter, given either a value or `sql.placeholder(...)`.
+import type { Db } from "./client";
+
+export function preparedPerDb<Q>(prepare: (db: Db) => Q): (db: Db) => Q {
+  const prepared = new WeakMap<Db, Q>();
+  return (db) => {
+    let q = prepared.get(db);
+    if (q === undefined) prepared.set(db, (q = prepare(db)));
+    return q;
+  };
+}
