@@ -3,6 +3,7 @@
 // API key's three cost ~85 µs, about a fifth of a small API request (bench/README.md).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { preparedPerDb } from "../../db/prepared";
 import { accounts, apiKeys, memberships, sessions, users } from "../../db/schema";
 
 const prepare = (db: Db) => ({
@@ -34,10 +35,4 @@ const prepare = (db: Db) => ({
     .prepare(),
 });
 
-const prepared = new WeakMap<Db, ReturnType<typeof prepare>>();
-
-export function credentialQueries(db: Db): ReturnType<typeof prepare> {
-  let q = prepared.get(db);
-  if (!q) prepared.set(db, (q = prepare(db)));
-  return q;
-}
+export const credentialQueries = preparedPerDb(prepare);

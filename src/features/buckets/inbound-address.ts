@@ -128,7 +128,7 @@ const prepareRecipientQueries = (db: Db) => ({
     .where(eq(accounts.id, sql.placeholder("id")))
     .prepare(),
 });
-const recipientQueries = new WeakMap<Db, ReturnType<typeof prepareRecipientQueries>>();
+const recipientQueries = preparedPerDb(prepareRecipientQueries);
 
 /** RCPT TO: which bucket an address files into, or the SMTP refusal. */
 export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
@@ -137,8 +137,7 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   if (at < 1 || domain !== deps.urls.mailDomain)
     return { ok: false, code: 550, message: "Relaying denied: this server only receives mail for its own addresses" };
   const localPart = address.slice(0, at).toLowerCase();
-  let q = recipientQueries.get(deps.db);
-  if (!q) recipientQueries.set(deps.db, (q = prepareRecipientQueries(deps.db)));
+  const q = recipientQueries(deps.db);
   const row = q.address.get({ localPart });
   if (!row) return { ok: false, code: 550, message: "No such mailbox" };
   const bucket = q.bucket.get({ id: row.bucketId });
