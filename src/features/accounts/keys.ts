@@ -7,7 +7,7 @@ import { ApiError } from "../../core/errors";
 import { newId, randomToken } from "../../core/ids";
 import { apiKeys } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { credentialQueries } from "./credential-queries";
+import { credentialQueries, memberOf } from "./credential-queries";
 import { roleScope } from "./roles";
 
 export const KEY_PREFIX = "pier_";
@@ -70,7 +70,7 @@ function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
   let isOwner = false;
   let isAdmin = false;
   if (row.userId) {
-    const m = q.member.get({ accountId: row.accountId, userId: row.userId });
+    const m = memberOf(deps.db, row.accountId, row.userId);
     if (!m) return null; // the key's user left the account: the key dies with the membership
     if (m.disabledAt) return null; // a disabled user's keys stop working until they are enabled
     roleCap = roleScope(m.role);

@@ -5,7 +5,7 @@ import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
 import { sessions } from "../../db/schema";
-import { credentialQueries } from "./credential-queries";
+import { credentialQueries, memberOf } from "./credential-queries";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
 import { isoAfter } from "../../core/clock";
@@ -66,7 +66,7 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
 export function actorFromSession(deps: Deps, session: SessionRow): Actor | null {
   const accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
   if (!accountId) return null;
-  const m = credentialQueries(deps.db).member.get({ accountId, userId: session.userId });
+  const m = memberOf(deps.db, accountId, session.userId);
   if (!m || m.disabledAt) return null;
   return {
     kind: "session",

@@ -23,16 +23,21 @@ export function hasAccountWideAdmin(actor: Actor): boolean {
   return actor.bucketAccess === "all" && actor.scope === "bucket_admin";
 }
 
+const accountBucketQuery = (db: DbOrTx, bucketId: string | Placeholder, accountId: string | Placeholder) =>
+  db
+    .select()
+    .from(buckets)
+    .where(and(eq(buckets.id, bucketId), eq(buckets.accountId, accountId)));
+// Nearly every bucket route loads its bucket first.
+const preparedAccountBucket = preparedPerDb((db) => accountBucketQuery(db, sql.placeholder("bucketId"), sql.placeholder("accountId")).prepare());
+
 /**
  * Load a bucket the actor may use at `need`. Buckets of other accounts and buckets outside a
  * key's selection are reported as not found (no existence leak); too little scope is FORBIDDEN.
  */
 export function loadBucket(deps: Deps, actor: Actor, bucketId: string, need: Scope, db: DbOrTx = deps.db): BucketRow {
-  const bucket = db
-    .select()
-    .from(buckets)
-    .where(and(eq(buckets.id, bucketId), eq(buckets.accountId, actor.accountId)))
-    .get();
+  const bucket =
+    db === deps.db ? preparedAccountBucket(deps.db).get({ bucketId, accountId: actor.accountId }) : accountBucketQuery(db, bucketId, actor.accountId).get();
   const scope = bucket ? effectiveScope(actor, bucket.id) : null;
   if (!bucket || !scope) {
     // Say "deleted" only to the account that owned it; everyone else learns nothing.
