@@ -1,10 +1,10 @@
-// The lookups behind every authenticated request (an API key's row, its account and the member's
-// role; a session's row), prepared once per database. Built through drizzle on each request, an
+// The lookups behind every authenticated request (an API key's row and the member's role; a
+// session's row; the account is service.ts's findAccount), prepared once per database. Built through drizzle on each request, an
 // API key's three cost ~85 µs, about a fifth of a small API request (bench/README.md).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { preparedPerDb } from "../../db/prepared";
-import { accounts, apiKeys, memberships, sessions, users } from "../../db/schema";
+import { apiKeys, memberships, sessions, users } from "../../db/schema";
 
 const prepare = (db: Db) => ({
   liveKeyByHash: db
@@ -16,11 +16,6 @@ const prepare = (db: Db) => ({
     .select()
     .from(apiKeys)
     .where(and(eq(apiKeys.id, sql.placeholder("id")), isNull(apiKeys.revokedAt)))
-    .prepare(),
-  accountExists: db
-    .select({ id: accounts.id })
-    .from(accounts)
-    .where(eq(accounts.id, sql.placeholder("id")))
     .prepare(),
   // Two primary-key lookups, not a join of memberships and users: Bun's SQLite ran that join
   // several times slower than both lookups together (bench/README.md).

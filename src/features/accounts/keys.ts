@@ -9,6 +9,7 @@ import { apiKeys } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { credentialQueries, memberOf } from "./credential-queries";
 import { roleScope } from "./roles";
+import { findAccount } from "./service";
 
 export const KEY_PREFIX = "pier_";
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -64,8 +65,7 @@ export function actorFromApiKeyId(deps: Deps, keyId: string): Actor | null {
 function actorOfKey(deps: Deps, row: ApiKeyRow, used: boolean): Actor | null {
   const now = deps.clock.now();
   if (row.expiresAt && row.expiresAt <= now.toISOString()) return null;
-  const q = credentialQueries(deps.db);
-  if (!q.accountExists.get({ id: row.accountId })) return null;
+  if (!findAccount(deps, row.accountId)) return null;
   let roleCap: Scope = "bucket_admin";
   let isOwner = false;
   let isAdmin = false;

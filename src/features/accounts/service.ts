@@ -39,8 +39,13 @@ export function getUser(deps: Deps, id: string): UserRow | undefined {
 const accountQuery = (db: DbOrTx, id: string | Placeholder) => db.select().from(accounts).where(eq(accounts.id, id));
 const preparedAccount = preparedPerDb((db) => accountQuery(db, sql.placeholder("id")).prepare());
 
+/** The account, or undefined when there is none (getAccount refuses instead). */
+export function findAccount(deps: Deps, id: string, db: DbOrTx = deps.db): AccountRow | undefined {
+  return db === deps.db ? preparedAccount(deps.db).get({ id }) : accountQuery(db, id).get();
+}
+
 export function getAccount(deps: Deps, id: string, db: DbOrTx = deps.db): AccountRow {
-  const a = db === deps.db ? preparedAccount(deps.db).get({ id }) : accountQuery(db, id).get();
+  const a = findAccount(deps, id, db);
   if (!a) throw new ApiError("ACCOUNT_NOT_FOUND");
   return a;
 }

@@ -42,9 +42,8 @@ export const fullAddress = (deps: Pick<Deps, "urls">, row: AddressRow) => `${row
 const addressQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().from(mailAddresses).where(eq(mailAddresses.bucketId, bucketId));
 const preparedAddress = preparedPerDb((db) => addressQuery(db, sql.placeholder("bucketId")).prepare());
 
-/** `deps`: given when `db` may be the connection itself (then the lookup is prepared). */
-export function addressOfBucket(bucketId: string, db: DbOrTx, deps?: Deps): AddressRow | undefined {
-  return deps && db === deps.db ? preparedAddress(deps.db).get({ bucketId }) : addressQuery(db, bucketId).get();
+export function addressOfBucket(deps: Deps, bucketId: string, db: DbOrTx = deps.db): AddressRow | undefined {
+  return db === deps.db ? preparedAddress(deps.db).get({ bucketId }) : addressQuery(db, bucketId).get();
 }
 
 /**
@@ -56,7 +55,7 @@ export function addressOfBucket(bucketId: string, db: DbOrTx, deps?: Deps): Addr
 export function setInboundEmail(deps: Deps, bucket: BucketRow, input: { enabled: boolean }, tx: DbOrTx): void {
   transaction(tx, (t) => {
     const now = deps.clock.now().toISOString();
-    const existing = addressOfBucket(bucket.id, t);
+    const existing = addressOfBucket(deps, bucket.id, t);
     if (existing) {
       if (existing.enabled !== input.enabled)
         t.update(mailAddresses).set({ enabled: input.enabled, updatedAt: now }).where(eq(mailAddresses.localPart, existing.localPart)).run();
@@ -92,7 +91,7 @@ const accountReadOnly = (deps: Deps, accountId: string, db: DbOrTx) =>
 
 /** The `inbound_email` object of a bucket response and of GET /buckets/:id/inbound_email. */
 export function inboundEmailState(deps: Deps, bucket: BucketRow, db: DbOrTx = deps.db) {
-  const row = addressOfBucket(bucket.id, db, deps);
+  const row = addressOfBucket(deps, bucket.id, db);
   const reason = blockedReason(deps, bucket, row, accountReadOnly(deps, bucket.accountId, db));
   return {
     enabled: Boolean(row?.enabled),
@@ -109,8 +108,9 @@ export type RecipientLookup = { ok: true; bucketId: string; localPart: string } 
 
 // RCPT TO runs this for every recipient of every message, on the event loop that speaks SMTP:
 // built through drizzle each time, its three queries cost that loop a fifth of its CPU while
-// mail streamed in (bench/README.md). Prepared once per database; three primary-key lookups,
-// not one join, which SQLite ran 5-8x slower (measured: 16 µs against 1-2 µs each).
+// mail streamed in (bench/README.md). Prepared once per database (the account's read-only flag
+// is accountReadOnly's); primary-key lookups, not one join, which SQLite ran 5-8x slower
+// (measured: 16 µs against 1-2 µs each).
 const prepareRecipientQueries = (db: Db) => ({
   address: db
     .select()
@@ -121,11 +121,6 @@ const prepareRecipientQueries = (db: Db) => ({
     .select()
     .from(buckets)
     .where(eq(buckets.id, sql.placeholder("id")))
-    .prepare(),
-  readOnly: db
-    .select({ r: accounts.readOnly })
-    .from(accounts)
-    .where(eq(accounts.id, sql.placeholder("id")))
     .prepare(),
 });
 const recipientQueries = preparedPerDb(prepareRecipientQueries);
@@ -142,7 +137,7 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   if (!row) return { ok: false, code: 550, message: "No such mailbox" };
   const bucket = q.bucket.get({ id: row.bucketId });
   if (!bucket) return { ok: false, code: 550, message: "Mailbox no longer exists" };
-  const reason = blockedReason(deps, bucket, row, Boolean(q.readOnly.get({ id: bucket.accountId })?.r));
+  const reason = blockedReason(deps, bucket, row, accountReadOnly(deps, bucket.accountId, deps.db));
   if (reason === "not_enabled") return { ok: false, code: 550, message: "No such mailbox" };
   if (reason === "bucket_deleting") return { ok: false, code: 550, message: "Mailbox no longer exists" };
   if (reason) return { ok: false, code: 550, message: `Mailbox disabled, not accepting messages (${reason})` };

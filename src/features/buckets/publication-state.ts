@@ -25,10 +25,10 @@ function active(deps: Deps, p: Row): boolean {
   return p.expiresAt === null || p.expiresAt > deps.clock.now().toISOString();
 }
 
-/** Publication state of one bucket: the main site decides `published`; a live preview also blocks archive/delete. */
 const publicationsQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().from(publications).where(eq(publications.bucketId, bucketId));
 const preparedPublications = preparedPerDb((db) => publicationsQuery(db, sql.placeholder("bucketId")).prepare());
 
+/** Publication state of one bucket: the main site decides `published`; a live preview also blocks archive/delete. */
 export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = deps.db): PublicationSummary {
   const rows = db === deps.db ? preparedPublications(deps.db).all({ bucketId }) : publicationsQuery(db, bucketId).all();
   return summarize(deps, rows, deps.customDomainOf(bucketId));
