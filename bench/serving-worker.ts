@@ -5,7 +5,9 @@
 // percentiles up to p99.9 and RSS. With --compare DIR, a serving worker of another checkout
 // (e.g. of main before a change) is measured in the same rounds.
 // Run: ./node_modules/.bin/bun bench/serving-worker.ts [--duration 10] [--rounds 2] [--connections 32]
-//   [--compare <another checkout>] [--user-agent "..."]   Needs: wrk (apt-get install -y wrk).
+//   [--compare <another checkout>] [--binary dist/pier] [--user-agent "..."]   Needs: wrk (apt-get install -y wrk).
+// With --binary, the serving worker of a compiled binary (`npm run build`) is measured too: what
+// users run is bundled, the source tree is not.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +26,7 @@ const DURATION = Number(argOf("duration") ?? 10);
 const ROUNDS = Number(argOf("rounds") ?? 2);
 const CONNECTIONS = Number(argOf("connections") ?? 32);
 const COMPARE = argOf("compare");
+const BINARY = argOf("binary");
 // A browser: every page view is a visit (the client address is read for the visitor hash).
 const USER_AGENT = argOf("user-agent") ?? "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36";
 const SECRET = "bench-secret-key-bench-secret-key-bench-secret";
@@ -58,7 +61,7 @@ interface Variant {
 const bunOf = (tree: string) => join(tree, "node_modules/.bin/bun");
 
 /** A serving worker of `tree` as the primary starts one, with this bench as its primary (it watches its parent). */
-function workerOf(name: string, tree: string): Variant {
+function workerOf(name: string, tree: string, binary: string | null = null): Variant {
   return {
     name,
     start(port) {
@@ -72,7 +75,8 @@ function workerOf(name: string, tree: string): Variant {
         logLevel: "warn" as const,
       };
       const settings = { config, httpPort: port, httpsPort: null, relaySocket: join(work, "no-primary.sock"), index: 1, primaryPid: process.pid };
-      return spawn("taskset", ["-c", "0", bunOf(tree), join(tree, "src/main.ts"), "serve"], {
+      const command = binary === null ? [bunOf(tree), join(tree, "src/main.ts")] : [binary];
+      return spawn("taskset", ["-c", "0", ...command, "serve"], {
         env: { ...process.env, [WORKER_ENV]: JSON.stringify(settings) },
         stdio: ["ignore", "inherit", "inherit"],
       });
@@ -91,6 +95,7 @@ const wholeApp: Variant = {
 
 const variants: Variant[] = [workerOf("serving worker", root), wholeApp];
 if (COMPARE) variants.push(workerOf(`serving worker of ${COMPARE}`, COMPARE));
+if (BINARY) variants.push(workerOf(`serving worker of the binary ${BINARY}`, root, BINARY));
 
 async function untilAnswering(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
