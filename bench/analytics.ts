@@ -115,7 +115,9 @@ async function requestsPerSecond() {
   deps.close();
   const server = await serveDataDir(dir, SECRET);
   console.log(`\n### Site requests/s, analytics on vs off (wrk -t2 -c50 -d${DURATION}s, ${ROUNDS} alternating rounds, \`pier serve\` defaults)\n`);
-  console.log("| Traffic | Round | on req/s | off req/s | on is slower by | on p99 | off p99 | on CPU µs/req | off CPU µs/req |\n|---|---|---|---|---|---|---|---|---|");
+  console.log(
+    "| Traffic | Round | on req/s | off req/s | on is slower by | on p99 | off p99 | on CPU µs/req | off CPU µs/req |\n|---|---|---|---|---|---|---|---|---|",
+  );
   const summary: string[] = [];
   // The server's CPU per request (user + system of every `pier serve` process): wrk shares the
   // two cores, so req/s moves with whatever else runs; the CPU a request costs the server barely

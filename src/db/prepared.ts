@@ -4,6 +4,10 @@
 // not the connection's own Db) runs the query as built instead: write the query once as a
 // function of its parameter, given either a value or `sql.placeholder(...)`.
 import type { Db } from "./client";
+import type { DbOrTx } from "./tx";
+
+/** The connection itself (its prepared queries apply), not a transaction handed to a callback. */
+export const isConnection = (db: DbOrTx): db is Db => "$client" in db;
 
 export function preparedPerDb<Q>(prepare: (db: Db) => Q): (db: Db) => Q {
   const prepared = new WeakMap<Db, Q>();

@@ -1,9 +1,10 @@
 // Bucket rules: (deps, actor, input) -> result. No HTTP here.
-import { and, count, desc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, count, desc, eq, inArray, isNotNull, isNull, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
+import { preparedPerDb } from "../../db/prepared";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { planHelp, planLimitError } from "../accounts";
@@ -61,6 +62,27 @@ function freshBucketId(db: DbOrTx): string {
   }
 }
 
+// The plain list (no key selection, search or tag), prepared once per connection for active and
+// for archived buckets: building the two queries through drizzle cost more than running them.
+const plainListWhere = (accountId: string | Placeholder, archived: boolean) =>
+  and(eq(buckets.accountId, accountId), archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt));
+const preparedPlainList = preparedPerDb((db) =>
+  [false, true].map((archived) => {
+    const where = plainListWhere(sql.placeholder("accountId"), archived);
+    return {
+      total: db.select({ n: count() }).from(buckets).where(where).prepare(),
+      page: db
+        .select()
+        .from(buckets)
+        .where(where)
+        .orderBy(desc(buckets.createdAt), desc(buckets.id))
+        .limit(sql.placeholder("limit"))
+        .offset(sql.placeholder("offset"))
+        .prepare(),
+    };
+  }),
+);
+
 /** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
 export function listBucketPage(
   deps: Deps,
@@ -69,6 +91,12 @@ export function listBucketPage(
 ): { buckets: BucketRow[]; pagination: Pagination } {
   const { limit, offset } = pageWindow(opts, BUCKET_PAGE);
   const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
+  if (!selected && !opts.titleContains && !opts.tagPath) {
+    const q = preparedPlainList(deps.db)[opts.archived ? 1 : 0]!;
+    const total = q.total.get({ accountId: actor.accountId })!.n;
+    const rows = q.page.all({ accountId: actor.accountId, limit, offset });
+    return { buckets: rows, pagination: pagination(limit, offset, rows.length, total) };
+  }
   const where = and(
     eq(buckets.accountId, actor.accountId),
     opts.archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt),

@@ -3,11 +3,12 @@
 // publishing) all end here: one transaction, at most one new bucket version, buckets.revision
 // bumped, the `files` current state and the `file_changes` log updated together. A crash
 // before COMMIT leaves nothing; after it, everything.
-import { and, desc, eq, gt, inArray, ne } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, ne, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { commitStatements } from "./commit-statements";
 import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
@@ -116,8 +117,12 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
   );
 }
 
+const latestQuery = (db: DbOrTx, bucketId: string | Placeholder) =>
+  db.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1);
+const preparedLatest = preparedPerDb((db) => latestQuery(db, sql.placeholder("bucketId")).prepare());
+
 export function latestVersion(bucketId: string, tx: DbOrTx): VersionRow | undefined {
-  return tx.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1).get();
+  return isConnection(tx) ? preparedLatest(tx).get({ bucketId }) : latestQuery(tx, bucketId).get();
 }
 
 /**

@@ -1,8 +1,9 @@
 // Reading files: list (page + path filter), metadata, download links, per-file history.
-import { and, asc, count, desc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import type { DbOrTx } from "../../db/tx";
 import { loadBucket } from "../buckets";
 import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "./storage/tokens";
@@ -14,22 +15,52 @@ import { presentFile } from "./present";
 export const FILE_PAGE_DEFAULT = 100;
 export const FILE_PAGE_MAX = 1000;
 
-export function fileById(bucketId: string, fileId: string, db: DbOrTx): FileRow {
-  const f = db
+// The reads below run on nearly every files request: prepared once per connection (building a
+// query through drizzle costs more than SQLite takes to run it; src/db/prepared.ts).
+type Param = string | Placeholder;
+const fileByIdQuery = (db: DbOrTx, bucketId: Param, fileId: Param) =>
+  db
     .select()
     .from(files)
-    .where(and(eq(files.bucketId, bucketId), eq(files.id, fileId)))
-    .get();
+    .where(and(eq(files.bucketId, bucketId), eq(files.id, fileId)));
+const fileByPathQuery = (db: DbOrTx, bucketId: Param, path: Param) =>
+  db
+    .select()
+    .from(files)
+    .where(and(eq(files.bucketId, bucketId), eq(files.path, path)));
+const locksQuery = (db: DbOrTx, bucketId: Param, now: Param) =>
+  db
+    .select()
+    .from(fileLocks)
+    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now)));
+const filePageQuery = (db: DbOrTx, bucketId: Param, limit: number | Placeholder, offset: number | Placeholder) =>
+  db.select().from(files).where(eq(files.bucketId, bucketId)).orderBy(asc(files.path)).limit(limit).offset(offset);
+const historyQuery = (db: DbOrTx, bucketId: Param, path: Param, limit: number | Placeholder, offset: number | Placeholder) =>
+  db
+    .select({ c: fileChanges, v: bucketVersions })
+    .from(fileChanges)
+    .innerJoin(bucketVersions, and(eq(bucketVersions.bucketId, fileChanges.bucketId), eq(bucketVersions.number, fileChanges.version)))
+    .where(and(eq(fileChanges.bucketId, bucketId), eq(fileChanges.path, path)))
+    .orderBy(desc(fileChanges.version))
+    .limit(limit)
+    .offset(offset);
+const p = (name: string) => sql.placeholder(name);
+const prepared = preparedPerDb((db) => ({
+  fileById: fileByIdQuery(db, p("bucketId"), p("fileId")).prepare(),
+  fileByPath: fileByPathQuery(db, p("bucketId"), p("path")).prepare(),
+  locks: locksQuery(db, p("bucketId"), p("now")).prepare(),
+  filePage: filePageQuery(db, p("bucketId"), p("limit"), p("offset")).prepare(),
+  history: historyQuery(db, p("bucketId"), p("path"), p("limit"), p("offset")).prepare(),
+}));
+
+export function fileById(bucketId: string, fileId: string, db: DbOrTx): FileRow {
+  const f = isConnection(db) ? prepared(db).fileById.get({ bucketId, fileId }) : fileByIdQuery(db, bucketId, fileId).get();
   if (!f) throw new ApiError("FILE_NOT_FOUND", `File ${fileId} is not in bucket ${bucketId}.`);
   return f;
 }
 
 export function fileByPath(bucketId: string, path: string, db: DbOrTx): FileRow | undefined {
-  return db
-    .select()
-    .from(files)
-    .where(and(eq(files.bucketId, bucketId), eq(files.path, path)))
-    .get();
+  return isConnection(db) ? prepared(db).fileByPath.get({ bucketId, path }) : fileByPathQuery(db, bucketId, path).get();
 }
 
 /** Path, content hash and type of every current file of a bucket (for manifests, diffs and builds). */
@@ -46,12 +77,7 @@ export function currentFiles(
 }
 
 export function lockViews(deps: Deps, actor: Actor, bucketId: string) {
-  const now = deps.clock.now().toISOString();
-  const rows = deps.db
-    .select()
-    .from(fileLocks)
-    .where(and(eq(fileLocks.bucketId, bucketId), gt(fileLocks.expiresAt, now)))
-    .all();
+  const rows = prepared(deps.db).locks.all({ bucketId, now: deps.clock.now().toISOString() });
   return new Map(rows.map((l) => [l.path, { message: l.message, expires_at: l.expiresAt, held_by_you: l.holderId === actor.credentialId }]));
 }
 
@@ -62,7 +88,9 @@ export function listFiles(deps: Deps, actor: Actor, bucketId: string, q: { limit
   const filter = q.q ? q.q.normalize("NFC") : "";
   // Substring match on the path (`_email/` finds every file under any _email folder).
   const where = filter ? and(eq(files.bucketId, bucket.id), sql`instr(${files.path}, ${filter}) > 0`) : eq(files.bucketId, bucket.id);
-  const rows = deps.db.select().from(files).where(where).orderBy(asc(files.path)).limit(limit).offset(offset).all();
+  const rows = filter
+    ? deps.db.select().from(files).where(where).orderBy(asc(files.path)).limit(limit).offset(offset).all()
+    : prepared(deps.db).filePage.all({ bucketId: bucket.id, limit, offset });
   // Without a filter the latest version already knows the count: no scan of the bucket per page.
   const total = filter ? deps.db.select({ n: count() }).from(files).where(where).get()!.n : (latestVersion(bucket.id, deps.db)?.fileCount ?? 0);
   const locks = lockViews(deps, actor, bucket.id);
@@ -117,15 +145,7 @@ export function fileHistory(deps: Deps, actor: Actor, bucketId: string, fileId: 
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const f = fileById(bucket.id, fileId, deps.db);
   const limit = Math.min(Math.max(page.limit ?? FILE_PAGE_DEFAULT, 1), FILE_PAGE_MAX);
-  const rows = deps.db
-    .select({ c: fileChanges, v: bucketVersions })
-    .from(fileChanges)
-    .innerJoin(bucketVersions, and(eq(bucketVersions.bucketId, fileChanges.bucketId), eq(bucketVersions.number, fileChanges.version)))
-    .where(and(eq(fileChanges.bucketId, bucket.id), eq(fileChanges.path, f.path)))
-    .orderBy(desc(fileChanges.version))
-    .limit(limit)
-    .offset(page.offset ?? 0)
-    .all();
+  const rows = prepared(deps.db).history.all({ bucketId: bucket.id, path: f.path, limit, offset: page.offset ?? 0 });
   return {
     file: presentFile(deps, f),
     versions: rows.map(({ c, v }) => ({

@@ -1,9 +1,10 @@
 // Bucket versions: list, get (with the paths it changed), snapshot reconstruction from the
 // change log, and restore (a new latest version equal to an old snapshot; newer history kept).
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { bucketVersions, fileChanges, files } from "../../../db/schema";
+import { preparedPerDb } from "../../../db/prepared";
 import type { DbOrTx } from "../../../db/tx";
 import { transaction } from "../../../db/tx";
 import { loadBucket } from "../../buckets";
@@ -40,18 +41,17 @@ function versionRow(bucketId: string, versionId: string, db: DbOrTx): VersionRow
   return v;
 }
 
+const versionPageQuery = (db: DbOrTx, bucketId: string | Placeholder, limit: number | Placeholder, offset: number | Placeholder) =>
+  db.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(limit).offset(offset);
+const preparedVersionPage = preparedPerDb((db) =>
+  versionPageQuery(db, sql.placeholder("bucketId"), sql.placeholder("limit"), sql.placeholder("offset")).prepare(),
+);
+
 export function listVersions(deps: Deps, actor: Actor, bucketId: string, page: { limit?: number; offset?: number }) {
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const limit = Math.min(Math.max(page.limit ?? VERSION_PAGE_DEFAULT, 1), VERSION_PAGE_MAX);
   const offset = Math.max(page.offset ?? 0, 0);
-  const rows = deps.db
-    .select()
-    .from(bucketVersions)
-    .where(eq(bucketVersions.bucketId, bucket.id))
-    .orderBy(desc(bucketVersions.number))
-    .limit(limit + 1)
-    .offset(offset)
-    .all();
+  const rows = preparedVersionPage(deps.db).all({ bucketId: bucket.id, limit: limit + 1, offset });
   return {
     versions: rows.slice(0, limit).map(presentVersion),
     pagination: { limit, offset, has_more: rows.length > limit, next_offset: rows.length > limit ? offset + limit : null },
