@@ -14,7 +14,7 @@
 //   [--threads 2] [--no-tail] [--tail-only]      (also: bun bench/sites.ts --scaling ...)
 // Needs: apt-get install -y nginx wrk, and 2+ CPUs. Prints markdown tables for bench/README.md.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

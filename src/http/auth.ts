@@ -7,7 +7,6 @@ import { Elysia } from "elysia";
 import type { Actor, Deps, Scope } from "../core/context";
 import { scopeRank } from "../core/context";
 import { ApiError } from "../core/errors";
-import { actorFromApiKey } from "../features/accounts/keys";
 import { actorFromSession, checkCsrf, findSession } from "../features/accounts/sessions";
 import { sessionTokenOf } from "./session-cookie";
 import { getAccount, membership } from "../features/accounts/service";

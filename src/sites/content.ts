@@ -2,7 +2,6 @@
 // rules (index pages, Auto-Index, clean URLs, 404 and SPA fallbacks), the targets of `_redirects`
 // rewrites, and redirects. Every function takes the request's context (SiteRequest) instead of a
 // list of parameters.
-import type { Deps } from "../core/context";
 import type { FormWidget } from "../features/forms";
 import type { DeployFile } from "../features/publish";
 import { clientVersion } from "../core/version";
@@ -49,7 +48,6 @@ export class SiteContent {
   private readonly redirects = new WeakMap<object, Map<string, Response>>();
 
   constructor(
-    private readonly deps: Deps,
     private readonly files: FileServer,
     private readonly autoIndex: AutoIndex,
     private readonly formWidget: FormWidget,

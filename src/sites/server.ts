@@ -47,7 +47,7 @@ export function forgetChangedSites(handler: SiteHandler, changes: SiteChanges): 
 export function createSiteHandler(deps: Deps, note: RequestNote | null = null): SiteHandler {
   const directory = new SiteDirectory(deps);
   const files = new FileServer(deps.blobs, undefined, deps.metrics.siteBytes);
-  const content = new SiteContent(deps, files, new AutoIndex(deps, files), new FormWidget(deps));
+  const content = new SiteContent(files, new AutoIndex(deps, files), new FormWidget(deps));
   const pierPaths = new PierPaths(deps);
   let templates: SiteTemplates | null = null;
   const loading = loadSiteTemplates().then((t) => (templates = t));

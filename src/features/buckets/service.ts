@@ -9,7 +9,7 @@ import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { planHelp, planLimitError } from "../accounts";
 import { entitlementsOf, getAccount } from "../accounts";
-import { effectiveScope, hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./authorization";
+import { hasAccountWideAdmin, loadBucket, loadMutableBucket, type BucketRow } from "./authorization";
 import { BUCKET_PAGE, type BucketInput, type BucketPatch } from "./model";
 import { setInboundEmail } from "./inbound-address";
 import { checkMetadata } from "./metadata-rules";

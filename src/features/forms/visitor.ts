@@ -10,7 +10,7 @@ import { escapeHtml } from "../../http/html";
 import { requestId } from "../../http/request-info";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
-import { FORMS, isFormName, type FormName } from "./definitions";
+import { FORMS, isFormName } from "./definitions";
 import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
 import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";

@@ -23,7 +23,6 @@ import type { Deps } from "../../core/context";
 import { SyncBarrier, type FileSystemSync } from "../../blobs/barrier";
 import { DiskBlobStore } from "../../blobs/disk";
 import { syncfsBarrier } from "../../blobs/syncfs";
-import type { BlobStore } from "../../blobs/store";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
 import { lookupRecipient } from "../buckets";

@@ -10,7 +10,6 @@ import { retryPublication, unpublishBucket } from "../publish";
 import { loadPublication } from "../publish";
 import { publishFields, type PublishInput } from "../publish";
 import { presentPublication, presentPublishAnswer } from "../publish";
-import type { PublicationRow } from "../publish";
 import { BUILD_JOB, findPublication, requestPublish } from "../publish";
 import { listPublicationDeploys, presentDeploy, rollbackPublication } from "../publish";
 import type { McpTool } from "./tools";

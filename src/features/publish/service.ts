@@ -55,7 +55,7 @@ export function listPublications(
 }
 
 export function patchPublication(deps: Deps, actor: Actor, id: string, input: PatchPublicationInput): PublicationRow {
-  const { pub, bucket } = loadMutablePublication(deps, actor, id);
+  const { pub } = loadMutablePublication(deps, actor, id);
   if (input.expires_at !== undefined && input.expires_at !== null && new Date(input.expires_at).toISOString() <= deps.clock.now().toISOString()) {
     throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null).", { field: "expires_at" });
   }

@@ -4,7 +4,7 @@
 // CA trusted. Then replace (the old domain serves until the new one is active) and delete (the
 // hostname stops being served and its certificate is forgotten).
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { httpsGet, startAcmePier, untilPresented, waitForState, type AcmeSetup } from "../../helpers/acme";
+import { httpsGet, startAcmePier, untilPresented, type AcmeSetup } from "../../helpers/acme";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
 import { publishSite, siteFetch } from "../../helpers/sites";
 import type { TestUser } from "../../helpers/pier";

@@ -3,7 +3,7 @@
 // switches to 24h and to a custom window (a bad one is refused on the page); axe checks it.
 import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import { expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
 import type { TestPier } from "../../helpers/pier";
 import { publishSite } from "../../helpers/sites";
 

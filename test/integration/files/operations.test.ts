@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { directUpload, newBucket, syncFiles, textFile } from "../../helpers/uploads";
+import { newBucket, syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let u: TestUser;

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { mountSmallDisk } from "../../helpers/small-disk";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { declared, putBytes, textFile, type LocalFile } from "../../helpers/uploads";
+import { declared, putBytes, type LocalFile } from "../../helpers/uploads";
 import { createBucket } from "../../helpers/buckets";
 import { RawSmtp } from "../mail/smtp-harness";
 

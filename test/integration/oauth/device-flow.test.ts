@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as oauth from "oauth4webapi";
 import { decideDevice, discoverAndRegister, insecure, page, sessionCookie } from "../../helpers/oauth";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { startTestPier, type TestPier } from "../../helpers/pier";
 
 let t: TestPier;
 let as: oauth.AuthorizationServer;

@@ -85,7 +85,7 @@ export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, inp
       .where(and(eq(uploadEntries.id, id), eq(uploadEntries.status, "pending")))
       .get();
     if (!fresh) throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This signed_blob_id was already attached.");
-    const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
+    loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const now = deps.clock.now().toISOString();
     const sessionId = newId("bus");
     const result = commitChanges(
