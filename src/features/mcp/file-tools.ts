@@ -11,6 +11,7 @@ import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files";
 import { recordMessageRead } from "../mail";
 import { guessContentType, writeFiles } from "../files";
 import type { McpTool } from "./tools";
+import { MAX_OFFSET } from "../../http/paging";
 
 /** Largest file bucket_file_read returns inline (bigger ones: download_url). */
 export const MCP_READ_MAX_BYTES = 512 * 1024;
@@ -37,7 +38,7 @@ export const fileTools: McpTool[] = [
         bucket_id: BucketId,
         q: t.Optional(t.String({ maxLength: 1024, description: "Only paths containing this text, e.g. `_email/`." })),
         limit: t.Optional(t.Integer({ minimum: 1, maximum: FILE_PAGE_MAX })),
-        offset: t.Optional(t.Integer({ minimum: 0 })),
+        offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET })),
       },
       { additionalProperties: false },
     ),

@@ -4,6 +4,7 @@ import { t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { FORM_NAMES, getSubmission, listSubmissions, REPLY_MAX, replyToSubmission, SUBMISSION_PAGE } from "../forms";
 import type { McpTool } from "./tools";
+import { MAX_OFFSET } from "../../http/paging";
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
 const SubmissionId = t.String({ pattern: "^fsub_[a-z0-9]{1,40}$", description: "Form submission id (fsub_...), from form_submission_list." });
@@ -24,7 +25,7 @@ export const formTools: McpTool[] = [
           ),
         ),
         limit: t.Optional(t.Integer({ minimum: 1, maximum: SUBMISSION_PAGE.maxLimit, description: `Page size (default ${SUBMISSION_PAGE.defaultLimit}).` })),
-        offset: t.Optional(t.Integer({ minimum: 0, description: "pagination.next_offset of the previous page." })),
+        offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET, description: "pagination.next_offset of the previous page." })),
       },
       { additionalProperties: false },
     ),

@@ -8,6 +8,7 @@ import { findPublication } from "../publish";
 import { loadBucket } from "../buckets";
 import { getInboundEmail, listMessages, MESSAGES_PAGE_MAX } from "../mail";
 import type { McpTool } from "./tools";
+import { MAX_OFFSET } from "../../http/paging";
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
 
@@ -23,7 +24,7 @@ export const mailTools: McpTool[] = [
         messages: t.Optional(t.Boolean({ description: "Also list received messages (arrival order, with read status)." })),
         unread: t.Optional(t.Boolean({ description: "With messages: only messages nobody has read yet." })),
         limit: t.Optional(t.Integer({ minimum: 1, maximum: MESSAGES_PAGE_MAX, description: "With messages: page size (default 50)." })),
-        offset: t.Optional(t.Integer({ minimum: 0, description: "With messages: pagination.next_offset of the previous page." })),
+        offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET, description: "With messages: pagination.next_offset of the previous page." })),
       },
       { additionalProperties: false },
     ),

@@ -13,6 +13,7 @@ import { presentPublication, presentPublishAnswer } from "../publish";
 import { BUILD_JOB, findPublication, requestPublish } from "../publish";
 import { listPublicationDeploys, presentDeploy, rollbackPublication } from "../publish";
 import type { McpTool } from "./tools";
+import { MAX_OFFSET } from "../../http/paging";
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
 const PublicationId = t.String({ pattern: "^pub_[a-z0-9]{1,40}$", description: "Publication id (pub_...), from a publish answer or bucket_get." });
@@ -149,7 +150,7 @@ export const publishTools: McpTool[] = [
       {
         publication_id: PublicationId,
         limit: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
-        offset: t.Optional(t.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+        offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET })),
       },
       { additionalProperties: false },
     ),

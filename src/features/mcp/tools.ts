@@ -15,6 +15,7 @@ import { mailTools } from "./mail-tools";
 import { publishTools } from "./publish-tools";
 import { domainTools } from "./domain-tools";
 import { formTools } from "./form-tools";
+import { MAX_OFFSET } from "../../http/paging";
 
 export interface McpTool {
   name: string;
@@ -49,7 +50,7 @@ const bucketTools: McpTool[] = [
         archived: t.Optional(t.Boolean({ description: "true lists archived buckets instead of active ones." })),
         tag: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Only buckets carrying this tag label." })),
         limit: t.Optional(t.Integer({ minimum: 1, maximum: 1000, description: "Page size (default 100)." })),
-        offset: t.Optional(t.Integer({ minimum: 0, description: "Buckets to skip (pagination.next_offset of the previous page)." })),
+        offset: t.Optional(t.Integer({ minimum: 0, maximum: MAX_OFFSET, description: "Buckets to skip (pagination.next_offset of the previous page)." })),
       },
       { additionalProperties: false },
     ),

@@ -111,6 +111,10 @@ describe("hosted MCP", () => {
     expect(second.pagination.has_more).toBe(false);
     expect(json(await client.callTool({ name: "bucket_list", arguments: { tag: "website" } })).buckets.map((b: any) => b.id)).toEqual([id]);
     expect((await client.callTool({ name: "bucket_list", arguments: { limit: 0 } })).isError).toBe(true);
+    // An offset past what SQLite takes is refused as bad input, not answered with an internal error.
+    const farOff = await client.callTool({ name: "bucket_list", arguments: { offset: 1e20 } });
+    expect(farOff.isError).toBe(true);
+    expect((farOff.structuredContent as any).error.code).toBe("VALIDATION_FAILED");
     const got = await client.callTool({ name: "bucket_get", arguments: { bucket_id: id } });
     expect(json(got).bucket).toMatchObject({ id, delete: { allowed: true }, github_sync_setup: { settings_url: expect.any(String) } });
 
