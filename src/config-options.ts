@@ -343,7 +343,7 @@ export const configOptions: Option[] = [
     key: "shutdownTimeoutSeconds",
     name: "shutdown-timeout",
     default: "30",
-    help: "Seconds SIGTERM waits for in-flight HTTP requests, SMTP transactions and the running job before Pier exits anyway.",
+    help: "Seconds SIGTERM waits for in-flight HTTP requests (also those of serving workers), SMTP transactions and the running job before Pier exits anyway.",
     parse: positiveInt,
   },
   {

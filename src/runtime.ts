@@ -134,7 +134,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   let workers: ServingWorkers | null = null;
   if (shared) {
     const relaySocket = relaySocketPath(config.dataDir);
-    relay = startRelay(relaySocket, fetch);
+    relay = startRelay(relaySocket, fetch, config.idleTimeoutSeconds);
     const metrics = d.metrics.all();
     const settings = { config, httpPort: ports.http, httpsPort: ports.https, relaySocket, changePollMs: opts.changePollMs };
     workers = spawnServingWorkers(settings, workersWanted, d.log, (deltas) => addDeltas(metrics, deltas));
@@ -167,10 +167,14 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     async stop(timeoutMs = config.shutdownTimeoutSeconds * 1000) {
       if (stopped) return;
       stopped = true;
-      await workers?.stop();
+      // One budget for the whole stop: the workers drain within it (relaying what they still
+      // have to this process), then what is left here finishes in the time remaining.
+      const deadline = Date.now() + timeoutMs;
+      await workers?.stop(timeoutMs);
+      const left = Math.max(0, deadline - Date.now());
       // What is in flight (requests, relayed requests of the workers, SMTP transactions, the
       // running job) finishes, up to the shutdown timeout.
-      await stopGracefully(d, [http, relay, https], [smtp?.stop(timeoutMs), runner.stop()], timeoutMs);
+      await stopGracefully(d, [http, relay, https], [smtp?.stop(left), runner.stop()], left);
       watch?.stop();
       metricsListener?.stop(true);
       stopMonitoring(d);

@@ -61,6 +61,8 @@ interface ChangeAnnouncement {
 
 /** How long the primary waits for its workers to listen before it hands them the public ports. */
 export const WORKERS_LISTENING_TIMEOUT_MS = 30_000;
+/** After its shutdown timeout, how long a worker has to exit before it is killed. */
+const WORKER_EXIT_GRACE_MS = 2_000;
 
 /** A worker's side of the primary's announcements (ServingWorkers.announceChange). Returns a stop. */
 export function followAnnouncedChanges(onAnnounced: () => void): () => void {
@@ -143,12 +145,13 @@ type Fetch = (req: Request, server: Server<unknown>) => Response | Promise<Respo
  * enter) where the client's address and scheme come from the worker's headers, then the same
  * handler as the public listeners.
  */
-export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
+export function startRelay(socketPath: string, fetch: Fetch, idleTimeoutSeconds: number): Server<unknown> {
   mkdirSync(join(socketPath, ".."), { recursive: true, mode: 0o700 });
   rmSync(socketPath, { force: true });
   const relay: Server<unknown> = Bun.serve({
     unix: socketPath,
     maxRequestBodySize: 64 * 1024 ** 3,
+    ...relayIdleTimeout(idleTimeoutSeconds),
     fetch(req, server) {
       const peer = req.headers.get(RELAY_PEER_HEADER) ?? "unknown";
       let forwarded = req;
@@ -166,6 +169,13 @@ export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
 }
 
 /**
+ * A relayed answer waits on its client as a direct one does: a download the visitor pauses is cut
+ * after --idle-timeout, not after Bun's default 10 s (which reset it mid-body). Bun applies
+ * `idleTimeout` to a Unix socket too; its types offer the option only with a port.
+ */
+const relayIdleTimeout = (seconds: number) => ({ idleTimeout: seconds }) as {};
+
+/**
  * A worker's relay to the primary: the request as it came (method, headers, streamed body), the
  * client's address and scheme added; the answer passed back untouched (no decompression, no
  * redirect following). Each answer goes into `relayed`: the primary counted it already.
@@ -173,7 +183,7 @@ export function startRelay(socketPath: string, fetch: Fetch): Server<unknown> {
 export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, idleTimeoutSeconds: number) {
   return async (req: Request, server: Server<unknown>, ip: () => string): Promise<Response> => {
     const url = new URL(req.url);
-    const headers = new Headers(req.headers);
+    const headers = withoutHopByHop(req.headers);
     headers.set(RELAY_PEER_HEADER, ip());
     headers.set(RELAY_PROTO_HEADER, url.protocol === "https:" ? "https" : "http");
     const hasBody = req.body !== null && req.method !== "GET" && req.method !== "HEAD";
@@ -206,6 +216,23 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
   };
 }
 
+/** Headers that belong to one connection (RFC 9110 §7.6.1), and those its Connection header names. */
+const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "http2-settings"];
+
+/**
+ * The client's headers for the relay, without those of its own connection: passed on, an
+ * `Upgrade: websocket` made the relay hold the body back for a 101 that never comes.
+ */
+export function withoutHopByHop(incoming: Headers): Headers {
+  const headers = new Headers(incoming);
+  for (const name of (incoming.get("connection") ?? "").split(",")) {
+    const n = name.trim().toLowerCase();
+    if (n !== "") headers.delete(n);
+  }
+  for (const name of HOP_BY_HOP) headers.delete(name);
+  return headers;
+}
+
 export interface ServingWorkers {
   /** Ask every worker for its counters now (they arrive through `onMetrics`); bounded by METRICS_PULL_TIMEOUT_MS. */
   collectMetrics(): Promise<void>;
@@ -217,7 +244,7 @@ export interface ServingWorkers {
    * the site changed too. The poll stays the bound for other writers (admin commands).
    */
   announceChange(): void;
-  stop(): Promise<void>;
+  stop(timeoutMs: number): Promise<void>;
 }
 
 /**
@@ -301,7 +328,7 @@ export function spawnServingWorkers(
       }
     },
     listening: (timeoutMs) => settlesWithin(listened.promise, timeoutMs),
-    async stop() {
+    async stop(timeoutMs) {
       stopping = true;
       const all = [...procs.values()];
       for (const p of all) p.kill("SIGTERM");
@@ -309,7 +336,8 @@ export function spawnServingWorkers(
         all.map((p) =>
           Promise.race([
             p.exited,
-            Bun.sleep(10_000).then(() => {
+            // A worker drains for up to the shutdown timeout itself; this is for one that hangs.
+            Bun.sleep(timeoutMs + WORKER_EXIT_GRACE_MS).then(() => {
               p.kill("SIGKILL");
               return p.exited;
             }),

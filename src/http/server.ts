@@ -163,7 +163,13 @@ async function dispatchSiteWithBody(
   } catch (e) {
     return refusedBody(deps, req, e, server);
   }
-  if (forward) return forward(site, server, ip);
+  if (forward) {
+    // The relay's timer handling reaches only the copy: the client's own connection gets its idle
+    // timer back here, as below.
+    const relayed = await forward(site, server, ip);
+    endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
+    return relayed;
+  }
   setClientIp(site, ip);
   const res = await d.sites(site, host, ip);
   endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);

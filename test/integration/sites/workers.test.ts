@@ -12,6 +12,7 @@ import { MAX_AUTO_WORKERS, workerCount } from "../../../src/serving-workers";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { rawRequest } from "../../helpers/raw-http";
 import { publishSite, type PublishedSite } from "../../helpers/sites";
+import { directUpload, newBucket } from "../../helpers/uploads";
 
 let t: TestPier;
 const DEADLINE_MS = 45_000;
@@ -356,6 +357,71 @@ describe("serving workers with a short --idle-timeout", () => {
     expect(post).toBeLessThan(12_000);
     expect(get).toBeLessThan(12_000);
   }, 60_000);
+
+  test("a connection kept alive after a relayed gate post idles out too", async () => {
+    // The worker reads a site's small post whole and relays a copy; the client's own timer (set
+    // long for the body) was only ever reset on that copy, so the connection stayed open ~35 s.
+    const password = "a long enough password 3";
+    const locked = await publishSite(idle, { access: "password", password, files: [{ path: "index.html", bytes: "<h1>x</h1>" }] });
+    const body = new URLSearchParams({ password, next: "/" }).toString();
+    const r = await rawRequest({
+      port: idle.pier.httpPort,
+      head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${locked.host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}`,
+      next: (i) => (i === 0 ? body : null),
+      giveUpMs: 30_000,
+    });
+    expect(r.status).toBe(303);
+    expect(r.closedAfterMs - r.answeredAfterMs).toBeLessThan(12_000);
+  }, 60_000);
+
+  test("a relayed request's own connection headers stay with its connection: an Upgrade header does not hold its body back", async () => {
+    // Passed on, `Upgrade: websocket` made the relay wait for a 101 before sending the body, and
+    // the primary answered 408 after --body-timeout; `Connection` names more such headers.
+    const u = await idle.user();
+    const body = '{"bucket":{"title":"upgrade asked"}}';
+    const r = await rawRequest({
+      port: idle.pier.httpPort,
+      head: `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${u.key}\r\nConnection: Upgrade, X-Hop\r\nUpgrade: websocket\r\nX-Hop: 1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}`,
+      next: (i) => (i === 0 ? body : null),
+      hangUpOnAnswer: true,
+      giveUpMs: 20_000,
+    });
+    expect(r.status).toBe(201);
+    expect(r.answeredAfterMs).toBeLessThan(10_000);
+    expect(r.text).toContain('"title":"upgrade asked"');
+  }, 60_000);
+});
+
+describe("serving workers and a visitor who pauses a relayed download", () => {
+  let slow: TestPier;
+  beforeAll(async () => {
+    slow = await startTestPier({ idleTimeoutSeconds: 30 }, { servingWorkers: 2 });
+  });
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  test("a download relayed to the primary survives a 13 s pause within --idle-timeout (the relay cut it at 10 s)", async () => {
+    const u = await slow.user();
+    const bucket = await newBucket(slow, u.key, "large download");
+    const bytes = new Uint8Array(64 * 1024 * 1024);
+    for (let i = 0; i < bytes.length; i += 4096) bytes[i] = i % 251;
+    expect((await directUpload(slow, u.key, bucket, { path: "big.bin", bytes, contentType: "application/octet-stream" })).status).toBe(201);
+    const link = await slow.api("GET", `/api/v1/buckets/${bucket}/files/by_path?path=big.bin`, { key: u.key });
+    expect(link.status).toBe(302);
+    // Every public connection is a worker's: the signed download is relayed to the primary.
+    const res = await fetch(new URL(link.headers.get("location")!, slow.url));
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let received = (await reader.read()).value?.length ?? 0;
+    await Bun.sleep(13_000);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += value.length;
+    }
+    expect(received).toBe(bytes.length);
+  }, 90_000);
 });
 
 describe("--workers", () => {
