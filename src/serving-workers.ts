@@ -216,19 +216,17 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
   };
 }
 
-/** Headers that belong to one connection (RFC 9110 §7.6.1), and those its Connection header names. */
+/** Headers that belong to one connection (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "http2-settings"];
 
 /**
  * The client's headers for the relay, without those of its own connection: passed on, an
- * `Upgrade: websocket` made the relay hold the body back for a 101 that never comes.
+ * `Upgrade: websocket` made the relay hold the body back for a 101 that never comes. Headers the
+ * client names in `Connection` are passed on, as nginx does: dropping them would let a client
+ * strip Host or anything else the primary reads.
  */
 export function withoutHopByHop(incoming: Headers): Headers {
   const headers = new Headers(incoming);
-  for (const name of (incoming.get("connection") ?? "").split(",")) {
-    const n = name.trim().toLowerCase();
-    if (n !== "") headers.delete(n);
-  }
   for (const name of HOP_BY_HOP) headers.delete(name);
   return headers;
 }
