@@ -1,6 +1,6 @@
 // Owner side of form submissions: (deps, actor, input) -> result. Submissions are readable only
 // with bucket write access; values are unsealed on read and never stored in the clear.
-import { and, asc, count, desc, eq, inArray, isNull } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -10,6 +10,7 @@ import { transaction } from "../../db/tx";
 import { loadBucket } from "../buckets";
 import { FORMS, isFormName } from "./definitions";
 import { quotaOf, seal, unseal, type Quota, type SealedReply, type SealedSubmission, type SubmissionRow } from "./store";
+import { preparedPerDb } from "../../db/prepared";
 
 export const SUBMISSION_PAGE = { defaultLimit: 50, maxLimit: 200 };
 export const REPLY_MAX = 5000;
@@ -83,6 +84,29 @@ function loadRow(deps: Deps, bucketId: string, id: string): SubmissionRow {
   return row;
 }
 
+// A page of root submissions and their count, of every form or of one (`formName` placeholder),
+// prepared once per database (D230).
+const preparedSubmissionPages = preparedPerDb((db) =>
+  [false, true].map((oneForm) => {
+    const where = and(
+      eq(formSubmissions.bucketId, sql.placeholder("bucketId")),
+      isNull(formSubmissions.parentId),
+      oneForm ? eq(formSubmissions.formName, sql.placeholder("formName")) : undefined,
+    );
+    return {
+      total: db.select({ n: count() }).from(formSubmissions).where(where).prepare(),
+      rows: db
+        .select()
+        .from(formSubmissions)
+        .where(where)
+        .orderBy(desc(formSubmissions.createdAt), desc(formSubmissions.id))
+        .limit(sql.placeholder("limit"))
+        .offset(sql.placeholder("offset"))
+        .prepare(),
+    };
+  }),
+);
+
 export function listSubmissions(
   deps: Deps,
   actor: Actor,
@@ -94,20 +118,10 @@ export function listSubmissions(
     throw new ApiError("VALIDATION_FAILED", `form_name must be one of ${Object.keys(FORMS).join(", ")}.`, { field: "form_name" });
   }
   const { limit, offset } = pageWindow(q, SUBMISSION_PAGE);
-  const where = and(
-    eq(formSubmissions.bucketId, bucket.id),
-    isNull(formSubmissions.parentId),
-    q.form_name ? eq(formSubmissions.formName, q.form_name) : undefined,
-  );
-  const total = deps.db.select({ n: count() }).from(formSubmissions).where(where).get()!.n;
-  const rows = deps.db
-    .select()
-    .from(formSubmissions)
-    .where(where)
-    .orderBy(desc(formSubmissions.createdAt), desc(formSubmissions.id))
-    .limit(limit)
-    .offset(offset)
-    .all();
+  const page = preparedSubmissionPages(deps.db)[q.form_name ? 1 : 0]!;
+  const params = { bucketId: bucket.id, formName: q.form_name ?? "" };
+  const total = page.total.get(params)!.n;
+  const rows = page.rows.all({ ...params, limit, offset });
   const replies = repliesOf(
     deps,
     rows.map((r) => r.id),

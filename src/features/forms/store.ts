@@ -1,10 +1,11 @@
 // Submissions at rest: sealed with the form-submissions key (bound to the row id), counted
 // against the plan's monthly quota in the same transaction that stores them.
-import { and, count, eq, gte, isNull } from "drizzle-orm";
+import { and, count, eq, gte, isNull, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { formSubmissions } from "../../db/schema";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount } from "../accounts";
 import type { FormName } from "./definitions";
@@ -46,14 +47,17 @@ export interface Quota {
 
 const monthStart = (now: Date): string => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
 
+const usedQuery = (db: DbOrTx, accountId: string | Placeholder, since: string | Placeholder) =>
+  db
+    .select({ n: count() })
+    .from(formSubmissions)
+    .where(and(eq(formSubmissions.accountId, accountId), isNull(formSubmissions.parentId), gte(formSubmissions.createdAt, since)));
+const preparedUsed = preparedPerDb((db) => usedQuery(db, sql.placeholder("accountId"), sql.placeholder("since")).prepare());
+
 export function quotaOf(deps: Deps, accountId: string, db: DbOrTx = deps.db): Quota {
   const limit = entitlementsOf(deps, getAccount(deps, accountId, db)).form_submission_quota;
   const since = monthStart(deps.clock.now());
-  const used = db
-    .select({ n: count() })
-    .from(formSubmissions)
-    .where(and(eq(formSubmissions.accountId, accountId), isNull(formSubmissions.parentId), gte(formSubmissions.createdAt, since)))
-    .get()!.n;
+  const used = (isConnection(db) ? preparedUsed(db).get({ accountId, since }) : usedQuery(db, accountId, since).get())!.n;
   return { limit, used, remaining: Math.max(0, limit - used), period_start: since };
 }
 

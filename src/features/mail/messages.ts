@@ -1,11 +1,13 @@
 // Received messages as agents see them: the shared read status (recorded when message.json is
 // read through GET /files/by_path) and a paged list in arrival order that carries it.
-import { and, asc, count, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { files, mailMessages } from "../../db/schema";
 import { loadBucket } from "../buckets";
 import { inboundEmailState } from "../buckets";
 import { EMAIL_ROOT } from "./paths";
+import type { Db } from "../../db/client";
+import { preparedPerDb } from "../../db/prepared";
 
 const MESSAGE_JSON = /^(_email\/\d{4}\/\d{2}\/\d{2}\/[0-9TZ]+-[a-z0-9]+\/)message\.json$/;
 
@@ -53,6 +55,29 @@ export function getInboundEmail(deps: Deps, actor: Actor, bucketId: string) {
 export const MESSAGES_PAGE_DEFAULT = 50;
 export const MESSAGES_PAGE_MAX = 500;
 
+/** A page of messages and their count, for all or only unread messages, oldest or newest first. */
+function messagePageQueries(db: Db, unread: boolean, newestFirst: boolean) {
+  const bucketId: Placeholder = sql.placeholder("bucketId");
+  const where = and(eq(mailMessages.bucketId, bucketId), unread ? isNull(mailMessages.readAt) : undefined);
+  const joined = and(eq(files.bucketId, mailMessages.bucketId), eq(files.path, sql`${mailMessages.folder} || 'message.json'`));
+  return {
+    rows: db
+      .select({ m: mailMessages, fileId: files.id })
+      .from(mailMessages)
+      .innerJoin(files, joined)
+      .where(where)
+      .orderBy(newestFirst ? desc(mailMessages.folder) : asc(mailMessages.folder))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
+    total: db.select({ n: count() }).from(mailMessages).innerJoin(files, joined).where(where).prepare(),
+  };
+}
+// An agent polls its inbox: the four forms are prepared once per database (D230).
+const preparedMessagePages = preparedPerDb((db) =>
+  [false, true].map((unread) => [false, true].map((newestFirst) => messagePageQueries(db, unread, newestFirst))),
+);
+
 /**
  * Messages whose message.json is still in the bucket, oldest first (arrival order), with the
  * shared read status. `unread: true` lists only messages nobody has read yet; `newestFirst`
@@ -62,18 +87,9 @@ export function listMessages(deps: Deps, actor: Actor, bucketId: string, q: { li
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const limit = Math.min(Math.max(q.limit ?? MESSAGES_PAGE_DEFAULT, 1), MESSAGES_PAGE_MAX);
   const offset = Math.max(q.offset ?? 0, 0);
-  const where = and(eq(mailMessages.bucketId, bucket.id), q.unread ? isNull(mailMessages.readAt) : undefined);
-  const joined = and(eq(files.bucketId, mailMessages.bucketId), eq(files.path, sql`${mailMessages.folder} || 'message.json'`));
-  const rows = deps.db
-    .select({ m: mailMessages, fileId: files.id })
-    .from(mailMessages)
-    .innerJoin(files, joined)
-    .where(where)
-    .orderBy(q.newestFirst ? desc(mailMessages.folder) : asc(mailMessages.folder))
-    .limit(limit)
-    .offset(offset)
-    .all();
-  const total = deps.db.select({ n: count() }).from(mailMessages).innerJoin(files, joined).where(where).get()!.n;
+  const page = preparedMessagePages(deps.db)[q.unread ? 1 : 0]![q.newestFirst ? 1 : 0]!;
+  const rows = page.rows.all({ bucketId: bucket.id, limit, offset });
+  const total = page.total.get({ bucketId: bucket.id })!.n;
   const next = offset + rows.length < total ? offset + rows.length : null;
   return {
     messages: rows.map(({ m, fileId }) => ({

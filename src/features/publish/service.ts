@@ -1,7 +1,7 @@
 // Reading and changing publications: list, read, manifest, settings, access, recipient links
 // and slug renames. Every publication is reached through its bucket, so per-bucket grants and
 // account boundaries apply exactly as for bucket routes.
-import { and, count, desc, eq, inArray } from "drizzle-orm";
+import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Actor, Deps, Scope } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
@@ -16,6 +16,7 @@ import { setPublicationAccess, validateSlug, type PublicationRow } from "./publi
 import { publicUrlOf } from "./present";
 import { findPublication } from "./accept-publish";
 import { slugTaken } from "./slugs";
+import { preparedPerDb } from "../../db/prepared";
 
 function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
   const pub = deps.db
@@ -40,6 +41,22 @@ function loadMutablePublication(deps: Deps, actor: Actor, id: string) {
   return { pub, bucket: loadMutableBucket(deps, actor, pub.bucketId, { need: "bucket_admin" }) };
 }
 
+// The page without a key's selection, prepared once per database (D230).
+const preparedPublicationPage = preparedPerDb((db) => {
+  const where = eq(publications.accountId, sql.placeholder("accountId"));
+  return {
+    total: db.select({ n: count() }).from(publications).where(where).prepare(),
+    rows: db
+      .select()
+      .from(publications)
+      .where(where)
+      .orderBy(desc(publications.createdAt), desc(publications.id))
+      .limit(sql.placeholder("limit"))
+      .offset(sql.placeholder("offset"))
+      .prepare(),
+  };
+});
+
 /** One page of the account's publications the actor can see, newest first. */
 export function listPublications(
   deps: Deps,
@@ -48,7 +65,12 @@ export function listPublications(
 ): { publications: PublicationRow[]; pagination: Pagination } {
   const { limit, offset } = pageWindow(page, PUBLICATION_PAGE);
   const selected = actor.bucketAccess === "selected" ? Object.keys(actor.bucketPermissions) : null;
-  const where = and(eq(publications.accountId, actor.accountId), selected ? inArray(publications.bucketId, selected) : undefined);
+  if (!selected) {
+    const q = preparedPublicationPage(deps.db);
+    const rows = q.rows.all({ accountId: actor.accountId, limit, offset });
+    return { publications: rows, pagination: pagination(limit, offset, rows.length, q.total.get({ accountId: actor.accountId })!.n) };
+  }
+  const where = and(eq(publications.accountId, actor.accountId), inArray(publications.bucketId, selected));
   const total = deps.db.select({ n: count() }).from(publications).where(where).get()!.n;
   const rows = deps.db.select().from(publications).where(where).orderBy(desc(publications.createdAt), desc(publications.id)).limit(limit).offset(offset).all();
   return { publications: rows, pagination: pagination(limit, offset, rows.length, total) };
