@@ -145,7 +145,7 @@ export function fileHistory(deps: Deps, actor: Actor, bucketId: string, fileId: 
   const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
   const f = fileById(bucket.id, fileId, deps.db);
   const limit = Math.min(Math.max(page.limit ?? FILE_PAGE_DEFAULT, 1), FILE_PAGE_MAX);
-  const rows = prepared(deps.db).history.all({ bucketId: bucket.id, path: f.path, limit, offset: page.offset ?? 0 });
+  const rows = prepared(deps.db).history.all({ bucketId: bucket.id, path: f.path, limit, offset: Math.max(page.offset ?? 0, 0) });
   return {
     file: presentFile(deps, f),
     versions: rows.map(({ c, v }) => ({
