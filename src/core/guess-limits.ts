@@ -73,6 +73,45 @@ export function waitFor(recent: number[], allowed: number, windowMs: number, now
   return Math.max(1, Math.ceil((recent[recent.length - allowed]! + windowMs - now) / 1000));
 }
 
+/**
+ * Like waitFor, with `pending` guesses still being verified counted as failures: when only they
+ * reach the allowance, a second's wait (they end in milliseconds and are then counted as what
+ * they were).
+ */
+export function waitWithPending(recent: number[], allowed: number, pending: number, windowMs: number, now: number): number {
+  const wait = waitFor(recent, allowed, windowMs, now);
+  if (wait > 0 || pending === 0) return wait;
+  return recent.length + pending >= allowed ? 1 : 0;
+}
+
+/**
+ * Guesses being verified right now, per key. An argon2id check runs off the event loop for tens
+ * of milliseconds between the limit's check and the failure's record: without this, guesses sent
+ * side by side all passed the check before the first failure was counted.
+ */
+export class PendingGuesses {
+  private readonly counts = new Map<string, number>();
+
+  of(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  /** Counts one guess under each key until the returned function is called (once). */
+  begin(...keys: string[]): () => void {
+    for (const k of keys) this.counts.set(k, this.of(k) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      for (const k of keys) {
+        const n = this.of(k) - 1;
+        if (n <= 0) this.counts.delete(k);
+        else this.counts.set(k, n);
+      }
+    };
+  }
+}
+
 export interface GuessVerdict {
   /** Seconds until this address may try this target again (0: now). */
   wait: number;
@@ -97,9 +136,9 @@ export class FailureLog {
     this.failures.set(key, list.slice(-keep));
   }
 
-  /** Seconds until `key` has fewer than `allowed` failures in the window (0: now). */
-  waitFor(key: string, allowed: number, now: number): number {
-    return waitFor(this.recent(key, now), allowed, this.windowMs, now);
+  /** Seconds until `key` has fewer than `allowed` failures in the window (0: now), `pending` guesses counted as failures. */
+  waitFor(key: string, allowed: number, now: number, pending = 0): number {
+    return waitWithPending(this.recent(key, now), allowed, pending, this.windowMs, now);
   }
 
   clear(key: string): void {
@@ -113,6 +152,7 @@ export class FailureLog {
  */
 export class GuessLimiter {
   private readonly log: FailureLog;
+  private readonly pending = new PendingGuesses();
 
   constructor(private readonly policy: GuessPolicy) {
     this.log = new FailureLog(policy.windowMs);
@@ -121,9 +161,10 @@ export class GuessLimiter {
   check(target: string, ip: string, now: number): GuessVerdict {
     const p = this.policy;
     const address = addressKey(ip);
-    const addressWait = this.log.waitFor(`a|${address}`, p.perAddress, now);
+    const addressWait = this.log.waitFor(`a|${address}`, p.perAddress, now, this.pending.of(`a|${address}`));
     const allowed = pairAllowance(p, this.log.recent(`t|${target}`, now).length);
-    const pairWait = this.log.waitFor(`p|${target}|${address}`, allowed, now);
+    const pair = `p|${target}|${address}`;
+    const pairWait = this.log.waitFor(pair, allowed, now, this.pending.of(pair));
     const wait = Math.max(addressWait, pairWait);
     return { wait, reason: wait === 0 ? null : addressWait >= pairWait ? "address" : "target" };
   }
@@ -135,6 +176,15 @@ export class GuessLimiter {
     this.log.add(`p|${target}|${address}`, now, p.perPair);
     // Enough history to see every halving down to the floor.
     this.log.add(`t|${target}`, now, p.attackStep * 32);
+  }
+
+  /**
+   * A guess that passed check() is being verified: it counts as a failure for its pair and
+   * address until the returned function is called (call it once the verdict is recorded).
+   */
+  begin(target: string, ip: string): () => void {
+    const address = addressKey(ip);
+    return this.pending.begin(`a|${address}`, `p|${target}|${address}`);
   }
 
   /** The right secret: this address starts over on this target (the target's count stays). */

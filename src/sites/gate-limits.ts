@@ -30,8 +30,11 @@ const policyOf = (kind: GateKind): GuessPolicy => {
   return { perPair: l.perClient, perAddress: Number.MAX_SAFE_INTEGER, attackStep: ATTACK_STEP, floor: Math.min(FLOOR, l.perClient), windowMs: l.windowMs };
 };
 
-/** Seconds until this client may try again on this site, or 0 when allowed now. */
-export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind, client: string): number {
+/**
+ * Seconds until this client may try again on this site, or 0 when allowed now. `pending`: this
+ * client's guesses still being verified, counted as failures.
+ */
+export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind, client: string, pending = 0): number {
   const limit = GATE_LIMITS[kind];
   const now = deps.clock.now().getTime();
   const live = (key: string) => {
@@ -46,7 +49,8 @@ export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind
   // Sending a code is not a guess: its per-address count is a plain cap.
   const allowed = kind === "email_send" ? limit.perClient : pairAllowance(policyOf(kind), live(SITE_WIDE).failures);
   const mine = live(addressKey(client));
-  return mine.failures >= allowed ? Math.max(1, Math.ceil((mine.ends - now) / 1000)) : 0;
+  if (mine.failures >= allowed) return Math.max(1, Math.ceil((mine.ends - now) / 1000));
+  return mine.failures + pending >= allowed ? 1 : 0;
 }
 
 /** Count one failed (or, for email sends, one spent) attempt for the client and the site. */

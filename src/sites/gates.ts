@@ -18,6 +18,7 @@ import { escapeHtml } from "../http/html";
 import { safeNext as sameHostPath } from "../http/safe-next";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { isoAfter } from "../core/clock";
+import { addressKey, PendingGuesses } from "../core/guess-limits";
 
 export const SITE_COOKIE = "pier_site_access";
 export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
@@ -165,6 +166,9 @@ function liveCodeFor(g: GateContext, email: string) {
     .get();
 }
 
+/** Password guesses being verified, per site and client address (see handleGatePost). */
+const passwordGuesses = new PendingGuesses();
+
 /** POST /_pier/gate/<action>. Returns null for an unknown action (the caller answers 404). */
 export async function handleGatePost(g: GateContext, req: Request, action: string): Promise<Response | null> {
   if (action !== "password" && action !== "email" && action !== "code") return null;
@@ -183,13 +187,20 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
 
   if (action === "password") {
     if (g.site.accessMode !== "password") return null;
-    const wait = gateRetryAfter(g.deps, g.site.id, "password", g.client);
+    // Gate posts are answered by one process (serving workers relay them), so guesses in flight
+    // are counted here, in memory, next to the failures in the database.
+    const guessKey = `${g.site.id} ${addressKey(g.client)}`;
+    const wait = gateRetryAfter(g.deps, g.site.id, "password", g.client, passwordGuesses.of(guessKey));
     if (wait > 0) return tooMany(g, wait);
-    const ok = !!form.password && !!g.site.passwordHash && form.password.length <= 200 && (await Bun.password.verify(form.password, g.site.passwordHash));
-    if (!ok) {
-      recordGateAttempt(g.deps, g.site.id, "password", g.client);
-      return passwordGatePage(g, next, 401, "That password is not right.");
+    const verifying = passwordGuesses.begin(guessKey);
+    let ok = false;
+    try {
+      ok = !!form.password && !!g.site.passwordHash && form.password.length <= 200 && (await Bun.password.verify(form.password, g.site.passwordHash));
+      if (!ok) recordGateAttempt(g.deps, g.site.id, "password", g.client);
+    } finally {
+      verifying();
     }
+    if (!ok) return passwordGatePage(g, next, 401, "That password is not right.");
     clearGateAttempts(g.deps, g.site.id, "password", g.client);
     return seeOther(g, next, issueCookie(g, "p"));
   }

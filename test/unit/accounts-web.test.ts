@@ -54,6 +54,27 @@ describe("sign-in attempt limits", () => {
     expect(w.waitFor("k", 3, 20_000)).toBe(0);
   });
 
+  test("a guess being verified counts as a failure until its verdict: side-by-side guesses cannot all pass the check", () => {
+    const g = new SigninGuard({ perEmail: 3, perIp: 30, windowMs: 60_000, signupsPerIpHour: 20 });
+    const ends = [0, 1, 2].map(() => {
+      g.check("p@x", "5.5.5.5", 0);
+      return g.begin("p@x", "5.5.5.5");
+    });
+    // Three checks in flight: a fourth waits a second (they end in milliseconds).
+    expect(() => g.check("p@x", "5.5.5.5", 0)).toThrow(/Try again in 1 minute/);
+    expect(() => g.check("p@x", "6.6.6.6", 0)).not.toThrow();
+    // Two turn out wrong, one right: one try is free again, and the failures then count as usual.
+    g.fail("p@x", "5.5.5.5", 0);
+    ends[0]!();
+    g.fail("p@x", "5.5.5.5", 0);
+    ends[1]!();
+    ends[2]!();
+    ends[2]!(); // ending twice changes nothing
+    expect(() => g.check("p@x", "5.5.5.5", 0)).not.toThrow();
+    g.fail("p@x", "5.5.5.5", 0);
+    expect(() => g.check("p@x", "5.5.5.5", 0)).toThrow(/Try again in 1 minute/);
+  });
+
   test("per-IP limit catches one address trying many emails", () => {
     const g = new SigninGuard({ perEmail: 2, perIp: 3, windowMs: 60_000, signupsPerIpHour: 20 });
     g.fail("a@x", "1.1.1.1", 0);

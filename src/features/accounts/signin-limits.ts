@@ -88,6 +88,11 @@ export class SigninGuard {
     }
   }
 
+  /** A password about to be verified: counted against the limits until the returned function runs. */
+  begin(email: string, ip: string): () => void {
+    return this.guesses.begin(email, ip);
+  }
+
   fail(email: string, ip: string, now: number): void {
     this.guesses.fail(email, ip, now);
   }

@@ -86,14 +86,19 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
   const email = input.email.trim().toLowerCase().slice(0, 254);
   const guard = signinGuard(deps);
   guard.check(email, meta.ip, deps.clock.now().getTime());
-  const user = email ? findUserByEmail(deps, email) : undefined;
-  const password = input.password.slice(0, 1024);
-  dummyHash ??= hashPassword(crypto.randomUUID());
-  const ok = await Bun.password.verify(password, user?.passwordHash ?? (await dummyHash));
-  if (!user || !ok) {
-    guard.fail(email, meta.ip, deps.clock.now().getTime());
-    throw new ApiError("INVALID_CREDENTIALS", "Email or password is wrong.");
+  const verifying = guard.begin(email, meta.ip);
+  let ok = false;
+  let user: UserRow | undefined;
+  try {
+    user = email ? findUserByEmail(deps, email) : undefined;
+    const password = input.password.slice(0, 1024);
+    dummyHash ??= hashPassword(crypto.randomUUID());
+    ok = await Bun.password.verify(password, user?.passwordHash ?? (await dummyHash));
+    if (!user || !ok) guard.fail(email, meta.ip, deps.clock.now().getTime());
+  } finally {
+    verifying();
   }
+  if (!user || !ok) throw new ApiError("INVALID_CREDENTIALS", "Email or password is wrong.");
   // Said only to someone who knew the password, like the two-factor step.
   if (user.disabledAt) throw new ApiError("USER_DISABLED", "This user was disabled by the instance's admin.");
   if (twoFactorEnabled(user)) {

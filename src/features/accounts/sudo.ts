@@ -55,9 +55,14 @@ export function requireSudo(deps: Deps, req: Request, actor: Actor): void {
 export async function confirmPassword(deps: Deps, user: UserRow, password: string, ip: string): Promise<void> {
   const guard = signinGuard(deps);
   guard.check(user.email, ip, deps.clock.now().getTime());
-  if (!password || password.length > 1024 || !(await Bun.password.verify(password, user.passwordHash))) {
-    guard.fail(user.email, ip, deps.clock.now().getTime());
-    throw new ApiError("INVALID_CREDENTIALS", "That password is not right.", { field: "password" });
+  const verifying = guard.begin(user.email, ip);
+  let ok = false;
+  try {
+    ok = !!password && password.length <= 1024 && (await Bun.password.verify(password, user.passwordHash));
+    if (!ok) guard.fail(user.email, ip, deps.clock.now().getTime());
+  } finally {
+    verifying();
   }
+  if (!ok) throw new ApiError("INVALID_CREDENTIALS", "That password is not right.", { field: "password" });
   guard.succeed(user.email, ip);
 }

@@ -258,6 +258,20 @@ describe("sign-in, sign-out, limits, CSRF and cookies", () => {
     expect((await b.submit("/signin", "/signin", { email: victim, password: PASSWORD })).status).toBe(303);
   });
 
+  test("failed attempts sent side by side are held to the same 10; the right password then waits too", async () => {
+    // The limit was checked before each password's argon2id check and the failure counted after
+    // it, so guesses sent at once all got checked.
+    const victim = "parallel@example.com";
+    await signUp(t, victim);
+    const b = new Browser(t.url);
+    await b.get("/signin");
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => b.submit("/signin", "/signin", { email: victim, password: `wrong guess ${i}` })));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    expect(statuses.filter((s) => s === 429).length).toBe(20);
+    expect((await b.submit("/signin", "/signin", { email: victim, password: PASSWORD })).status).toBe(429);
+  }, 30_000);
+
   test("signing in while signed in goes straight on; unknown dashboard paths need a session too", async () => {
     const b = new Browser(t.url);
     await b.submit("/signin", "/signin", { email, password: PASSWORD });

@@ -141,6 +141,17 @@ describe("password gate", () => {
     // timed-out body kept running and moved the shared clock under the next test.
   }, 30_000);
 
+  test("brute force: guesses sent side by side are held to the same 10 failures", async () => {
+    // The limit was checked before each password's argon2id check and the failure counted after
+    // it: 40 guesses sent at once were all checked, and a right one among them opened the site.
+    const site = await publishSite(t, { access: "password", password: "right-two", files: [{ path: "index.html", bytes: "bf2" }] });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login(site, `wrong-side-by-side-${i}`)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    expect(statuses.filter((s) => s === 429).length).toBe(20);
+    expect((await login(site, "right-two")).status).toBe(429);
+  }, 30_000);
+
   test("a malformed gate post is a 400", async () => {
     const r = await siteFetch(t, locked.host, "/_pier/gate/password", {
       method: "POST",
