@@ -55,8 +55,12 @@ export class HourCounts {
   overflowVisitors = new Set<string>();
   /** New visitors of hashes already written by an earlier step of this flush. */
   visitorsWritten = 0;
-  /** Hashes admitted for storage this hour; kept across flushes so the cap holds for the hour. */
-  hashesAdmitted = 0;
+  /**
+   * Hashes admitted for storage this hour, kept across flushes: the cap holds for the hour, and a
+   * reader seen again in a later flush is neither admitted again nor counted over the cap (it is
+   * stored for the day already).
+   */
+  private admittedHashes = new Set<string>();
   dims = newDims(() => new Map<string, number>());
   /** Values that got their own row this hour; kept across flushes so the cap holds for the hour. */
   private admitted = newDims(() => new Set<string>());
@@ -92,9 +96,10 @@ export class HourCounts {
   }
 
   addVisitor(hash: string): void {
-    if (this.visitors.has(hash)) return;
-    if (this.hashesAdmitted < VISITOR_HASHES_PER_HOUR) {
-      this.hashesAdmitted += 1;
+    const admitted = this.admittedHashes;
+    if (admitted.has(hash)) return;
+    if (admitted.size < VISITOR_HASHES_PER_HOUR) {
+      admitted.add(hash);
       this.visitors.add(hash);
     } else if (this.overflowVisitors.size < VISITORS_MAX) this.overflowVisitors.add(hash);
   }

@@ -353,9 +353,14 @@ export class AnalyticsRecorder {
     let salt = this.salts.get(day);
     if (salt !== undefined) return salt;
     // Kept in the database for the day so a restart does not count everyone again.
-    const row = this.deps.sqlite.query("SELECT salt FROM analytics_salts WHERE day = ?").get(day) as { salt: string } | null;
-    salt = row?.salt ?? randomBytes(32).toString("base64url");
-    if (!row) this.deps.sqlite.query("INSERT OR IGNORE INTO analytics_salts (day, salt) VALUES (?, ?)").run(day, salt);
+    const read = () => (this.deps.sqlite.query("SELECT salt FROM analytics_salts WHERE day = ?").get(day) as { salt: string } | null)?.salt;
+    salt = read();
+    if (salt === undefined) {
+      this.deps.sqlite.query("INSERT OR IGNORE INTO analytics_salts (day, salt) VALUES (?, ?)").run(day, randomBytes(32).toString("base64url"));
+      // Another serving process may have stored the day's salt first: every process hashes with
+      // the stored one, or a person reaching two processes counts twice that day.
+      salt = read()!;
+    }
     this.salts.set(day, salt);
     return salt;
   }

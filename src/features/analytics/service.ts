@@ -6,6 +6,7 @@ import { entitlementsOf, getAccount } from "../accounts";
 import { loadBucket } from "../buckets";
 import { listPublications, loadPublication, publicUrlOf, type PublicationRow } from "../publish";
 import { presentAnalytics, type AnalyticsFigures, type Totals } from "./present";
+import { retentionCut } from "./rollups";
 import { topOfDays } from "./top-lists";
 import { bucketStart, parseWindowQuery, previousAvailable, windowOf, type Window } from "./window";
 
@@ -102,7 +103,9 @@ export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w:
 
   const totals = withViews(db.query(`SELECT ${SUMS} FROM ${table} WHERE ${inWindow}`).get(ids, first, last) as Row);
   const trackingSince = sites.length ? Math.min(...sites.map((s) => s.createdAtMs)) : null;
-  const previous = previousAvailable(w, trackingSince)
+  // A previous period reaching back past the retention cut is partly deleted: unknown, not zero.
+  const kept = w.granularity === "hour" || w.previousKeys.first >= retentionCut(deps.clock.now().getTime(), deps.config.analyticsRetentionDays);
+  const previous = kept && previousAvailable(w, trackingSince)
     ? withViews(db.query(`SELECT ${SUMS} FROM ${table} WHERE ${inWindow}`).get(ids, w.previousKeys.first, w.previousKeys.last) as Row)
     : null;
 
