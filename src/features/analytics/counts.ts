@@ -113,6 +113,20 @@ export class HourCounts {
     return this.lastAt === 0;
   }
 
+  /**
+   * After a failed flush: the batch goes, except the visitors whose hashes the flush's first steps
+   * already stored for the day. Only a later flush can still count them (a number and the time
+   * range they were seen in, kept).
+   */
+  dropBatch(): void {
+    const { visitorsWritten, firstAt, lastAt } = this;
+    this.reset();
+    if (visitorsWritten === 0) return;
+    this.visitorsWritten = visitorsWritten;
+    this.firstAt = firstAt;
+    this.lastAt = lastAt;
+  }
+
   /** After a flush: counts start again from zero, the hour's admitted values stay. */
   reset(): void {
     this.hits = this.hitsBots = this.hitsAssets = this.hitsNotFound = this.clicks = this.downloads = 0;

@@ -221,7 +221,7 @@ export class AnalyticsRecorder {
       // The batch is dropped (at most one interval of counts): retrying a failing write forever
       // would let memory grow with the traffic.
       this.deps.log.error("analytics flush failed", { error: (e as Error).message });
-      for (const c of this.hours.values()) c.reset();
+      for (const c of this.hours.values()) c.dropBatch();
     }
   }
 

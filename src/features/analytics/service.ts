@@ -105,9 +105,10 @@ export function analyticsFor(deps: Deps, accountId: string, sites: SiteRef[], w:
   const trackingSince = sites.length ? Math.min(...sites.map((s) => s.createdAtMs)) : null;
   // A previous period reaching back past the retention cut is partly deleted: unknown, not zero.
   const kept = w.granularity === "hour" || w.previousKeys.first >= retentionCut(deps.clock.now().getTime(), deps.config.analyticsRetentionDays);
-  const previous = kept && previousAvailable(w, trackingSince)
-    ? withViews(db.query(`SELECT ${SUMS} FROM ${table} WHERE ${inWindow}`).get(ids, w.previousKeys.first, w.previousKeys.last) as Row)
-    : null;
+  const previous =
+    kept && previousAvailable(w, trackingSince)
+      ? withViews(db.query(`SELECT ${SUMS} FROM ${table} WHERE ${inWindow}`).get(ids, w.previousKeys.first, w.previousKeys.last) as Row)
+      : null;
 
   const series = new Map(
     (db.query(`SELECT ${key} AS k, ${SUMS} FROM ${table} WHERE ${inWindow} GROUP BY ${key}`).all(ids, first, last) as (Row & { k: string })[]).map((r) => [

@@ -1,7 +1,8 @@
 // Visitor counting across flushes, serving processes and retention: a reader seen again in a later
 // flush of the same hour is one visitor (the hour's hash cap counts people, not page views); two
 // processes starting a day hash with the one stored salt; a previous period reaching past the
-// retention cut is unknown (null), not zero.
+// retention cut is unknown (null), not zero; a failed roll-up does not lose the visitors whose
+// hashes were already stored.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
@@ -91,4 +92,24 @@ test("a previous period reaching back past the retention cut is null, not zeros"
   } finally {
     t.clock.advance(-100 * DAY);
   }
+});
+
+test("visitors whose hashes were stored before a failed roll-up are counted by the next flush", async () => {
+  const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>flush</h1>" }] });
+  const deps = t.pier.deps;
+  const visitorsOfSite = () =>
+    (deps.sqlite.query("SELECT coalesce(sum(visitors), 0) AS n FROM analytics_daily WHERE publication_id = ?").get(site.pub.id) as { n: number }).n;
+  deps.analytics.hit(deps.analytics.now(), site.pub.id, site.host.split(".")[0]!, "/", "page", false, null, "Mozilla/5.0 Firefox/133.0", null, "198.51.100.9");
+  // The roll-up transaction fails (a real SQLite error) after the visitor hashes were written.
+  deps.sqlite.exec("CREATE TRIGGER fail_rollups BEFORE INSERT ON analytics_hourly BEGIN SELECT RAISE(ABORT, 'disk trouble'); END");
+  try {
+    // What the flush timer runs: visitor hashes in small steps, then the roll-ups.
+    await (deps.analytics as unknown as { flushQuietly(inSteps: boolean): Promise<void> }).flushQuietly(true);
+  } finally {
+    deps.sqlite.exec("DROP TRIGGER fail_rollups");
+  }
+  expect((deps.sqlite.query("SELECT count(*) AS n FROM analytics_visitors WHERE publication_id = ?").get(site.pub.id) as { n: number }).n).toBe(1);
+  expect(visitorsOfSite()).toBe(0);
+  deps.analytics.flush();
+  expect(visitorsOfSite()).toBe(1);
 });
