@@ -144,6 +144,16 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   return { ok: true, bucketId: bucket.id, localPart };
 }
 
+/**
+ * Whether the bucket's account is read-only now: the filer asks again as it commits a message
+ * accepted at RCPT TO (on the one connection, inside its transaction), so an account made
+ * read-only meanwhile gets nothing filed.
+ */
+export function bucketAccountReadOnly(deps: Deps, bucketId: string): boolean {
+  const bucket = recipientQueries(deps.db).bucket.get({ id: bucketId });
+  return bucket !== undefined && accountReadOnly(deps, bucket.accountId, deps.db);
+}
+
 /** Operator switch (`pier admin mail disable|enable ADDRESS`). */
 export function setDisabledByAdmin(deps: Deps, address: string, disabled: boolean): AddressRow | null {
   const localPart = address.toLowerCase().split("@")[0]!;

@@ -25,7 +25,7 @@ import { DiskBlobStore } from "../../blobs/disk";
 import { syncfsBarrier } from "../../blobs/syncfs";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
-import { lookupRecipient } from "../buckets";
+import { bucketAccountReadOnly, lookupRecipient } from "../buckets";
 import { GroupCommitter, type GroupCommitOptions } from "./group-commit";
 import type { ReadOptions } from "./inbound";
 import { prepareMessage } from "./prepare";
@@ -145,9 +145,11 @@ export async function fileMessage(
   const st = filingStatements(deps.sqlite);
   const write = (tx: Tx) => {
     for (const c of copies) {
-      // Re-checked here: the address may have been switched off since RCPT TO.
+      // Re-checked here: the address may have been switched off, or its account made read-only,
+      // since RCPT TO (archiving and deletion are commitChanges' own checks).
       const row = st.address.get(c.bucketId);
-      if (!row?.enabled || row.disabledByAdminAt) throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
+      if (!row?.enabled || row.disabledByAdminAt || bucketAccountReadOnly(deps, c.bucketId))
+        throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
       commitChanges(deps, INBOUND_WRITER, c.bucketId, c.changes, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
       st.countReceived.run(row.localPart, c.folder, c.receivedAt, now);
       st.insertMessage.run(c.bucketId, c.folder, c.messageId, c.receivedAt, c.from, c.subject, c.size, c.attachmentCount);

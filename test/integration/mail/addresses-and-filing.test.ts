@@ -245,6 +245,27 @@ describe("filing over real SMTP", () => {
     expect([await versionCount(a.id), await versionCount(b.id)]).toEqual(versions);
   });
 
+  test("an account made read-only between RCPT TO and the end of DATA: 451, nothing filed", async () => {
+    const owner = await t.user();
+    const b = await createBucket(t, owner, { title: "Read-only meanwhile", inbound_email: { enabled: true } });
+    const versions = (await t.api("GET", `/api/v1/buckets/${b.id}/versions?limit=1000`, { key: owner.key })).body.data.versions.length;
+    const c = await RawSmtp.open(port());
+    try {
+      await c.cmd("EHLO client.test");
+      await c.cmd("MAIL FROM:<a@sender.test>");
+      expect((await c.cmd(`RCPT TO:<${b.inbound_email.address}>`)).code).toBe(250);
+      setReadOnly(t.pier.deps, owner.accountId, true, "billing");
+      expect((await c.cmd("DATA")).code).toBe(354);
+      expect((await c.cmd("Subject: late\r\n\r\nhello\r\n.")).code).toBe(451);
+    } finally {
+      c.close();
+      setReadOnly(t.pier.deps, owner.accountId, false, null);
+    }
+    const after = await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key });
+    expect(after.body.data).toMatchObject({ received_count: 0, last_received_path: null });
+    expect((await t.api("GET", `/api/v1/buckets/${b.id}/versions?limit=1000`, { key: owner.key })).body.data.versions.length).toBe(versions);
+  });
+
   test("the read status is shared: the first reader is kept, any key sees it; deleted messages leave the list", async () => {
     const b = await newBucket();
     await send({ to: b.inbound_email.address, subject: "one", text: "1" });
