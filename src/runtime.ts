@@ -3,15 +3,8 @@
 // from src/serving-process.ts instead, which loads only the site server.
 import type { Server } from "bun";
 import { buildApp, type App } from "./app";
-import {
-  relaySocketPath,
-  spawnServingWorkers,
-  startRelay,
-  watchOtherCommits,
-  followSiteChanges,
-  WORKERS_LISTENING_TIMEOUT_MS,
-  type ServingWorkers,
-} from "./serving-workers";
+import { relaySocketPath, startRelay } from "./serving-relay";
+import { spawnServingWorkers, watchOtherCommits, followSiteChanges, WORKERS_LISTENING_TIMEOUT_MS, type ServingWorkers } from "./serving-workers";
 import type { Config } from "./config";
 import type { Deps } from "./core/context";
 import { createDeps, type DepsOptions } from "./deps";

@@ -16,12 +16,12 @@ import {
   followAnnouncedChanges,
   followSiteChanges,
   readWorkerSettings,
-  relayToPrimary,
   reportListening,
   reportMetricsToPrimary,
   watchOtherCommits,
   type WorkerSettings,
 } from "./serving-workers";
+import { relayToPrimary } from "./serving-relay";
 import { createSiteHandler } from "./sites/server";
 
 export interface ServingWorker {

@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from "../../src/core/log";
 import { createApiKey } from "../../src/features/accounts/keys";
 import { hashPassword, insertUserWithAccount } from "../../src/features/accounts/service";
 import { startPier, type Pier } from "../../src/runtime";
-import { RELAY_PEER_HEADER, RELAY_PROTO_HEADER, relaySocketPath } from "../../src/serving-workers";
+import { RELAY_PEER_HEADER, RELAY_PROTO_HEADER, relaySocketPath } from "../../src/serving-relay";
 import { tableResolver } from "../../src/features/mail/sender-auth";
 import type { DNSResolver } from "mailauth";
 

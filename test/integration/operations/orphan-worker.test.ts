@@ -3,7 +3,8 @@
 // pid in its settings, so a primary killed while the worker was still booting (the worker's
 // parent is then already init) is noticed too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { relaySocketPath, WORKER_ENV, type WorkerSettings } from "../../../src/serving-workers";
+import { relaySocketPath } from "../../../src/serving-relay";
+import { WORKER_ENV, type WorkerSettings } from "../../../src/serving-workers";
 import { pierCommand } from "../../helpers/cli";
 import { freePort } from "../../helpers/pebble";
 import { startTestPier, type TestPier } from "../../helpers/pier";
