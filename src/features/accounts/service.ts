@@ -5,7 +5,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { accounts, memberships, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { preparedPerDb } from "../../db/prepared";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import type { Role } from "./roles";
 
 export type UserRow = typeof users.$inferSelect;
@@ -41,7 +41,7 @@ const preparedAccount = preparedPerDb((db) => accountQuery(db, sql.placeholder("
 
 /** The account, or undefined when there is none (getAccount refuses instead). */
 export function findAccount(deps: Deps, id: string, db: DbOrTx = deps.db): AccountRow | undefined {
-  return db === deps.db ? preparedAccount(deps.db).get({ id }) : accountQuery(db, id).get();
+  return isConnection(db) ? preparedAccount(db).get({ id }) : accountQuery(db, id).get();
 }
 
 export function getAccount(deps: Deps, id: string, db: DbOrTx = deps.db): AccountRow {

@@ -6,7 +6,7 @@ import { scopeOfPermission, scopeRank } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketLocks, buckets, deletedBuckets } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { preparedPerDb } from "../../db/prepared";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 
 export type BucketRow = typeof buckets.$inferSelect;
 
@@ -36,8 +36,9 @@ const preparedAccountBucket = preparedPerDb((db) => accountBucketQuery(db, sql.p
  * key's selection are reported as not found (no existence leak); too little scope is FORBIDDEN.
  */
 export function loadBucket(deps: Deps, actor: Actor, bucketId: string, need: Scope, db: DbOrTx = deps.db): BucketRow {
-  const bucket =
-    db === deps.db ? preparedAccountBucket(deps.db).get({ bucketId, accountId: actor.accountId }) : accountBucketQuery(db, bucketId, actor.accountId).get();
+  const bucket = isConnection(db)
+    ? preparedAccountBucket(db).get({ bucketId, accountId: actor.accountId })
+    : accountBucketQuery(db, bucketId, actor.accountId).get();
   const scope = bucket ? effectiveScope(actor, bucket.id) : null;
   if (!bucket || !scope) {
     // Say "deleted" only to the account that owned it; everyone else learns nothing.
@@ -133,7 +134,7 @@ const lockQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select().fr
 const preparedLock = preparedPerDb((db) => lockQuery(db, sql.placeholder("bucketId")).prepare());
 
 export function activeLock(deps: Deps, bucketId: string, db: DbOrTx = deps.db) {
-  const lock = db === deps.db ? preparedLock(deps.db).get({ bucketId }) : lockQuery(db, bucketId).get();
+  const lock = isConnection(db) ? preparedLock(db).get({ bucketId }) : lockQuery(db, bucketId).get();
   if (!lock) return null;
   if (lock.expiresAt <= deps.clock.now().toISOString()) return null;
   return lock;

@@ -8,7 +8,7 @@ import { randomToken } from "../../core/ids";
 import type { Db } from "../../db/client";
 import { accounts, buckets, mailAddresses } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { preparedPerDb } from "../../db/prepared";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import type { BucketRow } from "./authorization";
 
 export type AddressRow = typeof mailAddresses.$inferSelect;
@@ -43,7 +43,7 @@ const addressQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.select()
 const preparedAddress = preparedPerDb((db) => addressQuery(db, sql.placeholder("bucketId")).prepare());
 
 export function addressOfBucket(deps: Deps, bucketId: string, db: DbOrTx = deps.db): AddressRow | undefined {
-  return db === deps.db ? preparedAddress(deps.db).get({ bucketId }) : addressQuery(db, bucketId).get();
+  return isConnection(db) ? preparedAddress(db).get({ bucketId }) : addressQuery(db, bucketId).get();
 }
 
 /**
@@ -86,13 +86,13 @@ export function blockedReason(deps: Deps, bucket: BucketRow, row: AddressRow | u
 const readOnlyQuery = (db: DbOrTx, accountId: string | Placeholder) => db.select({ r: accounts.readOnly }).from(accounts).where(eq(accounts.id, accountId));
 const preparedReadOnly = preparedPerDb((db) => readOnlyQuery(db, sql.placeholder("accountId")).prepare());
 
-const accountReadOnly = (deps: Deps, accountId: string, db: DbOrTx) =>
-  Boolean((db === deps.db ? preparedReadOnly(deps.db).get({ accountId }) : readOnlyQuery(db, accountId).get())?.r);
+const accountReadOnly = (accountId: string, db: DbOrTx) =>
+  Boolean((isConnection(db) ? preparedReadOnly(db).get({ accountId }) : readOnlyQuery(db, accountId).get())?.r);
 
 /** The `inbound_email` object of a bucket response and of GET /buckets/:id/inbound_email. */
 export function inboundEmailState(deps: Deps, bucket: BucketRow, db: DbOrTx = deps.db) {
   const row = addressOfBucket(deps, bucket.id, db);
-  const reason = blockedReason(deps, bucket, row, accountReadOnly(deps, bucket.accountId, db));
+  const reason = blockedReason(deps, bucket, row, accountReadOnly(bucket.accountId, db));
   return {
     enabled: Boolean(row?.enabled),
     ready: reason === null,
@@ -137,7 +137,7 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   if (!row) return { ok: false, code: 550, message: "No such mailbox" };
   const bucket = q.bucket.get({ id: row.bucketId });
   if (!bucket) return { ok: false, code: 550, message: "Mailbox no longer exists" };
-  const reason = blockedReason(deps, bucket, row, accountReadOnly(deps, bucket.accountId, deps.db));
+  const reason = blockedReason(deps, bucket, row, accountReadOnly(bucket.accountId, deps.db));
   if (reason === "not_enabled") return { ok: false, code: 550, message: "No such mailbox" };
   if (reason === "bucket_deleting") return { ok: false, code: 550, message: "Mailbox no longer exists" };
   if (reason) return { ok: false, code: 550, message: `Mailbox disabled, not accepting messages (${reason})` };
@@ -151,7 +151,7 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
  */
 export function bucketAccountReadOnly(deps: Deps, bucketId: string): boolean {
   const bucket = recipientQueries(deps.db).bucket.get({ id: bucketId });
-  return bucket !== undefined && accountReadOnly(deps, bucket.accountId, deps.db);
+  return bucket !== undefined && accountReadOnly(bucket.accountId, deps.db);
 }
 
 /** Operator switch (`pier admin mail disable|enable ADDRESS`). */

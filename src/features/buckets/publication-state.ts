@@ -4,7 +4,7 @@ import { eq, inArray, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { publications } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { preparedPerDb } from "../../db/prepared";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 
 export interface PublicationSummary {
   published: boolean;
@@ -30,7 +30,7 @@ const preparedPublications = preparedPerDb((db) => publicationsQuery(db, sql.pla
 
 /** Publication state of one bucket: the main site decides `published`; a live preview also blocks archive/delete. */
 export function publicationSummary(deps: Deps, bucketId: string, db: DbOrTx = deps.db): PublicationSummary {
-  const rows = db === deps.db ? preparedPublications(deps.db).all({ bucketId }) : publicationsQuery(db, bucketId).all();
+  const rows = isConnection(db) ? preparedPublications(db).all({ bucketId }) : publicationsQuery(db, bucketId).all();
   return summarize(deps, rows, deps.customDomainOf(bucketId));
 }
 

@@ -4,7 +4,7 @@ import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
-import { preparedPerDb } from "../../db/prepared";
+import { newestFirstPage, preparedPerDb } from "../../db/prepared";
 import { buckets, deletedBuckets } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
 import { planHelp, planLimitError } from "../accounts";
@@ -67,20 +67,7 @@ function freshBucketId(db: DbOrTx): string {
 const plainListWhere = (accountId: string | Placeholder, archived: boolean) =>
   and(eq(buckets.accountId, accountId), archived ? isNotNull(buckets.archivedAt) : isNull(buckets.archivedAt));
 const preparedPlainList = preparedPerDb((db) =>
-  [false, true].map((archived) => {
-    const where = plainListWhere(sql.placeholder("accountId"), archived);
-    return {
-      total: db.select({ n: count() }).from(buckets).where(where).prepare(),
-      page: db
-        .select()
-        .from(buckets)
-        .where(where)
-        .orderBy(desc(buckets.createdAt), desc(buckets.id))
-        .limit(sql.placeholder("limit"))
-        .offset(sql.placeholder("offset"))
-        .prepare(),
-    };
-  }),
+  [false, true].map((archived) => newestFirstPage(db, buckets, plainListWhere(sql.placeholder("accountId"), archived))),
 );
 
 /** One page of the buckets the actor can see, newest first (a key's selection filters in SQL). */
@@ -94,7 +81,7 @@ export function listBucketPage(
   if (!selected && !opts.titleContains && !opts.tagPath) {
     const q = preparedPlainList(deps.db)[opts.archived ? 1 : 0]!;
     const total = q.total.get({ accountId: actor.accountId })!.n;
-    const rows = q.page.all({ accountId: actor.accountId, limit, offset });
+    const rows = q.rows.all({ accountId: actor.accountId, limit, offset });
     return { buckets: rows, pagination: pagination(limit, offset, rows.length, total) };
   }
   const where = and(

@@ -3,7 +3,7 @@ import { and, eq, inArray, isNotNull, ne, sql, type Placeholder } from "drizzle-
 import type { Deps } from "../../core/context";
 import { customDomains } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { preparedPerDb } from "../../db/prepared";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import { findPublication } from "../publish";
 
 export type DomainRow = typeof customDomains.$inferSelect;
@@ -33,7 +33,7 @@ const activeDomainQuery = (db: DbOrTx, bucketId: string | Placeholder) =>
 const preparedActiveDomain = preparedPerDb((db) => activeDomainQuery(db, sql.placeholder("bucketId")).prepare());
 
 export function activeDomainOfBucket(deps: Deps, bucketId: string, db: DbOrTx = deps.db): DomainRow | undefined {
-  return db === deps.db ? preparedActiveDomain(deps.db).get({ bucketId }) : activeDomainQuery(db, bucketId).get();
+  return isConnection(db) ? preparedActiveDomain(db).get({ bucketId }) : activeDomainQuery(db, bucketId).get();
 }
 
 export function activeDomainsOfBuckets(deps: Deps, bucketIds: string[], db: DbOrTx = deps.db): DomainRow[] {

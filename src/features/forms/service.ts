@@ -10,7 +10,7 @@ import { transaction } from "../../db/tx";
 import { loadBucket } from "../buckets";
 import { FORMS, isFormName } from "./definitions";
 import { quotaOf, seal, unseal, type Quota, type SealedReply, type SealedSubmission, type SubmissionRow } from "./store";
-import { preparedPerDb } from "../../db/prepared";
+import { newestFirstPage, preparedPerDb } from "../../db/prepared";
 
 export const SUBMISSION_PAGE = { defaultLimit: 50, maxLimit: 200 };
 export const REPLY_MAX = 5000;
@@ -93,17 +93,7 @@ const preparedSubmissionPages = preparedPerDb((db) =>
       isNull(formSubmissions.parentId),
       oneForm ? eq(formSubmissions.formName, sql.placeholder("formName")) : undefined,
     );
-    return {
-      total: db.select({ n: count() }).from(formSubmissions).where(where).prepare(),
-      rows: db
-        .select()
-        .from(formSubmissions)
-        .where(where)
-        .orderBy(desc(formSubmissions.createdAt), desc(formSubmissions.id))
-        .limit(sql.placeholder("limit"))
-        .offset(sql.placeholder("offset"))
-        .prepare(),
-    };
+    return newestFirstPage(db, formSubmissions, where);
   }),
 );
 

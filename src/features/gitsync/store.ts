@@ -4,7 +4,7 @@ import { eq, sql, type Placeholder } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { gitSyncConnections } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
-import { preparedPerDb } from "../../db/prepared";
+import { isConnection, preparedPerDb } from "../../db/prepared";
 import { installationFailure, installationToken } from "./github-app";
 import { githubInstallations } from "../../db/schema";
 import { and } from "drizzle-orm";
@@ -16,7 +16,7 @@ const connectionQuery = (db: DbOrTx, bucketId: string | Placeholder) => db.selec
 const preparedConnection = preparedPerDb((db) => connectionQuery(db, sql.placeholder("bucketId")).prepare());
 
 export function connectionOf(deps: Deps, bucketId: string, db: DbOrTx = deps.db): ConnectionRow | undefined {
-  return db === deps.db ? preparedConnection(deps.db).get({ bucketId }) : connectionQuery(db, bucketId).get();
+  return isConnection(db) ? preparedConnection(db).get({ bucketId }) : connectionQuery(db, bucketId).get();
 }
 
 export function connectionById(deps: Deps, id: string, db: DbOrTx = deps.db): ConnectionRow | undefined {

@@ -16,7 +16,7 @@ import { setPublicationAccess, validateSlug, type PublicationRow } from "./publi
 import { publicUrlOf } from "./present";
 import { findPublication } from "./accept-publish";
 import { slugTaken } from "./slugs";
-import { preparedPerDb } from "../../db/prepared";
+import { newestFirstPage, preparedPerDb } from "../../db/prepared";
 
 function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
   const pub = deps.db
@@ -42,20 +42,7 @@ function loadMutablePublication(deps: Deps, actor: Actor, id: string) {
 }
 
 // The page without a key's selection, prepared once per database (D230).
-const preparedPublicationPage = preparedPerDb((db) => {
-  const where = eq(publications.accountId, sql.placeholder("accountId"));
-  return {
-    total: db.select({ n: count() }).from(publications).where(where).prepare(),
-    rows: db
-      .select()
-      .from(publications)
-      .where(where)
-      .orderBy(desc(publications.createdAt), desc(publications.id))
-      .limit(sql.placeholder("limit"))
-      .offset(sql.placeholder("offset"))
-      .prepare(),
-  };
-});
+const preparedPublicationPage = preparedPerDb((db) => newestFirstPage(db, publications, eq(publications.accountId, sql.placeholder("accountId"))));
 
 /** One page of the account's publications the actor can see, newest first. */
 export function listPublications(
