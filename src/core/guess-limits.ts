@@ -78,7 +78,7 @@ export function waitFor(recent: number[], allowed: number, windowMs: number, now
  * reach the allowance, a second's wait (they end in milliseconds and are then counted as what
  * they were).
  */
-export function waitWithPending(recent: number[], allowed: number, pending: number, windowMs: number, now: number): number {
+function waitWithPending(recent: number[], allowed: number, pending: number, windowMs: number, now: number): number {
   const wait = waitFor(recent, allowed, windowMs, now);
   if (wait > 0 || pending === 0) return wait;
   return recent.length + pending >= allowed ? 1 : 0;
