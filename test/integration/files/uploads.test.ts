@@ -2,8 +2,12 @@
 // edges: large finalize (202), expiry, foreign sessions, incomplete finalize, finalize_batch,
 // concurrency answers.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { uploadLimits } from "../../../src/features/files/uploads/sessions";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { eq } from "drizzle-orm";
+import { uploadSessions } from "../../../src/db/schema";
+import { attachBlob } from "../../../src/features/files/uploads/direct";
+import { expireUploads } from "../../../src/features/files/uploads/expiry";
+import { cancelSession, uploadLimits } from "../../../src/features/files/uploads/sessions";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { declared, directUpload, newBucket, putBytes, syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
@@ -250,6 +254,56 @@ describe("direct upload", () => {
     expect(r.body.data.upload).toBeNull();
     const attach = await t.api("POST", `/api/v1/buckets/${bucket}/files`, { key: u.key, body: { signed_blob_id: r.body.data.signed_blob_id } });
     expect(attach.status).toBe(201);
+  });
+
+  // attachBlob checks the entry, then awaits the disk, then commits: the tests below change the
+  // world during that await (the service runs synchronously up to it) and expect the commit to see it.
+  const declareDirect = async (bucket: string, f: ReturnType<typeof textFile>) => {
+    const r = await t.api("POST", "/api/v1/direct_uploads", {
+      key: u.key,
+      body: { bucket_id: bucket, path: f.path, blob: { ...declared(f), purpose: "bucket_file" } },
+    });
+    expect(r.status).toBe(201);
+    return r.body.data;
+  };
+  const codeOf = (p: Promise<unknown>) =>
+    p.then(
+      () => "attached",
+      (e: { code?: string }) => e.code,
+    );
+
+  test("an upload that expires while its attach awaits the disk is not found, and nothing is attached", async () => {
+    const bucket = await newBucket(t, u.key);
+    const f = textFile("late.txt", "expiring");
+    const d = await declareDirect(bucket, f);
+    expect((await putBytes(d.upload, f.bytes)).status).toBe(200);
+    const lead = new Date(d.expires_at).getTime() - t.clock.now().getTime();
+    t.clock.advance(lead - 1_000);
+    try {
+      const attaching = codeOf(attachBlob(t.pier.deps, apiKeyActorOf(u), bucket, { signed_blob_id: d.signed_blob_id }));
+      t.clock.advance(2_000);
+      expect(expireUploads(t.pier.deps).direct_uploads).toBe(1);
+      expect(await attaching).toBe("UPLOAD_NOT_FOUND");
+    } finally {
+      t.clock.advance(-(lead + 1_000));
+    }
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files`, { key: u.key })).body.data.files).toEqual([]);
+  });
+
+  test("possession proved by content that leaves the account during the attach is checked again", async () => {
+    const held = await newBucket(t, u.key);
+    const target = await newBucket(t, u.key);
+    const f = textFile("proof.txt", "held only by a staged upload");
+    // The account holds the bytes only as a staged (PUT, not finalized) entry of a session.
+    const sid = await open(held);
+    await declareAndPut(held, sid, [f]);
+    const d = await declareDirect(target, f);
+    expect(d.upload_required).toBe(false);
+    const attaching = codeOf(attachBlob(t.pier.deps, apiKeyActorOf(u), target, { signed_blob_id: d.signed_blob_id }));
+    const opener = t.pier.deps.db.select().from(uploadSessions).where(eq(uploadSessions.id, sid)).get()!.credentialId;
+    cancelSession(t.pier.deps, { ...apiKeyActorOf(u), credentialId: opener }, held, sid);
+    expect(await attaching).toBe("BLOB_NOT_UPLOADED");
+    expect((await t.api("GET", `/api/v1/buckets/${target}/files`, { key: u.key })).body.data.files).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 // The single-file flow: POST /direct_uploads declares one file and returns a signed blob id
 // with its PUT descriptor; after the PUT, attaching the signed blob id to the bucket opens and
 // finalizes a one-file upload session (one version) in a single transaction.
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -11,7 +11,7 @@ import { loadMutableBucket } from "../../buckets";
 import { assertAllowedFile } from "../forbidden";
 import { commitChanges, type FileRow } from "../commit";
 import { normalizePath } from "../paths";
-import { alreadyStored, descriptor, entryBytesReady, insertEntry, validateDeclared, type DeclaredFile } from "./declare";
+import { alreadyStored, descriptor, entryBytesReady, entryProven, findEntry, insertEntry, validateDeclared, type DeclaredFile } from "./declare";
 
 export const DIRECT_UPLOAD_TTL_MS = 24 * 3600_000;
 
@@ -60,31 +60,32 @@ export async function createDirectUpload(deps: Deps, actor: Actor, input: Direct
   };
 }
 
+const expired = () => new ApiError("UPLOAD_NOT_FOUND", "This direct upload expired; request a new one.");
+const notUploaded = () => new ApiError("BLOB_NOT_UPLOADED", "The bytes were not uploaded yet: PUT them to upload.url with upload.headers first.");
+
 /** Attach an uploaded blob at its declared path (or `path`): a one-file session, one version. */
 export async function attachBlob(deps: Deps, actor: Actor, bucketId: string, input: { signed_blob_id: string; path?: string }): Promise<FileRow> {
   // The bucket first: a foreign or hidden bucket answers BUCKET_NOT_FOUND like every bucket
   // route, and an archived, deleting or locked one says so before anything about the upload.
   loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   const id = entryIdOf(deps, input.signed_blob_id);
-  const entry = deps.db.select().from(uploadEntries).where(eq(uploadEntries.id, id)).get();
+  const entry = findEntry(id, deps.db);
   if (!entry || entry.accountId !== actor.accountId || entry.bucketId !== bucketId) {
     throw new ApiError("UPLOAD_NOT_FOUND", "No pending direct upload with this signed_blob_id for this bucket.");
   }
   if (entry.status === "finalized") throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This signed_blob_id was already attached.");
   if (entry.sessionId !== null) throw new ApiError("UPLOAD_NOT_FOUND", "This id belongs to an upload session; finalize the session instead.");
-  if (entry.expiresAt <= deps.clock.now().toISOString()) throw new ApiError("UPLOAD_NOT_FOUND", "This direct upload expired; request a new one.");
+  if (entry.expiresAt <= deps.clock.now().toISOString()) throw expired();
   const path = input.path === undefined ? entry.path : normalizePath(input.path);
   assertAllowedFile(path, entry.contentType);
-  if (!(await entryBytesReady(deps, actor, entry))) {
-    throw new ApiError("BLOB_NOT_UPLOADED", "The bytes were not uploaded yet: PUT them to upload.url with upload.headers first.");
-  }
+  if (!(await entryBytesReady(deps, actor, entry))) throw notUploaded();
   return transaction(deps.db, (tx) => {
-    const fresh = tx
-      .select()
-      .from(uploadEntries)
-      .where(and(eq(uploadEntries.id, id), eq(uploadEntries.status, "pending")))
-      .get();
-    if (!fresh) throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This signed_blob_id was already attached.");
+    // Re-read while the disk was awaited: the expiry job may have dropped the entry, another
+    // attach finalized it, or the content that proved possession left the account.
+    const fresh = findEntry(id, tx);
+    if (!fresh) throw expired();
+    if (fresh.status !== "pending") throw new ApiError("UPLOAD_ALREADY_FINALIZED", "This signed_blob_id was already attached.");
+    if (!entryProven(actor, fresh, tx)) throw notUploaded();
     loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
     const now = deps.clock.now().toISOString();
     const sessionId = newId("bus");
