@@ -2,7 +2,8 @@
 // and gates"). Each test replays what the attacker did and shows it no longer gets through.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { and, eq, isNull } from "drizzle-orm";
-import { apiKeys, users } from "../../src/db/schema";
+import { accounts, apiKeys, invites, users } from "../../src/db/schema";
+import { listOutbox } from "../../src/features/mail";
 import { Browser, csrfOf } from "../helpers/browser";
 import { hiddenFields } from "../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
@@ -236,6 +237,68 @@ describe("browser login links cannot turn a weaker credential into the owner", (
     const r = await fromLink.submit("/dashboard/account/keys", "/dashboard/account/keys", { label: "borrowed", scope: "bucket_admin" });
     expect(r.status).toBe(403);
     expect(r.text).toContain("Confirm your password");
+  });
+});
+
+describe("instance admin powers need the password too", () => {
+  const db = () => t.pier.deps.db;
+  const isAdmin = (id: string) => db().select({ a: users.isInstanceAdmin }).from(users).where(eq(users.id, id)).get()!.a;
+  const planOf = (id: string) => db().select({ p: accounts.plan }).from(accounts).where(eq(accounts.id, id)).get()!.p;
+
+  test("a login-link session of an instance admin cannot change users, plans or invites, nor read the outbox, until the password is confirmed", async () => {
+    const admin = await t.user();
+    db().update(users).set({ isInstanceAdmin: true }).where(eq(users.id, admin.userId)).run();
+    const target = await t.user();
+    const victim = await t.user();
+    db()
+      .update(users)
+      .set({ totpSealed: t.pier.deps.secrets.seal("totp", "JBSWY3DPEHPK3PXP", victim.userId), totpEnabledAt: new Date().toISOString() })
+      .where(eq(users.id, victim.userId))
+      .run();
+    // Another user's agent login code waits in the outbox (no relay): what the attacker was after.
+    expect((await t.api("POST", "/api/v1/agent_auth/request_code", { body: { email: target.email } })).status).toBe(200);
+    const codeMail = () => listOutbox(t.pier.deps, 200).find((m) => m.to_address === target.email);
+    let mail = codeMail();
+    for (let i = 0; !mail && i < 100; i++) {
+      await Bun.sleep(20); // sent after the response
+      mail = codeMail();
+    }
+    if (!mail) throw new Error("the code never reached the outbox");
+    const invitesBefore = db().select().from(invites).all().length;
+
+    const b = await browserFromLink(admin.key);
+    expect((await b.get("/dashboard/admin")).status).toBe(200); // the lists stay readable
+    const csrf = csrfOf((await b.get("/dashboard/admin")).text);
+    const posts: [string, Record<string, string>][] = [
+      [`/dashboard/admin/users/${target.userId}/admin-on`, {}],
+      [`/dashboard/admin/users/${victim.userId}/reset-2fa`, {}],
+      [`/dashboard/admin/users/${victim.userId}/disable`, {}],
+      ["/dashboard/admin/invites", { email: "", days: "7" }],
+      [`/dashboard/admin/plans/accounts/${target.accountId}`, { plan: "owner" }],
+    ];
+    for (const [path, form] of posts) {
+      const res = await b.post(path, { csrf, ...form });
+      expect(res.status).toBe(403);
+      expect(res.text).toContain("Confirm your password");
+    }
+    for (const path of ["/dashboard/admin/outbox", `/dashboard/admin/outbox/${mail.id}`]) {
+      const res = await b.get(path);
+      expect(res.status).toBe(403);
+      expect(res.text).toContain("Confirm your password");
+      expect(res.text).not.toContain(mail.subject);
+    }
+    expect(isAdmin(target.userId)).toBe(false);
+    expect(db().select().from(users).where(eq(users.id, victim.userId)).get()!).toMatchObject({ totpEnabledAt: expect.any(String), disabledAt: null });
+    expect(planOf(target.accountId)).not.toBe("owner");
+    expect(db().select().from(invites).all().length).toBe(invitesBefore);
+
+    // The admin who knows the password confirms it and comes back to the page asked for.
+    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", { password: admin.password, next: "/dashboard/admin/outbox" });
+    expect(ok.status).toBe(303);
+    expect(ok.location).toBe("/dashboard/admin/outbox");
+    expect((await b.get("/dashboard/admin/outbox")).text).toContain(target.email);
+    expect((await b.submit("/dashboard/admin", `/dashboard/admin/users/${target.userId}/admin-on`, {})).status).toBe(303);
+    expect(isAdmin(target.userId)).toBe(true);
   });
 });
 

@@ -2,7 +2,7 @@
 // answer to a refusal that needs the password again (sudo mode, accounts/sudo.ts).
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
-import { passwordConfirmationPage } from "../../accounts";
+import { passwordConfirmationPage, requireSudo } from "../../accounts";
 import type { Session, Shell } from "../shell";
 
 export const ACCOUNT_PATH = "/dashboard/account";
@@ -69,9 +69,33 @@ export function requireInstanceAdmin(s: Session): void {
   if (!s.user.isInstanceAdmin) throw new ApiError("NOT_FOUND", "No such page.");
 }
 
-/** A refused admin action: a non-admin (or one demoted meanwhile) gets the not-found page. */
-export function adminRefusal(shell: Shell, s: Session, page: () => Promise<Response>): Promise<Response> {
-  return s.user.isInstanceAdmin ? page() : shell.notFound(s);
+/**
+ * An instance admin's action, or a page showing other users' secrets (the outbox): the admin
+ * check, then sudo mode (D231). Instance powers reach every account, so a session that never saw
+ * the password (a login link minted by an agent's credential) or one left open must confirm it.
+ */
+export function requireAdminSudo(shell: Shell, request: Request, s: Session): void {
+  requireInstanceAdmin(s);
+  requireSudo(shell.deps, request, s.actor);
+}
+
+/** A view behind requireAdminSudo: outside sudo mode it asks for the password, then returns to `returnTo`. */
+export function adminSudoView(shell: Shell, request: Request, s: Session, returnTo: string, page: () => Promise<Response>): Promise<Response> {
+  try {
+    requireAdminSudo(shell, request, s);
+  } catch (e) {
+    if (e instanceof ApiError && e.code === "REAUTHENTICATION_REQUIRED") return passwordConfirmationPage(s, returnTo, e);
+    throw e;
+  }
+  return page();
+}
+
+/**
+ * A refused admin action: a non-admin (or one demoted meanwhile) gets the not-found page, an
+ * admin outside sudo mode the password prompt (back to `returnTo`), anything else the page again.
+ */
+export function adminRefusal(shell: Shell, s: Session, error: ApiError, returnTo: string, page: () => Promise<Response>): Promise<Response> {
+  return s.user.isInstanceAdmin ? sudoOr(s, error, returnTo, page) : shell.notFound(s);
 }
 
 /** For shell.action: the user's own security and the instance admin's actions stay open to a read-only account. */

@@ -12,7 +12,7 @@ import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import type { DashboardPage } from "../page";
 import { backupStatus } from "../../operations";
 import type { Session, Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireAdminSudo, requireInstanceAdmin } from "./account-common";
 
 export const HEALTH_PATH = `${ADMIN_PATH}/health`;
 const FAILED_PAGE = 20;
@@ -129,12 +129,12 @@ export const adminHealthPage: DashboardPage = {
       .post(
         `${HEALTH_PATH}/jobs/:id/retry`,
         shell.action(
-          (s, { params }) => {
-            requireInstanceAdmin(s);
+          (s, { request, params }) => {
+            requireAdminSudo(shell, request, s);
             shell.deps.jobs.retry(params.id!);
             return `${HEALTH_PATH}?done=retried#jobs`;
           },
-          (s, error) => adminRefusal(shell, s, () => view(s, {}, error)),
+          (s, error) => adminRefusal(shell, s, error, HEALTH_PATH, () => view(s, {}, error)),
           NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },

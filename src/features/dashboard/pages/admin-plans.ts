@@ -7,7 +7,7 @@ import { html } from "../../../http/pages/layout";
 import { adminListAccounts, setPlan, UNLIMITED } from "../../accounts";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireAdminSudo, requireInstanceAdmin } from "./account-common";
 
 export const PLANS_PATH = `${ADMIN_PATH}/plans`;
 const ACCOUNTS_PAGE = 50;
@@ -63,12 +63,12 @@ export const adminPlansPage: DashboardPage = {
       .post(
         `${PLANS_PATH}/accounts/:id`,
         shell.action(
-          (s, { params, body }) => {
-            requireInstanceAdmin(s);
+          (s, { request, params, body }) => {
+            requireAdminSudo(shell, request, s);
             setPlan(shell.deps, params.id!, formField(body, "plan"));
             return `${PLANS_PATH}?done=moved#accounts`;
           },
-          (s, error) => adminRefusal(shell, s, () => plansView(shell, s, {}, error)),
+          (s, error) => adminRefusal(shell, s, error, PLANS_PATH, () => plansView(shell, s, {}, error)),
           NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },

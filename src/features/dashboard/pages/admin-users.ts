@@ -9,7 +9,7 @@ import { adminDisableTwoFactor, adminListUsers, adminSetDisabled, adminSetInstan
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireInstanceAdmin } from "./account-common";
+import { ADMIN_PATH, adminRefusal, adminTabs, NOT_AN_ACCOUNT_WRITE, noticeOf, offsetOf, pager, requireAdminSudo, requireInstanceAdmin } from "./account-common";
 
 const USERS_PAGE = 50;
 const DONE: Record<string, string> = {
@@ -91,11 +91,11 @@ export const adminUsersPage: DashboardPage = {
       app.post(
         `${ADMIN_PATH}/users/:id/${suffix}`,
         shell.action(
-          (s, { params }) => {
-            requireInstanceAdmin(s);
+          (s, { request, params }) => {
+            requireAdminSudo(shell, request, s);
             return run(userEmail(shell, params.id!));
           },
-          (s, error) => adminRefusal(shell, s, () => usersView(shell, s, {}, { error, typed: { email: "", days: "7" } })),
+          (s, error) => adminRefusal(shell, s, error, ADMIN_PATH, () => usersView(shell, s, {}, { error, typed: { email: "", days: "7" } })),
           NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
@@ -114,8 +114,8 @@ export const adminUsersPage: DashboardPage = {
       .post(
         `${ADMIN_PATH}/invites`,
         shell.action(
-          (s, { body }) => {
-            requireInstanceAdmin(s);
+          (s, { request, body }) => {
+            requireAdminSudo(shell, request, s);
             const email = formField(body, "email").trim();
             const daysText = formField(body, "days").trim();
             const days = daysText ? Number(daysText) : undefined;
@@ -124,7 +124,9 @@ export const adminUsersPage: DashboardPage = {
             return `${ADMIN_PATH}?flash=${shell.flash(s, { code, link, email: invite.email, expiresAt: invite.expiresAt })}`;
           },
           (s, error, { body }) =>
-            adminRefusal(shell, s, () => usersView(shell, s, {}, { error, typed: { email: formField(body, "email"), days: formField(body, "days") } })),
+            adminRefusal(shell, s, error, ADMIN_PATH, () =>
+              usersView(shell, s, {}, { error, typed: { email: formField(body, "email"), days: formField(body, "days") } }),
+            ),
           NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
