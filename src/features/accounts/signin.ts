@@ -144,6 +144,8 @@ export function completeTwoFactor(deps: Deps, pending: string | undefined, code:
   const user = p ? getUser(deps, p.userId) : undefined;
   if (!p || !user || !twoFactorEnabled(user))
     throw new ApiError("TWO_FACTOR_REQUIRED", "Your sign-in expired. Enter your email and password again.", { restart: true });
+  // Disabled during the step: no session row, which would wake up if the user were enabled again.
+  if (user.disabledAt) throw new ApiError("USER_DISABLED", "This user was disabled by the instance's admin.");
   const guard = signinGuard(deps);
   const now = deps.clock.now().getTime();
   guard.check(user.email, meta.ip, now);

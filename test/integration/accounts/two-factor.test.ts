@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as OTPAuth from "otpauth";
-import { users } from "../../../src/db/schema";
+import { sessions, users } from "../../../src/db/schema";
 import { Browser, unescapeHtml } from "../../helpers/browser";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
@@ -95,6 +95,28 @@ describe("two-factor authentication", () => {
     const b = new Browser(t.url);
     await b.submit("/signin", "/signin", { email, password: PASSWORD });
     expect((await b.submit("/signin/two-factor", "/signin/two-factor", { code: c })).status).toBe(401);
+  });
+
+  test("a user disabled between the password and the code gets no session, and none wakes up when enabled again", async () => {
+    nextStep();
+    const b = new Browser(t.url);
+    expect((await b.submit("/signin", "/signin", { email, password: PASSWORD })).status).toBe(303);
+    const userId = t.pier.deps.db.select().from(users).where(eq(users.email, email)).get()!.id;
+    const sessionsOf = () => t.pier.deps.db.select().from(sessions).where(eq(sessions.userId, userId)).all().length;
+    const before = sessionsOf();
+    // This user is the instance's first (an admin, whom adminSetDisabled refuses): set the mark as it does.
+    const setDisabled = (at: string | null) => t.pier.deps.db.update(users).set({ disabledAt: at }).where(eq(users.id, userId)).run();
+    setDisabled(new Date().toISOString());
+    try {
+      const res = await b.submit("/signin/two-factor", "/signin/two-factor", { code: code() });
+      expect(res.status).toBe(403);
+      expect(res.text).toContain("disabled");
+      expect(res.setCookies.some((c) => c.startsWith("pier_session="))).toBe(false);
+      expect(sessionsOf()).toBe(before);
+    } finally {
+      setDisabled(null);
+    }
+    expect((await b.get("/dashboard")).status).toBe(303); // still signed out
   });
 
   test("the second step without a password step (or with a forged token) starts over", async () => {
