@@ -69,9 +69,10 @@ export const mcpRoutes = (deps: Deps, auth: AuthOptions) => {
           auth.anonLimiter.take(`ip:${clientKey(request)}`);
           return withCors(unauthorized(request, token !== null));
         }
-        auth.accountLimiter.take(`acct:${actor.accountId}`);
+        const charge = (accountId: string) => auth.accountLimiter.take(`acct:${accountId}`);
+        charge(actor.accountId);
         deps.agentActivity.record(actor, request);
-        const server = buildMcpServer(deps, actor);
+        const server = buildMcpServer(deps, actor, charge);
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,

@@ -31,7 +31,18 @@ function toolError(err: ApiError): CallToolResult {
   return { isError: true, content: [{ type: "text", text: `${err.code}: ${err.message}\n${JSON.stringify({ error })}` }], structuredContent: { error } };
 }
 
-export function buildMcpServer(deps: Deps, actor: Actor): Server {
+/**
+ * `charge(accountId)` takes one unit of that account's request budget (throws 429). A POST was
+ * charged once to the credential's account on arrival; a JSON-RPC batch can carry up to 100
+ * tool calls, so every call pays on the account it acts in, as a REST request does, except the
+ * first on the credential's own account, which that arrival charge paid for.
+ */
+export function buildMcpServer(deps: Deps, actor: Actor, charge: (accountId: string) => void): Server {
+  let arrivalCoversOne = true;
+  const chargeCall = (accountId: string) => {
+    if (arrivalCoversOne && accountId === actor.accountId) arrivalCoversOne = false;
+    else charge(accountId);
+  };
   const server = new Server(
     { name: "pier", version: serverVersion },
     {
@@ -50,6 +61,7 @@ export function buildMcpServer(deps: Deps, actor: Actor): Server {
         throw new ApiError("VALIDATION_FAILED", "account_id must be an account id (acc_...).", { field: "account_id" });
       }
       const acting = selectAccount(deps, actor, accountId as string | undefined);
+      chargeCall(acting.accountId);
       if (!Value.Check(tool.inputSchema, args)) {
         const fields = [...Value.Errors(tool.inputSchema, args)].slice(0, 20).map((e) => ({ path: e.path, message: e.message }));
         throw new ApiError("VALIDATION_FAILED", `Invalid arguments for ${tool.name}: ${fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ")}`, {

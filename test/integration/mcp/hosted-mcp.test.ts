@@ -416,6 +416,44 @@ describe("browser-based MCP clients", () => {
   });
 });
 
+describe("the account's request budget", () => {
+  test("each tool call of a JSON-RPC batch pays, on the account it acts in, as a REST request does", async () => {
+    const small = await startTestPier({ rateLimitPerMinute: 5 });
+    try {
+      const post = (key: string, messages: unknown[]) =>
+        fetch(`${small.url}/mcp`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify(messages),
+        });
+      const calls = (n: number, args: Record<string, unknown> = {}) =>
+        Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "bucket_list", arguments: args } }));
+      const codes = async (res: Response) => {
+        expect(res.status).toBe(200);
+        return ((await res.json()) as any[]).sort((x, y) => x.id - y.id).map((r) => (r.result.isError ? r.result.structuredContent.error.code : "ok"));
+      };
+      const restStatus = async (key: string) => (await small.api("GET", "/api/v1/buckets", { key })).status;
+
+      // Ten calls in one POST on a budget of five a minute: the POST's own unit paid for the
+      // first, four more fit, the rest are refused; and REST is refused too.
+      const a = await small.user();
+      expect(await codes(await post(a.key, calls(10)))).toEqual([...Array(5).fill("ok"), ...Array(5).fill("RATE_LIMIT_EXCEEDED")]);
+      expect(await restStatus(a.key)).toBe(429);
+
+      // Calls acting in another account draw on that account's budget: the caller paid one unit
+      // for the POST, the team account five for the calls.
+      const caller = await small.user();
+      const team = await small.user();
+      addMember(small.pier.deps, team.accountId, caller.userId, "member");
+      expect(await codes(await post(caller.key, calls(6, { account_id: team.accountId })))).toEqual([...Array(5).fill("ok"), "RATE_LIMIT_EXCEEDED"]);
+      expect(await restStatus(team.key)).toBe(429);
+      expect(await restStatus(caller.key)).toBe(200);
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
 describe("configuration", () => {
   test("mcp-resource-url must be an absolute http(s) URL", () => {
     expect(loadConfig({ PIER_MCP_RESOURCE_URL: "https://x.example/mcp/" }).mcpResourceUrl).toBe("https://x.example/mcp");
