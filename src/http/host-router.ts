@@ -40,8 +40,11 @@ export function classifyHost(rawHost: string | null, urls: Urls, baseUrlConfigur
   const memo = memos[baseUrlConfigured ? 1 : 0];
   let kind = memo.get(rawHost);
   if (kind === undefined) {
+    kind = classifyHostUncached(rawHost, urls, baseUrlConfigured);
+    // Refused values are not kept: distinct junk of up to 16 KB each would hold ~160 MB per process.
+    if (kind.kind === "invalid") return kind;
     if (memo.size >= MAX_REMEMBERED_HOSTS) memo.clear();
-    memo.set(rawHost, (kind = classifyHostUncached(rawHost, urls, baseUrlConfigured)));
+    memo.set(rawHost, kind);
   }
   return kind;
 }

@@ -73,11 +73,12 @@ export class SiteContent {
       if (c.site.cleanUrls && c.pathname.endsWith(".html") && path.endsWith(".html")) {
         const bare = path.slice(0, -".html".length);
         if (bare !== "" && !bare.endsWith("/") && bare.slice(bare.lastIndexOf("/") + 1) !== "index" && !m.files.has(bare) && !m.dirs.has(bare))
-          return this.redirect(c, 308, `${c.pathname.slice(0, -".html".length)}${c.search}`, CACHE_HTML);
+          return this.redirect(c, 308, `${c.pathname.slice(0, -".html".length)}${c.search}`, c.priv ? CACHE_PRIVATE : CACHE_HTML);
       }
       return this.file(c, file, 200, true);
     }
-    if (m.dirs.has(path)) return this.redirect(c, 301, `${c.pathname}/${c.search}`, CACHE_HTML);
+    // A gated site's folder and page names are not for shared caches either.
+    if (m.dirs.has(path)) return this.redirect(c, 301, `${c.pathname}/${c.search}`, c.priv ? CACHE_PRIVATE : CACHE_HTML);
     const page = c.site.cleanUrls ? m.files.get(`${path}.html`) : undefined;
     if (page) return this.file(c, page, 200, true);
     return this.missing(c);

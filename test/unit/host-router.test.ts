@@ -81,4 +81,16 @@ describe("classifyHost", () => {
     // A look-alike suffix is not under the sites domain.
     expect(classifyHost("blog.evilsites.example.com", prod, true)).toEqual({ kind: "custom", hostname: "blog.evilsites.example.com" });
   });
+
+  test("distinct huge Host headers are not remembered: memory stays flat", () => {
+    const heap = () => {
+      Bun.gc(true);
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heap();
+    // 3,000 distinct 15 KB values (the listener lets 16 KB of headers through): 45 MB if kept.
+    const pad = "a".repeat(15_000);
+    for (let i = 0; i < 3_000; i++) expect(classifyHost(`${i}${pad}`, prod, true).kind).toBe("invalid");
+    expect(heap() - before).toBeLessThan(10 * 1024 * 1024);
+  });
 });

@@ -19,6 +19,8 @@ beforeAll(async () => {
     files: [
       { path: "index.html", bytes: "<h1>Secret home</h1>" },
       { path: "doc.txt", bytes: "secret doc" },
+      { path: "team/plan.txt", bytes: "secret plan" },
+      { path: "launch.html", bytes: "<h1>Secret launch</h1>" },
     ],
   });
   other = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>Other secret</h1>" }] });
@@ -74,6 +76,19 @@ describe("password gate", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("cache-control")).toBe("private, no-cache");
     expect(await page.text()).toBe("secret doc");
+  });
+
+  test("past the gate, the folder and clean-URL redirects are private to the browser too", async () => {
+    const cookie = cookieOf(await login(locked, "open sesame"));
+    for (const [path, status, location] of [
+      ["/team", 301, "/team/"],
+      ["/launch.html", 308, "/launch"],
+    ] as const) {
+      const r = await siteFetch(t, locked.host, path, { headers: { cookie } });
+      expect(r.status).toBe(status);
+      expect(r.headers.get("location")).toBe(location);
+      expect(r.headers.get("cache-control")).toBe("private, no-cache");
+    }
   });
 
   test("the password never appears in a URL: the gate form posts it", async () => {
