@@ -14,7 +14,7 @@ import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";
 import { assertPublishAllowed } from "./policy";
 import { setPublicationAccess, validateSlug, type PublicationRow } from "./publications";
 import { publicUrlOf } from "./present";
-import { findPublication } from "./accept-publish";
+import { findPublication, PREVIEW_MAX_MINUTES } from "./accept-publish";
 import { slugTaken } from "./slugs";
 import { newestFirstPage, preparedPerDb } from "../../db/prepared";
 
@@ -71,7 +71,25 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
   if (pub.kind === "preview" && input.expires_at === null)
     throw new ApiError("VALIDATION_FAILED", "Previews always expire; expires_at cannot be null.", { field: "expires_at" });
   const now = deps.clock.now().toISOString();
+  if (pub.kind === "preview" && input.expires_at) {
+    // The same cap as publishing a preview: otherwise a preview becomes a permanent site outside the plan's counts.
+    const latest = deps.clock.now().getTime() + PREVIEW_MAX_MINUTES * 60_000;
+    if (new Date(input.expires_at).getTime() > latest) {
+      throw new ApiError("VALIDATION_FAILED", `A preview expires at most ${PREVIEW_MAX_MINUTES / 1440} days from now.`, {
+        field: "expires_at",
+        max: new Date(latest).toISOString(),
+      });
+    }
+  }
+  // An expired main site no longer counts against the plan: bringing it back is publishing it again.
+  const revives =
+    pub.kind === "main" &&
+    input.expires_at !== undefined &&
+    pub.expiresAt !== null &&
+    pub.expiresAt <= now &&
+    (pub.status === "publishing" || pub.status === "published");
   const row = transaction(deps.db, (tx) => {
+    if (revives) assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: pub.accessMode }, tx);
     // Routing, titles and expiry apply to the live deploy at once: no rebuild needed.
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
     return tx

@@ -364,6 +364,40 @@ describe("previews and plan policy", () => {
     expect((await readPub(u.key, prev.id)).status).toBe("unpublished");
   });
 
+  test("PATCH expires_at keeps the plan's rules: a preview at most 30 days out, an expired main site back only within the live-site limit", async () => {
+    const u = await t.user({ plan: "free" });
+    const a = await bucketWith(u, "Patched Site A", { "index.html": "<p>A</p>" });
+    const b = await bucketWith(u, "Patched Site B", { "index.html": "<p>B</p>" });
+    const patch = (id: string, expires_at: string | null) => t.api("PATCH", `/api/v1/publications/${id}`, { key: u.key, body: { expires_at } });
+    const inDays = (d: number) => new Date(t.clock.now().getTime() + d * 24 * 3600_000).toISOString();
+
+    const pv = (await t.api("POST", `/api/v1/buckets/${a}/publication/preview`, { key: u.key, body: { access_mode: "password", password: "preview-pass" } }))
+      .body.data.publication;
+    await drain();
+    const forever = await patch(pv.id, "2099-01-01T00:00:00Z");
+    expect([forever.status, forever.body.error.code, forever.body.error.details.field]).toEqual([422, "VALIDATION_FAILED", "expires_at"]);
+    const month = inDays(29);
+    expect((await patch(pv.id, month)).status).toBe(200);
+    expect((await readPub(u.key, pv.id)).expires_at).toBe(month);
+
+    // A expires, B takes Free's one live site, and A cannot come back beside it.
+    const pa = (await publish(u.key, a, { expires_at: new Date(t.clock.now().getTime() + 60_000).toISOString() })).body.data.publication;
+    await drain();
+    t.clock.advance(120_000);
+    expect((await publish(u.key, b)).status).toBe(202);
+    await drain();
+    for (const expiry of [null, inDays(3)]) {
+      const revive = await patch(pa.id, expiry);
+      expect([revive.status, revive.body.error.details.max_live_sites]).toEqual([403, 1]);
+    }
+    expect((await t.primaryFetch(host(pa.public_slug), "/")).status).toBe(410);
+    // Once B is gone, A may come back.
+    expect((await t.api("DELETE", `/api/v1/buckets/${b}/publication`, { key: u.key })).status).toBeLessThan(300);
+    await drain();
+    expect((await patch(pa.id, null)).status).toBe(200);
+    expect((await t.primaryFetch(host(pa.public_slug), "/")).status).toBe(200);
+  });
+
   test("Free-site renewal: without a dashboard visit for 30 days the main site is unpublished; API traffic does not renew", async () => {
     const u = await t.user({ plan: "free" });
     const id = await bucketWith(u, "Renewal Test Site", { "index.html": "r" });
