@@ -1,6 +1,6 @@
 // Publication rows and their access settings. The REST routes, the build job and previews call
 // these; they decide nothing about HTTP.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -106,7 +106,8 @@ export async function setPublicationAccess(deps: Deps, publicationId: string, ch
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
     tx.update(publications)
-      .set({ accessMode: change.mode, passwordHash: hash, passwordSealed: sealed, accessVersion: pub.accessVersion + 1, updatedAt: now })
+      // Bumped in SQL: another change may have committed while this one awaited its hash.
+      .set({ accessMode: change.mode, passwordHash: hash, passwordSealed: sealed, accessVersion: sql`${publications.accessVersion} + 1`, updatedAt: now })
       .where(eq(publications.id, pub.id))
       .run();
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { publications } from "../../../src/db/schema";
 import { setPublicationAccess } from "../../../src/features/publish/publications";
 import { listOutbox } from "../../../src/features/mail/outbound";
 import { accessDetails, listLeads } from "../../../src/features/publish/visitor-access";
@@ -131,6 +133,19 @@ describe("password gate", () => {
     expect((await siteFetch(t, site.host, "/", { headers: { cookie: c } })).status).toBe(401);
     expect((await login(site, "first-pass")).status).toBe(401);
     expect((await login(site, generatedPassword!)).status).toBe(303);
+  });
+
+  test("two access changes at once each sign visitors out (neither overwrites the other's bump)", async () => {
+    const site = await publishSite(t, { access: "password", password: "first-pass", files: [{ path: "index.html", bytes: "two" }] });
+    const version = () => t.pier.deps.db.select().from(publications).where(eq(publications.id, site.pub.id)).get()!.accessVersion;
+    const before = version();
+    // Both read the row, then await their password hash, then write: a cookie issued after the
+    // first write must still die at the second.
+    await Promise.all([
+      setPublicationAccess(t.pier.deps, site.pub.id, { mode: "password", password: "second-pass" }),
+      setPublicationAccess(t.pier.deps, site.pub.id, { mode: "password", password: "third-pass" }),
+    ]);
+    expect(version()).toBe(before + 2);
   });
 
   test("a form posted from another origin is refused", async () => {
