@@ -31,16 +31,18 @@ echo "test.sh: checking formatting" >&2
 
 # Integration tests start real servers (argon2id, SMTP, Chromium): give each test 30 s on a
 # busy 2-core machine instead of bun's 5 s default (bunfig.toml cannot set it).
-# With PIER_TEST_JOBS=N, test files run in N test processes (1, the default, runs them all in
-# one process): most of a test's time is spent waiting on servers, timers and child processes, so
-# two on two cores nearly halve the suite. They take the slowest files first, by the
+# With PIER_TEST_JOBS=N, test files run in N test processes (1 runs them all in one process):
+# most of a test's time is spent waiting on servers, timers and child processes, so two on two
+# cores nearly halve the suite. They take the slowest files first, by the
 # per-file durations in test/timings.json (PIER_TEST_UPDATE_TIMINGS=1 rewrites it from this run).
 # --no-isolate keeps what a serial run had: the files one process runs share one module
 # registry, so the e2e files build the binary once per process, not once per file.
 # (PIER_TEST_WORKERS is another knob: serving workers for every test server, test/helpers/pier.ts.)
-# Serial by default until a full parallel run passes on a quiet 2-core machine: on an overloaded
-# one (load 30) tests near their time limits failed in both modes. PIER_TEST_JOBS=$(nproc) opts in.
-jobs=${PIER_TEST_JOBS:-1}
+# One process per core (at most 4) by default since full parallel runs passed on 2 cores under
+# load 8-10 (D209): serial, the suite had reached the 10 minutes it has. PIER_TEST_JOBS=1 runs
+# every file in one process.
+cores=$(nproc 2>/dev/null || echo 1)
+jobs=${PIER_TEST_JOBS:-$((cores > 4 ? 4 : cores))}
 # Files whose assertions time something against this machine (a render within its own limit, an
 # answer within a second, two medians alike), and the two that start dozens of `pier` commands
 # at once (each loads the bundled CLI, test/helpers/cli.ts: half a core-second apiece, near their
