@@ -42,7 +42,10 @@ export class PierPaths {
       return handleGatePost(p.gate(), req, path.slice("_pier/gate/".length)).then((res) => res ?? notHere());
     if (method === "GET" && path === "_pier/gate/recipient" && site.accessMode === "require_email") return handleRecipientLink(p.gate(), p.search);
     if ((method === "GET" || method === "HEAD") && path === "_pier/events.js") return this.events.scriptResponse(site.clientEvents, extra);
-    if (method === "POST" && path === "_pier/event") return this.events.receive(req, site, p.ip());
+    if (method === "POST" && path === "_pier/event") {
+      // A gated site's events are its admitted visitors'; anyone else is answered alike and not counted.
+      return this.events.receive(req, site, p.ip(), site.accessMode === "public" || hasAccess(deps, req, site, host));
+    }
     if ((method === "GET" || method === "HEAD") && path === "_pier/forms.js") {
       const headers = {
         "content-type": "text/javascript; charset=utf-8",

@@ -2,6 +2,7 @@
 // POST /_pier/event (its beacons). Every answer is a success for the visitor: a disabled site,
 // a malformed beacon or a client over its rate simply is not counted.
 import type { Deps } from "../../core/context";
+import { addressKey } from "../../core/guess-limits";
 import { TokenBuckets } from "../../core/token-buckets";
 import { siteAssets } from "../../sites-assets.gen";
 
@@ -28,12 +29,14 @@ export class ClientEvents {
     return new Response(enabled ? this.script : OFF_SCRIPT, { headers: { ...SCRIPT_HEADERS, ...extraHeaders } });
   }
 
-  async receive(req: Request, site: { id: string; clientEvents: boolean }, ip: string): Promise<Response> {
+  /** `admitted`: the visitor may see the site (a gated site's events come from behind its gate). */
+  async receive(req: Request, site: { id: string; clientEvents: boolean }, ip: string, admitted: boolean): Promise<Response> {
     const done = new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
-    if (!site.clientEvents) return done;
+    if (!site.clientEvents || !admitted) return done;
     if (Number(req.headers.get("content-length") ?? "0") > BODY_MAX) return done;
     const now = this.deps.clock.now().getTime();
-    if (this.limiter.take(`${site.id} ${ip}`, now) > 0) return done;
+    // Per client: an IPv6 /64 is one, as for every other per-address limit.
+    if (this.limiter.take(`${site.id} ${addressKey(ip)}`, now) > 0) return done;
     let type: unknown;
     try {
       const text = await req.text();

@@ -82,6 +82,26 @@ describe("the event endpoint", () => {
     expect((await totals(s)).downloads).toBe(EVENTS_PER_MINUTE + 1);
   });
 
+  test("addresses of one IPv6 /64 are one client for the per-minute rate", async () => {
+    const s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
+    for (let i = 1; i <= EVENTS_PER_MINUTE + 10; i++) await beacon(s, '{"type":"click"}', `2001:db8:7:7::${i.toString(16)}`);
+    expect((await totals(s)).clicks).toBe(EVENTS_PER_MINUTE);
+  });
+
+  test("a gated site counts the events of visitors who passed its gate only", async () => {
+    const s = await publishSite(t, { access: "password", password: "events-pass", files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
+    expect((await beacon(s, '{"type":"click"}')).status).toBe(204); // answered alike, not counted
+    const login = await siteFetch(t, s.host, "/_pier/gate/password", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password: "events-pass", next: "/" }).toString(),
+    });
+    const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
+    const passed = await siteFetch(t, s.host, "/_pier/event", { method: "POST", body: '{"type":"click"}', headers: { "content-type": "text/plain", cookie } });
+    expect(passed.status).toBe(204);
+    expect((await totals(s)).clicks).toBe(1);
+  });
+
   test("client events off: the script is a no-op comment and beacons are not counted", async () => {
     const s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
     const p = await t.api("PATCH", `/api/v1/publications/${s.pub.id}`, { key: s.user.key, body: { publication_client_events_enabled: false } });
