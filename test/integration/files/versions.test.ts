@@ -51,6 +51,39 @@ describe("bucket versions", () => {
     expect(unknown.body.error.code).toBe("VERSION_NOT_FOUND");
   });
 
+  test("a version's files page through its snapshot in path order, deletions and later changes left out", async () => {
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(
+      t,
+      u.key,
+      bucket,
+      ["e", "a", "d", "c", "b"].map((n) => textFile(`${n}.txt`, `${n}1`)),
+    );
+    const b = (await t.api("GET", `/api/v1/buckets/${bucket}/files?q=b.txt`, { key: u.key })).body.data.files[0].id;
+    await t.api("DELETE", `/api/v1/buckets/${bucket}/files/${b}`, { key: u.key });
+    await syncFiles(t, u.key, bucket, [textFile("c.txt", "c2"), textFile("f.txt", "f2"), textFile("b.txt", "b3")]);
+    const versions = (await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key })).body.data.versions;
+    const all = async (versionId: string) => {
+      const seen: string[] = [];
+      for (let offset: number | null = 0; offset !== null; ) {
+        const r = await t.api("GET", `/api/v1/buckets/${bucket}/versions/${versionId}/files?limit=2&offset=${offset}`, { key: u.key });
+        const { files, pagination } = r.body.data;
+        expect(files.length).toBeLessThanOrEqual(2);
+        seen.push(...files.map((f: any) => `${f.path}:${f.byte_size}`));
+        expect(pagination.total_count).toBe(r.body.data.version.file_count);
+        offset = pagination.next_offset;
+      }
+      return seen;
+    };
+    expect(await all(versions[2].id)).toEqual(["a.txt:2", "b.txt:2", "c.txt:2", "d.txt:2", "e.txt:2"]);
+    expect(await all(versions[1].id)).toEqual(["a.txt:2", "c.txt:2", "d.txt:2", "e.txt:2"]);
+    expect(await all(versions[0].id)).toEqual(["a.txt:2", "b.txt:2", "c.txt:2", "d.txt:2", "e.txt:2", "f.txt:2"]);
+    const sha = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
+    const middle = (await t.api("GET", `/api/v1/buckets/${bucket}/versions/${versions[1].id}/files?offset=1&limit=1`, { key: u.key })).body.data;
+    expect(middle.files.map((f: any) => [f.path, f.sha256])).toEqual([["c.txt", sha("c1")]]);
+    expect(middle.pagination).toMatchObject({ total_count: 4, has_more: true, next_offset: 2 });
+  });
+
   test("a version stores only the changed paths", async () => {
     const bucket = await newBucket(t, u.key);
     await syncFiles(
