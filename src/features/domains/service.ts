@@ -216,9 +216,12 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
   return domainById(deps.db, id) ?? null;
 }
 
-/** Without automatic HTTPS there is nothing to wait for; with it, the certificate must be issued. */
+/**
+ * Without automatic HTTPS, or for a name the operator's certificate covers (never ordered), there
+ * is nothing to wait for (D240); otherwise the certificate must be issued.
+ */
 function certificateReady(deps: Deps, hostname: string): boolean {
-  if (!deps.certificates) return true;
+  if (!deps.certificates || deps.certificates.coveredByOperator(hostname)) return true;
   deps.certificates.request(hostname);
   return deps.certificates.state(hostname).status === "issued";
 }
