@@ -10,6 +10,7 @@ import { CertificateStore } from "./store";
 export { acmeFront, withHsts, CHALLENGE_PREFIX } from "./http";
 export { apiHostname, hostAllowed, hostChecks, mxHostname } from "./host-policy";
 export { CertificateManager, ISSUE_JOB, RETRY_BACKOFF_MS, renewalTime } from "./manager";
+export { acmeLimits } from "./limits";
 
 /** The manager when automatic HTTPS is on (Deps.certificates is it), else null. */
 export function acmeManager(deps: Deps): CertificateManager | null {

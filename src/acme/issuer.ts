@@ -9,6 +9,7 @@ import { rootCertificates } from "node:tls";
 import * as acme from "acme-client";
 import type { Config } from "../config";
 import { IssueError } from "./issue-error";
+import { acmeLimits } from "./limits";
 import type { CertificateStore } from "./store";
 
 export interface IssuedCertificate {
@@ -24,14 +25,36 @@ export interface ChallengeBoard {
   delete(token: string): void;
 }
 
+/** What the interceptors know of the order running in this async context. */
+interface OrderContext {
+  retryAfterMs: number | null;
+  /** Aborted at the order's deadline: every request of the order fails from then on. */
+  deadline: AbortSignal;
+  /** The latest request: its origin and its own timeout, to name what did not answer. */
+  last: { origin: string; timeout: AbortSignal } | null;
+}
+
 // acme-client retries a 429 by sleeping for the whole Retry-After (hours at Let's Encrypt) inside
 // the request: Pier turns that off and schedules the retry itself, reading Retry-After here.
-const orderContext = new AsyncLocalStorage<{ retryAfterMs: number | null }>();
+// acme-client's axios also has no timeout: a CA that accepts and never answers would hold the
+// order, and with it the serial job runner, forever (D235). Every request gets one here.
+const orderContext = new AsyncLocalStorage<OrderContext>();
 let interceptorInstalled = false;
-function installRetryAfterReader(): void {
+function installInterceptors(): void {
   if (interceptorInstalled) return;
   interceptorInstalled = true;
   (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number } }).acmeSettings.retryMaxAttempts = 0;
+  acme.axios.interceptors.request.use((config) => {
+    // Read per request (not set once as defaults) so the limits apply as they stand.
+    const timeout = AbortSignal.timeout(acmeLimits.requestTimeoutMs);
+    const ctx = orderContext.getStore();
+    config.timeout = acmeLimits.requestTimeoutMs;
+    config.maxContentLength = acmeLimits.maxResponseBytes;
+    config.maxRedirects = acmeLimits.maxRedirects;
+    config.signal = ctx ? AbortSignal.any([ctx.deadline, timeout]) : timeout;
+    if (ctx) ctx.last = { origin: originOf(config.url), timeout };
+    return config;
+  });
   acme.axios.interceptors.response.use(null, (error: { response?: { status: number; headers: Record<string, string | undefined> } }) => {
     const res = error.response;
     const ctx = orderContext.getStore();
@@ -44,6 +67,16 @@ function installRetryAfterReader(): void {
   });
 }
 
+const seconds = (ms: number) => `${+(ms / 1000).toFixed(1)} s`;
+
+function originOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? "").origin;
+  } catch {
+    return "the ACME server";
+  }
+}
+
 export class AcmeIssuer {
   private client: acme.Client | null = null;
 
@@ -52,7 +85,7 @@ export class AcmeIssuer {
     private readonly store: CertificateStore,
     private readonly board: ChallengeBoard,
   ) {
-    installRetryAfterReader();
+    installInterceptors();
     if (config.acmeCaRoot) {
       // Trusted in addition to the system roots, for acme-client's requests only (a test CA).
       acme.axios.defaults.httpsAgent = new https.Agent({ ca: [...rootCertificates, readFileSync(config.acmeCaRoot, "utf8")] });
@@ -80,21 +113,38 @@ export class AcmeIssuer {
   }
 
   async issue(host: string): Promise<IssuedCertificate> {
-    const ctx = { retryAfterMs: null as number | null };
-    return orderContext.run(ctx, async () => {
-      try {
-        const client = await this.account();
-        // acme-client's forge CSR builder: its newer asn1-schema one fails under Bun ("Cannot get schema for
-        // 'CertificationRequestInfo'"), and forge makes RSA keys only (2048 bits, what every client accepts).
-        const [key, csr] = await acme.forge.createCsr({ commonName: host, altNames: [host], keySize: 2048 });
-        const cert = await this.order(client, host, csr);
-        const leaf = new X509Certificate(cert);
-        return { cert, key: key.toString(), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo) };
-      } catch (e) {
-        const message = readableAcmeError(e);
-        throw new IssueError(message, ctx.retryAfterMs, ctx.retryAfterMs !== null || /ratelimited|rate limit|too many/i.test(message));
-      }
+    const deadline = new AbortController();
+    const ctx: OrderContext = { retryAfterMs: null, deadline: deadline.signal, last: null };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // The deadline also ends the wait itself: acme-client sleeps between its polls, and a sleep
+    // does not notice an aborted signal.
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        deadline.abort();
+        reject(new Error(`the order did not finish within ${seconds(acmeLimits.orderDeadlineMs)} (last request to ${ctx.last?.origin ?? "the ACME server"})`));
+      }, acmeLimits.orderDeadlineMs);
     });
+    const work = orderContext.run(ctx, async () => {
+      const client = await this.account();
+      // acme-client's forge CSR builder: its newer asn1-schema one fails under Bun ("Cannot get schema for
+      // 'CertificationRequestInfo'"), and forge makes RSA keys only (2048 bits, what every client accepts).
+      const [key, csr] = await acme.forge.createCsr({ commonName: host, altNames: [host], keySize: 2048 });
+      const cert = await this.order(client, host, csr);
+      const leaf = new X509Certificate(cert);
+      return { cert, key: key.toString(), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo) };
+    });
+    work.catch(() => {}); // after the deadline its own failure has nobody to tell
+    try {
+      return await Promise.race([work, late]);
+    } catch (e) {
+      const message =
+        ctx.last?.timeout.aborted && !deadline.signal.aborted
+          ? `${ctx.last.origin} did not answer within ${seconds(acmeLimits.requestTimeoutMs)}`
+          : readableAcmeError(e, ctx.last?.origin);
+      throw new IssueError(message, ctx.retryAfterMs, ctx.retryAfterMs !== null || /ratelimited|rate limit|too many/i.test(message));
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -117,8 +167,8 @@ export class AcmeIssuer {
       let completed = false;
       this.board.set(challenge.token, keyAuthorization);
       try {
-        // acme-client's self-check fetches http://<host>:80/ first; it only means something when Pier itself listens on 80.
-        if (this.config.httpPort === 80) await client.verifyChallenge(authz, challenge);
+        // No acme-client self-check (verifyChallenge) first: it fetched the customer's own host from
+        // here, and the scheduler's backoff already keeps failed validations under the CA's limits (D235).
         await client.completeChallenge(challenge);
         completed = true;
         await client.waitForValidStatus(challenge);
@@ -136,10 +186,13 @@ export class AcmeIssuer {
 }
 
 /** One line an operator can act on: acme-client's problem text, without stack or axios noise. */
-function readableAcmeError(e: unknown): string {
+function readableAcmeError(e: unknown, origin = "the ACME server"): string {
   const err = e as { message?: string; code?: string; response?: { status?: number } };
   let message = err.message ?? String(e);
   if (err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "ETIMEDOUT") message = `cannot reach the ACME directory (${err.code})`;
+  // acme-client's retry interceptor, given a request that got no answer at all (refused, reset,
+  // aborted), fails reading the missing response and replaces the error with that TypeError.
+  else if (e instanceof TypeError && /response\.config|reading 'config'/.test(message)) message = `no answer from ${origin} (the connection failed)`;
   else if (err.response?.status) message = `the ACME server answered ${err.response.status}: ${message}`;
   return message.replace(/\s+/g, " ").slice(0, 500);
 }

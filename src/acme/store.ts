@@ -2,10 +2,10 @@
 // cert.pem + key.pem) and a row per host in the `certificates` table with its state. Private keys
 // are 0600 and every file is written whole or not at all (temp file, fsync, rename), so a crash
 // mid-write never leaves a half-written key or certificate.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { asc, eq, lte, sql } from "drizzle-orm";
-import { randomToken } from "../core/ids";
+import { writeAtomically } from "../core/atomic-file";
 import type { Db } from "../db/client";
 import { certificates } from "../db/schema";
 
@@ -100,34 +100,5 @@ export class CertificateStore {
 
   deleteRow(host: string): void {
     this.db.delete(certificates).where(eq(certificates.host, host)).run();
-  }
-}
-
-/** Write to a temp file in the same folder, fsync it, rename it over the target, fsync the folder. */
-export function writeAtomically(file: string, content: string, mode: number): void {
-  const dir = dirname(file);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${randomToken(8)}.tmp`;
-  const fd = openSync(tmp, "wx", mode);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  fsyncDir(dir);
-}
-
-function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
   }
 }

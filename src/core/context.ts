@@ -81,6 +81,8 @@ export interface CertificatePort {
   request(host: string): void;
   /** Stop serving the host's certificate and delete it (e.g. its custom domain was removed). */
   forget(host: string): void;
+  /** True when the operator's own certificate (--tls-cert) covers the host: it is served with that one, never ordered. */
+  coveredByOperator(host: string): boolean;
 }
 
 export interface CertificateState {

@@ -3,9 +3,11 @@
 // in the data dir. For SMTP that is a sound default: sending servers use opportunistic TLS and
 // do not verify MX certificates unless the domain publishes MTA-STS or DANE (RFC 7435). For
 // HTTPS it is a development fallback (browsers warn): production uses operator certificates.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config";
+import { writeAtomically } from "../core/atomic-file";
 
 export interface TlsMaterial {
   key: string;
@@ -54,7 +56,8 @@ async function selfSigned(dir: string, names: string[]): Promise<TlsMaterial> {
   const label = names[0]!.replace(/^\*\./, "wildcard.");
   const certFile = join(dir, `self-signed-${label}.crt`);
   const keyFile = join(dir, `self-signed-${label}.key`);
-  if (existsSync(certFile) && existsSync(keyFile)) return { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8"), source: "self-signed" };
+  const stored = readPair(certFile, keyFile);
+  if (stored) return { ...stored, source: "self-signed" };
   // Loaded only here: the generator (node-forge underneath) is ~9,000 functions, which every
   // process would otherwise carry on its heap for a certificate made once (bench/README.md).
   const { generate } = await import("selfsigned");
@@ -64,9 +67,18 @@ async function selfSigned(dir: string, names: string[]): Promise<TlsMaterial> {
     algorithm: "sha256",
     extensions: [{ name: "subjectAltName", altNames: names.map((value) => ({ type: 2, value })) }],
   } as Parameters<typeof generate>[1]);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(keyFile, pems.private, { mode: 0o600 });
-  chmodSync(keyFile, 0o600);
-  writeFileSync(certFile, pems.cert);
+  // Whole files only, key first: a crash leaves the old pair, or a pair readPair refuses (made again).
+  writeAtomically(keyFile, pems.private, 0o600);
+  writeAtomically(certFile, pems.cert, 0o644);
   return { cert: pems.cert, key: pems.private, source: "self-signed" };
+}
+
+/** The stored pair when both files exist, parse and belong together; otherwise null (a damaged pair is made again). */
+function readPair(certFile: string, keyFile: string): { cert: string; key: string } | null {
+  try {
+    const pair = { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8") };
+    return new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key)) ? pair : null;
+  } catch {
+    return null;
+  }
 }

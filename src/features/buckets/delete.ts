@@ -18,6 +18,7 @@ import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items
 import { assertNoPublicationLifecycle } from "./lifecycle";
 import { notifyAccount } from "../notifications";
 import { deleteConfirmation } from "./present";
+import { runBucketRemovalHooks } from "./removal-hooks";
 
 export const BUCKET_DELETE_JOB = "buckets.delete";
 /** Rows removed per background transaction: small enough to keep write locks short. */
@@ -80,6 +81,7 @@ export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { conf
 }
 
 function removeBucketRow(deps: Deps, bucket: BucketRow, deletedBy: string, tx: Tx): void {
+  runBucketRemovalHooks(deps, bucket.id, tx);
   tx.insert(deletedBuckets)
     .values({ id: bucket.id, accountId: bucket.accountId, title: bucket.title, deletedBy, deletedAt: deps.clock.now().toISOString() })
     .run();

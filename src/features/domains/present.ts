@@ -7,12 +7,15 @@ import { APEX_TYPES, requiredRecords } from "./dns-check";
 import { parseHostname } from "./hostname";
 import type { DomainRow } from "./records";
 
-/** ssl_status when Pier manages no certificate (automatic HTTPS off): TLS is the operator's (--tls-cert or a proxy). */
+/**
+ * ssl_status when Pier manages no certificate for the name: automatic HTTPS is off, or the
+ * operator's --tls-cert covers it (Pier cannot tell whether that one is valid for browsers).
+ */
 export const SSL_NOT_MANAGED = "not_managed";
 
 export function sslState(deps: Deps, row: DomainRow): { ssl_status: string; ssl_error: string | null } {
   if (row.verifiedAt === null) return { ssl_status: "pending_validation", ssl_error: null };
-  if (!deps.certificates) return { ssl_status: SSL_NOT_MANAGED, ssl_error: null };
+  if (!deps.certificates || deps.certificates.coveredByOperator(row.hostname)) return { ssl_status: SSL_NOT_MANAGED, ssl_error: null };
   const s = deps.certificates.state(row.hostname);
   if (s.status === "issued") return { ssl_status: "active", ssl_error: null };
   if (s.status === "failed") return { ssl_status: "failed", ssl_error: s.reason ?? "The certificate could not be obtained." };

@@ -126,6 +126,17 @@ function removeRow(deps: Deps, tx: DbOrTx, row: DomainRow): void {
   });
 }
 
+/**
+ * The bucket is being deleted and its domains go with it by cascade: their certificates and keys
+ * are forgotten once that commits, as removing each domain would (D240).
+ */
+export function forgetBucketCertificates(deps: Deps, bucketId: string, tx: DbOrTx): void {
+  const hosts = bucketDomains(tx, bucketId)
+    .filter((d) => d.verifiedAt !== null)
+    .map((d) => d.hostname);
+  if (hosts.length) afterCommit(tx, () => hosts.forEach((h) => deps.certificates?.forget(h)));
+}
+
 /** The site server drops its cached host lookups for the bucket's site. */
 function announce(deps: Deps, bucketId: string): void {
   const pub = findPublication(bucketId, "main", deps.db);
@@ -205,9 +216,12 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
   return domainById(deps.db, id) ?? null;
 }
 
-/** Without automatic HTTPS there is nothing to wait for; with it, the certificate must be issued. */
+/**
+ * Without automatic HTTPS, or for a name the operator's certificate covers (never ordered), there
+ * is nothing to wait for (D240); otherwise the certificate must be issued.
+ */
 function certificateReady(deps: Deps, hostname: string): boolean {
-  if (!deps.certificates) return true;
+  if (!deps.certificates || deps.certificates.coveredByOperator(hostname)) return true;
   deps.certificates.request(hostname);
   return deps.certificates.state(hostname).status === "issued";
 }

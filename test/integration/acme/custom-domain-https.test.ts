@@ -2,8 +2,10 @@
 // is the DNS for both Pier's record checks and pebble's validation, pebble issues the
 // certificate over HTTP-01 on Pier's HTTP port, and the site is fetched over TLS with the test
 // CA trusted. Then replace (the old domain serves until the new one is active) and delete (the
-// hostname stops being served and its certificate is forgotten).
+// hostname stops being served and its certificate is forgotten); deleting the bucket forgets it too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { httpsGet, startAcmePier, untilPresented, type AcmeSetup } from "../../helpers/acme";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
 import { publishSite, siteFetch } from "../../helpers/sites";
@@ -119,4 +121,30 @@ test("publish, add a domain, records pending, create them, refresh: certificate 
   // The listener drops the certificate at its next (coalesced) swap, moments later.
   await untilPresented(s, "shop2.test.example", (c) => !c.subjectAltName?.includes("DNS:shop2.test.example"));
   expect((await httpsGet(httpsPort(), slugHost, "/", s.root)).status).toBe(200);
+}, 90_000);
+
+test("deleting the bucket forgets its custom domain's certificate: no longer served, row and key gone (D240)", async () => {
+  const site = await publishSite(s.t, { user: owner, files: [{ path: "index.html", bytes: "<h1>gone soon</h1>" }] });
+  const bucketId = site.pub.bucketId;
+  const host = "www.gone-shop.test";
+  const d = (await s.t.api("POST", domainsUrl(bucketId), { key: owner.key, body: { hostname: host } })).body.data.custom_domain;
+  await createRecords(d);
+  await refreshUntilActive(bucketId, d.id);
+  expect((await fetchOverHttps(host)).status).toBe(200);
+  const keyFile = join(s.t.dataDir, "acme", "certs", host, "key.pem");
+  expect(existsSync(keyFile)).toBe(true);
+
+  expect((await s.t.api("DELETE", `/api/v1/buckets/${bucketId}/publication`, { key: owner.key })).status).toBe(202);
+  let del = await s.t.api("DELETE", `/api/v1/buckets/${bucketId}`, { key: owner.key, body: { confirmation: `delete ${bucketId}` } });
+  for (const until = Date.now() + 20_000; del.status === 409 && Date.now() < until; ) {
+    await Bun.sleep(100); // the unpublish job is still running
+    del = await s.t.api("DELETE", `/api/v1/buckets/${bucketId}`, { key: owner.key, body: { confirmation: `delete ${bucketId}` } });
+  }
+  expect(del.status).toBe(200);
+
+  expect(s.acme.state(host).status).toBe("none");
+  expect(s.acme.certificateFor(host)).toBeNull();
+  expect(s.acme.servedCertificates().map((c) => c.host)).not.toContain(host);
+  expect(existsSync(keyFile)).toBe(false);
+  await untilPresented(s, host, (c) => !c.subjectAltName?.includes(`DNS:${host}`));
 }, 90_000);

@@ -1,0 +1,34 @@
+// Files written whole or not at all: a crash mid-write must never leave a truncated key or
+// certificate that a later start reads back as if it were complete.
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { randomToken } from "./ids";
+
+/** Write to a temp file in the same folder, fsync it, rename it over the target, fsync the folder. */
+export function writeAtomically(file: string, content: string, mode: number): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${randomToken(8)}.tmp`;
+  const fd = openSync(tmp, "wx", mode);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  fsyncDir(dir);
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
+  }
+}
