@@ -131,6 +131,17 @@ describe("form endpoint attacks", () => {
     expect(stored()).toBe(before + FORM_POSTS_PER_IP_MINUTE);
   });
 
+  test("addresses rotated inside one IPv6 /64 share the per-address limit", async () => {
+    const before = stored();
+    const statuses: number[] = [];
+    for (let i = 1; i <= FORM_POSTS_PER_IP_MINUTE + 2; i++) statuses.push((await post(GOOD, { "x-forwarded-for": `2001:db8:1:2::${i.toString(16)}` })).status);
+    expect(statuses.filter((s) => s === 200).length).toBe(FORM_POSTS_PER_IP_MINUTE);
+    expect(statuses.slice(-2)).toEqual([429, 429]);
+    // Another /64 is another client.
+    expect((await post(GOOD, { "x-forwarded-for": "2001:db8:1:3::1" })).status).toBe(200);
+    expect(stored()).toBe(before + FORM_POSTS_PER_IP_MINUTE + 1);
+  });
+
   test("a flood spread over many addresses is cut off by the per-form limit", async () => {
     const before = stored();
     let accepted = 0;

@@ -4,6 +4,7 @@
 // with the visitor's input kept, or a thank-you page / redirect back); fetch gets JSON.
 import type { Deps } from "../../core/context";
 import { ApiError, errorCatalogue } from "../../core/errors";
+import { addressKey } from "../../core/guess-limits";
 import { TokenBuckets } from "../../core/token-buckets";
 import { errorResponse } from "../../http/envelope";
 import { escapeHtml } from "../../http/html";
@@ -20,7 +21,7 @@ import { TURNSTILE_FIELD, turnstileSiteKey, verifyTurnstile } from "./turnstile"
 /** The field the altcha widget puts its solution in. */
 export const CHALLENGE_FIELD = "altcha";
 
-/** Submissions per client address, site and form per minute (a person sends one, maybe two). */
+/** Submissions per client (an IPv4 address, an IPv6 /64), site and form per minute (a person sends one, maybe two). */
 export const FORM_POSTS_PER_IP_MINUTE = 5;
 /** Submissions per site and form per minute from everyone together (bounds a distributed flood). */
 export const FORM_POSTS_PER_FORM_MINUTE = 60;
@@ -111,7 +112,8 @@ export class FormEndpoint {
     const body = await readFields(req);
 
     const now = this.deps.clock.now().getTime();
-    const waitClient = this.perClient.take(`${site.id} ${name} ${ip}`, now);
+    // Keyed as every other per-client limit: an IPv6 /64 is one client (one host usually holds it).
+    const waitClient = this.perClient.take(`${site.id} ${name} ${addressKey(ip)}`, now);
     const waitForm = waitClient > 0 ? 0 : this.perForm.take(`${site.id} ${name}`, now);
     if (waitClient > 0 || waitForm > 0) {
       throw new ApiError(
