@@ -96,6 +96,16 @@ describe("owner API for form submissions", () => {
     expect(after.body.data.form_submission.fields).toEqual({ name: "Ben", message: "Nice page" });
   });
 
+  test("PATCH refuses names every object inherits (constructor, toString, __proto__) as new fields", async () => {
+    for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const bad = await t.api("PATCH", `${base()}/${commentId}`, { key: site.user.key, body: { fields: { [name]: "x" } } });
+      expect(bad.status).toBe(422);
+      expect(bad.body.error.details.unknown_fields).toEqual([name]);
+    }
+    const after = await t.api("GET", `${base()}/${commentId}`, { key: site.user.key });
+    expect(after.body.data.form_submission.fields).toEqual({ name: "Ben", message: "Nice page" });
+  });
+
   test("reply: team anywhere, public only on comments", async () => {
     const team = await t.api("POST", `${base()}/${contactId}/reply`, { key: site.user.key, body: { message: "We'll call you", audience: "team" } });
     expect(team.status).toBe(201);
