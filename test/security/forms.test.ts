@@ -142,6 +142,18 @@ describe("form endpoint attacks", () => {
     expect(stored()).toBe(before + FORM_POSTS_PER_IP_MINUTE + 1);
   });
 
+  test("junk that fails the form's checks does not spend the form's shared limit (a real visitor still gets through)", async () => {
+    const before = stored();
+    for (let i = 0; i < FORM_POSTS_PER_FORM_MINUTE + 5; i++) {
+      // Required fields missing: refused, from as many clients as the per-form limit allows posts.
+      const junk = await post("name=junk", { "x-forwarded-for": `100.65.${i >> 8}.${i & 255}` });
+      expect(junk.status).toBe(422);
+    }
+    const real = await post(GOOD, { "x-forwarded-for": "192.0.2.200" });
+    expect(real.status).toBe(200);
+    expect(stored()).toBe(before + 1);
+  });
+
   test("a flood spread over many addresses is cut off by the per-form limit", async () => {
     const before = stored();
     let accepted = 0;

@@ -1,6 +1,7 @@
 // POST /_pier/form/<name> on a site host. Checks run cheapest first and nothing is stored until
-// all pass: configured form, same origin, content type, rate limits, honeypot, fill time, fields,
-// then the quota inside the storing transaction. A plain post gets an HTML page (the form again
+// all pass: configured form, same origin, content type, the client's rate limit, fill time,
+// fields, honeypot, proof of work, the form's rate limit, then the quota inside the storing
+// transaction. A plain post gets an HTML page (the form again
 // with the visitor's input kept, or a thank-you page / redirect back); fetch gets JSON.
 import type { Deps } from "../../core/context";
 import { ApiError, errorCatalogue } from "../../core/errors";
@@ -23,7 +24,7 @@ export const CHALLENGE_FIELD = "altcha";
 
 /** Submissions per client (an IPv4 address, an IPv6 /64), site and form per minute (a person sends one, maybe two). */
 export const FORM_POSTS_PER_IP_MINUTE = 5;
-/** Submissions per site and form per minute from everyone together (bounds a distributed flood). */
+/** Submissions per site and form per minute from everyone together (bounds a distributed flood); only posts that passed every check count. */
 export const FORM_POSTS_PER_FORM_MINUTE = 60;
 /** A person needs longer than this to fill in a form rendered by Pier. */
 export const MIN_FILL_MS = 2_000;
@@ -113,16 +114,7 @@ export class FormEndpoint {
 
     const now = this.deps.clock.now().getTime();
     // Keyed as every other per-client limit: an IPv6 /64 is one client (one host usually holds it).
-    const waitClient = this.perClient.take(`${site.id} ${name} ${addressKey(ip)}`, now);
-    const waitForm = waitClient > 0 ? 0 : this.perForm.take(`${site.id} ${name}`, now);
-    if (waitClient > 0 || waitForm > 0) {
-      throw new ApiError(
-        "FORM_RATE_LIMITED",
-        "Too many messages were sent to this form just now. Please wait a moment and try again.",
-        {},
-        Math.max(waitClient, waitForm),
-      );
-    }
+    throwIfLimited(this.perClient.take(`${site.id} ${name} ${addressKey(ip)}`, now));
 
     const def = FORMS[name];
     const started = body[STARTED_FIELD];
@@ -174,6 +166,9 @@ export class FormEndpoint {
       // Checked last, once the post is otherwise good: a visitor who forgot a field keeps the
       // solution for the corrected post, and a spent solution always means a stored submission.
       await this.checkChallenges(site, config, body, json, ip);
+      // The form's budget shared by everyone goes only to posts that passed every check: junk
+      // that fails them spends its own client's budget, never the real visitors' (D232).
+      throwIfLimited(this.perForm.take(`${site.id} ${name}`, this.deps.clock.now().getTime()));
     }
     const stored = trapped
       ? null
@@ -202,6 +197,13 @@ export class FormEndpoint {
 }
 
 const errorStatus = (e: ApiError): number => errorCatalogue[e.code].status;
+
+/** A refused token (`wait` seconds until the next one) is a 429 with Retry-After. */
+function throwIfLimited(wait: number): void {
+  if (wait > 0) {
+    throw new ApiError("FORM_RATE_LIMITED", "Too many messages were sent to this form just now. Please wait a moment and try again.", {}, wait);
+  }
+}
 
 function wantsJson(req: Request): boolean {
   const type = req.headers.get("content-type") ?? "";
