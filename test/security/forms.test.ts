@@ -57,10 +57,16 @@ describe("form endpoint attacks", () => {
     expect(stored()).toBe(before);
   });
 
-  test("an oversized body is refused before it is read whole", async () => {
+  test("an oversized body is refused before it is read whole: a page for a plain post, the envelope for a script", async () => {
     const before = stored();
-    const r = await post(`email=a%40example.com&message=${"x".repeat(40_000)}`);
+    const big = `email=a%40example.com&message=${"x".repeat(70_000)}`;
+    const r = await post(big);
     expect(r.status).toBe(413);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(await r.text()).toContain("Your message was not sent");
+    const j = await post(big, { accept: "application/json" });
+    expect(j.status).toBe(413);
+    expect((await j.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
     expect(stored()).toBe(before);
   });
 

@@ -9,7 +9,7 @@ import { addressKey } from "../../core/guess-limits";
 import { TokenBuckets } from "../../core/token-buckets";
 import { errorResponse } from "../../http/envelope";
 import { escapeHtml } from "../../http/html";
-import { requestId } from "../../http/request-info";
+import { requestId, wantsJson } from "../../http/request-info";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
 import { FORMS, isFormName } from "./definitions";
@@ -203,12 +203,6 @@ function throwIfLimited(wait: number): void {
   if (wait > 0) {
     throw new ApiError("FORM_RATE_LIMITED", "Too many messages were sent to this form just now. Please wait a moment and try again.", {}, wait);
   }
-}
-
-function wantsJson(req: Request): boolean {
-  const type = req.headers.get("content-type") ?? "";
-  const accept = req.headers.get("accept") ?? "";
-  return type.startsWith("application/json") || (accept.includes("application/json") && !accept.includes("text/html"));
 }
 
 /**

@@ -117,6 +117,17 @@ describe("POST /_pier/form/<name>", () => {
     expect(bad.status).toBe(422);
   });
 
+  test("a message at the form's limit is accepted in any script, plain or by script (CJK is 9 bytes a character urlencoded)", async () => {
+    const message = "中".repeat(5000);
+    const plain = await post(site, "contact", new URLSearchParams({ email: "cjk@example.com", message }).toString());
+    expect(plain.status).toBe(200);
+    const scripted = await post(site, "contact", { email: "cjk2@example.com", message: "я".repeat(5000) });
+    expect(scripted.status).toBe(201);
+    const stored = rows(site).map((r) => JSON.parse(t.pier.deps.secrets.open("form-submissions", r.sealed, r.id)).fields.message);
+    expect(stored).toContain(message);
+    expect(stored).toContain("я".repeat(5000));
+  });
+
   test("unknown, unconfigured and (on a public site) comments forms are 404; a site without configuration has none", async () => {
     expect((await post(site, "newsletter", { email: "a@example.com" })).status).toBe(404);
     expect((await post(site, "quote", { email: "a@example.com", details: "x" })).status).toBe(404);
