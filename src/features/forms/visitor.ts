@@ -12,7 +12,7 @@ import { escapeHtml } from "../../http/html";
 import { requestId, wantsJson } from "../../http/request-info";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
-import { FORMS, isFormName } from "./definitions";
+import { FORMS, isFormName, type FormName } from "./definitions";
 import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
 import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
@@ -28,6 +28,8 @@ export const FORM_POSTS_PER_IP_MINUTE = 5;
 export const FORM_POSTS_PER_FORM_MINUTE = 60;
 /** A person needs longer than this to fill in a form rendered by Pier. */
 export const MIN_FILL_MS = 2_000;
+/** A fill timer older than this is refused: a timer a bot captured once must not serve it for ever (D234). */
+export const MAX_FILL_MS = 24 * 60 * 60_000;
 
 export interface FormSite {
   id: string;
@@ -100,6 +102,28 @@ export class FormEndpoint {
     if (turnstileSiteKey(this.deps, config) !== null) await verifyTurnstile(this.deps, body[TURNSTILE_FIELD], ip);
   }
 
+  /** The signed render time: present, issued for this site and form, at least MIN_FILL_MS and at most MAX_FILL_MS ago. */
+  private checkFillTime(siteId: string, name: FormName, started: string | undefined, now: number): void {
+    if (started === undefined) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent without the time it was opened. Reload the page and send it again.", {
+        challenge: "fill_time_missing",
+      });
+    }
+    const at = readStartedToken(this.deps, siteId, name, started);
+    if (at !== null && now - at > MAX_FILL_MS) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The form was opened too long ago. Reload the page and send it again.", {
+        challenge: "fill_time_expired",
+        max_fill_hours: MAX_FILL_MS / 3_600_000,
+      });
+    }
+    if (at === null || now - at < MIN_FILL_MS) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent faster than a person can fill it in. Please wait a moment and send it again.", {
+        challenge: "fill_time",
+        min_fill_seconds: MIN_FILL_MS / 1000,
+      });
+    }
+  }
+
   private async accept(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer, json: boolean): Promise<Response> {
     const bucket = bucketMetadataOf(this.deps, site.bucketId);
     const config = bucket ? activeFormsConfig(bucket.metadata) : null;
@@ -117,15 +141,10 @@ export class FormEndpoint {
     throwIfLimited(this.perClient.take(`${site.id} ${name} ${addressKey(ip)}`, now));
 
     const def = FORMS[name];
+    // Pier's own markup always carries the timer, so a hosted form's post must; a hand-written
+    // form (hosted: false) has none to send (D167, D234).
     const started = body[STARTED_FIELD];
-    if (started !== undefined) {
-      const at = readStartedToken(this.deps, site.id, name, started);
-      if (at === null || now - at < MIN_FILL_MS) {
-        throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent faster than a person can fill it in. Please wait a moment and send it again.", {
-          min_fill_seconds: MIN_FILL_MS / 1000,
-        });
-      }
-    }
+    if (started !== undefined || settings.hosted) this.checkFillTime(site.id, name, started, now);
     const fields: Record<string, string> = {};
     for (const f of def.fields) {
       const value = (body[f.name] ?? "").trim();

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
-import { solveFormChallenge } from "../../helpers/forms";
+import { filledTimer, solveFormChallenge } from "../../helpers/forms";
+import type { FormName } from "../../../src/features/forms/definitions";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -31,11 +32,11 @@ async function visitorCookie(): Promise<string> {
   return cookie.split(";")[0]!;
 }
 
-async function submit(cookie: string, form: string, body: Record<string, unknown>) {
+async function submit(cookie: string, form: FormName, body: Record<string, unknown>) {
   const altcha = await solveFormChallenge(t, site.host, cookie);
   const r = await siteFetch(t, site.host, `/_pier/form/${form}`, {
     method: "POST",
-    body: JSON.stringify({ ...body, altcha }),
+    body: JSON.stringify({ ...body, altcha, _pier_started: filledTimer(t, site.pub.id, form) }),
     headers: { origin: `http://${site.host}`, "content-type": "application/json", accept: "application/json", cookie, "x-forwarded-for": `192.0.2.${++ip}` },
   });
   return { status: r.status, body: await r.json() };

@@ -8,7 +8,8 @@ import { formSubmissions } from "../../../src/db/schema";
 import { eq } from "drizzle-orm";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
-import { solveFormChallenge } from "../../helpers/forms";
+import { filledTimer, solveFormChallenge } from "../../helpers/forms";
+import type { FormName } from "../../../src/features/forms/definitions";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -29,11 +30,15 @@ async function configure(s: PublishedSite, forms: unknown) {
 
 /** A post as a browser on the site's page sends it: Origin of the site, a fresh client address (and, sent by script, a solved proof of work). */
 async function post(s: PublishedSite, name: string, body: string | Record<string, unknown>, headers: Record<string, string> = {}) {
+  // Every post carries a fill timer old enough, as Pier's own form markup does.
+  const timer = filledTimer(t, s.pub.id, name as FormName);
+  let sent: string;
+  if (typeof body === "string") sent = `${body}&_pier_started=${encodeURIComponent(timer)}`;
+  else sent = JSON.stringify({ _pier_started: timer, ...body, ...("altcha" in body ? {} : { altcha: await solveFormChallenge(t, s.host, headers.cookie) }) });
   const json = typeof body !== "string";
-  const withSolution = json && !("altcha" in body) ? { ...body, altcha: await solveFormChallenge(t, s.host, headers.cookie) } : body;
   return siteFetch(t, s.host, `/_pier/form/${name}`, {
     method: "POST",
-    body: json ? JSON.stringify(withSolution) : body,
+    body: sent,
     headers: {
       origin: `http://${s.host}`,
       "content-type": json ? "application/json" : "application/x-www-form-urlencoded",
