@@ -16,7 +16,7 @@ import { FORMS, isFormName, type FormName } from "./definitions";
 import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
 import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
-import { FormChallenges } from "./challenge";
+import { FormChallenges, type CheckedSolution } from "./challenge";
 import { TURNSTILE_FIELD, turnstileSiteKey, verifyTurnstile } from "./turnstile";
 
 /** The field the altcha widget puts its solution in. */
@@ -86,20 +86,21 @@ export class FormEndpoint {
   }
 
   /**
-   * The proof of work: a post that carries a solution has it checked (and spent); a post sent by
-   * script (JSON or Accept: application/json) must carry one. A plain post without one comes from
-   * a browser without JavaScript and faces the honeypot, fill time and rate limits only
-   * (docs/decisions.md). Turnstile, when on, is required of every post.
+   * The proof of work: a post that carries a solution has it checked (the caller spends it); a
+   * post sent by script (JSON or Accept: application/json) must carry one. A plain post without
+   * one comes from a browser without JavaScript and faces the honeypot, fill time and rate limits
+   * only (docs/decisions.md). Turnstile, when on, is required of every post.
    */
-  private async checkChallenges(site: FormSite, config: FormsConfig, body: Record<string, string>, json: boolean, ip: string): Promise<void> {
+  private async checkChallenges(site: FormSite, config: FormsConfig, body: Record<string, string>, json: boolean, ip: string): Promise<CheckedSolution | null> {
     const solution = body[CHALLENGE_FIELD];
-    if (solution) await this.challenges.spend(site.id, solution);
-    else if (json) {
+    const checked = solution ? await this.challenges.check(site.id, solution) : null;
+    if (!checked && json) {
       throw new ApiError("FORM_CHALLENGE_FAILED", "The anti-spam check failed (no proof-of-work solution). Reload the page and send the form again.", {
         challenge: "missing",
       });
     }
     if (turnstileSiteKey(this.deps, config) !== null) await verifyTurnstile(this.deps, body[TURNSTILE_FIELD], ip);
+    return checked;
   }
 
   /** The signed render time: present, issued for this site and form, at least MIN_FILL_MS and at most MAX_FILL_MS ago. */
@@ -181,22 +182,24 @@ export class FormEndpoint {
     }
     // A filled honeypot looks like success to the bot, and nothing is stored.
     const trapped = (body[HONEYPOT_FIELD] ?? "") !== "";
+    let stored: ReturnType<typeof storeSubmission> | null = null;
     if (!trapped) {
       // Checked last, once the post is otherwise good: a visitor who forgot a field keeps the
       // solution for the corrected post, and a spent solution always means a stored submission.
-      await this.checkChallenges(site, config, body, json, ip);
-      // The form's budget shared by everyone goes only to posts that passed every check: junk
-      // that fails them spends its own client's budget, never the real visitors' (D232).
-      throwIfLimited(this.perForm.take(`${site.id} ${name}`, this.deps.clock.now().getTime()));
+      const context = readContext(body, returnPath);
+      const solution = await this.checkChallenges(site, config, body, json, ip);
+      // No await from here to the store: spent, limited and stored (or given back) in one go.
+      if (solution) this.challenges.spend(solution);
+      try {
+        // The form's budget shared by everyone goes only to posts that passed every check: junk
+        // that fails them spends its own client's budget, never the real visitors' (D232).
+        throwIfLimited(this.perForm.take(`${site.id} ${name}`, this.deps.clock.now().getTime()));
+        stored = storeSubmission(this.deps, { bucketId: site.bucketId, accountId: bucket.accountId, formName: name, value: { fields, context } });
+      } catch (e) {
+        if (solution) this.challenges.refund(solution);
+        throw e;
+      }
     }
-    const stored = trapped
-      ? null
-      : storeSubmission(this.deps, {
-          bucketId: site.bucketId,
-          accountId: bucket.accountId,
-          formName: name,
-          value: { fields, context: readContext(body, returnPath) },
-        });
     if (json) {
       const data = stored
         ? { form_submission: { id: stored.row.id, form_name: name, created_at: stored.row.createdAt }, status: "received" }

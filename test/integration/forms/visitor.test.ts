@@ -154,4 +154,17 @@ describe("POST /_pier/form/<name>", () => {
     expect(refused.error.code).toBe("FORM_QUOTA_EXCEEDED");
     expect(rows(s).length).toBe(3);
   });
+
+  test("a post refused for the quota does not spend its proof of work (a spent solution means a stored submission)", async () => {
+    const u = await t.user({ plan: "threeforms" });
+    const s = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "<h1>Q</h1>" }] });
+    await configure(s, { forms: [{ name: "contact" }] });
+    for (let i = 0; i < 3; i++) expect((await post(s, "contact", { email: `f${i}@example.com`, message: "hi" })).status).toBe(201);
+    const altcha = await solveFormChallenge(t, s.host);
+    for (let i = 0; i < 2; i++) {
+      // Sent again, the same solution is refused for the quota again, not as already used.
+      const r = await post(s, "contact", { email: "late@example.com", message: "hi", altcha });
+      expect((await r.json()).error.code).toBe("FORM_QUOTA_EXCEEDED");
+    }
+  });
 });
