@@ -17,6 +17,13 @@ export const DEFAULT_BODY_LIMIT = 64 * KiB;
 export const ANONYMOUS_BODY_LIMIT = DEFAULT_BODY_LIMIT;
 /** Site hosts take form posts to their gates (a password or an email address) and nothing bigger. */
 export const SITE_BODY_LIMIT = 16 * KiB;
+/**
+ * A post to a site's built-in forms (`/_pier/form/<name>`): the largest form's fields at their
+ * documented maxima (5,820 characters) in any script (a CJK character is 9 bytes urlencoded:
+ * 52 KB), with room for the proof of work, a Turnstile token and the context fields. No more
+ * than an anonymous caller may send anyway.
+ */
+export const FORM_BODY_LIMIT = ANONYMOUS_BODY_LIMIT;
 /** The largest JSON body of an ordinary route (lists of up to 1,000 paths, 100 variables, an MCP text file). */
 export const JSON_BODY_LIMIT = 1 * MiB;
 /** A publish manifest lists up to 20,000 files (~170 bytes each with a short path). */
@@ -43,6 +50,12 @@ export function bodyLimitFor(method: string, pathname: string): number | null {
   for (const r of LARGER_LIMITS) if (r.method === method && r.path.test(pathname)) return r.bytes;
   return DEFAULT_BODY_LIMIT;
 }
+
+/** A post to a site's built-in forms. */
+export const isFormPost = (method: string, pathname: string): boolean => method === "POST" && pathname.startsWith("/_pier/form/");
+
+/** The body limit of a site-host request: form posts have their own, everything else the gates' (D233). */
+export const siteBodyLimitFor = (method: string, pathname: string): number => (isFormPost(method, pathname) ? FORM_BODY_LIMIT : SITE_BODY_LIMIT);
 
 /**
  * Bun's socket timeouts fire on a shared 4-second tick, so a timeout of 2 s meant "at the next

@@ -34,6 +34,16 @@ export function requestId(req: Request): string {
   return id;
 }
 
+/**
+ * Whether a post was sent by script and wants a JSON answer (a JSON body, or Accept naming JSON
+ * and not HTML); a plain form post from a browser gets an HTML page instead.
+ */
+export function wantsJson(req: Request): boolean {
+  const type = req.headers.get("content-type") ?? "";
+  const accept = req.headers.get("accept") ?? "";
+  return type.startsWith("application/json") || (accept.includes("application/json") && !accept.includes("text/html"));
+}
+
 export const isMutation = (method: string): boolean => !["GET", "HEAD", "OPTIONS"].includes(method.toUpperCase());
 
 // Request ids only need to be unique (they name a request in logs and error reports; they grant

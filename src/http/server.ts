@@ -2,14 +2,16 @@
 import type { Server } from "bun";
 import type { AcmeFront } from "../acme/http";
 import type { Deps } from "../core/context";
-import { ApiError } from "../core/errors";
+import { ApiError, errorCatalogue } from "../core/errors";
 import { isComplete } from "../sites/files";
+import { loadSiteTemplates, pageResponse } from "../sites/pages";
 import type { SiteHandler } from "../sites/server";
-import { bodyLimitFor, endBodyTimer, readBoundedBody, SITE_BODY_LIMIT, type BodyRules } from "./body-limit";
+import { bodyLimitFor, endBodyTimer, isFormPost, readBoundedBody, siteBodyLimitFor, type BodyRules } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
-import { requestId, setClientIp } from "./request-info";
+import { escapeHtml } from "./html";
+import { requestId, setClientIp, wantsJson } from "./request-info";
 import type { RequestNote } from "./request-metrics";
 import { guardStalls } from "./upload-stall";
 
@@ -141,10 +143,11 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
 }
 
 /**
- * Site hosts take only small form posts (gates); everything else is answered without its body
- * mattering. A serving worker bounds the body too, before relaying it to the primary (which
- * answers the post): relaying an oversized body streamed it until the primary hung up on the
- * relay, and the worker's client then sometimes got a connection reset instead of the 413.
+ * Site hosts take only small form posts (gates, and the built-in forms with a limit of their
+ * own); everything else is answered without its body mattering. A serving worker bounds the body
+ * too, before relaying it to the primary (which answers the post): relaying an oversized body
+ * streamed it until the primary hung up on the relay, and the worker's client then sometimes got
+ * a connection reset instead of the 413.
  */
 async function dispatchSiteWithBody(
   deps: Deps,
@@ -156,11 +159,14 @@ async function dispatchSiteWithBody(
   forward: Forward | null,
 ): Promise<Response> {
   let site: Request;
+  const pathname = new URL(req.url).pathname;
+  const limit = siteBodyLimitFor(req.method, pathname);
   try {
     allowBodyTime(deps, req, server);
-    const bytes = await readBoundedBody(req, { limit: SITE_BODY_LIMIT, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
+    const bytes = await readBoundedBody(req, { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
     site = forward ? bufferedCopy(req, bytes) : new Request(req, { body: bytes });
   } catch (e) {
+    if (isFormPost(req.method, pathname) && !wantsJson(req)) return refusedFormPage(deps, req, e, server);
     return refusedBody(deps, req, e, server);
   }
   if (forward) {
@@ -188,6 +194,28 @@ function bufferedCopy(req: Request, bytes: Buffer<ArrayBuffer> | null): Request 
 function refusedBody(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Response {
   const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
   return endRefused(deps, errorResponse(err, requestId(req), deps.urls.baseUrl), req, server);
+}
+
+/**
+ * A plain (no-script) post to a built-in form that was not read gets a page in the site's Pier
+ * look, as the form endpoint answers plain posts, not an error envelope the visitor cannot read.
+ */
+async function refusedFormPage(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Promise<Response> {
+  const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
+  const why =
+    err.code === "PAYLOAD_TOO_LARGE"
+      ? "It is longer than this form takes. Go back, shorten it and send it again."
+      : "It did not arrive whole. Go back and send it again.";
+  const page = pageResponse(
+    await loadSiteTemplates(),
+    errorCatalogue[err.code].status,
+    "Not sent",
+    `<h1>Your message was not sent</h1><p class="error">${escapeHtml(why)}</p>`,
+    {
+      "x-pier-error-code": err.code,
+    },
+  );
+  return endRefused(deps, withBaseHeaders(page, req), req, server);
 }
 
 /** How the connection of a refused body ends: lingering (body-limit.ts), or at once after a 408. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Browser, csrfOf } from "../helpers/browser";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
+import { filledTimer } from "../helpers/forms";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -19,7 +20,11 @@ beforeAll(async () => {
   if (r.status !== 200) throw new Error(`configure: ${r.status}`);
   const posted = await siteFetch(t, site.host, "/_pier/form/contact", {
     method: "POST",
-    body: new URLSearchParams({ email: "v@example.com", message: `<script>alert(1)</script><img src=x onerror=alert(2)>` }).toString(),
+    body: new URLSearchParams({
+      email: "v@example.com",
+      message: `<script>alert(1)</script><img src=x onerror=alert(2)>`,
+      _pier_started: filledTimer(t, site.pub.id, "contact"),
+    }).toString(),
     headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "192.0.2.9" },
   });
   if (posted.status !== 200) throw new Error(`post: ${posted.status}`);

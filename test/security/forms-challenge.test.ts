@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { createChallenge } from "altcha-lib";
 import { deriveKey } from "altcha-lib/algorithms/pbkdf2";
 import { formSubmissions } from "../../src/db/schema";
-import { fetchChallenge, solvedPayload, solveFormChallenge } from "../helpers/forms";
+import { fetchChallenge, filledTimer, solvedPayload, solveFormChallenge } from "../helpers/forms";
 import { startTestPier, type TestPier } from "../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
 
@@ -34,7 +34,7 @@ const stored = () => t.pier.deps.db.select().from(formSubmissions).where(eq(form
 async function post(body: Record<string, unknown>) {
   const r = await siteFetch(t, site.host, "/_pier/form/contact", {
     method: "POST",
-    body: JSON.stringify({ email: "v@example.com", message: "hello", ...body }),
+    body: JSON.stringify({ email: "v@example.com", message: "hello", _pier_started: filledTimer(t, site.pub.id, "contact"), ...body }),
     headers: { origin: `http://${site.host}`, "content-type": "application/json", accept: "application/json", "x-forwarded-for": `203.0.113.${++ip % 250}` },
   });
   return { status: r.status, body: await r.json() };

@@ -3,10 +3,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { formSubmissions } from "../../src/db/schema";
-import { FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MIN_FILL_MS, startedToken } from "../../src/features/forms";
+import { FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MAX_FILL_MS, MIN_FILL_MS, startedToken } from "../../src/features/forms";
 import { startTestPier, type TestPier } from "../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../helpers/sites";
-import { solveFormChallenge } from "../helpers/forms";
+import { filledTimer, solveFormChallenge } from "../helpers/forms";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -26,10 +26,11 @@ beforeEach(() => t.clock.advance(120_000));
 
 const stored = () => t.pier.deps.db.select().from(formSubmissions).where(eq(formSubmissions.bucketId, site.pub.bucketId)).all().length;
 
-function post(body: string, headers: Record<string, string> = {}, form = "contact") {
+/** A plain post as Pier's form sends it: with a fill timer old enough, unless the test brings its own. */
+function post(body: string, headers: Record<string, string> = {}, form: "contact" | "feedback" = "contact") {
   return siteFetch(t, site.host, `/_pier/form/${form}`, {
     method: "POST",
-    body,
+    body: body.includes("_pier_started=") ? body : `${body}&_pier_started=${encodeURIComponent(filledTimer(t, site.pub.id, form))}`,
     headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": `203.0.113.${++ip % 250}`, ...headers },
   });
 }
@@ -57,10 +58,16 @@ describe("form endpoint attacks", () => {
     expect(stored()).toBe(before);
   });
 
-  test("an oversized body is refused before it is read whole", async () => {
+  test("an oversized body is refused before it is read whole: a page for a plain post, the envelope for a script", async () => {
     const before = stored();
-    const r = await post(`email=a%40example.com&message=${"x".repeat(40_000)}`);
+    const big = `email=a%40example.com&message=${"x".repeat(70_000)}`;
+    const r = await post(big);
     expect(r.status).toBe(413);
+    expect(r.headers.get("content-type")).toContain("text/html");
+    expect(await r.text()).toContain("Your message was not sent");
+    const j = await post(big, { accept: "application/json" });
+    expect(j.status).toBe(413);
+    expect((await j.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
     expect(stored()).toBe(before);
   });
 
@@ -116,6 +123,38 @@ describe("form endpoint attacks", () => {
     expect(stored()).toBe(before + 1);
   });
 
+  test("a hosted form's post needs the fill timer, and a timer older than a day is refused; a hand-written form needs none", async () => {
+    const before = stored();
+    const bare = (host: string, body: string, accept = "application/json") =>
+      siteFetch(t, host, "/_pier/form/contact", {
+        method: "POST",
+        body,
+        headers: { origin: `http://${host}`, "content-type": "application/x-www-form-urlencoded", accept, "x-forwarded-for": `203.0.113.${++ip % 250}` },
+      });
+    const missing = await bare(site.host, GOOD);
+    expect(missing.status).toBe(403);
+    expect((await missing.json()).error).toMatchObject({ code: "FORM_CHALLENGE_FAILED", details: { challenge: "fill_time_missing" } });
+    // A plain post without it gets the page saying why.
+    const plainMissing = await bare(site.host, GOOD, "text/html");
+    expect(plainMissing.status).toBe(403);
+    expect(await plainMissing.text()).toContain("without the time it was opened");
+    // A timer captured once does not serve for ever.
+    const old = startedToken(t.pier.deps, site.pub.id, "contact");
+    t.clock.advance(MAX_FILL_MS + 1);
+    const expired = await bare(site.host, `${GOOD}&_pier_started=${encodeURIComponent(old)}`);
+    expect(expired.status).toBe(403);
+    expect((await expired.json()).error.details.challenge).toBe("fill_time_expired");
+    expect(stored()).toBe(before);
+    // hosted: false renders no form, so its posts carry no timer (D167).
+    const own = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>Own</h1>" }] });
+    const r = await t.api("PATCH", `/api/v1/buckets/${own.pub.bucketId}`, {
+      key: own.user.key,
+      body: { bucket: { metadata: { publication_forms: { forms: [{ name: "contact", hosted: false }] } } } },
+    });
+    expect(r.status).toBe(200);
+    expect((await bare(own.host, GOOD, "text/html")).status).toBe(200);
+  });
+
   test("a flood from one address is cut off after the per-address limit, with Retry-After", async () => {
     const before = stored();
     const statuses: number[] = [];
@@ -129,6 +168,29 @@ describe("form endpoint attacks", () => {
     expect(statuses.slice(-3)).toEqual([429, 429, 429]);
     expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(stored()).toBe(before + FORM_POSTS_PER_IP_MINUTE);
+  });
+
+  test("addresses rotated inside one IPv6 /64 share the per-address limit", async () => {
+    const before = stored();
+    const statuses: number[] = [];
+    for (let i = 1; i <= FORM_POSTS_PER_IP_MINUTE + 2; i++) statuses.push((await post(GOOD, { "x-forwarded-for": `2001:db8:1:2::${i.toString(16)}` })).status);
+    expect(statuses.filter((s) => s === 200).length).toBe(FORM_POSTS_PER_IP_MINUTE);
+    expect(statuses.slice(-2)).toEqual([429, 429]);
+    // Another /64 is another client.
+    expect((await post(GOOD, { "x-forwarded-for": "2001:db8:1:3::1" })).status).toBe(200);
+    expect(stored()).toBe(before + FORM_POSTS_PER_IP_MINUTE + 1);
+  });
+
+  test("junk that fails the form's checks does not spend the form's shared limit (a real visitor still gets through)", async () => {
+    const before = stored();
+    for (let i = 0; i < FORM_POSTS_PER_FORM_MINUTE + 5; i++) {
+      // Required fields missing: refused, from as many clients as the per-form limit allows posts.
+      const junk = await post("name=junk", { "x-forwarded-for": `100.65.${i >> 8}.${i & 255}` });
+      expect(junk.status).toBe(422);
+    }
+    const real = await post(GOOD, { "x-forwarded-for": "192.0.2.200" });
+    expect(real.status).toBe(200);
+    expect(stored()).toBe(before + 1);
   });
 
   test("a flood spread over many addresses is cut off by the per-form limit", async () => {

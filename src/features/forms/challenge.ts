@@ -19,6 +19,13 @@ const ALGORITHM = "PBKDF2/SHA-256";
  */
 const SPENT_MAX = 200_000;
 
+/** A solution verified for one site and not used before, to be spent by the post that stores. */
+export interface CheckedSolution {
+  nonce: string;
+  /** When its challenge expires (ms): until then the spent nonce is remembered. */
+  until: number;
+}
+
 export class FormChallenges {
   private readonly spent = new CappedMap<string, number>({ maxSize: SPENT_MAX });
   private secret: string | null = null;
@@ -43,13 +50,11 @@ export class FormChallenges {
   }
 
   /**
-   * Checks a solution (the widget's base64 JSON payload) for this site and spends it; throws
-   * FORM_CHALLENGE_FAILED when it is malformed, forged, for another site, expired or already used.
+   * Checks a solution (the widget's base64 JSON payload) for this site without spending it;
+   * throws FORM_CHALLENGE_FAILED when it is malformed, forged, for another site, expired or
+   * already used. The post spends it (`spend`) only once nothing else can refuse it but the store.
    */
-  async spend(siteId: string, payload: string): Promise<void> {
-    const fail = (why: string): never => {
-      throw new ApiError("FORM_CHALLENGE_FAILED", `The anti-spam check failed (${why}). Reload the page and send the form again.`, { challenge: why });
-    };
+  async check(siteId: string, payload: string): Promise<CheckedSolution> {
     let parsed: { challenge?: Challenge; solution?: Solution };
     try {
       parsed = payload.length <= 4_000 ? JSON.parse(Buffer.from(payload, "base64").toString("utf8")) : fail("malformed");
@@ -81,11 +86,32 @@ export class FormChallenges {
     if (result.expired) return fail("expired");
     if (!result.verified) return fail("invalid solution");
     if (params.data?.site !== siteId) return fail("issued for another site");
-    // No await from here on: the check and the mark cannot interleave with a concurrent replay.
-    const now = Date.now();
-    const seen = this.spent.get(params.nonce);
-    if (seen !== undefined && seen > now) return fail("already used");
-    this.spent.delete(params.nonce);
-    this.spent.set(params.nonce, (params.expiresAt ?? 0) * 1000 || now + CHALLENGE_TTL_MS);
+    const checked = { nonce: params.nonce, until: (params.expiresAt ?? 0) * 1000 || Date.now() + CHALLENGE_TTL_MS };
+    this.throwIfSpent(checked);
+    return checked;
   }
+
+  /**
+   * Marks a checked solution used. Synchronous, so the caller spends and stores with no await
+   * between: of concurrent posts with one solution, one spends it and the others fail here.
+   */
+  spend(checked: CheckedSolution): void {
+    this.throwIfSpent(checked);
+    this.spent.delete(checked.nonce);
+    this.spent.set(checked.nonce, checked.until);
+  }
+
+  /** Forgets a spend whose post was refused after all (rate limit, quota): a spent solution means a stored submission. */
+  refund(checked: CheckedSolution): void {
+    this.spent.delete(checked.nonce);
+  }
+
+  private throwIfSpent(checked: CheckedSolution): void {
+    const seen = this.spent.get(checked.nonce);
+    if (seen !== undefined && seen > Date.now()) fail("already used");
+  }
+}
+
+function fail(why: string): never {
+  throw new ApiError("FORM_CHALLENGE_FAILED", `The anti-spam check failed (${why}). Reload the page and send the form again.`, { challenge: why });
 }

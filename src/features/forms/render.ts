@@ -16,8 +16,8 @@ function startedMac(deps: Deps, siteId: string, form: string, at: number): strin
   return createHmac("sha256", deps.secrets.key("csrf")).update(`form-started\n${siteId}\n${form}\n${at}`).digest("base64url");
 }
 
-export function startedToken(deps: Deps, siteId: string, form: FormName): string {
-  const at = deps.clock.now().getTime();
+/** The fill timer for a form rendered now (or, for tests, at `at` ms). */
+export function startedToken(deps: Deps, siteId: string, form: FormName, at = deps.clock.now().getTime()): string {
   return `${at}.${startedMac(deps, siteId, form, at)}`;
 }
 

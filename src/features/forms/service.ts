@@ -144,7 +144,8 @@ export function patchSubmission(
     const row = loadRow(deps, bucket.id, id);
     if (row.parentId) throw new ApiError("VALIDATION_FAILED", "Replies cannot be edited; delete the reply and write a new one.", { field: "id" });
     const value = unseal<SealedSubmission>(deps, row);
-    const unknown = Object.keys(input.fields).filter((k) => !(k in value.fields));
+    // Own keys only: `in` also finds what every object inherits (constructor, toString, __proto__).
+    const unknown = Object.keys(input.fields).filter((k) => !Object.hasOwn(value.fields, k));
     if (unknown.length > 0) {
       throw new ApiError(
         "VALIDATION_FAILED",

@@ -1,31 +1,35 @@
 // POST /_pier/form/<name> on a site host. Checks run cheapest first and nothing is stored until
-// all pass: configured form, same origin, content type, rate limits, honeypot, fill time, fields,
-// then the quota inside the storing transaction. A plain post gets an HTML page (the form again
+// all pass: configured form, same origin, content type, the client's rate limit, fill time,
+// fields, honeypot, proof of work, the form's rate limit, then the quota inside the storing
+// transaction. A plain post gets an HTML page (the form again
 // with the visitor's input kept, or a thank-you page / redirect back); fetch gets JSON.
 import type { Deps } from "../../core/context";
 import { ApiError, errorCatalogue } from "../../core/errors";
+import { addressKey } from "../../core/guess-limits";
 import { TokenBuckets } from "../../core/token-buckets";
 import { errorResponse } from "../../http/envelope";
 import { escapeHtml } from "../../http/html";
-import { requestId } from "../../http/request-info";
+import { requestId, wantsJson } from "../../http/request-info";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
-import { FORMS, isFormName } from "./definitions";
+import { FORMS, isFormName, type FormName } from "./definitions";
 import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
 import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
-import { FormChallenges } from "./challenge";
+import { FormChallenges, type CheckedSolution } from "./challenge";
 import { TURNSTILE_FIELD, turnstileSiteKey, verifyTurnstile } from "./turnstile";
 
 /** The field the altcha widget puts its solution in. */
 export const CHALLENGE_FIELD = "altcha";
 
-/** Submissions per client address, site and form per minute (a person sends one, maybe two). */
+/** Submissions per client (an IPv4 address, an IPv6 /64), site and form per minute (a person sends one, maybe two). */
 export const FORM_POSTS_PER_IP_MINUTE = 5;
-/** Submissions per site and form per minute from everyone together (bounds a distributed flood). */
+/** Submissions per site and form per minute from everyone together (bounds a distributed flood); only posts that passed every check count. */
 export const FORM_POSTS_PER_FORM_MINUTE = 60;
 /** A person needs longer than this to fill in a form rendered by Pier. */
 export const MIN_FILL_MS = 2_000;
+/** A fill timer older than this is refused: a timer a bot captured once must not serve it for ever (D234). */
+export const MAX_FILL_MS = 24 * 60 * 60_000;
 
 export interface FormSite {
   id: string;
@@ -82,20 +86,43 @@ export class FormEndpoint {
   }
 
   /**
-   * The proof of work: a post that carries a solution has it checked (and spent); a post sent by
-   * script (JSON or Accept: application/json) must carry one. A plain post without one comes from
-   * a browser without JavaScript and faces the honeypot, fill time and rate limits only
-   * (docs/decisions.md). Turnstile, when on, is required of every post.
+   * The proof of work: a post that carries a solution has it checked (the caller spends it); a
+   * post sent by script (JSON or Accept: application/json) must carry one. A plain post without
+   * one comes from a browser without JavaScript and faces the honeypot, fill time and rate limits
+   * only (docs/decisions.md). Turnstile, when on, is required of every post.
    */
-  private async checkChallenges(site: FormSite, config: FormsConfig, body: Record<string, string>, json: boolean, ip: string): Promise<void> {
+  private async checkChallenges(site: FormSite, config: FormsConfig, body: Record<string, string>, json: boolean, ip: string): Promise<CheckedSolution | null> {
     const solution = body[CHALLENGE_FIELD];
-    if (solution) await this.challenges.spend(site.id, solution);
-    else if (json) {
+    const checked = solution ? await this.challenges.check(site.id, solution) : null;
+    if (!checked && json) {
       throw new ApiError("FORM_CHALLENGE_FAILED", "The anti-spam check failed (no proof-of-work solution). Reload the page and send the form again.", {
         challenge: "missing",
       });
     }
     if (turnstileSiteKey(this.deps, config) !== null) await verifyTurnstile(this.deps, body[TURNSTILE_FIELD], ip);
+    return checked;
+  }
+
+  /** The signed render time: present, issued for this site and form, at least MIN_FILL_MS and at most MAX_FILL_MS ago. */
+  private checkFillTime(siteId: string, name: FormName, started: string | undefined, now: number): void {
+    if (started === undefined) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent without the time it was opened. Reload the page and send it again.", {
+        challenge: "fill_time_missing",
+      });
+    }
+    const at = readStartedToken(this.deps, siteId, name, started);
+    if (at !== null && now - at > MAX_FILL_MS) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The form was opened too long ago. Reload the page and send it again.", {
+        challenge: "fill_time_expired",
+        max_fill_hours: MAX_FILL_MS / 3_600_000,
+      });
+    }
+    if (at === null || now - at < MIN_FILL_MS) {
+      throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent faster than a person can fill it in. Please wait a moment and send it again.", {
+        challenge: "fill_time",
+        min_fill_seconds: MIN_FILL_MS / 1000,
+      });
+    }
   }
 
   private async accept(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer, json: boolean): Promise<Response> {
@@ -111,27 +138,14 @@ export class FormEndpoint {
     const body = await readFields(req);
 
     const now = this.deps.clock.now().getTime();
-    const waitClient = this.perClient.take(`${site.id} ${name} ${ip}`, now);
-    const waitForm = waitClient > 0 ? 0 : this.perForm.take(`${site.id} ${name}`, now);
-    if (waitClient > 0 || waitForm > 0) {
-      throw new ApiError(
-        "FORM_RATE_LIMITED",
-        "Too many messages were sent to this form just now. Please wait a moment and try again.",
-        {},
-        Math.max(waitClient, waitForm),
-      );
-    }
+    // Keyed as every other per-client limit: an IPv6 /64 is one client (one host usually holds it).
+    throwIfLimited(this.perClient.take(`${site.id} ${name} ${addressKey(ip)}`, now));
 
     const def = FORMS[name];
+    // Pier's own markup always carries the timer, so a hosted form's post must; a hand-written
+    // form (hosted: false) has none to send (D167, D234).
     const started = body[STARTED_FIELD];
-    if (started !== undefined) {
-      const at = readStartedToken(this.deps, site.id, name, started);
-      if (at === null || now - at < MIN_FILL_MS) {
-        throw new ApiError("FORM_CHALLENGE_FAILED", "The form was sent faster than a person can fill it in. Please wait a moment and send it again.", {
-          min_fill_seconds: MIN_FILL_MS / 1000,
-        });
-      }
-    }
+    if (started !== undefined || settings.hosted) this.checkFillTime(site.id, name, started, now);
     const fields: Record<string, string> = {};
     for (const f of def.fields) {
       const value = (body[f.name] ?? "").trim();
@@ -168,19 +182,24 @@ export class FormEndpoint {
     }
     // A filled honeypot looks like success to the bot, and nothing is stored.
     const trapped = (body[HONEYPOT_FIELD] ?? "") !== "";
+    let stored: ReturnType<typeof storeSubmission> | null = null;
     if (!trapped) {
       // Checked last, once the post is otherwise good: a visitor who forgot a field keeps the
       // solution for the corrected post, and a spent solution always means a stored submission.
-      await this.checkChallenges(site, config, body, json, ip);
+      const context = readContext(body, returnPath);
+      const solution = await this.checkChallenges(site, config, body, json, ip);
+      // No await from here to the store: spent, limited and stored (or given back) in one go.
+      if (solution) this.challenges.spend(solution);
+      try {
+        // The form's budget shared by everyone goes only to posts that passed every check: junk
+        // that fails them spends its own client's budget, never the real visitors' (D232).
+        throwIfLimited(this.perForm.take(`${site.id} ${name}`, this.deps.clock.now().getTime()));
+        stored = storeSubmission(this.deps, { bucketId: site.bucketId, accountId: bucket.accountId, formName: name, value: { fields, context } });
+      } catch (e) {
+        if (solution) this.challenges.refund(solution);
+        throw e;
+      }
     }
-    const stored = trapped
-      ? null
-      : storeSubmission(this.deps, {
-          bucketId: site.bucketId,
-          accountId: bucket.accountId,
-          formName: name,
-          value: { fields, context: readContext(body, returnPath) },
-        });
     if (json) {
       const data = stored
         ? { form_submission: { id: stored.row.id, form_name: name, created_at: stored.row.createdAt }, status: "received" }
@@ -201,10 +220,11 @@ export class FormEndpoint {
 
 const errorStatus = (e: ApiError): number => errorCatalogue[e.code].status;
 
-function wantsJson(req: Request): boolean {
-  const type = req.headers.get("content-type") ?? "";
-  const accept = req.headers.get("accept") ?? "";
-  return type.startsWith("application/json") || (accept.includes("application/json") && !accept.includes("text/html"));
+/** A refused token (`wait` seconds until the next one) is a 429 with Retry-After. */
+function throwIfLimited(wait: number): void {
+  if (wait > 0) {
+    throw new ApiError("FORM_RATE_LIMITED", "Too many messages were sent to this form just now. Please wait a moment and try again.", {}, wait);
+  }
 }
 
 /**

@@ -8,6 +8,8 @@ import { launchChromium } from "../../helpers/chromium";
 import { expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
+import { filledTimer } from "../../helpers/forms";
+import type { FormName } from "../../../src/features/forms/definitions";
 
 let t: TestPier;
 let browser: Browser;
@@ -34,10 +36,10 @@ async function visitorCookie(): Promise<string> {
   return cookie.split(";")[0]!;
 }
 
-async function visitorPost(cookie: string, form: string, fields: Record<string, string>) {
+async function visitorPost(cookie: string, form: FormName, fields: Record<string, string>) {
   const r = await siteFetch(t, site.host, `/_pier/form/${form}`, {
     method: "POST",
-    body: new URLSearchParams(fields).toString(),
+    body: new URLSearchParams({ ...fields, _pier_started: filledTimer(t, site.pub.id, form) }).toString(),
     headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded", cookie, "x-forwarded-for": `198.51.100.${++ip}` },
   });
   if (r.status !== 200) throw new Error(`post: ${r.status} ${await r.text()}`);

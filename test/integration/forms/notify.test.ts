@@ -5,6 +5,7 @@ import { listOutbox } from "../../../src/features/mail";
 import { notifyNewSubmissions } from "../../../src/features/forms";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch } from "../../helpers/sites";
+import { filledTimer } from "../../helpers/forms";
 
 let t: TestPier;
 beforeAll(async () => {
@@ -18,10 +19,10 @@ test("six quick submissions give the owner one mail with counts and no visitor t
     key: site.user.key,
     body: { bucket: { metadata: { publication_forms: { forms: [{ name: "contact" }, { name: "waitlist" }] } } } },
   });
-  const send = (form: string, body: string, i: number) =>
+  const send = (form: "contact" | "waitlist", body: string, i: number) =>
     siteFetch(t, site.host, `/_pier/form/${form}`, {
       method: "POST",
-      body,
+      body: `${body}&_pier_started=${encodeURIComponent(filledTimer(t, site.pub.id, form))}`,
       headers: { origin: `http://${site.host}`, "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": `192.0.2.${i}` },
     });
   for (let i = 0; i < 4; i++) expect((await send("contact", "email=a%40example.com&message=SECRET+WORDS", i + 1)).status).toBe(200);

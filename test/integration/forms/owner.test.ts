@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
-import { solveFormChallenge } from "../../helpers/forms";
+import { filledTimer, solveFormChallenge } from "../../helpers/forms";
+import type { FormName } from "../../../src/features/forms/definitions";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -31,11 +32,11 @@ async function visitorCookie(): Promise<string> {
   return cookie.split(";")[0]!;
 }
 
-async function submit(cookie: string, form: string, body: Record<string, unknown>) {
+async function submit(cookie: string, form: FormName, body: Record<string, unknown>) {
   const altcha = await solveFormChallenge(t, site.host, cookie);
   const r = await siteFetch(t, site.host, `/_pier/form/${form}`, {
     method: "POST",
-    body: JSON.stringify({ ...body, altcha }),
+    body: JSON.stringify({ ...body, altcha, _pier_started: filledTimer(t, site.pub.id, form) }),
     headers: { origin: `http://${site.host}`, "content-type": "application/json", accept: "application/json", cookie, "x-forwarded-for": `192.0.2.${++ip}` },
   });
   return { status: r.status, body: await r.json() };
@@ -92,6 +93,16 @@ describe("owner API for form submissions", () => {
     const bad = await t.api("PATCH", `${base()}/${commentId}`, { key: site.user.key, body: { fields: { email: "x@example.com" } } });
     expect(bad.status).toBe(422);
     expect(bad.body.error.details.unknown_fields).toEqual(["email"]);
+    const after = await t.api("GET", `${base()}/${commentId}`, { key: site.user.key });
+    expect(after.body.data.form_submission.fields).toEqual({ name: "Ben", message: "Nice page" });
+  });
+
+  test("PATCH refuses names every object inherits (constructor, toString, __proto__) as new fields", async () => {
+    for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      const bad = await t.api("PATCH", `${base()}/${commentId}`, { key: site.user.key, body: { fields: { [name]: "x" } } });
+      expect(bad.status).toBe(422);
+      expect(bad.body.error.details.unknown_fields).toEqual([name]);
+    }
     const after = await t.api("GET", `${base()}/${commentId}`, { key: site.user.key });
     expect(after.body.data.form_submission.fields).toEqual({ name: "Ben", message: "Nice page" });
   });

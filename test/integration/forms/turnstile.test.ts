@@ -2,7 +2,7 @@
 // keys set: the widget and Cloudflare's script appear only on that site's pages, and every post
 // is checked at siteverify, here a loopback stand-in answering as Cloudflare documents.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { solveFormChallenge } from "../../helpers/forms";
+import { filledTimer, solveFormChallenge } from "../../helpers/forms";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 
@@ -58,7 +58,13 @@ async function post(s: PublishedSite, body: Record<string, string>, json = true)
   const altcha = json ? await solveFormChallenge(t, s.host) : "";
   return siteFetch(t, s.host, "/_pier/form/contact", {
     method: "POST",
-    body: new URLSearchParams({ email: "v@example.com", message: "hello", ...(altcha ? { altcha } : {}), ...body }).toString(),
+    body: new URLSearchParams({
+      email: "v@example.com",
+      message: "hello",
+      _pier_started: filledTimer(t, s.pub.id, "contact"),
+      ...(altcha ? { altcha } : {}),
+      ...body,
+    }).toString(),
     headers: {
       origin: `http://${s.host}`,
       "content-type": "application/x-www-form-urlencoded",

@@ -8,7 +8,8 @@ import { formSubmissions } from "../../../src/db/schema";
 import { eq } from "drizzle-orm";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
-import { solveFormChallenge } from "../../helpers/forms";
+import { filledTimer, solveFormChallenge } from "../../helpers/forms";
+import type { FormName } from "../../../src/features/forms/definitions";
 
 let t: TestPier;
 let site: PublishedSite;
@@ -29,11 +30,15 @@ async function configure(s: PublishedSite, forms: unknown) {
 
 /** A post as a browser on the site's page sends it: Origin of the site, a fresh client address (and, sent by script, a solved proof of work). */
 async function post(s: PublishedSite, name: string, body: string | Record<string, unknown>, headers: Record<string, string> = {}) {
+  // Every post carries a fill timer old enough, as Pier's own form markup does.
+  const timer = filledTimer(t, s.pub.id, name as FormName);
+  let sent: string;
+  if (typeof body === "string") sent = `${body}&_pier_started=${encodeURIComponent(timer)}`;
+  else sent = JSON.stringify({ _pier_started: timer, ...body, ...("altcha" in body ? {} : { altcha: await solveFormChallenge(t, s.host, headers.cookie) }) });
   const json = typeof body !== "string";
-  const withSolution = json && !("altcha" in body) ? { ...body, altcha: await solveFormChallenge(t, s.host, headers.cookie) } : body;
   return siteFetch(t, s.host, `/_pier/form/${name}`, {
     method: "POST",
-    body: json ? JSON.stringify(withSolution) : body,
+    body: sent,
     headers: {
       origin: `http://${s.host}`,
       "content-type": json ? "application/json" : "application/x-www-form-urlencoded",
@@ -117,6 +122,17 @@ describe("POST /_pier/form/<name>", () => {
     expect(bad.status).toBe(422);
   });
 
+  test("a message at the form's limit is accepted in any script, plain or by script (CJK is 9 bytes a character urlencoded)", async () => {
+    const message = "中".repeat(5000);
+    const plain = await post(site, "contact", new URLSearchParams({ email: "cjk@example.com", message }).toString());
+    expect(plain.status).toBe(200);
+    const scripted = await post(site, "contact", { email: "cjk2@example.com", message: "я".repeat(5000) });
+    expect(scripted.status).toBe(201);
+    const stored = rows(site).map((r) => JSON.parse(t.pier.deps.secrets.open("form-submissions", r.sealed, r.id)).fields.message);
+    expect(stored).toContain(message);
+    expect(stored).toContain("я".repeat(5000));
+  });
+
   test("unknown, unconfigured and (on a public site) comments forms are 404; a site without configuration has none", async () => {
     expect((await post(site, "newsletter", { email: "a@example.com" })).status).toBe(404);
     expect((await post(site, "quote", { email: "a@example.com", details: "x" })).status).toBe(404);
@@ -137,5 +153,18 @@ describe("POST /_pier/form/<name>", () => {
     const refused = await results.find((r) => r.status === 403)!.json();
     expect(refused.error.code).toBe("FORM_QUOTA_EXCEEDED");
     expect(rows(s).length).toBe(3);
+  });
+
+  test("a post refused for the quota does not spend its proof of work (a spent solution means a stored submission)", async () => {
+    const u = await t.user({ plan: "threeforms" });
+    const s = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "<h1>Q</h1>" }] });
+    await configure(s, { forms: [{ name: "contact" }] });
+    for (let i = 0; i < 3; i++) expect((await post(s, "contact", { email: `f${i}@example.com`, message: "hi" })).status).toBe(201);
+    const altcha = await solveFormChallenge(t, s.host);
+    for (let i = 0; i < 2; i++) {
+      // Sent again, the same solution is refused for the quota again, not as already used.
+      const r = await post(s, "contact", { email: "late@example.com", message: "hi", altcha });
+      expect((await r.json()).error.code).toBe("FORM_QUOTA_EXCEEDED");
+    }
   });
 });

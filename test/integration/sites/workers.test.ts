@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
+import { MIN_FILL_MS, startedToken } from "../../../src/features/forms";
 import { activateDeploy, writeDeploy } from "../../../src/features/publish/deploys";
 import { markUnpublished, setPublicationAccess } from "../../../src/features/publish/publications";
 import { loadConfig } from "../../../src/config";
@@ -39,8 +40,14 @@ afterAll(async () => {
 const processOf = (r: Response) => (r.headers.get("x-request-id") ?? "").slice(0, "req_".length + 9);
 
 /** A fresh connection per request (reusePort picks a process per connection). */
-function fresh(host: string, path: string, headers: Record<string, string> = {}) {
-  return fetch(`${t.url}${path}`, { redirect: "manual", keepalive: false, headers: { host, connection: "close", ...headers } } as RequestInit);
+function fresh(host: string, path: string, headers: Record<string, string> = {}, body?: string) {
+  return fetch(`${t.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    body,
+    redirect: "manual",
+    keepalive: false,
+    headers: { host, connection: "close", ...headers },
+  } as RequestInit);
 }
 
 /**
@@ -165,6 +172,26 @@ describe("serving workers", () => {
       }
     }
     expect(answeredBy.has("none")).toBe(false);
+  }, 120_000);
+
+  test("a form post longer than the gates' 16 KiB but within the form's limits passes every process (CJK: 9 bytes a character)", async () => {
+    const s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>forms</h1>" }] });
+    const r = await t.api("PATCH", `/api/v1/buckets/${s.pub.bucketId}`, {
+      key: s.user.key,
+      body: { bucket: { metadata: { publication_forms: { forms: [{ name: "contact" }] } } } },
+    });
+    expect(r.status).toBe(200);
+    await untilEveryProcess(s.host, "/", (res) => res.status === 200);
+    const started = startedToken(t.pier.deps, s.pub.id, "contact");
+    t.clock.advance(MIN_FILL_MS + 1);
+    const body = new URLSearchParams({ email: "cjk@example.com", message: "中".repeat(2000), _pier_started: started }).toString();
+    expect(body.length).toBeGreaterThan(16 * 1024);
+    // Fresh connections, so the kernel spreads them over the workers (each bounds the body before relaying it).
+    for (let i = 0; i < 4; i++) {
+      const posted = await fresh(s.host, "/_pier/form/contact", { origin: `http://${s.host}`, "content-type": "application/x-www-form-urlencoded" }, body);
+      expect(posted.status).toBe(200);
+      expect(await posted.text()).toContain("Thank you");
+    }
   }, 120_000);
 
   test("the per-account API rate limit is one budget across processes", async () => {
