@@ -240,6 +240,30 @@ describe("browser login links cannot turn a weaker credential into the owner", (
   });
 });
 
+describe("the visibility lock an agent set stays set", () => {
+  test("a login-link session cannot lift the visibility lock without the password; the owner with it can", async () => {
+    const owner = await t.user();
+    const bucket = (await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "Frozen" } } })).body.data.bucket.id as string;
+    expect((await t.api("POST", `/api/v1/buckets/${bucket}/visibility_change_lock`, { key: owner.key, body: { reason: "human review" } })).status).toBeLessThan(
+      300,
+    );
+    const locked = async () => (await t.api("GET", `/api/v1/buckets/${bucket}`, { key: owner.key })).body.data.bucket.visibility_change_lock.locked;
+    const settings = `/dashboard/buckets/${bucket}/settings`;
+
+    const b = await browserFromLink(owner.key);
+    const refused = await b.submit(settings, `${settings}/visibility/unlock`, {});
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain("Confirm your password");
+    expect(await locked()).toBe(true);
+
+    const ok = await b.submit("/account/confirm-password", "/account/confirm-password", { password: owner.password, next: settings });
+    expect(ok.location).toBe(settings);
+    const lifted = await b.submit(settings, `${settings}/visibility/unlock`, {});
+    expect(lifted.status).toBe(303);
+    expect(await locked()).toBe(false);
+  });
+});
+
 describe("instance admin powers need the password too", () => {
   const db = () => t.pier.deps.db;
   const isAdmin = (id: string) => db().select({ a: users.isInstanceAdmin }).from(users).where(eq(users.id, id)).get()!.a;

@@ -17,6 +17,7 @@ import {
   updateBucket,
   VisibilityLockBody,
 } from "../../buckets";
+import { passwordConfirmationPage, requireSudo } from "../../accounts";
 import { checkForm } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
@@ -58,6 +59,7 @@ function typedFields(body: unknown): Record<string, string> {
 }
 
 function refusedOnSettings(shell: Shell, s: Session, id: string, r: SettingsRefusal) {
+  if (r.error.code === "REAUTHENTICATION_REQUIRED") return passwordConfirmationPage(s, settingsUrl(id, "#visibility"), r.error);
   if (r.error.code === "BUCKET_NOT_FOUND" || r.error.code === "FORBIDDEN") return shell.notFound(s, r.error.code === "BUCKET_NOT_FOUND" ? r.error : undefined);
   try {
     return settingsView(shell, s, id, {}, r);
@@ -87,11 +89,11 @@ function deleteVariable(shell: Shell, s: Session, id: string, body: unknown): st
 export const bucketSettingsPage: DashboardPage = {
   bucketTab: { label: "Settings", path: "settings" },
   routes: (app, shell) => {
-    const post = (suffix: string, form: string, run: (s: Session, id: string, body: unknown) => string) =>
+    const post = (suffix: string, form: string, run: (s: Session, id: string, body: unknown, request: Request) => string) =>
       app.post(
         `${BUCKETS_PATH}/:id/settings/${suffix}`,
         shell.action(
-          (s, { params, body }) => run(s, params.id!, body),
+          (s, { params, body, request }) => run(s, params.id!, body, request),
           (s, error, { params, body }) => refusedOnSettings(shell, s, params.id!, { error, form: formField(body, "form") || form, typed: typedFields(body) }),
         ),
         { detail: { hide: true } },
@@ -148,7 +150,10 @@ export const bucketSettingsPage: DashboardPage = {
       const { changed } = lockVisibility(shell.deps, s.actor, id, input);
       return settingsUrl(id, `?done=${changed ? "visibility-locked" : "visibility-already-locked"}#visibility`);
     });
-    post("visibility/unlock", "visibility", (s, id) => {
+    post("visibility/unlock", "visibility", (s, id, _body, request) => {
+      // Sudo mode (D241): a session opened by a login link, which an agent's owner key can mint,
+      // must not thaw what the agent cannot thaw through the API.
+      requireSudo(shell.deps, request, s.actor);
       const { changed } = unlockVisibility(shell.deps, s.actor, id);
       return settingsUrl(id, `?done=${changed ? "visibility-unlocked" : "visibility-not-locked"}#visibility`);
     });
