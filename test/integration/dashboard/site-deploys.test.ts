@@ -1,7 +1,11 @@
 // The Site tab's Deploys list: each build listed with the live one marked, and its Rollback
 // button switching the site through the rollback service (the site answers from the earlier
-// deploy at once); a forged or foreign deploy id changes nothing.
+// deploy at once); a forged or foreign deploy id changes nothing. A member opens the tab too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { sessions } from "../../../src/db/schema";
+import { addMember } from "../../../src/features/accounts/service";
+import { createSession } from "../../../src/features/accounts/sessions";
 import { Browser } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier } from "../../helpers/pier";
@@ -56,4 +60,26 @@ test("the Deploys list marks the live deploy and its Rollback button serves an e
   expect(refused.status).toBe(404);
   expect(refused.text).toContain(otherDeploy);
   expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>first</p>");
+});
+
+test("a member of the account (bucket_write) opens a live protected site's tab, without its password, leads or links", async () => {
+  const owner = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, owner, { title: "Team Site" });
+  await syncFiles(t, owner.key, bucket.id, [textFile("index.html", "<p>team</p>", "text/html")]);
+  const pub = (
+    await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: owner.key, body: { access_mode: "password", password: "team-secret-1" } })
+  ).body.data.publication;
+  await t.pier.runner.drain();
+  const member = await t.user();
+  addMember(t.pier.deps, owner.accountId, member.userId, "member");
+  // A browser session in the team account (as for a user whose default account it is).
+  const { token, session } = createSession(t.pier.deps, member.userId, { remember: false });
+  t.pier.deps.db.update(sessions).set({ accountId: owner.accountId }).where(eq(sessions.id, session.id)).run();
+  const res = await fetch(`${t.url}/dashboard/buckets/${bucket.id}/site`, { headers: { cookie: `pier_session=${token}` }, redirect: "manual" });
+  expect(res.status).toBe(200);
+  const page = await res.text();
+  expect(page).toContain(`${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`);
+  expect(page).toContain('id="deploys-h"');
+  expect(page).not.toContain("team-secret-1");
+  expect(page).not.toContain("Generate a new password");
 });

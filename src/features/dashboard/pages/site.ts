@@ -6,7 +6,7 @@ import type { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
-import { getBucket } from "../../buckets";
+import { effectiveScope, getBucket } from "../../buckets";
 import {
   PREVIEW_MAX_MINUTES,
   findPublication,
@@ -131,7 +131,11 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       publishPasswordInvalid: pub.attrs,
       accessPasswordError: acc.error,
       accessPasswordInvalid: acc.attrs,
-      accessExtras: live ? accessExtras(main, bucket.id, formCsrf, getAccess(shell.deps, s.actor, main.id).leads, links ?? null, refused) : html``,
+      // The password, leads and signed links are the bucket admin's (getAccess); a member sees the rest of the tab.
+      accessExtras:
+        live && effectiveScope(s.actor, bucket.id) === "bucket_admin"
+          ? accessExtras(main, bucket.id, formCsrf, getAccess(shell.deps, s.actor, main.id).leads, links ?? null, refused)
+          : html``,
       manifest: live ? manifestSection(bucket.id, main.manifest ?? [], offset) : html`<p class="muted">Not published.</p>`,
       preview: !!preview && preview.status !== "unpublished",
       previewStatus: preview ? statusRegion(preview, s.csrf, "preview") : html``,
