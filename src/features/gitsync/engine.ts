@@ -37,6 +37,7 @@ import {
   type Traffic,
   type TreeEntry,
 } from "./remote";
+import { fileTooLarge, repositoryTooLarge } from "./limits";
 import { remoteAccessFor, type ConnectionRow } from "./store";
 
 export type Side = "bucket" | "repository";
@@ -123,6 +124,8 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
   if (!remote.size) return { version: null as number | null };
   const refused: { path: string; reason: string }[] = [];
   const changes: Change[] = [];
+  // Each object passed the pack check when it was fetched; one blob at many paths counts per path.
+  let pulledBytes = 0;
   for (const [path, entry] of remote) {
     try {
       const normalized = normalizePath(path);
@@ -134,6 +137,9 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
       const contentType = guessContentType(path);
       assertAllowedFile(path, contentType);
       const bytes = await readBlob(store, entry.oid);
+      pulledBytes += bytes.length;
+      if (bytes.length > store.limits.fileBytes) throw fileTooLarge(store.limits, bytes.length, path);
+      if (pulledBytes > store.limits.totalBytes) throw repositoryTooLarge(store.limits);
       assertNotExecutable(bytes, path);
       const info = await deps.blobs.putBytes(bytes);
       changes.push({ path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType } });

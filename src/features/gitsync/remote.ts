@@ -7,22 +7,15 @@ import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
+import { SyncFailure } from "./failure";
+import { checkPackResponse, syncLimits, type SyncLimits } from "./limits";
+
+export { SyncFailure };
 
 // Loaded by a sync's first git call: a serving worker, and a server that syncs nothing, never load
 // it (a megabyte of heap and ~1,800 functions that every garbage collection would walk).
 let isoGitModule: Promise<typeof import("isomorphic-git").default> | null = null;
 const isoGit = () => (isoGitModule ??= import("isomorphic-git").then((m) => m.default));
-
-/** A sync that could not complete: `code` is stable and goes into github_sync.last_error. */
-export class SyncFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
 
 export interface RemoteAccess {
   url: string;
@@ -41,6 +34,8 @@ export interface GitStore {
   http: HttpClient;
   onAuth: () => GitAuth;
   traffic: Traffic;
+  /** What this sync may unpack (files, total); the fetched pack is checked against it. */
+  limits: SyncLimits;
   /** isomorphic-git's parsed-packfile cache for this sync (without it every read re-parses the pack index). */
   cache: object;
 }
@@ -57,7 +52,7 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | 
  * (headers and body), a byte cap on what the remote sends, the operator's extra CA, and no
  * redirects (a credential must never follow a redirect to another host).
  */
-export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string[] | null; traffic: Traffic }): HttpClient {
+export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string[] | null; traffic: Traffic; limits?: SyncLimits }): HttpClient {
   return {
     async request({ url, method = "GET", headers = {}, body }) {
       const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined);
@@ -106,6 +101,8 @@ export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: str
           responseHeaders[k] = v;
         });
         const all = Buffer.concat(chunks);
+        // The pack's inflated sizes are checked before isomorphic-git inflates (and indexes) it.
+        if (opts.limits && method === "POST" && url.endsWith("/git-upload-pack") && res.ok) checkPackResponse(all, opts.limits);
         return {
           url,
           method,
@@ -129,10 +126,11 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
   // `tls.ca` replaces the trusted roots: keep the usual ones beside the private CA, so remotes with
   // public certificates (GitHub, GitLab.com) still verify on an instance that sets --git-ca-root.
   const ca = deps.config.gitCaRoot ? [...rootCertificates, fs.readFileSync(deps.config.gitCaRoot, "utf8")] : null;
-  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: deps.config.gitMaxRepositoryMb * 1048576, ca, traffic });
+  const limits = syncLimits(deps);
+  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: limits.totalBytes, ca, traffic, limits });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
-  return { gitdir, http, onAuth, traffic, cache: {} };
+  return { gitdir, http, onAuth, traffic, limits, cache: {} };
 }
 
 export function removeStore(deps: Deps, connectionId: string): void {

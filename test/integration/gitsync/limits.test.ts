@@ -1,0 +1,72 @@
+// What one sync may unpack, on a real git server: `--git-max-repository-mb` bounds the bytes a
+// remote sends, and also what a small pack inflates to (a blob of zeros compresses a thousand
+// times). A repository over a limit stops the sync with a stable code; the bucket gets nothing.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { saveRepository } from "../../../src/features/gitsync";
+import { startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { newBucket } from "../../helpers/uploads";
+
+let t: TestPier;
+let server: GitServer;
+let user: TestUser;
+const clones: WorkClone[] = [];
+const MiB = 1048576;
+
+beforeAll(async () => {
+  server = startGitServer();
+  t = await startTestPier({ gitAllowHttp: "on", gitMaxRepositoryMb: 1 });
+  user = await t.user({ plan: "pro" });
+});
+afterAll(async () => {
+  for (const c of clones) c.cleanup();
+  await t?.stop();
+  await server?.stop();
+});
+
+const sync = async (b: string) => (await t.api("GET", `/api/v1/buckets/${b}/github_sync`, { key: user.key })).body.data.github_sync;
+const fileCount = (b: string) => (t.pier.deps.sqlite.query("select count(*) n from files where bucket_id = ?").get(b) as { n: number }).n;
+
+let n = 0;
+/** A repository holding `files`, imported into a new bucket; the sync has run. */
+async function imported(files: Record<string, string | Uint8Array>): Promise<string> {
+  const url = server.createRepo(`limits${++n}`);
+  const other = await workClone(url);
+  clones.push(other);
+  for (const [p, x] of Object.entries(files)) other.write(p, x);
+  await other.commitAndPush("content");
+  const b = await newBucket(t, user.key, `limits ${n}`);
+  saveRepository(t.pier.deps, apiKeyActorOf(user), b, { repository_url: url, branch: "main" });
+  expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: user.key, body: { direction: "import" } })).status).toBe(202);
+  await t.pier.runner.drain();
+  return b;
+}
+
+const zeros = (mib: number, mark: number) => {
+  const bytes = new Uint8Array(mib * MiB);
+  bytes[0] = mark; // distinct blobs
+  return bytes;
+};
+
+test("a 20 MiB file in a pack of a few KB stops the import with file_too_large (repository cap 1 MiB); nothing is written", async () => {
+  const b = await imported({ "index.html": "hi\n", "zeros.txt": zeros(20, 1) });
+  const s = await sync(b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("file_too_large");
+  expect(s.error.details.max_bytes).toBe(MiB);
+  expect(fileCount(b)).toBe(0);
+});
+
+test("files each under the cap that unpack to more than the repository cap stop with repository_too_large", async () => {
+  const b = await imported({ "a.txt": zeros(0.4, 1), "b.txt": zeros(0.4, 2), "c.txt": zeros(0.4, 3) });
+  const s = await sync(b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("repository_too_large");
+  expect(fileCount(b)).toBe(0);
+});
+
+test("a repository within the limits imports as before", async () => {
+  const b = await imported({ "a.txt": zeros(0.3, 1), "b.txt": zeros(0.3, 2) });
+  expect((await sync(b)).state).toBe("in_sync");
+  expect(fileCount(b)).toBe(2);
+});
