@@ -361,4 +361,11 @@ export const configOptions: Option[] = [
     help: "Seconds an HTTP or HTTPS connection may stay idle between requests (keep-alive) before Pier closes it; at most 255.",
     parse: idleSeconds,
   },
+  {
+    key: "gitMaxFiles",
+    name: "git-max-files",
+    default: "100000",
+    help: "Most paths (files and folders) one git sync walks in a repository's changes; more stops the sync with too_many_files before anything is written.",
+    parse: positiveInt,
+  },
 ];

@@ -96,6 +96,8 @@ export interface Config {
   gitMaxRepositoryMb: number;
   /** Seconds one request to a git server may take. */
   gitTimeout: number;
+  /** Most paths (files and folders) one sync walks in the repository's changes. */
+  gitMaxFiles: number;
 
   /** Scheduled backups go here (one folder per run); null = none. */
   backupDir: string | null;

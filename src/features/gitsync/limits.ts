@@ -19,11 +19,26 @@ export interface SyncLimits {
   totalBytes: number;
   /** Inflated bytes counted so far in this sync. */
   inflated: number;
+  /** Paths (files and folders) one sync's tree walk may visit, and how many it has. */
+  maxPaths: number;
+  paths: number;
 }
 
 export function syncLimits(deps: Deps): SyncLimits {
   const totalBytes = deps.config.gitMaxRepositoryMb * MiB;
-  return { fileBytes: Math.min(FILE_CAP_BYTES, totalBytes), totalBytes, inflated: 0 };
+  return { fileBytes: Math.min(FILE_CAP_BYTES, totalBytes), totalBytes, inflated: 0, maxPaths: deps.config.gitMaxFiles, paths: 0 };
+}
+
+/**
+ * Count one path of the tree walk. A tree can name the same subtree many times, so a pack of
+ * a few KB can describe millions of paths: the walk stops at the cap, before anything is read
+ * or written.
+ */
+export function visitPath(limits: SyncLimits): void {
+  if (++limits.paths <= limits.maxPaths) return;
+  throw new SyncFailure("too_many_files", `The repository's changes hold more paths than one sync takes (${limits.maxPaths}).`, {
+    max_paths: limits.maxPaths,
+  });
 }
 
 const mib = (n: number) => `${Math.round((n / MiB) * 10) / 10} MiB`;

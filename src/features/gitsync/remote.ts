@@ -8,7 +8,7 @@ import { rootCertificates } from "node:tls";
 import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
 import { SyncFailure } from "./failure";
-import { checkPackResponse, syncLimits, type SyncLimits } from "./limits";
+import { checkPackResponse, syncLimits, visitPath, type SyncLimits } from "./limits";
 
 export { SyncFailure };
 
@@ -229,6 +229,7 @@ export async function diffTrees(store: GitStore, from: string | null, to: string
   for (const [name, eb] of b) {
     const ea = a.get(name);
     if (ea && ea.oid === eb.oid) continue;
+    visitPath(store.limits);
     const path = prefix + name;
     if (eb.type === "tree") await diffTrees(store, ea?.type === "tree" ? ea.oid : null, eb.oid, `${path}/`, out);
     else if (eb.type === "blob") out.set(path, { oid: eb.oid, mode: eb.mode });
@@ -240,6 +241,7 @@ export async function diffTrees(store: GitStore, from: string | null, to: string
   }
   for (const [name, ea] of a) {
     if (b.has(name)) continue;
+    visitPath(store.limits);
     const path = prefix + name;
     if (ea.type === "tree") await diffTrees(store, ea.oid, null, `${path}/`, out);
     else if (ea.type === "blob") out.set(path, null);

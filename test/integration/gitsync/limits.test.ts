@@ -3,7 +3,7 @@
 // times). A repository over a limit stops the sync with a stable code; the bucket gets nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { saveRepository } from "../../../src/features/gitsync";
-import { startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
+import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { newBucket } from "../../helpers/uploads";
 
@@ -15,7 +15,7 @@ const MiB = 1048576;
 
 beforeAll(async () => {
   server = startGitServer();
-  t = await startTestPier({ gitAllowHttp: "on", gitMaxRepositoryMb: 1 });
+  t = await startTestPier({ gitAllowHttp: "on", gitMaxRepositoryMb: 1, gitMaxFiles: 500 });
   user = await t.user({ plan: "pro" });
 });
 afterAll(async () => {
@@ -69,4 +69,32 @@ test("a repository within the limits imports as before", async () => {
   const b = await imported({ "a.txt": zeros(0.3, 1), "b.txt": zeros(0.3, 2) });
   expect((await sync(b)).state).toBe("in_sync");
   expect(fileCount(b)).toBe(2);
+});
+
+async function gitIn(dir: string, input: string, ...args: string[]): Promise<string> {
+  const p = Bun.spawn(["git", ...args], { cwd: dir, stdin: new TextEncoder().encode(input), stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  return out.trim();
+}
+
+test("a tree naming one subtree 16 times per level (4,096 paths from a pack of a few KB) stops with too_many_files; nothing is written", async () => {
+  const url = server.createRepo("treebomb");
+  const w = await workClone(url);
+  clones.push(w);
+  w.write("x.txt", "x\n");
+  const blob = await git(w.dir, "hash-object", "-w", "x.txt");
+  let tree = await gitIn(w.dir, `${Array.from({ length: 16 }, (_, i) => `100644 blob ${blob}\tf${i}.txt`).join("\n")}\n`, "mktree");
+  for (let d = 0; d < 2; d++) tree = await gitIn(w.dir, `${Array.from({ length: 16 }, (_, i) => `040000 tree ${tree}\td${i}`).join("\n")}\n`, "mktree");
+  const commit = await gitIn(w.dir, "", "commit-tree", tree, "-m", "bomb");
+  await git(w.dir, "push", "--quiet", "origin", `${commit}:refs/heads/main`);
+  const b = await newBucket(t, user.key, "treebomb");
+  saveRepository(t.pier.deps, apiKeyActorOf(user), b, { repository_url: url, branch: "main" });
+  await t.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: user.key, body: { direction: "import" } });
+  await t.pier.runner.drain();
+  const s = await sync(b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("too_many_files");
+  expect(s.error.details.max_paths).toBe(500);
+  expect(fileCount(b)).toBe(0);
 });
