@@ -5,6 +5,7 @@
 // until a choice (bucket or repository) is given for every such path. The comparison is by
 // trees, not history, so a force push (history rewritten) is just another set of changed paths
 // and no bucket version is lost.
+import { createHash } from "node:crypto";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketMetadataOf } from "../buckets";
@@ -26,7 +27,6 @@ import {
   commitMessage,
   diffTrees,
   fetchBranch,
-  hashBlob,
   openStore,
   readBlob,
   treeOf,
@@ -37,7 +37,7 @@ import {
   type Traffic,
   type TreeEntry,
 } from "./remote";
-import { fileTooLarge, repositoryTooLarge } from "./limits";
+import { assertPushable, fileTooLarge, repositoryTooLarge } from "./limits";
 import { remoteAccessFor, type ConnectionRow } from "./store";
 
 export type Side = "bucket" | "repository";
@@ -54,8 +54,16 @@ export interface SyncOutcome {
 
 type BucketFile = BlobRef | null;
 
+/** Read whole only for a push, after assertPushable bounded its size. */
 async function bucketBytes(deps: Deps, f: NonNullable<BucketFile>): Promise<Uint8Array> {
   return new Uint8Array(await deps.blobs.file(f.sha256).arrayBuffer());
+}
+
+/** A bucket file's git object id (sha1 of "blob <size>\0" and the bytes), streamed: never held whole. */
+async function gitOidOf(deps: Deps, f: NonNullable<BucketFile>): Promise<string> {
+  const h = createHash("sha1").update(`blob ${f.size}\0`);
+  for await (const chunk of deps.blobs.file(f.sha256).stream() as unknown as AsyncIterable<Uint8Array>) h.update(chunk);
+  return h.digest("hex");
 }
 
 const FILE_MODE = "100644";
@@ -76,12 +84,13 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   const remote = await diffTrees(store, baseTree, headTree);
   const currentVersion = latestVersion(conn.bucketId, deps.db)?.number ?? 0;
   const local: Map<string, BucketFile> = pathsChangedSince(deps, conn.bucketId, conn.lastVersion ?? 0);
+  assertPushable(store.limits, local, "files");
 
   // Paths changed on both sides: the same content on both is no conflict.
   const conflicts: string[] = [];
   const localOids = new Map<string, string | null>();
   for (const [path, file] of local) {
-    const oid = file ? await hashBlob(await bucketBytes(deps, file)) : null;
+    const oid = file ? await gitOidOf(deps, file) : null;
     localOids.set(path, oid);
     if (!remote.has(path)) continue;
     const theirs = remote.get(path)?.oid ?? null;
@@ -110,6 +119,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
     if (side === "bucket") remote.delete(path);
     else local.delete(path);
   }
+  assertPushable(store.limits, local, "total");
 
   const pulled = await pullIntoBucket(deps, conn, store, remote, head);
   let version = currentVersion;

@@ -8,7 +8,7 @@ import { rootCertificates } from "node:tls";
 import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
 import { SyncFailure } from "./failure";
-import { checkPackResponse, syncLimits, visitPath, type SyncLimits } from "./limits";
+import { checkPackResponse, pushTooLarge, syncLimits, visitPath, type SyncLimits } from "./limits";
 
 export { SyncFailure };
 
@@ -40,10 +40,16 @@ export interface GitStore {
   cache: object;
 }
 
-async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined): Promise<Uint8Array | undefined> {
+async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined, limits?: SyncLimits): Promise<Uint8Array | undefined> {
   if (!body) return undefined;
   const parts: Uint8Array[] = [];
-  for await (const chunk of body as AsyncIterable<Uint8Array>) parts.push(chunk);
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    // A push's pack: the engine checked the files' sizes; this bounds what else isomorphic-git adds.
+    if (limits && size > limits.totalBytes) throw pushTooLarge(limits);
+    parts.push(chunk);
+  }
   return Buffer.concat(parts);
 }
 
@@ -55,7 +61,7 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | 
 export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string[] | null; traffic: Traffic; limits?: SyncLimits }): HttpClient {
   return {
     async request({ url, method = "GET", headers = {}, body }) {
-      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined);
+      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
       opts.traffic.sent += payload?.length ?? 0;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
@@ -304,11 +310,6 @@ export async function readBlob(store: GitStore, oid: string): Promise<Uint8Array
 export async function writeBlob(store: GitStore, bytes: Uint8Array): Promise<string> {
   const git = await isoGit();
   return git.writeBlob({ fs, gitdir: store.gitdir, blob: bytes });
-}
-
-export async function hashBlob(bytes: Uint8Array): Promise<string> {
-  const git = await isoGit();
-  return (await git.hashBlob({ object: bytes })).oid;
 }
 
 /** A new tree: `base` with the changes applied; only the directories on changed paths are rewritten. */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { saveRepository } from "../../../src/features/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { newBucket } from "../../helpers/uploads";
+import { directUpload, newBucket } from "../../helpers/uploads";
 
 let t: TestPier;
 let server: GitServer;
@@ -97,4 +97,34 @@ test("a tree naming one subtree 16 times per level (4,096 paths from a pack of a
   expect(s.error.code).toBe("too_many_files");
   expect(s.error.details.max_paths).toBe(500);
   expect(fileCount(b)).toBe(0);
+});
+
+/** A bucket holding `files`, exported to a new empty repository; the sync has run. */
+async function exported(name: string, files: Record<string, Uint8Array>): Promise<{ b: string; url: string }> {
+  const url = server.createRepo(name);
+  const b = await newBucket(t, user.key, name);
+  for (const [path, bytes] of Object.entries(files))
+    expect((await directUpload(t, user.key, b, { path, bytes, contentType: "text/plain" })).status).toBeLessThan(300);
+  saveRepository(t.pier.deps, apiKeyActorOf(user), b, { repository_url: url, branch: "main" });
+  expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: user.key, body: { direction: "export" } })).status).toBe(202);
+  await t.pier.runner.drain();
+  return { b, url };
+}
+const branchOf = async (url: string) => (await git("/tmp", "ls-remote", url, "refs/heads/main")).trim();
+
+test("a bucket file over the file cap stops the export with file_too_large listing it; nothing is pushed", async () => {
+  const { b, url } = await exported("pushbig", { "small.txt": zeros(0.1, 1), "data.txt": zeros(2, 2) });
+  const s = await sync(b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("file_too_large");
+  expect(s.error.details.paths).toEqual([{ path: "data.txt", size: 2 * MiB }]);
+  expect(await branchOf(url)).toBe("");
+});
+
+test("bucket changes that add up to more than the repository cap stop with push_too_large; nothing is pushed", async () => {
+  const { b, url } = await exported("pushmany", { "a.txt": zeros(0.4, 1), "b.txt": zeros(0.4, 2), "c.txt": zeros(0.4, 3) });
+  const s = await sync(b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("push_too_large");
+  expect(await branchOf(url)).toBe("");
 });
