@@ -39,6 +39,7 @@ import {
 } from "./remote";
 import { assertPushable, fileTooLarge, repositoryTooLarge } from "./limits";
 import { remoteAccessFor, type ConnectionRow } from "./store";
+import { transaction } from "../../db/tx";
 
 export type Side = "bucket" | "repository";
 
@@ -121,7 +122,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   }
   assertPushable(store.limits, local, "total");
 
-  const pulled = await pullIntoBucket(deps, conn, store, remote, head);
+  const pulled = await pullIntoBucket(deps, conn, store, remote, head, currentVersion);
   let version = currentVersion;
   if (pulled.version !== null) version = pulled.version === currentVersion + 1 ? pulled.version : currentVersion;
 
@@ -130,7 +131,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   return { state: "in_sync", pulled: remote.size, pushed: local.size, conflicts: [], commit, version, traffic: store.traffic };
 }
 
-async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, remote: Map<string, TreeEntry | null>, head: string | null) {
+async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, remote: Map<string, TreeEntry | null>, head: string | null, readAt: number) {
   if (!remote.size) return { version: null as number | null };
   const refused: { path: string; reason: string }[] = [];
   const changes: Change[] = [];
@@ -172,8 +173,21 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
   const subject = head ? await commitMessage(store, head) : "";
   const comment = `Git sync from ${conn.branch} @ ${head?.slice(0, 12) ?? "(empty)"}${subject ? `: ${subject}` : ""}`.slice(0, 500);
   try {
-    const r = commitChanges(deps, { kind: "system", name: "git-sync" }, conn.bucketId, changes, { kind: "write", comment });
-    return { version: r.version?.number ?? null };
+    return transaction(deps.db, (tx) => {
+      // The comparison read the bucket at version readAt, then awaited git; a path written since
+      // (a user's upload) would be overwritten unseen. Take nothing in then: the next sync
+      // compares again and shows it as a conflict.
+      const since = pathsChangedSince(deps, conn.bucketId, readAt);
+      const raced = changes.filter((c) => since.has(c.path)).map((c) => c.path);
+      if (raced.length)
+        throw new SyncFailure(
+          "bucket_changed",
+          `The bucket changed during the sync at ${raced.length} path(s) coming from the repository (${raced.slice(0, 5).join(", ")}); nothing was taken in, the next sync compares again.`,
+          { paths: raced.slice(0, 100) },
+        );
+      const r = commitChanges(deps, { kind: "system", name: "git-sync" }, conn.bucketId, changes, { kind: "write", comment }, tx);
+      return { version: r.version?.number ?? null };
+    });
   } catch (e) {
     throw e instanceof ApiError ? new SyncFailure(e.code.toLowerCase(), e.message) : e;
   }
