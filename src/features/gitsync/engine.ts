@@ -14,6 +14,7 @@ import {
   assertNotExecutable,
   commitChanges,
   guessContentType,
+  isMailPath,
   latestVersion,
   normalizePath,
   pathsChangedSince,
@@ -85,6 +86,9 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   const remote = await diffTrees(store, baseTree, headTree);
   const currentVersion = latestVersion(conn.bucketId, deps.db)?.number ?? 0;
   const local: Map<string, BucketFile> = pathsChangedSince(deps, conn.bucketId, conn.lastVersion ?? 0);
+  // Received mail is private to the bucket (never published, never synced): it never goes to a
+  // repository, and nothing in a repository writes or deletes it.
+  for (const map of [remote, local] as Map<string, unknown>[]) for (const path of map.keys()) if (isMailPath(path)) map.delete(path);
   assertPushable(store.limits, local, "files");
 
   // Paths changed on both sides: the same content on both is no conflict.
