@@ -98,6 +98,8 @@ export interface Config {
   gitTimeout: number;
   /** Most paths (files and folders) one sync walks in the repository's changes. */
   gitMaxFiles: number;
+  /** Git remotes on loopback, private and link-local addresses allowed. */
+  gitAllowPrivateNetwork: "on" | "off";
 
   /** Scheduled backups go here (one folder per run); null = none. */
   backupDir: string | null;

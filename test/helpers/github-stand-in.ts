@@ -386,6 +386,7 @@ export function startGithubStandIn(): GithubStandIn {
       githubApiUrl: url,
       githubUrl: url,
       gitAllowHttp: "on",
+      gitAllowPrivateNetwork: "on",
     },
     get minted() {
       return counters.minted;

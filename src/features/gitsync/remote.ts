@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
+import { assertPublicRemote } from "./addresses";
 import { SyncFailure } from "./failure";
 import { checkPackResponse, pushTooLarge, syncLimits, visitPath, type SyncLimits } from "./limits";
 
@@ -22,6 +23,8 @@ export interface RemoteAccess {
   branch: string;
   username: string;
   password: string | null;
+  /** The host comes from the operator's configuration (the GitHub App's), not from a user. */
+  operatorHost?: boolean;
 }
 
 export interface Traffic {
@@ -58,9 +61,18 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | 
  * (headers and body), a byte cap on what the remote sends, the operator's extra CA, and no
  * redirects (a credential must never follow a redirect to another host).
  */
-export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string[] | null; traffic: Traffic; limits?: SyncLimits }): HttpClient {
+export function boundedHttp(opts: {
+  timeoutMs: number;
+  maxBytes: number;
+  ca: string[] | null;
+  traffic: Traffic;
+  limits?: SyncLimits;
+  /** Refuse loopback, private and link-local addresses (a user's URL must not reach inside). */
+  publicOnly?: boolean;
+}): HttpClient {
   return {
     async request({ url, method = "GET", headers = {}, body }) {
+      if (opts.publicOnly) await assertPublicRemote(url);
       const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
       opts.traffic.sent += payload?.length ?? 0;
       const controller = new AbortController();
@@ -81,7 +93,8 @@ export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: str
           throw new SyncFailure("remote_unreachable", `The git server could not be reached: ${(e as Error).message}`);
         }
         if (res.status >= 300 && res.status < 400)
-          throw new SyncFailure("remote_redirect", `The git server redirected to ${res.headers.get("location") ?? "elsewhere"}; use the final repository URL.`);
+          // Not the Location itself: nothing a remote sends is copied into the error a user reads.
+          throw new SyncFailure("remote_redirect", "The git server answered with a redirect; use the final repository URL.");
         const chunks: Uint8Array[] = [];
         let received = 0;
         try {
@@ -133,7 +146,8 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
   // public certificates (GitHub, GitLab.com) still verify on an instance that sets --git-ca-root.
   const ca = deps.config.gitCaRoot ? [...rootCertificates, fs.readFileSync(deps.config.gitCaRoot, "utf8")] : null;
   const limits = syncLimits(deps);
-  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: limits.totalBytes, ca, traffic, limits });
+  const publicOnly = deps.config.gitAllowPrivateNetwork !== "on" && !access.operatorHost;
+  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: limits.totalBytes, ca, traffic, limits, publicOnly });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
   return { gitdir, http, onAuth, traffic, limits, cache: {} };
@@ -143,7 +157,11 @@ export function removeStore(deps: Deps, connectionId: string): void {
   fs.rmSync(join(deps.config.dataDir, "git", connectionId), { recursive: true, force: true });
 }
 
-/** Translate what isomorphic-git throws into a SyncFailure a user can act on. */
+/**
+ * Translate what isomorphic-git throws into a SyncFailure a user can act on. Its messages quote
+ * what the remote answered (a page's body when the URL is not a git server), so only its error
+ * code goes into the message: a user's URL must not turn Pier into a reader of internal pages.
+ */
 export function asSyncFailure(e: unknown): SyncFailure {
   if (e instanceof SyncFailure) return e;
   const err = e as { code?: string; data?: { statusCode?: number }; message?: string };
@@ -153,7 +171,12 @@ export function asSyncFailure(e: unknown): SyncFailure {
     return new SyncFailure("auth_failed", "The git server refused the saved credential (revoked or without access); save a new one on the bucket's Git page.");
   if (status === 404) return new SyncFailure("repository_not_found", "The repository was not found (deleted, renamed, or not visible to the credential).");
   if (err?.code === "PushRejectedError") return new SyncFailure("push_rejected", "The branch moved while Pier pushed; the next sync tries again.");
-  return new SyncFailure("git_error", `Git sync failed: ${err?.message ?? String(e)}`);
+  if (err?.code === "HttpError")
+    return new SyncFailure("remote_error", `The git server answered HTTP ${Number(status) || "with an error"}; the next sync tries again.`);
+  if (err?.code === "SmartHttpError" || err?.code === "ParseError" || err?.code === "EmptyServerResponseError")
+    return new SyncFailure("not_a_git_repository", "The URL did not answer as a git repository; check the repository URL (it usually ends in .git).");
+  const code = typeof err?.code === "string" && /^[A-Za-z]{1,60}$/.test(err.code) ? ` (${err.code})` : "";
+  return new SyncFailure("git_error", `Git sync failed${code}.`);
 }
 
 /** The branch head on the remote, or null for an empty repository / missing branch. */
@@ -370,7 +393,10 @@ export async function commitAndPush(
     });
     const result = r.refs?.[`refs/heads/${access.branch}`];
     if (!r.ok || (result && !result.ok))
-      throw new SyncFailure("push_rejected", `The git server refused the push: ${result?.error || r.error || "unknown reason"}.`);
+      throw new SyncFailure(
+        "push_rejected",
+        "The git server refused the push (a protected branch, a server hook, or the branch moved); the next sync tries again.",
+      );
     await rememberHead(store, access, oid);
   } catch (e) {
     throw asSyncFailure(e);

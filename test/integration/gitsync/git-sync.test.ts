@@ -21,7 +21,7 @@ const clones: WorkClone[] = [];
 
 beforeAll(async () => {
   server = startGitServer({ credential: cred });
-  t = await startTestPier({ gitAllowHttp: "on" });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
   user = await t.user({ plan: "pro" });
 });
 afterAll(async () => {

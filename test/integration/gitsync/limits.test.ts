@@ -15,7 +15,7 @@ const MiB = 1048576;
 
 beforeAll(async () => {
   server = startGitServer();
-  t = await startTestPier({ gitAllowHttp: "on", gitMaxRepositoryMb: 1, gitMaxFiles: 500 });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on", gitMaxRepositoryMb: 1, gitMaxFiles: 500 });
   user = await t.user({ plan: "pro" });
 });
 afterAll(async () => {

@@ -17,7 +17,7 @@ const clones: WorkClone[] = [];
 
 beforeAll(async () => {
   server = startGitServer();
-  t = await startTestPier({ gitAllowHttp: "on" });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
   user = await t.user({ plan: "pro" });
 });
 afterAll(async () => {

@@ -20,7 +20,7 @@ beforeAll(async () => {
     authorize: (u, p, path) =>
       (u === "admin" && p === "x") || (u === cred.user && p === cred.password && !(path.startsWith("/ro-") && path.includes("receive-pack"))),
   });
-  t = await startTestPier({ gitAllowHttp: "on" });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
   user = await t.user({ plan: "pro" });
 });
 afterAll(async () => {
