@@ -126,17 +126,32 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   }
   assertPushable(store.limits, local, "total");
 
-  const pulled = await pullIntoBucket(deps, conn, store, remote, head, currentVersion);
-  let version = currentVersion;
-  if (pulled.version !== null) version = pulled.version === currentVersion + 1 ? pulled.version : currentVersion;
-
+  // Whatever can fail runs before the bucket is written: the repository's files are read and
+  // checked, the bucket's changes pushed, and only then the pull committed (D237). A failed
+  // push leaves the bucket as it was.
+  const pull = await preparePull(deps, conn, store, remote, head);
   let commit = head;
   if (local.size) commit = await pushFromBucket(deps, conn, store, access, local, localOids, headTree, head, bucket.title, currentVersion);
+  const pulledVersion = pull ? commitPull(deps, conn, pull, currentVersion) : null;
+  let version = currentVersion;
+  if (pulledVersion !== null) version = pulledVersion === currentVersion + 1 ? pulledVersion : currentVersion;
   return { state: "in_sync", pulled: remote.size, pushed: local.size, conflicts: [], commit, version, traffic: store.traffic };
 }
 
-async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, remote: Map<string, TreeEntry | null>, head: string | null, readAt: number) {
-  if (!remote.size) return { version: null as number | null };
+interface PreparedPull {
+  changes: Change[];
+  comment: string;
+}
+
+/** The repository's changes read, checked and their blobs stored; nothing of the bucket written yet. */
+async function preparePull(
+  deps: Deps,
+  conn: ConnectionRow,
+  store: GitStore,
+  remote: Map<string, TreeEntry | null>,
+  head: string | null,
+): Promise<PreparedPull | null> {
+  if (!remote.size) return null;
   const refused: { path: string; reason: string }[] = [];
   const changes: Change[] = [];
   // Each object passed the pack check when it was fetched; one blob at many paths counts per path.
@@ -176,6 +191,11 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
   }
   const subject = head ? await commitMessage(store, head) : "";
   const comment = `Git sync from ${conn.branch} @ ${head?.slice(0, 12) ?? "(empty)"}${subject ? `: ${subject}` : ""}`.slice(0, 500);
+  return { changes, comment };
+}
+
+/** The prepared pull as one bucket version; its number (null when nothing changed). */
+function commitPull(deps: Deps, conn: ConnectionRow, { changes, comment }: PreparedPull, readAt: number): number | null {
   try {
     return transaction(deps.db, (tx) => {
       // The comparison read the bucket at version readAt, then awaited git; a path written since
@@ -190,7 +210,7 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
           { paths: raced.slice(0, 100) },
         );
       const r = commitChanges(deps, { kind: "system", name: "git-sync" }, conn.bucketId, changes, { kind: "write", comment }, tx);
-      return { version: r.version?.number ?? null };
+      return r.version?.number ?? null;
     });
   } catch (e) {
     throw e instanceof ApiError ? new SyncFailure(e.code.toLowerCase(), e.message) : e;

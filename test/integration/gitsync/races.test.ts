@@ -13,12 +13,13 @@ let user: TestUser;
 const clones: WorkClone[] = [];
 const cred = { user: "deploy", password: "s3cret-token" };
 const authed = (url: string) => url.replace("http://", "http://admin:x@");
+/** Repositories Pier's token may read but not push to (the other side pushes as admin). */
+const readOnly = new Set<string>();
 
 beforeAll(async () => {
-  // The other side pushes as admin; Pier's token may not push to read-only repositories (ro-*).
   server = startGitServer({
     authorize: (u, p, path) =>
-      (u === "admin" && p === "x") || (u === cred.user && p === cred.password && !(path.startsWith("/ro-") && path.includes("receive-pack"))),
+      (u === "admin" && p === "x") || (u === cred.user && p === cred.password && !(readOnly.has(path.split("/")[1]!) && path.includes("receive-pack"))),
   });
   t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
   user = await t.user({ plan: "pro" });
@@ -91,4 +92,27 @@ test("a user's upload while a sync takes in the repository's change to that path
   expect(s2.state).toBe("conflict");
   expect(s2.conflicts).toEqual(["page.html"]);
   expect(await bucketText(t, user.key, b, "page.html")).toBe("user's edit\n");
+});
+
+test("a sync whose push is refused writes nothing to the bucket; the repository's change comes in once the push goes through", async () => {
+  const { b, other } = await connected("ro-push", { "a.txt": "a1\n" });
+  readOnly.add("ro-push.git");
+  await directUpload(t, user.key, b, textFile("b.txt", "bucket side\n"));
+  other.write("a.txt", "a2 from repository\n");
+  await other.commitAndPush("repo edit");
+  const versions = () => t.pier.deps.sqlite.query("select count(*) n from bucket_versions where bucket_id = ?").get(b) as { n: number };
+  const before = versions().n;
+  const s = await syncNow(b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("auth_failed");
+  expect(versions().n).toBe(before);
+  expect(await bucketText(t, user.key, b, "a.txt")).toBe("a1\n");
+
+  // The token may push again: both sides' changes go through in one sync.
+  readOnly.delete("ro-push.git");
+  expect((await syncNow(b)).state).toBe("in_sync");
+  expect(await bucketText(t, user.key, b, "a.txt")).toBe("a2 from repository\n");
+  expect(versions().n).toBe(before + 1);
+  await other.pull();
+  expect(other.read("b.txt")).toBe("bucket side\n");
 });
