@@ -71,6 +71,16 @@ async function gitOidOf(deps: Deps, f: NonNullable<BucketFile>): Promise<string>
 const FILE_MODE = "100644";
 
 /**
+ * The side chosen for a path. Paths are keys of a plain object: `choices["constructor"]` would be
+ * Object.prototype's function, so only an own property naming a side counts.
+ */
+export function choiceOf(choices: Record<string, unknown>, path: string): Side | undefined {
+  if (!Object.hasOwn(choices, path)) return undefined;
+  const side = choices[path];
+  return side === "bucket" || side === "repository" ? side : undefined;
+}
+
+/**
  * Run one sync. `choices` resolves conflicts path by path. Throws SyncFailure for anything the
  * user must act on; the caller records it in the connection's state.
  */
@@ -106,7 +116,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   }
   conflicts.sort();
   const initial = conn.lastCommit === null && conn.initialDirection !== null;
-  const unresolved = conflicts.filter((p) => !choices[p] && !(initial && conn.initialDirection));
+  const unresolved = conflicts.filter((p) => !choiceOf(choices, p) && !(initial && conn.initialDirection));
   if (unresolved.length) {
     return {
       state: "conflict",
@@ -120,7 +130,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   }
   for (const path of conflicts) {
     // The first sync takes the chosen direction's side; later ones the user's choice.
-    const side: Side = choices[path] ?? (conn.initialDirection === "import" ? "repository" : "bucket");
+    const side: Side = choiceOf(choices, path) ?? (conn.initialDirection === "import" ? "repository" : "bucket");
     if (side === "bucket") remote.delete(path);
     else local.delete(path);
   }

@@ -15,7 +15,7 @@ import { isPrivateLiteral } from "./addresses";
 import { GIT_SYNC_JOB } from "./jobs";
 import { removeStore } from "./remote";
 import { connectionOf, connectionById, sealSecret, updateConnection, webhookSecretOf, type ConnectionRow } from "./store";
-import type { Side } from "./engine";
+import { choiceOf, type Side } from "./engine";
 
 export type BlockedReason = "feature_disabled" | "account_capability_unavailable" | "bucket_archived";
 
@@ -236,9 +236,9 @@ export function requestSync(
   const paths = Object.keys(choices);
   if (paths.length) {
     const conflicts = new Set(conn.conflicts);
-    const missing = conn.conflicts.filter((p) => !choices[p]);
+    const missing = conn.conflicts.filter((p) => !Object.hasOwn(choices, p));
     const extra = paths.filter((p) => !conflicts.has(p));
-    const bad = paths.filter((p) => choices[p] !== "bucket" && choices[p] !== "repository");
+    const bad = paths.filter((p) => !choiceOf(choices, p));
     if (missing.length || extra.length || bad.length)
       throw new ApiError("GIT_SYNC_CONFLICT_CHOICE", undefined, { missing: missing.slice(0, 100), unknown: extra.slice(0, 100), invalid: bad.slice(0, 100) });
   }
