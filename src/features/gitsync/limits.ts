@@ -100,13 +100,16 @@ export function checkPackResponse(body: Uint8Array, limits: SyncLimits): void {
       out = r.buffer;
       consumed = r.engine.bytesWritten;
     } catch {
-      // A corrupt or lying pack: isomorphic-git's own checks name it; it never gets past its declared size here.
-      return;
+      // Longer than its header says, or not zlib: unpacking it later would not stop at the size checked.
+      throw damagedPack();
     }
+    if (type !== 6 && type !== 7 && out.length !== size) throw damagedPack();
     charge(limits, type === 6 || type === 7 ? deltaResultSize(out) : size);
     pos += consumed;
   }
 }
+
+const damagedPack = () => new SyncFailure("git_error", "The git server sent a damaged pack (an object does not match its header).");
 
 /** The pack bytes of an upload-pack answer, or null when there is none. */
 function packOf(buf: Buffer): Buffer | null {

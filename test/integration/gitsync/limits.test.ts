@@ -128,3 +128,12 @@ test("bucket changes that add up to more than the repository cap stop with push_
   expect(s.error.code).toBe("push_too_large");
   expect(await branchOf(url)).toBe("");
 });
+
+test("a pack holding deltas (two copies of a large text that differ a little) passes the check (a delta counts its result's size)", async () => {
+  const lines = Array.from({ length: 4000 }, (_, i) => `line ${i} of a text that git stores as a delta of its near copy\n`).join("");
+  const b = await imported({ "big.txt": lines, "copy.txt": lines.replace("line 7 ", "line 7 (changed) ") });
+  const s = await sync(b);
+  expect(s.error).toBeNull();
+  expect(s.state).toBe("in_sync");
+  expect(fileCount(b)).toBe(2);
+});
