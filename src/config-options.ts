@@ -364,7 +364,7 @@ export const configOptions: Option[] = [
   {
     key: "gitMaxFiles",
     name: "git-max-files",
-    default: "100000",
+    default: "50000",
     help: "Most paths (files and folders) one git sync walks in a repository's changes; more stops the sync with too_many_files before anything is written.",
     parse: positiveInt,
   },

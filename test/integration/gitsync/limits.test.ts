@@ -78,25 +78,50 @@ async function gitIn(dir: string, input: string, ...args: string[]): Promise<str
   return out.trim();
 }
 
-test("a tree naming one subtree 16 times per level (4,096 paths from a pack of a few KB) stops with too_many_files; nothing is written", async () => {
-  const url = server.createRepo("treebomb");
+/** A repository whose tree names one subtree 16 times per level: 16^(levels + 1) files from a pack of a few KB. */
+async function treeBomb(name: string, levels: number): Promise<string> {
+  const url = server.createRepo(name);
   const w = await workClone(url);
   clones.push(w);
   w.write("x.txt", "x\n");
   const blob = await git(w.dir, "hash-object", "-w", "x.txt");
   let tree = await gitIn(w.dir, `${Array.from({ length: 16 }, (_, i) => `100644 blob ${blob}\tf${i}.txt`).join("\n")}\n`, "mktree");
-  for (let d = 0; d < 2; d++) tree = await gitIn(w.dir, `${Array.from({ length: 16 }, (_, i) => `040000 tree ${tree}\td${i}`).join("\n")}\n`, "mktree");
+  for (let d = 0; d < levels; d++) tree = await gitIn(w.dir, `${Array.from({ length: 16 }, (_, i) => `040000 tree ${tree}\td${i}`).join("\n")}\n`, "mktree");
   const commit = await gitIn(w.dir, "", "commit-tree", tree, "-m", "bomb");
   await git(w.dir, "push", "--quiet", "origin", `${commit}:refs/heads/main`);
-  const b = await newBucket(t, user.key, "treebomb");
-  saveRepository(t.pier.deps, apiKeyActorOf(user), b, { repository_url: url, branch: "main" });
-  await t.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: user.key, body: { direction: "import" } });
-  await t.pier.runner.drain();
-  const s = await sync(b);
+  return url;
+}
+
+async function importInto(pier: TestPier, u: TestUser, url: string) {
+  const b = await newBucket(pier, u.key, "treebomb");
+  saveRepository(pier.pier.deps, apiKeyActorOf(u), b, { repository_url: url, branch: "main" });
+  await pier.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: u.key, body: { direction: "import" } });
+  await pier.pier.runner.drain();
+  const s = (await pier.api("GET", `/api/v1/buckets/${b}/github_sync`, { key: u.key })).body.data.github_sync;
+  const n = (pier.pier.deps.sqlite.query("select count(*) n from files where bucket_id = ?").get(b) as { n: number }).n;
+  return { s, n };
+}
+
+test("a tree naming one subtree 16 times per level (4,096 paths from a pack of a few KB) stops with too_many_files; nothing is written", async () => {
+  const { s, n } = await importInto(t, user, await treeBomb("treebomb", 2));
   expect(s.state).toBe("error");
   expect(s.error.code).toBe("too_many_files");
   expect(s.error.details.max_paths).toBe(500);
-  expect(fileCount(b)).toBe(0);
+  expect(n).toBe(0);
+});
+
+test("with the default limits, 65,536 paths from 2.3 KB of pack stop within seconds, before a blob is read", async () => {
+  const defaults = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
+  try {
+    const started = performance.now();
+    const { s, n } = await importInto(defaults, await defaults.user({ plan: "pro" }), await treeBomb("treebomb-default", 3));
+    expect(s.error?.code).toBe("too_many_files");
+    expect(s.error.details.max_paths).toBe(50_000);
+    expect(n).toBe(0);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  } finally {
+    await defaults.stop();
+  }
 });
 
 /** A bucket holding `files`, exported to a new empty repository; the sync has run. */
