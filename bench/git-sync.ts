@@ -23,7 +23,7 @@ for (let i = 0; i < FILES; i++) {
 }
 await other.commitAndPush("1,000 files");
 
-const s = await startServer(undefined, ["--git-allow-http", "on", "--git-poll-interval", "600"]);
+const s = await startServer(undefined, ["--git-allow-http", "on", "--git-allow-private-network", "on", "--git-poll-interval", "600"]);
 const results: string[][] = [];
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 try {

@@ -36,7 +36,7 @@ export const gitSyncOptions: Option[] = [
     key: "gitMaxRepositoryMb",
     name: "git-max-repository-mb",
     default: "1024",
-    help: "Largest repository (MiB transferred by one fetch) git sync takes in; a bigger one stops the sync with repository_too_large.",
+    help: "Largest repository (MiB transferred by one fetch, and unpacked by one sync) git sync takes in; bigger stops the sync with repository_too_large. Files are at most 100 MiB, or this when smaller (file_too_large).",
     parse: positiveInt,
   },
   {

@@ -361,4 +361,18 @@ export const configOptions: Option[] = [
     help: "Seconds an HTTP or HTTPS connection may stay idle between requests (keep-alive) before Pier closes it; at most 255.",
     parse: idleSeconds,
   },
+  {
+    key: "gitMaxFiles",
+    name: "git-max-files",
+    default: "50000",
+    help: "Most paths (files and folders) one git sync walks in a repository's changes; more stops the sync with too_many_files before anything is written.",
+    parse: positiveInt,
+  },
+  {
+    key: "gitAllowPrivateNetwork",
+    name: "git-allow-private-network",
+    default: "off",
+    help: "Allow git remotes on loopback, private or link-local addresses (checked after DNS resolution): a git server on the same host or private network. Default: public addresses only.",
+    parse: oneOf("on", "off"),
+  },
 ];

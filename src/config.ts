@@ -96,6 +96,10 @@ export interface Config {
   gitMaxRepositoryMb: number;
   /** Seconds one request to a git server may take. */
   gitTimeout: number;
+  /** Most paths (files and folders) one sync walks in the repository's changes. */
+  gitMaxFiles: number;
+  /** Git remotes on loopback, private and link-local addresses allowed. */
+  gitAllowPrivateNetwork: "on" | "off";
 
   /** Scheduled backups go here (one folder per run); null = none. */
   backupDir: string | null;

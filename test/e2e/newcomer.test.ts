@@ -29,8 +29,14 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "pier-newcomer-"));
   mkdirSync(join(work, "home"));
   bin = await buildBinary();
-  // --git-allow-http: the git server of the last step is plain HTTP on loopback.
-  pier = await startBinary(bin, { dataDir: join(work, "data"), cwd: work, env: env(), smtp: true, args: ["--git-allow-http", "on"] });
+  // --git-allow-http, --git-allow-private-network: the git server of the last step is plain HTTP on loopback.
+  pier = await startBinary(bin, {
+    dataDir: join(work, "data"),
+    cwd: work,
+    env: env(),
+    smtp: true,
+    args: ["--git-allow-http", "on", "--git-allow-private-network", "on"],
+  });
   browser = await launchChromium();
   context = await browser.newContext();
 }, 240_000);

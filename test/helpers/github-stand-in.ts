@@ -29,6 +29,8 @@ export interface StandInRepo {
   fullName: string;
   private: boolean;
   defaultBranch: string;
+  /** GitHub users who can see it (e.g. an organization's team); unset: everyone who sees its account. */
+  visibleTo?: Set<string>;
 }
 
 export interface StandInInstallation {
@@ -281,6 +283,19 @@ export function startGithubStandIn(): GithubStandIn {
         r.private = body.private ?? false;
         return json(repoJson(r), 201);
       }
+      if ((m = path.match(/^\/user\/installations\/(\d+)\/repositories$/)) && req.method === "GET") {
+        // The installation's repositories this user can access.
+        const login = userOf(req);
+        if (!login) return json({ message: "Bad credentials" }, 401);
+        const inst = installations.get(Number(m[1]));
+        if (!inst || inst.state === "deleted" || !inst.users.has(login)) return notFound();
+        const list = reposOf(inst)
+          .map((id) => repos.get(id)!)
+          .filter((r) => r && (!r.visibleTo || r.visibleTo.has(login)));
+        const perPage = Number(url.searchParams.get("per_page") ?? 30);
+        const page = Number(url.searchParams.get("page") ?? 1);
+        return json({ total_count: list.length, repositories: list.slice((page - 1) * perPage, page * perPage).map(repoJson) });
+      }
       if ((m = path.match(/^\/user\/installations\/(\d+)\/repositories\/(\d+)$/)) && req.method === "PUT") {
         const login = userOf(req);
         if (!login) return json({ message: "Bad credentials" }, 401);
@@ -386,6 +401,7 @@ export function startGithubStandIn(): GithubStandIn {
       githubApiUrl: url,
       githubUrl: url,
       gitAllowHttp: "on",
+      gitAllowPrivateNetwork: "on",
     },
     get minted() {
       return counters.minted;

@@ -17,7 +17,7 @@ const clones: WorkClone[] = [];
 beforeAll(async () => {
   server = startGitServer();
   // A short request deadline and a 1 MiB repository cap so the hostile-remote tests stay quick.
-  t = await startTestPier({ gitAllowHttp: "on", gitTimeout: 2, gitMaxRepositoryMb: 1 });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on", gitTimeout: 2, gitMaxRepositoryMb: 1 });
   strict = await startTestPier();
   user = await t.user({ plan: "pro" });
   strictUser = await strict.user({ plan: "pro" });

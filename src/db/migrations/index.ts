@@ -15,6 +15,7 @@ import m12 from "./0012_github_app.sql" with { type: "text" };
 import m13 from "./0013_github_user_authorizations.sql" with { type: "text" };
 import m14 from "./0014_site_changes.sql" with { type: "text" };
 import m15 from "./0015_account_time_zone.sql" with { type: "text" };
+import m16 from "./0016_github_visible_repositories.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -33,4 +34,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0013_github_user_authorizations", sql: m13 },
   { name: "0014_site_changes", sql: m14 },
   { name: "0015_account_time_zone", sql: m15 },
+  { name: "0016_github_visible_repositories", sql: m16 },
 ];

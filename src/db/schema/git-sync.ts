@@ -85,6 +85,12 @@ export const githubInstallations = sqliteTable(
     /** active; suspended or deleted when GitHub says so (connections stop with a clear error). */
     state: text("state", { enum: ["active", "suspended", "deleted"] }).notNull(),
     linkedByUserId: text("linked_by_user_id"),
+    /**
+     * GitHub ids of the installation's repositories that the GitHub user who linked it can see
+     * (GET /user/installations/{id}/repositories), plus those Pier created for this account. Only
+     * these may be connected; null (linked before this was kept) allows none until linked again.
+     */
+    visibleRepositoryIds: text("visible_repository_ids", { mode: "json" }).$type<number[]>(),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },

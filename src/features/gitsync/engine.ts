@@ -5,6 +5,7 @@
 // until a choice (bucket or repository) is given for every such path. The comparison is by
 // trees, not history, so a force push (history rewritten) is just another set of changed paths
 // and no bucket version is lost.
+import { createHash } from "node:crypto";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { bucketMetadataOf } from "../buckets";
@@ -13,6 +14,7 @@ import {
   assertNotExecutable,
   commitChanges,
   guessContentType,
+  isMailPath,
   latestVersion,
   normalizePath,
   pathsChangedSince,
@@ -26,7 +28,6 @@ import {
   commitMessage,
   diffTrees,
   fetchBranch,
-  hashBlob,
   openStore,
   readBlob,
   treeOf,
@@ -37,7 +38,9 @@ import {
   type Traffic,
   type TreeEntry,
 } from "./remote";
+import { assertPushable, fileTooLarge, repositoryTooLarge } from "./limits";
 import { remoteAccessFor, type ConnectionRow } from "./store";
+import { transaction } from "../../db/tx";
 
 export type Side = "bucket" | "repository";
 
@@ -53,11 +56,29 @@ export interface SyncOutcome {
 
 type BucketFile = BlobRef | null;
 
+/** Read whole only for a push, after assertPushable bounded its size. */
 async function bucketBytes(deps: Deps, f: NonNullable<BucketFile>): Promise<Uint8Array> {
   return new Uint8Array(await deps.blobs.file(f.sha256).arrayBuffer());
 }
 
+/** A bucket file's git object id (sha1 of "blob <size>\0" and the bytes), streamed: never held whole. */
+async function gitOidOf(deps: Deps, f: NonNullable<BucketFile>): Promise<string> {
+  const h = createHash("sha1").update(`blob ${f.size}\0`);
+  for await (const chunk of deps.blobs.file(f.sha256).stream() as unknown as AsyncIterable<Uint8Array>) h.update(chunk);
+  return h.digest("hex");
+}
+
 const FILE_MODE = "100644";
+
+/**
+ * The side chosen for a path. Paths are keys of a plain object: `choices["constructor"]` would be
+ * Object.prototype's function, so only an own property naming a side counts.
+ */
+export function choiceOf(choices: Record<string, unknown>, path: string): Side | undefined {
+  if (!Object.hasOwn(choices, path)) return undefined;
+  const side = choices[path];
+  return side === "bucket" || side === "repository" ? side : undefined;
+}
 
 /**
  * Run one sync. `choices` resolves conflicts path by path. Throws SyncFailure for anything the
@@ -75,12 +96,16 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   const remote = await diffTrees(store, baseTree, headTree);
   const currentVersion = latestVersion(conn.bucketId, deps.db)?.number ?? 0;
   const local: Map<string, BucketFile> = pathsChangedSince(deps, conn.bucketId, conn.lastVersion ?? 0);
+  // Received mail is private to the bucket (never published, never synced): it never goes to a
+  // repository, and nothing in a repository writes or deletes it.
+  for (const map of [remote, local] as Map<string, unknown>[]) for (const path of map.keys()) if (isMailPath(path)) map.delete(path);
+  assertPushable(store.limits, local, "files");
 
   // Paths changed on both sides: the same content on both is no conflict.
   const conflicts: string[] = [];
   const localOids = new Map<string, string | null>();
   for (const [path, file] of local) {
-    const oid = file ? await hashBlob(await bucketBytes(deps, file)) : null;
+    const oid = file ? await gitOidOf(deps, file) : null;
     localOids.set(path, oid);
     if (!remote.has(path)) continue;
     const theirs = remote.get(path)?.oid ?? null;
@@ -91,7 +116,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   }
   conflicts.sort();
   const initial = conn.lastCommit === null && conn.initialDirection !== null;
-  const unresolved = conflicts.filter((p) => !choices[p] && !(initial && conn.initialDirection));
+  const unresolved = conflicts.filter((p) => !choiceOf(choices, p) && !(initial && conn.initialDirection));
   if (unresolved.length) {
     return {
       state: "conflict",
@@ -105,24 +130,42 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   }
   for (const path of conflicts) {
     // The first sync takes the chosen direction's side; later ones the user's choice.
-    const side: Side = choices[path] ?? (conn.initialDirection === "import" ? "repository" : "bucket");
+    const side: Side = choiceOf(choices, path) ?? (conn.initialDirection === "import" ? "repository" : "bucket");
     if (side === "bucket") remote.delete(path);
     else local.delete(path);
   }
+  assertPushable(store.limits, local, "total");
 
-  const pulled = await pullIntoBucket(deps, conn, store, remote, head);
-  let version = currentVersion;
-  if (pulled.version !== null) version = pulled.version === currentVersion + 1 ? pulled.version : currentVersion;
-
+  // Whatever can fail runs before the bucket is written: the repository's files are read and
+  // checked, the bucket's changes pushed, and only then the pull committed (D237). A failed
+  // push leaves the bucket as it was.
+  const pull = await preparePull(deps, conn, store, remote, head);
   let commit = head;
   if (local.size) commit = await pushFromBucket(deps, conn, store, access, local, localOids, headTree, head, bucket.title, currentVersion);
+  const pulledVersion = pull ? commitPull(deps, conn, pull, currentVersion) : null;
+  let version = currentVersion;
+  if (pulledVersion !== null) version = pulledVersion === currentVersion + 1 ? pulledVersion : currentVersion;
   return { state: "in_sync", pulled: remote.size, pushed: local.size, conflicts: [], commit, version, traffic: store.traffic };
 }
 
-async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, remote: Map<string, TreeEntry | null>, head: string | null) {
-  if (!remote.size) return { version: null as number | null };
+interface PreparedPull {
+  changes: Change[];
+  comment: string;
+}
+
+/** The repository's changes read, checked and their blobs stored; nothing of the bucket written yet. */
+async function preparePull(
+  deps: Deps,
+  conn: ConnectionRow,
+  store: GitStore,
+  remote: Map<string, TreeEntry | null>,
+  head: string | null,
+): Promise<PreparedPull | null> {
+  if (!remote.size) return null;
   const refused: { path: string; reason: string }[] = [];
   const changes: Change[] = [];
+  // Each object passed the pack check when it was fetched; one blob at many paths counts per path.
+  let pulledBytes = 0;
   for (const [path, entry] of remote) {
     try {
       const normalized = normalizePath(path);
@@ -134,6 +177,9 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
       const contentType = guessContentType(path);
       assertAllowedFile(path, contentType);
       const bytes = await readBlob(store, entry.oid);
+      pulledBytes += bytes.length;
+      if (bytes.length > store.limits.fileBytes) throw fileTooLarge(store.limits, bytes.length, path);
+      if (pulledBytes > store.limits.totalBytes) throw repositoryTooLarge(store.limits);
       assertNotExecutable(bytes, path);
       const info = await deps.blobs.putBytes(bytes);
       changes.push({ path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType } });
@@ -155,9 +201,27 @@ async function pullIntoBucket(deps: Deps, conn: ConnectionRow, store: GitStore, 
   }
   const subject = head ? await commitMessage(store, head) : "";
   const comment = `Git sync from ${conn.branch} @ ${head?.slice(0, 12) ?? "(empty)"}${subject ? `: ${subject}` : ""}`.slice(0, 500);
+  return { changes, comment };
+}
+
+/** The prepared pull as one bucket version; its number (null when nothing changed). */
+function commitPull(deps: Deps, conn: ConnectionRow, { changes, comment }: PreparedPull, readAt: number): number | null {
   try {
-    const r = commitChanges(deps, { kind: "system", name: "git-sync" }, conn.bucketId, changes, { kind: "write", comment });
-    return { version: r.version?.number ?? null };
+    return transaction(deps.db, (tx) => {
+      // The comparison read the bucket at version readAt, then awaited git; a path written since
+      // (a user's upload) would be overwritten unseen. Take nothing in then: the next sync
+      // compares again and shows it as a conflict.
+      const since = pathsChangedSince(deps, conn.bucketId, readAt);
+      const raced = changes.filter((c) => since.has(c.path)).map((c) => c.path);
+      if (raced.length)
+        throw new SyncFailure(
+          "bucket_changed",
+          `The bucket changed during the sync at ${raced.length} path(s) coming from the repository (${raced.slice(0, 5).join(", ")}); nothing was taken in, the next sync compares again.`,
+          { paths: raced.slice(0, 100) },
+        );
+      const r = commitChanges(deps, { kind: "system", name: "git-sync" }, conn.bucketId, changes, { kind: "write", comment }, tx);
+      return r.version?.number ?? null;
+    });
   } catch (e) {
     throw e instanceof ApiError ? new SyncFailure(e.code.toLowerCase(), e.message) : e;
   }

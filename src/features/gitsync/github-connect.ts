@@ -8,7 +8,7 @@ import { gitSyncConnections } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { loadBucket, loadMutableBucket, type BucketRow } from "../buckets";
 import { createOrgRepository, GithubError, installationFailure, installationRepositories, installationRepository, type GithubRepository } from "./github-app";
-import { accountInstallation, accountInstallations, configuredApp, type InstallationRow } from "./github-setup";
+import { accountInstallation, accountInstallations, allowRepository, configuredApp, type InstallationRow } from "./github-setup";
 import { createUserRepository } from "./github-user";
 import { settingsUrl } from "./present";
 import { SyncFailure } from "./remote";
@@ -65,20 +65,22 @@ export async function connectGithub(deps: Deps, actor: Actor, bucketId: string, 
   const fullName = input.repository.trim();
   if (!REPOSITORY_NAME.test(fullName)) throw new ApiError("VALIDATION_FAILED", "Name the repository as owner/name.", { field: "repository" });
   const installation = pickInstallation(deps, bucket, fullName.split("/")[0]!, input.installation_id);
+  // The same answer whether the installation lacks the repository or the GitHub user who linked
+  // it cannot see it: a member learns nothing about repositories hidden from them.
+  const notGranted = () =>
+    new ApiError(
+      "GITHUB_INSTALLATION_REQUIRED",
+      `The app's installation on ${installation.targetLogin} does not grant ${fullName} to you (or it does not exist); if it was granted since, link the installation again on the Git page.`,
+      { field: "repository" },
+    );
   let repo: GithubRepository;
   try {
     repo = await installationRepository(deps, installation.installationId, fullName);
   } catch (e) {
-    if (e instanceof GithubError && e.status === 404)
-      throw new ApiError(
-        "GITHUB_INSTALLATION_REQUIRED",
-        `The app's installation on ${installation.targetLogin} does not grant ${fullName} (or it does not exist).`,
-        {
-          field: "repository",
-        },
-      );
+    if (e instanceof GithubError && e.status === 404) throw notGranted();
     throw apiErrorOf(e);
   }
+  if (!installation.visibleRepositoryIds?.includes(repo.id)) throw notGranted();
   const branch = checkBranch(input.branch || repo.default_branch);
   return saveAndStart(deps, bucket, installation, repo, branch, input.direction);
 }
@@ -117,6 +119,8 @@ export async function exportGithub(deps: Deps, actor: Actor, bucketId: string, i
       );
     throw apiErrorOf(e);
   }
+  // Created by Pier for this account: connectable (again, after a disconnect) by its members.
+  allowRepository(deps, bucket.accountId, installation.installationId, repo.id);
   return saveAndStart(deps, bucket, installation, repo, branch, "export");
 }
 
@@ -189,7 +193,8 @@ export async function githubSetupLists(deps: Deps, actor: Actor, bucketId: strin
     if (i.state === "active") {
       try {
         for (const r of await installationRepositories(deps, i.installationId))
-          repositories.push({ installation_id: i.installationId, full_name: r.full_name, private: r.private, default_branch: r.default_branch });
+          if (i.visibleRepositoryIds?.includes(r.id))
+            repositories.push({ installation_id: i.installationId, full_name: r.full_name, private: r.private, default_branch: r.default_branch });
       } catch (e) {
         error = (e instanceof SyncFailure ? e : installationFailure(e)).message;
       }

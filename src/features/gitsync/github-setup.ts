@@ -11,6 +11,7 @@ import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
 import { githubInstallations, githubSetupStates } from "../../db/schema";
+import type { DbOrTx } from "../../db/tx";
 import { loadMutableBucket } from "../buckets";
 import { githubApp, githubRequest, GithubError, type GithubApp, type GithubInstallationInfo } from "./github-app";
 import { exchangeCode, type UserTokens } from "./github-oauth";
@@ -109,7 +110,10 @@ async function linkFromCallback(deps: Deps, app: GithubApp, row: typeof githubSe
     chosen = visible.filter((i) => i.id === id);
     if (!Number.isSafeInteger(id) || chosen.length === 0) throw new ApiError("GITHUB_INSTALLATION_NOT_VISIBLE");
   }
-  const linked = chosen.map((i) => linkInstallation(deps, row.accountId, row.userId, i));
+  // An installation may grant repositories this GitHub user cannot see (an organization member
+  // linking the organization's installation): only those they can see may be connected later.
+  const linked: InstallationRow[] = [];
+  for (const i of chosen) linked.push(linkInstallation(deps, row.accountId, row.userId, i, await userInstallationRepositories(app, tokens.accessToken, i.id)));
   await keepPersonalAuthorization(deps, app, row, tokens, visible);
   return { bucketId: row.bucketId, linked, requested: false };
 }
@@ -139,6 +143,40 @@ async function keepPersonalAuthorization(
   rememberUserAuthorization(deps, row.accountId, row.userId, user, tokens);
 }
 
+/** The repositories of an installation the GitHub user can access (GET /user/installations/{id}/repositories). */
+async function userInstallationRepositories(app: GithubApp, userToken: string, installationId: number): Promise<number[]> {
+  const ids: number[] = [];
+  try {
+    for (let page = 1; page <= 50; page++) {
+      const r = await githubRequest<{ total_count: number; repositories: { id: number }[] }>(
+        app,
+        "GET",
+        `/user/installations/${installationId}/repositories?per_page=100&page=${page}`,
+        { bearer: userToken },
+      );
+      ids.push(...r.repositories.map((x) => x.id));
+      if (r.repositories.length < 100 || ids.length >= r.total_count) break;
+    }
+  } catch (e) {
+    throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
+  }
+  return ids;
+}
+
+/** A repository Pier created through this installation for the account (an export) may be connected. */
+export function allowRepository(deps: Deps, accountId: string, installationId: number, repositoryId: number, db: DbOrTx = deps.db): void {
+  const row = db
+    .select()
+    .from(githubInstallations)
+    .where(and(eq(githubInstallations.accountId, accountId), eq(githubInstallations.installationId, installationId)))
+    .get();
+  if (!row || row.visibleRepositoryIds?.includes(repositoryId)) return;
+  db.update(githubInstallations)
+    .set({ visibleRepositoryIds: [...(row.visibleRepositoryIds ?? []), repositoryId] })
+    .where(eq(githubInstallations.id, row.id))
+    .run();
+}
+
 /** The installations of this app the GitHub user can access (GET /user/installations). */
 async function userInstallations(app: GithubApp, userToken: string): Promise<GithubInstallationInfo[]> {
   const out: GithubInstallationInfo[] = [];
@@ -159,9 +197,10 @@ async function userInstallations(app: GithubApp, userToken: string): Promise<Git
   return out;
 }
 
-function linkInstallation(deps: Deps, accountId: string, userId: string, i: GithubInstallationInfo): InstallationRow {
+function linkInstallation(deps: Deps, accountId: string, userId: string, i: GithubInstallationInfo, visibleRepositoryIds: number[]): InstallationRow {
   const now = deps.clock.now().toISOString();
   const values = {
+    visibleRepositoryIds,
     targetLogin: i.account?.login ?? String(i.id),
     targetType: i.account?.type ?? "User",
     state: i.suspended_at ? ("suspended" as const) : ("active" as const),

@@ -7,28 +7,24 @@ import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
+import { assertPublicRemote } from "./addresses";
+import { SyncFailure } from "./failure";
+import { checkPackResponse, pushTooLarge, syncLimits, visitPath, type SyncLimits } from "./limits";
+
+export { SyncFailure };
 
 // Loaded by a sync's first git call: a serving worker, and a server that syncs nothing, never load
 // it (a megabyte of heap and ~1,800 functions that every garbage collection would walk).
 let isoGitModule: Promise<typeof import("isomorphic-git").default> | null = null;
 const isoGit = () => (isoGitModule ??= import("isomorphic-git").then((m) => m.default));
 
-/** A sync that could not complete: `code` is stable and goes into github_sync.last_error. */
-export class SyncFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-  }
-}
-
 export interface RemoteAccess {
   url: string;
   branch: string;
   username: string;
   password: string | null;
+  /** The host comes from the operator's configuration (the GitHub App's), not from a user. */
+  operatorHost?: boolean;
 }
 
 export interface Traffic {
@@ -41,14 +37,22 @@ export interface GitStore {
   http: HttpClient;
   onAuth: () => GitAuth;
   traffic: Traffic;
+  /** What this sync may unpack (files, total); the fetched pack is checked against it. */
+  limits: SyncLimits;
   /** isomorphic-git's parsed-packfile cache for this sync (without it every read re-parses the pack index). */
   cache: object;
 }
 
-async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined): Promise<Uint8Array | undefined> {
+async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined, limits?: SyncLimits): Promise<Uint8Array | undefined> {
   if (!body) return undefined;
   const parts: Uint8Array[] = [];
-  for await (const chunk of body as AsyncIterable<Uint8Array>) parts.push(chunk);
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    // A push's pack: the engine checked the files' sizes; this bounds what else isomorphic-git adds.
+    if (limits && size > limits.totalBytes) throw pushTooLarge(limits);
+    parts.push(chunk);
+  }
   return Buffer.concat(parts);
 }
 
@@ -57,10 +61,19 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | 
  * (headers and body), a byte cap on what the remote sends, the operator's extra CA, and no
  * redirects (a credential must never follow a redirect to another host).
  */
-export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: string[] | null; traffic: Traffic }): HttpClient {
+export function boundedHttp(opts: {
+  timeoutMs: number;
+  maxBytes: number;
+  ca: string[] | null;
+  traffic: Traffic;
+  limits?: SyncLimits;
+  /** Refuse loopback, private and link-local addresses (a user's URL must not reach inside). */
+  publicOnly?: boolean;
+}): HttpClient {
   return {
     async request({ url, method = "GET", headers = {}, body }) {
-      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined);
+      if (opts.publicOnly) await assertPublicRemote(url);
+      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
       opts.traffic.sent += payload?.length ?? 0;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
@@ -80,7 +93,8 @@ export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: str
           throw new SyncFailure("remote_unreachable", `The git server could not be reached: ${(e as Error).message}`);
         }
         if (res.status >= 300 && res.status < 400)
-          throw new SyncFailure("remote_redirect", `The git server redirected to ${res.headers.get("location") ?? "elsewhere"}; use the final repository URL.`);
+          // Not the Location itself: nothing a remote sends is copied into the error a user reads.
+          throw new SyncFailure("remote_redirect", "The git server answered with a redirect; use the final repository URL.");
         const chunks: Uint8Array[] = [];
         let received = 0;
         try {
@@ -106,6 +120,8 @@ export function boundedHttp(opts: { timeoutMs: number; maxBytes: number; ca: str
           responseHeaders[k] = v;
         });
         const all = Buffer.concat(chunks);
+        // The pack's inflated sizes are checked before isomorphic-git inflates (and indexes) it.
+        if (opts.limits && method === "POST" && url.endsWith("/git-upload-pack") && res.ok) checkPackResponse(all, opts.limits);
         return {
           url,
           method,
@@ -129,17 +145,23 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
   // `tls.ca` replaces the trusted roots: keep the usual ones beside the private CA, so remotes with
   // public certificates (GitHub, GitLab.com) still verify on an instance that sets --git-ca-root.
   const ca = deps.config.gitCaRoot ? [...rootCertificates, fs.readFileSync(deps.config.gitCaRoot, "utf8")] : null;
-  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: deps.config.gitMaxRepositoryMb * 1048576, ca, traffic });
+  const limits = syncLimits(deps);
+  const publicOnly = deps.config.gitAllowPrivateNetwork !== "on" && !access.operatorHost;
+  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, maxBytes: limits.totalBytes, ca, traffic, limits, publicOnly });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
-  return { gitdir, http, onAuth, traffic, cache: {} };
+  return { gitdir, http, onAuth, traffic, limits, cache: {} };
 }
 
 export function removeStore(deps: Deps, connectionId: string): void {
   fs.rmSync(join(deps.config.dataDir, "git", connectionId), { recursive: true, force: true });
 }
 
-/** Translate what isomorphic-git throws into a SyncFailure a user can act on. */
+/**
+ * Translate what isomorphic-git throws into a SyncFailure a user can act on. Its messages quote
+ * what the remote answered (a page's body when the URL is not a git server), so only its error
+ * code goes into the message: a user's URL must not turn Pier into a reader of internal pages.
+ */
 export function asSyncFailure(e: unknown): SyncFailure {
   if (e instanceof SyncFailure) return e;
   const err = e as { code?: string; data?: { statusCode?: number }; message?: string };
@@ -149,7 +171,12 @@ export function asSyncFailure(e: unknown): SyncFailure {
     return new SyncFailure("auth_failed", "The git server refused the saved credential (revoked or without access); save a new one on the bucket's Git page.");
   if (status === 404) return new SyncFailure("repository_not_found", "The repository was not found (deleted, renamed, or not visible to the credential).");
   if (err?.code === "PushRejectedError") return new SyncFailure("push_rejected", "The branch moved while Pier pushed; the next sync tries again.");
-  return new SyncFailure("git_error", `Git sync failed: ${err?.message ?? String(e)}`);
+  if (err?.code === "HttpError")
+    return new SyncFailure("remote_error", `The git server answered HTTP ${Number(status) || "with an error"}; the next sync tries again.`);
+  if (err?.code === "SmartHttpError" || err?.code === "ParseError" || err?.code === "EmptyServerResponseError")
+    return new SyncFailure("not_a_git_repository", "The URL did not answer as a git repository; check the repository URL (it usually ends in .git).");
+  const code = typeof err?.code === "string" && /^[A-Za-z]{1,60}$/.test(err.code) ? ` (${err.code})` : "";
+  return new SyncFailure("git_error", `Git sync failed${code}.`);
 }
 
 /** The branch head on the remote, or null for an empty repository / missing branch. */
@@ -231,6 +258,7 @@ export async function diffTrees(store: GitStore, from: string | null, to: string
   for (const [name, eb] of b) {
     const ea = a.get(name);
     if (ea && ea.oid === eb.oid) continue;
+    visitPath(store.limits);
     const path = prefix + name;
     if (eb.type === "tree") await diffTrees(store, ea?.type === "tree" ? ea.oid : null, eb.oid, `${path}/`, out);
     else if (eb.type === "blob") out.set(path, { oid: eb.oid, mode: eb.mode });
@@ -242,6 +270,7 @@ export async function diffTrees(store: GitStore, from: string | null, to: string
   }
   for (const [name, ea] of a) {
     if (b.has(name)) continue;
+    visitPath(store.limits);
     const path = prefix + name;
     if (ea.type === "tree") await diffTrees(store, ea.oid, null, `${path}/`, out);
     else if (ea.type === "blob") out.set(path, null);
@@ -306,11 +335,6 @@ export async function writeBlob(store: GitStore, bytes: Uint8Array): Promise<str
   return git.writeBlob({ fs, gitdir: store.gitdir, blob: bytes });
 }
 
-export async function hashBlob(bytes: Uint8Array): Promise<string> {
-  const git = await isoGit();
-  return (await git.hashBlob({ object: bytes })).oid;
-}
-
 /** A new tree: `base` with the changes applied; only the directories on changed paths are rewritten. */
 export async function updateTree(store: GitStore, base: string | null, changes: Map<string, TreeEntry | null>): Promise<string | null> {
   const git = await isoGit();
@@ -369,7 +393,10 @@ export async function commitAndPush(
     });
     const result = r.refs?.[`refs/heads/${access.branch}`];
     if (!r.ok || (result && !result.ok))
-      throw new SyncFailure("push_rejected", `The git server refused the push: ${result?.error || r.error || "unknown reason"}.`);
+      throw new SyncFailure(
+        "push_rejected",
+        "The git server refused the push (a protected branch, a server hook, or the branch moved); the next sync tries again.",
+      );
     await rememberHead(store, access, oid);
   } catch (e) {
     throw asSyncFailure(e);

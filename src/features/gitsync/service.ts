@@ -11,10 +11,11 @@ import { entitlementsOf, getAccount } from "../accounts";
 import { loadBucket, loadMutableBucket, type BucketRow } from "../buckets";
 import { bucketFileCount, latestVersion } from "../files";
 import { createHmac } from "node:crypto";
+import { isPrivateLiteral } from "./addresses";
 import { GIT_SYNC_JOB } from "./jobs";
 import { removeStore } from "./remote";
 import { connectionOf, connectionById, sealSecret, updateConnection, webhookSecretOf, type ConnectionRow } from "./store";
-import type { Side } from "./engine";
+import { choiceOf, type Side } from "./engine";
 
 export type BlockedReason = "feature_disabled" | "account_capability_unavailable" | "bucket_archived";
 
@@ -50,6 +51,13 @@ export function checkRepositoryUrl(deps: Deps, raw: string): string {
   if (url.username || url.password)
     throw new ApiError("GIT_REMOTE_REFUSED", "Put the credential in its own field, not in the URL.", { field: "repository_url" });
   if (url.search || url.hash) throw new ApiError("GIT_REMOTE_REFUSED", "The repository URL cannot have a query or fragment.", { field: "repository_url" });
+  // Names are checked after DNS resolution at every request (addresses.ts); a literal says it now.
+  if (deps.config.gitAllowPrivateNetwork !== "on" && isPrivateLiteral(url))
+    throw new ApiError(
+      "GIT_REMOTE_REFUSED",
+      "The repository URL points at a loopback, private or link-local address (the operator allows those with --git-allow-private-network).",
+      { field: "repository_url" },
+    );
   return url.toString().replace(/\/+$/, "");
 }
 
@@ -228,9 +236,9 @@ export function requestSync(
   const paths = Object.keys(choices);
   if (paths.length) {
     const conflicts = new Set(conn.conflicts);
-    const missing = conn.conflicts.filter((p) => !choices[p]);
+    const missing = conn.conflicts.filter((p) => !Object.hasOwn(choices, p));
     const extra = paths.filter((p) => !conflicts.has(p));
-    const bad = paths.filter((p) => choices[p] !== "bucket" && choices[p] !== "repository");
+    const bad = paths.filter((p) => !choiceOf(choices, p));
     if (missing.length || extra.length || bad.length)
       throw new ApiError("GIT_SYNC_CONFLICT_CHOICE", undefined, { missing: missing.slice(0, 100), unknown: extra.slice(0, 100), invalid: bad.slice(0, 100) });
   }

@@ -58,7 +58,8 @@ export async function remoteAccessFor(deps: Deps, conn: ConnectionRow): Promise<
   } catch (e) {
     throw installationFailure(e);
   }
-  return { url: conn.repositoryUrl, branch: conn.branch, username: "x-access-token", password: token };
+  // The repository's host is the operator's --github-url, not a user's: no private-address check.
+  return { url: conn.repositoryUrl, branch: conn.branch, username: "x-access-token", password: token, operatorHost: true };
 }
 
 export function webhookSecretOf(deps: Deps, conn: ConnectionRow): string {

@@ -16,7 +16,7 @@ let other: WorkClone | undefined;
 const cred = { user: "deploy", password: "page-token-123" };
 beforeAll(async () => {
   server = startGitServer({ credential: cred });
-  t = await startTestPier({ gitAllowHttp: "on" });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
   browser = await launchChromium();
 });
 afterAll(async () => {

@@ -21,7 +21,7 @@ const clones: WorkClone[] = [];
 
 beforeAll(async () => {
   server = startGitServer({ credential: cred });
-  t = await startTestPier({ gitAllowHttp: "on" });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
   user = await t.user({ plan: "pro" });
 });
 afterAll(async () => {
@@ -187,6 +187,33 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(await bucketText(bucketId, "other.md")).toBe("o2\n");
     await other.pull();
     expect(other.read("page.md")).toBe("bucket edit\n");
+  });
+
+  test("paths named like Object.prototype members (constructor, toString, hasOwnProperty) are conflicts like any other", async () => {
+    const names = ["constructor", "hasOwnProperty", "toString"];
+    const { bucketId, other } = await connected(Object.fromEntries(names.map((p) => [p, "base\n"])));
+    for (const p of names) {
+      await directUpload(t, user.key, bucketId, textFile(p, "bucket edit\n"));
+      other.write(p, "repository edit\n");
+    }
+    await other.commitAndPush("repository edits");
+    expect((await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} })).status).toBe(202);
+    await drain();
+    const s = await sync(bucketId);
+    expect(s.state).toBe("conflict");
+    expect(s.conflicts).toEqual([...names].sort());
+    for (const p of names) expect(await bucketText(bucketId, p)).toBe("bucket edit\n");
+    // A choice is an own key naming a side: missing ones are not filled in from the prototype.
+    const partial = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: { resolutions: { hasOwnProperty: "bucket" } } });
+    expect(partial.status).toBe(422);
+    expect(partial.body.error.details.missing.sort()).toEqual(["constructor", "toString"]);
+    const resolutions = { constructor: "repository", toString: "bucket", hasOwnProperty: "bucket" };
+    const resolve = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: { resolutions } });
+    expect(resolve.status).toBe(202);
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    expect(await bucketText(bucketId, "constructor")).toBe("repository edit\n");
+    expect(await bucketText(bucketId, "toString")).toBe("bucket edit\n");
   });
 
   test("a force push (history rewritten) re-syncs the bucket to the new tree without losing bucket versions", async () => {

@@ -48,6 +48,21 @@ async function repoWith(owner: string, name: string, files: Record<string, strin
   return { repo, other };
 }
 
+/**
+ * "Link an existing installation" as `githubUser`: Pier learns again which of the installation's
+ * repositories that GitHub user can see (a repository granted after the last link needs this).
+ */
+async function linkAgain(bucketId: string, githubUser = "alice") {
+  const start = await browser.get(`/dashboard/buckets/${bucketId}/git/github/authorize`);
+  expect(start.status).toBe(303);
+  const onGithub = await fetch(start.location!, { headers: { "x-github-user": githubUser }, redirect: "manual" });
+  expect(onGithub.status).toBe(302);
+  const callback = new URL(onGithub.headers.get("location")!);
+  const back = await browser.get(callback.pathname + callback.search);
+  expect(back.status).toBe(303);
+  expect(back.location).toBe(`/dashboard/buckets/${bucketId}/git?done=github_linked`);
+}
+
 /** "Install on GitHub" on the bucket's Git page, GitHub's page (as `githubUser`), and the way back. */
 async function installThroughPages(bucketId: string, target: string, githubUser = "alice") {
   const page = await browser.get(`/dashboard/buckets/${bucketId}/git`);
@@ -159,6 +174,7 @@ describe("GitHub App: install, connect, both directions", () => {
   test("an uninstalled app stops the connection with installation_revoked; the bucket keeps every file and version; disconnect removes the local store", async () => {
     const { repo } = await repoWith("acme", "docs", { "keep.md": "keep\n" });
     const bucketId = await newBucket(t, user.key, "acme docs");
+    await linkAgain(bucketId);
     const c = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } });
     expect(c.status).toBe(202);
     await drain();
@@ -227,6 +243,7 @@ describe("GitHub App: a deleted repository", () => {
   test("GitHub's repository deleted event stops the connection with repository_deleted; the next sync without it says repository_access_removed; the bucket keeps everything", async () => {
     const { repo } = await repoWith("acme", "doomed", { "page.md": "page\n" });
     const bucketId = await newBucket(t, user.key, "acme doomed");
+    await linkAgain(bucketId);
     expect(
       (await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } })).status,
     ).toBe(202);
@@ -258,6 +275,7 @@ describe("GitHub App: orphaned stores", () => {
   test("deleting a bucket removes its repository store under data/git at the next poll", async () => {
     const { repo } = await repoWith("acme", "gone", { "x.txt": "x\n" });
     const bucketId = await newBucket(t, user.key, "to delete");
+    await linkAgain(bucketId);
     await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import", repository: repo.fullName } });
     await drain();
     const store = join(t.dataDir, "git", (await sync(bucketId)).id);
@@ -271,5 +289,42 @@ describe("GitHub App: orphaned stores", () => {
     t.clock.advance(11_000);
     await drain();
     expect(existsSync(store)).toBe(false);
+  });
+});
+
+describe("GitHub App: repositories hidden from the member who linked", () => {
+  test("an organization member can connect only the installation's repositories they can see on GitHub; others answer as if not granted", async () => {
+    const { repo: handbook } = await repoWith("acme", "handbook", { "a.md": "a\n" });
+    const { repo: payroll } = await repoWith("acme", "payroll", { "salaries.csv": "secret\n" });
+    payroll.visibleTo = new Set(["alice"]); // a team bob is not in
+    gh.installationOn("acme")!.users.add("bob"); // bob is a member of acme
+    const bucketId = await newBucket(t, user.key, "bob's bucket");
+    await linkAgain(bucketId, "bob");
+
+    const setup = (await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync/setup`, { key: user.key })).body.data.github_sync_setup;
+    const names = setup.repositories.map((r: { full_name: string }) => r.full_name);
+    expect(names).toContain("acme/handbook");
+    expect(names).not.toContain("acme/payroll");
+
+    const hidden = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, {
+      key: user.key,
+      body: { direction: "import", repository: payroll.fullName },
+    });
+    expect(hidden.status).toBe(409);
+    expect(hidden.body.error.code).toBe("GITHUB_INSTALLATION_REQUIRED");
+    const missing = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, {
+      key: user.key,
+      body: { direction: "import", repository: "acme/nothing-here" },
+    });
+    expect(missing.body.error.message).toBe(hidden.body.error.message.replace("payroll", "nothing-here"));
+    expect(await sync(bucketId)).toBeNull();
+
+    const visible = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, {
+      key: user.key,
+      body: { direction: "import", repository: handbook.fullName },
+    });
+    expect(visible.status).toBe(202);
+    await drain();
+    expect(await bucketText(bucketId, "a.md")).toBe("a\n");
   });
 });

@@ -29,8 +29,8 @@ beforeAll(async () => {
   } as Parameters<typeof generate>[1]);
   writeFileSync(join(dir, "ca.pem"), ca.cert);
   server = startGitServer({ credential: cred, tls: { cert: ca.cert, key: ca.private } });
-  trusting = await startTestPier({ gitCaRoot: join(dir, "ca.pem") });
-  plain = await startTestPier({});
+  trusting = await startTestPier({ gitCaRoot: join(dir, "ca.pem"), gitAllowPrivateNetwork: "on" });
+  plain = await startTestPier({ gitAllowPrivateNetwork: "on" });
 });
 afterAll(async () => {
   await trusting?.stop();

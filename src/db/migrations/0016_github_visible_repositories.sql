@@ -1,0 +1,1 @@
+ALTER TABLE `github_installations` ADD `visible_repository_ids` text;

@@ -1,0 +1,93 @@
+// A repository URL is typed by a user and fetched by Pier's server: it must not reach what only
+// the server reaches (loopback, the private network, link-local metadata services), and nothing
+// a remote answers is copied into github_sync.error, where the user reads it.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { hostname } from "node:os";
+import { isPrivateAddress } from "../../src/features/gitsync/addresses";
+import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+import { newBucket } from "../helpers/uploads";
+
+let strict: TestPier;
+let open: TestPier;
+let strictUser: TestUser;
+let openUser: TestUser;
+const SECRET = "INTERNAL-ADMIN-TOKEN=abc123";
+// An internal service only the server can reach.
+const internal = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(`${SECRET} (only reachable from the server)`) });
+
+beforeAll(async () => {
+  strict = await startTestPier({ gitAllowHttp: "on" });
+  strictUser = await strict.user({ plan: "pro" });
+  open = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
+  openUser = await open.user({ plan: "pro" });
+});
+afterAll(async () => {
+  await strict?.stop();
+  await open?.stop();
+  internal.stop(true);
+});
+
+const connect = async (t: TestPier, user: TestUser, url: string) => {
+  const b = await newBucket(t, user.key, "ssrf");
+  const r = await t.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: user.key, body: { direction: "import", repository_url: url } });
+  return { b, r };
+};
+const syncOf = async (t: TestPier, user: TestUser, b: string) =>
+  (await t.api("GET", `/api/v1/buckets/${b}/github_sync`, { key: user.key })).body.data.github_sync;
+
+test("loopback, private and link-local address literals are refused when connecting (422 GIT_REMOTE_REFUSED), nothing is saved", async () => {
+  for (const url of [
+    `http://127.0.0.1:${internal.port}/anything`,
+    "https://127.0.0.1:1/x",
+    "https://localhost/x.git",
+    "https://10.1.2.3/x.git",
+    "https://169.254.169.254/latest/meta-data",
+    "https://[::1]/x.git",
+    "https://[::ffff:127.0.0.1]/x.git",
+    "https://2130706433/x.git", // 127.0.0.1 as one number
+  ]) {
+    const { b, r } = await connect(strict, strictUser, url);
+    expect(r.status, url).toBe(422);
+    expect(r.body.error.code).toBe("GIT_REMOTE_REFUSED");
+    expect(await syncOf(strict, strictUser, b)).toBeNull();
+  }
+});
+
+test("a name that resolves to a private address is refused at the sync: private_address_refused, nothing fetched", async () => {
+  const { b, r } = await connect(strict, strictUser, `http://${hostname()}:${internal.port}/anything.git`);
+  expect(r.status).toBe(202);
+  await strict.pier.runner.drain();
+  const s = await syncOf(strict, strictUser, b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("private_address_refused");
+});
+
+test("with --git-allow-private-network on, a URL that is not a git server stops with not_a_git_repository; its answer is not in the error", async () => {
+  const { b, r } = await connect(open, openUser, `http://127.0.0.1:${internal.port}/anything`);
+  expect(r.status).toBe(202);
+  await open.pier.runner.drain();
+  const s = await syncOf(open, openUser, b);
+  expect(s.state).toBe("error");
+  expect(s.error.code).toBe("not_a_git_repository");
+  expect(JSON.stringify(s)).not.toContain("INTERNAL-ADMIN-TOKEN");
+});
+
+test("address classification", () => {
+  for (const a of [
+    "127.0.0.1",
+    "10.0.0.1",
+    "172.31.255.255",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "::1",
+    "::",
+    "fd00::1",
+    "fe80::1",
+    "::ffff:10.0.0.1",
+    "64:ff9b::7f00:1",
+  ])
+    expect(isPrivateAddress(a), a).toBe(true);
+  for (const a of ["8.8.8.8", "140.82.112.3", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
+});
