@@ -24,3 +24,16 @@ export async function signedInBrowser(t: TestPier, user: TestUser): Promise<Brow
   if (signin.status !== 303) throw new Error(`sign-in failed: ${signin.status}`);
   return browser;
 }
+
+/** The bucket's github_sync as the API answers it. */
+export async function syncOf(t: TestPier, key: string, bucketId: string) {
+  return (await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync`, { key })).body.data.github_sync;
+}
+
+/** Ask for a sync, run the queued jobs, and answer the github_sync after it. */
+export async function syncNowAndWait(t: TestPier, key: string, bucketId: string) {
+  const r = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key, body: {} });
+  if (r.status !== 202) throw new Error(`sync request: ${r.status} ${r.text}`);
+  await t.pier.runner.drain();
+  return syncOf(t, key, bucketId);
+}

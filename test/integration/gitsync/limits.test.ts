@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { saveRepository } from "../../../src/features/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { syncOf } from "../../helpers/gitsync";
 import { directUpload, newBucket } from "../../helpers/uploads";
 
 let t: TestPier;
@@ -24,7 +25,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const sync = async (b: string) => (await t.api("GET", `/api/v1/buckets/${b}/github_sync`, { key: user.key })).body.data.github_sync;
+const sync = (b: string) => syncOf(t, user.key, b);
 const fileCount = (b: string) => (t.pier.deps.sqlite.query("select count(*) n from files where bucket_id = ?").get(b) as { n: number }).n;
 
 let n = 0;

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { commitChanges } from "../../../src/features/files";
 import { saveRepository } from "../../../src/features/gitsync";
-import { bucketText } from "../../helpers/gitsync";
+import { bucketText, syncNowAndWait, syncOf } from "../../helpers/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -26,12 +26,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const sync = async (b: string) => (await t.api("GET", `/api/v1/buckets/${b}/github_sync`, { key: user.key })).body.data.github_sync;
-const syncNow = async (b: string) => {
-  expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync/sync`, { key: user.key, body: {} })).status).toBe(202);
-  await t.pier.runner.drain();
-  return sync(b);
-};
+const sync = (b: string) => syncOf(t, user.key, b);
+const syncNow = (b: string) => syncNowAndWait(t, user.key, b);
 /** What the mail receiver writes for a message (the system writer, not the API). */
 async function receiveMail(b: string, path: string, text: string) {
   const blob = await t.pier.deps.blobs.putBytes(new TextEncoder().encode(text));

@@ -2,7 +2,7 @@
 // (reads, pushes); a user's upload in between must never be overwritten unseen.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { saveRepository } from "../../../src/features/gitsync";
-import { bucketText } from "../../helpers/gitsync";
+import { bucketText, syncNowAndWait, syncOf } from "../../helpers/gitsync";
 import { startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -30,12 +30,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const sync = async (b: string) => (await t.api("GET", `/api/v1/buckets/${b}/github_sync`, { key: user.key })).body.data.github_sync;
-const syncNow = async (b: string) => {
-  expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync/sync`, { key: user.key, body: {} })).status).toBe(202);
-  await t.pier.runner.drain();
-  return sync(b);
-};
+const sync = (b: string) => syncOf(t, user.key, b);
+const syncNow = (b: string) => syncNowAndWait(t, user.key, b);
 
 async function connected(name: string, files: Record<string, string>) {
   const url = server.createRepo(name);
