@@ -87,7 +87,10 @@ test("address classification", () => {
     "fe80::1",
     "::ffff:10.0.0.1",
     "64:ff9b::7f00:1",
+    "2002:a00:1::",
+    "fe80::1%eth0",
   ])
     expect(isPrivateAddress(a), a).toBe(true);
-  for (const a of ["8.8.8.8", "140.82.112.3", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
+  for (const a of ["8.8.8.8", "140.82.112.3", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])
+    expect(isPrivateAddress(a), a).toBe(false);
 });
