@@ -524,7 +524,14 @@ beforeAll(async () => {
     plansFile,
     JSON.stringify([{ id: "pro", entitlements: { max_live_sites: 100_000, max_protected_sites: 100_000, max_custom_domains: 100_000 } }]),
   );
-  t = await startTestPier({ rateLimitPerMinute: 1_000_000, publishRateLimitPerMinute: 1_000_000, uploadRateLimitPerMinute: 1_000_000, plansFile });
+  // The git sync routes are seeded with a closed loopback remote: private addresses allowed.
+  t = await startTestPier({
+    rateLimitPerMinute: 1_000_000,
+    publishRateLimitPerMinute: 1_000_000,
+    uploadRateLimitPerMinute: 1_000_000,
+    plansFile,
+    gitAllowPrivateNetwork: "on",
+  });
   owner = await t.user({ plan: "pro" });
   stranger = await t.user({ plan: "pro" });
   for (const s of scopes) keys[s] = t.key(owner, { scope: s });
