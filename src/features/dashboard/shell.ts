@@ -124,7 +124,7 @@ function bucketTabsHtml(tabs: BucketTab[], bucketId: string, current: string): S
 }
 
 /** The dashboard's twin of the REST auth check on every write: a read-only account only reads. */
-function assertAccountWritable(deps: Deps, s: Session): void {
+export function assertAccountWritable(deps: Deps, s: Session): void {
   const account = getAccount(deps, s.actor.accountId);
   if (account.readOnly)
     throw new ApiError("ACCOUNT_READ_ONLY", `The account is read-only${account.readOnlyReason ? ` (${account.readOnlyReason})` : ""}; reads still work.`, {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { setReadOnly } from "../../../src/features/accounts/service";
 import { Browser } from "../../helpers/browser";
 import { bucketText as readBucketText, versionCount as countVersions, signedInBrowser } from "../../helpers/gitsync";
 import { git, workClone, type WorkClone } from "../../helpers/git-server";
@@ -326,5 +327,24 @@ describe("GitHub App: repositories hidden from the member who linked", () => {
     expect(visible.status).toBe(202);
     await drain();
     expect(await bucketText(bucketId, "a.md")).toBe("a\n");
+  });
+
+  test("a read-only account cannot start or finish linking an installation (the GETs that write)", async () => {
+    const bucketId = await newBucket(t, user.key, "read-only link");
+    const start = await browser.get(`/dashboard/buckets/${bucketId}/git/github/authorize`);
+    expect(start.status).toBe(303);
+    const onGithub = await fetch(start.location!, { headers: { "x-github-user": "alice" }, redirect: "manual" });
+    const callback = new URL(onGithub.headers.get("location")!);
+    setReadOnly(t.pier.deps, user.accountId, true, "test");
+    try {
+      const again = await browser.get(`/dashboard/buckets/${bucketId}/git/github/authorize`);
+      expect(again.status).not.toBe(303);
+      expect(again.text).toContain("read-only");
+      const finish = await browser.get(`${callback.pathname}${callback.search}`);
+      expect(finish.status).not.toBe(303);
+      expect(finish.text).toContain("read-only");
+    } finally {
+      setReadOnly(t.pier.deps, user.accountId, false);
+    }
   });
 });

@@ -8,7 +8,7 @@ import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
 import { redirectResponse } from "../../../http/html";
 import { completeGithubSetup, connectGithub, exportGithub, githubAppOf, githubSetupLists, startGithubSetup, GITHUB_CALLBACK_PATH } from "../../gitsync";
 import type { Shell, Session } from "../shell";
-import { formField } from "../shell";
+import { assertAccountWritable, formField } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
 
 const gitUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encodeURIComponent(id)}/git${query}`;
@@ -64,6 +64,8 @@ export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session
       `${BUCKETS_PATH}/:id/git/github/${mode}`,
       shell.view((s, { params }) => {
         try {
+          // A GET that writes (the round trip's state, then the link): refused to a read-only account as a POST is.
+          assertAccountWritable(shell.deps, s);
           return redirectResponse(startGithubSetup(shell.deps, { sessionId: s.session.id, actor: s.actor }, params.id!, mode));
         } catch (e) {
           if (e instanceof ApiError && e.code !== "BUCKET_NOT_FOUND" && e.code !== "FORBIDDEN") return refusedHere(s, params.id!, e);
@@ -82,6 +84,7 @@ export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session
       // Pier's to finish, and the installation's links in Pier already cover it.
       if (!url.searchParams.get("state") && url.searchParams.get("setup_action") === "update") return redirectResponse(`${BUCKETS_PATH}?github=updated`);
       try {
+        assertAccountWritable(shell.deps, s);
         const r = await completeGithubSetup(shell.deps, { sessionId: s.session.id, actor: s.actor }, url);
         return redirectResponse(gitUrl(r.bucketId, r.requested ? "?done=github_requested" : `?done=github_linked`));
       } catch (e) {
