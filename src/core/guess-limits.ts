@@ -8,7 +8,7 @@
 //     halves for every `attackStep` failures, down to `floor` (spread guessing slows down), yet a
 //     fresh address always gets its `floor` tries, so the right secret from it still works.
 // IPv6 clients are grouped by /64: one host usually holds the whole prefix.
-import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 import { LRUCache } from "lru-cache";
 
 export interface GuessPolicy {
@@ -40,31 +40,14 @@ export function addressKey(raw: string): string {
   if (bracketed) ip = bracketed[1]!;
   else if (/^\d+\.\d+\.\d+\.\d+:\d+$/.test(ip)) ip = ip.slice(0, ip.lastIndexOf(":"));
   ip = ip.replace(/%.*$/, "");
-  const version = isIP(ip);
-  if (version === 4) return ip;
-  if (version !== 6) return raw;
-  const groups = ipv6Groups(ip.toLowerCase());
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`;
-  }
+  if (!ipaddr.isValid(ip)) return raw;
+  const parsed = ipaddr.process(ip); // an IPv4-mapped IPv6 address becomes its IPv4
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const groups = (parsed as ipaddr.IPv6).parts;
   return `${groups
     .slice(0, 4)
     .map((g) => g.toString(16))
     .join(":")}::/64`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (isIP checked it), a dotted IPv4 tail included. */
-function ipv6Groups(ip: string): number[] {
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ip);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    ip = `${ip.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = "", tail] = ip.split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const fill = tail === undefined ? [] : Array(8 - left.length - right.length).fill("0");
-  return [...left, ...fill, ...right].map((g) => parseInt(g, 16));
 }
 
 /** Seconds to wait when `recent` (failure times, oldest first) has reached `allowed`, else 0. */
