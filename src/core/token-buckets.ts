@@ -19,6 +19,14 @@ export class TokenBuckets {
     this.buckets = new LRUCache<string, Bucket>({ max: maxKeys });
   }
 
+  /** Like take, without taking: 0 when a token is there, otherwise the seconds until one is. */
+  peek(key: string, now = Date.now()): number {
+    const rate = this.perMinute / 60_000;
+    const b = this.buckets.peek(key);
+    const tokens = b ? Math.min(this.perMinute, b.tokens + (now - b.updated) * rate) : this.perMinute;
+    return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / rate / 1000);
+  }
+
   /** Take one token for `key`: 0 when taken, otherwise the seconds (at least 1) until one is free. */
   take(key: string, now = Date.now()): number {
     const rate = this.perMinute / 60_000;

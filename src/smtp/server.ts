@@ -139,6 +139,8 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
 
     onRcptTo(address: SMTPServerAddress, session, cb) {
       const info = sessionInfo(session);
+      // A repeat of an address this transaction already accepted replaces it (smtp-server): nothing new to check.
+      if (keysByEnvelope.get(session.envelope)?.has(address.address.toLowerCase())) return cb();
       Promise.resolve()
         .then(() => handler.acceptRecipient(address.address, info))
         .then((verdict) => {
@@ -147,7 +149,9 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
             return cb(errorWithCode(verdict.code, verdict.message));
           }
           const key = verdict.key ?? address.address.toLowerCase();
-          if (perKey.take(key) > 0) {
+          // Only looked at here: a message is counted against its mailboxes once it was received
+          // (receiveMessage), so RCPT TO lines without a message cannot use up a mailbox's allowance.
+          if (perKey.peek(key) > 0) {
             refuse("rate_limited");
             return cb(errorWithCode(450, "Mailbox is receiving too much mail, try again later"));
           }
@@ -196,6 +200,13 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     },
   });
 
+  /** A received message takes one token of each mailbox it is for, or none when one has none left (450 for all). */
+  function chargeRecipients(rcpts: string[], keys: Map<string, string> | undefined): void {
+    const distinct = new Set(rcpts.map((address) => keys?.get(address.toLowerCase()) ?? address.toLowerCase()));
+    for (const key of distinct) if (perKey.peek(key) > 0) throw new SmtpReply(450, "Mailbox is receiving too much mail, try again later");
+    for (const key of distinct) perKey.take(key);
+  }
+
   async function receiveMessage(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const id = randomToken(16);
     const receivedAt = clock.now();
@@ -229,6 +240,7 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
         if (fd !== null) closeSync(fd);
       }
       if (stream.sizeExceeded) throw new SmtpReply(552, `Message exceeds fixed maximum message size ${opts.maxMessageBytes}`);
+      chargeRecipients(rcpts, keys);
       const envelope: InboundEnvelope = {
         id,
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,

@@ -229,18 +229,50 @@ describe("SMTP receiver limits", () => {
     }
   });
 
-  test("per-recipient-key rate: over the limit RCPT TO gets 450, other mailboxes unaffected", async () => {
+  test("per-recipient-key rate: a received message counts; over the limit RCPT TO gets 450, other mailboxes unaffected", async () => {
     const r = await startReceiver({ perRecipientPerMinute: 1 });
     try {
       const c = await RawSmtp.open(r.port);
       await c.cmd("EHLO client.example.com");
       await c.cmd("MAIL FROM:<a@sender.test>");
       expect((await c.cmd("RCPT TO:<busy@in.test>")).code).toBe(250);
-      await c.cmd("RSET");
+      expect((await c.cmd("DATA")).code).toBe(354);
+      c.write("Subject: one\r\n\r\nhello\r\n.\r\n");
+      expect((await c.reply()).code).toBe(250);
       await c.cmd("MAIL FROM:<a@sender.test>");
       expect((await c.cmd("RCPT TO:<busy@in.test>")).code).toBe(450);
       expect((await c.cmd("RCPT TO:<quiet@in.test>")).code).toBe(250);
       c.close();
+      expect(r.deliveries).toHaveLength(1);
+    } finally {
+      await r.stop();
+    }
+  });
+
+  test("RCPT TO lines without a message, repeated or not, use up nothing of a mailbox's allowance", async () => {
+    const r = await startReceiver({ perRecipientPerMinute: 3, perIpPerMinute: 1000 });
+    try {
+      const attacker = await RawSmtp.open(r.port);
+      await attacker.cmd("EHLO attacker.example.com");
+      for (let round = 0; round < 5; round++) {
+        expect((await attacker.cmd("MAIL FROM:<x@attacker.test>")).code).toBe(250);
+        for (let i = 0; i < 20; i++) expect((await attacker.cmd("RCPT TO:<victim@in.test>")).code).toBe(250);
+        await attacker.cmd("RSET");
+      }
+      attacker.close();
+      const sender = await RawSmtp.open(r.port);
+      await sender.cmd("EHLO friend.example.com");
+      for (let n = 0; n < 3; n++) {
+        await sender.cmd("MAIL FROM:<friend@sender.test>");
+        expect((await sender.cmd("RCPT TO:<victim@in.test>")).code).toBe(250);
+        expect((await sender.cmd("DATA")).code).toBe(354);
+        sender.write(`Subject: ${n}\r\n\r\nhello\r\n.\r\n`);
+        expect((await sender.reply()).code).toBe(250);
+      }
+      await sender.cmd("MAIL FROM:<friend@sender.test>");
+      expect((await sender.cmd("RCPT TO:<victim@in.test>")).code).toBe(450); // the allowance is the messages received
+      sender.close();
+      expect(r.deliveries).toHaveLength(3);
     } finally {
       await r.stop();
     }
