@@ -90,6 +90,15 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
   transaction(deps.db, (tx) => {
     const p = tx.select().from(publications).where(eq(publications.id, id)).get();
     if (!p || tokenOf(p) !== token) return;
+    if (p.status === "unpublishing" || p.status === "unpublished") {
+      // Unpublished while it built: the site stays down and the unpublish job finishes the work;
+      // the failure is recorded but brings nothing back and tells nobody.
+      tx.update(publications)
+        .set({ publishState: "failed", publishError: message, publishCompletedAt: now, updatedAt: now })
+        .where(eq(publications.id, id))
+        .run();
+      return;
+    }
     tx.update(publications)
       .set({
         publishState: "failed",

@@ -6,10 +6,11 @@ import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
 import { accounts, publications } from "../../db/schema";
 import { notifyAccount } from "../notifications";
-import { afterCommit, transaction } from "../../db/tx";
+import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
 import { assertVisibilityUnlocked, loadMutableBucket } from "../buckets";
 import { hasLiveJob } from "./build";
 import { emitSiteChange } from "./events";
+import { assertPublishAllowed } from "./policy";
 import { takePublishToken } from "./limits";
 import type { PublicationRow } from "./publications";
 import { BUILD_JOB, findPublication, type SavedRequest } from "./accept-publish";
@@ -18,9 +19,13 @@ export const UNPUBLISH_JOB = "publish.unpublish";
 /** Expired sites keep answering 410 this long, then end (404, lifecycle over). */
 export const EXPIRED_GRACE_MS = 7 * 24 * 3600_000;
 
-/** Put a publication back in `queued` with a fresh build token and enqueue its build. */
-function requeue(deps: Deps, pub: PublicationRow): PublicationRow {
+/**
+ * Put a publication back in `queued` with a fresh build token and enqueue its build; `check`
+ * runs first in the same transaction (a retry is a publish: the plan's limits apply).
+ */
+function requeue(deps: Deps, pub: PublicationRow, check?: (tx: DbOrTx) => void): PublicationRow {
   return transaction(deps.db, (tx) => {
+    check?.(tx);
     const now = deps.clock.now().toISOString();
     const request = { ...(pub.publishRequest as Record<string, unknown>), build_token: randomToken(16) };
     const row = tx
@@ -56,7 +61,11 @@ export function retryPublication(deps: Deps, actor: Actor, bucketId: string): Pu
     });
   }
   takePublishToken(deps, actor);
-  return requeue(deps, pub);
+  // A failed first build left the site unpublished, outside the plan's counts; the plan may also
+  // have changed since the request was saved.
+  return requeue(deps, pub, (tx) =>
+    assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: pub.accessMode }, tx),
+  );
 }
 
 /**

@@ -176,6 +176,60 @@ describe("publish, build, serve, unpublish", () => {
   });
 });
 
+describe("unpublish while a build runs", () => {
+  test("a republish build interrupted by a crash while an unpublish waits does not bring the site back", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Unpublish During Build", { "index.html": "<p>v1</p>" });
+    const p = (await publish(u.key, id)).body.data.publication;
+    await drain();
+    await directUpload(t, u.key, id, textFile("index.html", "<p>v2</p>", "text/html; charset=utf-8"));
+    expect((await publish(u.key, id)).status).toBe(202);
+    // The build's worker took the job and died mid-build (lease far ahead: only a restart's sweep frees it).
+    t.pier.deps.sqlite.run(
+      "UPDATE jobs SET status = 'running', worker_id = 'w_dead', attempts = 1, lease_until = '2999-01-01' WHERE kind = 'publish.build' AND status = 'queued'",
+    );
+    t.pier.deps.db.update(publications).set({ publishState: "processing" }).where(eq(publications.id, p.id)).run();
+    expect((await t.api("DELETE", `/api/v1/buckets/${id}/publication`, { key: u.key })).status).toBe(202);
+    t.pier.runner.sweep(true); // the restart: the interrupted build fails
+    await drain();
+    const after = await readPub(u.key, p.id);
+    expect(after.status).toBe("unpublished");
+    expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(404);
+  });
+});
+
+describe("retry is a publish", () => {
+  test("retrying a failed first build keeps the plan's limits: no second live site on Free, no protected site after a downgrade", async () => {
+    const u = await t.user({ plan: "free" });
+    const a = await bucketWith(u, "Retry Limit A", { "index.html": "<p>A</p>" });
+    const b = await bucketWith(u, "Retry Limit B", { "notes/readme.txt": "x" });
+    const retry = () => t.api("POST", `/api/v1/buckets/${b}/publication/retry`, { key: u.key });
+    // B's first build fails (its root folder is empty), so it is unpublished and does not count.
+    const pb = (await publish(u.key, b, { publication_root_directory: "site" })).body.data.publication;
+    await drain();
+    expect((await readPub(u.key, pb.id)).publish_state).toBe("failed");
+    expect((await publish(u.key, a)).status).toBe(202); // A takes Free's one live site
+    await drain();
+    await directUpload(t, u.key, b, textFile("site/index.html", "<p>B</p>", "text/html; charset=utf-8"));
+    const refused = await retry();
+    expect([refused.status, refused.body.error.details?.max_live_sites]).toEqual([403, 1]);
+    await drain();
+    expect((await readPub(u.key, pb.id)).status).toBe("unpublished");
+
+    // A protected site whose build failed on Pro is not retried into a permanent one on Free.
+    const pro = await t.user({ plan: "pro" });
+    const c = await bucketWith(pro, "Retry Protected", { "notes/readme.txt": "x" });
+    const pc = (await publish(pro.key, c, { publication_root_directory: "site", access_mode: "password", password: "secret-pass" })).body.data.publication;
+    await drain();
+    t.pier.deps.db.update(accounts).set({ plan: "free" }).where(eq(accounts.id, pro.accountId)).run();
+    await directUpload(t, pro.key, c, textFile("site/index.html", "<p>C</p>", "text/html; charset=utf-8"));
+    const downgraded = await t.api("POST", `/api/v1/buckets/${c}/publication/retry`, { key: pro.key });
+    expect([downgraded.status, downgraded.body.error.code]).toEqual([402, "PUBLICATION_UPGRADE_REQUIRED"]);
+    await drain();
+    expect((await readPub(pro.key, pc.id)).status).toBe("unpublished");
+  });
+});
+
 describe("secrets, slugs and settings", () => {
   test("password and share text reach only account-owner keys, only on read after ready", async () => {
     const u = await t.user({ plan: "pro" });
