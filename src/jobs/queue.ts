@@ -70,6 +70,25 @@ export class JobQueue {
     return this.db.select().from(jobs).where(eq(jobs.kind, kind)).orderBy(desc(jobs.updatedAt)).limit(limit).all();
   }
 
+  /**
+   * Forget finished jobs: done and cancelled ones after `doneMs`, failed ones (which the admin's
+   * health page lists, and may retry) after `failedMs`. A periodic task alone adds a row a
+   * minute, so without this the table grows by ~17,000 rows a day. Bounded batches of 5,000.
+   */
+  prune(doneMs: number, failedMs: number): number {
+    const now = this.clock.now().getTime();
+    const doneBefore = new Date(now - doneMs).toISOString();
+    const failedBefore = new Date(now - failedMs).toISOString();
+    let removed = 0;
+    for (;;) {
+      const res = this.db.run(sql`DELETE FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE
+        (status IN ('done', 'cancelled') AND finished_at < ${doneBefore}) OR (status = 'failed' AND finished_at < ${failedBefore}) LIMIT 5000)`);
+      const changes = Number((res as unknown as { changes?: number }).changes ?? 0);
+      removed += changes;
+      if (changes < 5000) return removed;
+    }
+  }
+
   /** Failed jobs, most recently finished first. */
   failed(limit: number, offset = 0): JobRow[] {
     return this.db.select().from(jobs).where(eq(jobs.status, "failed")).orderBy(desc(jobs.finishedAt), desc(jobs.id)).limit(limit).offset(offset).all();

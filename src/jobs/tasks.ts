@@ -45,6 +45,12 @@ export const tasks: Task[] = [
     description: "Delete expired browser sessions and long-expired unused invites",
   },
   {
+    kind: "jobs.prune",
+    everyMs: HOUR,
+    handler: { run: async (deps) => ({ removed: deps.jobs.prune(7 * 24 * HOUR, 30 * 24 * HOUR) }), maxAttempts: 1 },
+    description: "Forget finished jobs: done ones after 7 days, failed ones after 30 (the health page lists those)",
+  },
+  {
     kind: "uploads.expire",
     everyMs: MINUTE,
     handler: { run: async (deps) => expireUploads(deps), maxAttempts: 1 },

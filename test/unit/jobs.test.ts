@@ -33,6 +33,30 @@ describe("job queue", () => {
     expect(new Date(j.runAt).getTime()).toBeLessThanOrEqual(t.clock.now().getTime());
   });
 
+  test("prune forgets done jobs after its first limit and failed ones after its second; queued and running stay", async () => {
+    const ids: Record<string, string> = {};
+    for (const status of ["done", "cancelled", "failed", "queued", "running"] as const) {
+      ids[status] = t.deps.jobs.enqueue("test.work", { status });
+      const finished = status === "queued" || status === "running" ? null : t.clock.now().toISOString();
+      t.deps.db.update(jobs).set({ status, finishedAt: finished }).where(eq(jobs.id, ids[status]!)).run();
+    }
+    expect(t.deps.jobs.prune(7 * 24 * 3600_000, 30 * 24 * 3600_000)).toBe(0);
+    t.clock.advance(8 * 24 * 3600_000);
+    expect(t.deps.jobs.prune(7 * 24 * 3600_000, 30 * 24 * 3600_000)).toBe(2);
+    expect(
+      allJobs()
+        .map((j) => j.status)
+        .sort(),
+    ).toEqual(["failed", "queued", "running"]);
+    t.clock.advance(30 * 24 * 3600_000);
+    expect(t.deps.jobs.prune(7 * 24 * 3600_000, 30 * 24 * 3600_000)).toBe(1);
+    expect(
+      allJobs()
+        .map((j) => j.status)
+        .sort(),
+    ).toEqual(["queued", "running"]);
+  });
+
   test("uniqueKey: one queued/running job per key; a new one once the first finished", async () => {
     const a = t.deps.jobs.enqueue("test.work", {}, { uniqueKey: "bucket:1" });
     const b = t.deps.jobs.enqueue("test.work", { other: true }, { uniqueKey: "bucket:1" });
