@@ -39,6 +39,13 @@ export class OutboxMailer implements Mailer {
   }
 }
 
+/**
+ * How long the relay may keep Pier waiting (ms). Mail is sent from jobs, which run one at a time:
+ * nodemailer's own defaults (2 minutes to connect, 10 minutes of silence) let one stalled relay
+ * hold publishes and renewals that long per message. Tests shorten them.
+ */
+export const relayTimeouts = { connectMs: 30_000, greetingMs: 30_000, silenceMs: 60_000 };
+
 export class SmtpRelayMailer implements Mailer {
   readonly via = "relay" as const;
   private transport: Promise<Transporter> | null = null;
@@ -51,7 +58,14 @@ export class SmtpRelayMailer implements Mailer {
   async send(msg: OutboundMessage): Promise<{ id: string }> {
     // nodemailer is loaded with the first message: most processes (every serving worker) never
     // send one, and it is the largest module Pier would otherwise load at start.
-    this.transport ??= import("nodemailer").then((m) => m.createTransport(this.relayUrl));
+    this.transport ??= import("nodemailer").then((m) =>
+      m.createTransport({
+        url: this.relayUrl,
+        connectionTimeout: relayTimeouts.connectMs,
+        greetingTimeout: relayTimeouts.greetingMs,
+        socketTimeout: relayTimeouts.silenceMs,
+      }),
+    );
     const info = await (await this.transport).sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text });
     this.deps.log.info("outbound message relayed", { kind: msg.kind, message_id: info.messageId });
     return { id: String(info.messageId ?? newId("msg")) };

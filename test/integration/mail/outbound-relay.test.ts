@@ -2,7 +2,7 @@
 // minimal SMTP receiver on loopback, and nothing lands in the outbox.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server } from "node:net";
-import { listOutbox } from "../../../src/features/mail/outbound";
+import { listOutbox, relayTimeouts, SmtpRelayMailer } from "../../../src/features/mail/outbound";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
@@ -74,5 +74,28 @@ describe("outbound mail through an SMTP relay", () => {
     const page = await siteFetch(t, site.host, "/", { headers: { cookie: ok.headers.get("set-cookie")!.split(";")[0]! } });
     expect(await page.text()).toBe("relayed in");
     expect(listOutbox(t.pier.deps)).toHaveLength(0);
+  });
+});
+
+describe("a relay that stops answering", () => {
+  test("a send fails within the relay timeouts instead of waiting minutes (mail is sent from the one job lane)", async () => {
+    // Accepts connections and never says a word.
+    const silent = createServer((sock) => sock.on("error", () => {}));
+    const port = await new Promise<number>((res) => silent.listen(0, "127.0.0.1", () => res((silent.address() as { port: number }).port)));
+    const saved = { ...relayTimeouts };
+    Object.assign(relayTimeouts, { connectMs: 500, greetingMs: 500, silenceMs: 500 });
+    try {
+      const mailer = new SmtpRelayMailer(t.pier.deps, `smtp://127.0.0.1:${port}`, "no-reply@pier.test");
+      const started = Date.now();
+      const outcome = await mailer.send({ to: "someone@example.com", kind: "test", subject: "s", text: "t" }).then(
+        () => "sent",
+        (e: Error) => e.message,
+      );
+      expect(outcome).toMatch(/greeting|timeout|timed out/i);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      Object.assign(relayTimeouts, saved);
+      silent.close();
+    }
   });
 });
