@@ -197,9 +197,11 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       let slug: string;
       if (p.kind === "preview") {
         const main = findPublication(p.bucket.id, "main", tx);
-        slug = pickSlug("preview", main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title, tx);
+        slug = main ? main.publicSlug : pickSlug(p.bucket.id, p.slugSuggestions, p.bucket.title, tx);
       } else {
-        slug = pickSlug("main", p.slugSuggestions, p.bucket.title, tx);
+        // A preview published first named the bucket's slug: the main site takes it too.
+        const preview = findPublication(p.bucket.id, "preview", tx);
+        slug = preview && !p.slugSuggestions.length ? preview.publicSlug : pickSlug(p.bucket.id, p.slugSuggestions, p.bucket.title, tx);
       }
       row = tx
         .insert(publications)

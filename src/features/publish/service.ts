@@ -195,9 +195,17 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
   validateSlug(next);
   if (next === pub.publicSlug) return pub;
   const row = transaction(deps.db, (tx) => {
-    if (slugTaken("main", next, pub.id, tx)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    if (slugTaken(next, bucket.id, tx)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    const now = deps.clock.now().toISOString();
+    // The preview moves along: left on the old slug, preview-<old> would stay this bucket's
+    // while another account could take <old> itself.
+    const preview = findPublication(bucket.id, "preview", tx);
+    if (preview && preview.publicSlug === pub.publicSlug) {
+      tx.update(publications).set({ publicSlug: next, updatedAt: now }).where(eq(publications.id, preview.id)).run();
+      afterCommit(tx, () => emitSiteChange(deps, { publicationId: preview.id }));
+    }
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
-    return tx.update(publications).set({ publicSlug: next, updatedAt: deps.clock.now().toISOString() }).where(eq(publications.id, pub.id)).returning().get()!;
+    return tx.update(publications).set({ publicSlug: next, updatedAt: now }).where(eq(publications.id, pub.id)).returning().get()!;
   });
   return row;
 }

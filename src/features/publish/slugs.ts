@@ -1,10 +1,10 @@
 // Choosing a public slug: suggestions are sanitized to DNS labels, the first free and valid one
 // wins, otherwise a numeric suffix is appended; with no suggestion the bucket title is used, and
 // a random slug only when nothing usable remains.
-import { and, eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
-import { publications, type PublicationKind } from "../../db/schema";
+import { publications } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { MIN_SLUG_LENGTH, validateSlug } from "./publications";
 
@@ -29,13 +29,17 @@ function usable(slug: string): boolean {
   }
 }
 
-export function slugTaken(kind: PublicationKind, slug: string, exceptId: string | undefined, db: DbOrTx): boolean {
-  const row = db
+/**
+ * Whether another bucket holds `slug`, as its main site's or its preview's: one namespace for
+ * both, since `<slug>` and `preview-<slug>` read as one site's two addresses. A bucket's main site
+ * and preview share theirs.
+ */
+export function slugTaken(slug: string, bucketId: string, db: DbOrTx): boolean {
+  return !!db
     .select({ id: publications.id })
     .from(publications)
-    .where(and(eq(publications.kind, kind), eq(publications.publicSlug, slug)))
+    .where(and(eq(publications.publicSlug, slug), ne(publications.bucketId, bucketId)))
     .get();
-  return !!row && row.id !== exceptId;
 }
 
 /** Too-short candidates are padded with "-site" rather than refused: "blog" -> "blog-site". */
@@ -46,16 +50,16 @@ function padded(s: string): string {
   return out;
 }
 
-export function pickSlug(kind: PublicationKind, suggestions: string[], bucketTitle: string, db: DbOrTx): string {
+export function pickSlug(bucketId: string, suggestions: string[], bucketTitle: string, db: DbOrTx): string {
   const explicit = suggestions.map(sanitizeSlug).filter(Boolean);
   const candidates = explicit.length ? explicit : [padded(sanitizeSlug(bucketTitle))].filter(Boolean);
   const valid = candidates.filter(usable);
-  for (const c of valid) if (!slugTaken(kind, c, undefined, db)) return c;
+  for (const c of valid) if (!slugTaken(c, bucketId, db)) return c;
   const base = valid[0];
   if (base) {
     for (let n = 2; n < 1000; n++) {
       const c = `${base.slice(0, 45)}-${n}`;
-      if (usable(c) && !slugTaken(kind, c, undefined, db)) return c;
+      if (usable(c) && !slugTaken(c, bucketId, db)) return c;
     }
   }
   if (explicit.length && !valid.length) {
@@ -70,6 +74,6 @@ export function pickSlug(kind: PublicationKind, suggestions: string[], bucketTit
     const c = `site-${randomToken(8)
       .toLowerCase()
       .replace(/[^a-z0-9]/g, "0")}`;
-    if (usable(c) && !slugTaken(kind, c, undefined, db)) return c;
+    if (usable(c) && !slugTaken(c, bucketId, db)) return c;
   }
 }

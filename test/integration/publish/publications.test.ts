@@ -230,6 +230,41 @@ describe("retry is a publish", () => {
   });
 });
 
+describe("one slug, two addresses", () => {
+  test("another account's preview cannot take a slug whose main site is someone else's; a rename moves the bucket's preview along", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const mine = await bucketWith(owner, "Acme Official", { "index.html": "<p>official</p>" });
+    const main = (await publish(owner.key, mine, { slug_suggestions: ["acme-official-site"] })).body.data.publication;
+    await drain();
+    expect(main.public_slug).toBe("acme-official-site");
+
+    const stranger = await t.user();
+    const fake = await bucketWith(stranger, "Fake", { "index.html": "<p>fake login</p>" });
+    const pv = await t.api("POST", `/api/v1/buckets/${fake}/publication/preview`, { key: stranger.key, body: { slug_suggestions: ["acme-official-site"] } });
+    expect(pv.status).toBe(202);
+    expect(pv.body.data.publication.public_slug).not.toBe("acme-official-site");
+    await drain();
+
+    // The owner's own preview lives at preview-<its slug>, serving the owner's files.
+    const own = (await t.api("POST", `/api/v1/buckets/${mine}/publication/preview`, { key: owner.key, body: {} })).body.data.publication;
+    expect(own.public_slug).toBe("acme-official-site");
+    await drain();
+    expect(await (await t.primaryFetch(host("acme-official-site", true), "/")).text()).toBe("<p>official</p>");
+
+    // A rename takes the preview with it; the freed name is then free for anyone, both addresses.
+    const renamed = await t.api("PATCH", `/api/v1/buckets/${mine}/custom_domains/public_slug`, { key: owner.key, body: { public_slug: "acme-renamed-site" } });
+    expect(renamed.status).toBe(200);
+    expect((await readPub(owner.key, own.id)).public_slug).toBe("acme-renamed-site");
+    expect(await (await t.primaryFetch(host("acme-renamed-site", true), "/")).text()).toBe("<p>official</p>");
+    expect((await t.primaryFetch(host("acme-official-site", true), "/")).status).toBe(404);
+    // The slug is the owner bucket's for both addresses: not another bucket's main site, nor its rename.
+    const grab = await publish(stranger.key, fake, { slug_suggestions: ["acme-renamed-site"] });
+    expect(grab.body.data.publication.public_slug).not.toBe("acme-renamed-site");
+    const taken = await t.api("PATCH", `/api/v1/buckets/${fake}/custom_domains/public_slug`, { key: stranger.key, body: { public_slug: "acme-renamed-site" } });
+    expect([taken.status, taken.body.error.code]).toEqual([409, "SLUG_TAKEN"]);
+  });
+});
+
 describe("secrets, slugs and settings", () => {
   test("password and share text reach only account-owner keys, only on read after ready", async () => {
     const u = await t.user({ plan: "pro" });
