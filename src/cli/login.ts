@@ -8,6 +8,7 @@ import { UsageError, type CommandSpec, type Parsed } from "./client/args";
 import type { Command, RunContext } from "./client/command";
 import {
   credentialsPath,
+  isLoopbackHost,
   findServer,
   loadCredentials,
   normalizeUrl,
@@ -77,8 +78,7 @@ async function runLogin(args: Parsed, ctx: RunContext, io: Io = stdio): Promise<
   ctx.baseUrl = base;
   const notice = updateNotice(status);
   if (notice) io.err(notice);
-  if (base.startsWith("http:") && !/^http:\/\/(localhost|127\.|\[::1\])/.test(base))
-    io.err(`Warning: ${base} does not use HTTPS; the key travels in clear text.`);
+  if (base.startsWith("http:") && !isLoopbackHost(new URL(base).hostname)) io.err(`Warning: ${base} does not use HTTPS; the key travels in clear text.`);
   const options = insecureFor(base);
   const issuer = new URL(base);
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...options }));

@@ -35,9 +35,16 @@ export function configDir(env: Env = process.env): string {
 export const credentialsPath = (env: Env = process.env) => join(configDir(env), "credentials.json");
 
 /** "pier.example.com" -> https://pier.example.com; loopback names default to http; paths dropped. */
+/** This machine's own names and addresses: localhost and *.localhost, 127.0.0.0/8, ::1. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1";
+}
+
+/** A server URL's origin; without a scheme, http for this machine and https for any other host. */
 export function normalizeUrl(raw: string): string {
   let v = raw.trim();
-  if (!/^https?:\/\//i.test(v)) v = (/^(localhost|127\.|\[::1\])/i.test(v) ? "http://" : "https://") + v;
+  if (!/^https?:\/\//i.test(v)) v = (URL.canParse(`http://${v}`) && isLoopbackHost(new URL(`http://${v}`).hostname) ? "http://" : "https://") + v;
   try {
     return new URL(v).origin;
   } catch {
@@ -78,6 +85,7 @@ export function loadCredentials(env: Env = process.env): CredentialsFile {
 export function saveCredentials(data: CredentialsFile, env: Env = process.env): void {
   const dir = configDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700); // mkdir's mode applies only when it creates the folder
   const file = credentialsPath(env);
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(data, null, 2) + "\n", { mode: 0o600 });
