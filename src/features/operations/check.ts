@@ -227,7 +227,9 @@ async function checkTempFiles(t: CheckTarget, repair: boolean, findings: Finding
   const candidates: string[] = [];
   const tmpDir = join(t.dataDir, "blobs", "tmp");
   if (existsSync(tmpDir)) for (const n of readdirSync(tmpDir)) candidates.push(join(tmpDir, n));
-  for (const n of readdirSync(t.dataDir)) if (/^pier\.db\.(restore-tmp|partial-)/.test(n)) candidates.push(join(t.dataDir, n));
+  // A `.restore-` folder is a crashed restore's staged copy (D242); `.replaced-` folders hold the
+  // previous data and are left to the operator.
+  for (const n of readdirSync(t.dataDir)) if (/^pier\.db\.(restore-tmp|partial-)|^\.restore-\d+-\d+$/.test(n)) candidates.push(join(t.dataDir, n));
   let stale = 0;
   for (const path of candidates) {
     let mtime: number;

@@ -1,9 +1,10 @@
 // `pier backup verify` and `pier restore`: a backup is checked before anything is written, and
-// a restore builds the new data dir from verified copies only (database and blob hashes), so a
-// damaged backup is named and never silently becomes the live data.
+// a restore builds the new data dir from verified copies only (database and blob hashes), staged
+// and swapped in whole (restore-swap.ts), so a damaged backup is named and never silently becomes
+// the live data, nor costs the data it was meant to replace.
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { mkdir, rename, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
@@ -24,6 +25,7 @@ import {
 } from "./layout";
 import { readFileSync } from "node:fs";
 import { isArchivePath, unpackArchive, verifyArchive } from "./archive";
+import { stagingFolder, swapIn } from "./restore-swap";
 
 export interface VerifyResult {
   folder: string;
@@ -120,9 +122,6 @@ async function restoreArchive(opts: RestoreOptions): Promise<RestoreResult> {
 
 const isDirectory = (path: string): boolean => existsSync(path) && statSync(path).isDirectory();
 
-/** Files of a data dir a restore replaces (with --force); certificates and the like stay. */
-const REPLACED = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`, "blobs"];
-
 export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
   if (isArchivePath(opts.from) && !isDirectory(opts.from)) return restoreArchive(opts);
   const folder = resolve(opts.from);
@@ -150,51 +149,52 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
       `${missing.length} blob(s) the backup's database references are missing from ${folder} (first: ${missing[0]}); run pier backup verify ${folder}.`,
     );
 
+  // The copies are made and verified in a folder inside the data dir, and take the place of the
+  // old files only when all of them are good: a damaged blob, a full disk or any other error
+  // leaves the data dir's database and blobs as they were (D242).
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const clear = async () => {
-    for (const name of [...REPLACED, `${DATABASE_FILE}.restore-tmp`]) await rm(join(dataDir, name), { recursive: true, force: true });
-  };
-  if (opts.force) await clear();
+  const staging = stagingFolder(dataDir, "restore");
+  await mkdir(staging, { mode: 0o700 });
   try {
-    return await copyInto(folder, dataDir, manifest, blobs, dbSource);
-  } catch (e) {
-    // Half a restore must not look like a data dir: take back what was written.
-    await clear().catch(() => {});
-    throw e;
+    const result = await copyInto(folder, staging, manifest, blobs, dbSource);
+    await swapIn(staging, dataDir);
+    return { ...result, dataDir };
+  } finally {
+    await rm(staging, { recursive: true, force: true }).catch(() => {});
   }
 }
 
-async function copyInto(folder: string, dataDir: string, manifest: BackupManifest, blobs: Set<string>, dbSource: string): Promise<RestoreResult> {
+async function copyInto(folder: string, staging: string, manifest: BackupManifest, blobs: Set<string>, dbSource: string): Promise<RestoreResult> {
   let bytes = 0;
   const touched = new Set<string>();
+  const damaged = (what: string) =>
+    new ApiError(
+      "BACKUP_INVALID",
+      `${what} in the backup is damaged; the restore stopped and the data dir was left as it was (run pier backup verify ${folder}).`,
+    );
   await eachLimit(blobs, COPY_CONCURRENCY, async (sha256) => {
-    const dest = blobPathIn(dataDir, sha256);
+    const dest = blobPathIn(staging, sha256);
     try {
       bytes += (await copyHashed(blobPathIn(folder, sha256), dest, sha256)).size;
     } catch (e) {
-      if (e instanceof CorruptBlobError)
-        throw new ApiError(
-          "BACKUP_INVALID",
-          `Blob ${sha256} in the backup is damaged; the restore stopped (run pier backup verify ${folder}). No database was written.`,
-        );
-      throw e;
+      throw e instanceof CorruptBlobError ? damaged(`Blob ${sha256}`) : e;
     }
     touched.add(dirname(dest));
   });
   await eachLimit(touched, COPY_CONCURRENCY, fsyncDir);
-  // The database last, through a temp name: a data dir with a pier.db is a finished restore.
-  const dbTmp = join(dataDir, `${DATABASE_FILE}.restore-tmp`);
-  await copyHashed(dbSource, dbTmp, manifest.database.sha256);
-  const requeued = requeueRunningJobs(dbTmp);
-  await rename(dbTmp, join(dataDir, DATABASE_FILE));
-  await fsyncDir(dataDir);
+  const dbFile = join(staging, DATABASE_FILE);
+  await copyHashed(dbSource, dbFile, manifest.database.sha256).catch((e) => {
+    throw e instanceof CorruptBlobError ? damaged("The database") : e;
+  });
+  const requeued = requeueRunningJobs(dbFile);
   let keyRestored = false;
   const keySource = join(folder, SECRET_KEY_FILE);
   if (existsSync(keySource)) {
-    await writeFileAtomic(join(dataDir, SECRET_KEY_FILE), readFileSync(keySource, "utf8"), 0o600);
+    await writeFileAtomic(join(staging, SECRET_KEY_FILE), readFileSync(keySource, "utf8"), 0o600);
     keyRestored = true;
   }
-  return { dataDir, manifest, blobs: blobs.size, bytes, secret_key_restored: keyRestored, jobs_requeued: requeued };
+  await fsyncDir(staging);
+  return { dataDir: staging, manifest, blobs: blobs.size, bytes, secret_key_restored: keyRestored, jobs_requeued: requeued };
 }
 
 /**

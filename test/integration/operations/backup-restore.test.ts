@@ -1,10 +1,11 @@
 // Online backups: a backup taken while uploads and publishes keep coming restores into a data dir
 // that passes the doctor and serves every file and site acknowledged before the backup started.
 // Incremental runs copy only new blobs; a damaged backup is named by verify and refused by restore.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { checkDataDir, createBackup, restoreBackup, verifyBackup } from "../../../src/features/operations";
 import { activateDeploy, writeDeploy } from "../../../src/features/publish/deploys";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
@@ -32,6 +33,26 @@ async function download(p: TestPier, key: string, bucket: string, path: string):
   if (dl.status !== 302 && dl.status !== 307) return null;
   const res = await fetch(dl.headers.get("location")!);
   return res.status === 200 ? res.text() : null;
+}
+
+/** Every file under `dir` (hidden ones too) with its sha256: equal trees hold the same bytes. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (e.isFile()) {
+      const path = join(e.parentPath, e.name);
+      out[relative(dir, path)] = new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex");
+    }
+  return out;
+}
+
+function fileCount(dataDir: string, path: string): number {
+  const db = new Database(join(dataDir, "pier.db"), { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM files WHERE path = ?").get(path) as { n: number }).n;
+  } finally {
+    db.close();
+  }
 }
 
 describe("pier backup under load, then restore", () => {
@@ -146,6 +167,43 @@ describe("pier backup under load, then restore", () => {
     expect(again.blobs).toBeGreaterThan(0);
     expect(readFileSync(join(target, "notes.txt"), "utf8")).toBe("the operator's own file");
     await expect(restoreBackup({ from: folder, dataDir: target, force: true, runningPid: 1 })).rejects.toMatchObject({ code: "RESTORE_TARGET_NOT_EMPTY" });
+  }, 60_000);
+
+  test("--force with a damaged backup leaves the data dir exactly as it was; a good backup then replaces it", async () => {
+    const bucket = await newBucket(t, u.key, "Forced");
+    await directUpload(t, u.key, bucket, textFile("old.txt", "the data dir's own bytes"));
+    const first = join(scratch, "force-first");
+    await createBackup({ dataDir: t.dataDir, to: first, includeSecretKey: false });
+    // The operator's working data dir, with files a restore does not replace.
+    const live = join(scratch, "force-live");
+    await restoreBackup({ from: first, dataDir: live, force: false });
+    writeFileSync(join(live, "notes.txt"), "the operator's own file");
+    await Bun.write(join(live, "https-tls", "cert.pem"), "a certificate");
+    writeFileSync(join(live, "secret.key"), "the data dir's key");
+
+    await directUpload(t, u.key, bucket, textFile("new.txt", "the backup's own bytes"));
+    const second = join(scratch, "force-second");
+    await createBackup({ dataDir: t.dataDir, to: second, includeSecretKey: true, secretKey: SECRET });
+    const sha = new Bun.CryptoHasher("sha256").update("the backup's own bytes").digest("hex");
+    const blob = join(second, "blobs", "sha256", sha.slice(0, 2), sha.slice(2, 4), sha);
+    writeFileSync(blob, "the backup's own bytez");
+
+    const before = tree(live);
+    expect(Object.keys(before)).toContain("pier.db");
+    await expect(restoreBackup({ from: second, dataDir: live, force: true })).rejects.toMatchObject({ code: "BACKUP_INVALID" });
+    expect(tree(live)).toEqual(before);
+    expect(fileCount(live, "new.txt")).toBe(0);
+
+    writeFileSync(blob, "the backup's own bytes");
+    const r = await restoreBackup({ from: second, dataDir: live, force: true });
+    expect(r.dataDir).toBe(live);
+    expect(r.secret_key_restored).toBe(true);
+    expect(fileCount(live, "new.txt")).toBe(1);
+    expect(existsSync(join(live, "blobs", "sha256", sha.slice(0, 2), sha.slice(2, 4), sha))).toBe(true);
+    expect(readFileSync(join(live, "secret.key"), "utf8").trim()).toBe(SECRET);
+    expect(readFileSync(join(live, "notes.txt"), "utf8")).toBe("the operator's own file");
+    expect(readFileSync(join(live, "https-tls", "cert.pem"), "utf8")).toBe("a certificate");
+    expect(readdirSync(live).filter((n) => n.startsWith("."))).toEqual([]);
   }, 60_000);
 
   test("a folder without a manifest (an interrupted backup) is not a backup", async () => {

@@ -90,16 +90,22 @@ describe("pier admin check", () => {
     const young = join(tmp, "456-upload-in-progress");
     writeFileSync(old, "half an upload");
     writeFileSync(young, "an upload going on");
+    // A restore that crashed before moving its staged copy into place.
+    const staged = join(t.dataDir, ".restore-123-1764300000000");
+    await Bun.write(join(staged, "blobs", "sha256", "ab", "cd", "abcd"), "a staged blob");
     const past = new Date(Date.now() - 2 * 3600_000);
     utimesSync(old, past, past);
+    utimesSync(staged, past, past);
     const found = await check();
     expect(found.code).toBe(1);
     expect(found.out).toContain(`temp_file: stray temp file ${old}`);
+    expect(found.out).toContain(`temp_file: stray temp file ${staged}`);
     expect(found.out).not.toContain(young);
     const repaired = await check("--repair");
     expect(repaired.out).toContain("repaired: removed");
     expect(repaired.code).toBe(0);
     expect(existsSync(old)).toBe(false);
+    expect(existsSync(staged)).toBe(false);
     expect(existsSync(young)).toBe(true);
     rmSync(young);
   });
