@@ -36,16 +36,18 @@ export interface DepsOptions {
   clearTempFiles?: boolean;
   /** This process is a serving worker: the primary's temp files are left alone, certificates are followed. */
   servingWorker?: boolean;
+  /** The pid of a server running on this data dir (admin commands): pending migrations are refused. */
+  servedBy?: number | null;
 }
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
-export function openData(config: Config) {
+export function openData(config: Config, opts: { servedBy?: number | null } = {}) {
   // 0700: the database and secret.key are for Pier's user only (applies when Pier creates it).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const handle = openDatabase(join(config.dataDir, "pier.db"));
   let upgrade: UpgradePlan;
   try {
-    upgrade = prepareUpgrade(handle.sqlite, config.dataDir);
+    upgrade = prepareUpgrade(handle.sqlite, config.dataDir, { servedBy: opts.servedBy });
   } catch (e) {
     handle.close();
     throw e;
@@ -60,7 +62,7 @@ export async function createDeps(config: Config, httpPort: number, opts: DepsOpt
   const geoProblem = checkGeoDb(config.geoipDb);
   if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
-  const { handle, applied, preMigrateBackup } = openData(config);
+  const { handle, applied, preMigrateBackup } = openData(config, { servedBy: opts.servedBy });
   if (preMigrateBackup) log.info("database backed up before migrating", { backup: preMigrateBackup, pending: applied });
   if (applied.length) log.info("migrations applied", { migrations: applied });
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));

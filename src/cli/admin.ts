@@ -340,7 +340,7 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
     const config: Config = loadConfig(process.env, parsed.config);
     // Quiet unless asked: stdout is for results, stderr for one-line messages.
     const log = createLogger(parsed.config["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
-    deps = await createDeps(config, config.httpPort, { log, clearTempFiles: false });
+    deps = await createDeps(config, config.httpPort, { log, clearTempFiles: false, servedBy: runningServer(config.dataDir)?.pid ?? null });
     await command.run(deps, options, io, parsed.config);
     return 0;
   } catch (e) {

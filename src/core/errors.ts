@@ -203,6 +203,10 @@ export const errorCatalogue = {
   },
   BACKUP_INVALID: { status: 422, hint: "The folder is not a complete Pier backup, or it is damaged; run `pier backup verify FOLDER`." },
   RESTORE_TARGET_NOT_EMPTY: { status: 409, hint: "Restore into a new or empty data dir, or pass --force to replace the database, blobs and key of this one." },
+  DATA_DIR_IN_USE: {
+    status: 409,
+    hint: "A running Pier serves this data dir with an older database than this command's Pier: restart the server with this version (it migrates), then run the command again.",
+  },
   DATA_DIR_TOO_NEW: {
     status: 409,
     hint: "The data dir was written by a newer Pier: run that version (or newer), or restore a backup taken before the upgrade.",

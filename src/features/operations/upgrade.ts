@@ -17,7 +17,11 @@ export interface UpgradePlan {
   backup: string | null;
 }
 
-export function prepareUpgrade(sqlite: Database, dataDir: string, opts: { now?: Date; migrations?: { name: string }[] } = {}): UpgradePlan {
+export function prepareUpgrade(
+  sqlite: Database,
+  dataDir: string,
+  opts: { now?: Date; migrations?: { name: string }[]; servedBy?: number | null } = {},
+): UpgradePlan {
   const known = (opts.migrations ?? embedded).map((m) => m.name);
   const hasJournal =
     sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__pier_migrations'").get()!.n > 0;
@@ -35,6 +39,14 @@ export function prepareUpgrade(sqlite: Database, dataDir: string, opts: { now?: 
         "Run that newer version (or a later one), or restore a backup taken before the upgrade into a new data dir. Nothing was changed.",
     );
   const pending = known.filter((n) => !applied.includes(n));
+  // An admin command of a newer Pier must not change the schema under a running older server,
+  // which would then refuse to start again (DATA_DIR_TOO_NEW).
+  if (pending.length && applied.length && opts.servedBy)
+    throw new ApiError(
+      "DATA_DIR_IN_USE",
+      `A Pier (pid ${opts.servedBy}) serves ${dataDir} with an older database than this pier ${serverVersion} (pending: ${pending.join(", ")}). ` +
+        "Restart the server with this version (it migrates on start), then run the command again. Nothing was changed.",
+    );
   if (!pending.length || !applied.length) return { pending, backup: null };
   const dir = join(dataDir, "backups");
   mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -54,6 +54,25 @@ describe("upgrades", () => {
     expect(users).toEqual([{ email: "old@example.com" }]);
   });
 
+  test("an admin command does not migrate a data dir a running older server serves: refused, nothing changed", () => {
+    const dataDir = oldDataDir();
+    expect(() => openData({ ...loadConfig({}, {}), dataDir }, { servedBy: 4242 })).toThrow(/pid 4242.*Restart the server/);
+    const h = new Database(join(dataDir, "pier.db"), { readonly: true });
+    const journal = h
+      .query<{ name: string }, []>("SELECT name FROM __pier_migrations")
+      .all()
+      .map((r) => r.name);
+    h.close();
+    expect(journal).not.toContain(migrations.at(-1)!.name);
+    expect(existsSync(join(dataDir, "backups"))).toBe(false);
+    // Up to date, the same command runs beside the server.
+    const current = newDir();
+    openData({ ...loadConfig({}, {}), dataDir: current }).handle.close();
+    const again = openData({ ...loadConfig({}, {}), dataDir: current }, { servedBy: 4242 });
+    again.handle.close();
+    expect(again.applied).toEqual([]);
+  });
+
   test("a new data dir or an up-to-date one makes no copy", () => {
     const dataDir = newDir();
     const config = { ...loadConfig({}, {}), dataDir };
