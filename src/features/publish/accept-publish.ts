@@ -16,7 +16,7 @@ import { takePublishToken } from "./limits";
 import type { PublishInput } from "./model";
 import { assertPublishAllowed } from "./policy";
 import type { PublicationRow } from "./publications";
-import { pickSlug } from "./slugs";
+import { pickSlug, slugTaken } from "./slugs";
 
 export const PREVIEW_DEFAULT_MINUTES = 15;
 export const PREVIEW_MAX_MINUTES = 43200;
@@ -197,12 +197,20 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       let slug: string;
       if (p.kind === "preview") {
         const main = findPublication(p.bucket.id, "main", tx);
-        slug = main ? main.publicSlug : pickSlug(p.bucket.id, p.slugSuggestions, p.bucket.title, tx);
+        slug =
+          main && !slugTaken(main.publicSlug, p.bucket.id, tx)
+            ? main.publicSlug
+            : pickSlug(p.bucket.id, main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title, tx);
       } else {
         // A preview published first named the bucket's slug: the main site takes it too.
         const preview = findPublication(p.bucket.id, "preview", tx);
-        slug = preview && !p.slugSuggestions.length ? preview.publicSlug : pickSlug(p.bucket.id, p.slugSuggestions, p.bucket.title, tx);
+        slug =
+          preview && !p.slugSuggestions.length && !slugTaken(preview.publicSlug, p.bucket.id, tx)
+            ? preview.publicSlug
+            : pickSlug(p.bucket.id, p.slugSuggestions, p.bucket.title, tx);
       }
+      // (The sibling's slug is checked too: before slugs were one namespace, another bucket could
+      // hold it under the other kind, and taking it would break the unique index.)
       row = tx
         .insert(publications)
         .values({

@@ -265,6 +265,30 @@ describe("one slug, two addresses", () => {
   });
 });
 
+describe("slugs shared across kinds before this release", () => {
+  // Slugs were unique per kind: a bucket's preview could hold the slug of another bucket's main site.
+  test("publishing next to such a pair picks a free slug instead of failing", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const mine = await bucketWith(owner, "Legacy Owner", { "index.html": "<p>owner</p>" });
+    const main = (await publish(owner.key, mine, { slug_suggestions: ["legacy-shared-site"] })).body.data.publication;
+    await drain();
+    const other = await t.user({ plan: "pro" });
+    const theirs = await bucketWith(other, "Legacy Other", { "index.html": "<p>other</p>" });
+    const pv = (await t.api("POST", `/api/v1/buckets/${theirs}/publication/preview`, { key: other.key, body: { slug_suggestions: ["legacy-other-site"] } }))
+      .body.data.publication;
+    await drain();
+    t.pier.deps.db.update(publications).set({ publicSlug: main.public_slug }).where(eq(publications.id, pv.id)).run(); // the old state
+
+    const ownPreview = await t.api("POST", `/api/v1/buckets/${mine}/publication/preview`, { key: owner.key, body: {} });
+    expect(ownPreview.status).toBe(202);
+    expect(ownPreview.body.data.publication.public_slug).not.toBe(main.public_slug);
+    const theirMain = await publish(other.key, theirs);
+    expect(theirMain.status).toBe(202);
+    expect(theirMain.body.data.publication.public_slug).not.toBe(main.public_slug);
+    await drain();
+  });
+});
+
 describe("secrets, slugs and settings", () => {
   test("password and share text reach only account-owner keys, only on read after ready", async () => {
     const u = await t.user({ plan: "pro" });
