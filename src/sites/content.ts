@@ -173,6 +173,9 @@ export class SiteContent {
       // A site CSP (from _headers, baked into the file's headers) is widened for the forms' own needs.
       const csp = headers.get("content-security-policy");
       if (csp) headers.set("content-security-policy", this.formWidget.widenCsp(c.site, csp));
+      // Each view carries a fresh fill timer (valid 24 h, D234): a copy kept longer by a cache, as
+      // a long max-age from `_headers` would allow, would refuse every post.
+      headers.set("cache-control", c.priv ? CACHE_PRIVATE : CACHE_HTML);
       return markComplete(new Response(html, { status: res.status, headers }));
     });
   }

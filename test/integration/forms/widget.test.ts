@@ -20,6 +20,7 @@ beforeAll(async () => {
       { path: "all.html", bytes: "<!doctype html><html><body>{{PIER_FORM}}</body></html>" },
       { path: "style.css", bytes: "h1{color:red}" },
       { path: "404.html", bytes: "<!doctype html><html><body><h1>Lost?</h1></body></html>" },
+      { path: "_headers", bytes: "/*\n  Cache-Control: public, max-age=604800\n" },
     ],
   });
   const r = await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}`, {
@@ -83,6 +84,14 @@ describe("forms in pages", () => {
     expect(body).toContain("<h1>Lost?</h1>");
     expect(body).toContain('data-pier-widget="contact"');
     expect(body).toContain('name="_pier_return" value="/no/such/page"');
+  });
+
+  test("a page carrying a form is never cached past its fill timer, whatever _headers asks; other files keep it", async () => {
+    const page = await siteFetch(t, site.host, "/contact");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("_pier_started");
+    expect(page.headers.get("cache-control")).toBe("public, no-cache");
+    expect((await siteFetch(t, site.host, "/style.css")).headers.get("cache-control")).toBe("public, max-age=604800");
   });
 
   test("a site without forms keeps its bytes and its ETag / 304", async () => {
