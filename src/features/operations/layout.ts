@@ -59,6 +59,12 @@ export function checkFormat(where: string, manifest: BackupManifest): BackupMani
       "BACKUP_INVALID",
       `${where} is backup format ${manifest.format}; this Pier reads format ${BACKUP_FORMAT}. Use the Pier version that wrote it (${manifest.pier_version}).`,
     );
+  // Pier writes the database as pier.db beside the manifest; any other name could point out of the backup.
+  if (manifest.database?.file !== DATABASE_FILE)
+    throw new ApiError(
+      "BACKUP_INVALID",
+      `${where}: the manifest names the database ${JSON.stringify(manifest.database?.file)}; a Pier backup's is ${DATABASE_FILE}.`,
+    );
   return manifest;
 }
 

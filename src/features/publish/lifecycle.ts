@@ -60,12 +60,12 @@ export function retryPublication(deps: Deps, actor: Actor, bucketId: string): Pu
       status: pub.status,
     });
   }
-  takePublishToken(deps, actor);
   // A failed first build left the site unpublished, outside the plan's counts; the plan may also
-  // have changed since the request was saved.
-  return requeue(deps, pub, (tx) =>
-    assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: pub.accessMode }, tx),
-  );
+  // have changed since the request was saved. The publish token is taken only by a retry the plan allows.
+  return requeue(deps, pub, (tx) => {
+    assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: pub.accessMode }, tx);
+    takePublishToken(deps, actor);
+  });
 }
 
 /**

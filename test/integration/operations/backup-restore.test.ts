@@ -214,6 +214,18 @@ describe("pier backup under load, then restore", () => {
     await expect(restoreBackup({ from: folder, dataDir: join(scratch, "nope"), force: false })).rejects.toMatchObject({ code: "BACKUP_INVALID" });
   });
 
+  test("a manifest naming a database outside the backup is refused before anything is read or written", async () => {
+    const folder = join(scratch, "crafted");
+    await createBackup({ dataDir: t.dataDir, to: folder, includeSecretKey: false });
+    const manifestFile = join(folder, "manifest.json");
+    const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, database: { ...manifest.database, file: "../elsewhere/pier.db" } }));
+    const target = join(scratch, "crafted-target");
+    await expect(verifyBackup(folder)).rejects.toMatchObject({ code: "BACKUP_INVALID" });
+    await expect(restoreBackup({ from: folder, dataDir: target, force: false })).rejects.toMatchObject({ code: "BACKUP_INVALID" });
+    expect(existsSync(join(target, "pier.db"))).toBe(false);
+  });
+
   test("a target that is not writable fails with a clear message and leaves no manifest", async () => {
     if (process.getuid?.() === 0) {
       // root writes anywhere: a file in the way of the folder gives the same kind of failure.
