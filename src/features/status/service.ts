@@ -30,8 +30,9 @@ export function getStatus(deps: Deps, actor: Actor | null) {
         }
       : null,
     urls: { base_url: deps.urls.baseUrl, docs_url: deps.urls.docsUrl, mcp_url: deps.urls.mcpUrl, sites_domain: deps.urls.sitesDomain },
-    // Operator data: only the instance admin sees which hosts have certificates and why one failed.
-    ...(actor?.isInstanceAdmin ? { automatic_https: automaticHttps(deps) } : {}),
+    // Operator data: only the instance admin sees which hosts have certificates and why one failed,
+    // and only through a credential with the whole account (a narrow key of theirs is a narrow key).
+    ...(actor?.isInstanceAdmin && actor.scope === "bucket_admin" && actor.bucketAccess === "all" ? { automatic_https: automaticHttps(deps) } : {}),
   };
 }
 

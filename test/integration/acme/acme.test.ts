@@ -54,6 +54,13 @@ describe("automatic HTTPS with a real ACME CA", () => {
     expect(api.status).toBe("issued");
     expect(Date.parse(api.expires_at)).toBeGreaterThan(Date.now());
     expect((await s.t.api("GET", "/api/v1/status", { key: other.key })).body.data.automatic_https).toBeUndefined();
+    // A narrow key of the admin's (read-only, or limited to some buckets) is a narrow key: no instance data.
+    for (const narrow of [
+      s.t.key(admin, { scope: "bucket_read" }),
+      s.t.key(admin, { scope: "bucket_admin", bucketAccess: "selected", bucketPermissions: {} }),
+    ]) {
+      expect((await s.t.api("GET", "/api/v1/status", { key: narrow })).body.data.automatic_https).toBeUndefined();
+    }
     const out: string[] = [];
     const code = await runAdmin(["certs", "--data-dir", s.t.dataDir], { out: (l) => out.push(l), err: () => {} });
     expect(code).toBe(0);
