@@ -36,6 +36,8 @@ function parseDate(field: "from" | "to", raw: string): number {
   const ms = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? Date.parse(`${raw}T00:00:00Z`) : Number.NaN;
   // Date.parse accepts 2026-02-31 as March 3rd: a date must round-trip to itself.
   if (Number.isNaN(ms) || utcDay(ms) !== raw) throw new ApiError("VALIDATION_FAILED", `${field} must be a date as YYYY-MM-DD.`, { field });
+  // Pier counted nothing before 2000, and a window there would make a previous period before year 0.
+  if (raw < "2000-01-01") throw new ApiError("VALIDATION_FAILED", `${field} must be 2000-01-01 or later.`, { field });
   return ms;
 }
 

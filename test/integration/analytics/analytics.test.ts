@@ -269,6 +269,7 @@ describe("bad input and other accounts", () => {
     ["?from=yesterday&to=2026-03-01", "from"],
     ["?from=2026-01-01", "to"],
     ["?to=2026-01-01", "from"],
+    ["?from=0000-01-01&to=0000-01-02", "from"], // its previous period would fall before year 0
   ])("%s is 422 VALIDATION_FAILED naming %s", async (query, field) => {
     for (const path of [`/api/v1/publications/${s.pub.id}/analytics${query}`, `/api/v1/analytics${query}`]) {
       const r = await t.api("GET", path, { key: s.user.key });
