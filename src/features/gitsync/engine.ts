@@ -99,17 +99,25 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   // Received mail is private to the bucket (never published, never synced): it never goes to a
   // repository, and nothing in a repository writes or deletes it.
   for (const map of [remote, local] as Map<string, unknown>[]) for (const path of map.keys()) if (isMailPath(path)) map.delete(path);
-  assertPushable(store.limits, local, "files");
+  // Files over the cap are refused before any is read, except those the repository changed too:
+  // that conflict is the user's to choose, and choosing the repository's side pushes nothing.
+  assertPushable(
+    store.limits,
+    [...local].filter(([path]) => !remote.has(path)),
+    "files",
+  );
 
   // Paths changed on both sides: the same content on both is no conflict.
   const conflicts: string[] = [];
   const localOids = new Map<string, string | null>();
   for (const [path, file] of local) {
-    const oid = file ? await gitOidOf(deps, file) : null;
+    // An oversized file the repository changed too cannot be equal to it (the fetch refuses objects over the cap).
+    const oversized = file !== null && file.size > store.limits.fileBytes;
+    const oid = file && !oversized ? await gitOidOf(deps, file) : null;
     localOids.set(path, oid);
     if (!remote.has(path)) continue;
     const theirs = remote.get(path)?.oid ?? null;
-    if (theirs === oid) {
+    if (!oversized && theirs === oid) {
       remote.delete(path);
       local.delete(path);
     } else conflicts.push(path);
@@ -134,6 +142,7 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
     if (side === "bucket") remote.delete(path);
     else local.delete(path);
   }
+  assertPushable(store.limits, local, "files");
   assertPushable(store.limits, local, "total");
 
   // Whatever can fail runs before the bucket is written: the repository's files are read and

@@ -163,3 +163,28 @@ test("a pack holding deltas (two copies of a large text that differ a little) pa
   expect(s.state).toBe("in_sync");
   expect(fileCount(b)).toBe(2);
 });
+
+test("an oversized bucket file the repository changed too is a conflict to choose, not a dead end; the repository's side brings the repository's file", async () => {
+  const { b, url } = await exported("bigconflict", { "data.txt": zeros(0.1, 1) });
+  expect((await sync(b)).state).toBe("in_sync");
+  // The repository changes data.txt, and the bucket gets a version over the 1 MiB cap.
+  const other = await workClone(url);
+  clones.push(other);
+  other.write("data.txt", "small, from the repository\n");
+  await other.commitAndPush("repository edit");
+  expect((await directUpload(t, user.key, b, { path: "data.txt", bytes: zeros(2, 2), contentType: "text/plain" })).status).toBeLessThan(300);
+  const now = async (body: Record<string, unknown> = {}) => {
+    expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync/sync`, { key: user.key, body })).status).toBe(202);
+    await t.pier.runner.drain();
+    return sync(b);
+  };
+  const first = await now();
+  expect([first.state, first.conflicts]).toEqual(["conflict", ["data.txt"]]);
+  // Choosing the bucket's side would push the oversized file: refused as such.
+  const bucketSide = await now({ resolutions: { "data.txt": "bucket" } });
+  expect(bucketSide.error?.code).toBe("file_too_large");
+  const repositorySide = await now({ resolutions: { "data.txt": "repository" } });
+  expect(repositorySide.state).toBe("in_sync");
+  const r = await t.api("GET", `/api/v1/buckets/${b}/files/by_path?path=data.txt`, { key: user.key });
+  expect(await (await fetch(r.headers.get("location")!)).text()).toBe("small, from the repository\n");
+});
