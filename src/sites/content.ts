@@ -57,6 +57,11 @@ export class SiteContent {
     return c.priv ? CACHE_PRIVATE : type.startsWith("text/html") ? CACHE_HTML : CACHE_ASSET;
   }
 
+  /** A page's (or a redirect's) cache policy: private behind a gate. */
+  pageCache(c: SiteRequest): string {
+    return c.priv ? CACHE_PRIVATE : CACHE_HTML;
+  }
+
   /** The deploy's files at the path by Pier's own rules: index pages, Auto-Index, clean URLs, 404/SPA. */
   serve(c: SiteRequest): Promise<Response> | Response {
     const { m, path } = c;
@@ -73,12 +78,12 @@ export class SiteContent {
       if (c.site.cleanUrls && c.pathname.endsWith(".html") && path.endsWith(".html")) {
         const bare = path.slice(0, -".html".length);
         if (bare !== "" && !bare.endsWith("/") && bare.slice(bare.lastIndexOf("/") + 1) !== "index" && !m.files.has(bare) && !m.dirs.has(bare))
-          return this.redirect(c, 308, `${c.pathname.slice(0, -".html".length)}${c.search}`, c.priv ? CACHE_PRIVATE : CACHE_HTML);
+          return this.redirect(c, 308, `${c.pathname.slice(0, -".html".length)}${c.search}`, this.pageCache(c));
       }
       return this.file(c, file, 200, true);
     }
     // A gated site's folder and page names are not for shared caches either.
-    if (m.dirs.has(path)) return this.redirect(c, 301, `${c.pathname}/${c.search}`, c.priv ? CACHE_PRIVATE : CACHE_HTML);
+    if (m.dirs.has(path)) return this.redirect(c, 301, `${c.pathname}/${c.search}`, this.pageCache(c));
     const page = c.site.cleanUrls ? m.files.get(`${path}.html`) : undefined;
     if (page) return this.file(c, page, 200, true);
     return this.missing(c);
@@ -141,7 +146,7 @@ export class SiteContent {
     return this.autoIndex.render(c.t, c.site, c.m, c.path).then((page) => {
       const headers = {
         "content-type": "text/html; charset=utf-8",
-        "cache-control": c.priv ? CACHE_PRIVATE : CACHE_HTML,
+        "cache-control": this.pageCache(c),
         etag: page.etag,
         "content-security-policy": AUTOINDEX_CSP,
         "x-content-type-options": "nosniff",
@@ -175,7 +180,7 @@ export class SiteContent {
       if (csp) headers.set("content-security-policy", this.formWidget.widenCsp(c.site, csp));
       // Each view carries a fresh fill timer (valid 24 h, D234): a copy kept longer by a cache, as
       // a long max-age from `_headers` would allow, would refuse every post.
-      headers.set("cache-control", c.priv ? CACHE_PRIVATE : CACHE_HTML);
+      headers.set("cache-control", this.pageCache(c));
       return markComplete(new Response(html, { status: res.status, headers }));
     });
   }

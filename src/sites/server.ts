@@ -8,7 +8,7 @@ import { clientIp } from "../http/request-info";
 import type { RequestNote } from "../http/request-metrics";
 import { AutoIndex } from "./autoindex";
 import type { SiteChanges } from "./changes";
-import { CACHE_HTML, CACHE_PRIVATE, contentExists, SiteContent, type SiteRequest } from "./content";
+import { CACHE_HTML, contentExists, SiteContent, type SiteRequest } from "./content";
 import { countHit } from "./counting";
 import { SiteDirectory, type Site } from "./directory";
 import { applySiteHeaders, FileServer, isComplete } from "./files";
@@ -142,7 +142,7 @@ export function createSiteHandler(deps: Deps, note: RequestNote | null = null): 
     if (rules.hasHeaders) c.siteHeaders = siteHeadersFor(m, rules, target?.ok ? target.path : path, c, preview);
     let res: Response | Promise<Response>;
     if (hit === null) res = content.serve(c);
-    else if (target === null) res = content.redirect(c, hit.rule.status, hit.location, priv ? CACHE_PRIVATE : CACHE_HTML);
+    else if (target === null) res = content.redirect(c, hit.rule.status, hit.location, content.pageCache(c));
     else if (target.ok) res = content.serveTarget(c, target.path, target.dir, hit.rule.status);
     else res = content.missing(c);
     const set = c.siteHeaders;

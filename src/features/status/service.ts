@@ -1,6 +1,7 @@
 import type { Actor, Deps } from "../../core/context";
 import { clientVersion, serverVersion } from "../../core/version";
 import { entitlementsOf, getAccount } from "../accounts";
+import { hasAccountWideAdmin } from "../buckets";
 import { listCertificates } from "../../acme";
 
 export function getStatus(deps: Deps, actor: Actor | null) {
@@ -32,7 +33,7 @@ export function getStatus(deps: Deps, actor: Actor | null) {
     urls: { base_url: deps.urls.baseUrl, docs_url: deps.urls.docsUrl, mcp_url: deps.urls.mcpUrl, sites_domain: deps.urls.sitesDomain },
     // Operator data: only the instance admin sees which hosts have certificates and why one failed,
     // and only through a credential with the whole account (a narrow key of theirs is a narrow key).
-    ...(actor?.isInstanceAdmin && actor.scope === "bucket_admin" && actor.bucketAccess === "all" ? { automatic_https: automaticHttps(deps) } : {}),
+    ...(actor?.isInstanceAdmin && hasAccountWideAdmin(actor) ? { automatic_https: automaticHttps(deps) } : {}),
   };
 }
 
