@@ -10,7 +10,7 @@ import { htmlResponse, redirectResponse } from "../../http/html";
 import { alertBox, html, loadTemplate, renderTemplate, SafeHtml, type TemplateVars } from "../../http/pages/layout";
 import { scriptTags } from "./assets";
 import { DASHBOARD_CSP } from "./csp";
-import { browserSession, checkCsrf, getAccount, recordDashboardVisit } from "../accounts";
+import { browserSession, checkCsrf, getAccount, passwordConfirmationPage, recordDashboardVisit } from "../accounts";
 import type { BrowserSession } from "../accounts";
 
 export type Session = BrowserSession;
@@ -169,6 +169,11 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
     } catch (e) {
       if (e instanceof ApiError && (e.code === "BUCKET_NOT_FOUND" || e.code === "NOT_FOUND" || e.code === "FORBIDDEN"))
         return notFound(s, e.code === "BUCKET_NOT_FOUND" ? e : undefined);
+      // A page behind sudo mode asks for the password, then comes back to itself.
+      if (e instanceof ApiError && e.code === "REAUTHENTICATION_REQUIRED") {
+        const url = new URL(ctx.request.url);
+        return passwordConfirmationPage(s, url.pathname + url.search, e);
+      }
       throw e;
     }
   };

@@ -79,17 +79,6 @@ export function requireAdminSudo(shell: Shell, request: Request, s: Session): vo
   requireSudo(shell.deps, request, s.actor);
 }
 
-/** A view behind requireAdminSudo: outside sudo mode it asks for the password, then returns to `returnTo`. */
-export function adminSudoView(shell: Shell, request: Request, s: Session, returnTo: string, page: () => Promise<Response>): Promise<Response> {
-  try {
-    requireAdminSudo(shell, request, s);
-  } catch (e) {
-    if (e instanceof ApiError && e.code === "REAUTHENTICATION_REQUIRED") return passwordConfirmationPage(s, returnTo, e);
-    throw e;
-  }
-  return page();
-}
-
 /**
  * A refused admin action: a non-admin (or one demoted meanwhile) gets the not-found page, an
  * admin outside sudo mode the password prompt (back to `returnTo`), anything else the page again.

@@ -17,7 +17,8 @@ import {
   updateBucket,
   VisibilityLockBody,
 } from "../../buckets";
-import { passwordConfirmationPage, requireSudo } from "../../accounts";
+import { requireSudo } from "../../accounts";
+import { sudoOr } from "./account-common";
 import { checkForm } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
@@ -59,14 +60,16 @@ function typedFields(body: unknown): Record<string, string> {
 }
 
 function refusedOnSettings(shell: Shell, s: Session, id: string, r: SettingsRefusal) {
-  if (r.error.code === "REAUTHENTICATION_REQUIRED") return passwordConfirmationPage(s, settingsUrl(id, "#visibility"), r.error);
-  if (r.error.code === "BUCKET_NOT_FOUND" || r.error.code === "FORBIDDEN") return shell.notFound(s, r.error.code === "BUCKET_NOT_FOUND" ? r.error : undefined);
-  try {
-    return settingsView(shell, s, id, {}, r);
-  } catch (e) {
-    if (e instanceof ApiError && e.code === "BUCKET_NOT_FOUND") return shell.notFound(s, e);
-    throw e;
-  }
+  return sudoOr(s, r.error, settingsUrl(id, "#visibility"), async () => {
+    if (r.error.code === "BUCKET_NOT_FOUND" || r.error.code === "FORBIDDEN")
+      return shell.notFound(s, r.error.code === "BUCKET_NOT_FOUND" ? r.error : undefined);
+    try {
+      return await settingsView(shell, s, id, {}, r);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === "BUCKET_NOT_FOUND") return shell.notFound(s, e);
+      throw e;
+    }
+  });
 }
 
 // One name at a time, merged into what is there in one transaction: two tabs editing different
