@@ -201,8 +201,8 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
   });
 
   /** A received message takes one token of each mailbox it is for, or none when one has none left (450 for all). */
-  function chargeRecipients(rcpts: string[], keys: Map<string, string> | undefined): void {
-    const distinct = new Set(rcpts.map((address) => keys?.get(address.toLowerCase()) ?? address.toLowerCase()));
+  function chargeRecipients(recipients: InboundEnvelope["recipients"]): void {
+    const distinct = new Set(recipients.map((r) => r.key));
     for (const key of distinct) if (perKey.peek(key) > 0) throw new SmtpReply(450, "Mailbox is receiving too much mail, try again later");
     for (const key of distinct) perKey.take(key);
   }
@@ -240,7 +240,6 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
         if (fd !== null) closeSync(fd);
       }
       if (stream.sizeExceeded) throw new SmtpReply(552, `Message exceeds fixed maximum message size ${opts.maxMessageBytes}`);
-      chargeRecipients(rcpts, keys);
       const envelope: InboundEnvelope = {
         id,
         mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
@@ -249,6 +248,7 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
         receivedAt,
         smtpUtf8: Boolean(session.envelope.smtpUtf8),
       };
+      chargeRecipients(envelope.recipients);
       if (fd === null && handler.deliverBytes) await handler.deliverBytes(envelope, Buffer.concat(held, size), sessionInfo(session));
       else await handler.deliver(envelope, tmp, sessionInfo(session));
       log.info("smtp message accepted", { id, from: envelope.mailFrom, recipients: rcpts.length, size, ip: session.remoteAddress });

@@ -90,15 +90,9 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
   transaction(deps.db, (tx) => {
     const p = tx.select().from(publications).where(eq(publications.id, id)).get();
     if (!p || tokenOf(p) !== token) return;
-    if (p.status === "unpublishing" || p.status === "unpublished") {
-      // Unpublished while it built: the site stays down and the unpublish job finishes the work;
-      // the failure is recorded but brings nothing back and tells nobody.
-      tx.update(publications)
-        .set({ publishState: "failed", publishError: message, publishCompletedAt: now, updatedAt: now })
-        .where(eq(publications.id, id))
-        .run();
-      return;
-    }
+    // Unpublished while it built: the site stays down and the unpublish job finishes the work;
+    // the failure is recorded but brings nothing back and tells nobody.
+    const goingAway = p.status === "unpublishing" || p.status === "unpublished";
     tx.update(publications)
       .set({
         publishState: "failed",
@@ -106,10 +100,11 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
         publishCompletedAt: now,
         updatedAt: now,
         // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
-        status: p.currentDeployId ? "published" : "unpublished",
+        ...(goingAway ? {} : { status: p.currentDeployId ? ("published" as const) : ("unpublished" as const) }),
       })
       .where(eq(publications.id, id))
       .run();
+    if (goingAway) return;
     notifyAccount(
       deps,
       {

@@ -63,7 +63,7 @@ export function retryPublication(deps: Deps, actor: Actor, bucketId: string): Pu
   // A failed first build left the site unpublished, outside the plan's counts; the plan may also
   // have changed since the request was saved. The publish token is taken only by a retry the plan allows.
   return requeue(deps, pub, (tx) => {
-    assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: pub.accessMode }, tx);
+    assertPublishAllowed(deps, pub, tx);
     takePublishToken(deps, actor);
   });
 }

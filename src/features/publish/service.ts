@@ -89,7 +89,7 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
     pub.expiresAt <= now &&
     (pub.status === "publishing" || pub.status === "published");
   const row = transaction(deps.db, (tx) => {
-    if (revives) assertPublishAllowed(deps, { accountId: pub.accountId, bucketId: pub.bucketId, kind: pub.kind, accessMode: pub.accessMode }, tx);
+    if (revives) assertPublishAllowed(deps, pub, tx);
     // Routing, titles and expiry apply to the live deploy at once: no rebuild needed.
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
     return tx
