@@ -86,7 +86,11 @@ export function blockedReason(deps: Deps, bucket: BucketRow, row: AddressRow | u
 const readOnlyQuery = (db: DbOrTx, accountId: string | Placeholder) => db.select({ r: accounts.readOnly }).from(accounts).where(eq(accounts.id, accountId));
 const preparedReadOnly = preparedPerDb((db) => readOnlyQuery(db, sql.placeholder("accountId")).prepare());
 
-const accountReadOnly = (accountId: string, db: DbOrTx) =>
+/**
+ * Whether the account is read-only now. The filer asks again as it commits a message accepted at
+ * RCPT TO (inside its transaction), so an account made read-only meanwhile gets nothing filed.
+ */
+export const accountReadOnly = (accountId: string, db: DbOrTx) =>
   Boolean((isConnection(db) ? preparedReadOnly(db).get({ accountId }) : readOnlyQuery(db, accountId).get())?.r);
 
 /** The `inbound_email` object of a bucket response and of GET /buckets/:id/inbound_email. */
@@ -142,16 +146,6 @@ export function lookupRecipient(deps: Deps, address: string): RecipientLookup {
   if (reason === "bucket_deleting") return { ok: false, code: 550, message: "Mailbox no longer exists" };
   if (reason) return { ok: false, code: 550, message: `Mailbox disabled, not accepting messages (${reason})` };
   return { ok: true, bucketId: bucket.id, localPart };
-}
-
-/**
- * Whether the bucket's account is read-only now: the filer asks again as it commits a message
- * accepted at RCPT TO (on the one connection, inside its transaction), so an account made
- * read-only meanwhile gets nothing filed.
- */
-export function bucketAccountReadOnly(deps: Deps, bucketId: string): boolean {
-  const bucket = recipientQueries(deps.db).bucket.get({ id: bucketId });
-  return bucket !== undefined && accountReadOnly(bucket.accountId, deps.db);
 }
 
 /** Operator switch (`pier admin mail disable|enable ADDRESS`). */

@@ -12,7 +12,7 @@ export {
 } from "./authorization";
 export type { BucketRow } from "./authorization";
 export { deleteBucket } from "./delete";
-export { bucketAccountReadOnly, inboundEmailState, lookupRecipient } from "./inbound-address";
+export { accountReadOnly, inboundEmailState, lookupRecipient } from "./inbound-address";
 export { archiveBucket, bulkBuckets, unarchiveBucket } from "./lifecycle";
 export { assertNoUploadCommitting, lockBucket, lockVisibility, presentLock, unlockBucket, unlockVisibility } from "./locks";
 export { BucketInput, BucketParams, BucketPatch, LockBody, PatchVariablesBody, TagPath, VisibilityLockBody } from "./model";

@@ -25,7 +25,7 @@ import { DiskBlobStore } from "../../blobs/disk";
 import { syncfsBarrier } from "../../blobs/syncfs";
 import { transaction, type Tx } from "../../db/tx";
 import type { InboundEnvelope, InboundHandler, SmtpSessionInfo } from "../../smtp/server";
-import { bucketAccountReadOnly, lookupRecipient } from "../buckets";
+import { accountReadOnly, lookupRecipient } from "../buckets";
 import { GroupCommitter, type GroupCommitOptions } from "./group-commit";
 import type { ReadOptions } from "./inbound";
 import { prepareMessage } from "./prepare";
@@ -148,7 +148,7 @@ export async function fileMessage(
       // Re-checked here: the address may have been switched off, or its account made read-only,
       // since RCPT TO (archiving and deletion are commitChanges' own checks).
       const row = st.address.get(c.bucketId);
-      if (!row?.enabled || row.disabledByAdminAt || bucketAccountReadOnly(deps, c.bucketId))
+      if (!row?.enabled || row.disabledByAdminAt || accountReadOnly(row.accountId, deps.db))
         throw new Error(`address of bucket ${c.bucketId} no longer accepts mail`);
       commitChanges(deps, INBOUND_WRITER, c.bucketId, c.changes, { kind: "write", comment: `inbound email ${envelope.id}` }, tx);
       st.countReceived.run(row.localPart, c.folder, c.receivedAt, now);

@@ -10,7 +10,7 @@ import { mailAddresses } from "../../db/schema";
 const ADDRESSES = getTableName(mailAddresses);
 
 export interface FilingStatements {
-  address: Statement<{ localPart: string; enabled: number; disabledByAdminAt: string | null }>;
+  address: Statement<{ localPart: string; accountId: string; enabled: number; disabledByAdminAt: string | null }>;
   countReceived: Statement;
   insertMessage: Statement;
   savepoint: Statement;
@@ -27,7 +27,9 @@ export function filingStatements(sqlite: Database): FilingStatements {
   let s = cache.get(sqlite);
   if (s) return s;
   s = {
-    address: sqlite.prepare(`SELECT local_part AS localPart, enabled, disabled_by_admin_at AS disabledByAdminAt FROM ${ADDRESSES} WHERE bucket_id = ?1`),
+    address: sqlite.prepare(
+      `SELECT local_part AS localPart, account_id AS accountId, enabled, disabled_by_admin_at AS disabledByAdminAt FROM ${ADDRESSES} WHERE bucket_id = ?1`,
+    ),
     countReceived: sqlite.prepare(
       `UPDATE ${ADDRESSES} SET received_count = received_count + 1, last_received_path = ?2, last_received_at = ?3, updated_at = ?4 WHERE local_part = ?1`,
     ),
