@@ -9,6 +9,7 @@ import { rootCertificates } from "node:tls";
 import * as acme from "acme-client";
 import type { Config } from "../config";
 import { IssueError } from "./issue-error";
+import { settlesWithin } from "../core/deadline";
 import { acmeLimits } from "./limits";
 import type { CertificateStore } from "./store";
 
@@ -115,15 +116,6 @@ export class AcmeIssuer {
   async issue(host: string): Promise<IssuedCertificate> {
     const deadline = new AbortController();
     const ctx: OrderContext = { retryAfterMs: null, deadline: deadline.signal, last: null };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // The deadline also ends the wait itself: acme-client sleeps between its polls, and a sleep
-    // does not notice an aborted signal.
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        deadline.abort();
-        reject(new Error(`the order did not finish within ${seconds(acmeLimits.orderDeadlineMs)} (last request to ${ctx.last?.origin ?? "the ACME server"})`));
-      }, acmeLimits.orderDeadlineMs);
-    });
     const work = orderContext.run(ctx, async () => {
       const client = await this.account();
       // acme-client's forge CSR builder: its newer asn1-schema one fails under Bun ("Cannot get schema for
@@ -135,15 +127,19 @@ export class AcmeIssuer {
     });
     work.catch(() => {}); // after the deadline its own failure has nobody to tell
     try {
-      return await Promise.race([work, late]);
+      // The deadline also ends the wait itself: acme-client sleeps between its polls, and a sleep
+      // does not notice an aborted signal.
+      if (!(await settlesWithin(work, acmeLimits.orderDeadlineMs))) {
+        deadline.abort();
+        throw new Error(`the order did not finish within ${seconds(acmeLimits.orderDeadlineMs)} (last request to ${ctx.last?.origin ?? "the ACME server"})`);
+      }
+      return await work;
     } catch (e) {
       const message =
         ctx.last?.timeout.aborted && !deadline.signal.aborted
           ? `${ctx.last.origin} did not answer within ${seconds(acmeLimits.requestTimeoutMs)}`
           : readableAcmeError(e, ctx.last?.origin);
       throw new IssueError(message, ctx.retryAfterMs, ctx.retryAfterMs !== null || /ratelimited|rate limit|too many/i.test(message));
-    } finally {
-      clearTimeout(timer);
     }
   }
 
