@@ -38,7 +38,7 @@ import {
   type Traffic,
   type TreeEntry,
 } from "./remote";
-import { assertPushable, fileTooLarge, repositoryTooLarge } from "./limits";
+import { assertFilesFit, assertPushFits, charge } from "./limits";
 import { remoteAccessFor, type ConnectionRow } from "./store";
 import { transaction } from "../../db/tx";
 
@@ -56,7 +56,7 @@ export interface SyncOutcome {
 
 type BucketFile = BlobRef | null;
 
-/** Read whole only for a push, after assertPushable bounded its size. */
+/** Read whole only for a push, after assertFilesFit bounded its size. */
 async function bucketBytes(deps: Deps, f: NonNullable<BucketFile>): Promise<Uint8Array> {
   return new Uint8Array(await deps.blobs.file(f.sha256).arrayBuffer());
 }
@@ -101,10 +101,9 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   for (const map of [remote, local] as Map<string, unknown>[]) for (const path of map.keys()) if (isMailPath(path)) map.delete(path);
   // Files over the cap are refused before any is read, except those the repository changed too:
   // that conflict is the user's to choose, and choosing the repository's side pushes nothing.
-  assertPushable(
+  assertFilesFit(
     store.limits,
     [...local].filter(([path]) => !remote.has(path)),
-    "files",
   );
 
   // Paths changed on both sides: the same content on both is no conflict.
@@ -142,8 +141,12 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
     if (side === "bucket") remote.delete(path);
     else local.delete(path);
   }
-  assertPushable(store.limits, local, "files");
-  assertPushable(store.limits, local, "total");
+  // The conflicts settled for the bucket's side are the only files not checked above.
+  assertFilesFit(
+    store.limits,
+    conflicts.filter((path) => local.has(path)).map((path) => [path, local.get(path)!] as [string, BucketFile]),
+  );
+  assertPushFits(store.limits, local);
 
   // Whatever can fail runs before the bucket is written: the repository's files are read and
   // checked, the bucket's changes pushed, and only then the pull committed (D237). A failed
@@ -173,8 +176,9 @@ async function preparePull(
   if (!remote.size) return null;
   const refused: { path: string; reason: string }[] = [];
   const changes: Change[] = [];
-  // Each object passed the pack check when it was fetched; one blob at many paths counts per path.
-  let pulledBytes = 0;
+  // Each object passed the pack check when it was fetched; one blob at many paths counts per path,
+  // against a budget of its own (the pack check's count stays apart).
+  const budget = { ...store.limits, inflated: 0 };
   for (const [path, entry] of remote) {
     try {
       const normalized = normalizePath(path);
@@ -186,9 +190,7 @@ async function preparePull(
       const contentType = guessContentType(path);
       assertAllowedFile(path, contentType);
       const bytes = await readBlob(store, entry.oid);
-      pulledBytes += bytes.length;
-      if (bytes.length > store.limits.fileBytes) throw fileTooLarge(store.limits, bytes.length, path);
-      if (pulledBytes > store.limits.totalBytes) throw repositoryTooLarge(store.limits);
+      charge(budget, bytes.length, path);
       assertNotExecutable(bytes, path);
       const info = await deps.blobs.putBytes(bytes);
       changes.push({ path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType } });

@@ -7,14 +7,14 @@ import { SyncFailure } from "./failure";
 import { checkPackResponse, pushTooLarge, type SyncLimits } from "./limits";
 import type { Traffic } from "./remote";
 
-async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined, limits?: SyncLimits): Promise<Uint8Array | undefined> {
+async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined, limits: SyncLimits): Promise<Uint8Array | undefined> {
   if (!body) return undefined;
   const parts: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Uint8Array>) {
     size += chunk.length;
     // A push's pack: the engine checked the files' sizes; this bounds what else isomorphic-git adds.
-    if (limits && size > limits.totalBytes) throw pushTooLarge(limits);
+    if (size > limits.totalBytes) throw pushTooLarge(limits);
     parts.push(chunk);
   }
   return Buffer.concat(parts);
@@ -27,10 +27,10 @@ async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | 
  */
 export function boundedHttp(opts: {
   timeoutMs: number;
-  maxBytes: number;
   ca: string[] | null;
   traffic: Traffic;
-  limits?: SyncLimits;
+  /** What the sync may receive and unpack: `totalBytes` caps the bytes a remote sends too. */
+  limits: SyncLimits;
   /** Refuse loopback, private and link-local addresses (a user's URL must not reach inside). */
   publicOnly?: boolean;
 }): HttpClient {
@@ -65,11 +65,11 @@ export function boundedHttp(opts: {
           for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
             received += chunk.length;
             opts.traffic.received += chunk.length;
-            if (received > opts.maxBytes) {
+            if (received > opts.limits.totalBytes) {
               controller.abort();
               throw new SyncFailure(
                 "repository_too_large",
-                `The repository is larger than this instance accepts (${Math.round(opts.maxBytes / 1048576)} MiB).`,
+                `The repository is larger than this instance accepts (${Math.round(opts.limits.totalBytes / 1048576)} MiB).`,
               );
             }
             chunks.push(chunk);
@@ -85,7 +85,7 @@ export function boundedHttp(opts: {
         });
         const all = Buffer.concat(chunks);
         // The pack's inflated sizes are checked before isomorphic-git inflates (and indexes) it.
-        if (opts.limits && method === "POST" && url.endsWith("/git-upload-pack") && res.ok) checkPackResponse(all, opts.limits);
+        if (method === "POST" && url.endsWith("/git-upload-pack") && res.ok) checkPackResponse(all, opts.limits);
         return {
           url,
           method,

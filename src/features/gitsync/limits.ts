@@ -153,24 +153,28 @@ function deltaResultSize(delta: Buffer): number {
 
 /**
  * Bucket files a sync would push: one over the file cap stops the sync, as a refused file stops an
- * import (D182), and all of them together may not exceed the repository cap (the pack is built in
- * memory). Checked on the recorded sizes, before a byte is read.
+ * import (D182), and all of them together may not exceed the repository cap (assertPushFits: the
+ * pack is built in memory). Checked on the recorded sizes, before a byte is read.
  */
-export function assertPushable(limits: SyncLimits, files: Iterable<[string, { size: number } | null]>, phase: "files" | "total"): void {
-  const sized = [...files].filter((e): e is [string, { size: number }] => e[1] !== null);
-  if (phase === "files") {
-    const big = sized.filter(([, f]) => f.size > limits.fileBytes).map(([path, f]) => ({ path, size: f.size }));
-    if (!big.length) return;
-    throw new SyncFailure(
-      "file_too_large",
-      `The bucket holds ${big.length} file(s) larger than git sync takes (${mib(limits.fileBytes)}): ${big
-        .slice(0, 5)
-        .map((b) => b.path)
-        .join(", ")}; remove or shrink them and sync again.`,
-      { max_bytes: limits.fileBytes, paths: big.slice(0, 100) },
-    );
-  }
-  const total = sized.reduce((n, [, f]) => n + f.size, 0);
+export function assertFilesFit(limits: SyncLimits, files: Iterable<[string, { size: number } | null]>): void {
+  const big = [...files]
+    .filter((e): e is [string, { size: number }] => e[1] !== null && e[1].size > limits.fileBytes)
+    .map(([path, f]) => ({ path, size: f.size }));
+  if (!big.length) return;
+  throw new SyncFailure(
+    "file_too_large",
+    `The bucket holds ${big.length} file(s) larger than git sync takes (${mib(limits.fileBytes)}): ${big
+      .slice(0, 5)
+      .map((b) => b.path)
+      .join(", ")}; remove or shrink them and sync again.`,
+    { max_bytes: limits.fileBytes, paths: big.slice(0, 100) },
+  );
+}
+
+/** The bucket's changes to push fit one push. */
+export function assertPushFits(limits: SyncLimits, files: Iterable<[string, { size: number } | null]>): void {
+  let total = 0;
+  for (const [, f] of files) total += f?.size ?? 0;
   if (total > limits.totalBytes) throw pushTooLarge(limits);
 }
 
