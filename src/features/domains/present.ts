@@ -1,7 +1,7 @@
 // The Custom domain resource as the spec shows it, shared by REST, MCP and the dashboard.
 import { isIP } from "node:net";
 import { domainToUnicode } from "node:url";
-import type { Deps } from "../../core/context";
+import type { CertificatePort, Deps } from "../../core/context";
 import type { PublicationRow } from "../publish";
 import { APEX_TYPES, requiredRecords } from "./dns-check";
 import { parseHostname } from "./hostname";
@@ -13,10 +13,16 @@ import type { DomainRow } from "./records";
  */
 export const SSL_NOT_MANAGED = "not_managed";
 
+/** Pier's certificates for `hostname`, or null when it manages none for it (see SSL_NOT_MANAGED). */
+export function managedCertificates(deps: Deps, hostname: string): CertificatePort | null {
+  return deps.certificates && !deps.certificates.coveredByOperator(hostname) ? deps.certificates : null;
+}
+
 export function sslState(deps: Deps, row: DomainRow): { ssl_status: string; ssl_error: string | null } {
   if (row.verifiedAt === null) return { ssl_status: "pending_validation", ssl_error: null };
-  if (!deps.certificates || deps.certificates.coveredByOperator(row.hostname)) return { ssl_status: SSL_NOT_MANAGED, ssl_error: null };
-  const s = deps.certificates.state(row.hostname);
+  const certificates = managedCertificates(deps, row.hostname);
+  if (!certificates) return { ssl_status: SSL_NOT_MANAGED, ssl_error: null };
+  const s = certificates.state(row.hostname);
   if (s.status === "issued") return { ssl_status: "active", ssl_error: null };
   if (s.status === "failed") return { ssl_status: "failed", ssl_error: s.reason ?? "The certificate could not be obtained." };
   return { ssl_status: "pending_validation", ssl_error: null };

@@ -10,6 +10,7 @@ import { entitlementsOf, getAccount, planHelp, planLimitError } from "../account
 import { loadBucket, loadMutableBucket } from "../buckets";
 import { emitSiteChange, findPublication, type PublicationRow } from "../publish";
 import { checkRecords } from "./dns-check";
+import { managedCertificates } from "./present";
 import { assertNotReserved, parseHostname } from "./hostname";
 import { bucketDomains, domainById, domainsCounted, verifiedElsewhere, type DomainRow } from "./records";
 import { GIVE_UP_AFTER_MS, givesUp, recheckDelay } from "./schedule";
@@ -221,9 +222,10 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
  * is nothing to wait for (D240); otherwise the certificate must be issued.
  */
 function certificateReady(deps: Deps, hostname: string): boolean {
-  if (!deps.certificates || deps.certificates.coveredByOperator(hostname)) return true;
-  deps.certificates.request(hostname);
-  return deps.certificates.state(hostname).status === "issued";
+  const certificates = managedCertificates(deps, hostname);
+  if (!certificates) return true;
+  certificates.request(hostname);
+  return certificates.state(hostname).status === "issued";
 }
 
 /** The domain serves from now on; the bucket's previous active domain (if replaced) stops. */
