@@ -63,8 +63,12 @@ export function waitFor(recent: number[], allowed: number, windowMs: number, now
  */
 function waitWithPending(recent: number[], allowed: number, pending: number, windowMs: number, now: number): number {
   const wait = waitFor(recent, allowed, windowMs, now);
-  if (wait > 0 || pending === 0) return wait;
-  return recent.length + pending >= allowed ? 1 : 0;
+  return wait > 0 ? wait : pendingWait(recent.length, pending, allowed);
+}
+
+/** Below the allowance by failures alone: a second's wait when the guesses in flight would reach it. */
+export function pendingWait(failures: number, pending: number, allowed: number): number {
+  return pending > 0 && failures + pending >= allowed ? 1 : 0;
 }
 
 /**

@@ -8,7 +8,7 @@
 // locking anyone out: over the budget a code already mailed stays usable.
 import { and, asc, eq, gt, lte, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
-import { addressKey, pairAllowance, type GuessPolicy } from "../core/guess-limits";
+import { addressKey, pairAllowance, pendingWait, type GuessPolicy } from "../core/guess-limits";
 import { siteEmailCodes, siteGateAttempts } from "../db/schema";
 import { transaction } from "../db/tx";
 import { isoBefore } from "../core/clock";
@@ -50,7 +50,7 @@ export function gateRetryAfter(deps: Deps, publicationId: string, kind: GateKind
   const allowed = kind === "email_send" ? limit.perClient : pairAllowance(policyOf(kind), live(SITE_WIDE).failures);
   const mine = live(addressKey(client));
   if (mine.failures >= allowed) return Math.max(1, Math.ceil((mine.ends - now) / 1000));
-  return mine.failures + pending >= allowed ? 1 : 0;
+  return pendingWait(mine.failures, pending, allowed);
 }
 
 /** Count one failed (or, for email sends, one spent) attempt for the client and the site. */
