@@ -8,7 +8,6 @@ import { UsageError, type CommandSpec, type Parsed } from "./client/args";
 import type { Command, RunContext } from "./client/command";
 import {
   credentialsPath,
-  isLoopbackHost,
   findServer,
   loadCredentials,
   normalizeUrl,
@@ -19,6 +18,7 @@ import {
 } from "./client/credentials";
 import { ApiFailure, CliError } from "./client/errors";
 import { PierClient, updateNotice } from "./client/http";
+import { isLoopbackHost } from "../core/hosts";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const SCOPES = ["bucket_read", "bucket_write", "bucket_admin"];

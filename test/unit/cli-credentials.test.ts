@@ -4,7 +4,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configDir, isLoopbackHost, normalizeUrl, saveCredentials } from "../../src/cli/client/credentials";
+import { configDir, normalizeUrl, saveCredentials } from "../../src/cli/client/credentials";
+import { isLoopbackHost } from "../../src/core/hosts";
 
 describe("server URLs", () => {
   test("without a scheme, this machine's names get http and every other host https", () => {

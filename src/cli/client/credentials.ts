@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, wri
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { CliError } from "./errors";
+import { isLoopbackHost } from "../../core/hosts";
 
 type Env = Record<string, string | undefined>;
 
@@ -34,17 +35,16 @@ export function configDir(env: Env = process.env): string {
 
 export const credentialsPath = (env: Env = process.env) => join(configDir(env), "credentials.json");
 
-/** "pier.example.com" -> https://pier.example.com; loopback names default to http; paths dropped. */
-/** This machine's own names and addresses: localhost and *.localhost, 127.0.0.0/8, ::1. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1";
-}
-
-/** A server URL's origin; without a scheme, http for this machine and https for any other host. */
+/**
+ * "pier.example.com" -> https://pier.example.com: a server URL's origin (paths dropped); without a
+ * scheme, http for this machine and https for any other host.
+ */
 export function normalizeUrl(raw: string): string {
   let v = raw.trim();
-  if (!/^https?:\/\//i.test(v)) v = (URL.canParse(`http://${v}`) && isLoopbackHost(new URL(`http://${v}`).hostname) ? "http://" : "https://") + v;
+  if (!/^https?:\/\//i.test(v)) {
+    const host = URL.parse(`http://${v}`)?.hostname;
+    v = (host !== undefined && isLoopbackHost(host) ? "http://" : "https://") + v;
+  }
   try {
     return new URL(v).origin;
   } catch {

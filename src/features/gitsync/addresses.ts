@@ -6,6 +6,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
+import { isLoopbackHost } from "../../core/hosts";
 import { SyncFailure } from "./failure";
 
 /**
@@ -31,8 +32,7 @@ const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "");
 /** What can be told without DNS: an address literal or a localhost name. */
 export function isPrivateLiteral(url: URL): boolean {
   const host = hostOf(url).toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  return isIP(host) !== 0 && isPrivateAddress(host);
+  return isLoopbackHost(host) || (isIP(host) !== 0 && isPrivateAddress(host));
 }
 
 /**
