@@ -13,18 +13,8 @@ import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { readSnapshot, targetError, writeSecretKey, type BackupOptions, type BackupResult } from "./backup";
-import {
-  BACKUP_FORMAT,
-  blobPathIn,
-  checkFormat,
-  DATABASE_FILE,
-  databaseChecks,
-  fsyncDir,
-  hashFile,
-  MANIFEST_FILE,
-  SECRET_KEY_FILE,
-  type BackupManifest,
-} from "./layout";
+import { BACKUP_FORMAT, blobPathIn, checkFormat, DATABASE_FILE, databaseChecks, hashFile, MANIFEST_FILE, SECRET_KEY_FILE, type BackupManifest } from "./layout";
+import { fsyncDir } from "../../core/atomic-file";
 import type { VerifyResult } from "./restore";
 import { snapshotDatabase } from "./snapshot";
 

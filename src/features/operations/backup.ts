@@ -17,13 +17,12 @@ import {
   CorruptBlobError,
   eachLimit,
   DATABASE_FILE,
-  fsyncDir,
   hashFile,
   MANIFEST_FILE,
   SECRET_KEY_FILE,
-  writeFileAtomic,
   type BackupManifest,
 } from "./layout";
+import { fsyncDir, writeFileAtomic } from "../../core/atomic-file";
 import { snapshotDatabase } from "./snapshot";
 import { createArchiveBackup, isArchivePath } from "./archive";
 

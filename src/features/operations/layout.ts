@@ -68,32 +68,6 @@ export function checkFormat(where: string, manifest: BackupManifest): BackupMani
   return manifest;
 }
 
-/** Write a file under a temp name, fsync it, rename it into place and fsync the folder. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fh = await open(tmp, "w", mode);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } catch (e) {
-    await fh.close().catch(() => {});
-    await unlink(tmp).catch(() => {});
-    throw e;
-  }
-  await fh.close();
-  await rename(tmp, path);
-  await fsyncDir(dirname(path));
-}
-
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 /**
  * Copy a file to `dest` through a temp name, hashing it on the way; the copy is renamed into
  * place only when its sha256 is `expectSha256` (when given). Returns the hash and size.

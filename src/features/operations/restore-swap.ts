@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename as fsRename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DATABASE_FILE, fsyncDir, SECRET_KEY_FILE } from "./layout";
+import { DATABASE_FILE, SECRET_KEY_FILE } from "./layout";
+import { fsyncDir } from "../../core/atomic-file";
 
 /** What a restore replaces in a data dir; certificates, backups/ and the operator's files stay. */
 const DATABASE_FILES = [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`];

@@ -15,14 +15,13 @@ import {
   CorruptBlobError,
   eachLimit,
   DATABASE_FILE,
-  fsyncDir,
   hashFile,
   readManifest,
   SECRET_KEY_FILE,
-  writeFileAtomic,
   type BackupManifest,
   databaseChecks,
 } from "./layout";
+import { fsyncDir, writeFileAtomic } from "../../core/atomic-file";
 import { readFileSync } from "node:fs";
 import { isArchivePath, unpackArchive, verifyArchive } from "./archive";
 import { stagingFolder, swapIn } from "./restore-swap";
