@@ -200,24 +200,25 @@ export async function installationInfo(deps: Deps, installationId: number): Prom
   return githubRequest<GithubInstallationInfo>(app, "GET", `/app/installations/${installationId}`, { bearer: await appJwt(deps, app) });
 }
 
+/**
+ * Every item of one of GitHub's paged lists (`{ total_count, <listKey>: [...] }`), 100 a page, at
+ * most `maxPages` pages. `path` has no query of its own.
+ */
+export async function githubPages<T>(app: GithubApp, path: string, listKey: string, bearer: string, maxPages: number): Promise<T[]> {
+  const out: T[] = [];
+  for (let page = 1; page <= maxPages; page++) {
+    const r = await githubRequest<{ total_count: number } & Record<string, T[]>>(app, "GET", `${path}?per_page=100&page=${page}`, { bearer });
+    const items = r[listKey] ?? [];
+    out.push(...items);
+    if (items.length < 100 || out.length >= r.total_count) break;
+  }
+  return out;
+}
+
 /** Repositories an installation grants (GET /installation/repositories), at most 1,000. */
 export async function installationRepositories(deps: Deps, installationId: number): Promise<GithubRepository[]> {
   const app = requireGithubApp(deps);
-  const token = await installationToken(deps, installationId);
-  const out: GithubRepository[] = [];
-  for (let page = 1; page <= 10; page++) {
-    const r = await githubRequest<{ total_count: number; repositories: GithubRepository[] }>(
-      app,
-      "GET",
-      `/installation/repositories?per_page=100&page=${page}`,
-      {
-        bearer: token,
-      },
-    );
-    out.push(...r.repositories);
-    if (r.repositories.length < 100 || out.length >= r.total_count) break;
-  }
-  return out;
+  return githubPages<GithubRepository>(app, "/installation/repositories", "repositories", await installationToken(deps, installationId), 10);
 }
 
 /** One repository as the installation sees it (404 when it is not granted or does not exist). */

@@ -13,7 +13,7 @@ import { randomToken } from "../../core/ids";
 import { githubInstallations, githubSetupStates } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { loadMutableBucket } from "../buckets";
-import { githubApp, githubRequest, GithubError, type GithubApp, type GithubInstallationInfo } from "./github-app";
+import { githubApp, GithubError, githubPages, type GithubApp, type GithubInstallationInfo } from "./github-app";
 import { exchangeCode, type UserTokens } from "./github-oauth";
 import { githubUserOf, rememberUserAuthorization } from "./github-user";
 
@@ -145,22 +145,12 @@ async function keepPersonalAuthorization(
 
 /** The repositories of an installation the GitHub user can access (GET /user/installations/{id}/repositories). */
 async function userInstallationRepositories(app: GithubApp, userToken: string, installationId: number): Promise<number[]> {
-  const ids: number[] = [];
   try {
-    for (let page = 1; page <= 50; page++) {
-      const r = await githubRequest<{ total_count: number; repositories: { id: number }[] }>(
-        app,
-        "GET",
-        `/user/installations/${installationId}/repositories?per_page=100&page=${page}`,
-        { bearer: userToken },
-      );
-      ids.push(...r.repositories.map((x) => x.id));
-      if (r.repositories.length < 100 || ids.length >= r.total_count) break;
-    }
+    const repositories = await githubPages<{ id: number }>(app, `/user/installations/${installationId}/repositories`, "repositories", userToken, 50);
+    return repositories.map((x) => x.id);
   } catch (e) {
     throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
   }
-  return ids;
 }
 
 /** A repository Pier created through this installation for the account (an export) may be connected. */
@@ -179,22 +169,11 @@ export function allowRepository(deps: Deps, accountId: string, installationId: n
 
 /** The installations of this app the GitHub user can access (GET /user/installations). */
 async function userInstallations(app: GithubApp, userToken: string): Promise<GithubInstallationInfo[]> {
-  const out: GithubInstallationInfo[] = [];
   try {
-    for (let page = 1; page <= 10; page++) {
-      const r = await githubRequest<{ total_count: number; installations: GithubInstallationInfo[] }>(
-        app,
-        "GET",
-        `/user/installations?per_page=100&page=${page}`,
-        { bearer: userToken },
-      );
-      out.push(...r.installations);
-      if (r.installations.length < 100 || out.length >= r.total_count) break;
-    }
+    return await githubPages<GithubInstallationInfo>(app, "/user/installations", "installations", userToken, 10);
   } catch (e) {
     throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
   }
-  return out;
 }
 
 function linkInstallation(deps: Deps, accountId: string, userId: string, i: GithubInstallationInfo, visibleRepositoryIds: number[]): InstallationRow {
