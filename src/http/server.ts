@@ -2,6 +2,7 @@
 import type { Server } from "bun";
 import type { AcmeFront } from "../acme/http";
 import type { Deps } from "../core/context";
+import { notSentBody } from "../features/forms";
 import { ApiError, errorCatalogue } from "../core/errors";
 import { isComplete } from "../sites/files";
 import { loadSiteTemplates, pageResponse } from "../sites/pages";
@@ -10,7 +11,6 @@ import { bodyLimitFor, endBodyTimer, isFormPost, readBoundedBody, siteBodyLimitF
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
-import { escapeHtml } from "./html";
 import { requestId, setClientIp, wantsJson } from "./request-info";
 import type { RequestNote } from "./request-metrics";
 import { guardStalls } from "./upload-stall";
@@ -190,10 +190,12 @@ function bufferedCopy(req: Request, bytes: Buffer<ArrayBuffer> | null): Request 
   return new Request(req.url, { method: req.method, headers, body: bytes });
 }
 
+/** Why a body was not read whole, as the API error it is answered with. */
+const asBodyError = (e: unknown): ApiError => (e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read."));
+
 /** The 413, 408 or 400 for a body that was not read whole. */
 function refusedBody(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Response {
-  const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
-  return endRefused(deps, errorResponse(err, requestId(req), deps.urls.baseUrl), req, server);
+  return endRefused(deps, errorResponse(asBodyError(e), requestId(req), deps.urls.baseUrl), req, server);
 }
 
 /**
@@ -201,20 +203,14 @@ function refusedBody(deps: Deps, req: Request, e: unknown, server: Server<unknow
  * look, as the form endpoint answers plain posts, not an error envelope the visitor cannot read.
  */
 async function refusedFormPage(deps: Deps, req: Request, e: unknown, server: Server<unknown>): Promise<Response> {
-  const err = e instanceof ApiError ? e : new ApiError("BAD_REQUEST", "The request body could not be read.");
+  const err = asBodyError(e);
   const why =
     err.code === "PAYLOAD_TOO_LARGE"
       ? "It is longer than this form takes. Go back, shorten it and send it again."
       : "It did not arrive whole. Go back and send it again.";
-  const page = pageResponse(
-    await loadSiteTemplates(),
-    errorCatalogue[err.code].status,
-    "Not sent",
-    `<h1>Your message was not sent</h1><p class="error">${escapeHtml(why)}</p>`,
-    {
-      "x-pier-error-code": err.code,
-    },
-  );
+  const page = pageResponse(await loadSiteTemplates(), errorCatalogue[err.code].status, "Not sent", notSentBody(why), {
+    "x-pier-error-code": err.code,
+  });
   return endRefused(deps, withBaseHeaders(page, req), req, server);
 }
 

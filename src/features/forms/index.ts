@@ -9,7 +9,7 @@ registerMetadataRule("publication_forms", (value) => void parseFormsConfig(value
 export { FORMS, FORM_NAMES, WIDGET_POSITIONS, type FormName } from "./definitions";
 export { activeFormsConfig, parseFormsConfig, type FormsConfig } from "./config";
 export { FormEndpoint, FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MAX_FILL_MS, MIN_FILL_MS, type FormSite } from "./visitor";
-export { formHtml, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
+export { formHtml, notSentBody, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
 export { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "./notify";
 export { deleteSubmission, getSubmission, listSubmissions, patchSubmission, replyToSubmission, REPLY_MAX, SUBMISSION_PAGE } from "./service";
 export { FormWidget } from "./widget";

@@ -95,3 +95,8 @@ export function formHtml(name: FormName, o: RenderOptions): string {
     `<button type="submit">${escapeHtml(def.submitLabel)}</button></form>`
   );
 }
+
+/** The body of the page a plain (no-script) post gets when its message was refused. */
+export function notSentBody(reason: string): string {
+  return `<h1>Your message was not sent</h1><p class="error">${escapeHtml(reason)}</p>`;
+}

@@ -13,7 +13,7 @@ import { requestId, wantsJson } from "../../http/request-info";
 import { bucketMetadataOf } from "../buckets";
 import { activeFormsConfig, requiredFieldsOf, type FormsConfig } from "./config";
 import { FORMS, isFormName, type FormName } from "./definitions";
-import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, readStartedToken, startedToken, STARTED_FIELD } from "./render";
+import { formHtml, formPageCsp, formScripts, HONEYPOT_FIELD, notSentBody, readStartedToken, startedToken, STARTED_FIELD } from "./render";
 import { publicComments } from "./service";
 import { storeSubmission, type DocumentSelection, type SubmissionContext } from "./store";
 import { FormChallenges, type CheckedSolution } from "./challenge";
@@ -68,7 +68,7 @@ export class FormEndpoint {
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       if (json) return errorResponse(e, requestId(req), this.deps.urls.baseUrl);
-      const res = page(errorStatus(e), "Not sent", `<h1>Your message was not sent</h1><p class="error">${escapeHtml(e.message)}</p>`);
+      const res = page(errorStatus(e), "Not sent", notSentBody(e.message));
       if (e.retryAfter !== undefined) res.headers.set("retry-after", String(e.retryAfter));
       return res;
     }
