@@ -88,6 +88,22 @@ export class SigninGuard {
     }
   }
 
+  /**
+   * One password guess: the limits are checked (429), then `verify` runs counted as a guess in
+   * flight, and a false answer is recorded as a failure. Returns what `verify` said.
+   */
+  async guess(email: string, ip: string, now: () => number, verify: () => Promise<boolean>): Promise<boolean> {
+    this.check(email, ip, now());
+    const verifying = this.begin(email, ip);
+    try {
+      const ok = await verify();
+      if (!ok) this.fail(email, ip, now());
+      return ok;
+    } finally {
+      verifying();
+    }
+  }
+
   /** A password about to be verified: counted against the limits until the returned function runs. */
   begin(email: string, ip: string): () => void {
     return this.guesses.begin(email, ip);

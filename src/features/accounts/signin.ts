@@ -85,19 +85,18 @@ export type SigninResult = { kind: "session"; session: NewSession; user: UserRow
 export async function signIn(deps: Deps, input: { email: string; password: string; remember: boolean }, meta: ClientMeta): Promise<SigninResult> {
   const email = input.email.trim().toLowerCase().slice(0, 254);
   const guard = signinGuard(deps);
-  guard.check(email, meta.ip, deps.clock.now().getTime());
-  const verifying = guard.begin(email, meta.ip);
-  let ok = false;
   let user: UserRow | undefined;
-  try {
-    user = email ? findUserByEmail(deps, email) : undefined;
-    const password = input.password.slice(0, 1024);
-    dummyHash ??= hashPassword(crypto.randomUUID());
-    ok = await Bun.password.verify(password, user?.passwordHash ?? (await dummyHash));
-    if (!user || !ok) guard.fail(email, meta.ip, deps.clock.now().getTime());
-  } finally {
-    verifying();
-  }
+  const ok = await guard.guess(
+    email,
+    meta.ip,
+    () => deps.clock.now().getTime(),
+    async () => {
+      user = email ? findUserByEmail(deps, email) : undefined;
+      dummyHash ??= hashPassword(crypto.randomUUID());
+      const right = await Bun.password.verify(input.password.slice(0, 1024), user?.passwordHash ?? (await dummyHash));
+      return user !== undefined && right;
+    },
+  );
   if (!user || !ok) throw new ApiError("INVALID_CREDENTIALS", "Email or password is wrong.");
   // Said only to someone who knew the password, like the two-factor step.
   if (user.disabledAt) throw new ApiError("USER_DISABLED", "This user was disabled by the instance's admin.");

@@ -54,15 +54,12 @@ export function requireSudo(deps: Deps, req: Request, actor: Actor): void {
 /** Check the signed-in user's password for sudo mode; wrong guesses count like sign-in failures. */
 export async function confirmPassword(deps: Deps, user: UserRow, password: string, ip: string): Promise<void> {
   const guard = signinGuard(deps);
-  guard.check(user.email, ip, deps.clock.now().getTime());
-  const verifying = guard.begin(user.email, ip);
-  let ok = false;
-  try {
-    ok = !!password && password.length <= 1024 && (await Bun.password.verify(password, user.passwordHash));
-    if (!ok) guard.fail(user.email, ip, deps.clock.now().getTime());
-  } finally {
-    verifying();
-  }
+  const ok = await guard.guess(
+    user.email,
+    ip,
+    () => deps.clock.now().getTime(),
+    async () => !!password && password.length <= 1024 && (await Bun.password.verify(password, user.passwordHash)),
+  );
   if (!ok) throw new ApiError("INVALID_CREDENTIALS", "That password is not right.", { field: "password" });
   guard.succeed(user.email, ip);
 }
