@@ -170,6 +170,38 @@ export class CrashRig {
     return res.status === 200 ? new Uint8Array(await res.arrayBuffer()) : null;
   }
 
+  /**
+   * The version a crash test's site serves (its index says `<h1>vN</h1>`, page i `<p>vN page i</p>`)
+   * once the index and the sampled pages agree. Answers may disagree for a moment without a mix:
+   * a deploy switching between two requests, or a serving worker that has not yet heard of it
+   * (docs/decisions.md D194: about 200 ms). A disagreement that lasts 5 s fails.
+   */
+  async siteVersion(slug: string, sample: number[]): Promise<number> {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const index = await this.page(slug, "/");
+      const m = /^<h1>v(\d+)<\/h1>$/.exec(index);
+      if (!m) throw new Error(`the site answers ${index}`);
+      const v = Number(m[1]);
+      const pages = await Promise.all(sample.map((i) => this.page(slug, `/p${i}.html`)));
+      const whole = sample.map((i) => `<p>v${v} page ${i}</p>`);
+      if (pages.every((page, k) => page === whole[k])) return v;
+      if (Date.now() > deadline) expect({ index, pages }).toEqual({ index, pages: whole });
+      await Bun.sleep(50);
+    }
+  }
+
+  /** Wait as long as a change may take to reach every serving worker, and some, for version v to serve whole. */
+  async expectSiteVersion(slug: string, v: number, sample: number[]): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    let live = await this.siteVersion(slug, sample);
+    while (live !== v && Date.now() < deadline) {
+      await Bun.sleep(50);
+      live = await this.siteVersion(slug, sample);
+    }
+    expect(live).toBe(v);
+  }
+
   /** A page of a published site (by its slug's host), or `status N`. */
   async page(slug: string, path: string): Promise<string> {
     const res = await fetch(`${this.url}${path}`, { headers: { host: `${slug}.localhost` } });
