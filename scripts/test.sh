@@ -51,6 +51,7 @@ jobs=${PIER_TEST_JOBS:-$((cores > 4 ? 4 : cores))}
 alone=(
   ./test/integration/accounts/admin-cli.test.ts
   ./test/integration/cli/client-commands.test.ts
+  ./test/integration/mail/smtp-receiver.test.ts
   ./test/unit/readme-render-queue.test.ts
   ./test/unit/site-rules.test.ts
   ./test/security/analytics-flood.test.ts
