@@ -66,7 +66,7 @@ export const publishTools: McpTool[] = [
   {
     name: "bucket_preview",
     scope: "bucket_admin",
-    description: `Publish a temporary, noindex preview of the bucket at preview-<slug> without touching the main site (same as POST /api/v1/buckets/:id/publication/preview). Use it before bucket_publish for new or materially changed sites so the user can review. Previews expire after expires_in_minutes (default 15, max 43200), do not count toward the live-site limit, and may use password or require_email on every plan. Calling it again republishes the same preview URL. ${polling} Then share public_url and expires_at. Needs bucket_admin on the bucket.`,
+    description: `Publish a temporary, noindex preview of the bucket at preview-<slug> without touching the main site (same as POST /api/v1/buckets/:id/publication/preview). Use it before bucket_publish for new or materially changed sites so the user can review. Previews expire after expires_in_minutes (default 15, max 43200), do not count toward the live-site limit, and may use password or require_email on every plan; without access_mode a preview of a gated site keeps the site's gate and password (pass access_mode public to share it openly). Calling it again republishes the same preview URL. ${polling} Then share public_url and expires_at. Needs bucket_admin on the bucket.`,
     inputSchema: PreviewArgs,
     mutates: true,
     run: async (deps, actor, { bucket_id, ...input }: { bucket_id: string } & PublishInput) => {

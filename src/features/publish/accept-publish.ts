@@ -58,6 +58,18 @@ export function findPublication(bucketId: string, kind: PublicationKind, db: DbO
     .get();
 }
 
+/**
+ * The bucket's main site when it is gated and a preview asked for no access mode would be less
+ * protected: no preview yet, or a public one. The preview serves the bucket's files at an address
+ * anyone can derive from the site's (`preview-<slug>`), so it keeps the site's gate unless the
+ * request names another mode (the spec: never fall back silently to public access; D254).
+ */
+function gatedMainSite(bucketId: string, preview: PublicationRow | undefined, db: DbOrTx): PublicationRow | undefined {
+  if (preview && preview.accessMode !== "public") return undefined;
+  const main = findPublication(bucketId, "main", db);
+  return main && main.accessMode !== "public" ? main : undefined;
+}
+
 /** "" = whole bucket; otherwise a normalized folder path without slashes at either end. */
 export function normalizeRoot(raw: unknown): string {
   if (raw === undefined || raw === null || raw === "") return "";
@@ -108,7 +120,8 @@ export async function preparePublish(
 
   const fromMetadata = (bucket.metadata as Record<string, unknown>)?.publication_root_directory;
   const root = normalizeRoot(input.publication_root_directory !== undefined ? input.publication_root_directory : fromMetadata);
-  const accessMode: AccessMode = input.access_mode ?? existing?.accessMode ?? "public";
+  const gatedMain = kind === "preview" && input.access_mode === undefined ? gatedMainSite(bucket.id, existing, db) : undefined;
+  const accessMode: AccessMode = input.access_mode ?? gatedMain?.accessMode ?? existing?.accessMode ?? "public";
   const previous = (existing?.publishRequest ?? {}) as Partial<SavedRequest>;
   assertPublishAllowed(deps, { accountId: bucket.accountId, bucketId: bucket.id, kind, accessMode }, db);
 
@@ -118,7 +131,17 @@ export async function preparePublish(
   if (accessMode === "password") {
     let password = input.password;
     let generated: string | null = null;
-    if (password === undefined && (input.regenerate_password || !existing?.passwordHash)) password = generated = randomSecret(9);
+    if (gatedMain?.passwordHash && password === undefined && !input.regenerate_password) {
+      // The preview opens with the main site's password: the visitors who may see the site may see its preview.
+      const plain = gatedMain.passwordSealed ? deps.secrets.open("site-cookie", gatedMain.passwordSealed, `site-password:${gatedMain.id}`) : null;
+      passwordGenerated = ((gatedMain.publishRequest ?? {}) as Partial<SavedRequest>).password_generated ?? false;
+      access = {
+        mode: accessMode,
+        generated: null,
+        hash: gatedMain.passwordHash,
+        sealed: plain === null ? null : deps.secrets.seal("site-cookie", plain, `site-password:${publicationId}`),
+      };
+    } else if (password === undefined && (input.regenerate_password || !existing?.passwordHash)) password = generated = randomSecret(9);
     if (password !== undefined) {
       passwordGenerated = generated !== null;
       access = {

@@ -477,6 +477,54 @@ describe("previews and plan policy", () => {
     expect((await readPub(u.key, prev.id)).status).toBe("unpublished");
   });
 
+  test("a preview of a gated site keeps the site's gate unless the request names another access mode", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Secret Plans Site", { "index.html": "<h1>confidential</h1>" });
+    const main = (await publish(u.key, id, { access_mode: "password", password: "correct-horse-1" })).body.data.publication;
+    await drain();
+    expect((await siteFetch(t, host(main.public_slug), "/")).status).toBe(401);
+
+    // `pier preview DIR` sends no access mode: the preview, at preview-<the site's slug>, asks for the site's password.
+    const pv = await t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body: {} });
+    expect(pv.status).toBe(202);
+    expect(pv.body.data.publication.access_mode).toBe("password");
+    await drain();
+    const previewHost = host(main.public_slug, true);
+    expect((await siteFetch(t, previewHost, "/")).status).toBe(401);
+    const gate = (password: string) =>
+      siteFetch(t, previewHost, "/_pier/gate/password", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", origin: `http://${previewHost}` },
+        body: new URLSearchParams({ password, next: "/" }).toString(),
+      });
+    expect((await gate("wrong-password-1")).status).toBe(401);
+    const in_ = await gate("correct-horse-1");
+    expect(in_.status).toBe(303);
+    const cookie = in_.headers.get("set-cookie")!.split(";")[0]!;
+    expect(await (await siteFetch(t, previewHost, "/", { headers: { cookie } })).text()).toBe("<h1>confidential</h1>");
+    // The owner reads the preview's password as the site's.
+    expect((await t.api("GET", `/api/v1/publications/${pv.body.data.publication.id}/access`, { key: u.key })).body.data.access.access_password).toBe(
+      "correct-horse-1",
+    );
+
+    // An existing public preview of a site gated since is gated too on its next run; public only when asked.
+    const id2 = await bucketWith(u, "Gated Later Site", { "index.html": "<p>later</p>" });
+    const main2 = (await publish(u.key, id2)).body.data.publication;
+    await drain();
+    expect((await t.api("POST", `/api/v1/buckets/${id2}/publication/preview`, { key: u.key, body: {} })).body.data.publication.access_mode).toBe("public");
+    await drain();
+    await t.api("PATCH", `/api/v1/publications/${main2.id}/access`, { key: u.key, body: { access_mode: "require_email" } });
+    expect((await t.api("POST", `/api/v1/buckets/${id2}/publication/preview`, { key: u.key, body: {} })).body.data.publication.access_mode).toBe(
+      "require_email",
+    );
+    await drain();
+    expect((await siteFetch(t, host(main2.public_slug, true), "/")).status).toBe(401);
+    const open = await t.api("POST", `/api/v1/buckets/${id2}/publication/preview`, { key: u.key, body: { access_mode: "public" } });
+    expect(open.body.data.publication.access_mode).toBe("public");
+    await drain();
+    expect(await (await siteFetch(t, host(main2.public_slug, true), "/")).text()).toBe("<p>later</p>");
+  });
+
   test("PATCH expires_at keeps the plan's rules: a preview at most 30 days out, an expired main site back only within the live-site limit", async () => {
     const u = await t.user({ plan: "free" });
     const a = await bucketWith(u, "Patched Site A", { "index.html": "<p>A</p>" });
