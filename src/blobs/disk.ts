@@ -10,10 +10,10 @@
 // leave the name empty.
 import { closeSync, fsync, mkdirSync, open as openCb, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from "node:fs";
 import { promisify } from "node:util";
-import { mkdir, open, opendir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
+import { mkdir, open, opendir, readdir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { randomToken } from "../core/ids";
-import { BlobMismatchError, isSha256, SMALL_BLOB_BYTES, type BlobExpectation, type BlobInfo, type BlobStore, type PutOptions } from "./store";
+import { BlobMismatchError, GC_ASIDE_PREFIX, isSha256, SMALL_BLOB_BYTES, type BlobExpectation, type BlobInfo, type BlobStore, type PutOptions } from "./store";
 
 export class DiskBlobStore implements BlobStore {
   private readonly root: string;
@@ -31,8 +31,24 @@ export class DiskBlobStore implements BlobStore {
    */
   async init(clearTemp = true): Promise<void> {
     await mkdir(this.root, { recursive: true });
-    if (clearTemp) await rm(this.tmp, { recursive: true, force: true });
+    if (clearTemp) {
+      await this.putBackAside();
+      await rm(this.tmp, { recursive: true, force: true });
+    }
     await mkdir(this.tmp, { recursive: true });
+  }
+
+  /** Blobs the collector had moved aside when the process died go back (a later sweep judges them again). */
+  private async putBackAside(): Promise<void> {
+    const names = await readdir(this.tmp).catch(() => [] as string[]);
+    for (const name of names) {
+      const sha256 = name.slice(GC_ASIDE_PREFIX.length);
+      if (!name.startsWith(GC_ASIDE_PREFIX) || !isSha256(sha256)) continue;
+      const final = this.pathOf(sha256);
+      if (sizeOf(final) !== null) continue; // stored again meanwhile
+      await mkdir(final.slice(0, final.lastIndexOf("/")), { recursive: true });
+      await rename(join(this.tmp, name), final);
+    }
   }
 
   pathOf(sha256: string): string {
@@ -74,12 +90,12 @@ export class DiskBlobStore implements BlobStore {
       done = true;
       const final = this.pathOf(info.sha256);
       const stored = defer ? holdsBytes(final, info) : (await this.size(info.sha256)) === info.size;
-      if (stored) {
-        await unlink(tmpPath); // deduplicated: the same bytes are already stored
-        // Fresh mtime: a GC sweep that snapshotted references before this upload's entry
-        // existed must see the blob as young (inside the grace period) and keep it.
-        const now = new Date();
-        await utimes(final, now, now).catch(() => {});
+      // Deduplicated (the same bytes are already stored) only once the stored copy has a fresh
+      // mtime: a GC sweep that snapshotted references before this upload's entry existed must see
+      // the blob as young and keep it. A copy the sweep moved aside meanwhile cannot be touched:
+      // then this upload's bytes are stored after all.
+      if (stored && (await renew(final))) {
+        await unlink(tmpPath);
       } else {
         const dir = final.slice(0, final.lastIndexOf("/"));
         await mkdir(dir, { recursive: true });
@@ -174,10 +190,32 @@ export class DiskBlobStore implements BlobStore {
     return Bun.file(this.pathOf(sha256));
   }
 
-  async delete(sha256: string): Promise<void> {
-    await unlink(this.pathOf(sha256)).catch((e) => {
-      if (e.code !== "ENOENT") throw e;
-    });
+  /**
+   * The blob is first moved out of its name and only then is its mtime read. A write that
+   * deduplicates onto it renews the mtime before it trusts the file (put, putBytes), so either
+   * the renewal shows here and the blob goes back, or the write finds the name empty and stores
+   * the bytes again. Reading the mtime under the name and then unlinking left a moment in which an
+   * upload was told its bytes were stored while they were being deleted. A crash while the blob
+   * is aside is undone by init().
+   */
+  async removeIfIdle(sha256: string, idleSinceMs: number): Promise<number | null> {
+    const final = this.pathOf(sha256);
+    const before = await stat(final).catch(() => null);
+    if (!before || before.mtimeMs > idleSinceMs) return null; // no move for a blob already renewed (readers would miss it)
+    const aside = join(this.tmp, `${GC_ASIDE_PREFIX}${sha256}`);
+    try {
+      await rename(final, aside);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw e;
+    }
+    const moved = await stat(aside);
+    if (moved.mtimeMs > idleSinceMs) {
+      await rename(aside, final);
+      return null;
+    }
+    await unlink(aside);
+    return moved.size;
   }
 
   async *list(): AsyncIterable<{ sha256: string; mtimeMs: number }> {
@@ -208,6 +246,17 @@ function holdsBytes(path: string, info: BlobInfo): boolean {
     return new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex") === info.sha256;
   } catch {
     return false; // gone meanwhile (GC): write it again
+  }
+}
+
+/** Give a stored blob a fresh mtime; false when it is not under its name (the collector has it aside, or deleted it). */
+async function renew(path: string): Promise<boolean> {
+  const now = new Date();
+  try {
+    await utimes(path, now, now);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -35,8 +35,9 @@ export async function collectGarbage(deps: Deps, graceMs = GC_GRACE_MS): Promise
   for await (const blob of deps.blobs.list()) {
     scanned++;
     if (live.has(blob.sha256) || blob.mtimeMs > cutoff) continue;
-    bytes += (await deps.blobs.size(blob.sha256)) ?? 0;
-    await deps.blobs.delete(blob.sha256);
+    const freed = await deps.blobs.removeIfIdle(blob.sha256, cutoff);
+    if (freed === null) continue;
+    bytes += freed;
     deleted++;
   }
   if (deleted) deps.log.info("blob gc", { scanned, deleted, bytes_freed: bytes });

@@ -46,10 +46,19 @@ export interface BlobStore {
   size(sha256: string): Promise<number | null>;
   /** A Bun file for serving (sendfile, Range) or reading. */
   file(sha256: string): Bun.BunFile;
-  delete(sha256: string): Promise<void>;
+  /**
+   * Remove a blob unless it was written or renewed after `idleSinceMs` (the collector's grace
+   * cutoff): its size when removed, null when kept or already gone. Safe against a write that
+   * deduplicates onto the blob at the same moment: that write either renews it in time to keep
+   * it or stores the bytes again.
+   */
+  removeIfIdle(sha256: string, idleSinceMs: number): Promise<number | null>;
   /** Every stored blob with its last-modified time (for garbage collection). */
   list(): AsyncIterable<{ sha256: string; mtimeMs: number }>;
 }
+
+/** The collector's name in the store's tmp/ for a blob it moved aside while it decides; init() puts such blobs back. */
+export const GC_ASIDE_PREFIX = "gc-aside-";
 
 /** Bytes up to this size are stored by putBytes in one synchronous write; larger ones stream. */
 export const SMALL_BLOB_BYTES = 1024 * 1024;

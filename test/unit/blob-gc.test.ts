@@ -65,6 +65,28 @@ describe("blob garbage collection", () => {
     expect(await t.deps.blobs.has(first.sha256)).toBe(true);
   });
 
+  test("a sweep racing an upload of an old orphan's bytes never deletes the blob the upload was told is stored", async () => {
+    // The upload deduplicates onto the orphan (its bytes are already stored) and its caller goes
+    // on to reference it; the sweep read the orphan's mtime before the upload renewed it. Random
+    // offsets between the two land the sweep's removal before, during and after the upload's check.
+    let lost = 0;
+    for (let i = 0; i < 150; i++) {
+      const bytes = new TextEncoder().encode(`racing content ${i} `.repeat(40));
+      const orphan = await t.deps.blobs.putBytes(bytes);
+      age(orphan.sha256, GC_GRACE_MS * 2);
+      const [, stored] = await Promise.all([
+        Bun.sleep(Math.random() * 4).then(() => collectGarbage(t.deps)),
+        t.deps.blobs.put(
+          (async function* () {
+            yield bytes;
+          })(),
+        ),
+      ]);
+      if (!(await t.deps.blobs.has(stored.sha256))) lost++;
+    }
+    expect(lost).toBe(0);
+  });
+
   test("GC runs as the blobs.gc job and records what it did", async () => {
     const orphan = await t.deps.blobs.putBytes("orphan for the job");
     age(orphan.sha256, GC_GRACE_MS * 2);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskBlobStore } from "../../src/blobs/disk";
@@ -115,14 +115,24 @@ describe("DiskBlobStore", () => {
     expect(await store.has(info.sha256)).toBe(true);
   });
 
-  test("delete is idempotent and list ignores foreign files", async () => {
+  test("removeIfIdle removes an idle blob once and keeps a renewed one; list ignores foreign files", async () => {
     const info = await store.putBytes("to delete");
     writeFileSync(join(dir, "sha256", "README"), "not a blob");
     expect(await storedCount()).toBe(1);
-    await store.delete(info.sha256);
-    await store.delete(info.sha256);
+    expect(await store.removeIfIdle(info.sha256, Date.now() - 60_000)).toBeNull(); // written since
+    expect(await store.has(info.sha256)).toBe(true);
+    expect(await store.removeIfIdle(info.sha256, Date.now() + 60_000)).toBe("to delete".length);
+    expect(await store.removeIfIdle(info.sha256, Date.now() + 60_000)).toBeNull();
     expect(await store.has(info.sha256)).toBe(false);
     expect(await storedCount()).toBe(0);
+  });
+
+  test("a blob the collector had moved aside when the process died is back after init", async () => {
+    const info = await store.putBytes("aside at the crash");
+    renameSync(store.pathOf(info.sha256), join(dir, "tmp", `gc-aside-${info.sha256}`));
+    await new DiskBlobStore(dir).init();
+    expect(await store.has(info.sha256)).toBe(true);
+    expect(tmpFiles()).toEqual([]);
   });
 
   test("paths are only ever built from a sha256 (no traversal through the key)", () => {

@@ -6,7 +6,7 @@ import type { Database } from "bun:sqlite";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { BlobStore } from "../../blobs/store";
+import { GC_ASIDE_PREFIX, type BlobStore } from "../../blobs/store";
 import type { Clock } from "../../core/clock";
 import { hashFile } from "./layout";
 
@@ -226,7 +226,8 @@ async function checkTempFiles(t: CheckTarget, repair: boolean, findings: Finding
   const cutoff = t.clock.now().getTime() - TEMP_FILE_AGE_MS;
   const candidates: string[] = [];
   const tmpDir = join(t.dataDir, "blobs", "tmp");
-  if (existsSync(tmpDir)) for (const n of readdirSync(tmpDir)) candidates.push(join(tmpDir, n));
+  // A blob the collector had moved aside when it stopped is no temp file: the server's start puts it back.
+  if (existsSync(tmpDir)) for (const n of readdirSync(tmpDir)) if (!n.startsWith(GC_ASIDE_PREFIX)) candidates.push(join(tmpDir, n));
   // A `.restore-` folder is a crashed restore's staged copy (D242); `.replaced-` folders hold the
   // previous data and are left to the operator.
   for (const n of readdirSync(t.dataDir)) if (/^pier\.db\.(restore-tmp|partial-)|^\.restore-\d+-\d+$/.test(n)) candidates.push(join(t.dataDir, n));

@@ -3,7 +3,9 @@
 // untouched), visitors never get a response mixing two deploys, bad input changes nothing, and
 // only the newest deploy_history deploys keep their files (blob GC frees the rest).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { unlinkSync } from "node:fs";
 import { eq } from "drizzle-orm";
+import type { DiskBlobStore } from "../../../src/blobs/disk";
 import { collectGarbage } from "../../../src/blobs/gc";
 import { deployFiles } from "../../../src/db/schema";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
@@ -248,7 +250,7 @@ describe("deploy history and rollback", () => {
       .where(eq(deployFiles.deployId, all[18].id))
       .all()
       .find((f) => f.path === "index.html")!;
-    await t.pier.deps.blobs.delete(fourth.blobSha256);
+    unlinkSync((t.pier.deps.blobs as DiskBlobStore).pathOf(fourth.blobSha256));
     const holes = await rollback(u, pubId, { deploy_id: all[18].id });
     expect([holes.status, holes.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
     await expectServedBody(t, host((await readPub(u, pubId)).public_slug), "/", "<h1>build 22</h1>");
@@ -283,7 +285,7 @@ describe("deploy history and rollback", () => {
     const shared = new Bun.CryptoHasher("sha256").update("<p>the same in ten files</p>").digest("hex");
     const rows = t.pier.deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, first.deploy_id)).all();
     expect(rows.filter((f) => f.blobSha256 === shared).length).toBe(10);
-    await t.pier.deps.blobs.delete(shared);
+    unlinkSync((t.pier.deps.blobs as DiskBlobStore).pathOf(shared));
     const holes = await rollback(u, first.id, { deploy_id: first.deploy_id });
     expect([holes.status, holes.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
     await expectServedBody(t, host(slug), "/", "<h1>after</h1>");
