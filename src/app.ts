@@ -8,6 +8,7 @@ import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
 import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
 import { earlyBodyValidation, type RouteTable } from "./http/body-validation";
+import { refuseRepeatedQueryFields } from "./http/repeated-query";
 import { RateLimiter } from "./http/rate-limit";
 import { requestId } from "./http/request-info";
 import { actorFromApiKey } from "./features/accounts";
@@ -55,6 +56,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
     })
     // Body sizes, read deadlines and JSON depth are enforced by the listener (src/http/server.ts).
     .use(earlyBodyValidation(() => mounted!))
+    .use(refuseRepeatedQueryFields(() => mounted!))
     .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))

@@ -375,4 +375,11 @@ export const configOptions: Option[] = [
     help: "Allow git remotes on loopback, private or link-local addresses (checked after DNS resolution): a git server on the same host or private network. Default: public addresses only.",
     parse: oneOf("on", "off"),
   },
+  {
+    key: "smtpRelayTls",
+    name: "smtp-relay-tls",
+    default: "auto",
+    help: "Encryption of an smtp:// --smtp-relay-url (smtps:// is always TLS): required refuses to send (credentials or mail) unless the relay gives STARTTLS with a valid certificate; opportunistic uses STARTTLS when offered and sends in clear otherwise; auto is required except for a relay on this machine, or at a private-network IP address with no credentials in the URL.",
+    parse: oneOf("auto", "required", "opportunistic"),
+  },
 ];

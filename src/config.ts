@@ -50,6 +50,8 @@ export interface Config {
   logLevel: LogLevel;
   /** smtp(s)://user:pass@host:port for outbound mail; null = messages go to the outbox table. */
   smtpRelayUrl: string | null;
+  /** Whether an smtp:// relay must give STARTTLS: auto (unless on this machine or a private IP without credentials), required, opportunistic. */
+  smtpRelayTls: "auto" | "required" | "opportunistic";
   /** Public URL of the hosted MCP endpoint when a proxy/tunnel publishes it elsewhere; default <base-url>/mcp. */
   mcpResourceUrl: string | null;
   /** Plan of the first user's account (the instance admin's); everyone else gets defaultPlan. */

@@ -6,6 +6,7 @@ import { checkConfig, configOptions, ConfigError, describeConfig, envName, loadC
 import { serverVersion } from "../core/version";
 import { ownerPlanNote } from "../features/accounts";
 import { countUsers } from "../features/accounts";
+import { relayTlsLabel } from "../features/mail";
 import { startPier, type Pier } from "../runtime";
 import { workerCount } from "../serving-workers";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
@@ -81,7 +82,7 @@ export function startupBanner(pier: Pick<Pier, "deps" | "ports"> & { smtp?: Pier
     `  HTTP               ${config.host}:${http}`,
     `  HTTPS              ${https !== null ? `${config.host}:${https}` : config.httpsPort === null ? "off" : "not started"}`,
     `  SMTP               ${smtp !== null ? `${config.host}:${smtp}  (mail for *@${urls.mailDomain}; STARTTLS: ${pier.smtp?.tlsSource ?? "off"})` : config.smtpPort === null ? "off" : "not started"}`,
-    `  Outbound mail      ${outboundMail(config.smtpRelayUrl)}`,
+    `  Outbound mail      ${outboundMail(config.smtpRelayUrl, config.smtpRelayTls)}`,
     `  Metrics            ${metricsLine(urls.baseUrl, config.metricsToken !== null, pier.ports.metrics ?? null)}`,
     `  Data               ${config.dataDir}`,
     `  Secret key         ${config.secretKey ? "from PIER_SECRET_KEY / --secret-key" : `${config.dataDir}/secret.key`}`,
@@ -100,10 +101,10 @@ function metricsLine(baseUrl: string, token: boolean, port: number | null): stri
 }
 
 /** Where mail Pier sends goes: the relay's host (never its credentials), or the outbox. */
-function outboundMail(relayUrl: string | null): string {
+function outboundMail(relayUrl: string | null, tls: Config["smtpRelayTls"]): string {
   if (!relayUrl) return "no relay: site email codes and notices wait in the outbox (read them with: pier admin mail outbox)";
   const u = new URL(relayUrl);
-  return `relay ${u.protocol}//${u.host}`;
+  return `relay ${u.protocol}//${u.host} (${relayTlsLabel(relayUrl, tls)})`;
 }
 
 export async function serve(argv: string[], debug = false): Promise<void> {

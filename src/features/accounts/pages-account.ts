@@ -131,8 +131,11 @@ export const accountPages = (deps: Deps) => {
         "/account/security/totp/confirm",
         action(
           async (s, body) => {
-            confirmTotpEnrollment(deps, s.user, field(body, "code"));
-            return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice: "Two-factor authentication is on." });
+            const { endedSessions } = confirmTotpEnrollment(deps, s.user, field(body, "code"), s.session.id);
+            const notice = endedSessions
+              ? "Two-factor authentication is on. Every other browser signed in as you was signed out."
+              : "Two-factor authentication is on.";
+            return securityPage({ ...s, user: { ...s.user, totpEnabledAt: deps.clock.now().toISOString() } }, { notice });
           },
           (s, error) => securityPage(s, { error }),
           "/account/security",

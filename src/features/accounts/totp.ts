@@ -2,12 +2,13 @@
 // understands), through the `otpauth` library. The seed is sealed at rest with the `totp` key,
 // bound to its user row. Enrollment is two steps: a seed is stored but inactive until the user
 // proves their app works by entering a code; disabling also needs a current code.
-import { eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import * as OTPAuth from "otpauth";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { users } from "../../db/schema";
+import { sessions, users } from "../../db/schema";
+import { transaction } from "../../db/tx";
 import type { UserRow } from "./service";
 
 const PERIOD = 30;
@@ -75,7 +76,12 @@ export function beginTotpEnrollment(deps: Deps, user: UserRow, opts: { fresh?: b
   return { secret: seed, uri: totpFor(deps, user, seed).toString() };
 }
 
-export function confirmTotpEnrollment(deps: Deps, user: UserRow, code: string): void {
+/**
+ * Turn two-factor on. Every other browser session of the user ends (the one that confirmed stays):
+ * a user securing the account may be doing it because a session cookie leaked, and a session
+ * made with the password alone must not outlive the new rule. API keys and agent connections stay (D251).
+ */
+export function confirmTotpEnrollment(deps: Deps, user: UserRow, code: string, currentSessionId: string): { endedSessions: number } {
   if (twoFactorEnabled(user)) throw new ApiError("CONFLICT", "Two-factor authentication is already on.");
   if (!user.totpSealed) throw new ApiError("CONFLICT", "Start two-factor set-up first.");
   if (!verifyTotp(deps, user, code))
@@ -83,7 +89,15 @@ export function confirmTotpEnrollment(deps: Deps, user: UserRow, code: string): 
       field: "code",
     });
   const now = deps.clock.now().toISOString();
-  deps.db.update(users).set({ totpEnabledAt: now, updatedAt: now }).where(eq(users.id, user.id)).run();
+  return transaction(deps.db, (tx) => {
+    tx.update(users).set({ totpEnabledAt: now, updatedAt: now }).where(eq(users.id, user.id)).run();
+    const ended = tx
+      .delete(sessions)
+      .where(and(eq(sessions.userId, user.id), ne(sessions.id, currentSessionId)))
+      .returning({ id: sessions.id })
+      .all();
+    return { endedSessions: ended.length };
+  });
 }
 
 export function disableTotp(deps: Deps, user: UserRow, code: string): void {

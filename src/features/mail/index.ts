@@ -11,6 +11,7 @@ export { isMailPath } from "./paths";
 // Used by the site server and `pier admin` outside src/features.
 export { listOutbox, quotedForMail } from "./outbound";
 export { localSmtpServer, sendTestMessage } from "./delivery-check";
+export { relayTlsLabel } from "./relay-tls";
 // The dashboard's Email tab reads message.json through the files service and shows it.
 export type { MessageJson } from "./inbound";
 // Used by the dashboard's admin pages.

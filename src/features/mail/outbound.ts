@@ -6,6 +6,7 @@ import type { Deps } from "../../core/context";
 import { newId } from "../../core/ids";
 import { mailOutbox } from "../../db/schema";
 import { transaction } from "../../db/tx";
+import { isStartTlsFailure, RelayTlsRequiredError, relayRequiresStartTls, type RelayTlsMode } from "./relay-tls";
 
 export interface OutboundMessage {
   to: string;
@@ -49,11 +50,15 @@ export const relayTimeouts = { connectMs: 30_000, greetingMs: 30_000, silenceMs:
 export class SmtpRelayMailer implements Mailer {
   readonly via = "relay" as const;
   private transport: Promise<Transporter> | null = null;
+  private readonly requireTls: boolean;
   constructor(
     private readonly deps: Deps,
     private readonly relayUrl: string,
     private readonly from: string,
-  ) {}
+    tls: RelayTlsMode = "auto",
+  ) {
+    this.requireTls = relayRequiresStartTls(relayUrl, tls);
+  }
 
   async send(msg: OutboundMessage): Promise<{ id: string }> {
     // nodemailer is loaded with the first message: most processes (every serving worker) never
@@ -61,12 +66,25 @@ export class SmtpRelayMailer implements Mailer {
     this.transport ??= import("nodemailer").then((m) =>
       m.createTransport({
         url: this.relayUrl,
+        requireTLS: this.requireTls,
         connectionTimeout: relayTimeouts.connectMs,
         greetingTimeout: relayTimeouts.greetingMs,
         socketTimeout: relayTimeouts.silenceMs,
       }),
     );
-    const info = await (await this.transport).sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text });
+    let info: { messageId?: string };
+    try {
+      info = await (await this.transport).sendMail({ from: this.from, to: msg.to, subject: msg.subject, text: msg.text });
+    } catch (e) {
+      if (this.requireTls && isStartTlsFailure(e)) {
+        const relay = new URL(this.relayUrl).host;
+        throw new RelayTlsRequiredError(
+          `not sent: the SMTP relay ${relay} did not give an encrypted connection (STARTTLS: ${e instanceof Error ? e.message : String(e)}), and --smtp-relay-tls requires one, so neither the relay's credentials nor the message were sent. Turn STARTTLS on at the relay (with a certificate valid for ${new URL(this.relayUrl).hostname}), use an smtps:// URL, or set --smtp-relay-tls opportunistic for a relay on a network you trust.`,
+          { cause: e },
+        );
+      }
+      throw e;
+    }
     this.deps.log.info("outbound message relayed", { kind: msg.kind, message_id: info.messageId });
     return { id: String(info.messageId ?? newId("msg")) };
   }
@@ -95,7 +113,9 @@ export function quotedForMail(text: string, max = 60): string {
 
 /** Built once with Deps (a field), so the relay connection pool is shared by the process. */
 export function newMailer(deps: Deps): Mailer {
-  return deps.config.smtpRelayUrl ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`) : new OutboxMailer(deps);
+  return deps.config.smtpRelayUrl
+    ? new SmtpRelayMailer(deps, deps.config.smtpRelayUrl, `Pier <no-reply@${deps.urls.mailDomain}>`, deps.config.smtpRelayTls)
+    : new OutboxMailer(deps);
 }
 
 /** The process's mailer. */

@@ -128,6 +128,37 @@ describe("two-factor authentication", () => {
     expect(res.text).toContain("Enter your email and password again");
   });
 
+  test("turning two-factor on signs out the user's other browsers; this one, API keys and other users stay", async () => {
+    const u = await t.user();
+    const other = await t.user();
+    const signIn = async (who: { email: string; password: string }) => {
+      const b = new Browser(t.url);
+      expect((await b.submit("/signin", "/signin", { email: who.email, password: who.password })).status).toBe(303);
+      return b;
+    };
+    // `stolen` stands for a session cookie someone else holds; `mine` is where the user turns two-factor on.
+    const mine = await signIn(u);
+    const stolen = await signIn(u);
+    const stranger = await signIn(other);
+    expect((await stolen.get("/dashboard")).status).toBe(200);
+
+    const enroll = await mine.submit("/account/security", "/account/security/totp/enroll", {});
+    const seed = (OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP).secret;
+    const current = new OTPAuth.TOTP({ secret: seed, digits: 6, period: 30, algorithm: "SHA1" }).generate({ timestamp: t.clock.now().getTime() });
+    // Set-up alone changes nothing at sign-in, so it ends nothing.
+    expect((await stolen.get("/dashboard")).status).toBe(200);
+
+    const on = await mine.submit("/account/security", "/account/security/totp/confirm", { code: current });
+    expect(on.status).toBe(200);
+    const gone = await stolen.get("/dashboard");
+    expect(gone.status).toBe(303);
+    expect(gone.location).toStartWith("/signin");
+    expect(on.text).toContain("Every other browser signed in as you was signed out.");
+    expect((await mine.get("/dashboard")).status).toBe(200);
+    expect((await stranger.get("/dashboard")).status).toBe(200);
+    expect((await t.api("GET", "/api/v1/buckets", { key: u.key })).status).toBe(200);
+  });
+
   test("turning two-factor off needs a current code", async () => {
     nextStep();
     const b = new Browser(t.url);

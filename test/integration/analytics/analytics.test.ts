@@ -270,6 +270,11 @@ describe("bad input and other accounts", () => {
     ["?from=2026-01-01", "to"],
     ["?to=2026-01-01", "from"],
     ["?from=0000-01-01&to=0000-01-02", "from"], // its previous period would fall before year 0
+    // A repeated key is refused, not read as its last value.
+    ["?range=7d&range=30d", "range"],
+    ["?range=7d&range=7d", "range"],
+    ["?from=2026-01-01&to=2026-01-05&from=2026-01-03", "from"],
+    ["?from=2026-01-01&to=2026-01-05&to=2026-01-09", "to"],
   ])("%s is 422 VALIDATION_FAILED naming %s", async (query, field) => {
     for (const path of [`/api/v1/publications/${s.pub.id}/analytics${query}`, `/api/v1/analytics${query}`]) {
       const r = await t.api("GET", path, { key: s.user.key });
@@ -277,6 +282,19 @@ describe("bad input and other accounts", () => {
       expect(r.body.error.code).toBe("VALIDATION_FAILED");
       expect(r.body.error.details.field).toBe(field);
     }
+  });
+
+  test("a repeated key is named, with the way to fix it", async () => {
+    const r = await analytics("?range=7d&range=30d");
+    expect(r.body.error.message).toContain("'range' is given more than once");
+    expect(r.body.error.details.fields).toEqual([{ path: "/range", message: "'range' is given more than once; give it once" }]);
+  });
+
+  test("the same holds on other routes with single-valued query fields (the shared check)", async () => {
+    const r = await t.api("GET", "/api/v1/buckets?limit=5&limit=50", { key: s.user.key });
+    expect(r.status).toBe(422);
+    expect(r.body.error.details.field).toBe("limit");
+    expect((await t.api("GET", "/api/v1/buckets?limit=5", { key: s.user.key })).status).toBe(200);
   });
 
   test("a window of exactly 90 days is fine", async () => {

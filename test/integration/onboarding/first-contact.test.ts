@@ -267,7 +267,7 @@ describe("the email gate without a mail relay", () => {
       const b = await relayed.api("POST", "/api/v1/buckets", { key: u.key, body: { bucket: { title: "m" } } });
       const r = await relayed.api("POST", `/api/v1/buckets/${b.body.data.bucket.id}/publication`, { key: u.key, body: { access_mode: "require_email" } });
       expect(r.body.data.publication.warnings).toEqual([]);
-      expect(startupBanner(relayed.pier)).toMatch(/^  Outbound mail +relay smtp:\/\/127\.0\.0\.1:9$/m);
+      expect(startupBanner(relayed.pier)).toMatch(/^  Outbound mail +relay smtp:\/\/127\.0\.0\.1:9 \(STARTTLS if the relay offers it\)$/m);
     } finally {
       await relayed.stop();
     }
