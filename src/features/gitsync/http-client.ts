@@ -1,8 +1,9 @@
 // isomorphic-git's HTTP client for a sync: Bun's fetch bounded in time and bytes, no redirects,
-// the operator's extra CA, public addresses only unless the operator allows others, and the
+// the operator's extra CA, public addresses only unless the operator allows others (connecting
+// to the address that was checked), and the
 // fetched pack's inflated sizes checked before isomorphic-git unpacks it.
 import type { HttpClient } from "isomorphic-git";
-import { assertPublicRemote } from "./addresses";
+import { pinnedRequest, publicAddressOf, type HostLookup } from "./addresses";
 import { SyncFailure } from "./failure";
 import { checkPackResponse, pushTooLarge, type SyncLimits } from "./limits";
 import type { Traffic } from "./remote";
@@ -33,10 +34,12 @@ export function boundedHttp(opts: {
   limits: SyncLimits;
   /** Refuse loopback, private and link-local addresses (a user's URL must not reach inside). */
   publicOnly?: boolean;
+  /** How a public-only client resolves the remote's name (the system resolver when unset). */
+  lookup?: HostLookup;
 }): HttpClient {
   return {
     async request({ url, method = "GET", headers = {}, body }) {
-      if (opts.publicOnly) await assertPublicRemote(url);
+      const target = opts.publicOnly ? pinnedRequest(url, await publicAddressOf(url, opts.lookup)) : { url, host: null, serverName: null };
       const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
       opts.traffic.sent += payload?.length ?? 0;
       const controller = new AbortController();
@@ -44,13 +47,14 @@ export function boundedHttp(opts: {
       try {
         let res: Response;
         try {
-          res = await fetch(url, {
+          const tls = { ...(opts.ca ? { ca: opts.ca } : {}), ...(target.serverName ? { serverName: target.serverName } : {}) };
+          res = await fetch(target.url, {
             method,
-            headers,
+            headers: target.host ? { ...headers, host: target.host } : headers,
             body: payload,
             signal: controller.signal,
             redirect: "manual",
-            ...(opts.ca ? { tls: { ca: opts.ca } } : {}),
+            ...(Object.keys(tls).length ? { tls } : {}),
           } as RequestInit);
         } catch (e) {
           if (controller.signal.aborted) throw new SyncFailure("remote_timeout", `The git server did not answer within ${opts.timeoutMs / 1000} s.`);

@@ -51,7 +51,7 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
   const ca = deps.config.gitCaRoot ? [...rootCertificates, fs.readFileSync(deps.config.gitCaRoot, "utf8")] : null;
   const limits = syncLimits(deps);
   const publicOnly = deps.config.gitAllowPrivateNetwork !== "on" && !access.operatorHost;
-  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, ca, traffic, limits, publicOnly });
+  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, ca, traffic, limits, publicOnly, lookup: deps.gitLookup });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
   return { gitdir, http, onAuth, traffic, limits, cache: {} };
