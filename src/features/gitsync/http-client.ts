@@ -7,6 +7,7 @@ import { pinnedRequest, publicAddressOf, type HostLookup } from "./addresses";
 import { SyncFailure } from "./failure";
 import { checkPackResponse, pushTooLarge, type SyncLimits } from "./limits";
 import type { Traffic } from "./remote";
+import { advertisesThinPack, askThinPack } from "./thin-pack";
 
 async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined, limits: SyncLimits): Promise<Uint8Array | undefined> {
   if (!body) return undefined;
@@ -37,10 +38,14 @@ export function boundedHttp(opts: {
   /** How a public-only client resolves the remote's name (the system resolver when unset). */
   lookup?: HostLookup;
 }): HttpClient {
+  // Learnt from the server's upload-pack advertisement (each sync has its own client).
+  let thinPack = false;
   return {
     async request({ url, method = "GET", headers = {}, body }) {
       const target = opts.publicOnly ? pinnedRequest(url, await publicAddressOf(url, opts.lookup)) : { url, host: null, serverName: null };
-      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
+      const collected = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
+      const uploadPack = method === "POST" && url.endsWith("/git-upload-pack");
+      const payload = uploadPack && thinPack && collected ? askThinPack(collected) : collected;
       opts.traffic.sent += payload?.length ?? 0;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
@@ -89,7 +94,8 @@ export function boundedHttp(opts: {
         });
         const all = Buffer.concat(chunks);
         // The pack's inflated sizes are checked before isomorphic-git inflates (and indexes) it.
-        if (method === "POST" && url.endsWith("/git-upload-pack") && res.ok) checkPackResponse(all, opts.limits);
+        if (uploadPack && res.ok) checkPackResponse(all, opts.limits);
+        if (method === "GET" && url.endsWith("/info/refs?service=git-upload-pack") && res.ok) thinPack = advertisesThinPack(all);
         return {
           url,
           method,
