@@ -38,6 +38,8 @@ export interface DepsOptions {
   servingWorker?: boolean;
   /** The pid of a server running on this data dir (admin commands): pending migrations are refused. */
   servedBy?: number | null;
+  /** Tests: how git sync resolves a git server's name (Deps.gitLookup). */
+  gitLookup?: (host: string) => Promise<string[]>;
 }
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
@@ -91,6 +93,7 @@ export async function createDeps(config: Config, httpPort: number, opts: DepsOpt
     close: () => handle.close(),
     siteChangeListeners: new Set<SiteChangeListener>(),
     metrics: new PierMetrics(Object.keys(jobHandlers)),
+    ...(opts.gitLookup ? { gitLookup: opts.gitLookup } : {}),
   };
   const deps = base as typeof base & Pick<Deps, "agentActivity" | "mailer" | "customDomainOf" | "customDomainsOf" | "analytics" | "gitSyncOf">;
   deps.agentActivity = new ActivityRecorder(deps);

@@ -72,6 +72,9 @@ export interface Deps {
 
   /** Counters and gauges behind /metrics (preallocated; see src/core/pier-metrics.ts). */
   metrics: PierMetrics;
+
+  /** How git sync resolves a user's git server name (tests answer their own); the system resolver when unset. */
+  gitLookup?: (host: string) => Promise<string[]>;
 }
 
 /** What a feature may ask of automatic HTTPS for one host name (lower-case ASCII, no trailing dot). */

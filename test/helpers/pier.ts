@@ -68,7 +68,15 @@ const hashOfTestPassword = () => (testPasswordHash ??= hashPassword(TEST_PASSWOR
 
 export async function startTestPier(
   overrides: Partial<Config> = {},
-  opts: { startWorker?: boolean; mailResolver?: DNSResolver; log?: Logger; servingWorkers?: number; changePollMs?: number } = {},
+  opts: {
+    startWorker?: boolean;
+    mailResolver?: DNSResolver;
+    log?: Logger;
+    servingWorkers?: number;
+    changePollMs?: number;
+    /** How git sync resolves git server names (default: the system resolver). */
+    gitLookup?: (host: string) => Promise<string[]>;
+  } = {},
 ): Promise<TestPier> {
   const dataDir = mkdtempSync(join(tmpdir(), "pier-test-"));
   const config = {
@@ -98,6 +106,7 @@ export async function startTestPier(
     mailResolver,
     servingWorkers,
     changePollMs: opts.changePollMs,
+    gitLookup: opts.gitLookup,
   });
   const url = `http://127.0.0.1:${pier.httpPort}`;
 

@@ -35,26 +35,50 @@ export function isPrivateLiteral(url: URL): boolean {
   return isLoopbackHost(host) || (isIP(host) !== 0 && isPrivateAddress(host));
 }
 
+/** A host name's addresses, in the resolver's order. */
+export type HostLookup = (host: string) => Promise<string[]>;
+
+export const systemLookup: HostLookup = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
 /**
- * Before each request to a user's git server: every address its name resolves to must be public.
- * The connection resolves the name again (a DNS answer could change in between); a remote that
- * answers with a redirect is refused anyway (boundedHttp).
+ * Before each request to a user's git server: every address its name resolves to must be public,
+ * and the one returned is the one the request connects to (pinnedRequest). Resolving again to
+ * connect would let a name answer a public address to the check and 127.0.0.1 to the
+ * connection (DNS rebinding). A remote that answers with a redirect is refused (boundedHttp),
+ * so every request, and so every hop, is checked here.
  */
-export async function assertPublicRemote(raw: string): Promise<void> {
+export async function publicAddressOf(raw: string, lookupHost: HostLookup = systemLookup): Promise<string> {
   const url = new URL(raw);
   const host = hostOf(url);
   let addresses: string[];
   if (isIP(host)) addresses = [host];
   else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+      addresses = await lookupHost(host);
     } catch {
-      throw new SyncFailure("remote_unreachable", "The git server's name could not be resolved.");
+      addresses = [];
     }
+    if (!addresses.length) throw new SyncFailure("remote_unreachable", "The git server's name could not be resolved.");
   }
   if (isPrivateLiteral(url) || addresses.some(isPrivateAddress))
     throw new SyncFailure(
       "private_address_refused",
       "The repository's host is a loopback, private or link-local address; this instance reaches only public git servers (the operator allows others with --git-allow-private-network).",
     );
+  // The resolver's order (getaddrinfo's, RFC 6724) already puts a family this host cannot reach last.
+  return addresses[0]!;
+}
+
+/**
+ * A request to `raw` that connects to `address` and nowhere else: the URL names the address,
+ * while the Host header and the TLS server name (SNI, and the name the certificate must carry)
+ * stay the host's.
+ */
+export function pinnedRequest(raw: string, address: string): { url: string; host: string | null; serverName: string | null } {
+  const url = new URL(raw);
+  if (isIP(hostOf(url))) return { url: raw, host: null, serverName: null };
+  const host = url.host;
+  const serverName = url.protocol === "https:" ? url.hostname.replace(/\.$/, "") : null;
+  url.hostname = isIP(address) === 6 ? `[${address}]` : address;
+  return { url: url.href, host, serverName };
 }

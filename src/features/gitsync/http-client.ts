@@ -1,11 +1,13 @@
 // isomorphic-git's HTTP client for a sync: Bun's fetch bounded in time and bytes, no redirects,
-// the operator's extra CA, public addresses only unless the operator allows others, and the
+// the operator's extra CA, public addresses only unless the operator allows others (connecting
+// to the address that was checked), and the
 // fetched pack's inflated sizes checked before isomorphic-git unpacks it.
 import type { HttpClient } from "isomorphic-git";
-import { assertPublicRemote } from "./addresses";
+import { pinnedRequest, publicAddressOf, type HostLookup } from "./addresses";
 import { SyncFailure } from "./failure";
 import { checkPackResponse, pushTooLarge, type SyncLimits } from "./limits";
 import type { Traffic } from "./remote";
+import { advertisesThinPack, askThinPack } from "./thin-pack";
 
 async function collect(body: AsyncIterableIterator<Uint8Array> | Uint8Array[] | undefined, limits: SyncLimits): Promise<Uint8Array | undefined> {
   if (!body) return undefined;
@@ -33,24 +35,31 @@ export function boundedHttp(opts: {
   limits: SyncLimits;
   /** Refuse loopback, private and link-local addresses (a user's URL must not reach inside). */
   publicOnly?: boolean;
+  /** How a public-only client resolves the remote's name (the system resolver when unset). */
+  lookup?: HostLookup;
 }): HttpClient {
+  // Learnt from the server's upload-pack advertisement (each sync has its own client).
+  let thinPack = false;
   return {
     async request({ url, method = "GET", headers = {}, body }) {
-      if (opts.publicOnly) await assertPublicRemote(url);
-      const payload = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
+      const target = opts.publicOnly ? pinnedRequest(url, await publicAddressOf(url, opts.lookup)) : { url, host: null, serverName: null };
+      const collected = await collect(body as AsyncIterableIterator<Uint8Array> | undefined, opts.limits);
+      const uploadPack = method === "POST" && url.endsWith("/git-upload-pack");
+      const payload = uploadPack && thinPack && collected ? askThinPack(collected) : collected;
       opts.traffic.sent += payload?.length ?? 0;
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
       try {
         let res: Response;
         try {
-          res = await fetch(url, {
+          const tls = { ...(opts.ca ? { ca: opts.ca } : {}), ...(target.serverName ? { serverName: target.serverName } : {}) };
+          res = await fetch(target.url, {
             method,
-            headers,
+            headers: target.host ? { ...headers, host: target.host } : headers,
             body: payload,
             signal: controller.signal,
             redirect: "manual",
-            ...(opts.ca ? { tls: { ca: opts.ca } } : {}),
+            ...(Object.keys(tls).length ? { tls } : {}),
           } as RequestInit);
         } catch (e) {
           if (controller.signal.aborted) throw new SyncFailure("remote_timeout", `The git server did not answer within ${opts.timeoutMs / 1000} s.`);
@@ -85,7 +94,8 @@ export function boundedHttp(opts: {
         });
         const all = Buffer.concat(chunks);
         // The pack's inflated sizes are checked before isomorphic-git inflates (and indexes) it.
-        if (method === "POST" && url.endsWith("/git-upload-pack") && res.ok) checkPackResponse(all, opts.limits);
+        if (uploadPack && res.ok) checkPackResponse(all, opts.limits);
+        if (method === "GET" && url.endsWith("/info/refs?service=git-upload-pack") && res.ok) thinPack = advertisesThinPack(all);
         return {
           url,
           method,

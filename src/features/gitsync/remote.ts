@@ -51,7 +51,7 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
   const ca = deps.config.gitCaRoot ? [...rootCertificates, fs.readFileSync(deps.config.gitCaRoot, "utf8")] : null;
   const limits = syncLimits(deps);
   const publicOnly = deps.config.gitAllowPrivateNetwork !== "on" && !access.operatorHost;
-  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, ca, traffic, limits, publicOnly });
+  const http = boundedHttp({ timeoutMs: deps.config.gitTimeout * 1000, ca, traffic, limits, publicOnly, lookup: deps.gitLookup });
   // Basic auth; a token-only credential goes in the password (GitHub, Gitea and GitLab accept any user name then).
   const onAuth = (): GitAuth => (access.password ? { username: access.username || "pier", password: access.password } : {});
   return { gitdir, http, onAuth, traffic, limits, cache: {} };
@@ -98,6 +98,7 @@ export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow
       onAuthFailure: () => ({ cancel: true }),
     });
     const head = (info.refs ?? []).find((r) => r.ref === `refs/heads/${access.branch}`);
+    const thinPack = info.capabilities?.["thin-pack"] === true;
     if (!head) return null;
     if (await hasObject(store, head.oid)) {
       await rememberHead(store, access, head.oid);
@@ -114,9 +115,13 @@ export async function fetchBranch(store: GitStore, access: RemoteAccess, shallow
       remoteRef: access.branch,
       singleBranch: true,
       tags: false,
-      // The first fetch needs only the tip: its tree is all a sync reads. Later fetches
-      // negotiate from the commits already here and bring only what is new.
-      ...(shallow ? { depth: 1 } : {}),
+      // Only the tip: a sync compares the last synced tree (already here) with the tip's, so
+      // the commits in between are never read. Fetching them brought every version of a file
+      // changed many times since the last sync, each counted against the repository cap (and
+      // resolved, and partly held, by isomorphic-git while it indexes the pack). A later fetch
+      // is shallow only with a thin pack (boundedHttp asks for one): without it, the server
+      // would send the tip's whole tree again (D250).
+      ...(shallow || thinPack ? { depth: 1 } : {}),
       onAuth: store.onAuth,
       onAuthFailure: () => ({ cancel: true }),
     });

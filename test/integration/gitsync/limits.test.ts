@@ -188,3 +188,42 @@ test("an oversized bucket file the repository changed too is a conflict to choos
   const r = await t.api("GET", `/api/v1/buckets/${b}/files/by_path?path=data.txt`, { key: user.key });
   expect(await (await fetch(r.headers.get("location")!)).text()).toBe("small, from the repository\n");
 });
+
+test("a file of 0.3 MiB changed 12 times between two syncs (4 MiB of versions, repository cap 1 MiB) syncs: only the branch's newest state is fetched, as a thin pack", async () => {
+  // Text that compresses poorly, as a real data file does: each version is a different object.
+  let seed = 7;
+  const words = Array.from({ length: 48000 }, () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed.toString(36);
+  });
+  const version = (i: number) => `version ${i}\n${words.join(" ")}\n`;
+  const url = server.createRepo("manychanges");
+  const other = await workClone(url);
+  clones.push(other);
+  other.write("data.txt", version(0));
+  other.write("same.txt", `unchanged\n${[...words].reverse().join(" ")}\n`);
+  await other.commitAndPush("first");
+  const b = await newBucket(t, user.key, "many changes");
+  saveRepository(t.pier.deps, apiKeyActorOf(user), b, { repository_url: url, branch: "main" });
+  expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync`, { key: user.key, body: { direction: "import" } })).status).toBe(202);
+  await t.pier.runner.drain();
+  expect((await sync(b)).state).toBe("in_sync");
+  expect(version(0).length).toBeGreaterThan(0.3 * MiB);
+
+  for (let i = 1; i <= 12; i++) {
+    words[i * 1000] = `changed-${i}`;
+    other.write("data.txt", version(i));
+    await other.commitAndPush(`change ${i}`);
+  }
+  const sentBefore = server.traffic.sent;
+  expect((await t.api("POST", `/api/v1/buckets/${b}/github_sync/sync`, { key: user.key, body: {} })).status).toBe(202);
+  await t.pier.runner.drain();
+  const s = await sync(b);
+  expect(s.error).toBeNull();
+  expect(s.state).toBe("in_sync");
+  const r = await t.api("GET", `/api/v1/buckets/${b}/files/by_path?path=data.txt`, { key: user.key });
+  expect(await (await fetch(r.headers.get("location")!)).text()).toBe(version(12));
+  // Neither the versions in between nor the unchanged file came again: the newest version, as a
+  // delta against the one already here.
+  expect(server.traffic.sent - sentBefore).toBeLessThan(64 * 1024);
+});
