@@ -92,6 +92,10 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
   return { deploy_id: result.deployId, reused: false };
 }
 
+/** The call that retries this publication's build; a preview's names itself (D244). */
+const retryPath = (p: Pick<PublicationRow, "bucketId" | "kind">) =>
+  `/api/v1/buckets/${p.bucketId}/publication/retry${p.kind === "preview" ? "?kind=preview" : ""}`;
+
 /** failed + publish_error; the live deploy (if any) stays up; the owner is told. */
 export async function markFailed(deps: Deps, id: string, token: unknown, message: string): Promise<void> {
   const now = deps.clock.now().toISOString();
@@ -119,8 +123,8 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
       {
         accountId: p.accountId,
         kind: "publish_failed",
-        subject: `Publishing ${p.publicSlug} failed`,
-        body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
+        subject: `Publishing ${p.kind === "preview" ? "the preview of " : ""}${p.publicSlug} failed`,
+        body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST ${retryPath(p)}`,
         data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message },
       },
       tx,
@@ -142,8 +146,8 @@ async function mailFailureToOwner(deps: Deps, pub: PublicationRow, message: stri
     await mailerFor(deps).send({
       to: ownerEmail,
       kind: "publish-failed",
-      subject: `Pier: publishing ${pub.publicSlug} failed`,
-      text: `The build of ${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier publish again, or POST /api/v1/buckets/${pub.bucketId}/publication/retry).\n`,
+      subject: `Pier: publishing ${pub.kind === "preview" ? "the preview of " : ""}${pub.publicSlug} failed`,
+      text: `The build of ${pub.kind === "preview" ? "the preview of " : ""}${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier ${pub.kind === "preview" ? "preview" : "publish"} again, or POST ${retryPath(pub)}).\n`,
     });
   } catch (e) {
     deps.log.warn("publish-failed mail could not be sent", { publication_id: id, error: e });
