@@ -7,7 +7,7 @@ import { and, desc, eq, gt, isNull, lt, sql } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { safeEqual } from "../core/crypto";
 import { newId } from "../core/ids";
-import { siteEmailCodes, siteLeads } from "../db/schema";
+import { publications, siteEmailCodes, siteLeads } from "../db/schema";
 import { transaction } from "../db/tx";
 import { mailerFor, quotedForMail } from "../features/mail";
 import { verifyRecipientToken } from "../features/publish";
@@ -160,6 +160,7 @@ function liveCodeFor(g: GateContext, email: string) {
         isNull(siteEmailCodes.usedAt),
         gt(siteEmailCodes.expiresAt, g.deps.clock.now().toISOString()),
         lt(siteEmailCodes.attempts, CODE_MAX_ATTEMPTS),
+        eq(siteEmailCodes.accessVersion, g.site.accessVersion),
       ),
     )
     .orderBy(desc(siteEmailCodes.createdAt))
@@ -234,6 +235,7 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
           codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
           createdAt: now.toISOString(),
           expiresAt: isoAfter(now, CODE_TTL_MS),
+          accessVersion: g.site.accessVersion,
         })
         .run();
     });
@@ -258,15 +260,24 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
   const wait = gateRetryAfter(g.deps, g.site.id, "code", g.client);
   if (wait > 0) return tooMany(g, wait);
   const requestId = form.request ?? "";
-  const row = g.deps.db
-    .select()
+  const found = g.deps.db
+    .select({ code: siteEmailCodes, currentAccess: publications.accessVersion })
     .from(siteEmailCodes)
+    .innerJoin(publications, eq(publications.id, siteEmailCodes.publicationId))
     .where(and(eq(siteEmailCodes.id, requestId), eq(siteEmailCodes.publicationId, g.site.id)))
     .get();
+  const row = found?.code;
   const now = g.deps.clock.now();
   if (!row || row.usedAt || Date.parse(row.expiresAt) <= now.getTime() || row.attempts >= CODE_MAX_ATTEMPTS) {
     recordGateAttempt(g.deps, g.site.id, "code", g.client);
     return emailGatePage(g, next, 401, "That code has expired. Ask for a new one.");
+  }
+  // A code opens the site only under the access settings it was asked under: an owner who
+  // changed them (access_version, read from the database, not the site cache) meant to stop
+  // whoever had a code pending, as the same change signs out everyone holding a cookie.
+  if (row.accessVersion !== found.currentAccess) {
+    recordGateAttempt(g.deps, g.site.id, "code", g.client);
+    return emailGatePage(g, next, 401, "The site's access settings changed after this code was sent. Ask for a new one.");
   }
   const code = (form.code ?? "").trim();
   if (!/^\d{6}$/.test(code) || !safeEqual(g.deps.secrets.sign("site-cookie", `code|${row.id}|${code}`), row.codeHash)) {

@@ -146,6 +146,10 @@ export const siteEmailCodes = sqliteTable(
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
     usedAt: text("used_at"),
+    // The publication's access_version when the code was made: a code opens the site only under
+    // the access settings it was asked under. Codes made before this column carry 0, which no
+    // publication has (versions start at 1), so they are refused.
+    accessVersion: integer("access_version").notNull().default(0),
   },
   (t) => [
     index("site_email_codes_pub").on(t.publicationId, t.email),

@@ -5,12 +5,11 @@
 import { t } from "elysia";
 import { ApiError } from "../../core/errors";
 import { loadBucket } from "../buckets";
-import { hasLiveJob } from "../publish";
-import { retryPublication, unpublishBucket } from "../publish";
+import { needsRetry, retryPublication, unpublishBucket } from "../publish";
 import { loadPublication } from "../publish";
 import { publishFields, type PublishInput } from "../publish";
 import { presentPublication, presentPublishAnswer } from "../publish";
-import { BUILD_JOB, findPublication, requestPublish } from "../publish";
+import { findPublication, requestPublish } from "../publish";
 import { listPublicationDeploys, presentDeploy, rollbackPublication } from "../publish";
 import type { McpTool } from "./tools";
 import { MAX_OFFSET } from "../../http/paging";
@@ -77,22 +76,35 @@ export const publishTools: McpTool[] = [
   {
     name: "bucket_republish",
     scope: "bucket_admin",
-    description: `Run the bucket's saved publish request again, with the settings it was published with (no fields needed). A failed or stuck build is retried (same as POST /api/v1/buckets/:id/publication/retry; action "retry"); otherwise the main site is published again with its saved site_mode, access mode, password, root folder and expiry, picking up file changes (same service as POST .../publication with those settings; action "republish"). To change settings use bucket_publish. ${previewFirst} ${polling} Fails with PUBLICATION_NOT_FOUND if the bucket was never published, PUBLICATION_BUSY while it is being unpublished. Needs bucket_admin on the bucket.`,
-    inputSchema: t.Object({ bucket_id: BucketId }, { additionalProperties: false }),
+    description: `Run the bucket's saved publish request again, with the settings it was published with (no fields needed). A failed or stuck build is retried (same as POST /api/v1/buckets/:id/publication/retry; action "retry"); otherwise the site is published again with its saved site_mode, access mode, password, root folder and expiry, picking up file changes (same service as POST .../publication with those settings; action "republish"). kind "preview" does the same for the bucket's preview (a retried or republished preview lives its requested time again). To change settings use bucket_publish or bucket_preview. ${previewFirst} ${polling} Fails with PUBLICATION_NOT_FOUND if the bucket was never published (or has no preview), PUBLICATION_BUSY while it is being unpublished. Needs bucket_admin on the bucket.`,
+    inputSchema: t.Object(
+      {
+        bucket_id: BucketId,
+        kind: t.Optional(t.Union([t.Literal("main"), t.Literal("preview")], { description: "The main site (default) or the preview." })),
+      },
+      { additionalProperties: false },
+    ),
     mutates: true,
-    run: async (deps, actor, a: { bucket_id: string }) => {
+    run: async (deps, actor, a: { bucket_id: string; kind?: "main" | "preview" }) => {
+      const kind = a.kind ?? "main";
       const bucket = loadBucket(deps, actor, a.bucket_id, "bucket_admin");
-      const pub = findPublication(bucket.id, "main", deps.db);
-      if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published; call bucket_preview or bucket_publish first.`);
-      const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
-      if (pub.publishState === "failed" || stuck) return presentPublishAnswer(deps, actor, retryPublication(deps, actor, bucket.id), { action: "retry" });
-      const saved = pub.publishRequest as { publication_root_directory?: string };
+      const pub = findPublication(bucket.id, kind, deps.db);
+      if (!pub)
+        throw new ApiError(
+          "PUBLICATION_NOT_FOUND",
+          kind === "preview"
+            ? `Bucket ${bucket.id} has no preview; call bucket_preview first.`
+            : `Bucket ${bucket.id} was never published; call bucket_preview or bucket_publish first.`,
+        );
+      if (needsRetry(deps, pub)) return presentPublishAnswer(deps, actor, retryPublication(deps, actor, bucket.id, kind), { action: "retry" });
+      const saved = pub.publishRequest as { publication_root_directory?: string; expires_in_minutes?: number };
       // Omitted fields keep the publication's settings; the root folder is passed explicitly so a
       // later change of the bucket's metadata default does not move the site.
       const input: PublishInput = {
         ...(saved.publication_root_directory !== undefined ? { publication_root_directory: saved.publication_root_directory } : {}),
+        ...(kind === "preview" && saved.expires_in_minutes !== undefined ? { expires_in_minutes: saved.expires_in_minutes } : {}),
       };
-      const r = await requestPublish(deps, actor, bucket.id, input, "main", "mcp").catch((e) => withToolChoices(e, bucket.id));
+      const r = await requestPublish(deps, actor, bucket.id, input, kind, "mcp").catch((e) => withToolChoices(e, bucket.id));
       return presentPublishAnswer(deps, actor, r.publication, { action: "republish" });
     },
   },

@@ -34,6 +34,8 @@ export interface SavedRequest {
   password_generated: boolean;
   /** What asked for this publish; recorded on the deploy the build writes. */
   trigger?: DeployTrigger;
+  /** Previews: the lifetime asked for, so a retry gives the preview that long again (D244). */
+  expires_in_minutes?: number;
 }
 
 export interface PreparedPublish {
@@ -173,6 +175,7 @@ export async function preparePublish(
       build_token: randomToken(16),
       password_generated: passwordGenerated,
       trigger: opts.trigger ?? "api",
+      ...(kind === "preview" ? { expires_in_minutes: input.expires_in_minutes ?? PREVIEW_DEFAULT_MINUTES } : {}),
     },
     tracking: {
       trackingEnabled: input.tracking_enabled ?? existing?.trackingEnabled ?? true,

@@ -9,7 +9,7 @@ import type { Deps } from "../../core/context";
 import { deploys, publications } from "../../db/schema";
 import { accountOwnerEmail } from "../accounts";
 import { notifyAccount } from "../notifications";
-import { afterCommit, transaction } from "../../db/tx";
+import { afterCommit, transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { currentFiles, latestVersion } from "../files";
 import { mailerFor } from "../mail";
 import { activateDeploy, writeDeploy } from "./deploys";
@@ -19,13 +19,13 @@ import { isExcludedFromPublish } from "./exclusions";
 import type { PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
 
-const current = (deps: Deps, id: string) => deps.db.select().from(publications).where(eq(publications.id, id)).get();
+const current = (db: DbOrTx, id: string) => db.select().from(publications).where(eq(publications.id, id)).get();
 const tokenOf = (p: PublicationRow) => (p.publishRequest as Partial<SavedRequest>).build_token;
 
 export async function runBuild(deps: Deps, payload: Record<string, unknown>): Promise<Record<string, unknown>> {
   const id = String(payload.publication_id);
   const token = payload.build_token;
-  const pub = current(deps, id);
+  const pub = current(deps.db, id);
   // A newer request (or an unpublish) superseded this job: its own job does the work.
   if (!pub || tokenOf(pub) !== token || pub.status === "unpublishing" || pub.status === "unpublished" || pub.publishState === "ready") return { skipped: true };
   const now = deps.clock.now().toISOString();
@@ -48,40 +48,53 @@ async function build(deps: Deps, pub: PublicationRow): Promise<Record<string, un
   const version = latestVersion(pub.bucketId, deps.db) ?? null;
   const live = pub.currentDeployId ? deps.db.select().from(deploys).where(eq(deploys.id, pub.currentDeployId)).get() : undefined;
 
-  let deployId: string;
-  let reused = false;
+  // Checked where the site switches, in the same transaction: a newer request or an unpublish
+  // accepted while this build ran wins, and this build leaves nothing behind.
+  const stillWanted = (tx: Tx) => {
+    const fresh = current(tx, pub.id);
+    return !!fresh && tokenOf(fresh) === tokenOf(pub) && fresh.status !== "unpublishing" && fresh.status !== "unpublished";
+  };
   if (live && live.bucketVersionId === (version?.id ?? null) && live.rootDirectory === root) {
-    deployId = live.id;
-    reused = true;
-  } else {
-    const prefix = root === "" ? "" : `${root}/`;
-    const rows = currentFiles(pub.bucketId, deps.db, { byPath: true });
-    const inputs = rows
-      // Received mail stays private whatever the publication root (even "_email" itself).
-      .filter((f) => f.path.startsWith(prefix) && !isExcludedFromPublish(f.path))
-      // A generic stored type says nothing: the site derives it from the name (index.html -> text/html).
-      .map((f) => ({
-        path: f.path.slice(prefix.length),
-        blobSha: f.sha256,
-        contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType,
-      }))
-      .filter((f) => !isExcludedFromPublish(f.path));
-    if (inputs.length === 0) {
-      throw new Error(
-        root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.",
-      );
-    }
-    const result = await writeDeploy(deps, pub.id, inputs, { bucketVersionId: version?.id ?? null, rootDirectory: root, trigger: req.trigger ?? "api" });
-    deployId = result.deployId;
+    const switched = transaction(deps.db, (tx) => {
+      if (!stillWanted(tx)) return false;
+      activateDeploy(deps, pub.id, live.id, tx);
+      return true;
+    });
+    if (!switched) return { superseded: true };
+    pruneAfterBuild(deps, pub);
+    return { deploy_id: live.id, reused: true };
   }
-  // No await between the check and the switch: a newer request cannot slip in between.
-  const fresh = current(deps, pub.id);
-  if (!fresh || tokenOf(fresh) !== tokenOf(pub) || fresh.status === "unpublishing" || fresh.status === "unpublished")
-    return { superseded: true, deploy_id: deployId };
-  activateDeploy(deps, pub.id, deployId);
+  const prefix = root === "" ? "" : `${root}/`;
+  const rows = currentFiles(pub.bucketId, deps.db, { byPath: true });
+  const inputs = rows
+    // Received mail stays private whatever the publication root (even "_email" itself).
+    .filter((f) => f.path.startsWith(prefix) && !isExcludedFromPublish(f.path))
+    // A generic stored type says nothing: the site derives it from the name (index.html -> text/html).
+    .map((f) => ({
+      path: f.path.slice(prefix.length),
+      blobSha: f.sha256,
+      contentType: f.contentType === "application/octet-stream" ? undefined : f.contentType,
+    }))
+    .filter((f) => !isExcludedFromPublish(f.path));
+  if (inputs.length === 0) {
+    throw new Error(
+      root ? `Nothing to publish: the folder "${root}" holds no publishable files.` : "Nothing to publish: the bucket holds no publishable files.",
+    );
+  }
+  const result = await writeDeploy(deps, pub.id, inputs, {
+    bucketVersionId: version?.id ?? null,
+    rootDirectory: root,
+    trigger: req.trigger ?? "api",
+    goLiveIf: stillWanted,
+  });
+  if (!result.recorded) return { superseded: true };
   pruneAfterBuild(deps, pub);
-  return { deploy_id: deployId, reused };
+  return { deploy_id: result.deployId, reused: false };
 }
+
+/** The call that retries this publication's build; a preview's names itself (D244). */
+const retryPath = (p: Pick<PublicationRow, "bucketId" | "kind">) =>
+  `/api/v1/buckets/${p.bucketId}/publication/retry${p.kind === "preview" ? "?kind=preview" : ""}`;
 
 /** failed + publish_error; the live deploy (if any) stays up; the owner is told. */
 export async function markFailed(deps: Deps, id: string, token: unknown, message: string): Promise<void> {
@@ -110,8 +123,8 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
       {
         accountId: p.accountId,
         kind: "publish_failed",
-        subject: `Publishing ${p.publicSlug} failed`,
-        body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST /api/v1/buckets/${p.bucketId}/publication/retry`,
+        subject: `Publishing ${p.kind === "preview" ? "the preview of " : ""}${p.publicSlug} failed`,
+        body: `The build of ${p.kind === "preview" ? "the preview " : ""}${p.publicSlug} failed: ${message}\nFix the files and retry: POST ${retryPath(p)}`,
         data: { publication_id: p.id, bucket_id: p.bucketId, publish_error: message },
       },
       tx,
@@ -133,8 +146,8 @@ async function mailFailureToOwner(deps: Deps, pub: PublicationRow, message: stri
     await mailerFor(deps).send({
       to: ownerEmail,
       kind: "publish-failed",
-      subject: `Pier: publishing ${pub.publicSlug} failed`,
-      text: `The build of ${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier publish again, or POST /api/v1/buckets/${pub.bucketId}/publication/retry).\n`,
+      subject: `Pier: publishing ${pub.kind === "preview" ? "the preview of " : ""}${pub.publicSlug} failed`,
+      text: `The build of ${pub.kind === "preview" ? "the preview of " : ""}${pub.publicSlug} failed:\n\n  ${message}\n\nFix the files, then retry (pier ${pub.kind === "preview" ? "preview" : "publish"} again, or POST ${retryPath(pub)}).\n`,
     });
   } catch (e) {
     deps.log.warn("publish-failed mail could not be sent", { publication_id: id, error: e });

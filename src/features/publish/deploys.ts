@@ -7,7 +7,7 @@ import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { deployFiles, deploys, publications, type DeployTrigger } from "../../db/schema";
-import { afterCommit, transaction } from "../../db/tx";
+import { afterCommit, transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { contentTypeFor, etagFor, isCompressible, precompressAsync } from "./content";
 
 /** Files prepared at once by a build (bounded: each may hold its bytes and compressed copies). */
@@ -31,6 +31,8 @@ export interface DeployResult {
   totalBytes: number;
   /** Paths refused by the exclusion rules (never stored in the deploy). */
   excluded: string[];
+  /** False when `goLiveIf` said no: nothing was recorded (the id names no deploy). */
+  recorded: boolean;
 }
 
 type DeployFileRow = typeof deployFiles.$inferInsert;
@@ -39,7 +41,17 @@ export async function writeDeploy(
   deps: Deps,
   publicationId: string,
   files: DeployFileInput[],
-  opts: { bucketVersionId?: string | null; rootDirectory?: string; trigger?: DeployTrigger } = {},
+  opts: {
+    bucketVersionId?: string | null;
+    rootDirectory?: string;
+    trigger?: DeployTrigger;
+    /**
+     * Checked in the transaction that records the deploy: true records it and makes it live in
+     * that same transaction, false records nothing. The history then holds only deploys that
+     * were served: a build superseded while it prepared files leaves no deploy behind (D243).
+     */
+    goLiveIf?: (tx: Tx) => boolean;
+  } = {},
 ): Promise<DeployResult> {
   const pub = deps.db.select({ id: publications.id }).from(publications).where(eq(publications.id, publicationId)).get();
   if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Publication ${publicationId} was not found.`);
@@ -118,7 +130,8 @@ export async function writeDeploy(
   const totalBytes = rows.reduce((n, r) => n + r.size, 0);
 
   const now = deps.clock.now().toISOString();
-  transaction(deps.db, (tx) => {
+  const recorded = transaction(deps.db, (tx) => {
+    if (opts.goLiveIf && !opts.goLiveIf(tx)) return false;
     const last =
       tx
         .select({ n: max(deploys.sequence) })
@@ -146,8 +159,10 @@ export async function writeDeploy(
       tx.insert(deployFiles)
         .values(rows.slice(i, i + 500))
         .run();
+    if (opts.goLiveIf) activateDeploy(deps, publicationId, deployId, tx);
+    return true;
   });
-  return { deployId, fileCount: rows.length, totalBytes, excluded };
+  return { deployId, fileCount: rows.length, totalBytes, excluded, recorded };
 }
 
 /** Compressed variants stored for the same content by any earlier deploy (compressible only). */
@@ -165,8 +180,8 @@ function previousVariants(deps: Deps, sha: string) {
  * Make a written deploy the live one. One transaction: the publication row points at the new
  * deploy and becomes ready/published together; the site server's cache is dropped after commit.
  */
-export function activateDeploy(deps: Deps, publicationId: string, deployId: string): void {
-  transaction(deps.db, (tx) => {
+export function activateDeploy(deps: Deps, publicationId: string, deployId: string, db: DbOrTx = deps.db): void {
+  transaction(db, (tx) => {
     const d = tx
       .select()
       .from(deploys)

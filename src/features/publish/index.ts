@@ -3,8 +3,7 @@
 // The services: service.ts reads and changes publications (settings, access, recipient links,
 // slugs), accept-publish.ts accepts a publish and queues its build, build.ts runs it,
 // lifecycle.ts unpublishes and retries, sessions/service.ts runs publish sessions.
-export { hasLiveJob } from "./build";
-export { retryPublication, unpublishBucket } from "./lifecycle";
+export { needsRetry, retryPublication, unpublishBucket } from "./lifecycle";
 export { loadPublication } from "./service";
 export { publishFields } from "./model";
 export type { PublishInput } from "./model";

@@ -4,7 +4,7 @@ import { and, eq, inArray, isNotNull, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
-import { accounts, publications } from "../../db/schema";
+import { accounts, publications, type PublicationKind } from "../../db/schema";
 import { notifyAccount } from "../notifications";
 import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
 import { assertVisibilityUnlocked, loadMutableBucket } from "../buckets";
@@ -13,7 +13,7 @@ import { emitSiteChange } from "./events";
 import { assertPublishAllowed } from "./policy";
 import { takePublishToken } from "./limits";
 import type { PublicationRow } from "./publications";
-import { BUILD_JOB, findPublication, type SavedRequest } from "./accept-publish";
+import { BUILD_JOB, findPublication, PREVIEW_DEFAULT_MINUTES, type SavedRequest } from "./accept-publish";
 
 export const UNPUBLISH_JOB = "publish.unpublish";
 /** Expired sites keep answering 410 this long, then end (404, lifecycle over). */
@@ -22,12 +22,17 @@ export const EXPIRED_GRACE_MS = 7 * 24 * 3600_000;
 /**
  * Put a publication back in `queued` with a fresh build token and enqueue its build; `check`
  * runs first in the same transaction (a retry is a publish: the plan's limits apply).
+ * `expiresAt` replaces the expiry (a retried preview gets its lifetime again).
  */
-function requeue(deps: Deps, pub: PublicationRow, check?: (tx: DbOrTx) => void): PublicationRow {
+function requeue(deps: Deps, pub: PublicationRow, check?: (tx: DbOrTx) => void, expiresAt?: string): PublicationRow {
   return transaction(deps.db, (tx) => {
     check?.(tx);
     const now = deps.clock.now().toISOString();
-    const request = { ...(pub.publishRequest as Record<string, unknown>), build_token: randomToken(16) };
+    const request = {
+      ...(pub.publishRequest as Record<string, unknown>),
+      build_token: randomToken(16),
+      ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
+    };
     const row = tx
       .update(publications)
       .set({
@@ -37,6 +42,7 @@ function requeue(deps: Deps, pub: PublicationRow, check?: (tx: DbOrTx) => void):
         publishEnqueuedAt: now,
         publishStartedAt: null,
         publishRequest: request,
+        ...(expiresAt !== undefined ? { expiresAt } : {}),
         updatedAt: now,
       })
       .where(eq(publications.id, pub.id))
@@ -47,25 +53,54 @@ function requeue(deps: Deps, pub: PublicationRow, check?: (tx: DbOrTx) => void):
   });
 }
 
-/** POST /buckets/:id/publication/retry: re-run the saved request of a failed (or stuck) build. */
-export function retryPublication(deps: Deps, actor: Actor, bucketId: string): PublicationRow {
+/** A build that failed, or whose job is gone (stuck): what retry re-runs. */
+export function needsRetry(deps: Deps, pub: PublicationRow): boolean {
+  if (pub.publishState === "failed") return true;
+  return (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
+}
+
+/**
+ * POST /buckets/:id/publication/retry: re-run the saved request of a failed (or stuck) build.
+ * `kind` names the main site or the preview; without it the main site's build is retried when it
+ * needs it, otherwise the preview's (D244). A retried preview lives its requested time again.
+ */
+export function retryPublication(deps: Deps, actor: Actor, bucketId: string, kind?: PublicationKind): PublicationRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(bucket.id, "main", deps.db);
-  if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} was never published.`);
-  const stuck = (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
-  if (pub.publishState !== "failed" && !stuck) {
-    throw new ApiError("NOTHING_TO_RETRY", `The publication is ${pub.publishState}; only a failed or stuck build is retried.`, {
-      publish_state: pub.publishState,
-      status: pub.status,
-    });
+  const main = findPublication(bucket.id, "main", deps.db);
+  const preview = findPublication(bucket.id, "preview", deps.db);
+  const pub = kind ? (kind === "main" ? main : preview) : ([main, preview].find((p) => p && needsRetry(deps, p)) ?? main ?? preview);
+  if (!pub) {
+    throw new ApiError(
+      "PUBLICATION_NOT_FOUND",
+      kind === "preview" ? `Bucket ${bucket.id} has no preview.` : `Bucket ${bucket.id} was never published${kind ? " (it may have a preview)" : ""}.`,
+    );
   }
+  if (!needsRetry(deps, pub)) {
+    throw new ApiError(
+      "NOTHING_TO_RETRY",
+      `The ${pub.kind === "preview" ? "preview" : "publication"} is ${pub.publishState}; only a failed or stuck build is retried.`,
+      {
+        kind: pub.kind,
+        publish_state: pub.publishState,
+        status: pub.status,
+      },
+    );
+  }
+  const saved = pub.publishRequest as Partial<SavedRequest>;
+  const expiresAt =
+    pub.kind === "preview" ? new Date(deps.clock.now().getTime() + (saved.expires_in_minutes ?? PREVIEW_DEFAULT_MINUTES) * 60_000).toISOString() : undefined;
   // A failed first build left the site unpublished, outside the plan's counts; the plan may also
   // have changed since the request was saved. The publish token is taken only by a retry the plan allows.
-  return requeue(deps, pub, (tx) => {
-    assertPublishAllowed(deps, pub, tx);
-    takePublishToken(deps, actor);
-  });
+  return requeue(
+    deps,
+    pub,
+    (tx) => {
+      assertPublishAllowed(deps, pub, tx);
+      takePublishToken(deps, actor);
+    },
+    expiresAt,
+  );
 }
 
 /**

@@ -49,6 +49,14 @@ export const ManifestQuery = t.Object({
   include_manifest: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])),
   account_id: t.Optional(t.String()),
 });
+export const RetryQuery = t.Object({
+  kind: t.Optional(
+    t.Union([t.Literal("main"), t.Literal("preview")], {
+      description: "The main site or the preview; default: the main site when its build needs a retry, else the preview.",
+    }),
+  ),
+  account_id: AccountId,
+});
 export const PUBLICATION_PAGE = { defaultLimit: 100, maxLimit: 1000 };
 export const ListPublicationsQuery = t.Object({
   include_manifest: t.Optional(t.Union([t.Literal("true"), t.Literal("false")])),

@@ -17,6 +17,7 @@ import {
   PublicationParams,
   PublishBody,
   RecipientLinksBody,
+  RetryQuery,
   RollbackBody,
   SlugBody,
 } from "./model";
@@ -65,12 +66,18 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     )
     .post(
       "/api/v1/buckets/:id/publication/retry",
-      ({ actor, params, set }) => {
+      ({ actor, params, query, set }) => {
         const a = must(actor);
         set.status = 202;
-        return { data: presentPublishAnswer(deps, a, retryPublication(deps, a, params.id)) };
+        return { data: presentPublishAnswer(deps, a, retryPublication(deps, a, params.id, query.kind)) };
       },
-      { auth: "bucket_admin", params: BucketParams, body: EmptyBody, detail: { tags, summary: "Re-run a failed build with the saved request (202)" } },
+      {
+        auth: "bucket_admin",
+        params: BucketParams,
+        query: RetryQuery,
+        body: EmptyBody,
+        detail: { tags, summary: "Re-run a failed build with the saved request (202); ?kind=preview for the preview's" },
+      },
     )
     .delete(
       "/api/v1/buckets/:id/publication",

@@ -204,6 +204,34 @@ describe("the Site tab in Chromium", () => {
     }
   }, 30_000);
 
+  test("a failed preview shows its error and its own Retry, which builds the preview again", async () => {
+    const u = await t.user({ email: "site-preview-retry@example.com", plan: "pro" });
+    const b = await createBucket(t, u, { title: "Preview empty for now" });
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    try {
+      await signIn(page, t, u, `/dashboard/buckets/${b.id}/site`);
+      await submit(page, "#preview button[type=submit]");
+      await t.pier.runner.drain();
+      await page.reload();
+      expect(await page.textContent("#preview-status")).toContain("The last build failed: Nothing to publish");
+      expect((await publication(u, b.id)).preview.publish_state).toBe("failed");
+      await syncFiles(t, u.key, b.id, [textFile("index.html", "<h1>Preview now</h1>", "text/html")]);
+      await submit(page, "#preview form[action$='/site/retry'] button");
+      expect(await page.textContent("main")).toContain("The preview's build runs again.");
+      await t.pier.runner.drain();
+      const { preview, main } = await publication(u, b.id);
+      expect(main).toBeUndefined();
+      expect(preview.publish_state).toBe("ready");
+      expect(await (await siteFetch(t, hostOf(preview.public_url), "/")).text()).toContain("<h1>Preview now</h1>");
+      await page.reload();
+      expect(await page.locator("#preview form[action$='/site/retry']").count()).toBe(0);
+      await expectAccessible(page);
+    } finally {
+      await ctx.close();
+    }
+  }, 30_000);
+
   test("a stale page acting on a bucket archived or deleted meanwhile says so", async () => {
     const u = await t.user({ email: "site-stale@example.com", plan: "pro" });
     const b = await createBucket(t, u, { title: "Stale" });

@@ -186,6 +186,29 @@ describe("publishing tools", () => {
     await client.close();
   });
 
+  test("a failed preview is retried by bucket_republish with kind preview, then republished with its saved settings", async () => {
+    const u = await t.user({ plan: "pro" });
+    const client = await connect(u.key);
+    const id = await siteBucket(client, "Preview Empty At First", { "node_modules/x.js": "never published" });
+    const first = json(await client.callTool({ name: "bucket_preview", arguments: { bucket_id: id, expires_in_minutes: 90 } })).publication;
+    await drain();
+    expect(json(await client.callTool({ name: "publication_get", arguments: { publication_id: first.id } })).publication.publish_state).toBe("failed");
+    // The main site was never published: the preview is the bucket's only publication.
+    expect(err(await client.callTool({ name: "bucket_republish", arguments: { bucket_id: id } })).code).toBe("PUBLICATION_NOT_FOUND");
+    await client.callTool({ name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: "<p>preview</p>" } });
+    const retried = json(await client.callTool({ name: "bucket_republish", arguments: { bucket_id: id, kind: "preview" } }));
+    expect(retried).toMatchObject({ action: "retry", publication: { id: first.id, kind: "preview", publish_state: "queued" } });
+    await drain();
+    const ready = json(await client.callTool({ name: "publication_get", arguments: { bucket_id: id, kind: "preview" } })).publication;
+    expect(ready.publish_state).toBe("ready");
+    expect(await (await siteFetch(t, host(ready.public_slug, true), "/")).text()).toBe("<p>preview</p>");
+    const again = json(await client.callTool({ name: "bucket_republish", arguments: { bucket_id: id, kind: "preview" } }));
+    expect(again).toMatchObject({ action: "republish", publication: { id: first.id, kind: "preview", publish_state: "queued" } });
+    // Its saved lifetime (90 minutes), not the default 15.
+    expect(Date.parse(again.publication.expires_at) - Date.now()).toBeGreaterThan(80 * 60_000);
+    await client.close();
+  });
+
   test("Free plan: a protected publish is refused with the choices as tools; a protected preview works", async () => {
     const u = await t.user();
     const client = await connect(u.key);

@@ -230,6 +230,59 @@ describe("retry is a publish", () => {
   });
 });
 
+describe("a failed preview is retried", () => {
+  test("retry re-runs the preview's build (the main site's first when both failed), the failure names that call, and the preview lives its time again", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Preview Retry", { "index.html": "<p>main</p>" });
+    const main = (await publish(u.key, id)).body.data.publication;
+    await drain();
+    const previewOf = (body: unknown) => t.api("POST", `/api/v1/buckets/${id}/publication/preview`, { key: u.key, body });
+    const retry = (q = "") => t.api("POST", `/api/v1/buckets/${id}/publication/retry${q}`, { key: u.key });
+
+    // The preview's root folder is empty: its build fails; the main site stays as it was.
+    const pv = (await previewOf({ publication_root_directory: "site", expires_in_minutes: 5 })).body.data.publication;
+    await drain();
+    expect(await readPub(u.key, pv.id)).toMatchObject({ publish_state: "failed", status: "unpublished" });
+    const told = t.pier.deps.db
+      .select()
+      .from(notifications)
+      .where(eq(notifications.accountId, u.accountId))
+      .all()
+      .filter((n) => n.kind === "publish_failed");
+    expect(told.at(-1)!.body).toContain(`POST /api/v1/buckets/${id}/publication/retry?kind=preview`);
+    const mail = listOutbox(t.pier.deps).filter((m) => m.to_address === u.email && m.kind === "publish-failed");
+    expect(mail.length).toBe(1);
+    expect(mail[0]!.subject).toContain("the preview of");
+    expect(mail[0]!.text_body).toContain(`pier preview again, or POST /api/v1/buckets/${id}/publication/retry?kind=preview`);
+
+    // Fixed, and retried after the preview's five minutes ran out: it gets five minutes again.
+    await directUpload(t, u.key, id, textFile("site/index.html", "<p>preview</p>", "text/html; charset=utf-8"));
+    t.clock.advance(10 * 60_000);
+    const r = await retry();
+    expect(r.status).toBe(202);
+    expect(r.body.data.publication).toMatchObject({ id: pv.id, kind: "preview", publish_state: "queued" });
+    const left = Date.parse(r.body.data.publication.expires_at) - t.clock.now().getTime();
+    expect(left).toBeGreaterThan(4 * 60_000);
+    expect(left).toBeLessThanOrEqual(5 * 60_000);
+    await drain();
+    expect(await readPub(u.key, pv.id)).toMatchObject({ publish_state: "ready", status: "published", expired: false });
+    expect(await (await siteFetch(t, host(pv.public_slug, true), "/")).text()).toBe("<p>preview</p>");
+    expect(await readPub(u.key, main.id)).toMatchObject({ publish_state: "ready", status: "published" });
+    expect((await retry()).body.error).toMatchObject({ code: "NOTHING_TO_RETRY", details: { kind: "main" } });
+    expect((await retry("?kind=preview")).body.error).toMatchObject({ code: "NOTHING_TO_RETRY", details: { kind: "preview" } });
+    expect((await retry("?kind=draft")).status).toBe(422);
+
+    // Both builds failed: a bare retry takes the main site's; ?kind=preview the preview's.
+    expect((await previewOf({ publication_root_directory: "empty" })).status).toBe(202);
+    expect((await publish(u.key, id, { publication_root_directory: "empty" })).status).toBe(202);
+    await drain();
+    const preview = await retry("?kind=preview");
+    expect([preview.status, preview.body.data.publication.id]).toEqual([202, pv.id]);
+    const bare = await retry();
+    expect([bare.status, bare.body.data.publication.id]).toEqual([202, main.id]);
+  });
+});
+
 describe("one slug, two addresses", () => {
   test("another account's preview cannot take a slug whose main site is someone else's; a rename moves the bucket's preview along", async () => {
     const owner = await t.user({ plan: "pro" });

@@ -106,6 +106,55 @@ describe("deploy history and rollback", () => {
     expect((await deploysOf(u, first.id)).deploys.length).toBe(3);
   });
 
+  test("a build superseded while it ran records no deploy: rollback without an id lands on the deploy that was live", async () => {
+    const u = await t.user({ plan: "pro" });
+    const bucket = await newBucket(t, u.key, "Superseded Build");
+    await write(u, bucket, { "index.html": "<h1>first</h1>" });
+    const first = await publishNow(u, bucket);
+    await write(u, bucket, { "index.html": "<h1>second</h1>" });
+    expect((await t.api("POST", `/api/v1/buckets/${bucket}/publication`, { key: u.key, body: {} })).status).toBe(202);
+
+    // Hold the first build inside its file preparation (it looks up each blob) until a second
+    // publish is accepted: the first build then finishes superseded.
+    const blobs = t.pier.deps.blobs as { size: (sha: string) => Promise<number | null> };
+    const size = blobs.size;
+    let entered!: () => void;
+    let release!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const held = new Promise<void>((r) => (release = r));
+    blobs.size = async (sha) => {
+      entered();
+      await held;
+      return size.call(blobs, sha);
+    };
+    const building = drain();
+    try {
+      await inside;
+      expect((await t.api("POST", `/api/v1/buckets/${bucket}/publication`, { key: u.key, body: {} })).status).toBe(202);
+    } finally {
+      delete (blobs as Partial<typeof blobs>).size;
+      if (blobs.size !== size) blobs.size = size;
+      release();
+    }
+    await building;
+    await drain();
+
+    const after = await readPub(u, first.id);
+    expect(after.publish_state).toBe("ready");
+    await expectServedBody(t, host(after.public_slug), "/", "<h1>second</h1>");
+    // Only deploys that were served are history: the superseded build left none.
+    const listed = await deploysOf(u, first.id);
+    expect(listed.deploys.map((d: any) => [d.id, d.live])).toEqual([
+      [after.deploy_id, true],
+      [first.deploy_id, false],
+    ]);
+
+    const r = await rollback(u, first.id, {});
+    expect(r.status).toBe(200);
+    expect(r.body.data.deploy.id).toBe(first.deploy_id);
+    await expectServedBody(t, host(after.public_slug), "/", "<h1>first</h1>");
+  });
+
   test("requests during rollbacks each get one whole deploy, never a 404 or 5xx", async () => {
     const u = await t.user({ plan: "pro" });
     const bucket = await newBucket(t, u.key, "Rollback Under Load");

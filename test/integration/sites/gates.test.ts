@@ -246,6 +246,43 @@ describe("require_email gate", () => {
     });
   });
 
+  test("a code asked for before the owner changed the site's access no longer opens it; a new one does", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const site = await publishSite(t, { access: "require_email", user: owner, files: [{ path: "index.html", bytes: "<h1>Club</h1>" }] });
+    const ask = (email: string) =>
+      siteFetch(t, site.host, "/_pier/gate/email", { method: "POST", headers: form, body: new URLSearchParams({ email, next: "/" }).toString() });
+    const redeem = (request: string, code: string) =>
+      siteFetch(t, site.host, "/_pier/gate/code", { method: "POST", headers: form, body: new URLSearchParams({ request, code, next: "/" }).toString() });
+    const setAccess = async (body: Record<string, string>) => {
+      const r = await t.api("PATCH", `/api/v1/publications/${site.pub.id}/access`, { key: owner.key, body });
+      expect(r.status).toBe(200);
+    };
+
+    // Asked while the gate let anyone confirm an address; then the owner closed the site to a
+    // password and opened it to email again, all within the code's 15 minutes.
+    const request = requestIdOf(await (await ask("former@example.com")).text());
+    const code = latestCode("former@example.com");
+    await setAccess({ access_mode: "password", password: "club secret" });
+    await setAccess({ access_mode: "require_email" });
+    const refused = await redeem(request, code);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("set-cookie")).toBeNull();
+    expect(await refused.text()).toContain("access settings changed");
+    expect(listLeads(t.pier.deps, site.pub.id)).toEqual([]);
+
+    // Re-saving the same mode is a change too: a pending code dies with it.
+    const pending = requestIdOf(await (await ask("pending@example.com")).text());
+    const pendingCode = latestCode("pending@example.com");
+    await setAccess({ access_mode: "require_email" });
+    expect((await redeem(pending, pendingCode)).status).toBe(401);
+
+    // A code asked under the current settings works.
+    const fresh = requestIdOf(await (await ask("former@example.com")).text());
+    const ok = await redeem(fresh, latestCode("former@example.com"));
+    expect(ok.status).toBe(303);
+    expect(await (await siteFetch(t, site.host, "/", { headers: { cookie: cookieOf(ok) } })).text()).toBe("<h1>Club</h1>");
+  });
+
   test("a code dies after 5 wrong tries", async () => {
     const request = requestIdOf(await (await askCode("tries@example.com")).text());
     const code = latestCode("tries@example.com");

@@ -45,6 +45,7 @@ const DONE: Record<string, string> = {
   unpublished: "Unpublishing: the site stops answering in a moment.",
   "already-unpublished": "The site was already unpublished.",
   retried: "The build runs again.",
+  "preview-retried": "The preview's build runs again.",
   mode: "Site mode saved: it applies at once, no rebuild needed.",
   slug: "Address changed: the site moved at once.",
   access: "Access saved: current visitors were signed out.",
@@ -138,7 +139,9 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
           : html``,
       manifest: live ? manifestSection(bucket.id, main.manifest ?? [], offset) : html`<p class="muted">Not published.</p>`,
       preview: !!preview && preview.status !== "unpublished",
-      previewStatus: preview ? statusRegion(preview, s.csrf, "preview") : html``,
+      // A failed first preview is unpublished (D76) but still has a build to retry.
+      previewFailed: preview?.publish_state === "failed",
+      previewStatus: preview && (preview.status !== "unpublished" || preview.publish_state === "failed") ? statusRegion(preview, s.csrf, "preview") : html``,
       previewUrl: preview?.public_url ?? "",
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
       deploys: main ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf) : html``,
@@ -184,9 +187,10 @@ export const sitePage: DashboardPage = {
       return siteUrl(id, "?done=preview");
     });
     post("unpublish", [], (s, id) => siteUrl(id, `?done=${unpublishBucket(shell.deps, s.actor, id).changed ? "unpublished" : "already-unpublished"}`));
-    post("retry", [], (s, id) => {
-      retryPublication(shell.deps, s.actor, id);
-      return siteUrl(id, "?done=retried");
+    post("retry", [], (s, id, body) => {
+      const kind = formField(body, "kind") === "preview" ? "preview" : "main";
+      retryPublication(shell.deps, s.actor, id, kind);
+      return siteUrl(id, kind === "preview" ? "?done=preview-retried#preview" : "?done=retried");
     });
     post("mode", [], (s, id, body) => {
       const mode = formField(body, "site_mode");

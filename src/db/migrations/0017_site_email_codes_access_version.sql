@@ -1,0 +1,1 @@
+ALTER TABLE `site_email_codes` ADD `access_version` integer DEFAULT 0 NOT NULL;
