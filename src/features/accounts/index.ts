@@ -5,7 +5,9 @@ export { BucketPermissionSchema, ScopeSchema } from "./model";
 export { planHelp, planLimitError, withPlanHelp } from "./plan-help";
 export { roleScope } from "./roles";
 export { countUsers, defaultAccountOf, entitlementsOf, findUserByEmail, getAccount, normalizeEmail } from "./service";
-export { checkCsrf, createSession } from "./sessions";
+export { actorFromSessionId, checkCsrf, createSession } from "./sessions";
+// Other features release what a revoked credential held (file locks) through this hook.
+export { registerCredentialsEnded, runCredentialsEndedHooks } from "./credential-hooks";
 export type { SessionRow } from "./sessions";
 export { CONFIRM_PASSWORD_PATH, inSudoMode, requireSudo } from "./sudo";
 export { twoFactorEnabled } from "./totp";

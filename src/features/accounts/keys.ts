@@ -6,7 +6,8 @@ import { sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { newId, randomToken } from "../../core/ids";
 import { apiKeys } from "../../db/schema";
-import type { DbOrTx } from "../../db/tx";
+import { transaction, type DbOrTx } from "../../db/tx";
+import { runCredentialsEndedHooks } from "./credential-hooks";
 import { credentialQueries, memberOf } from "./credential-queries";
 import { roleScope } from "./roles";
 import { findAccount } from "./service";
@@ -104,13 +105,17 @@ export function listApiKeys(deps: Deps, accountId: string): ApiKeyRow[] {
 }
 
 export function revokeApiKey(deps: Deps, accountId: string, keyId: string): void {
-  const res = deps.db
-    .update(apiKeys)
-    .set({ revokedAt: deps.clock.now().toISOString() })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id })
-    .all();
-  if (!res.length) throw new ApiError("API_KEY_NOT_FOUND", `API key ${keyId} was not found.`);
+  transaction(deps.db, (tx) => {
+    const res = tx
+      .update(apiKeys)
+      .set({ revokedAt: deps.clock.now().toISOString() })
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id })
+      .all();
+    if (!res.length) throw new ApiError("API_KEY_NOT_FOUND", `API key ${keyId} was not found.`);
+    // What the key held goes with it (its file locks: D257).
+    runCredentialsEndedHooks(deps, [keyId], tx);
+  });
 }
 
 /** Public view of a key (never the hash). */

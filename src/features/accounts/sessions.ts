@@ -81,6 +81,13 @@ export function actorFromSession(deps: Deps, session: SessionRow): Actor | null 
   };
 }
 
+/** What a browser session may do now, by its id (null when signed out, expired or its user left); not a use of it. */
+export function actorFromSessionId(deps: Deps, sessionId: string): Actor | null {
+  const row = deps.db.select().from(sessions).where(eq(sessions.id, sessionId)).get();
+  if (!row || row.expiresAt <= deps.clock.now().toISOString()) return null;
+  return actorFromSession(deps, row);
+}
+
 export function destroySession(deps: Deps, token: string | undefined): void {
   if (token)
     deps.db

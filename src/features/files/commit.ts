@@ -11,6 +11,7 @@ import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import { isConnection, preparedPerDb } from "../../db/prepared";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { commitStatements } from "./commit-statements";
+import { liveHolders } from "./lock-holders";
 import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
 import { assertNoUploadCommitting } from "../buckets";
 
@@ -88,18 +89,21 @@ export function bucketForWrite(
   return bucket;
 }
 
-/** Refuse when another credential holds an unexpired lock on any of these paths. */
+/** Refuse when another credential that can still act holds an unexpired lock on any of these paths. */
 export function assertPathsUnlocked(deps: Deps, writer: Writer, bucketId: string, paths: string[], tx: DbOrTx): void {
   const now = deps.clock.now().toISOString();
   const me = writerId(writer);
   // Cheap common case: no file lock in the bucket at all.
   if (!commitStatements(deps.sqlite, deps.db).otherLock.get(bucketId, now, me)) return;
+  const live = liveHolders(deps);
   for (let i = 0; i < paths.length; i += 500) {
-    const hit = tx
+    const hits = tx
       .select()
       .from(fileLocks)
       .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths.slice(i, i + 500)), gt(fileLocks.expiresAt, now), ne(fileLocks.holderId, me)))
-      .get();
+      .all();
+    // A lock whose holder was revoked, signed out or removed blocks nobody (D257).
+    const hit = hits.find((l) => live(l.holderId));
     if (hit) {
       throw fileLockedError(deps, hit, `${hit.path} is locked by another credential: ${hit.message}`);
     }

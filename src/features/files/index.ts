@@ -1,5 +1,10 @@
 // The files feature: current files, version history, uploads and the storage endpoint.
 // What other features may use of it: they import "../files", never a file inside this folder.
+import { registerCredentialsEnded } from "../accounts";
+import { releaseLocksOf } from "./lock-holders";
+
+// A revoked key's or connection's file locks go with it (D257).
+registerCredentialsEnded(releaseLocksOf);
 export { commitChanges, latestVersion } from "./commit";
 export type { BlobRef, Change, SystemWriter } from "./commit";
 export { FORBIDDEN_EXTENSIONS, FORBIDDEN_NAMES, forbiddenReason, normalizeContentType } from "./forbidden";

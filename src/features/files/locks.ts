@@ -1,5 +1,7 @@
 // File locks: a credential reserves paths for a while (an agent editing them). The bucket lock
-// is checked first (loadMutableBucket via bucketForWrite); another holder's file lock is 423.
+// is checked first (loadMutableBucket via bucketForWrite); another holder's file lock is 423,
+// unless that holder can no longer act (revoked, signed out: D257). bucket_admin may break
+// another holder's lock with force (D258).
 import { and, eq, gt, inArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
@@ -8,6 +10,8 @@ import { transaction } from "../../db/tx";
 import { bucketForWrite, fileLockedError } from "./commit";
 import { normalizePath } from "./paths";
 import { fileById, fileByPath } from "./service";
+import { liveHolders } from "./lock-holders";
+import { effectiveScope } from "../buckets";
 import { isoAfter } from "../../core/clock";
 
 export const FILE_LOCK_DEFAULT_S = 3600;
@@ -29,7 +33,8 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
       .from(fileLocks)
       .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths), gt(fileLocks.expiresAt, nowIso)))
       .all();
-    const foreign = held.find((l) => l.holderId !== actor.credentialId);
+    const live = liveHolders(deps);
+    const foreign = held.find((l) => l.holderId !== actor.credentialId && live(l.holderId));
     if (foreign) {
       throw fileLockedError(deps, foreign, `${foreign.path} is locked by another credential: ${foreign.message}`);
     }
@@ -47,7 +52,12 @@ export function lockFiles(deps: Deps, actor: Actor, bucketId: string, input: { p
   });
 }
 
-export function unlockFile(deps: Deps, actor: Actor, bucketId: string, fileId: string) {
+/**
+ * Release the file's lock: the holder's own, an expired one, or one whose holder can no longer
+ * act. Another live holder's lock answers FILE_LOCKED, unless `force` is passed by a credential
+ * with bucket_admin on the bucket (an account owner clearing a stuck agent's lock: D258).
+ */
+export function unlockFile(deps: Deps, actor: Actor, bucketId: string, fileId: string, opts: { force?: boolean } = {}) {
   return transaction(deps.db, (tx) => {
     // Releasing is allowed on an archived bucket (like the bucket lock): it changes no file.
     bucketForWrite(deps, actor, bucketId, { allowArchived: true }, tx);
@@ -57,13 +67,27 @@ export function unlockFile(deps: Deps, actor: Actor, bucketId: string, fileId: s
       .from(fileLocks)
       .where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path)))
       .get();
-    if (lock && lock.holderId !== actor.credentialId && lock.expiresAt > deps.clock.now().toISOString()) {
-      throw fileLockedError(deps, lock, `${f.path} is locked by another credential; only its holder can unlock it.`);
+    const foreign = !!lock && lock.holderId !== actor.credentialId && lock.expiresAt > deps.clock.now().toISOString() && liveHolders(deps)(lock.holderId);
+    if (lock && foreign) {
+      if (!opts.force) {
+        throw fileLockedError(
+          deps,
+          lock,
+          `${f.path} is locked by another credential; only its holder can unlock it (a bucket_admin credential may break it with force=true).`,
+        );
+      }
+      if (effectiveScope(actor, bucketId) !== "bucket_admin") {
+        throw new ApiError("FORBIDDEN", `Breaking another credential's lock on ${f.path} needs bucket_admin on bucket ${bucketId}.`, {
+          required_scope: "bucket_admin",
+          scope: effectiveScope(actor, bucketId),
+        });
+      }
+      deps.log.info("file lock broken", { bucket_id: bucketId, path: f.path, by: actor.credentialId, holder: lock.holderId });
     }
     if (lock)
       tx.delete(fileLocks)
         .where(and(eq(fileLocks.bucketId, bucketId), eq(fileLocks.path, f.path)))
         .run();
-    return { unlocked: true, path: f.path };
+    return { unlocked: true, path: f.path, broken: foreign };
   });
 }

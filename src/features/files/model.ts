@@ -79,6 +79,15 @@ export const LockFilesBody = t.Object(
   { additionalProperties: false },
 );
 
+export const UnlockQuery = t.Object({
+  force: t.Optional(
+    t.Union([t.Literal("true"), t.Literal("false")], {
+      description: "true breaks another credential's live lock; needs bucket_admin on the bucket (default false).",
+    }),
+  ),
+  account_id: t.Optional(t.String()),
+});
+
 export const FromTemplateBody = t.Object(
   {
     template: t.String({ minLength: 1, maxLength: 64 }),

@@ -17,6 +17,7 @@ import {
   PageQuery,
   RenameBody,
   ReorganizeBody,
+  UnlockQuery,
 } from "./model";
 import { appendText, copyOrMoveFile, deleteFile, renameFile, reorganize } from "./ops";
 import { presentFile, presentFileWrite } from "./present";
@@ -117,8 +118,13 @@ export const fileRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
       ({ actor, params, body }) => ({ data: { file: presentFile(deps, copyOrMoveFile(deps, must(actor), params.id, params.file_id, body, "move")) } }),
       { auth: "bucket_write", params: FileParams, body: CopyMoveBody, detail: { tags, summary: "Move by blob reference (optionally to another bucket)" } },
     )
-    .delete("/api/v1/buckets/:id/files/:file_id/lock", ({ actor, params }) => ({ data: unlockFile(deps, must(actor), params.id, params.file_id) }), {
-      auth: "bucket_write",
-      params: FileParams,
-      detail: { tags, summary: "Release this credential's file lock" },
-    });
+    .delete(
+      "/api/v1/buckets/:id/files/:file_id/lock",
+      ({ actor, params, query }) => ({ data: unlockFile(deps, must(actor), params.id, params.file_id, { force: query.force === "true" }) }),
+      {
+        auth: "bucket_write",
+        params: FileParams,
+        query: UnlockQuery,
+        detail: { tags, summary: "Release this credential's file lock (force=true: bucket_admin breaks another's)" },
+      },
+    );

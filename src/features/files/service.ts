@@ -10,6 +10,7 @@ import { expiresIn, GET_URL_TTL_S, signToken, storageUrl } from "./storage/token
 import { latestVersion, type FileRow } from "./commit";
 import { baseName, normalizePath } from "./paths";
 import { presentFile } from "./present";
+import { liveHolders } from "./lock-holders";
 
 /** Page size for file lists (documented): default 100, at most 1000. */
 export const FILE_PAGE_DEFAULT = 100;
@@ -77,7 +78,11 @@ export function currentFiles(
 }
 
 export function lockViews(deps: Deps, actor: Actor, bucketId: string) {
-  const rows = prepared(deps.db).locks.all({ bucketId, now: deps.clock.now().toISOString() });
+  // A lock whose holder can no longer act is shown as none: it blocks nobody (D257).
+  const live = liveHolders(deps);
+  const rows = prepared(deps.db)
+    .locks.all({ bucketId, now: deps.clock.now().toISOString() })
+    .filter((l) => l.holderId === actor.credentialId || live(l.holderId));
   return new Map(rows.map((l) => [l.path, { message: l.message, expires_at: l.expiresAt, held_by_you: l.holderId === actor.credentialId }]));
 }
 

@@ -6,7 +6,7 @@ import type { Actor, Deps, Scope } from "../../core/context";
 import { scopeRank } from "../../core/context";
 import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { roleScope } from "../accounts";
+import { roleScope, runCredentialsEndedHooks } from "../accounts";
 import { ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S } from "./credentials";
 import { newId, randomToken } from "../../core/ids";
 import { isoAfter } from "../../core/clock";
@@ -86,6 +86,8 @@ export function revokeGrant(deps: Deps, grantId: string, reason: string, db: DbO
         .where(and(eq(apiKeys.id, grant.apiKeyId), isNull(apiKeys.revokedAt)))
         .run();
     tx.delete(oauthTokens).where(eq(oauthTokens.grantId, grantId)).run();
+    // What the connection and its key held goes with them (their file locks: D257).
+    if (grant) runCredentialsEndedHooks(deps, grant.apiKeyId ? [grant.id, grant.apiKeyId] : [grant.id], tx);
   });
 }
 

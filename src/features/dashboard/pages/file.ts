@@ -6,7 +6,7 @@ import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, SafeHtml, shortTime } from "../../../http/pages/layout";
 import { renderReadme } from "../../../sites/markdown";
-import { getBucket } from "../../buckets";
+import { effectiveScope, getBucket } from "../../buckets";
 import {
   copyOrMoveFile,
   CopyMoveBody,
@@ -37,6 +37,7 @@ const DONE: Record<string, string> = {
   moved: "File moved here.",
   locked: "File locked.",
   unlocked: "Lock removed.",
+  broken: "Lock broken: the file can be changed again.",
 };
 
 const LOCK_DURATIONS: [number, string][] = [
@@ -139,6 +140,8 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       lockMessage: lock?.message ?? "",
       lockExpires: shortTime(lock?.expires_at ?? null),
       lockYours: !!lock?.held_by_you,
+      // bucket_admin may break another credential's lock (D258).
+      lockBreakable: !!lock && !lock.held_by_you && effectiveScope(s.actor, bucket.id) === "bucket_admin",
       typedLockMessage: typed("lock", "message", ""),
       lockMessageError: errOf("lock", "message"),
       lockMessageInvalid: invalidOf("lock", "message"),
@@ -217,9 +220,9 @@ export const filePage: DashboardPage = {
       lockFiles(shell.deps, s.actor, id, input);
       return fileUrl(id, fileId, "?done=locked#lock");
     });
-    post("unlock", undefined, (s, id, fileId) => {
-      unlockFile(shell.deps, s.actor, id, fileId);
-      return fileUrl(id, fileId, "?done=unlocked#lock");
+    post("unlock", undefined, (s, id, fileId, body) => {
+      const r = unlockFile(shell.deps, s.actor, id, fileId, { force: formField(body, "force") === "true" });
+      return fileUrl(id, fileId, r.broken ? "?done=broken#lock" : "?done=unlocked#lock");
     });
 
     return app.get(

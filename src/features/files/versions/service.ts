@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
-import { bucketVersions, fileChanges, files } from "../../../db/schema";
+import { bucketVersions, fileChanges } from "../../../db/schema";
 import { preparedPerDb } from "../../../db/prepared";
 import type { DbOrTx } from "../../../db/tx";
 import { transaction } from "../../../db/tx";
@@ -103,29 +103,57 @@ export function snapshotAt(bucketId: string, number: number, db: DbOrTx): Snapsh
   return rows.map((r) => ({ path: r.path, fileId: r.file_id, blob: { sha256: r.sha256!, size: r.size, contentType: r.content_type, md5: r.md5 } }));
 }
 
+/**
+ * What a restore to version `number` must change: only a path with a change after that version
+ * can differ from it (the `files` table is the newest snapshot, written by the same commits as
+ * the change log). Per such path, its state at the version (newest change at or before it, a
+ * deletion or no row meaning absent) beside its current row. Walks the changes newer than the
+ * version along (bucket, version) and a few primary-key lookups per path: O(changes since the
+ * version), not O(files + history) (a 100,000-file bucket took 1.8 s to restore one path).
+ */
+function restoreDiff(bucketId: string, number: number, db: DbOrTx): Change[] {
+  const rows = db.all<{
+    path: string;
+    file_id: string | null;
+    sha256: string | null;
+    size: number | null;
+    content_type: string | null;
+    md5: string | null;
+    cur_sha256: string | null;
+    cur_content_type: string | null;
+  }>(sql`
+    SELECT d.path, t.file_id, t.sha256, t.size, t.content_type, t.md5, f.sha256 AS cur_sha256, f.content_type AS cur_content_type
+    FROM (SELECT DISTINCT path FROM file_changes WHERE bucket_id = ${bucketId} AND version > ${number}) d
+    LEFT JOIN file_changes t ON t.bucket_id = ${bucketId} AND t.path = d.path
+      AND t.version = (SELECT max(p.version) FROM file_changes p WHERE p.bucket_id = ${bucketId} AND p.path = d.path AND p.version <= ${number})
+    LEFT JOIN files f ON f.bucket_id = ${bucketId} AND f.path = d.path`);
+  const changes: Change[] = [];
+  for (const r of rows) {
+    const wanted = r.sha256 !== null;
+    const present = r.cur_sha256 !== null;
+    if (!wanted) {
+      // Mail received since that version stays: a rollback of the site must not lose messages.
+      if (present && !isMailPath(r.path)) changes.push({ path: r.path, blob: null });
+      continue;
+    }
+    const blob: BlobRef = { sha256: r.sha256!, size: r.size!, contentType: r.content_type!, md5: r.md5! };
+    if (!present) changes.push({ path: r.path, blob, fileId: r.file_id! });
+    else if (r.sha256 !== r.cur_sha256 || r.content_type !== r.cur_content_type) changes.push({ path: r.path, blob });
+  }
+  // Deletions first, so restored paths can take their old file ids back.
+  changes.sort((a, b) => Number(a.blob !== null) - Number(b.blob !== null));
+  return changes;
+}
+
 export function restoreVersion(deps: Deps, actor: Actor, bucketId: string, input: { version_id: string; comment?: string }) {
   return transaction(deps.db, (tx) => {
     bucketForWrite(deps, actor, bucketId, {}, tx);
     const target = versionRow(bucketId, input.version_id, tx);
-    const snapshot = new Map(snapshotAt(bucketId, target.number, tx).map((e) => [e.path, e]));
-    const current = tx.select().from(files).where(eq(files.bucketId, bucketId)).all();
-    const changes: Change[] = [];
-    for (const f of current) {
-      const want = snapshot.get(f.path);
-      // Mail received since that version stays: a rollback of the site must not lose messages.
-      if (!want) {
-        if (!isMailPath(f.path)) changes.push({ path: f.path, blob: null });
-      } else if (want.blob.sha256 !== f.sha256 || want.blob.contentType !== f.contentType) changes.push({ path: f.path, blob: want.blob });
-      snapshot.delete(f.path);
-    }
-    for (const e of snapshot.values()) changes.push({ path: e.path, blob: e.blob, fileId: e.fileId });
-    // Deletions first, so restored paths can take their old file ids back.
-    changes.sort((a, b) => Number(a.blob !== null) - Number(b.blob !== null));
     const r = commitChanges(
       deps,
       actor,
       bucketId,
-      changes,
+      restoreDiff(bucketId, target.number, tx),
       {
         kind: "restore",
         alwaysVersion: true,
