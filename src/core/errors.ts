@@ -202,6 +202,10 @@ export const errorCatalogue = {
     hint: "The backup could not be written (target not writable or full); no complete-looking backup was left. See docs/operations.md.",
   },
   BACKUP_INVALID: { status: 422, hint: "The folder is not a complete Pier backup, or it is damaged; run `pier backup verify FOLDER`." },
+  BACKUP_ENTRY_TOO_LARGE: {
+    status: 422,
+    hint: "The archive's manifest.json or secret.key is far larger than Pier ever writes: it is not a Pier backup (or was tampered with). Nothing was restored.",
+  },
   RESTORE_TARGET_NOT_EMPTY: { status: 409, hint: "Restore into a new or empty data dir, or pass --force to replace the database, blobs and key of this one." },
   DATA_DIR_IN_USE: {
     status: 409,

@@ -46,4 +46,4 @@ export const featureRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, a
     .use(analyticsRoutes(deps, auth))
     .use(formRoutes(deps, auth))
     .use(gitSyncRoutes(deps, auth))
-    .use(monitoringRoutes(deps, auth));
+    .use(monitoringRoutes(deps, auth, authOptions));

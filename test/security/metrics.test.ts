@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HOST_KINDS, ROUTE_GROUPS, SITE_CACHE_RESET_SCOPES, SMTP_REFUSALS, STATUS_CLASSES } from "../../src/core/pier-metrics";
 import { createBucket } from "../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../helpers/pier";
+import { sessionCookie } from "../helpers/oauth";
 import { publishSite, siteFetch } from "../helpers/sites";
 
 const TOKEN = "metrics-token-for-tests-0123456789";
@@ -70,6 +71,46 @@ describe("who can scrape", () => {
       .flat()
       .find((a) => a && a.family === "IPv4" && !a.internal);
     if (other) await expect(fetch(`http://${other.address}:${port}/metrics`, { signal: AbortSignal.timeout(5000) })).rejects.toThrow();
+  });
+});
+
+describe("/readyz: anyone learns whether Pier is ready and which check fails, only the operator why", () => {
+  const localReadyz = async () => {
+    const res = await fetch(`http://127.0.0.1:${t.pier.ports.metrics}/readyz`);
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  test("a failing check is one word for a stranger, a member's key or a wrong credential; the sentence for the metrics token, an instance admin or the loopback port", async () => {
+    // u is the instance's first user: its instance admin.
+    const admin = t.pier.deps.sqlite.query<{ a: number }, [string]>("SELECT is_instance_admin AS a FROM users WHERE id = ?").get(u.userId)!;
+    expect(admin.a).toBe(1);
+    const member = await t.user();
+    const db = t.pier.deps.sqlite;
+    const last = db.query<{ name: string; applied_at: string }, []>("SELECT name, applied_at FROM __pier_migrations ORDER BY name DESC LIMIT 1").get()!;
+    db.query("DELETE FROM __pier_migrations WHERE name = ?").run(last.name);
+    try {
+      const narrowAdminKey = t.key(u, { scope: "bucket_read" });
+      for (const key of [undefined, member.key, narrowAdminKey, "pier_not_a_real_key_0000000000000000", TOKEN.slice(0, -1)]) {
+        const r = await t.api("GET", "/readyz", { key });
+        expect(r.status).toBe(503);
+        expect(r.body.error.code).toBe("NOT_READY");
+        expect(r.body.error.details.checks).toEqual({ database: "ok", disk: "ok", migrations: "not_applied" });
+        expect(r.text).not.toContain(last.name);
+      }
+      for (const key of [TOKEN, u.key]) {
+        const r = await t.api("GET", "/readyz", { key });
+        expect(r.status).toBe(503);
+        expect(r.body.error.details.checks.migrations).toBe(`not applied: ${last.name}`);
+      }
+      // The instance admin signed in to the dashboard, opening /readyz in the same browser.
+      const browser = await t.api("GET", "/readyz", { headers: { cookie: sessionCookie(t, u) } });
+      expect(browser.body.error.details.checks.migrations).toBe(`not applied: ${last.name}`);
+      const local = await localReadyz();
+      expect(local.status).toBe(503);
+      expect(local.body.error.details.checks.migrations).toBe(`not applied: ${last.name}`);
+    } finally {
+      db.query("INSERT INTO __pier_migrations (name, applied_at) VALUES (?, ?)").run(last.name, last.applied_at);
+    }
   });
 });
 

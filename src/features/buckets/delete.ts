@@ -8,7 +8,8 @@
 // variables); the blobs they referenced become garbage for the blob GC job.
 import { and, eq, isNotNull, ne } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
-import { ApiError } from "../../core/errors";
+import { ApiError, type ErrorCode } from "../../core/errors";
+import { isStorageFull } from "../../core/storage-full";
 import { buckets, deletedBuckets, type BucketDeletion } from "../../db/schema";
 import { transaction, type Tx } from "../../db/tx";
 import type { JobHandler } from "../../jobs/runner";
@@ -121,11 +122,22 @@ function deleteStep(deps: Deps, bucketId: string, deletedBy: string): boolean {
   });
 }
 
+/**
+ * What a failed delete's notification says about why: a stable code and a sentence for the
+ * account. The raw error (which may quote SQL or name server paths) goes to the server log only.
+ */
+function failureForAccount(error: string): { error_code: ErrorCode; error_message: string } {
+  if (isStorageFull(new Error(error)))
+    return { error_code: "STORAGE_FULL", error_message: "The server's disk was full. Try again once the operator has freed space." };
+  return { error_code: "INTERNAL", error_message: "The server hit an unexpected error; the operator can find the details in the server log." };
+}
+
 /** Give up: unlock the bucket (it stays, with whatever items were not yet deleted) and say so. */
 function failDelete(deps: Deps, bucketId: string, error: string): void {
   transaction(deps.db, (tx) => {
     const bucket = tx.select().from(buckets).where(eq(buckets.id, bucketId)).get();
     if (!bucket?.deletion) return;
+    deps.log.error("bucket delete failed", { bucket_id: bucket.id, account_id: bucket.accountId, error });
     tx.update(buckets).set({ deletion: null, updatedAt: deps.clock.now().toISOString() }).where(eq(buckets.id, bucketId)).run();
     notifyAccount(
       deps,
@@ -134,7 +146,13 @@ function failDelete(deps: Deps, bucketId: string, error: string): void {
         kind: "bucket_delete_failed",
         subject: `Deleting bucket "${bucket.title}" failed`,
         body: `Pier could not finish deleting the bucket "${bucket.title}" (${bucket.id}). The bucket is unlocked again; ${bucket.deletion.deleted_items} of ${bucket.deletion.total_items} items were removed. Try the delete again; if it keeps failing, check the server log.`,
-        data: { bucket_id: bucket.id, title: bucket.title, error, deleted_items: bucket.deletion.deleted_items, total_items: bucket.deletion.total_items },
+        data: {
+          bucket_id: bucket.id,
+          title: bucket.title,
+          ...failureForAccount(error),
+          deleted_items: bucket.deletion.deleted_items,
+          total_items: bucket.deletion.total_items,
+        },
       },
       tx,
     );

@@ -1,5 +1,7 @@
 // /metrics, /livez and /readyz: on the API host (metrics only with --metrics-token) and on the
-// loopback --metrics-port listener (no token: only this machine reaches it).
+// loopback --metrics-port listener (no token: only this machine reaches it). /readyz on the API
+// host tells anyone whether Pier is ready and which check fails, in a word; the details (free
+// bytes, migration names, SQLite's reason) only to the operator (D246).
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Deps } from "../../core/context";
@@ -7,9 +9,10 @@ import { safeEqual, sha256Hex } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { PROMETHEUS_CONTENT_TYPE } from "../../core/metrics";
 import { serverVersion } from "../../core/version";
-import { bearerToken, type authPlugin } from "../../http/auth";
+import { authenticate, bearerToken, type AuthOptions, type authPlugin } from "../../http/auth";
 import { baseHeaders, errorResponse } from "../../http/envelope";
 import { requestId } from "../../http/request-info";
+import { hasAccountWideAdmin } from "../buckets";
 import { checkReadiness, scrapeMetrics } from "./service";
 
 const NO_STORE = { "cache-control": "no-store" };
@@ -25,14 +28,30 @@ function livez(req: Request): Response {
   return Response.json({ data: { status: "ok", server_version: serverVersion } }, { headers: { ...NO_STORE, ...baseHeaders(requestId(req)) } });
 }
 
-function readyz(deps: Deps, req: Request): Response {
+function readyz(deps: Deps, req: Request, detailed: boolean): Response {
   const r = checkReadiness(deps);
-  if (r.ready) return Response.json({ data: { status: "ready", checks: r.checks } }, { headers: { ...NO_STORE, ...baseHeaders(requestId(req)) } });
-  return errorResponse(
-    new ApiError("NOT_READY", "Pier cannot take writes right now; see details.checks.", { checks: r.checks }),
-    requestId(req),
-    deps.urls.baseUrl,
-  );
+  const checks = detailed ? r.checks : r.summary;
+  if (r.ready) return Response.json({ data: { status: "ready", checks } }, { headers: { ...NO_STORE, ...baseHeaders(requestId(req)) } });
+  return errorResponse(new ApiError("NOT_READY", "Pier cannot take writes right now; see details.checks.", { checks }), requestId(req), deps.urls.baseUrl);
+}
+
+const isMetricsToken = (deps: Deps, given: string | null): boolean =>
+  deps.config.metricsToken !== null && given !== null && safeEqual(sha256Hex(given), sha256Hex(deps.config.metricsToken));
+
+/**
+ * Whether /readyz on the API host may show its details: to the metrics token (the operator's
+ * monitoring credential) or a credential of an instance admin over the whole account. Anything
+ * else, a wrong or expired credential included, gets the public answer rather than a 401: a
+ * probe answers whatever it was sent.
+ */
+function operatorAsks(deps: Deps, req: Request, authOptions: AuthOptions): boolean {
+  if (isMetricsToken(deps, bearerToken(req))) return true;
+  try {
+    const actor = authenticate(deps, req, authOptions);
+    return actor !== null && actor.isInstanceAdmin && hasAccountWideAdmin(actor);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -41,11 +60,8 @@ function readyz(deps: Deps, req: Request): Response {
  * /metrics does not exist on the API host.
  */
 function metricsAllowed(deps: Deps, req: Request): boolean {
-  const token = deps.config.metricsToken;
-  if (token === null) throw new ApiError("NOT_FOUND", "No such route. See the API reference at /docs.");
-  const given = bearerToken(req);
-  if (given === null || !safeEqual(sha256Hex(given), sha256Hex(token))) return false;
-  return true;
+  if (deps.config.metricsToken === null) throw new ApiError("NOT_FOUND", "No such route. See the API reference at /docs.");
+  return isMetricsToken(deps, bearerToken(req));
 }
 
 function unauthorized(deps: Deps, req: Request): Response {
@@ -55,21 +71,23 @@ function unauthorized(deps: Deps, req: Request): Response {
 }
 
 // /livez and /readyz declare "probe": public, and not counted against the anonymous per-IP
-// limit (a load balancer probes every few seconds from one address).
+// limit (a load balancer probes every few seconds from one address). /readyz reads a credential
+// itself, only to decide how much to say.
 // /metrics declares "signed": like the storage URLs it carries its own credential (the metrics
 // token), which is not an API key and must not be resolved as one.
-export const monitoringRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =>
+export const monitoringRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>, authOptions: AuthOptions) =>
   new Elysia({ name: "monitoring" })
     .use(auth)
     .get("/livez", ({ request }) => livez(request), {
       auth: "probe",
       detail: { tags: ["Operations"], summary: "Liveness: 200 while the process serves requests" },
     })
-    .get("/readyz", ({ request }) => readyz(deps, request), {
+    .get("/readyz", ({ request }) => readyz(deps, request, operatorAsks(deps, request, authOptions)), {
       auth: "probe",
       detail: {
         tags: ["Operations"],
-        summary: "Readiness: 200 when the database is writable, the disk has room and migrations are applied; else 503 NOT_READY",
+        summary:
+          "Readiness: 200 when the database is writable, the disk has room and migrations are applied; else 503 NOT_READY. Each check is a word; the metrics token or an instance admin's credential gets the details",
       },
     })
     .get("/metrics", ({ request }) => (metricsAllowed(deps, request) ? metricsResponse(deps, request) : unauthorized(deps, request)), {
@@ -87,7 +105,7 @@ export function startMetricsListener(deps: Deps, port: number): Server<unknown> 
       if (req.method !== "GET" && req.method !== "HEAD") return new Response("Method not allowed", { status: 405, headers: { allow: "GET, HEAD" } });
       if (path === "/metrics") return metricsResponse(deps, req);
       if (path === "/livez") return livez(req);
-      if (path === "/readyz") return readyz(deps, req);
+      if (path === "/readyz") return readyz(deps, req, true);
       return new Response("Not found: this port serves /metrics, /livez and /readyz", { status: 404 });
     },
   });

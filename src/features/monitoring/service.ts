@@ -153,9 +153,17 @@ export async function scrapeMetrics(deps: Deps): Promise<string> {
 
 export type CheckResult = "ok" | string;
 
+type Checks = { database: CheckResult; disk: CheckResult; migrations: CheckResult };
+
 export interface Readiness {
   ready: boolean;
-  checks: { database: CheckResult; disk: CheckResult; migrations: CheckResult };
+  /** Each failing check in a sentence with what the operator needs (free bytes, migration names, SQLite's reason). */
+  checks: Checks;
+  /**
+   * The same checks as a fixed word each ("ok", "not_writable", "full", "not_applied", "unknown"):
+   * what anyone may see. The sentences above stay with the operator (D246).
+   */
+  summary: Checks;
 }
 
 /** Below this much free space the server says it is not ready (64 MiB, or 5% of a small disk). */
@@ -192,9 +200,13 @@ function writeCheck(deps: Deps): CheckResult {
  * this binary carries has been applied.
  */
 export function checkReadiness(deps: Deps): Readiness {
-  const checks: Readiness["checks"] = { database: writeCheck(deps), disk: "ok", migrations: "ok" };
+  const checks: Checks = { database: writeCheck(deps), disk: "ok", migrations: "ok" };
+  const summary: Checks = { database: checks.database === "ok" ? "ok" : "not_writable", disk: "ok", migrations: "ok" };
   const space = freeBytes(deps.config.dataDir);
-  if (space && space.free < lowSpaceThreshold(space.total)) checks.disk = `full: ${space.free} bytes free on the data dir's file system`;
+  if (space && space.free < lowSpaceThreshold(space.total)) {
+    checks.disk = `full: ${space.free} bytes free on the data dir's file system`;
+    summary.disk = "full";
+  }
   try {
     const applied = new Set(
       deps.sqlite
@@ -203,9 +215,13 @@ export function checkReadiness(deps: Deps): Readiness {
         .map((r) => r.name),
     );
     const missing = migrations.filter((m) => !applied.has(m.name)).map((m) => m.name);
-    if (missing.length) checks.migrations = `not applied: ${missing.join(", ")}`;
+    if (missing.length) {
+      checks.migrations = `not applied: ${missing.join(", ")}`;
+      summary.migrations = "not_applied";
+    }
   } catch (e) {
     checks.migrations = `unknown: ${(e as Error).message}`;
+    summary.migrations = "unknown";
   }
-  return { ready: Object.values(checks).every((c) => c === "ok"), checks };
+  return { ready: Object.values(checks).every((c) => c === "ok"), checks, summary };
 }

@@ -1,31 +1,38 @@
 // Account notifications (a large bucket delete finished or failed, ...): written by the
 // features that raise them, read here by the account's credentials, newest first.
-import { desc, eq } from "drizzle-orm";
+import { count, desc, eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
+import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { notifications } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 
 export const NOTIFICATIONS_PAGE_DEFAULT = 20;
 export const NOTIFICATIONS_PAGE_MAX = 100;
 
-export function listNotifications(deps: Deps, actor: Actor, q: { limit?: number }) {
+const NOTIFICATIONS_PAGE = { defaultLimit: NOTIFICATIONS_PAGE_DEFAULT, maxLimit: NOTIFICATIONS_PAGE_MAX };
+
+export function listNotifications(deps: Deps, actor: Actor, page: { limit?: number; offset?: number }) {
   // Notifications name buckets of the whole account: a key limited to selected buckets
   // must not learn about the others.
   if (actor.bucketAccess === "selected") {
     throw new ApiError("FORBIDDEN", "Account notifications need a credential with access to all buckets.", { reason: "selected_buckets" });
   }
-  const limit = Math.min(Math.max(q.limit ?? NOTIFICATIONS_PAGE_DEFAULT, 1), NOTIFICATIONS_PAGE_MAX);
+  const { limit, offset } = pageWindow(page, NOTIFICATIONS_PAGE);
+  const where = eq(notifications.accountId, actor.accountId);
+  const total = deps.db.select({ n: count() }).from(notifications).where(where).get()!.n;
   const rows = deps.db
     .select()
     .from(notifications)
-    .where(eq(notifications.accountId, actor.accountId))
+    .where(where)
     .orderBy(desc(notifications.createdAt), desc(notifications.id))
     .limit(limit)
+    .offset(offset)
     .all();
   return {
     notifications: rows.map((n) => ({ id: n.id, kind: n.kind, subject: n.subject, body: n.body, data: n.data, created_at: n.createdAt })),
+    pagination: pagination(limit, offset, rows.length, total) satisfies Pagination,
   };
 }
 

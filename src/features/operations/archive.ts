@@ -18,6 +18,14 @@ import { fsyncDir } from "../../core/atomic-file";
 import type { VerifyResult } from "./restore";
 import { snapshotDatabase } from "./snapshot";
 
+/**
+ * The entries read into memory are capped far above what Pier writes (a manifest is about 1 KiB,
+ * a key 64 bytes): a crafted archive with a 2 GB manifest.json must fail at its header, not
+ * after filling memory.
+ */
+export const MANIFEST_MAX_BYTES = 4 * 1024 * 1024;
+export const SECRET_KEY_MAX_BYTES = 4 * 1024;
+
 const ARCHIVE = /\.(tar|tar\.gz|tgz)$/i;
 const GZIP = /\.(tar\.gz|tgz)$/i;
 
@@ -195,9 +203,22 @@ async function readArchive(file: string, dbOut: string, blobsInto?: string): Pro
         entry.resume();
         return;
       }
-      if (path === MANIFEST_FILE) entry.on("data", (c: Buffer) => (manifestText += c.toString("utf8")));
-      else if (path === SECRET_KEY_FILE) entry.on("data", (c: Buffer) => (keyText += c.toString("utf8")));
-      else if (path === DATABASE_FILE) write(entry, dbOut, (h) => (out.database = h));
+      if (path === MANIFEST_FILE || path === SECRET_KEY_FILE) {
+        const max = path === MANIFEST_FILE ? MANIFEST_MAX_BYTES : SECRET_KEY_MAX_BYTES;
+        // The header says the size before any byte is read; an entry can hold no more than that.
+        if (entry.size > max) {
+          stop(
+            new ApiError(
+              "BACKUP_ENTRY_TOO_LARGE",
+              `${file}: ${path} is ${entry.size} bytes, over the ${max} a Pier backup's can be; it is not a Pier backup archive (nothing was restored).`,
+              { entry: path, size: entry.size, max_bytes: max },
+            ),
+          );
+          return;
+        }
+        if (path === MANIFEST_FILE) entry.on("data", (c: Buffer) => (manifestText += c.toString("utf8")));
+        else entry.on("data", (c: Buffer) => (keyText += c.toString("utf8")));
+      } else if (path === DATABASE_FILE) write(entry, dbOut, (h) => (out.database = h));
       else if (path.startsWith("blobs/sha256/") && isSha256(sha256) && path === blobPathIn("", sha256)) {
         if (blobsInto) write(entry, blobPathIn(blobsInto, sha256), (h) => out.blobs.set(sha256, h));
         else {

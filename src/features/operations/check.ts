@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { GC_ASIDE_PREFIX, type BlobStore } from "../../blobs/store";
 import type { Clock } from "../../core/clock";
 import { hashFile } from "./layout";
@@ -239,7 +239,7 @@ async function checkTempFiles(t: CheckTarget, repair: boolean, findings: Finding
     } catch {
       continue; // finished (renamed) meanwhile
     }
-    if (mtime > cutoff) continue;
+    if (mtime > cutoff || restoreStillRunning(basename(path))) continue;
     stale++;
     const f: Finding = { kind: "temp_file", message: `stray temp file ${path} (left by an interrupted upload or restore)` };
     if (repair) {
@@ -249,6 +249,23 @@ async function checkTempFiles(t: CheckTarget, repair: boolean, findings: Finding
     findings.push(f);
   }
   return stale;
+}
+
+/**
+ * A restore's staging folder is named for its process (`.restore-<pid>-<ms>`): while that process
+ * lives the restore is running, however old the folder looks (its top-level mtime does not move
+ * while blobs are copied into subfolders, and a large restore takes hours). A reused pid keeps a
+ * crashed restore's folder until that process ends too: the safe way to be wrong (D247).
+ */
+function restoreStillRunning(name: string): boolean {
+  const m = /^\.restore-(\d+)-\d+$/.exec(name);
+  if (!m) return false;
+  try {
+    process.kill(Number(m[1]), 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"; // alive, another user's
+  }
 }
 
 /** Running jobs whose lease passed: their worker died. Repair queues them again (what the sweeper does). */

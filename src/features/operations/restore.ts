@@ -4,7 +4,7 @@
 // the live data, nor costs the data it was meant to replace.
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, utimes } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
@@ -119,6 +119,9 @@ async function restoreArchive(opts: RestoreOptions): Promise<RestoreResult> {
   }
 }
 
+/** How often a running restore touches its staging folder (far under check's hour). */
+const STAGING_HEARTBEAT_MS = 60_000;
+
 const isDirectory = (path: string): boolean => existsSync(path) && statSync(path).isDirectory();
 
 export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
@@ -154,11 +157,19 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const staging = stagingFolder(dataDir, "restore");
   await mkdir(staging, { mode: 0o700 });
+  // `pier admin check --repair` removes a staging folder untouched for an hour: a restore that
+  // runs longer keeps touching it, for a check that cannot see this process (another container).
+  const heartbeat = setInterval(() => {
+    const now = new Date();
+    utimes(staging, now, now).catch(() => {});
+  }, STAGING_HEARTBEAT_MS);
+  heartbeat.unref();
   try {
     const result = await copyInto(folder, staging, manifest, blobs, dbSource);
     await swapIn(staging, dataDir);
     return { ...result, dataDir };
   } finally {
+    clearInterval(heartbeat);
     await rm(staging, { recursive: true, force: true }).catch(() => {});
   }
 }

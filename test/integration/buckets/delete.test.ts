@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createBucket, snapshot } from "../../helpers/buckets";
+import { createLogger } from "../../../src/core/log";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
 // A tiny sync limit so a handful of variables makes a "large" bucket that deletes in the background.
 let t: TestPier;
 let u: TestUser;
+/** The server log: where a failed delete's raw error goes (and only there). */
+const logLines: string[] = [];
 beforeAll(async () => {
-  t = await startTestPier({ bucketDeleteSyncLimit: 3 });
+  t = await startTestPier({ bucketDeleteSyncLimit: 3 }, { log: createLogger("info", (l) => logLines.push(l)) });
   u = await t.user();
 });
 afterAll(() => t.stop());
@@ -162,9 +165,9 @@ describe("delete", () => {
     const b = await createBucket(t, u, { title: "Stubborn" });
     await t.api("PATCH", `/api/v1/buckets/${b.id}/variables`, { key: u.key, body: { variables: vars(5) } });
     const db = t.pier.deps.sqlite;
-    // The storage layer refuses the deletes (as a full or broken disk would).
+    // The storage layer refuses the deletes (as a broken disk would), with a reason that names a server path.
     db.run(
-      `create trigger refuse_var_delete before delete on bucket_variables when old.bucket_id = '${b.id}' begin select raise(abort, 'disk I/O error'); end`,
+      `create trigger refuse_var_delete before delete on bucket_variables when old.bucket_id = '${b.id}' begin select raise(abort, 'disk I/O error reading /srv/pier-data/pier.db'); end`,
     );
     try {
       expect((await t.api("DELETE", `/api/v1/buckets/${b.id}`, { key: u.key, body: { confirmation: b.delete.confirmation } })).status).toBe(202);
@@ -178,10 +181,18 @@ describe("delete", () => {
       expect(got.body.data.bucket.delete.allowed).toBe(true);
       const n = notifications(u.accountId).filter((x) => JSON.parse(x.data).bucket_id === b.id);
       expect(n.map((x) => x.kind)).toEqual(["bucket_delete_failed"]);
-      expect(JSON.parse(n[0].data).error).toContain("disk I/O error");
       const rest = (await t.api("GET", "/api/v1/notifications?limit=1", { key: u.key })).body.data.notifications;
       expect(rest).toHaveLength(1);
       expect(rest[0]).toMatchObject({ kind: "bucket_delete_failed", data: { bucket_id: b.id } });
+      // The account gets a stable code and a sentence, never the raw internal error (it names a
+      // server path); the operator finds that in the server log, with the bucket's id.
+      expect(rest[0].data.error_code).toBe("INTERNAL");
+      expect(rest[0].data.error_message).toContain("server log");
+      expect(rest[0].data.error).toBeUndefined();
+      expect(JSON.stringify(rest[0])).not.toContain("/srv/pier-data");
+      expect(JSON.stringify(rest[0])).not.toContain("disk I/O error");
+      const logged = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === "bucket delete failed" && l.bucket_id === b.id);
+      expect(logged?.error).toContain("disk I/O error reading /srv/pier-data/pier.db");
       // The bucket works again.
       expect((await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: u.key, body: { bucket: { title: "Still here" } } })).status).toBe(200);
     } finally {

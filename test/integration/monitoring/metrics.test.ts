@@ -129,12 +129,13 @@ describe("health", () => {
     expect(r.body.data).toEqual({ status: "ready", checks: { database: "ok", disk: "ok", migrations: "ok" } });
   });
 
-  test("/readyz: 503 NOT_READY naming the check when a migration is missing", async () => {
+  test("/readyz: 503 NOT_READY naming the check when a migration is missing (and, to the metrics token, the migration)", async () => {
     const db = t.pier.deps.sqlite;
     const last = db.query<{ name: string; applied_at: string }, []>("SELECT name, applied_at FROM __pier_migrations ORDER BY name DESC LIMIT 1").get()!;
     db.query("DELETE FROM __pier_migrations WHERE name = ?").run(last.name);
     try {
-      const r = await t.api("GET", "/readyz");
+      expect((await t.api("GET", "/readyz")).body.error.details.checks.migrations).toBe("not_applied");
+      const r = await t.api("GET", "/readyz", { key: TOKEN });
       expect(r.status).toBe(503);
       expect(r.body.error.code).toBe("NOT_READY");
       expect(r.body.error.details.checks.migrations).toContain(last.name);

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { Header, create as createTar } from "tar";
 import { checkDataDir, createBackup, restoreBackup, verifyBackup } from "../../../src/features/operations";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { publishSite, siteFetch } from "../../helpers/sites";
@@ -112,6 +114,36 @@ describe("pier backup --to FILE", () => {
       expect(existsSync(join(target, "pier.db"))).toBe(false);
       // The unpacked copy beside the data dir is gone too.
       expect(readdirSync(scratch).filter((n) => n.includes(".unpack-"))).toEqual([]);
+    }
+  }, 60_000);
+
+  test("a crafted archive with a 2 GiB manifest.json or an oversized secret.key is refused at the entry's header, quickly, and nothing is restored", async () => {
+    // The header claims 2 GiB; 16 MiB follow (enough to see whether they are read into memory).
+    const header = new Header({ path: "manifest.json", type: "File", mode: 0o600, size: 2 * 1024 ** 3, mtime: new Date() });
+    const block = Buffer.alloc(512);
+    header.encode(block, 0);
+    const huge = join(scratch, "huge-manifest.tar.gz");
+    writeFileSync(huge, gzipSync(Buffer.concat([block, Buffer.alloc(16 * 1024 * 1024, "x")]), { level: 1 }));
+    // An otherwise well-formed archive whose secret.key is 64 KiB.
+    const keyDir = join(scratch, "big-key-src");
+    mkdirSync(keyDir);
+    writeFileSync(join(keyDir, "secret.key"), "k".repeat(64 * 1024));
+    writeFileSync(join(keyDir, "manifest.json"), "{}");
+    const bigKey = join(scratch, "big-key.tar");
+    createTar({ cwd: keyDir, file: bigKey, sync: true, portable: true }, ["secret.key", "manifest.json"]);
+
+    for (const [file, entry] of [
+      [huge, "manifest.json"],
+      [bigKey, "secret.key"],
+    ] as const) {
+      const started = performance.now();
+      await expect(verifyBackup(file)).rejects.toMatchObject({ code: "BACKUP_ENTRY_TOO_LARGE", details: { entry } });
+      const target = join(scratch, `from-${entry}`);
+      await expect(restoreBackup({ from: file, dataDir: target, force: false })).rejects.toMatchObject({ code: "BACKUP_ENTRY_TOO_LARGE" });
+      // Refused at the header: far quicker than reading (let alone keeping) what follows it.
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(existsSync(join(target, "pier.db"))).toBe(false);
+      expect(readdirSync(scratch).filter((n) => n.includes(".unpack-") || n.includes(".verify-"))).toEqual([]);
     }
   }, 60_000);
 

@@ -3,7 +3,8 @@
 // --repair fixes what is safe and says what it did, and the check afterwards agrees.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { admin } from "../../../src/cli/admin";
@@ -90,8 +91,8 @@ describe("pier admin check", () => {
     const young = join(tmp, "456-upload-in-progress");
     writeFileSync(old, "half an upload");
     writeFileSync(young, "an upload going on");
-    // A restore that crashed before moving its staged copy into place.
-    const staged = join(t.dataDir, ".restore-123-1764300000000");
+    // A restore that crashed before moving its staged copy into place (no process has that pid).
+    const staged = join(t.dataDir, ".restore-99999999-1764300000000");
     await Bun.write(join(staged, "blobs", "sha256", "ab", "cd", "abcd"), "a staged blob");
     const past = new Date(Date.now() - 2 * 3600_000);
     utimesSync(old, past, past);
@@ -142,6 +143,50 @@ describe("pier admin check", () => {
     expect(found.code).toBe(1);
     expect(found.out).toContain("foreign_key: database: 1 row(s) of bucket_versions point at missing buckets rows");
     t.pier.deps.sqlite.query("DELETE FROM bucket_versions WHERE id = 'bktrv_orphan'").run();
+  });
+
+  test("--repair leaves alone the staging folder of a restore still running after an hour", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "pier-check-restore-"));
+    try {
+      const text = "a blob the restore will wait for";
+      await directUpload(t, u.key, bucket, textFile("slow.txt", text));
+      const backup = join(scratch, "b");
+      await createBackup({ dataDir: t.dataDir, to: backup, includeSecretKey: false });
+      const target = join(scratch, "d");
+      await restoreBackup({ from: backup, dataDir: target, force: false });
+      // One blob of the backup becomes a pipe: restoring it waits until the test writes it, so the
+      // restore is still running (copying a large blob, say) when the check comes.
+      const pipe = blobPath(backup, sha(text));
+      rmSync(pipe);
+      expect(Bun.spawnSync(["mkfifo", pipe]).exitCode).toBe(0);
+      const restoring = restoreBackup({ from: backup, dataDir: target, force: true });
+      let staged: string | undefined;
+      for (let i = 0; i < 200 && !staged; i++) {
+        await Bun.sleep(10);
+        staged = readdirSync(target).find((n) => n.startsWith(".restore-"));
+      }
+      expect(staged).toBeDefined();
+      const stagedPath = join(target, staged!);
+      // Its folder looks two hours old: blobs go into subfolders, which leave its own mtime alone.
+      const past = new Date(Date.now() - 2 * 3600_000);
+      utimesSync(stagedPath, past, past);
+      const out: string[] = [];
+      const code = await admin(["check", "--repair", "--data-dir", target, "--secret-key", "test-secret-key-test-secret-key-test-secret-key"], {
+        out: (l) => out.push(l),
+        err: () => {},
+      });
+      expect(out.join("\n")).not.toContain(staged!);
+      expect(code).toBe(0);
+      expect(existsSync(stagedPath)).toBe(true);
+      // The restore then finishes with everything it had staged.
+      await writeFile(pipe, text);
+      const done = await restoring;
+      expect(done.blobs).toBeGreaterThan(0);
+      expect(readFileSync(blobPath(target, sha(text)), "utf8")).toBe(text);
+      expect(readdirSync(target).filter((n) => n.startsWith(".restore-"))).toEqual([]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 
   test("a damaged database page is reported, not a crash", async () => {

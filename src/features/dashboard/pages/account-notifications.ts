@@ -5,7 +5,7 @@ import type { Elysia } from "elysia";
 import { html, shortTime } from "../../../http/pages/layout";
 import { listNotifications, NOTIFICATIONS_PAGE_MAX } from "../../notifications";
 import type { DashboardPage } from "../page";
-import { ACCOUNT_PATH, accountTabs } from "./account-common";
+import { ACCOUNT_PATH, accountTabs, offsetOf, pager } from "./account-common";
 
 export const NOTIFICATIONS_PATH = `${ACCOUNT_PATH}/notifications`;
 
@@ -13,8 +13,9 @@ export const accountNotificationsPage: DashboardPage = {
   routes: (app, shell) =>
     app.get(
       NOTIFICATIONS_PATH,
-      shell.view((s) => {
-        const { notifications } = listNotifications(shell.deps, s.actor, { limit: NOTIFICATIONS_PAGE_MAX });
+      shell.view((s, { query }) => {
+        const offset = offsetOf(query);
+        const { notifications, pagination } = listNotifications(shell.deps, s.actor, { limit: NOTIFICATIONS_PAGE_MAX, offset });
         const items = notifications.map(
           (n) =>
             html`<li class="card-item"><h2 class="h3 wrap">${n.subject}</h2><p class="small muted">${shortTime(n.created_at)} · <code>${n.kind}</code></p><p class="wrap mono">${n.body}</p></li>`,
@@ -25,9 +26,10 @@ export const accountNotificationsPage: DashboardPage = {
           current: ACCOUNT_PATH,
           vars: {
             tabs: accountTabs(NOTIFICATIONS_PATH),
-            empty: notifications.length === 0,
+            empty: pagination.total_count === 0,
             items: html`${items}`,
-            max: NOTIFICATIONS_PAGE_MAX,
+            total: pagination.total_count,
+            pager: pager(offset, NOTIFICATIONS_PAGE_MAX, pagination.total_count, (o) => `${NOTIFICATIONS_PATH}${o ? `?offset=${o}` : ""}`),
           },
         });
       }),
