@@ -178,7 +178,7 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
   if (origin && origin !== "null") {
     let originHost = "";
     try {
-      originHost = new URL(origin).hostname;
+      originHost = new URL(origin).hostname.replace(/\.$/, ""); // the site's host is matched without a trailing dot
     } catch {}
     if (originHost !== g.host) return pageResponse(g.t, 403, "Forbidden", messageBody("Forbidden", "This form was sent from another site."), g.extraHeaders);
   }

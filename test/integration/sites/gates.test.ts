@@ -154,6 +154,17 @@ describe("password gate", () => {
     expect(r.headers.get("set-cookie")).toBeNull();
   });
 
+  test("a form posted from the site's own address written with a trailing dot is accepted", async () => {
+    // Browsers keep the dot a visitor typed (https://site.example./) in the Origin they send.
+    const r = await siteFetch(t, `${locked.host}.`, "/_pier/gate/password", {
+      method: "POST",
+      headers: { ...form, origin: `http://${locked.host}.` },
+      body: new URLSearchParams({ password: "open sesame", next: "/" }).toString(),
+    });
+    expect(r.status).toBe(303);
+    expect((await siteFetch(t, `${locked.host}.`, "/", { headers: { cookie: cookieOf(r) } })).status).toBe(200);
+  });
+
   test("brute force: after 10 failures from one address the gate answers 429, even for the right password", async () => {
     const site = await publishSite(t, { access: "password", password: "right-one", files: [{ path: "index.html", bytes: "bf" }] });
     for (let i = 0; i < 10; i++) expect((await login(site, `wrong-${i}`)).status).toBe(401);
