@@ -142,19 +142,19 @@ export class SiteContent {
     return pageResponse(c.t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), c.extra);
   }
 
-  private listing(c: SiteRequest): Promise<Response> {
-    return this.autoIndex.render(c.t, c.site, c.m, c.path).then((page) => {
-      const headers = {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": this.pageCache(c),
-        etag: page.etag,
-        "content-security-policy": AUTOINDEX_CSP,
-        "x-content-type-options": "nosniff",
-        ...c.extra,
-      };
-      if (noneMatch(c.req.headers.get("if-none-match"), page.etag)) return new Response(null, { status: 304, headers });
-      return new Response(page.html, { headers });
-    });
+  /** A folder's Auto-Index. Its ETag is known before the page is built: a revalidation builds nothing. */
+  private listing(c: SiteRequest): Promise<Response> | Response {
+    const etag = this.autoIndex.etag(c.t, c.site, c.m, c.path);
+    const headers = {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": this.pageCache(c),
+      etag,
+      "content-security-policy": AUTOINDEX_CSP,
+      "x-content-type-options": "nosniff",
+      ...c.extra,
+    };
+    if (noneMatch(c.req.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+    return this.autoIndex.render(c.t, c.site, c.m, c.path, etag).then((page) => new Response(page.html, { headers: { ...headers, etag: page.etag } }));
   }
 
   /**
