@@ -160,7 +160,8 @@ export class SiteContent {
   /**
    * A deploy file; an HTML page of a site with hosted forms gets them injected (src/features/forms/
    * widget.ts). Such pages are read whole and rewritten, so they go out without ETag, range or
-   * precompressed variant; sites without hosted forms keep the plain (sendfile, 304) path.
+   * precompressed variant, for GET and HEAD alike; sites without hosted forms keep the plain
+   * (sendfile, 304) path.
    */
   private file(c: SiteRequest, f: DeployFile, status: number, conditional: boolean): Response | Promise<Response> {
     const siteHeaders = c.siteHeaders;
@@ -169,8 +170,11 @@ export class SiteContent {
     // `_headers` may set Content-Type: analytics then reads the answer's own.
     c.fileType = siteHeaders === null || !siteHeaders.changes.has("content-type") ? f.contentType : null;
     const req = c.req;
-    if (req.method !== "GET" || !f.contentType.startsWith("text/html") || !this.formWidget.active(c.site)) return this.files.serve(req, f, o);
-    const plain = new Request(req.url, { headers: { host: req.headers.get("host") ?? "" } });
+    // HEAD is built like GET (the server drops the body): its ETag, length and caching must be GET's.
+    const method = req.method;
+    if ((method !== "GET" && method !== "HEAD") || !f.contentType.startsWith("text/html") || !this.formWidget.active(c.site))
+      return this.files.serve(req, f, o);
+    const plain = new Request(req.url, { method, headers: { host: req.headers.get("host") ?? "" } });
     return Promise.resolve(this.files.serve(plain, f, { ...o, conditional: false })).then(async (res) => {
       const html = this.formWidget.inject(c.site, await res.text(), splitUrl(req.url).pathname);
       const headers = new Headers(res.headers);
