@@ -55,6 +55,10 @@ export class PierMetrics {
     "Cached site lookups dropped because another Pier process changed what sites serve: one publication's (scope publication) or every site's (scope all).",
     [["scope", SITE_CACHE_RESET_SCOPES]],
   );
+  readonly autoIndexRenders = new Counter(
+    "pier_site_autoindex_renders_total",
+    "Auto-Index pages built (a page is built once per deploy, folder and template, then served from memory).",
+  );
   readonly smtpSessions = new Counter("pier_smtp_sessions_total", "SMTP connections accepted.");
   readonly smtpAccepted = new Counter("pier_smtp_messages_accepted_total", "Messages stored and answered 250.");
   readonly smtpRefused = new Counter("pier_smtp_refused_total", "Recipients, messages or connections the SMTP receiver refused, by reason.", [
@@ -107,6 +111,7 @@ export class PierMetrics {
       this.httpDuration,
       this.siteBytes,
       this.siteCacheResets,
+      this.autoIndexRenders,
       this.smtpSessions,
       this.smtpAccepted,
       this.smtpRefused,

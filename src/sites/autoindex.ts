@@ -7,7 +7,9 @@ import type { Deps } from "../core/context";
 import { getAutoIndexTemplate } from "../features/publish";
 import type { Manifest, Site } from "./directory";
 import type { FileServer } from "./files";
-import { renderReadme } from "./markdown";
+import { renderReadmeOutcome } from "./markdown";
+import { listFolder } from "./autoindex-listing";
+import { clientVersion } from "../core/version";
 import { escapeHtml } from "../http/html";
 import { fillTemplate, type SiteTemplates } from "./pages";
 
@@ -25,51 +27,97 @@ export interface RenderedIndex {
   etag: string;
 }
 
+/** Rows a listing shows at most (folders first, then files); a note says how many more there are. */
+export const MAX_LISTED = 5_000;
+const count = new Intl.NumberFormat("en");
+
 export class AutoIndex {
-  // Rendered pages for a short time: templates can change without a deploy (10 s to show up).
-  private readonly cache = new LRUCache<string, RenderedIndex>({ max: 500, ttl: 10_000 });
+  /**
+   * Rendered pages by ETag, which names everything a page is made of (deploy, folder, template,
+   * site facts, Pier's version): a page is rendered once per deploy and folder and reused until
+   * one of those changes or the cache drops it. Bounded in bytes: a page of 5,000 rows is ~2 MB.
+   */
+  private readonly pages = new LRUCache<string, string>({ maxSize: 64 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
+  /** Renders under way, by ETag: requests that miss at the same time wait for the same one. */
+  private readonly rendering = new Map<string, Promise<RenderedIndex>>();
+  /** Accounts' templates, read at most every 10 s: a template can change without a deploy. */
+  private readonly templates = new LRUCache<string, { template: string; tag: string }>({ max: 1_000, ttl: 10_000 });
 
   constructor(
     private readonly deps: Deps,
     private readonly files: FileServer,
   ) {}
 
-  async render(t: SiteTemplates, site: Site, m: Manifest, dir: string): Promise<RenderedIndex> {
-    const key = `${m.deployId}\0${dir}`;
-    const hit = this.cache.get(key);
-    if (hit) return hit;
-    const template = getAutoIndexTemplate(this.deps, site.accountId) ?? t.autoindex;
-    const prefix = dir === "" ? "" : `${dir}/`;
-    const folders = new Set<string>();
-    const entries: { name: string; size: number; type: string }[] = [];
-    for (const [path, f] of m.files) {
-      if (!path.startsWith(prefix)) continue;
-      const rest = path.slice(prefix.length);
-      const slash = rest.indexOf("/");
-      if (slash === -1) entries.push({ name: rest, size: f.size, type: f.contentType });
-      else folders.add(rest.slice(0, slash));
+  /**
+   * The page's ETag, known before it is rendered (If-None-Match is answered without rendering).
+   * Weak: a README that failed to render in time is shown as text under the same name.
+   */
+  etag(t: SiteTemplates, site: Site, m: Manifest, dir: string): string {
+    const h = new Bun.CryptoHasher("sha256");
+    for (const part of [clientVersion, m.deployId, dir, this.template(t, site).tag, site.title, site.slug, site.description, site.accountName])
+      h.update(part).update("\0");
+    return `W/"ai-${h.digest("hex").slice(0, 40)}"`;
+  }
+
+  render(t: SiteTemplates, site: Site, m: Manifest, dir: string, etag: string): Promise<RenderedIndex> {
+    const html = this.pages.get(etag);
+    if (html !== undefined) return Promise.resolve({ html, etag });
+    let pending = this.rendering.get(etag);
+    if (pending === undefined) {
+      pending = this.build(t, site, m, dir, etag).finally(() => this.rendering.delete(etag));
+      this.rendering.set(etag, pending);
     }
-    const byName = (a: string, b: string) => a.localeCompare(b, "en", { numeric: true, sensitivity: "base" });
+    return pending;
+  }
+
+  private template(t: SiteTemplates, site: Site): { template: string; tag: string } {
+    let hit = this.templates.get(site.accountId);
+    if (hit === undefined) {
+      const template = getAutoIndexTemplate(this.deps, site.accountId) ?? t.autoindex;
+      hit = { template, tag: createHash("sha256").update(template).digest("hex") };
+      this.templates.set(site.accountId, hit);
+    }
+    return hit;
+  }
+
+  private async build(t: SiteTemplates, site: Site, m: Manifest, dir: string, etag: string): Promise<RenderedIndex> {
+    this.deps.metrics.autoIndexRenders.inc(0);
+    const template = this.template(t, site).template;
+    const prefix = dir === "" ? "" : `${dir}/`;
+    const { folders, files } = await listFolder(m, dir);
     const rows: string[] = [];
     if (dir !== "") rows.push(`<tr><td class="icon">${ICONS.parent}</td><td><a href="../">Parent folder</a></td><td class="size"></td></tr>`);
-    for (const name of [...folders].sort(byName)) {
+    const shownFolders = Math.min(folders.length, MAX_LISTED);
+    for (let i = 0; i < shownFolders; i++) {
+      const name = folders[i]!;
       rows.push(
         `<tr><td class="icon">${ICONS.folder}</td><td><a href="${encodeURIComponent(name)}/">${escapeHtml(name)}/</a></td><td class="size">—</td></tr>`,
       );
     }
-    for (const e of entries.sort((a, b) => byName(a.name, b.name))) {
-      const href = encodeURIComponent(e.name);
-      const preview = /^image\/(png|jpe?g|gif|webp|avif|svg\+xml)/.test(e.type)
+    const shownFiles = Math.min(files.length, MAX_LISTED - shownFolders);
+    for (let i = 0; i < shownFiles; i++) {
+      const { name, file } = files[i]!;
+      const href = encodeURIComponent(name);
+      const preview = /^image\/(png|jpe?g|gif|webp|avif|svg\+xml)/.test(file.contentType)
         ? `<img class="thumb" src="${href}" alt="" loading="lazy">`
-        : `<span>${fileIcon(e.type)}</span>`;
-      rows.push(`<tr><td class="icon">${preview}</td><td><a href="${href}">${escapeHtml(e.name)}</a></td><td class="size">${formatSize(e.size)}</td></tr>`);
+        : `<span>${fileIcon(file.contentType)}</span>`;
+      rows.push(`<tr><td class="icon">${preview}</td><td><a href="${href}">${escapeHtml(name)}</a></td><td class="size">${formatSize(file.size)}</td></tr>`);
+    }
+    const hidden = folders.length + files.length - shownFolders - shownFiles;
+    if (hidden > 0) {
+      const what = hidden === 1 ? "entry is" : "entries are";
+      rows.push(
+        `<tr class="pier-more"><td class="icon"></td><td colspan="2">${count.format(hidden)} more ${what} not listed: a listing shows the first ${count.format(MAX_LISTED)}.</td></tr>`,
+      );
     }
     let readme = "";
+    let settled = true;
     for (const name of README_NAMES) {
       const f = m.files.get(prefix + name);
       if (!f || f.size > README_MAX_BYTES) continue;
       const text = await this.files.text(f.blobSha256, f.size);
-      readme = name.toLowerCase().endsWith(".txt") ? `<pre>${escapeHtml(text)}</pre>` : await renderReadme(text);
+      if (name.toLowerCase().endsWith(".txt")) readme = `<pre>${escapeHtml(text)}</pre>`;
+      else ({ html: readme, settled } = await renderReadmeOutcome(text));
       readme = `<section class="pier-readme">${readme}</section>`;
       break;
     }
@@ -83,9 +131,11 @@ export class AutoIndex {
       account_name: escapeHtml(site.accountName),
       account_logo: `<span class="pier-logo" aria-hidden="true">${escapeHtml((site.accountName.trim()[0] ?? "P").toUpperCase())}</span>`,
     });
-    const rendered = { html, etag: `"ai-${createHash("sha256").update(html).digest("hex").slice(0, 40)}"` };
-    this.cache.set(key, rendered);
-    return rendered;
+    // A README shown as text only because the renderer was busy: this page is not kept, and its
+    // own ETag keeps a client from revalidating it as the real one.
+    if (!settled) return { html, etag: `W/"ai-t${createHash("sha256").update(html).digest("hex").slice(0, 39)}"` };
+    this.pages.set(etag, html);
+    return { html, etag };
   }
 }
 

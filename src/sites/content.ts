@@ -142,25 +142,26 @@ export class SiteContent {
     return pageResponse(c.t, 404, "Not found", messageBody("Page not found", "There is no page at this address."), c.extra);
   }
 
-  private listing(c: SiteRequest): Promise<Response> {
-    return this.autoIndex.render(c.t, c.site, c.m, c.path).then((page) => {
-      const headers = {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": this.pageCache(c),
-        etag: page.etag,
-        "content-security-policy": AUTOINDEX_CSP,
-        "x-content-type-options": "nosniff",
-        ...c.extra,
-      };
-      if (noneMatch(c.req.headers.get("if-none-match"), page.etag)) return new Response(null, { status: 304, headers });
-      return new Response(page.html, { headers });
-    });
+  /** A folder's Auto-Index. Its ETag is known before the page is built: a revalidation builds nothing. */
+  private listing(c: SiteRequest): Promise<Response> | Response {
+    const etag = this.autoIndex.etag(c.t, c.site, c.m, c.path);
+    const headers = {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": this.pageCache(c),
+      etag,
+      "content-security-policy": AUTOINDEX_CSP,
+      "x-content-type-options": "nosniff",
+      ...c.extra,
+    };
+    if (noneMatch(c.req.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
+    return this.autoIndex.render(c.t, c.site, c.m, c.path, etag).then((page) => new Response(page.html, { headers: { ...headers, etag: page.etag } }));
   }
 
   /**
    * A deploy file; an HTML page of a site with hosted forms gets them injected (src/features/forms/
    * widget.ts). Such pages are read whole and rewritten, so they go out without ETag, range or
-   * precompressed variant; sites without hosted forms keep the plain (sendfile, 304) path.
+   * precompressed variant, for GET and HEAD alike; sites without hosted forms keep the plain
+   * (sendfile, 304) path.
    */
   private file(c: SiteRequest, f: DeployFile, status: number, conditional: boolean): Response | Promise<Response> {
     const siteHeaders = c.siteHeaders;
@@ -169,8 +170,11 @@ export class SiteContent {
     // `_headers` may set Content-Type: analytics then reads the answer's own.
     c.fileType = siteHeaders === null || !siteHeaders.changes.has("content-type") ? f.contentType : null;
     const req = c.req;
-    if (req.method !== "GET" || !f.contentType.startsWith("text/html") || !this.formWidget.active(c.site)) return this.files.serve(req, f, o);
-    const plain = new Request(req.url, { headers: { host: req.headers.get("host") ?? "" } });
+    // HEAD is built like GET (the server drops the body): its ETag, length and caching must be GET's.
+    const method = req.method;
+    if ((method !== "GET" && method !== "HEAD") || !f.contentType.startsWith("text/html") || !this.formWidget.active(c.site))
+      return this.files.serve(req, f, o);
+    const plain = new Request(req.url, { method, headers: { host: req.headers.get("host") ?? "" } });
     return Promise.resolve(this.files.serve(plain, f, { ...o, conditional: false })).then(async (res) => {
       const html = this.formWidget.inject(c.site, await res.text(), splitUrl(req.url).pathname);
       const headers = new Headers(res.headers);

@@ -37,9 +37,18 @@ export interface SiteHeaderSet {
 }
 
 /**
+ * The fields a shared cache takes its orders from: Cache-Control, and the ones CDNs obey instead
+ * of it (RFC 9213's CDN-Cache-Control and the vendors' own: Cloudflare-CDN-Cache-Control,
+ * Vercel-CDN-Cache-Control, ..., Surrogate-Control of Fastly and Varnish, Akamai's Edge-Control).
+ */
+const isCacheOrder = (name: string): boolean =>
+  name === "cache-control" || name.endsWith("cdn-cache-control") || name === "surrogate-control" || name === "edge-control";
+
+/**
  * `_headers` on a site answer. Pier's protective headers were refused at build time; Set-Cookie
  * goes out on custom domains only (under the shared sites domain it could shadow another site's
- * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says;
+ * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says
+ * (no cache orders from it at all: a CDN in front obeys CDN-Cache-Control over Pier's `private`);
  * the preview's noindex header is put back last.
  */
 export function applySiteHeaders(h: Headers, s: SiteHeaderSet): void {
@@ -49,7 +58,7 @@ export function applySiteHeaders(h: Headers, s: SiteHeaderSet): void {
       if (s.custom && value !== null) for (const cookie of value.split("\n")) h.append("set-cookie", cookie);
       continue;
     }
-    if (name === "cache-control" && s.priv) continue;
+    if (s.priv && isCacheOrder(name)) continue;
     if (value === null) h.delete(name);
     else h.set(name, value);
   }

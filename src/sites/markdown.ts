@@ -140,12 +140,20 @@ function renderOffThread(source: string, timeoutMs: number): Promise<Outcome> {
 
 /** A README's HTML for a visitor's page: rendered off the event loop, once per content, plain text as the fallback. */
 export async function renderReadme(source: string, timeoutMs = README_RENDER_TIMEOUT_MS): Promise<string> {
+  return (await renderReadmeOutcome(source, timeoutMs)).html;
+}
+
+/**
+ * renderReadme, saying whether the HTML is this text's answer (rendered, or judged unrenderable)
+ * or a stopgap (the renderer was busy or failed): a page built on a stopgap is not to be kept.
+ */
+export async function renderReadmeOutcome(source: string, timeoutMs = README_RENDER_TIMEOUT_MS): Promise<{ html: string; settled: boolean }> {
   const key = new Bun.CryptoHasher("sha256").update(source).digest("hex");
   const hit = rendered.get(key);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) return { html: hit, settled: true };
   const outcome = await renderOffThread(source, timeoutMs);
-  if (outcome === null) return asPlainText(source); // not this text's fault: not remembered
+  if (outcome === null) return { html: asPlainText(source), settled: false }; // not this text's fault: not remembered
   const html = outcome === UNRENDERABLE ? asPlainText(source) : outcome;
   rendered.set(key, html);
-  return html;
+  return { html, settled: true };
 }

@@ -30,13 +30,14 @@ export function pickEncoding(acceptEncoding: string | null, hasBr: boolean, hasG
   return "identity";
 }
 
-/** If-None-Match uses the weak comparison: W/"x" matches "x". */
+/** If-None-Match uses the weak comparison: W/"x" matches "x", on either side. */
 export function noneMatch(ifNoneMatch: string | null, etag: string): boolean {
   if (ifNoneMatch === null) return false;
   if (ifNoneMatch.trim() === "*") return true;
+  const opaque = etag.startsWith("W/") ? etag.slice(2) : etag;
   for (const tag of ifNoneMatch.split(",")) {
     const t = tag.trim();
-    if ((t.startsWith("W/") ? t.slice(2) : t) === etag) return true;
+    if ((t.startsWith("W/") ? t.slice(2) : t) === opaque) return true;
   }
   return false;
 }

@@ -76,7 +76,7 @@ describe("auto-index", () => {
   test("the listing has an ETag and answers 304", async () => {
     const r = await siteFetch(t, s.host, "/");
     const etag = r.headers.get("etag")!;
-    expect(etag).toMatch(/^"ai-[0-9a-f]{40}"$/);
+    expect(etag).toMatch(/^W\/"ai-[0-9a-f]{40}"$/);
     expect((await siteFetch(t, s.host, "/", { headers: { "if-none-match": etag } })).status).toBe(304);
   });
 
