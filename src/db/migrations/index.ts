@@ -16,6 +16,7 @@ import m13 from "./0013_github_user_authorizations.sql" with { type: "text" };
 import m14 from "./0014_site_changes.sql" with { type: "text" };
 import m15 from "./0015_account_time_zone.sql" with { type: "text" };
 import m16 from "./0016_github_visible_repositories.sql" with { type: "text" };
+import m17 from "./0017_upload_entries_session_order.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -35,4 +36,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0014_site_changes", sql: m14 },
   { name: "0015_account_time_zone", sql: m15 },
   { name: "0016_github_visible_repositories", sql: m16 },
+  { name: "0017_upload_entries_session_order", sql: m17 },
 ];
