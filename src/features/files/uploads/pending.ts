@@ -24,12 +24,15 @@ export function pendingPage(sessionId: string, limit: number, db: DbOrTx, after?
 /** The session's pending entries among `ids` (at most one chunk), in declare order. */
 export function pendingAmong(sessionId: string, ids: string[], db: DbOrTx): UploadEntryRow[] {
   if (ids.length === 0) return [];
+  // Looked up by id, filtered and sorted here: with the session in the WHERE clause SQLite walks
+  // the session's whole pending range in index order instead (EXPLAIN QUERY PLAN).
   return db
     .select()
     .from(uploadEntries)
-    .where(and(pendingIn(sessionId), inArray(uploadEntries.id, ids)))
-    .orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id))
-    .all();
+    .where(inArray(uploadEntries.id, ids))
+    .all()
+    .filter((e) => e.sessionId === sessionId && e.status === "pending")
+    .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1));
 }
 
 /** How many entries of the session are pending, leaving out `except` (at most one chunk). */
