@@ -15,7 +15,7 @@ import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { missingUploads, pendingAmong, pendingCount, pendingPage, pendingPathsExcept, uploadedSplit } from "./pending";
 import { holdSessionLock, releaseSessionLock } from "./lock";
-import { closeSession, expireSession } from "./expiry";
+import { closeSession, expireSession, slideSession } from "./expiry";
 import { uploadLimits } from "./limits";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
@@ -100,9 +100,27 @@ export function createSession(deps: Deps, actor: Actor, bucketId: string, input:
   });
 }
 
+/** The session's state; asking is a call of its client, so a live session slides forward. */
 export function getSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string): UploadSessionRow {
   loadBucket(deps, actor, bucketId, "bucket_write");
-  return loadSession(deps, actor, bucketId, sessionId);
+  return transaction(deps.db, (tx) => slideSession(deps, loadSession(deps, actor, bucketId, sessionId, tx), tx));
+}
+
+/**
+ * The live session a finalize or finalize_batch call works on, slid forward (with its lock) like
+ * on every call: a client repeating finalize for a large session keeps it alive to the end.
+ */
+function sessionForCommit(deps: Deps, actor: Actor, bucketId: string, sessionId: string): UploadSessionRow {
+  // First outside a transaction: a session found expired is expired on the spot (a throw inside
+  // the transaction would roll that back).
+  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
+  liveSession(deps, actor, bucketId, sessionId, deps.db);
+  return transaction(deps.db, (tx) => {
+    loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
+    const s = slideSession(deps, liveSession(deps, actor, bucketId, sessionId, tx), tx);
+    holdSessionLock(deps, actor, bucketId, sessionId, s.expiresAt, tx);
+    return s;
+  });
 }
 
 /** Declare a sub-batch; answers descriptors for the files whose bytes Pier does not have. */
@@ -128,8 +146,7 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
     }
     // Every call slides the session (and its lock) forward. Its entries live as long as it does:
     // none of them is touched here, so a declare costs the same in a session of any size.
-    const expiresAt = new Date(deps.clock.now().getTime() + uploadLimits.sessionTtlMs).toISOString();
-    tx.update(uploadSessions).set({ expiresAt, updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, sessionId)).run();
+    const { expiresAt } = slideSession(deps, session, tx);
     holdSessionLock(deps, actor, bucketId, sessionId, expiresAt, tx);
     // Re-declaring a pending path replaces it (the client changed the file meanwhile).
     tx.delete(uploadEntries)
@@ -233,8 +250,7 @@ function commitEntries(
  * costs the same however many files the session holds.
  */
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
-  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
-  const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
+  const session = sessionForCommit(deps, actor, bucketId, sessionId);
   const { ready, missing } = await uploadedSplit(deps, actor, pendingPage(session.id, uploadLimits.finalizeChunk, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
@@ -260,8 +276,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
-  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
-  const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
+  const session = sessionForCommit(deps, actor, bucketId, sessionId);
   // This chunk, and whether it is the last, as they are before the checks await the disk: a file
   // declared meanwhile is not in it, and stops the close (see commitEntries).
   const next = pendingPage(session.id, uploadLimits.finalizeChunk + 1, deps.db);
