@@ -131,6 +131,11 @@ export const uploadEntries = sqliteTable(
     /** pending: declared, bytes may or may not be stored yet; finalized: committed to the bucket. */
     status: text("status", { enum: ["pending", "finalized"] }).notNull(),
     createdAt: text("created_at").notNull(),
+    /**
+     * A direct or publish upload's own expiry. An entry of an upload session lives as long as its
+     * session (upload_sessions.expires_at, slid by every call); this keeps the session's expiry at
+     * declare time, which bounds the entry's PUT URL.
+     */
     expiresAt: text("expires_at").notNull(),
     finalizedAt: text("finalized_at"),
     /**
@@ -142,6 +147,8 @@ export const uploadEntries = sqliteTable(
   },
   (t) => [
     index("upload_entries_session").on(t.sessionId, t.status, t.path),
+    // A finalize reads a session's pending entries a chunk at a time, in declare order.
+    index("upload_entries_session_order").on(t.sessionId, t.status, t.createdAt, t.id),
     index("upload_entries_sha256").on(t.sha256),
     index("upload_entries_due").on(t.status, t.expiresAt),
     index("upload_entries_finalized").on(t.status, t.finalizedAt),

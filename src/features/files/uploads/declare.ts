@@ -10,6 +10,7 @@ import { transaction, type DbOrTx } from "../../../db/tx";
 import { assertAllowedFile, normalizeContentType } from "../forbidden";
 import { normalizePath } from "../paths";
 import { expiresIn, PUT_URL_TTL_S, signToken, storageUrl } from "../storage/tokens";
+import { slideSessionOf } from "./expiry";
 
 /** Largest single file Pier accepts (documented in docs/files.md). */
 export const MAX_FILE_BYTES = 10 * 1024 ** 3;
@@ -133,9 +134,15 @@ export function entryProven(holder: Holder, e: UploadEntryRow, db: DbOrTx): bool
   return known !== undefined && known.size === e.size && known.md5 === e.md5;
 }
 
-/** Record that the bytes of an entry arrived through its own signed PUT (proof of possession). */
+/**
+ * Record that the bytes of an entry arrived through its own signed PUT (proof of possession); the
+ * PUT counts as a call of the entry's upload session, which it keeps alive.
+ */
 export function markReceived(deps: Deps, entryId: string): void {
-  transaction(deps.db, (tx) => tx.update(uploadEntries).set({ receivedAt: deps.clock.now().toISOString() }).where(eq(uploadEntries.id, entryId)).run());
+  transaction(deps.db, (tx) => {
+    const entry = tx.update(uploadEntries).set({ receivedAt: deps.clock.now().toISOString() }).where(eq(uploadEntries.id, entryId)).returning().get();
+    slideSessionOf(deps, entry?.sessionId ?? null, tx);
+  });
 }
 
 export function findEntry(entryId: string, db: DbOrTx): UploadEntryRow | undefined {

@@ -1,13 +1,38 @@
-// Closing upload sessions: cancel and expiry release the bucket's upload lock and drop staged
-// entries; the periodic task expires abandoned sessions and stale direct uploads and prunes
-// closed bookkeeping after its retention period.
+// An upload session's lifetime: every call of its client (and every PUT of its bytes) slides it
+// forward; cancel and expiry release the bucket's upload lock and drop staged entries; the
+// periodic task expires abandoned sessions and stale direct uploads and prunes closed
+// bookkeeping after its retention period.
 import { and, eq, inArray, lte, sql } from "drizzle-orm";
 import type { Deps } from "../../../core/context";
 import { uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
+import { isoAfter } from "../../../core/clock";
 import { uploadLimits } from "./limits";
-import { releaseSessionLock } from "./lock";
+import { releaseSessionLock, stretchSessionLock } from "./lock";
 import type { UploadSessionRow } from "./sessions";
+
+const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
+
+/**
+ * Slide a live session (and its bucket lock) to an hour from now; an expired or closed one is left
+ * as it is. Returns the session as it now is. Callers that may take the lock (declare) hold it
+ * themselves afterwards; the others only stretch a lock the session's credential holds.
+ */
+export function slideSession(deps: Deps, s: UploadSessionRow, tx: DbOrTx): UploadSessionRow {
+  const now = deps.clock.now();
+  if (!isLive(s) || s.expiresAt <= now.toISOString()) return s;
+  const expiresAt = isoAfter(now, uploadLimits.sessionTtlMs);
+  const row = tx.update(uploadSessions).set({ expiresAt, updatedAt: now.toISOString() }).where(eq(uploadSessions.id, s.id)).returning().get()!;
+  stretchSessionLock(deps, s.bucketId, s.credentialId, expiresAt, tx);
+  return row;
+}
+
+/** The bytes of an entry arrived: its session, if any, is alive (the PUT was a call of its client). */
+export function slideSessionOf(deps: Deps, sessionId: string | null, tx: DbOrTx): void {
+  if (!sessionId) return;
+  const s = tx.select().from(uploadSessions).where(eq(uploadSessions.id, sessionId)).get();
+  if (s) slideSession(deps, s, tx);
+}
 
 export function closeSession(deps: Deps, s: UploadSessionRow, status: "cancelled" | "expired", tx: DbOrTx): UploadSessionRow {
   const now = deps.clock.now().toISOString();

@@ -1,7 +1,7 @@
 // Upload sessions hold the bucket write lock (bucket_locks, holder_kind "upload_session") on
 // behalf of the credential that opened them: that credential keeps writing, every other one
 // gets BUCKET_LOCKED until the last of its sessions closes or expires.
-import { and, eq, gt, inArray } from "drizzle-orm";
+import { and, eq, gt, inArray, lt } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { bucketLocks, uploadSessions } from "../../../db/schema";
 import type { DbOrTx } from "../../../db/tx";
@@ -28,6 +28,25 @@ export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sess
       createdAt: now,
       expiresAt,
     })
+    .run();
+}
+
+/**
+ * Stretch the bucket's upload-session lock of this credential to `expiresAt`, if it holds one:
+ * for a session slid by a call that takes no lock (reading the session, a PUT of its bytes).
+ */
+export function stretchSessionLock(deps: Deps, bucketId: string, credentialId: string, expiresAt: string, db: DbOrTx): void {
+  db.update(bucketLocks)
+    .set({ expiresAt })
+    .where(
+      and(
+        eq(bucketLocks.bucketId, bucketId),
+        eq(bucketLocks.holderKind, "upload_session"),
+        eq(bucketLocks.holderId, credentialId),
+        gt(bucketLocks.expiresAt, deps.clock.now().toISOString()),
+        lt(bucketLocks.expiresAt, expiresAt),
+      ),
+    )
     .run();
 }
 

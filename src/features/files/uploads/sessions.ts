@@ -4,7 +4,7 @@
 // commit in bounded chunks, one version each, and answer "pending" until done: every chunk is
 // its own transaction, so a crash mid-finalize loses nothing committed and the client's repeat
 // of the same call continues where it stopped.
-import { and, asc, count, eq, inArray, notInArray } from "drizzle-orm";
+import { and, count, eq, inArray, notInArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -12,9 +12,10 @@ import { files, uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
 import { loadBucket, loadMutableBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
-import { alreadyStored, descriptor, entryBytesReady, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
+import { alreadyStored, descriptor, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
+import { missingUploads, pendingAmong, pendingCount, pendingPage, pendingPathsExcept, uploadedSplit } from "./pending";
 import { holdSessionLock, releaseSessionLock } from "./lock";
-import { closeSession, expireSession } from "./expiry";
+import { closeSession, expireSession, slideSession } from "./expiry";
 import { uploadLimits } from "./limits";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
@@ -99,9 +100,27 @@ export function createSession(deps: Deps, actor: Actor, bucketId: string, input:
   });
 }
 
+/** The session's state; asking is a call of its client, so a live session slides forward. */
 export function getSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string): UploadSessionRow {
   loadBucket(deps, actor, bucketId, "bucket_write");
-  return loadSession(deps, actor, bucketId, sessionId);
+  return transaction(deps.db, (tx) => slideSession(deps, loadSession(deps, actor, bucketId, sessionId, tx), tx));
+}
+
+/**
+ * The live session a finalize or finalize_batch call works on, slid forward (with its lock) like
+ * on every call: a client repeating finalize for a large session keeps it alive to the end.
+ */
+function sessionForCommit(deps: Deps, actor: Actor, bucketId: string, sessionId: string): UploadSessionRow {
+  // First outside a transaction: a session found expired is expired on the spot (a throw inside
+  // the transaction would roll that back).
+  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
+  liveSession(deps, actor, bucketId, sessionId, deps.db);
+  return transaction(deps.db, (tx) => {
+    loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
+    const s = slideSession(deps, liveSession(deps, actor, bucketId, sessionId, tx), tx);
+    holdSessionLock(deps, actor, bucketId, sessionId, s.expiresAt, tx);
+    return s;
+  });
 }
 
 /** Declare a sub-batch; answers descriptors for the files whose bytes Pier does not have. */
@@ -125,13 +144,9 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
     if (session.status === "finalizing") {
       throw new ApiError("UPLOAD_SESSION_CLOSED", `Upload session ${sessionId} is finalizing; start a new session for more files.`, { status: session.status });
     }
-    // Every call slides the session (and its lock) forward.
-    const expiresAt = new Date(deps.clock.now().getTime() + uploadLimits.sessionTtlMs).toISOString();
-    tx.update(uploadSessions).set({ expiresAt, updatedAt: deps.clock.now().toISOString() }).where(eq(uploadSessions.id, sessionId)).run();
-    tx.update(uploadEntries)
-      .set({ expiresAt })
-      .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending")))
-      .run();
+    // Every call slides the session (and its lock) forward. Its entries live as long as it does:
+    // none of them is touched here, so a declare costs the same in a session of any size.
+    const { expiresAt } = slideSession(deps, session, tx);
     holdSessionLock(deps, actor, bucketId, sessionId, expiresAt, tx);
     // Re-declaring a pending path replaces it (the client changed the file meanwhile).
     tx.delete(uploadEntries)
@@ -145,32 +160,12 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
   };
 }
 
-/** Pending entries whose bytes were proven and are in the store (checked outside any transaction). */
-async function uploadedSplit(deps: Deps, actor: Actor, entries: UploadEntryRow[]): Promise<{ ready: UploadEntryRow[]; missing: UploadEntryRow[] }> {
-  const ready: UploadEntryRow[] = [];
-  const missing: UploadEntryRow[] = [];
-  for (let i = 0; i < entries.length; i += 64) {
-    const slice = entries.slice(i, i + 64);
-    const ok = await Promise.all(slice.map((e) => entryBytesReady(deps, actor, e)));
-    slice.forEach((e, j) => (ok[j] ? ready : missing).push(e));
-  }
-  return { ready, missing };
-}
-
-const pendingOf = (sessionId: string, db: DbOrTx) =>
-  db
-    .select()
-    .from(uploadEntries)
-    .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending")))
-    .orderBy(asc(uploadEntries.createdAt), asc(uploadEntries.id))
-    .all();
-
 const toChange = (e: UploadEntryRow): Change => ({ path: e.path, blob: { sha256: e.sha256, size: e.size, md5: e.md5, contentType: e.contentType } });
 
-const incomplete = (missing: UploadEntryRow[]) =>
-  new ApiError("UPLOAD_INCOMPLETE", `${missing.length} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
+const incomplete = (missing: UploadEntryRow[], missingCount = missing.length) =>
+  new ApiError("UPLOAD_INCOMPLETE", `${missingCount} declared file(s) have no bytes yet; PUT them, then finalize again.`, {
     missing: missing.slice(0, 50).map((e) => e.path),
-    missing_count: missing.length,
+    missing_count: missingCount,
   });
 
 /**
@@ -191,18 +186,18 @@ function commitEntries(
     // Re-checked here: the bucket may have been deleted or archived while the caller awaited I/O.
     loadMutableBucket(deps, actor, session.bucketId, { need: "bucket_write" }, tx);
     const s = liveSession(deps, actor, session.bucketId, session.id, tx);
-    const chosen = pendingOf(s.id, tx).filter((e) => ids.has(e.id));
+    const chosen = pendingAmong(s.id, [...ids], tx);
     const unproven = chosen.filter((e) => !entryProven(actor, e, tx));
     if (unproven.length && opts.refuseUnproven) throw incomplete(unproven);
     const entries = unproven.length ? chosen.filter((e) => !unproven.includes(e)) : chosen;
     if (opts.close) {
       // Declared after the caller read the session (while it awaited the disk): closing now would
       // leave it behind uncommitted. The repeat of the call sees and checks it.
-      const unseen = pendingOf(s.id, tx).filter((e) => !ids.has(e.id));
-      if (unseen.length) {
-        throw new ApiError("UPLOAD_INCOMPLETE", `${unseen.length} file(s) were declared while this finalize ran; finalize again.`, {
-          missing: unseen.slice(0, 50).map((e) => e.path),
-          missing_count: unseen.length,
+      const unseen = pendingCount(s.id, tx, [...ids]);
+      if (unseen) {
+        throw new ApiError("UPLOAD_INCOMPLETE", `${unseen} file(s) were declared while this finalize ran; finalize again.`, {
+          missing: pendingPathsExcept(s.id, [...ids], 50, tx),
+          missing_count: unseen,
         });
       }
     }
@@ -249,18 +244,17 @@ function commitEntries(
   });
 }
 
-/** Commit up to `limit` uploaded files; files still waiting for bytes stay pending. Never prunes. */
+/**
+ * Commit up to `limit` uploaded files; files still waiting for bytes stay pending. Never prunes.
+ * Looks at the next finalizeChunk pending files in declare order, not the whole session: a call
+ * costs the same however many files the session holds.
+ */
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
-  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
-  const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const { ready, missing } = await uploadedSplit(deps, actor, pendingOf(session.id, deps.db));
+  const session = sessionForCommit(deps, actor, bucketId, sessionId);
+  const { ready, missing } = await uploadedSplit(deps, actor, pendingPage(session.id, uploadLimits.finalizeChunk, deps.db));
   const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
-  const remaining = deps.db
-    .select({ n: count() })
-    .from(uploadEntries)
-    .where(and(eq(uploadEntries.sessionId, sessionId), eq(uploadEntries.status, "pending")))
-    .get()!.n;
+  const remaining = pendingCount(sessionId, deps.db);
   return {
     upload_session: presentSession(r.session),
     finalized_files_count: r.finalized,
@@ -282,12 +276,13 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
-  loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
-  const session = liveSession(deps, actor, bucketId, sessionId, deps.db);
-  const pending = pendingOf(session.id, deps.db);
-  if (session.status === "open") await startFinalizing(deps, actor, session, pending);
-  const chunk = pending.slice(0, uploadLimits.finalizeChunk);
-  const last = pending.length <= uploadLimits.finalizeChunk;
+  const session = sessionForCommit(deps, actor, bucketId, sessionId);
+  // This chunk, and whether it is the last, as they are before the checks await the disk: a file
+  // declared meanwhile is not in it, and stops the close (see commitEntries).
+  const next = pendingPage(session.id, uploadLimits.finalizeChunk + 1, deps.db);
+  if (session.status === "open") await startFinalizing(deps, actor, session);
+  const chunk = next.slice(0, uploadLimits.finalizeChunk);
+  const last = next.length <= uploadLimits.finalizeChunk;
   let r: ReturnType<typeof commitEntries>;
   try {
     r = commitEntries(deps, actor, session, new Set(chunk.map((e) => e.id)), {
@@ -315,7 +310,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
       data: {
         upload_session: presentSession(r.session),
         finalize_pending: true,
-        remaining_files_count: pending.length - chunk.length,
+        remaining_files_count: pendingCount(session.id, deps.db),
         retry_after: uploadLimits.finalizeRetryAfterS,
       },
     };
@@ -331,7 +326,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
  * A file declared while this awaits the disk was not checked here: commitEntries checks every
  * entry's proof again, and refuses to close the session over a file it did not see.
  */
-async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionRow, pending: UploadEntryRow[]): Promise<void> {
+async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionRow): Promise<void> {
   const declared = deps.db.select({ n: count() }).from(uploadEntries).where(eq(uploadEntries.sessionId, session.id)).get()!.n;
   if (declared < session.expectedFileCount) {
     throw new ApiError(
@@ -354,8 +349,8 @@ async function startFinalizing(deps: Deps, actor: Actor, session: UploadSessionR
       },
     );
   }
-  const { missing } = await uploadedSplit(deps, actor, pending);
-  if (missing.length) throw incomplete(missing);
+  const missing = await missingUploads(deps, actor, session.id);
+  if (missing.count) throw incomplete(missing.first, missing.count);
 }
 
 /** complete: false — drop unfinalized staged uploads, keep finalized batches, release the lock. */

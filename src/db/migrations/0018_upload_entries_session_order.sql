@@ -1,0 +1,1 @@
+CREATE INDEX `upload_entries_session_order` ON `upload_entries` (`session_id`,`status`,`created_at`,`id`);
