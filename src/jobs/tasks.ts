@@ -18,6 +18,7 @@ import { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "../features/forms";
 import { GIT_POLL_JOB, GIT_SYNC_JOB, gitSyncJob, pollConnections } from "../features/gitsync";
 import type { JobHandler, PeriodicTask } from "./runner";
 import { acmeTasks } from "../acme";
+import { pruneOutbox } from "../features/mail";
 import { BACKUP_JOB, BACKUP_TICK_MS, runScheduledBackup } from "../features/operations";
 
 export interface Task {
@@ -49,6 +50,12 @@ export const tasks: Task[] = [
     everyMs: HOUR,
     handler: { run: async (deps) => ({ removed: deps.jobs.prune(7 * 24 * HOUR, 30 * 24 * HOUR) }), maxAttempts: 1 },
     description: "Forget finished jobs: done ones after 7 days, failed ones after 30 (the health page lists those)",
+  },
+  {
+    kind: "mail.outbox_prune",
+    everyMs: HOUR,
+    handler: { run: async (deps) => ({ removed: pruneOutbox(deps) }), maxAttempts: 1 },
+    description: "Forget outbox mail (kept while no SMTP relay is set) after 14 days",
   },
   {
     kind: "uploads.expire",

@@ -10,6 +10,8 @@ export { mailerFor } from "./outbound";
 export { isMailPath } from "./paths";
 // Used by the site server and `pier admin` outside src/features.
 export { listOutbox, quotedForMail } from "./outbound";
+// The task table's daily prune.
+export { pruneOutbox } from "./outbound";
 export { localSmtpServer, sendTestMessage } from "./delivery-check";
 export { relayTlsLabel } from "./relay-tls";
 // The dashboard's Email tab reads message.json through the files service and shows it.

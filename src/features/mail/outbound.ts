@@ -123,6 +123,18 @@ export function mailerFor(deps: Deps): Mailer {
   return deps.mailer;
 }
 
+/** How long the outbox keeps a message: its codes expire in minutes, its notices are in the notifications too. */
+export const OUTBOX_KEEP_MS = 14 * 24 * 3600_000;
+
+/**
+ * Forget outbox messages older than `keepMs`. They hold who asked for a code to which site, in
+ * clear (the operator reads them as they are); kept for ever they became a visitor log.
+ */
+export function pruneOutbox(deps: Deps, keepMs = OUTBOX_KEEP_MS): number {
+  const before = new Date(deps.clock.now().getTime() - keepMs).toISOString();
+  return deps.sqlite.query("DELETE FROM mail_outbox WHERE created_at < ?").run(before).changes;
+}
+
 /** Newest outbox messages first (admin CLI and tests). */
 export function listOutbox(deps: Deps, limit = 50) {
   return deps.sqlite
