@@ -2,14 +2,15 @@
 // usual umask 022) used to stay 0755 with pier.db, -wal and -shm 0644: any local user could read
 // received mail, the outbox's login codes and site leads. Every start now tightens the folder to
 // 0700 and the database files to 0600 and says so; `pier admin check` reports (and --repair fixes)
-// what is still readable by others; the relay socket's folder is 0700 whatever it was.
+// what is still readable by others; the relay socket's folder is 0700 whatever it was; a backup
+// into an existing folder is as private as the data dir.
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { admin } from "../../../src/cli/admin";
 import { createLogger } from "../../../src/core/log";
-import { checkDataDir } from "../../../src/features/operations";
+import { checkDataDir, createBackup } from "../../../src/features/operations";
 import { startRelay } from "../../../src/serving-relay";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { newBucket } from "../../helpers/uploads";
@@ -119,5 +120,21 @@ describe("data dir permissions", () => {
     expect(await proc.exited).toBe(0);
     // blobs/ and its folders are made by mkdir without a mode: the umask alone decides.
     for (const p of [dir, join(dir, "blobs"), join(dir, "blobs", "tmp"), join(dir, "pier.db")]) expect([p, mode(p) & 0o077]).toEqual([p, 0]);
+  });
+  test("a backup into an existing 0755 folder under umask 022 makes the folder 0700 and its database 0600", async () => {
+    const dir = wideDataDir();
+    const t = await start(dir, []);
+    const u = await t.user();
+    await newBucket(t, u.key, "Backed up");
+    const to = join(dir, "..", `${dir.split("/").pop()}-backup`);
+    mkdirSync(to, { mode: 0o755 });
+    chmodSync(to, 0o755);
+    cleanup.push(() => rmSync(to, { recursive: true, force: true }));
+    await createBackup({ dataDir: dir, to, includeSecretKey: false });
+    expect([mode(to), mode(join(to, "pier.db")), mode(join(to, "manifest.json"))]).toEqual([0o700, 0o600, 0o600]);
+    const archive = `${to}.tar.gz`;
+    cleanup.push(() => rmSync(archive, { force: true }));
+    await createBackup({ dataDir: dir, to: archive, includeSecretKey: false });
+    expect(mode(archive)).toBe(0o600);
   });
 });
