@@ -9,6 +9,7 @@ import { ConfigError, ensureSecretKey, resolveUrls, type Config } from "./config
 import { systemClock, type Clock } from "./core/clock";
 import type { Deps } from "./core/context";
 import { SecretBox } from "./core/crypto";
+import { describeModes, tightenDataDir } from "./core/data-dir-modes";
 import { createLogger, type Logger } from "./core/log";
 import { PierMetrics } from "./core/pier-metrics";
 import { openDatabase } from "./db/client";
@@ -44,9 +45,15 @@ export interface DepsOptions {
 
 /** Open the data dir and database and apply migrations (also used by `pier admin`). */
 export function openData(config: Config, opts: { servedBy?: number | null } = {}) {
-  // 0700: the database and secret.key are for Pier's user only (applies when Pier creates it).
+  // 0700 and 0600: the database and secret.key are for Pier's user only. mkdir's mode applies
+  // only when it creates the folder, so an existing one is tightened, before the database is
+  // opened and again after (SQLite creates pier.db, -wal and -shm under the umask).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const modes = tightenDataDir(config.dataDir);
   const handle = openDatabase(join(config.dataDir, "pier.db"));
+  const after = tightenDataDir(config.dataDir);
+  modes.tightened.push(...after.tightened);
+  modes.failed.push(...after.failed.filter((f) => !modes.failed.some((m) => m.path === f.path)));
   let upgrade: UpgradePlan;
   try {
     upgrade = prepareUpgrade(handle.sqlite, config.dataDir, { servedBy: opts.servedBy });
@@ -55,7 +62,7 @@ export function openData(config: Config, opts: { servedBy?: number | null } = {}
     throw e;
   }
   const applied = migrate(handle.sqlite);
-  return { handle, applied, preMigrateBackup: upgrade.backup };
+  return { handle, applied, preMigrateBackup: upgrade.backup, modes };
 }
 
 /** Dependencies without listeners (CLI admin commands use these directly). */
@@ -64,7 +71,15 @@ export async function createDeps(config: Config, httpPort: number, opts: DepsOpt
   const geoProblem = checkGeoDb(config.geoipDb);
   if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
-  const { handle, applied, preMigrateBackup } = openData(config, { servedBy: opts.servedBy });
+  const { handle, applied, preMigrateBackup, modes } = openData(config, { servedBy: opts.servedBy });
+  if (modes.tightened.length)
+    log.warn("the data dir was readable by other local users; its permissions were tightened", { paths: describeModes(modes.tightened) });
+  if (modes.failed.length)
+    log.error("the data dir is readable by other local users and Pier could not change that: run chmod as its owner (or root)", {
+      paths: describeModes(modes.failed),
+      errors: modes.failed.map((f) => `${f.path}: ${f.error}`).join(", "),
+      fix: `chmod 700 ${config.dataDir} && chmod 600 ${config.dataDir}/pier.db* ${config.dataDir}/secret.key`,
+    });
   if (preMigrateBackup) log.info("database backed up before migrating", { backup: preMigrateBackup, pending: applied });
   if (applied.length) log.info("migrations applied", { migrations: applied });
   const blobs = new DiskBlobStore(join(config.dataDir, "blobs"));

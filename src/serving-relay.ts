@@ -1,7 +1,7 @@
 // The relay between serving workers and the primary (src/serving-workers.ts): what a worker does
 // not answer itself (API, dashboard, uploads, form and gate posts) goes to the primary over a Unix
 // socket in the data dir, with the client's address and scheme in headers only that socket trusts.
-import { mkdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { endBodyTimer } from "./http/body-limit";
@@ -20,7 +20,10 @@ type Fetch = (req: Request, server: Server<unknown>) => Response | Promise<Respo
  * handler as the public listeners.
  */
 export function startRelay(socketPath: string, fetch: Fetch, idleTimeoutSeconds: number): Server<unknown> {
+  // The socket's folder is Pier's user's alone even when the data dir around it is not (mkdir's
+  // mode applies only when it creates the folder): the socket trusts the headers it is sent.
   mkdirSync(join(socketPath, ".."), { recursive: true, mode: 0o700 });
+  chmodSync(join(socketPath, ".."), 0o700);
   rmSync(socketPath, { force: true });
   const relay: Server<unknown> = Bun.serve({
     unix: socketPath,

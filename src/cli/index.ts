@@ -1,6 +1,7 @@
 // The `pier` command: server and client side in one binary. Every command parses its arguments
 // with the one parser (client/args.ts), answers --help, and fails through one reporter
 // (client/errors.ts): message, code and next step, the stack only with --debug.
+import { usePrivateUmask } from "../core/data-dir-modes";
 import { serverVersion } from "../core/version";
 import { helpText, parseCommand, type CommandSpec } from "./client/args";
 import type { Command, RunContext } from "./client/command";
@@ -65,6 +66,8 @@ export async function runCommand(command: Command, argv: string[], debug: boolea
 export async function runCli(argv: string[]): Promise<void> {
   const debug = argv.includes("--debug") || isDebug();
   const [name, ...rest] = argv.filter((a) => a !== "--debug");
+  // The commands that write a data dir or a backup create their files for Pier's user only (D262).
+  if (name === "serve" || name === "admin" || name === "backup" || name === "restore") usePrivateUmask();
   // `pier backup verify FOLDER` is its own command; `pier backup --to DIR` the other.
   if (name === "backup") {
     const { backup, backupVerify } = await import("./backup");

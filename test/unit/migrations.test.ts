@@ -76,6 +76,32 @@ describe("migrations", () => {
   });
 });
 
+describe("0019: publish sessions lose their clear site passwords", () => {
+  test("every session's password is removed; a pending one that had one expires, the others are left as they were", () => {
+    const db = new Database(":memory:");
+    const upTo = embedded.findIndex((m) => m.name.startsWith("0019_"));
+    migrate(db, embedded.slice(0, upTo));
+    const future = new Date(Date.now() + 3600_000).toISOString();
+    const insert = db.prepare(
+      "INSERT INTO publish_sessions (id, account_id, bucket_id, credential_id, kind, status, bucket_revision, delete_missing, files, publish_request, created_at, expires_at) VALUES (?, 'acc', 'bkt', 'cred', 'main', ?, 1, 1, '[]', ?, 'x', ?)",
+    );
+    insert.run("pus_pending_pw", "pending", JSON.stringify({ access_mode: "password", password: "clear-secret", title: "T" }), future);
+    insert.run("pus_pending", "pending", JSON.stringify({ access_mode: "public" }), future);
+    insert.run("pus_done_pw", "finalized", JSON.stringify({ access_mode: "password", password: "clear-secret-2" }), "2026-01-01T00:00:00.000Z");
+    migrate(db);
+    const rows = db
+      .query<{ id: string; publish_request: string; expires_at: string }, []>("SELECT id, publish_request, expires_at FROM publish_sessions ORDER BY id")
+      .all();
+    expect(JSON.stringify(rows)).not.toContain("clear-secret");
+    const by = Object.fromEntries(rows.map((r) => [r.id, { request: JSON.parse(r.publish_request), expires: r.expires_at }]));
+    expect(by.pus_pending_pw!.request).toEqual({ access_mode: "password", title: "T" });
+    expect(by.pus_pending_pw!.expires <= new Date().toISOString()).toBe(true);
+    expect(by.pus_pending_pw!.expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(by.pus_pending!).toEqual({ request: { access_mode: "public" }, expires: future });
+    expect(by.pus_done_pw!).toEqual({ request: { access_mode: "password" }, expires: "2026-01-01T00:00:00.000Z" });
+  });
+});
+
 describe("generated embed lists", () => {
   // `npm run db:generate` and `npm run build` regenerate them; this catches a forgotten run.
   test("src/db/migrations/index.ts and src/sites-assets.gen.ts are up to date", () => {

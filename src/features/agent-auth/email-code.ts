@@ -2,7 +2,9 @@
 // an agent API key. Privacy first: request_code answers the same for every valid address (no
 // account, two-factor, over a limit: nothing is sent, the answer does not change, and the mail
 // goes out after the response so timing tells nothing either); INVALID_CODE covers every failure.
-// It never creates accounts. Codes: 10 minutes, single use, stored as SHA-256.
+// It never creates accounts. Codes: 10 minutes, single use, stored as an HMAC keyed by the
+// instance secret (D263): 10^8 codes are hashed in seconds, so a plain hash would give a reader
+// of the database every live code.
 //
 // No limit here may let a stranger lock the address's owner out (docs/security.md): wrong codes
 // are counted per (address, client) with the shared guess policy, not against the code (5 wrong
@@ -11,7 +13,7 @@
 import { randomInt } from "node:crypto";
 import { and, desc, eq, gt, inArray, isNull } from "drizzle-orm";
 import type { BucketPermission, Deps, Scope } from "../../core/context";
-import { sha256Hex } from "../../core/crypto";
+import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { agentLoginCodes, buckets } from "../../db/schema";
@@ -37,7 +39,7 @@ const guidance = (deps: Deps) => ({
   hint: "If no code arrives, or the code is refused, use the browser device sign-in (pier login, or the device flow in /api/v1/agent_auth/capabilities) instead of retrying. Sign-up happens in the web UI.",
 });
 
-const hashCode = (id: string, code: string) => sha256Hex(`${id}:${code}`);
+const hashCode = (deps: Deps, id: string, code: string) => deps.secrets.sign("signin", `agent-login-code|${id}|${code}`);
 /** Per running Pier (a field of Deps): codes mailed and wrong codes tried. */
 export class EmailCodeLimits {
   readonly mailed = new FailureLog(3600_000);
@@ -71,7 +73,7 @@ export function requestCode(deps: Deps, input: { email: string }, ip: string) {
       id,
       email,
       userId: user.id,
-      codeHash: hashCode(id, code),
+      codeHash: hashCode(deps, id, code),
       createdAt: now.toISOString(),
       expiresAt: isoAfter(now, CODE_TTL_S * 1000),
     })
@@ -130,7 +132,7 @@ export function verifyCode(deps: Deps, input: VerifyInput, ip: string) {
       .orderBy(desc(agentLoginCodes.createdAt))
       .get();
     if (!row || row.attempts >= MAX_CODE_ATTEMPTS) return invalid();
-    if (!/^\d{8}$/.test(code) || hashCode(row.id, code) !== row.codeHash) {
+    if (!/^\d{8}$/.test(code) || !safeEqual(hashCode(deps, row.id, code), row.codeHash)) {
       tx.update(agentLoginCodes)
         .set({ attempts: row.attempts + 1 })
         .where(eq(agentLoginCodes.id, row.id))

@@ -4,7 +4,7 @@
 // content-addressed and immutable: into an existing backup folder only missing ones are copied.
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, rename, rm, unlink } from "node:fs/promises";
+import { chmod, mkdir, rename, rm, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
@@ -63,6 +63,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
   const dbTmp = join(folder, `${DATABASE_FILE}.partial-${process.pid}-${Date.now()}`);
   try {
     await mkdir(folder, { recursive: true, mode: 0o700 });
+    // mkdir's mode applies only when it creates the folder: an existing one is made private too.
+    await chmod(folder, 0o700);
     // From here until the new manifest is renamed into place the folder is visibly incomplete:
     // restore and verify refuse a folder without a manifest.
     await unlink(join(folder, MANIFEST_FILE)).catch(ignoreMissing);

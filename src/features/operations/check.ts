@@ -3,14 +3,15 @@
 // temp files nobody will finish, jobs whose worker died — names what is wrong (down to the bucket
 // and path a damaged blob belongs to) and, with repair, fixes only what is safe to fix.
 import type { Database } from "bun:sqlite";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { GC_ASIDE_PREFIX, type BlobStore } from "../../blobs/store";
 import type { Clock } from "../../core/clock";
+import { looseModes, octal } from "../../core/data-dir-modes";
 import { hashFile } from "./layout";
 
-export type FindingKind = "database" | "foreign_key" | "blob_missing" | "blob_size" | "blob_corrupt" | "temp_file" | "job_stuck";
+export type FindingKind = "database" | "foreign_key" | "blob_missing" | "blob_size" | "blob_corrupt" | "temp_file" | "job_stuck" | "permissions";
 
 export interface Finding {
   kind: FindingKind;
@@ -69,6 +70,7 @@ export async function checkDataDir(t: CheckTarget, opts: CheckOptions = {}): Pro
   }
   const blobResult = await checkBlobs(t, refs.owners, quick, opts.sample ?? 64, opts.repair === true, findings);
   const temp = await checkTempFiles(t, opts.repair === true, findings);
+  checkModes(t, opts.repair === true, findings);
   let jobs = 0;
   try {
     jobs = checkJobs(t, opts.repair === true, findings);
@@ -219,6 +221,29 @@ function pickSample<T>(items: T[], n: number): T[] {
     [copy[i], copy[j]] = [copy[j]!, copy[i]!];
   }
   return copy.slice(0, n);
+}
+
+/**
+ * The data dir and its database and key readable by the group or other users (D262). Every start
+ * tightens them, so this finds what that chmod could not change (another owner) or what changed
+ * since; --repair tries the chmod again.
+ */
+function checkModes(t: CheckTarget, repair: boolean, findings: Finding[]): void {
+  for (const l of looseModes(t.dataDir)) {
+    const f: Finding = {
+      kind: "permissions",
+      message: `${l.path} is ${octal(l.mode)}: other local users may read it (mail, login codes, leads, the secret key); it should be ${octal(l.want)} (chmod ${octal(l.want)} ${l.path}, as its owner or root)`,
+    };
+    if (repair) {
+      try {
+        chmodSync(l.path, l.want);
+        f.repaired = `made ${octal(l.want)}`;
+      } catch (e) {
+        f.message += ` — chmod failed: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+      }
+    }
+    findings.push(f);
+  }
 }
 
 /** Temp files of uploads and restores nobody will finish (older than an hour: a live upload is younger). */

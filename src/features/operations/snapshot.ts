@@ -3,12 +3,16 @@
 // bun:sqlite has no online backup API, and VACUUM INTO was measured to keep concurrent commits
 // under 8 ms (docs/decisions.md, "Operations: database snapshots").
 import { Database } from "bun:sqlite";
-import { unlinkSync } from "node:fs";
+import { chmodSync, closeSync, openSync, unlinkSync } from "node:fs";
 
 export function snapshotInline(source: string, target: string): void {
   const db = new Database(source, { readonly: true });
   try {
     db.exec("PRAGMA busy_timeout = 10000");
+    // VACUUM INTO creates its file under the umask (0644 as usual): the copy is the whole
+    // database, so it is made for Pier's user only first (SQLite accepts an empty target; D262).
+    closeSync(openSync(target, "wx", 0o600));
+    chmodSync(target, 0o600);
     db.query("VACUUM INTO ?").run(target);
   } catch (e) {
     try {

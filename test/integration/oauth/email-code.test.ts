@@ -2,7 +2,7 @@
 // answers reveal nothing about accounts; every failure is INVALID_CODE with a fallback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { users } from "../../../src/db/schema";
+import { agentLoginCodes, users } from "../../../src/db/schema";
 import { countUsers } from "../../../src/features/accounts/service";
 import { listOutbox } from "../../../src/features/mail/outbound";
 import { startTestPier, type TestPier } from "../../helpers/pier";
@@ -52,6 +52,21 @@ describe("email-code flow", () => {
     expect(status.body.data.account).toMatchObject({ id: u.accountId, permission_scope: "bucket_admin" });
     expect((await verify({ email: u.email, code })).body.error.code).toBe("INVALID_CODE"); // once only
     expect(countUsers(t.pier.deps)).toBe(users0);
+  });
+
+  test("a stored code is an HMAC under the instance secret, not sha256(id:code): the database alone cannot brute-force it", async () => {
+    t.clock.advance(61_000);
+    const u = await t.user();
+    await request(u.email);
+    const code = codeFor(u.email)!;
+    const row = t.pier.deps.db.select().from(agentLoginCodes).where(eq(agentLoginCodes.email, u.email)).get()!;
+    const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
+    expect(row.codeHash).not.toBe(sha(`${row.id}:${code}`));
+    expect(row.codeHash).not.toContain(code);
+    expect(row.codeHash).toBe(t.pier.deps.secrets.sign("signin", `agent-login-code|${row.id}|${code}`));
+    const r = await verify({ email: u.email, code });
+    expect(r.status).toBe(200);
+    expect(r.body.data.api_key).toMatch(/^pier_/);
   });
 
   test("wrong codes count per client address; INVALID_CODE carries the fallback", async () => {

@@ -9,6 +9,8 @@ import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier"
 import { siteFetch } from "../../helpers/sites";
 import { putBytes } from "../../helpers/uploads";
 import { pierCommand } from "../../helpers/cli";
+import { Database } from "bun:sqlite";
+import { prunePublishSessions } from "../../../src/features/publish";
 
 let t: TestPier;
 let dirs: string[] = [];
@@ -282,5 +284,59 @@ describe("publish sessions API", () => {
     } finally {
       await limited.stop();
     }
+  });
+  test("a site password given to a session is never stored in clear: sealed until finalize, gone after", async () => {
+    // Review: publish_request kept the password in clear for the session's hour and the week after.
+    const u = await t.user({ plan: "pro" });
+    const password = "Sup3r-Secret-Gate-PW";
+    const rows = () => {
+      const db = new Database(join(t.dataDir, "pier.db"), { readonly: true });
+      try {
+        return db.query<{ id: string; publish_request: string }, []>("SELECT id, publish_request FROM publish_sessions").all();
+      } finally {
+        db.close();
+      }
+    };
+    const request = (id: string) => JSON.parse(rows().find((r) => r.id === id)!.publish_request);
+    const s = await session(u, { bucket_title: "Sealed Password Site", access_mode: "password", password, files: [entry("index.html", "<p>gated</p>")] });
+    expect(s.status).toBe(201);
+    const sid = s.body.data.publish_session.id;
+    expect(JSON.stringify(rows())).not.toContain(password);
+    expect(request(sid)).toMatchObject({ access_mode: "password", password_sealed: expect.stringMatching(/^v1\./) });
+
+    await putBytes(s.body.data.publish_session.uploads[0].upload, "<p>gated</p>");
+    const fin = await t.api("POST", `/api/v1/publish_sessions/${sid}/finalize`, { key: u.key });
+    expect(fin.status).toBe(202);
+    await t.pier.runner.drain();
+    expect(request(sid).password_sealed).toBeUndefined();
+    // The site opens with the password given to the session.
+    const host = new URL(fin.body.data.publication.public_url).hostname;
+    const gate = (pw: string) =>
+      siteFetch(t, host, "/_pier/gate/password", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ password: pw, next: "/" }).toString(),
+        redirect: "manual",
+      });
+    expect((await gate("wrong-password")).status).toBe(401);
+    const ok = await gate(password);
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("set-cookie")).toBeTruthy();
+
+    // A session that expires unfinalized loses its sealed copy at the next sweep.
+    const late = await session(u, {
+      bucket_title: "Sealed Password Site",
+      access_mode: "password",
+      password: "another-secret",
+      files: [entry("index.html", "<p>x</p>")],
+    });
+    const lateId = late.body.data.publish_session.id;
+    expect(request(lateId).password_sealed).toBeString();
+    prunePublishSessions(t.pier.deps);
+    expect(request(lateId).password_sealed).toBeString(); // still pending: finalize needs it
+    t.clock.advance(2 * 3600_000);
+    prunePublishSessions(t.pier.deps);
+    expect(request(lateId)).toMatchObject({ access_mode: "password" });
+    expect(request(lateId).password_sealed).toBeUndefined();
   });
 });

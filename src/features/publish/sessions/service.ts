@@ -2,7 +2,7 @@
 // with the bucket's current files and hands out upload descriptors only for changed content;
 // the client PUTs those bytes to Pier's storage endpoint; finalize writes the files (and, with
 // delete_missing, deletes omitted ones) and queues the publication in ONE transaction.
-import { and, eq, lte } from "drizzle-orm";
+import { and, eq, lte, sql } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -23,11 +23,11 @@ import type { CreatePublishSessionInput } from "./model";
 export const PUBLISH_SESSION_TTL_MS = 3600_000;
 type SessionRow = typeof publishSessions.$inferSelect;
 
+// The site password is not among them: it is kept sealed under its own key (D261).
 const PUBLISH_KEYS = [
   "site_mode",
   "site_type",
   "access_mode",
-  "password",
   "regenerate_password",
   "expires_at",
   "publication_root_directory",
@@ -41,6 +41,29 @@ const PUBLISH_KEYS = [
   "expires_in_minutes",
   "clean_urls",
 ] as const;
+
+/**
+ * A site password given to a session waits for finalize sealed (AES-256-GCM under the instance
+ * secret, bound to the session's id), never in clear: publish_request outlives the session by a
+ * week, and the publication itself keeps only an argon2id hash and a sealed copy.
+ */
+const SEALED_PASSWORD = "password_sealed";
+const passwordAad = (sessionId: string) => `publish-session-password:${sessionId}`;
+const sealPassword = (deps: Deps, sessionId: string, password: string) => deps.secrets.seal("site-cookie", password, passwordAad(sessionId));
+
+/** The publish request finalize hands to preparePublish: the saved fields, the password opened. */
+function savedRequest(deps: Deps, s: SessionRow): PublishInput {
+  const { [SEALED_PASSWORD]: sealed, ...rest } = s.publishRequest;
+  const input = rest as PublishInput;
+  if (typeof sealed === "string") input.password = deps.secrets.open("site-cookie", sealed, passwordAad(s.id));
+  return input;
+}
+
+/** publish_request without the sealed password: what a finalized or expired session keeps. */
+function withoutPassword(request: Record<string, unknown>): Record<string, unknown> {
+  const { [SEALED_PASSWORD]: _sealed, ...rest } = request;
+  return rest;
+}
 
 /** bucket_id, else the account's active bucket titled bucket_title, else a new one; mutable by the actor. */
 function resolveBucket(deps: Deps, actor: Actor, input: CreatePublishSessionInput): BucketRow {
@@ -113,6 +136,7 @@ export async function createPublishSession(deps: Deps, actor: Actor, input: Crea
   for (const k of PUBLISH_KEYS) if (input[k] !== undefined) request[k] = input[k];
 
   const id = newId("pus");
+  if (input.password !== undefined) request[SEALED_PASSWORD] = sealPassword(deps, id, input.password);
   const { session, entries } = transaction(deps.db, (tx) => {
     const entries = new Map<string, UploadEntryRow>();
     for (const f of toUpload) entries.set(f.path, insertEntry(deps, actor, bucket.id, null, f, expiresAt, tx));
@@ -223,7 +247,7 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
       1,
     );
   takePublishToken(deps, actor);
-  const prepared = await preparePublish(deps, actor, s.bucketId, s.publishRequest as PublishInput, s.kind, { skipRateLimit: true, trigger }, deps.db);
+  const prepared = await preparePublish(deps, actor, s.bucketId, savedRequest(deps, s), s.kind, { skipRateLimit: true, trigger }, deps.db);
 
   const result = transaction(deps.db, (tx) => {
     const fresh = tx.select().from(publishSessions).where(eq(publishSessions.id, id)).get()!;
@@ -243,7 +267,7 @@ export async function finalizePublishSession(deps: Deps, actor: Actor, id: strin
     const pub = commitPublish(deps, prepared, tx);
     const session = tx
       .update(publishSessions)
-      .set({ status: "finalized", finalizedAt: now, publicationId: pub.id })
+      .set({ status: "finalized", finalizedAt: now, publicationId: pub.id, publishRequest: withoutPassword(fresh.publishRequest) })
       .where(eq(publishSessions.id, id))
       .returning()
       .get()!;
@@ -274,12 +298,19 @@ export async function refreshUploads(deps: Deps, actor: Actor, id: string) {
 
 export const PUBLISH_SESSION_KEEP_MS = 7 * 24 * 3600_000;
 
-/** Sessions finalized or expired a week ago are forgotten (their upload entries expire on their own). */
+/**
+ * Sessions finalized or expired a week ago are forgotten (their upload entries expire on their
+ * own); an expired session's sealed site password goes at once, since nothing can use it again.
+ */
 export function prunePublishSessions(deps: Deps): { pruned_sessions: number } {
-  const cutoff = new Date(deps.clock.now().getTime() - PUBLISH_SESSION_KEEP_MS).toISOString();
-  const n = transaction(
-    deps.db,
-    (tx) => tx.delete(publishSessions).where(lte(publishSessions.expiresAt, cutoff)).returning({ id: publishSessions.id }).all().length,
-  );
+  const now = deps.clock.now();
+  const cutoff = new Date(now.getTime() - PUBLISH_SESSION_KEEP_MS).toISOString();
+  const n = transaction(deps.db, (tx) => {
+    tx.update(publishSessions)
+      .set({ publishRequest: sql`json_remove(${publishSessions.publishRequest}, ${`$.${SEALED_PASSWORD}`})` })
+      .where(and(lte(publishSessions.expiresAt, now.toISOString()), sql`json_type(${publishSessions.publishRequest}, ${`$.${SEALED_PASSWORD}`}) IS NOT NULL`))
+      .run();
+    return tx.delete(publishSessions).where(lte(publishSessions.expiresAt, cutoff)).returning({ id: publishSessions.id }).all().length;
+  });
   return { pruned_sessions: n };
 }
