@@ -3,7 +3,7 @@
 // and held for the life of the process. Bun has no flock, so a lock whose holder is gone (a
 // crash, a kill -9, a reboot, a container restarted with the same pid) is recognised as stale by
 // the holder's pid no longer running, or running with another start time (the pid was reused).
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const serveLockPath = (dataDir: string) => join(dataDir, "run", "serve.lock");
@@ -60,6 +60,32 @@ function readHolder(file: string): LockHolder | null {
   }
 }
 
+/**
+ * Remove a lock judged stale, unless another server replaced it meanwhile (two started at once
+ * over the same stale lock): it is moved aside first and put back when what was moved names a
+ * live server, so the first of them keeps it and the second is refused.
+ */
+function removeStale(file: string, dataDir: string): void {
+  const moved = `${file}.stale.${process.pid}`;
+  try {
+    renameSync(file, moved);
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return; // removed meanwhile: try to link again
+    throw e;
+  }
+  const now = readHolder(moved);
+  if (now && holderAlive(now)) {
+    try {
+      linkSync(moved, file);
+    } catch {
+      // a third server linked its own meanwhile: it holds the data dir
+    }
+    rmSync(moved, { force: true });
+    throw new DataDirInUseError(dataDir, now);
+  }
+  rmSync(moved, { force: true });
+}
+
 export interface ServeLock {
   /** Remove the lock if it is still this process's (idempotent). */
   release(): void;
@@ -87,7 +113,7 @@ export function acquireServeLock(dataDir: string): ServeLock {
       }
       const holder = readHolder(file);
       if (holder && holderAlive(holder)) throw new DataDirInUseError(dataDir, holder);
-      rmSync(file, { force: true }); // left by a server that is gone
+      removeStale(file, dataDir);
     }
   } finally {
     rmSync(aside, { force: true });
