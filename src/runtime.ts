@@ -73,7 +73,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   // it too: the primary first checks that the port is free (the workers then join it).
   if (shared && config.httpPort !== 0) await assertPortFree(config.host, config.httpPort);
   // Bound first so port 0 resolves to the real port before URLs are derived from it.
-  const http = startHttp(config, fetch, shared);
+  let http = startHttp(config, fetch, shared);
   try {
     deps = await createDeps(config, http.port!, opts);
   } catch (e) {
@@ -123,6 +123,7 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
   if (opts.startWorker !== false) runner.start();
   d.analytics.start();
   const ports = { http: http.port!, https: https?.port ?? null, smtp: smtp?.port ?? null, metrics: metricsListener?.port ?? null };
+  let stopped = false;
   let relay: Server<unknown> | null = null;
   let workers: ServingWorkers | null = null;
   if (shared) {
@@ -130,7 +131,31 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     relay = startRelay(relaySocket, fetch, config.idleTimeoutSeconds);
     const metrics = d.metrics.all();
     const settings = { config, httpPort: ports.http, httpsPort: ports.https, relaySocket, changePollMs: opts.changePollMs };
-    workers = spawnServingWorkers(settings, workersWanted, d.log, (deltas) => addDeltas(metrics, deltas));
+    // Once the ports are handed over, this process takes them back while no worker listens
+    // (all of them dying and restarting with backoff) and hands them over again when one does
+    // (D267): otherwise the ports stayed dark while the primary lived, and no supervisor
+    // restarts a process that is still running.
+    let handedOver = false;
+    let onPorts = false;
+    const followWorkers = (listening: number) => {
+      if (!handedOver || stopped) return;
+      if (listening === 0 && !onPorts) {
+        try {
+          http = startHttp({ ...config, httpPort: ports.http }, fetch, true);
+          onPorts = true;
+          void https?.resume();
+          d.log.warn("no serving worker listens; this process serves the ports until one does");
+        } catch (e) {
+          d.log.error("could not take the ports back while no serving worker listens", { error: (e as Error).message });
+        }
+      } else if (listening > 0 && onPorts) {
+        onPorts = false;
+        void http.stop();
+        void https?.pause();
+        d.log.info("a serving worker listens again; this process hands it the ports");
+      }
+    };
+    workers = spawnServingWorkers(settings, workersWanted, d.log, (deltas) => addDeltas(metrics, deltas), followWorkers);
     const serving = workers;
     gatherBeforeScrape(d, () => serving.collectMetrics());
     onSiteChange(d, () => serving.announceChange());
@@ -140,19 +165,22 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
     // every site's traffic had that tail. Connections it holds finish as usual.
     if (await workers.listening(WORKERS_LISTENING_TIMEOUT_MS)) {
       void http.stop();
-      void https?.stop();
+      void https?.pause();
+      handedOver = true;
+      followWorkers(workers.listeningNow()); // one may have died meanwhile
     } else {
       d.log.warn("serving workers did not start listening in time; this process keeps serving the ports too", {
         timeout_s: WORKERS_LISTENING_TIMEOUT_MS / 1000,
       });
     }
   }
-  let stopped = false;
   return {
     deps: d,
     app,
     runner,
-    http,
+    get http() {
+      return http;
+    },
     httpPort: ports.http,
     smtp,
     https,

@@ -56,6 +56,19 @@ interface ChangeAnnouncement {
 
 /** How long the primary waits for its workers to listen before it hands them the public ports. */
 export const WORKERS_LISTENING_TIMEOUT_MS = 30_000;
+/**
+ * A worker that dies is started again after at least 1 s from its own start, then 2, 4, 8 ... at
+ * most 60 s while it keeps dying young (D267); one that stayed up WORKER_STABLE_MS starts over.
+ */
+export const WORKER_RESTART_MIN_MS = 1_000;
+export const WORKER_RESTART_MAX_MS = 60_000;
+export const WORKER_STABLE_MS = 60_000;
+
+/** How long to wait before starting slot's next worker: `failures` early deaths in a row so far. */
+export function restartDelay(failures: number, upMs: number): number {
+  return Math.max(0, Math.min(WORKER_RESTART_MAX_MS, WORKER_RESTART_MIN_MS * 2 ** Math.min(failures, 16)) - upMs);
+}
+
 /** After its shutdown timeout, how long a worker has to exit before it is killed. */
 const WORKER_EXIT_GRACE_MS = 2_000;
 
@@ -142,21 +155,29 @@ export interface ServingWorkers {
    * the site changed too. The poll stays the bound for other writers (admin commands).
    */
   announceChange(): void;
+  /** How many workers listen now. */
+  listeningNow(): number;
   stop(timeoutMs: number): Promise<void>;
 }
 
 /**
  * Start `count` serving processes (the same executable, so the compiled binary works too), and
- * start a replacement when one dies unexpectedly (at most once a second). What their counters
- * grew by comes back through `onMetrics` (pushed every second, and whenever asked).
+ * start a replacement when one dies unexpectedly (after 1 s, backing off to 60 s while they keep
+ * dying: restartDelay). What their counters grew by comes back through `onMetrics` (pushed every
+ * second, and whenever asked); `onListening` hears how many workers listen whenever that changes.
  */
 export function spawnServingWorkers(
   settings: Omit<WorkerSettings, "index" | "primaryPid">,
   count: number,
   log: Logger,
   onMetrics: (deltas: MetricDeltas) => void = () => {},
+  onListening: (listening: number) => void = () => {},
 ): ServingWorkers {
   const procs = new Map<number, Subprocess>();
+  // Slots whose current worker listens, and each slot's early deaths in a row (the backoff).
+  const listeningNow = new Set<number>();
+  const failures = new Map<number, number>();
+  const restarts = new Set<ReturnType<typeof setTimeout>>();
   const asks = new Map<number, () => void>();
   let nextAsk = 0;
   let stopping = false;
@@ -180,16 +201,32 @@ export function spawnServingWorkers(
       stderr: "inherit",
       serialization: "json",
       ipc(message: MetricsReport | ListeningReport) {
-        if (message?.type === "listening") return heard(index);
+        if (message?.type === "listening") {
+          if (!listeningNow.has(index)) {
+            listeningNow.add(index);
+            onListening(listeningNow.size);
+          }
+          return heard(index);
+        }
         if (message?.type !== "metrics") return;
         if (message.deltas) onMetrics(message.deltas);
         if (message.id !== undefined) asks.get(message.id)?.();
       },
       onExit(_p, code, signal) {
         procs.delete(index);
+        const wasListening = listeningNow.delete(index);
         if (stopping) return;
-        log.error("serving worker exited; starting another", { worker: index, code, signal });
-        setTimeout(() => !stopping && start(index), Math.max(0, 1000 - (Date.now() - startedAt)));
+        if (wasListening) onListening(listeningNow.size);
+        const upMs = Date.now() - startedAt;
+        const failed = upMs >= WORKER_STABLE_MS ? 0 : (failures.get(index) ?? 0);
+        failures.set(index, failed + 1);
+        const delay = restartDelay(failed, upMs);
+        log.error("serving worker exited; starting another", { worker: index, code, signal, restart_in_s: Math.round(delay / 100) / 10 });
+        const timer = setTimeout(() => {
+          restarts.delete(timer);
+          if (!stopping) start(index);
+        }, delay);
+        restarts.add(timer);
       },
     });
     procs.set(index, proc);
@@ -226,8 +263,10 @@ export function spawnServingWorkers(
       }
     },
     listening: (timeoutMs) => settlesWithin(listened.promise, timeoutMs),
+    listeningNow: () => listeningNow.size,
     async stop(timeoutMs) {
       stopping = true;
+      for (const t of restarts) clearTimeout(t);
       const all = [...procs.values()];
       for (const p of all) p.kill("SIGTERM");
       await Promise.all(

@@ -10,6 +10,7 @@ import { relayTlsLabel } from "../features/mail";
 import { startPier, type Pier } from "../runtime";
 import { workerCount } from "../serving-workers";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
+import { acquireServeLock, DataDirInUseError } from "./serve-lock";
 
 export const serveSpec: CommandSpec = {
   name: "serve",
@@ -138,11 +139,19 @@ export async function serve(argv: string[], debug = false): Promise<void> {
   try {
     config = loadConfig(process.env, flags);
     warnings = checkConfig(config).warnings;
+    // One server per data dir, taken before anything in it is touched (D266): a second one would
+    // take over the relay socket, clear the upload temp folder and re-run the jobs in progress.
+    const lock = acquireServeLock(config.dataDir);
+    process.on("exit", () => lock.release());
     pier = await startPier(config, { servingWorkers: workerCount(config) });
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`pier: configuration error: ${e.message}`);
       process.exit(2);
+    }
+    if (e instanceof DataDirInUseError) {
+      console.error(`pier: ${e.message} (DATA_DIR_IN_USE)`);
+      process.exit(1);
     }
     const err = e as Error & { code?: string; path?: string };
     if (err.code === "EADDRINUSE") {
@@ -164,7 +173,7 @@ export async function serve(argv: string[], debug = false): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`Pier: ${signal} received, shutting down`);
-    rmSync(runningFile, { force: true });
+    if (runningServer(pier.deps.config.dataDir)?.pid === process.pid) rmSync(runningFile, { force: true });
     try {
       await pier.stop();
     } catch (e) {

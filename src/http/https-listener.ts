@@ -25,16 +25,19 @@ export class HttpsListener {
   private server: Server<unknown>;
   private swapping: Promise<void> = Promise.resolve();
   private stopped = false;
+  private paused = false;
+  private readonly boundPort: number;
 
   constructor(
     private readonly opts: HttpsListenerOptions,
-    entries: SniCertificate[] = [],
+    private entries: SniCertificate[] = [],
   ) {
     this.server = this.listen(opts.port, entries);
+    this.boundPort = this.server.port!;
   }
 
   get port(): number {
-    return this.server.port!;
+    return this.boundPort;
   }
 
   get current(): Server<unknown> {
@@ -62,12 +65,40 @@ export class HttpsListener {
   update(entries: SniCertificate[]): Promise<void> {
     const swap = this.swapping.then(async () => {
       if (this.stopped) return;
+      if (this.paused) return void (this.entries = entries);
       const old = this.server;
-      this.server = this.listen(old.port!, entries);
+      this.server = this.listen(this.boundPort, entries);
+      this.entries = entries;
       await old.stop();
     });
     this.swapping = swap.catch(() => {});
     return swap;
+  }
+
+  /**
+   * Stop taking connections and keep the certificates; `resume()` listens on the same port again
+   * (the primary handing the port to its serving workers, and taking it back when none listens).
+   */
+  pause(): Promise<void> {
+    return this.chain(async () => {
+      if (this.stopped || this.paused) return;
+      this.paused = true;
+      await this.server.stop();
+    });
+  }
+
+  resume(): Promise<void> {
+    return this.chain(async () => {
+      if (this.stopped || !this.paused) return;
+      this.server = this.listen(this.boundPort, this.entries);
+      this.paused = false;
+    });
+  }
+
+  private chain(step: () => Promise<void>): Promise<void> {
+    const next = this.swapping.then(step);
+    this.swapping = next.catch(() => {});
+    return next;
   }
 
   async stop(force = false): Promise<void> {
