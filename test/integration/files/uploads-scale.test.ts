@@ -83,6 +83,31 @@ describe("upload sessions at scale", () => {
     expect(large).toBeLessThan(3 * small + 20);
   });
 
+  test("finalize_batch commits files uploaded out of declare order, behind files still waiting", async () => {
+    uploadLimits.finalizeChunk = 10;
+    const bucket = await newBucket(t, u.key);
+    const s = await t.api("POST", base(bucket), { key: u.key, body: { delete_missing: false, expected_file_count: 0 } });
+    const sid = s.body.data.upload_session.id as string;
+    const files = Array.from({ length: 30 }, (_, i) => textFile(`ooo/f${String(i).padStart(2, "0")}.txt`, `out of order ${seeds} ${i}`));
+    const d = await t.api("POST", `${base(bucket)}/${sid}/uploads`, { key: u.key, body: { files: files.map(declared) } });
+    expect(d.status).toBe(200);
+    // Only the five files last in the session's order get their bytes: the third chunk.
+    const order = (t.pier.deps.sqlite.query("select path from upload_entries where session_id = ? order by created_at, id").all(sid) as { path: string }[]).map(
+      (e) => e.path,
+    );
+    const sent = order.slice(25);
+    for (const up of d.body.data.uploads.filter((x: { path: string }) => sent.includes(x.path))) {
+      const f = files.find((x) => x.path === up.path)!;
+      expect((await putBytes(up.upload, f.bytes)).status).toBe(200);
+    }
+    const r = await t.api("POST", `${base(bucket)}/${sid}/finalize_batch`, { key: u.key, body: { limit: 5 } });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({ finalized_files_count: 5, remaining_files_count: 25 });
+    expect([...r.body.data.waiting_for_upload].sort()).toEqual(order.slice(0, 25).sort());
+    const listed = await t.api("GET", `/api/v1/buckets/${bucket}/files?limit=100`, { key: u.key });
+    expect(listed.body.data.files.map((f: { path: string }) => f.path).sort()).toEqual([...sent].sort());
+  });
+
   test("finalize_batch looks at the next chunk's blobs, not every pending file's", async () => {
     uploadLimits.finalizeChunk = 100;
     const { bucket, sid } = await sessionWith(5_000);

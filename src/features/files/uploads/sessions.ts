@@ -249,10 +249,27 @@ function commitEntries(
  * Looks at the next finalizeChunk pending files in declare order, not the whole session: a call
  * costs the same however many files the session holds.
  */
+/** How many chunks of pending files one finalize_batch looks through for files whose bytes arrived. */
+const FINALIZE_BATCH_PAGES = 8;
+
 export async function finalizeBatch(deps: Deps, actor: Actor, bucketId: string, sessionId: string, limit: number) {
   const session = sessionForCommit(deps, actor, bucketId, sessionId);
-  const { ready, missing } = await uploadedSplit(deps, actor, pendingPage(session.id, uploadLimits.finalizeChunk, deps.db));
-  const chosen = ready.slice(0, Math.max(1, Math.min(limit, uploadLimits.finalizeChunk)));
+  const want = Math.max(1, Math.min(limit, uploadLimits.finalizeChunk));
+  const chosen: UploadEntryRow[] = [];
+  const missing: UploadEntryRow[] = [];
+  // Files uploaded out of declare order are found behind files still waiting for their bytes, a
+  // bounded number of pages on: a client sending in parallel sees progress, and no call looks at
+  // more than FINALIZE_BATCH_PAGES chunks of the session.
+  let after: UploadEntryRow | undefined;
+  for (let pages = 0; chosen.length < want && pages < FINALIZE_BATCH_PAGES; pages++) {
+    const page = pendingPage(session.id, uploadLimits.finalizeChunk, deps.db, after);
+    if (page.length === 0) break;
+    const split = await uploadedSplit(deps, actor, page);
+    chosen.push(...split.ready.slice(0, want - chosen.length));
+    missing.push(...split.missing);
+    if (page.length < uploadLimits.finalizeChunk) break;
+    after = page[page.length - 1];
+  }
   const r = commitEntries(deps, actor, session, new Set(chosen.map((e) => e.id)), { applyDeleteMissing: false, close: false });
   const remaining = pendingCount(sessionId, deps.db);
   return {
