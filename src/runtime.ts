@@ -191,11 +191,15 @@ export async function startPier(config: Config, opts: StartOptions = {}): Promis
       // One budget for the whole stop: the workers drain within it (relaying what they still
       // have to this process), then what is left here finishes in the time remaining.
       const deadline = Date.now() + timeoutMs;
+      // SMTP takes no new connections and the runner no new jobs from now on, not once the
+      // workers have drained: the drain may take the whole budget, and a job claimed meanwhile
+      // would be cut off with what is left of it.
+      const finishing = [smtp?.stop(timeoutMs), runner.stop()];
       await workers?.stop(timeoutMs);
       const left = Math.max(0, deadline - Date.now());
       // What is in flight (requests, relayed requests of the workers, SMTP transactions, the
       // running job) finishes, up to the shutdown timeout.
-      await stopGracefully(d, [http, relay, https], [smtp?.stop(left), runner.stop()], left);
+      await stopGracefully(d, [http, relay, https], finishing, left);
       watch?.stop();
       metricsListener?.stop(true);
       stopMonitoring(d);
