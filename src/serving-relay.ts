@@ -87,7 +87,7 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
     const streamed = body instanceof ReadableStream;
     if (streamed && streaming >= MAX_STREAMED_RELAYS) {
       endBodyTimer(req, server, true, idleTimeoutSeconds);
-      return new Response("Too many uploads in progress; try again in a moment.", {
+      return new Response("Too many uploads and large requests in progress; try again in a moment.", {
         status: 503,
         headers: { "retry-after": "5", "content-type": "text/plain; charset=utf-8" },
       });
@@ -99,15 +99,17 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
       server.timeout(req, 0);
     }
     try {
-      const res = await fetch(`http://pier${url.pathname}${url.search}`, {
-        unix: socketPath,
-        method: req.method,
-        headers,
-        body: body ?? undefined,
-        redirect: "manual",
-        decompress: false,
-        duplex: "half",
-      } as RequestInit);
+      const send = () =>
+        fetch(`http://pier${url.pathname}${url.search}`, {
+          unix: socketPath,
+          method: req.method,
+          headers,
+          body: body ?? undefined,
+          redirect: "manual",
+          decompress: false,
+          duplex: "half",
+        } as RequestInit);
+      const res = await withBacklogRetries(send, () => !streamed || !(body as ReadableStream).locked);
       relayed.add(res);
       // The timer switched off above comes back on. A body the primary refused: its relay
       // connection lingers, and so does the client's (a 408 comes with `Connection: close`).
@@ -124,6 +126,24 @@ export function relayToPrimary(socketPath: string, relayed: WeakSet<Response>, i
       if (streamed) streaming--;
     }
   };
+}
+
+/**
+ * A Unix socket refuses a connection at once (EAGAIN) while its accept queue is full, where TCP
+ * would retry: a burst of a few hundred relayed requests then got "restarting" answers although
+ * the primary was there. Nothing was sent, so the request is tried again for up to about 2 s
+ * (a streamed body only while fetch has not taken it).
+ */
+async function withBacklogRetries(send: () => Promise<Response>, mayRetry: () => boolean): Promise<Response> {
+  const started = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send();
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EAGAIN" || performance.now() - started > 2_000 || !mayRetry()) throw e;
+      await Bun.sleep(Math.min(10 * 2 ** attempt, 200) * (0.5 + Math.random()));
+    }
+  }
 }
 
 /** Headers that belong to one connection (RFC 9110 §7.6.1). */

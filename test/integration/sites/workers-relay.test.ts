@@ -5,6 +5,7 @@
 // and every API request behind them (the status probe took ~27 s).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
+import { MAX_STREAMED_RELAYS } from "../../../src/serving-relay";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
 let t: TestPier;
@@ -16,7 +17,7 @@ afterAll(async () => {
 });
 
 /** `count` connections that each send `head` (and the first bytes of a body) and then nothing. */
-async function holdConnections(count: number, head: string): Promise<net.Socket[]> {
+async function holdConnections(count: number, head: string, answers: string[] = []): Promise<net.Socket[]> {
   const sockets = await Promise.all(
     Array.from(
       { length: count },
@@ -24,6 +25,7 @@ async function holdConnections(count: number, head: string): Promise<net.Socket[
         new Promise<net.Socket>((resolve) => {
           const s = net.connect(t.pier.httpPort, "127.0.0.1");
           s.on("error", () => {});
+          s.once("data", (d) => answers.push(String(d)));
           s.on("connect", () => {
             s.write(head);
             resolve(s);
@@ -57,6 +59,36 @@ describe("serving workers and clients that send a body slowly", () => {
         expect(p.status).toBe(200);
         // Answered in milliseconds on an idle machine; before the fix, ~27 s (the body timeout).
         expect(p.ms).toBeLessThan(8_000);
+      }
+    } finally {
+      for (const s of held) s.destroy();
+    }
+  }, 60_000);
+
+  test("1,200 signed-in posts of a large body that send one byte: streamed relays are capped per worker (503 + Retry-After beyond), API requests still answered", async () => {
+    // A body declared over the anonymous limit streams to the primary (only it can check the key),
+    // so each of these holds a relay request until the body timeout: 600 or so per worker, over
+    // fetch's default of 256 requests at once (raised for workers) and over the cap of 512.
+    const u = await t.user();
+    const head = `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1:${t.pier.httpPort}\r\nAuthorization: Bearer ${u.key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
+    const answers: string[] = [];
+    const held = await holdConnections(1_200, head, answers);
+    try {
+      const probes = await Promise.all([probe(), probe(), probe(), probe()]);
+      for (const p of probes) {
+        expect(p.status).toBe(200);
+        // Before: not answered until the held bodies timed out (30 s).
+        expect(p.ms).toBeLessThan(8_000);
+      }
+      // Beyond 512 streamed relays per worker, answered at once (1,200 - 2 x 512 = 176 when every
+      // connection reached a worker); none is the "restarting" answer of a relay that could not
+      // connect (a full accept queue on the relay socket refused connections at once).
+      expect(answers.length).toBeGreaterThan(0);
+      expect(answers.length).toBeLessThanOrEqual(1_200 - 2 * MAX_STREAMED_RELAYS);
+      for (const a of answers) {
+        expect(a).toStartWith("HTTP/1.1 503");
+        expect(a).toMatch(/\r\nretry-after: \d+\r\n/i);
+        expect(a).toContain("Too many uploads");
       }
     } finally {
       for (const s of held) s.destroy();
