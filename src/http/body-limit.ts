@@ -158,12 +158,13 @@ export type RelayBody = { bytes: Buffer<ArrayBuffer> | null; stream?: undefined 
  * A serving worker's read of an API request's body before relaying it (D265): whole, under the
  * body deadline, when it is at most ANONYMOUS_BODY_LIMIT, so a client that sends slowly holds its
  * own connection and never a relay request. A larger body may come only from a caller with a
- * valid credential, which the worker cannot check: it is handed on as a stream (what was read,
- * then the rest) and the primary applies the route's rules as to any body, refusing an anonymous
- * one before reading it. Over the route's limit (declared or counted) it is refused here.
+ * valid credential, which only the primary can check: from a request that presents one
+ * (`rules.credentialed` says whether it does) it is handed on as a stream (what was read, then
+ * the rest), and the primary applies the route's rules as to any body; from a request that
+ * presents none it is refused here, as the primary would. Over the route's limit, refused here.
  */
-export async function readRelayBody(req: Request, limit: number, timeoutSeconds: number): Promise<RelayBody> {
-  checkDeclared(req, { limit, timeoutSeconds, credentialed: () => true });
+export async function readRelayBody(req: Request, rules: BodyRules): Promise<RelayBody> {
+  checkDeclared(req, rules);
   if (req.body === null) return { bytes: null };
   const declared = declaredLength(req);
   if (declared !== null && declared > ANONYMOUS_BODY_LIMIT) return { stream: req.body };
@@ -172,7 +173,7 @@ export async function readRelayBody(req: Request, limit: number, timeoutSeconds:
   let size = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(bodyTimedOut(timeoutSeconds)), timeoutSeconds * 1000);
+    timer = setTimeout(() => reject(bodyTimedOut(rules.timeoutSeconds)), rules.timeoutSeconds * 1000);
   });
   try {
     for (;;) {
@@ -180,8 +181,10 @@ export async function readRelayBody(req: Request, limit: number, timeoutSeconds:
       if (done) return { bytes: Buffer.concat(chunks) as Buffer<ArrayBuffer> };
       size += value.byteLength;
       chunks.push(value);
-      if (size > limit) throw tooLarge(limit);
-      if (size > ANONYMOUS_BODY_LIMIT) return { stream: prefixedStream(chunks, reader) };
+      if (size <= ANONYMOUS_BODY_LIMIT) continue;
+      if (!rules.credentialed()) throw tooLarge(ANONYMOUS_BODY_LIMIT);
+      if (size > rules.limit) throw tooLarge(rules.limit);
+      return { stream: prefixedStream(chunks, reader) };
     }
   } catch (e) {
     void reader.cancel().catch(() => {});

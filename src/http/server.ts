@@ -11,6 +11,7 @@ import { bodyLimitFor, endBodyTimer, isFormPost, readBoundedBody, readRelayBody,
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
+import { sessionTokenOf } from "./session-cookie";
 import { requestId, setClientIp, wantsJson } from "./request-info";
 import type { RequestNote } from "./request-metrics";
 import { guardStalls } from "./upload-stall";
@@ -155,7 +156,9 @@ async function relayApi(deps: Deps, req: Request, ip: () => string, server: Serv
   let read: RelayBody;
   try {
     allowBodyTime(deps, req, server);
-    read = await readRelayBody(req, limit, deps.config.bodyTimeoutSeconds);
+    // Whether the request presents a credential (the primary checks whether it is valid).
+    const credentialed = () => req.headers.has("authorization") || sessionTokenOf(deps, req) !== undefined;
+    read = await readRelayBody(req, { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed });
   } catch (e) {
     return refusedBody(deps, req, e, server);
   }

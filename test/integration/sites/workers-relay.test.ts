@@ -108,6 +108,14 @@ describe("serving workers and clients that send a body slowly", () => {
     const anonymous = await chunked();
     expect(anonymous.status).toBe(413);
     expect(await anonymous.json()).toMatchObject({ error: { details: { max_bytes: 64 * 1024 } } });
+    // Declared over the anonymous limit without a credential: refused before a byte is read.
+    const declaredAnonymous = await fetch(`${t.url}/api/v1/buckets`, {
+      method: "POST",
+      headers: { "content-type": "application/json", connection: "close" },
+      body: "x".repeat(100 * 1024),
+    });
+    expect(declaredAnonymous.status).toBe(413);
+    expect(await declaredAnonymous.json()).toMatchObject({ error: { details: { max_bytes: 64 * 1024 } } });
     // With a key the body is read whole and judged by the route (its schema refuses the padding).
     const keyed = await chunked(u.key);
     expect(keyed.status).toBe(422);
