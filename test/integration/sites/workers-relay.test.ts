@@ -58,7 +58,7 @@ describe("serving workers and clients that send a body slowly", () => {
       for (const p of probes) {
         expect(p.status).toBe(200);
         // Answered in milliseconds on an idle machine; before the fix, ~27 s (the body timeout).
-        expect(p.ms).toBeLessThan(8_000);
+        expect(p.ms).toBeLessThan(10_000);
       }
     } finally {
       for (const s of held) s.destroy();
@@ -78,7 +78,7 @@ describe("serving workers and clients that send a body slowly", () => {
       for (const p of probes) {
         expect(p.status).toBe(200);
         // Before: not answered until the held bodies timed out (30 s).
-        expect(p.ms).toBeLessThan(8_000);
+        expect(p.ms).toBeLessThan(10_000);
       }
       // Beyond 512 streamed relays per worker, answered at once (1,200 - 2 x 512 = 176 when every
       // connection reached a worker); none is the "restarting" answer of a relay that could not
