@@ -25,7 +25,12 @@ async function holdConnections(count: number, head: string, answers: string[] = 
         new Promise<net.Socket>((resolve) => {
           const s = net.connect(t.pier.httpPort, "127.0.0.1");
           s.on("error", () => {});
-          s.once("data", (d) => answers.push(String(d)));
+          // What each connection was answered (collected whole: an answer may come in pieces).
+          let slot = -1;
+          s.on("data", (d) => {
+            if (slot < 0) slot = answers.push("") - 1;
+            answers[slot] += String(d);
+          });
           s.on("connect", () => {
             s.write(head);
             resolve(s);
