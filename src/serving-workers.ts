@@ -24,6 +24,7 @@ import { settlesWithin } from "./core/deadline";
 import { DeltaReader, type Metric, type MetricDeltas } from "./core/metrics";
 import { siteChangeReader, type SiteChanges } from "./sites/changes";
 import { forgetChangedSites, type SiteHandler } from "./sites/server";
+import { RELAY_FETCH_ENV } from "./serving-relay";
 import { WORKER_ENV } from "./worker-env";
 
 /** How often each process checks for other processes' commits: the bound on a change's delay. */
@@ -192,7 +193,7 @@ export function spawnServingWorkers(
   const compiled = Bun.main.startsWith("/$bunfs") || Bun.main.startsWith("B:/~BUN");
   const cmd = compiled ? [process.execPath, "serve"] : [process.execPath, join(import.meta.dir, "main.ts"), "serve"];
   const start = (index: number) => {
-    const env = { ...process.env, [WORKER_ENV]: JSON.stringify({ ...settings, index, primaryPid: process.pid } satisfies WorkerSettings) };
+    const env = { ...RELAY_FETCH_ENV, ...process.env, [WORKER_ENV]: JSON.stringify({ ...settings, index, primaryPid: process.pid } satisfies WorkerSettings) };
     const startedAt = Date.now();
     const proc = Bun.spawn(cmd, {
       env,

@@ -150,3 +150,63 @@ export async function readBoundedBody(req: Request, rules: BodyRules): Promise<B
   }
   return Buffer.concat(chunks) as Buffer<ArrayBuffer>;
 }
+
+/** What a serving worker relays of an API body (D265): the bytes read whole, or a stream the primary reads. */
+export type RelayBody = { bytes: Buffer<ArrayBuffer> | null; stream?: undefined } | { bytes?: undefined; stream: ReadableStream<Uint8Array> };
+
+/**
+ * A serving worker's read of an API request's body before relaying it (D265): whole, under the
+ * body deadline, when it is at most ANONYMOUS_BODY_LIMIT, so a client that sends slowly holds its
+ * own connection and never a relay request. A larger body may come only from a caller with a
+ * valid credential, which only the primary can check: from a request that presents one
+ * (`rules.credentialed` says whether it does) it is handed on as a stream (what was read, then
+ * the rest), and the primary applies the route's rules as to any body; from a request that
+ * presents none it is refused here, as the primary would. Over the route's limit, refused here.
+ */
+export async function readRelayBody(req: Request, rules: BodyRules): Promise<RelayBody> {
+  checkDeclared(req, rules);
+  if (req.body === null) return { bytes: null };
+  const declared = declaredLength(req);
+  if (declared !== null && declared > ANONYMOUS_BODY_LIMIT) return { stream: req.body };
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(bodyTimedOut(rules.timeoutSeconds)), rules.timeoutSeconds * 1000);
+  });
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) return { bytes: Buffer.concat(chunks) as Buffer<ArrayBuffer> };
+      size += value.byteLength;
+      chunks.push(value);
+      if (size <= ANONYMOUS_BODY_LIMIT) continue;
+      if (!rules.credentialed()) throw tooLarge(ANONYMOUS_BODY_LIMIT);
+      if (size > rules.limit) throw tooLarge(rules.limit);
+      return { stream: prefixedStream(chunks, reader) };
+    }
+  } catch (e) {
+    void reader.cancel().catch(() => {});
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The chunks already read, then what the reader still gives. */
+function prefixedStream(read: Uint8Array[], reader: ReadableStreamDefaultReader<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const first = read.shift();
+        if (first !== undefined) return controller.enqueue(first);
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}

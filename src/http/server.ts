@@ -7,10 +7,11 @@ import { ApiError, errorCatalogue } from "../core/errors";
 import { isComplete } from "../sites/files";
 import { loadSiteTemplates, pageResponse } from "../sites/pages";
 import type { SiteHandler } from "../sites/server";
-import { bodyLimitFor, endBodyTimer, isFormPost, readBoundedBody, siteBodyLimitFor, type BodyRules } from "./body-limit";
+import { bodyLimitFor, endBodyTimer, isFormPost, readBoundedBody, readRelayBody, siteBodyLimitFor, type BodyRules, type RelayBody } from "./body-limit";
 import { baseHeaders, errorResponse } from "./envelope";
 import { classifyHost } from "./host-router";
 import { checkJsonDepth, mayBeJsonContainer } from "./json-guard";
+import { sessionTokenOf } from "./session-cookie";
 import { requestId, setClientIp, wantsJson } from "./request-info";
 import type { RequestNote } from "./request-metrics";
 import { guardStalls } from "./upload-stall";
@@ -48,7 +49,7 @@ export const startingResponse = (req: Request): Response =>
   new Response("Pier is starting", { status: 503, headers: { "retry-after": "1", ...baseHeaders(requestId(req)) } });
 
 /** A serving worker's relay to the primary (src/serving-workers.ts): what it does not answer itself. */
-export type Forward = (req: Request, server: Server<unknown>, ip: () => string) => Promise<Response>;
+export type Forward = (req: Request, server: Server<unknown>, ip: () => string, read?: RelayBody) => Promise<Response>;
 
 export function makeFetch(
   deps: Deps,
@@ -74,7 +75,7 @@ export function makeFetch(
     switch (host.kind) {
       case "api":
         // Sessions, rate limits and every write path live in the primary (a worker has no app).
-        if (forward) return forward(req, server, ip);
+        if (forward) return relayApi(deps, req, ip, server, forward);
         if (d.app === null) return startingResponse(req);
         setClientIp(req, ip);
         return dispatchApi(deps, d.app, req, ip, server);
@@ -143,6 +144,31 @@ async function dispatchApi(deps: Deps, app: App, req: Request, ip: () => string,
 }
 
 /**
+ * A serving worker's API request (D265): a body is read here first, bounded like the primary's
+ * listener reads it (readRelayBody), and relayed whole; a relay request then lasts as long as the
+ * primary takes to answer, not as long as the client takes to send. Storage PUTs (and bodies
+ * over the anonymous limit) still stream, under the relay's cap of such requests.
+ */
+async function relayApi(deps: Deps, req: Request, ip: () => string, server: Server<unknown>, forward: Forward): Promise<Response> {
+  if (!hasBody(req)) return forward(req, server, ip);
+  const limit = bodyLimitFor(req.method, new URL(req.url).pathname);
+  if (limit === null) return forward(req, server, ip);
+  let read: RelayBody;
+  try {
+    allowBodyTime(deps, req, server);
+    // Whether the request presents a credential (the primary checks whether it is valid).
+    const credentialed = () => req.headers.has("authorization") || sessionTokenOf(deps, req) !== undefined;
+    read = await readRelayBody(req, { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed });
+  } catch (e) {
+    return refusedBody(deps, req, e, server);
+  }
+  const res = await forward(req, server, ip, read);
+  // A streamed body's timer is the relay's (off while it streams, then back on or lingering).
+  if (read.bytes !== undefined) endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
+  return res;
+}
+
+/**
  * Site hosts take only small form posts (gates, and the built-in forms with a limit of their
  * own); everything else is answered without its body mattering. A serving worker bounds the body
  * too, before relaying it to the primary (which answers the post): relaying an oversized body
@@ -158,36 +184,27 @@ async function dispatchSiteWithBody(
   server: Server<unknown>,
   forward: Forward | null,
 ): Promise<Response> {
-  let site: Request;
   const pathname = new URL(req.url).pathname;
   const limit = siteBodyLimitFor(req.method, pathname);
+  let bytes: Buffer<ArrayBuffer> | null;
   try {
     allowBodyTime(deps, req, server);
-    const bytes = await readBoundedBody(req, { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
-    site = forward ? bufferedCopy(req, bytes) : new Request(req, { body: bytes });
+    bytes = await readBoundedBody(req, { limit, timeoutSeconds: deps.config.bodyTimeoutSeconds, credentialed: () => false });
   } catch (e) {
     if (isFormPost(req.method, pathname) && !wantsJson(req)) return refusedFormPage(deps, req, e, server);
     return refusedBody(deps, req, e, server);
   }
   if (forward) {
-    // The relay's timer handling reaches only the copy: the client's own connection gets its idle
-    // timer back here, as below.
-    const relayed = await forward(site, server, ip);
+    // The relay sends what was read; the client's own connection gets its idle timer back here.
+    const relayed = await forward(req, server, ip, { bytes });
     endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
     return relayed;
   }
+  const site = new Request(req, { body: bytes });
   setClientIp(site, ip);
   const res = await d.sites(site, host, ip);
   endBodyTimer(req, server, false, deps.config.idleTimeoutSeconds);
   return withBaseHeaders(res, req);
-}
-
-/** The request with its body read: sent on with the length of what was read (no chunked framing). */
-function bufferedCopy(req: Request, bytes: Buffer<ArrayBuffer> | null): Request {
-  const headers = new Headers(req.headers);
-  headers.delete("transfer-encoding");
-  headers.delete("content-length");
-  return new Request(req.url, { method: req.method, headers, body: bytes });
 }
 
 /** Why a body was not read whole, as the API error it is answered with. */
