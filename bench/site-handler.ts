@@ -73,6 +73,7 @@ const cases = [
   { label: "1 KB page (/1k), analytics on", host: hostOf("handlerbench"), path: "/1k" },
   { label: "1 KB page (/1k), analytics off", host: hostOf("handlerquiet"), path: "/1k" },
   { label: "4 KB index (/), analytics off", host: hostOf("handlerquiet"), path: "/" },
+  { label: "64 KB asset, analytics on", host: hostOf("handlerbench"), path: "/64k.jpg" },
   { label: "64 KB asset, analytics off", host: hostOf("handlerquiet"), path: "/64k.jpg" },
   { label: "1 KB page, If-None-Match (304), analytics off", host: hostOf("handlerquiet"), path: "/1k", conditional: true },
 ];
