@@ -1,7 +1,7 @@
 // A Pier process's dependencies (Deps): the data dir opened and migrated, the blob store, and the
 // per-process state every feature shares. Used by the primary (src/runtime.ts), by serving
 // workers (src/serving-process.ts), which load nothing else of the app, and by admin commands.
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createCertificateManager } from "./acme";
 import { DiskBlobStore } from "./blobs/disk";
@@ -49,6 +49,8 @@ export function openData(config: Config, opts: { servedBy?: number | null } = {}
   // only when it creates the folder, so an existing one is tightened, before the database is
   // opened and again after (SQLite creates pier.db, -wal and -shm under the umask).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Nothing to expose yet (a first start in ./data as git checked it out): not worth a warning.
+  const fresh = !existsSync(join(config.dataDir, "pier.db"));
   const modes = tightenDataDir(config.dataDir);
   const handle = openDatabase(join(config.dataDir, "pier.db"));
   const after = tightenDataDir(config.dataDir);
@@ -62,7 +64,7 @@ export function openData(config: Config, opts: { servedBy?: number | null } = {}
     throw e;
   }
   const applied = migrate(handle.sqlite);
-  return { handle, applied, preMigrateBackup: upgrade.backup, modes };
+  return { handle, applied, preMigrateBackup: upgrade.backup, modes, fresh };
 }
 
 /** Dependencies without listeners (CLI admin commands use these directly). */
@@ -71,8 +73,9 @@ export async function createDeps(config: Config, httpPort: number, opts: DepsOpt
   const geoProblem = checkGeoDb(config.geoipDb);
   if (geoProblem) throw new ConfigError(geoProblem);
   const plans = PlanCatalog.load(config.plansFile, config.defaultPlan, config.ownerPlan);
-  const { handle, applied, preMigrateBackup, modes } = openData(config, { servedBy: opts.servedBy });
-  if (modes.tightened.length)
+  const { handle, applied, preMigrateBackup, modes, fresh } = openData(config, { servedBy: opts.servedBy });
+  if (modes.tightened.length && fresh) log.info("the new data dir was made private to Pier's user", { paths: describeModes(modes.tightened) });
+  else if (modes.tightened.length)
     log.warn("the data dir was readable by other local users; its permissions were tightened", { paths: describeModes(modes.tightened) });
   if (modes.failed.length)
     log.error("the data dir is readable by other local users and Pier could not change that: run chmod as its owner (or root)", {

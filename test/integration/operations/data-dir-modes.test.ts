@@ -39,7 +39,7 @@ function wideDataDir(): string {
 }
 
 async function start(dataDir: string, lines: string[]): Promise<TestPier> {
-  const t = await startTestPier({ dataDir }, { log: createLogger("warn", (l) => lines.push(l)) });
+  const t = await startTestPier({ dataDir }, { log: createLogger("info", (l) => lines.push(l)) });
   cleanup.push(() => t.stop());
   return t;
 }
@@ -55,7 +55,9 @@ describe("data dir permissions", () => {
     const files = dbFiles(dir);
     expect(files.length).toBe(3); // WAL mode: the -wal and -shm files exist while the server runs
     for (const f of files) expect([f, mode(f)]).toEqual([f, 0o600]);
-    expect(lines.join("\n")).toContain("permissions were tightened");
+    // A new data dir held nothing anyone could read: told at info level, not as a warning.
+    expect(lines.join("\n")).not.toContain("permissions were tightened");
+    expect(lines.join("\n")).toContain("made private");
     expect(lines.join("\n")).toContain(`${dir} 0755 -> 0700`);
   });
 
