@@ -124,23 +124,48 @@ export async function readBoundedBody(req: Request, rules: BodyRules): Promise<B
   checkDeclared(req, rules);
   if (req.body === null) return null;
   let allowed = Math.min(rules.limit, ANONYMOUS_BODY_LIMIT);
-  const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(bodyTimedOut(rules.timeoutSeconds)), rules.timeoutSeconds * 1000);
-  });
-  try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), deadline]);
-      if (done) break;
-      size += value.byteLength;
+  return readUnderDeadline(
+    req.body.getReader(),
+    rules.timeoutSeconds,
+    chunks,
+    (size) => {
       if (size > allowed) {
         if (allowed < rules.limit && rules.credentialed()) allowed = rules.limit;
         if (size > allowed) throw tooLarge(allowed);
       }
+      return undefined;
+    },
+    () => Buffer.concat(chunks) as Buffer<ArrayBuffer>,
+  );
+}
+
+/**
+ * Read a body into `chunks` under the body deadline. After each chunk `judge` sees the size so far
+ * and throws to refuse, returns undefined to read on, or returns the answer (the reader is then
+ * the answer's to finish); `atEnd` answers once the body is whole. A refusal, the deadline or a
+ * failing client cancels the reader.
+ */
+async function readUnderDeadline<T>(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  timeoutSeconds: number,
+  chunks: Uint8Array[],
+  judge: (size: number) => T | undefined,
+  atEnd: () => T,
+): Promise<T> {
+  let size = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(bodyTimedOut(timeoutSeconds)), timeoutSeconds * 1000);
+  });
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) return atEnd();
+      size += value.byteLength;
       chunks.push(value);
+      const answer = judge(size);
+      if (answer !== undefined) return answer;
     }
   } catch (e) {
     void reader.cancel().catch(() => {});
@@ -148,7 +173,6 @@ export async function readBoundedBody(req: Request, rules: BodyRules): Promise<B
   } finally {
     clearTimeout(timer);
   }
-  return Buffer.concat(chunks) as Buffer<ArrayBuffer>;
 }
 
 /** What a serving worker relays of an API body (D265): the bytes read whole, or a stream the primary reads. */
@@ -170,28 +194,18 @@ export async function readRelayBody(req: Request, rules: BodyRules): Promise<Rel
   if (declared !== null && declared > ANONYMOUS_BODY_LIMIT) return { stream: req.body };
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(bodyTimedOut(rules.timeoutSeconds)), rules.timeoutSeconds * 1000);
-  });
-  try {
-    for (;;) {
-      const { done, value } = await Promise.race([reader.read(), deadline]);
-      if (done) return { bytes: Buffer.concat(chunks) as Buffer<ArrayBuffer> };
-      size += value.byteLength;
-      chunks.push(value);
-      if (size <= ANONYMOUS_BODY_LIMIT) continue;
+  return readUnderDeadline<RelayBody>(
+    reader,
+    rules.timeoutSeconds,
+    chunks,
+    (size) => {
+      if (size <= ANONYMOUS_BODY_LIMIT) return undefined;
       if (!rules.credentialed()) throw tooLarge(ANONYMOUS_BODY_LIMIT);
       if (size > rules.limit) throw tooLarge(rules.limit);
       return { stream: prefixedStream(chunks, reader) };
-    }
-  } catch (e) {
-    void reader.cancel().catch(() => {});
-    throw e;
-  } finally {
-    clearTimeout(timer);
-  }
+    },
+    () => ({ bytes: Buffer.concat(chunks) as Buffer<ArrayBuffer> }),
+  );
 }
 
 /** The chunks already read, then what the reader still gives. */
