@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
-import { insertUserWithAccount } from "../src/features/accounts/service";
 import { createBucket } from "../src/features/buckets";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
 import { startPier } from "../src/runtime";
+import { benchOwner } from "./lib";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,20 +25,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "pier-bench-autoindex-"));
 const config = { ...loadConfig({}, {}), dataDir, host: "127.0.0.1", httpPort: 0, httpsPort: null, smtpPort: null, rateLimitAnonPerMinute: 100_000 };
 const pier = await startPier(config, { log: silentLogger, startWorker: false });
 try {
-  const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: "x" });
-  const actor = {
-    kind: "api_key" as const,
-    credentialId: "bench",
-    userId: user.id,
-    accountId: account.id,
-    scope: "bucket_admin" as const,
-    bucketAccess: "all" as const,
-    bucketPermissions: {},
-    isAccountOwner: true,
-    isInstanceAdmin: false,
-  };
+  const { accountId, actor } = benchOwner(pier.deps);
   const bucket = createBucket(pier.deps, actor, { title: "Bench Auto-Index" }).id;
-  const pub = createPublication(pier.deps, { bucketId: bucket, accountId: account.id, kind: "main", slug: "bench-autoindex" });
+  const pub = createPublication(pier.deps, { bucketId: bucket, accountId, kind: "main", slug: "bench-autoindex" });
   const files = Array.from({ length: FILES }, (_, i) => ({ path: `big/${(i * 7919) % FILES}-${i.toString(36)}.txt`, bytes: "x" }));
   files.push({ path: "big/README.md", bytes: "# Many files\n\nSee *below*.\n" });
   files.push({ path: "small/README.md", bytes: "# A few files\n" });

@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import type { Actor, Deps } from "../src/core/context";
 import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
 import { createApiKey } from "../src/features/accounts/keys";
@@ -135,4 +136,21 @@ export async function publishFixtureSite(dataDir: string, secretKey: string, slu
   );
   activateDeploy(deps, pub.id, deploy.deployId);
   deps.close();
+}
+
+/** A new user's account and that owner acting with a whole-account key (benchmarks that call services directly). */
+export function benchOwner(deps: Deps): { accountId: string; actor: Actor } {
+  const { user, account } = insertUserWithAccount(deps, { email: "bench@example.com", passwordHash: "x" });
+  const actor: Actor = {
+    kind: "api_key",
+    credentialId: "bench",
+    userId: user.id,
+    accountId: account.id,
+    scope: "bucket_admin",
+    bucketAccess: "all",
+    bucketPermissions: {},
+    isAccountOwner: true,
+    isInstanceAdmin: false,
+  };
+  return { accountId: account.id, actor };
 }

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
 import { silentLogger } from "../src/core/log";
-import { insertUserWithAccount } from "../src/features/accounts/service";
 import { createBucket } from "../src/features/buckets";
 import { commitChanges, type Change } from "../src/features/files/commit";
 import { listVersions, snapshotAt, versionFiles } from "../src/features/files/versions/service";
 import { startPier } from "../src/runtime";
+import { benchOwner } from "./lib";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,18 +25,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "pier-bench-versions-"));
 const config = { ...loadConfig({}, {}), dataDir, host: "127.0.0.1", httpPort: 0, httpsPort: null, smtpPort: null };
 const pier = await startPier(config, { log: silentLogger, startWorker: false });
 try {
-  const { user, account } = insertUserWithAccount(pier.deps, { email: "bench@example.com", passwordHash: "x" });
-  const actor = {
-    kind: "api_key" as const,
-    credentialId: "bench",
-    userId: user.id,
-    accountId: account.id,
-    scope: "bucket_admin" as const,
-    bucketAccess: "all" as const,
-    bucketPermissions: {},
-    isAccountOwner: true,
-    isInstanceAdmin: false,
-  };
+  const { actor } = benchOwner(pier.deps);
   const bucket = createBucket(pier.deps, actor, { title: "Bench versions" }).id;
   const blob = (n: number) => ({ sha256: n.toString(16).padStart(64, "0"), size: 1000, md5: "1B2M2Y8AsgTpgAmY7PhCfg==", contentType: "text/html" });
   const path = (i: number) => `site/dir${i % 300}/page-${i}.html`;
