@@ -1,10 +1,11 @@
 // A signed-in user's own password and sessions: changing the password (sudo mode AND the current
 // password, then every other session of the user ends) and signing out everywhere.
-import { and, eq, ne } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { sessions, users } from "../../db/schema";
 import { transaction } from "../../db/tx";
+import { endOtherSessions } from "./sessions";
 import { checkPasswordStrength, getUser, hashPassword } from "./service";
 import { confirmPassword, requireSudo } from "./sudo";
 
@@ -41,12 +42,7 @@ export async function changePassword(deps: Deps, req: Request, actor: Actor, inp
   const passwordHash = await hashPassword(input.new_password);
   return transaction(deps.db, (tx) => {
     tx.update(users).set({ passwordHash, updatedAt: deps.clock.now().toISOString() }).where(eq(users.id, user.id)).run();
-    const ended = tx
-      .delete(sessions)
-      .where(and(eq(sessions.userId, user.id), ne(sessions.id, actor.credentialId)))
-      .returning({ id: sessions.id })
-      .all();
-    return { endedSessions: ended.length };
+    return { endedSessions: endOtherSessions(tx, user.id, actor.credentialId) };
   });
 }
 

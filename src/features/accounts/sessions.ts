@@ -1,6 +1,6 @@
 // Browser sessions: a random token (the cookie that carries it is src/http/session-cookie.ts)
 // of which only the SHA-256 is stored, a sliding expiry, and the CSRF token bound to it.
-import { eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
@@ -9,6 +9,7 @@ import { credentialQueries, memberOf } from "./credential-queries";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
 import { isoAfter } from "../../core/clock";
+import type { Tx } from "../../db/tx";
 
 const SHORT_MS = 12 * 3600_000;
 const REMEMBER_MS = 30 * 24 * 3600_000;
@@ -97,6 +98,15 @@ export function destroySession(deps: Deps, token: string | undefined): void {
 }
 
 /** CSRF token bound to the session: forms and dashboard XHRs must echo it. */
+/** End every session of the user but `keepSessionId` (a password change, two-factor turned on); how many ended. */
+export function endOtherSessions(tx: Tx, userId: string, keepSessionId: string): number {
+  return tx
+    .delete(sessions)
+    .where(and(eq(sessions.userId, userId), ne(sessions.id, keepSessionId)))
+    .returning({ id: sessions.id })
+    .all().length;
+}
+
 export function csrfToken(deps: Deps, sessionId: string): string {
   return deps.secrets.sign("csrf", `session:${sessionId}`);
 }

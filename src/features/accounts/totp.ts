@@ -2,13 +2,14 @@
 // understands), through the `otpauth` library. The seed is sealed at rest with the `totp` key,
 // bound to its user row. Enrollment is two steps: a seed is stored but inactive until the user
 // proves their app works by entering a code; disabling also needs a current code.
-import { and, eq, ne } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import * as OTPAuth from "otpauth";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { sessions, users } from "../../db/schema";
+import { users } from "../../db/schema";
 import { transaction } from "../../db/tx";
+import { endOtherSessions } from "./sessions";
 import type { UserRow } from "./service";
 
 const PERIOD = 30;
@@ -91,12 +92,7 @@ export function confirmTotpEnrollment(deps: Deps, user: UserRow, code: string, c
   const now = deps.clock.now().toISOString();
   return transaction(deps.db, (tx) => {
     tx.update(users).set({ totpEnabledAt: now, updatedAt: now }).where(eq(users.id, user.id)).run();
-    const ended = tx
-      .delete(sessions)
-      .where(and(eq(sessions.userId, user.id), ne(sessions.id, currentSessionId)))
-      .returning({ id: sessions.id })
-      .all();
-    return { endedSessions: ended.length };
+    return { endedSessions: endOtherSessions(tx, user.id, currentSessionId) };
   });
 }
 
