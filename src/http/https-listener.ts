@@ -63,7 +63,7 @@ export class HttpsListener {
    * the chain goes on, so the next list is still applied.
    */
   update(entries: SniCertificate[]): Promise<void> {
-    const swap = this.swapping.then(async () => {
+    return this.chain(async () => {
       if (this.stopped) return;
       if (this.paused) return void (this.entries = entries);
       const old = this.server;
@@ -71,8 +71,6 @@ export class HttpsListener {
       this.entries = entries;
       await old.stop();
     });
-    this.swapping = swap.catch(() => {});
-    return swap;
   }
 
   /**

@@ -11,7 +11,8 @@ import { uploadLimits } from "./limits";
 import { releaseSessionLock, stretchSessionLock } from "./lock";
 import type { UploadSessionRow } from "./sessions";
 
-const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
+/** A session that can still take calls (not completed, cancelled or expired). */
+export const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
 
 /**
  * Slide a live session (and its bucket lock) to an hour from now; an expired or closed one is left

@@ -15,7 +15,7 @@ import { commitChanges, type Change } from "../commit";
 import { alreadyStored, descriptor, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { missingUploads, pendingAmong, pendingCount, pendingPage, pendingPathsExcept, uploadedSplit } from "./pending";
 import { holdSessionLock, releaseSessionLock } from "./lock";
-import { closeSession, expireSession, slideSession } from "./expiry";
+import { closeSession, expireSession, isLive, slideSession } from "./expiry";
 import { uploadLimits } from "./limits";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
@@ -40,8 +40,6 @@ export function presentSession(s: UploadSessionRow, extra: Record<string, unknow
     ...extra,
   };
 }
-
-const isLive = (s: UploadSessionRow) => s.status === "open" || s.status === "finalizing";
 
 /** A session of this bucket opened by this credential; anything else does not exist for it. */
 function loadSession(deps: Deps, actor: Actor, bucketId: string, sessionId: string, db: DbOrTx = deps.db): UploadSessionRow {
