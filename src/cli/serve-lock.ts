@@ -5,6 +5,7 @@
 // the holder's pid no longer running, or running with another start time (the pid was reused).
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pidAlive } from "../core/processes";
 
 export const serveLockPath = (dataDir: string) => join(dataDir, "run", "serve.lock");
 
@@ -43,11 +44,7 @@ export function processStart(pid: number): string | null {
 /** True when the process that wrote `holder` is still running (not this process, not a reused pid). */
 export function holderAlive(holder: LockHolder): boolean {
   if (!Number.isInteger(holder.pid) || holder.pid <= 0 || holder.pid === process.pid) return false;
-  try {
-    process.kill(holder.pid, 0);
-  } catch (e) {
-    if ((e as { code?: string }).code !== "EPERM") return false; // EPERM: alive, another user's
-  }
+  if (!pidAlive(holder.pid)) return false;
   const now = processStart(holder.pid);
   return holder.start === null || now === null || now === holder.start;
 }

@@ -9,6 +9,7 @@ import { basename, join } from "node:path";
 import { GC_ASIDE_PREFIX, type BlobStore } from "../../blobs/store";
 import type { Clock } from "../../core/clock";
 import { looseModes, octal } from "../../core/data-dir-modes";
+import { pidAlive } from "../../core/processes";
 import { hashFile } from "./layout";
 
 export type FindingKind = "database" | "foreign_key" | "blob_missing" | "blob_size" | "blob_corrupt" | "temp_file" | "job_stuck" | "permissions";
@@ -285,12 +286,7 @@ async function checkTempFiles(t: CheckTarget, repair: boolean, findings: Finding
 function restoreStillRunning(name: string): boolean {
   const m = /^\.restore-(\d+)-\d+$/.exec(name);
   if (!m) return false;
-  try {
-    process.kill(Number(m[1]), 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"; // alive, another user's
-  }
+  return pidAlive(Number(m[1]));
 }
 
 /** Running jobs whose lease passed: their worker died. Repair queues them again (what the sweeper does). */
