@@ -145,9 +145,14 @@ async function keepPersonalAuthorization(
 
 /** The repositories of an installation the GitHub user can access (GET /user/installations/{id}/repositories). */
 async function userInstallationRepositories(app: GithubApp, userToken: string, installationId: number): Promise<number[]> {
+  const repositories = await userPages<{ id: number }>(app, `/user/installations/${installationId}/repositories`, "repositories", userToken, 50);
+  return repositories.map((x) => x.id);
+}
+
+/** Every page of a list read with the user's token; GitHub failing is GITHUB_UNAVAILABLE. */
+async function userPages<T>(app: GithubApp, path: string, key: string, userToken: string, maxPages: number): Promise<T[]> {
   try {
-    const repositories = await githubPages<{ id: number }>(app, `/user/installations/${installationId}/repositories`, "repositories", userToken, 50);
-    return repositories.map((x) => x.id);
+    return await githubPages<T>(app, path, key, userToken, maxPages);
   } catch (e) {
     throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
   }
@@ -169,11 +174,7 @@ export function allowRepository(deps: Deps, accountId: string, installationId: n
 
 /** The installations of this app the GitHub user can access (GET /user/installations). */
 async function userInstallations(app: GithubApp, userToken: string): Promise<GithubInstallationInfo[]> {
-  try {
-    return await githubPages<GithubInstallationInfo>(app, "/user/installations", "installations", userToken, 10);
-  } catch (e) {
-    throw new ApiError("GITHUB_UNAVAILABLE", undefined, { reason: e instanceof GithubError ? e.message : String(e) });
-  }
+  return userPages<GithubInstallationInfo>(app, "/user/installations", "installations", userToken, 10);
 }
 
 function linkInstallation(deps: Deps, accountId: string, userId: string, i: GithubInstallationInfo, visibleRepositoryIds: number[]): InstallationRow {
