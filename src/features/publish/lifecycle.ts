@@ -59,6 +59,15 @@ export function needsRetry(deps: Deps, pub: PublicationRow): boolean {
   return (pub.publishState === "queued" || pub.publishState === "processing") && !hasLiveJob(deps, BUILD_JOB, pub.id);
 }
 
+/** Without a kind: the main site when its build needs a retry, else the preview when its does, else whichever exists. */
+function defaultRetryTarget(deps: Deps, bucketId: string): PublicationRow | undefined {
+  const main = findPublication(bucketId, "main", deps.db);
+  if (main && needsRetry(deps, main)) return main;
+  const preview = findPublication(bucketId, "preview", deps.db);
+  if (preview && needsRetry(deps, preview)) return preview;
+  return main ?? preview;
+}
+
 /**
  * POST /buckets/:id/publication/retry: re-run the saved request of a failed (or stuck) build.
  * `kind` names the main site or the preview; without it the main site's build is retried when it
@@ -67,9 +76,7 @@ export function needsRetry(deps: Deps, pub: PublicationRow): boolean {
 export function retryPublication(deps: Deps, actor: Actor, bucketId: string, kind?: PublicationKind): PublicationRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const main = findPublication(bucket.id, "main", deps.db);
-  const preview = findPublication(bucket.id, "preview", deps.db);
-  const pub = kind ? (kind === "main" ? main : preview) : ([main, preview].find((p) => p && needsRetry(deps, p)) ?? main ?? preview);
+  const pub = kind ? findPublication(bucket.id, kind, deps.db) : defaultRetryTarget(deps, bucket.id);
   if (!pub) {
     throw new ApiError(
       "PUBLICATION_NOT_FOUND",
