@@ -59,7 +59,7 @@ export class SiteContent {
 
   /** A page's (or a redirect's) cache policy: private behind a gate. */
   pageCache(c: SiteRequest): string {
-    return c.priv ? CACHE_PRIVATE : CACHE_HTML;
+    return this.cacheFor(c, "text/html");
   }
 
   /** The deploy's files at the path by Pier's own rules: index pages, Auto-Index, clean URLs, 404/SPA. */
@@ -78,12 +78,12 @@ export class SiteContent {
       if (c.site.cleanUrls && c.pathname.endsWith(".html") && path.endsWith(".html")) {
         const bare = path.slice(0, -".html".length);
         if (bare !== "" && !bare.endsWith("/") && bare.slice(bare.lastIndexOf("/") + 1) !== "index" && !m.files.has(bare) && !m.dirs.has(bare))
-          return this.redirect(c, 308, `${c.pathname.slice(0, -".html".length)}${c.search}`, this.pageCache(c));
+          return this.redirect(c, 308, `${c.pathname.slice(0, -".html".length)}${c.search}`);
       }
       return this.file(c, file, 200, true);
     }
     // A gated site's folder and page names are not for shared caches either.
-    if (m.dirs.has(path)) return this.redirect(c, 301, `${c.pathname}/${c.search}`, this.pageCache(c));
+    if (m.dirs.has(path)) return this.redirect(c, 301, `${c.pathname}/${c.search}`);
     const page = c.site.cleanUrls ? m.files.get(`${path}.html`) : undefined;
     if (page) return this.file(c, page, 200, true);
     return this.missing(c);
@@ -105,7 +105,8 @@ export class SiteContent {
    * A redirect cloned from an answer prepared per header set and status: only the Location and
    * the request id are per request, and the answer counts as complete (the listener adds nothing).
    */
-  redirect(c: SiteRequest, status: number, location: string, cacheControl: string): Response {
+  redirect(c: SiteRequest, status: number, location: string): Response {
+    const cacheControl = this.pageCache(c);
     const owner: object = c.siteHeaders ?? c.extra;
     let byStatus = this.redirects.get(owner);
     if (byStatus === undefined) this.redirects.set(owner, (byStatus = new Map()));

@@ -142,7 +142,7 @@ export function createSiteHandler(deps: Deps, note: RequestNote | null = null): 
     if (rules.hasHeaders) c.siteHeaders = siteHeadersFor(m, rules, target?.ok ? target.path : path, c, preview);
     let res: Response | Promise<Response>;
     if (hit === null) res = content.serve(c);
-    else if (target === null) res = content.redirect(c, hit.rule.status, hit.location, content.pageCache(c));
+    else if (target === null) res = content.redirect(c, hit.rule.status, hit.location);
     else if (target.ok) res = content.serveTarget(c, target.path, target.dir, hit.rule.status);
     else res = content.missing(c);
     const set = c.siteHeaders;
