@@ -46,14 +46,21 @@ export interface TightenResult {
 export function tightenDataDir(dataDir: string): TightenResult {
   const result: TightenResult = { tightened: [], failed: [] };
   for (const l of looseModes(dataDir)) {
-    try {
-      chmodSync(l.path, l.want);
-      result.tightened.push(l);
-    } catch (e) {
-      result.failed.push({ ...l, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
-    }
+    const error = tighten(l);
+    if (error === null) result.tightened.push(l);
+    else result.failed.push({ ...l, error });
   }
   return result;
+}
+
+/** chmod one path to what Pier wants; null when done, else why not (an errno code). */
+export function tighten(l: LooseMode): string | null {
+  try {
+    chmodSync(l.path, l.want);
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  }
 }
 
 /** One line per path: "/data 0755 -> 0700". */

@@ -3,12 +3,12 @@
 // temp files nobody will finish, jobs whose worker died — names what is wrong (down to the bucket
 // and path a damaged blob belongs to) and, with repair, fixes only what is safe to fix.
 import type { Database } from "bun:sqlite";
-import { chmodSync, existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { GC_ASIDE_PREFIX, type BlobStore } from "../../blobs/store";
 import type { Clock } from "../../core/clock";
-import { looseModes, octal } from "../../core/data-dir-modes";
+import { looseModes, octal, tighten } from "../../core/data-dir-modes";
 import { pidAlive } from "../../core/processes";
 import { hashFile } from "./layout";
 
@@ -236,12 +236,9 @@ function checkModes(t: CheckTarget, repair: boolean, findings: Finding[]): void 
       message: `${l.path} is ${octal(l.mode)}: other local users may read it (mail, login codes, leads, the secret key); it should be ${octal(l.want)} (chmod ${octal(l.want)} ${l.path}, as its owner or root)`,
     };
     if (repair) {
-      try {
-        chmodSync(l.path, l.want);
-        f.repaired = `made ${octal(l.want)}`;
-      } catch (e) {
-        f.message += ` — chmod failed: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
-      }
+      const error = tighten(l);
+      if (error === null) f.repaired = `made ${octal(l.want)}`;
+      else f.message += ` — chmod failed: ${error}`;
     }
     findings.push(f);
   }
