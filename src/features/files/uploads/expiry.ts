@@ -16,15 +16,16 @@ export const isLive = (s: UploadSessionRow) => s.status === "open" || s.status =
 
 /**
  * Slide a live session (and its bucket lock) to an hour from now; an expired or closed one is left
- * as it is. Returns the session as it now is. Callers that may take the lock (declare) hold it
- * themselves afterwards; the others only stretch a lock the session's credential holds.
+ * as it is. Returns the session as it now is. Callers that may take the lock (declare, finalize)
+ * pass `holdsLock` and hold it themselves afterwards (holdSessionLock stretches it too); the
+ * others only stretch a lock the session's credential holds.
  */
-export function slideSession(deps: Deps, s: UploadSessionRow, tx: DbOrTx): UploadSessionRow {
+export function slideSession(deps: Deps, s: UploadSessionRow, tx: DbOrTx, holdsLock = false): UploadSessionRow {
   const now = deps.clock.now();
   if (!isLive(s) || s.expiresAt <= now.toISOString()) return s;
   const expiresAt = isoAfter(now, uploadLimits.sessionTtlMs);
   const row = tx.update(uploadSessions).set({ expiresAt, updatedAt: now.toISOString() }).where(eq(uploadSessions.id, s.id)).returning().get()!;
-  stretchSessionLock(deps, s.bucketId, s.credentialId, expiresAt, tx);
+  if (!holdsLock) stretchSessionLock(deps, s.bucketId, s.credentialId, expiresAt, tx);
   return row;
 }
 

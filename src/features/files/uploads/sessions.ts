@@ -115,7 +115,7 @@ function sessionForCommit(deps: Deps, actor: Actor, bucketId: string, sessionId:
   liveSession(deps, actor, bucketId, sessionId, deps.db);
   return transaction(deps.db, (tx) => {
     loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" }, tx);
-    const s = slideSession(deps, liveSession(deps, actor, bucketId, sessionId, tx), tx);
+    const s = slideSession(deps, liveSession(deps, actor, bucketId, sessionId, tx), tx, true);
     holdSessionLock(deps, actor, bucketId, sessionId, s.expiresAt, tx);
     return s;
   });
@@ -144,7 +144,7 @@ export async function declareUploads(deps: Deps, actor: Actor, bucketId: string,
     }
     // Every call slides the session (and its lock) forward. Its entries live as long as it does:
     // none of them is touched here, so a declare costs the same in a session of any size.
-    const { expiresAt } = slideSession(deps, session, tx);
+    const { expiresAt } = slideSession(deps, session, tx, true);
     holdSessionLock(deps, actor, bucketId, sessionId, expiresAt, tx);
     // Re-declaring a pending path replaces it (the client changed the file meanwhile).
     tx.delete(uploadEntries)
