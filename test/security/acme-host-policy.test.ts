@@ -4,13 +4,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { listCertificates } from "../../src/acme";
 import { hostAllowed } from "../../src/acme";
-import { presentedCertificate, startAcmePier, type AcmeSetup } from "../helpers/acme";
+import { presentedCertificate, ACME_SETUP_MS, startAcmePier, type AcmeSetup } from "../helpers/acme";
 import { publishSite, siteFetch } from "../helpers/sites";
 
 let s: AcmeSetup;
 beforeAll(async () => {
   s = await startAcmePier();
-});
+}, ACME_SETUP_MS);
 afterAll(() => s?.stop());
 
 const jobsQueued = () => (s.t.pier.deps.sqlite.query("select count(*) as n from jobs where kind = 'acme.issue'").get() as { n: number }).n;

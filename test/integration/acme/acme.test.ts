@@ -9,7 +9,16 @@ import { listCertificates } from "../../../src/acme";
 import { admin as runAdmin } from "../../../src/cli/admin";
 import { startPier } from "../../../src/runtime";
 import { silentLogger } from "../../../src/core/log";
-import { httpsGet, presentedCertificate, starttlsCertificate, startAcmePier, untilPresented, waitForState, type AcmeSetup } from "../../helpers/acme";
+import {
+  httpsGet,
+  presentedCertificate,
+  starttlsCertificate,
+  ACME_SETUP_MS,
+  startAcmePier,
+  untilPresented,
+  waitForState,
+  type AcmeSetup,
+} from "../../helpers/acme";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
 async function waitUntil(ok: () => boolean, ms = 30_000) {
@@ -26,7 +35,7 @@ let s: AcmeSetup;
 beforeAll(async () => {
   // One hour of validity: renewal is due 40 minutes in, reached by moving the test clock.
   s = await startAcmePier({ validitySeconds: 3600, overrides: { hsts: 600, smtpPort: 0, mxHost: "mx.localhost" } });
-});
+}, ACME_SETUP_MS);
 afterAll(() => s?.stop());
 
 const httpsPort = () => s.t.pier.ports.https!;

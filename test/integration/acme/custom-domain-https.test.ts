@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { httpsGet, startAcmePier, untilPresented, type AcmeSetup } from "../../helpers/acme";
+import { httpsGet, ACME_SETUP_MS, startAcmePier, untilPresented, type AcmeSetup } from "../../helpers/acme";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
 import { publishSite, siteFetch } from "../../helpers/sites";
 import type { TestUser } from "../../helpers/pier";
@@ -20,7 +20,7 @@ beforeAll(async () => {
   dns = await startChallTestSrv({ defaultIPv4: "127.0.0.1" });
   s = await startAcmePier({ dns: dns.dns, overrides: { smtpPort: null } });
   owner = await s.t.user({ plan: "pro" });
-}, 60_000);
+}, ACME_SETUP_MS);
 afterAll(async () => {
   await s?.stop();
   await dns?.stop();

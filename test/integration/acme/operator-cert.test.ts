@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generate } from "selfsigned";
 import { listCertificates } from "../../../src/acme";
-import { presentedCertificate, startAcmePier, type AcmeSetup } from "../../helpers/acme";
+import { presentedCertificate, ACME_SETUP_MS, startAcmePier, type AcmeSetup } from "../../helpers/acme";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, "cert.pem"), pems.cert);
   writeFileSync(join(dir, "key.pem"), pems.private);
   s = await startAcmePier({ dns: dns.dns, overrides: { tlsCert: join(dir, "cert.pem"), tlsKey: join(dir, "key.pem") } });
-});
+}, ACME_SETUP_MS);
 afterAll(async () => {
   await s?.stop();
   await dns?.stop();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { X509Certificate } from "node:crypto";
 import { CHALLENGE_PREFIX } from "../../../src/acme";
-import { httpsGet, startAcmePier, type AcmeSetup, type TlsAnswer } from "../../helpers/acme";
+import { httpsGet, ACME_SETUP_MS, startAcmePier, type AcmeSetup, type TlsAnswer } from "../../helpers/acme";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
 import type { TestUser } from "../../helpers/pier";
 import { publishSite } from "../../helpers/sites";
@@ -26,7 +26,7 @@ beforeAll(async () => {
   s = await startAcmePier({ dns: dns.dns, validitySeconds: 3600, servingWorkers: 2, overrides: { smtpPort: null } });
   owner = await s.t.user({ plan: "pro" });
   await untilBothProcessesServe();
-}, 60_000);
+}, ACME_SETUP_MS);
 afterAll(async () => {
   await s?.stop();
   await dns?.stop();
