@@ -10,7 +10,7 @@ import { AutoIndex } from "./autoindex";
 import type { SiteChanges } from "./changes";
 import { CACHE_HTML, contentExists, SiteContent, type SiteRequest } from "./content";
 import { countHit } from "./counting";
-import { SiteDirectory, type Site } from "./directory";
+import { SiteDirectory, type Manifest, type Site } from "./directory";
 import { applySiteHeaders, FileServer, isComplete } from "./files";
 import { emailGatePage, hasAccess, passwordGatePage, type GateContext } from "./gates";
 import { loadSiteTemplates, messageBody, pageResponse, type SiteTemplates } from "./pages";
@@ -124,17 +124,44 @@ export function createSiteHandler(deps: Deps, note: RequestNote | null = null): 
       }
     }
 
-    const m = directory.manifest(site.deployId);
+    const loaded = directory.manifest(site.deployId);
     const priv = site.accessMode !== "public";
-    const c: SiteRequest = { req, t, site, m, path, dir: parsed.dir, pathname, search, custom, priv, extra, siteHeaders: null, fileType: null };
+    const c: SiteRequest = {
+      req,
+      t,
+      site,
+      m: loaded as Manifest,
+      path,
+      dir: parsed.dir,
+      pathname,
+      search,
+      custom,
+      priv,
+      extra,
+      siteHeaders: null,
+      fileType: null,
+    };
+    if (loaded instanceof Promise) {
+      // A large deploy's first requests wait for its files to be read (in steps: other sites answer meanwhile).
+      return loaded.then((m) => {
+        c.m = m;
+        return fromDeploy(c, preview);
+      });
+    }
     handled = c;
+    return fromDeploy(c, preview);
+  };
+
+  /** The answer from the deploy's files, after the host, the path and the gates were settled. */
+  const fromDeploy = (c: SiteRequest, preview: boolean): Response | Promise<Response> => {
+    const { m, site, path, dir, search } = c;
     const rules = m.rules;
     if (rules === null) return content.serve(c);
 
     // Site rules (docs/site-rules.md) run after the gates: a rule never reveals a protected site.
     // Besides the path, the content check depends on these two (a deploy's files never change): the rules remember its answer.
-    const shadowKey = (parsed.dir ? 1 : 0) | (site.cleanUrls ? 2 : 0);
-    const hit = rules.hasRedirects ? rules.redirect(path, search, () => contentExists(m, path, parsed.dir, site.cleanUrls), shadowKey) : null;
+    const shadowKey = (dir ? 1 : 0) | (site.cleanUrls ? 2 : 0);
+    const hit = rules.hasRedirects ? rules.redirect(path, search, () => contentExists(m, path, dir, site.cleanUrls), shadowKey) : null;
     // A rewrite serves another path of this same site (never another origin: no proxying).
     const target =
       hit !== null && (hit.rule.status === 200 || hit.rule.status === 404) ? parseRequestPath(splitUrl(`http://site${hit.location}`).pathname) : null;

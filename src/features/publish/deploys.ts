@@ -2,7 +2,7 @@
 // ETags) as a new deploy; activateDeploy switches the live site to it in one transaction.
 // Blob I/O and compression happen before the transaction; the rows are written in one go, so a
 // crash leaves either a whole deploy or none (orphan blobs are collected by blob GC).
-import { and, eq, isNotNull, max } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, max } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -210,6 +210,21 @@ export type DeployFile = typeof deployFiles.$inferSelect;
 /** Every file of a deploy (the site server caches this per deploy). */
 export function deployManifest(deps: Deps, deployId: string): DeployFile[] {
   return deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, deployId)).all();
+}
+
+/**
+ * One step of a deploy's files in path order, after `afterPath` (null: from the first): the site
+ * server reads a large deploy in steps instead of in one query (SiteDirectory.manifest).
+ */
+export function deployManifestPage(deps: Deps, deployId: string, afterPath: string | null, limit: number): DeployFile[] {
+  const where = afterPath === null ? eq(deployFiles.deployId, deployId) : and(eq(deployFiles.deployId, deployId), gt(deployFiles.path, afterPath));
+  return deps.db.select().from(deployFiles).where(where).orderBy(asc(deployFiles.path)).limit(limit).all();
+}
+
+/** Whether a deploy still has its files (not pruned from the kept history, not deleted). */
+export function deployHasFiles(deps: Deps, deployId: string): boolean {
+  const row = deps.db.select({ prunedAt: deploys.prunedAt }).from(deploys).where(eq(deploys.id, deployId)).get();
+  return row !== undefined && row.prunedAt === null;
 }
 
 /** The compiled `_redirects`/`_headers` of a deploy (null: neither file). */

@@ -14,7 +14,7 @@ export { BUILD_JOB, findPublication, requestPublish } from "./accept-publish";
 export { runBuild, runUnpublish } from "./build";
 export { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "./lifecycle";
 export { prunePublishSessions } from "./sessions/service";
-export { deployManifest } from "./deploys";
+export { deployHasFiles, deployManifest, deployManifestPage } from "./deploys";
 export type { DeployFile } from "./deploys";
 export { onSiteChange } from "./events";
 export { isExcludedFromPublish } from "./exclusions";
