@@ -11,6 +11,7 @@ import { runSync, SyncFailure, asSyncFailure, type Side } from "./engine";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { removeStore } from "./remote";
+import { compactIfGrown, recoverStore, type Compaction } from "./compact";
 import { connectionById, updateConnection, type ConnectionRow } from "./store";
 import { forgetInstallationToken } from "./github-app";
 
@@ -54,7 +55,8 @@ export const gitSyncJob: JobHandler = {
         nextPollAt: new Date(Date.parse(done) + interval).toISOString(),
       });
       const republished = r.state === "in_sync" && r.pulled > 0 && conn.autoPublish ? await republish(deps, conn) : false;
-      return { state: r.state, pulled: r.pulled, pushed: r.pushed, conflicts: r.conflicts.length, republished };
+      const compacted = r.state === "in_sync" && moved && r.commit !== null ? await compactStore(deps, conn, r.commit) : null;
+      return { state: r.state, pulled: r.pulled, pushed: r.pushed, conflicts: r.conflicts.length, republished, ...(compacted ? { compacted } : {}) };
     } catch (e) {
       const failure = githubWording(deps, conn, e instanceof SyncFailure ? e : asSyncFailure(e));
       if (!(e instanceof SyncFailure)) deps.log.warn("git sync failed", { connection: conn.id, error: e });
@@ -149,6 +151,16 @@ export async function pollConnections(deps: Deps): Promise<{ queued: number }> {
   return { queued: ids.size, ...(removed ? { removed_stores: removed } : {}) };
 }
 
+/** The store's compaction after a sync that moved (compact.ts); a failure keeps the old store and is only logged. */
+async function compactStore(deps: Deps, conn: ConnectionRow, commit: string): Promise<Compaction | null> {
+  try {
+    return await compactIfGrown(deps, conn.id, commit, conn.branch);
+  } catch (e) {
+    deps.log.warn("git sync: the object store was not compacted", { connection: conn.id, error: (e as Error).message });
+    return null;
+  }
+}
+
 /**
  * Object stores under <data-dir>/git whose connection is gone: a deleted bucket takes its
  * connection row with it (foreign key cascade), and its store would otherwise stay forever.
@@ -171,7 +183,9 @@ export function removeOrphanStores(deps: Deps): number {
       .map((r) => r.id),
   );
   let removed = 0;
-  for (const name of names) {
+  // A swap cut by a crash (compact.ts) left `<id>.old` without `<id>`: put it back first.
+  for (const name of names) if (name.endsWith(".old") && known.has(name.slice(0, -4))) recoverStore(join(root, name.slice(0, -4)));
+  for (const name of readdirSync(root)) {
     if (known.has(name) || !name.startsWith("gsc_")) continue;
     removeStore(deps, name);
     removed++;

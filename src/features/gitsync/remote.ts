@@ -7,16 +7,13 @@ import { join } from "node:path";
 import { rootCertificates } from "node:tls";
 import type { GitAuth, HttpClient } from "isomorphic-git";
 import type { Deps } from "../../core/context";
+import { recoverStore, storePath } from "./compact";
+import { isoGit } from "./iso-git";
 import { SyncFailure } from "./failure";
 import { boundedHttp } from "./http-client";
 import { syncLimits, visitPath, type SyncLimits } from "./limits";
 
 export { SyncFailure };
-
-// Loaded by a sync's first git call: a serving worker, and a server that syncs nothing, never load
-// it (a megabyte of heap and ~1,800 functions that every garbage collection would walk).
-let isoGitModule: Promise<typeof import("isomorphic-git").default> | null = null;
-const isoGit = () => (isoGitModule ??= import("isomorphic-git").then((m) => m.default));
 
 export interface RemoteAccess {
   url: string;
@@ -44,7 +41,8 @@ export interface GitStore {
 }
 
 export function openStore(deps: Deps, connectionId: string, access: RemoteAccess, traffic: Traffic = { sent: 0, received: 0 }): GitStore {
-  const gitdir = join(deps.config.dataDir, "git", connectionId);
+  const gitdir = storePath(deps, connectionId);
+  recoverStore(gitdir);
   fs.mkdirSync(gitdir, { recursive: true, mode: 0o700 });
   // `tls.ca` replaces the trusted roots: keep the usual ones beside the private CA, so remotes with
   // public certificates (GitHub, GitLab.com) still verify on an instance that sets --git-ca-root.
@@ -58,7 +56,7 @@ export function openStore(deps: Deps, connectionId: string, access: RemoteAccess
 }
 
 export function removeStore(deps: Deps, connectionId: string): void {
-  fs.rmSync(join(deps.config.dataDir, "git", connectionId), { recursive: true, force: true });
+  fs.rmSync(storePath(deps, connectionId), { recursive: true, force: true });
 }
 
 /**

@@ -1,0 +1,116 @@
+// A connection's object store under <data-dir>/git grew with every sync (a pack per fetch, loose
+// objects per push, nothing ever removed). Once it has grown past twice its size after the last
+// compaction, the last synced snapshot is copied into a fresh store: the disk use falls back,
+// and later syncs still see deletions, take thin packs and push (D280).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { saveRepository } from "../../../src/features/gitsync";
+import { compactionLimits, storeBytes } from "../../../src/features/gitsync/compact";
+import { removeOrphanStores } from "../../../src/features/gitsync";
+import { bucketText as readBucketText } from "../../helpers/gitsync";
+import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
+import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { directUpload, newBucket, textFile } from "../../helpers/uploads";
+
+let t: TestPier;
+let server: GitServer;
+let user: TestUser;
+let other: WorkClone;
+let bucketId: string;
+let storeDir: string;
+const cred = { user: "deploy", password: "s3cret-token" };
+const saved = { ...compactionLimits };
+
+beforeAll(async () => {
+  // Small enough that a few syncs of 64 KB changes reach it.
+  compactionLimits.minGrowthBytes = 100_000;
+  server = startGitServer({ credential: cred });
+  t = await startTestPier({ gitAllowHttp: "on", gitAllowPrivateNetwork: "on" });
+  user = await t.user({ plan: "pro" });
+  const url = server.createRepo("compaction");
+  other = await workClone(url.replace("http://", `http://${cred.user}:${cred.password}@`));
+  other.write("index.html", "<h1>v0</h1>\n");
+  other.write("keep/a.txt", "a\n");
+  other.write("gone.txt", "to be deleted\n");
+  other.write("data.bin", randomBytes(64 * 1024));
+  await other.commitAndPush("initial");
+  bucketId = await newBucket(t, user.key, "compaction");
+  saveRepository(t.pier.deps, apiKeyActorOf(user), bucketId, { repository_url: url, branch: "main", username: cred.user, password: cred.password });
+  expect((await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key, body: { direction: "import" } })).status).toBe(202);
+  await t.pier.runner.drain();
+  const id = (t.pier.deps.sqlite.query("select id from git_sync_connections where bucket_id = ?").get(bucketId) as { id: string }).id;
+  storeDir = join(t.pier.deps.config.dataDir, "git", id);
+});
+afterAll(async () => {
+  Object.assign(compactionLimits, saved);
+  other?.cleanup();
+  await t?.stop();
+  await server?.stop();
+});
+
+const syncNow = async () => {
+  expect((await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} })).status).toBe(202);
+  await t.pier.runner.drain();
+  const s = (await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key })).body.data.github_sync;
+  expect(s.state).toBe("in_sync");
+  return s;
+};
+const packs = () => readdirSync(join(storeDir, "objects", "pack")).filter((n) => n.endsWith(".pack")).length;
+const bucketText = (path: string) => readBucketText(t, user.key, bucketId, path);
+
+describe("git sync object store", () => {
+  test("grows with each sync, then is compacted to the last snapshot once it doubled; git itself finds it whole", async () => {
+    const baseline = storeBytes(storeDir);
+    expect(baseline).toBeGreaterThan(64 * 1024);
+    let largest = baseline;
+    let compactedAt = -1;
+    for (let i = 1; i <= 8 && compactedAt === -1; i++) {
+      other.write("data.bin", randomBytes(64 * 1024));
+      other.write("index.html", `<h1>v${i}</h1>\n`);
+      await other.commitAndPush(`change ${i}`);
+      const before = storeBytes(storeDir);
+      await syncNow();
+      const after = storeBytes(storeDir);
+      expect(await bucketText("index.html")).toBe(`<h1>v${i}</h1>\n`);
+      if (after < before) compactedAt = i;
+      largest = Math.max(largest, after);
+    }
+    // Compacted at the sync that took it past twice the baseline, not before, and back near the baseline.
+    expect(compactedAt).toBeGreaterThan(1);
+    expect(largest).toBeLessThanOrEqual(2 * baseline + 3 * 64 * 1024);
+    expect(storeBytes(storeDir)).toBeLessThan(baseline * 1.5);
+    expect(packs()).toBe(0);
+    // The real git reads the compacted store: the commit, its tree and every blob are there.
+    expect(await git(storeDir, "--git-dir", storeDir, "fsck", "--no-dangling")).toBe("");
+    const head = (await git(other.dir, "rev-parse", "HEAD")).trim();
+    expect((await git(storeDir, "--git-dir", storeDir, "rev-parse", "refs/heads/main")).trim()).toBe(head);
+  }, 120_000);
+
+  test("after a compaction a sync still sees changes and deletions in the repository, and pushes the bucket's", async () => {
+    other.remove("gone.txt");
+    other.write("keep/a.txt", "a2\n");
+    await other.commitAndPush("delete and edit");
+    await syncNow();
+    expect(await bucketText("keep/a.txt")).toBe("a2\n");
+    const files = (await t.api("GET", `/api/v1/buckets/${bucketId}/files?limit=100`, { key: user.key })).body.data.files.map((f: any) => f.path);
+    expect(files).not.toContain("gone.txt");
+    expect((await directUpload(t, user.key, bucketId, textFile("from-bucket.txt", "pushed\n"))).status).toBeLessThan(300);
+    await syncNow();
+    await other.pull();
+    expect(other.read("from-bucket.txt")).toBe("pushed\n");
+    expect(other.read("keep/a.txt")).toBe("a2\n");
+  }, 60_000);
+
+  test("a swap cut between its two renames is put back by the next sweep", async () => {
+    renameSync(storeDir, `${storeDir}.old`);
+    removeOrphanStores(t.pier.deps);
+    expect(existsSync(storeDir)).toBe(true);
+    expect(existsSync(`${storeDir}.old`)).toBe(false);
+    other.write("keep/a.txt", "a3\n");
+    await other.commitAndPush("after the sweep");
+    await syncNow();
+    expect(await bucketText("keep/a.txt")).toBe("a3\n");
+  }, 60_000);
+});
