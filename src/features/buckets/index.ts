@@ -1,5 +1,11 @@
 // The buckets feature: buckets, their access checks, locks, variables, inbound address and deletion.
 // What other features may use of it: they import "../buckets", never a file inside this folder.
+import { registerCredentialsEnded } from "../accounts";
+import { releaseBucketLocksOf } from "./locks";
+
+// A revoked key's or connection's bucket locks go with it, as its file locks do (D257).
+registerCredentialsEnded(releaseBucketLocksOf);
+
 export {
   activeLock,
   assertNotDeleting,

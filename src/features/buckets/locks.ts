@@ -1,11 +1,11 @@
 // The explicit bucket lock (an agent reserving a bucket while it works) and the
 // visibility-change lock (freezing publish/unpublish/access/slug; unlocked only in the UI).
-import { and, eq, gt, ne, or, lte } from "drizzle-orm";
+import { and, eq, gt, inArray, ne, or, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { bucketLocks, buckets, uploadSessions } from "../../db/schema";
-import { transaction, type DbOrTx } from "../../db/tx";
+import { transaction, type DbOrTx, type Tx } from "../../db/tx";
 import { activeLock, loadMutableBucket, type BucketRow } from "./authorization";
 import { LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS } from "./model";
 import { isoAfter } from "../../core/clock";
@@ -67,6 +67,15 @@ export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: 
     const released = removed.some((r) => r.holderId === actor.credentialId && r.expiresAt > deps.clock.now().toISOString());
     return { released };
   });
+}
+
+/**
+ * Delete the bucket locks (explicit ones and upload sessions') these credentials held: they ended
+ * for good (a key or an OAuth connection revoked), so nobody could release them, and every other
+ * writer would wait out the lock's hour. A hook of accounts, as files' releaseLocksOf is (D257).
+ */
+export function releaseBucketLocksOf(_deps: Deps, credentialIds: string[], tx: Tx): void {
+  tx.delete(bucketLocks).where(inArray(bucketLocks.holderId, credentialIds)).run();
 }
 
 /** Freeze visibility changes. Idempotent; there is deliberately no API to unlock. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { assertVisibilityUnlocked, loadBucket } from "../../../src/features/buckets/authorization";
+import { createApiKey, revokeApiKey } from "../../../src/features/accounts/keys";
 import { createBucket, snapshot } from "../../helpers/buckets";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
@@ -79,6 +80,26 @@ describe("bucket lock", () => {
       expect([duration_seconds, r.status, r.body.error.code]).toEqual([duration_seconds, 422, "VALIDATION_FAILED"]);
     }
     expect((await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key: u.key, body: { duration_seconds: 3600 } })).status).toBe(200);
+  });
+});
+
+describe("a bucket lock whose holder was revoked", () => {
+  test("is deleted with the key, its explicit lock and its upload session's alike: the owner writes at once", async () => {
+    for (const kind of ["explicit", "upload session"] as const) {
+      const b = await createBucket(t, u);
+      const { key, record } = createApiKey(t.pier.deps, { accountId: u.accountId, userId: u.userId, label: "agent", kind: "named", scope: "bucket_write" });
+      const taken =
+        kind === "explicit"
+          ? await t.api("POST", `/api/v1/buckets/${b.id}/lock`, { key, body: { message: "agent at work", duration_seconds: 3600 } })
+          : await t.api("POST", `/api/v1/buckets/${b.id}/upload_sessions`, { key, body: {} });
+      expect([kind, taken.status]).toEqual([kind, kind === "explicit" ? 200 : 201]);
+      const title = (n: number) => t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: u.key, body: { bucket: { title: `${kind} ${n}` } } });
+      expect([kind, (await title(1)).status]).toEqual([kind, 423]);
+      revokeApiKey(t.pier.deps, u.accountId, record.id);
+      expect(t.pier.deps.sqlite.query("SELECT id FROM bucket_locks WHERE holder_id = ?").all(record.id)).toEqual([]);
+      expect([kind, (await title(2)).status]).toEqual([kind, 200]);
+      expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).body.data.bucket.lock).toBeUndefined();
+    }
   });
 });
 
