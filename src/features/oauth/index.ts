@@ -3,6 +3,11 @@
 // The services (no service.ts: one file per grant, as the RFCs split them): clients.ts
 // (registration), device.ts and authorize.ts (the two grants), token.ts (the token endpoint),
 // grants.ts and connections.ts (approved connections and their tokens).
+import { registerCredentialsEnded } from "../accounts";
+import { revokeGrantsOfEndedKeys } from "./key-revoked";
+
+// Revoking a device login's API key ends its connection too (D272).
+registerCredentialsEnded(revokeGrantsOfEndedKeys);
 export { DEVICE_GRANT } from "./clients";
 export { withCors } from "./cors";
 export { resourceMetadataUrl } from "./metadata";

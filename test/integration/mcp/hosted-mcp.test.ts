@@ -240,6 +240,38 @@ describe("hosted MCP", () => {
     );
     expect(huge.status).toBe(413);
   });
+
+  test("a 1 MiB argument with 500,000 invalid elements is refused without walking them all, even from a read key", async () => {
+    const u = await t.user();
+    const readKey = t.key(u, { scope: "bucket_read" });
+    // tag_paths wants at most 50 strings: every 0 is an error of its own. Listing all of them
+    // took about 0.7 s of the event loop per call (and ~100 MiB), before the scope was checked.
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "bucket_create", arguments: { title: "x", tag_paths: Array(500_000).fill(0) } },
+    });
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const call = () =>
+      fetch(mcpUrl, {
+        method: "POST",
+        body,
+        headers: { authorization: `Bearer ${readKey}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      });
+    const inFlight = [call(), call(), call()];
+    await Bun.sleep(1);
+    const t0 = performance.now();
+    expect((await fetch(`${t.url}/api/v1/status`)).status).toBe(200);
+    const waited = performance.now() - t0;
+    for (const res of await Promise.all(inFlight)) {
+      const r = (await res.json()) as any;
+      expect(r.result.structuredContent.error.code).toBe("VALIDATION_FAILED");
+      expect(r.result.structuredContent.error.details.fields.length).toBeLessThanOrEqual(20);
+    }
+    // Three such calls held everyone else for ~2 s; 1 s leaves room for a busy CI machine.
+    expect(waited).toBeLessThan(1000);
+  });
 });
 
 describe("file tools", () => {

@@ -144,6 +144,27 @@ describe("device flow", () => {
     expect((await t.api("GET", "/api/v1/buckets", { key: tokens.access_token })).status).toBe(200);
   });
 
+  test("revoking the device login's pier_api_key under API keys ends its connection: tokens and refresh too", async () => {
+    const u = await t.user();
+    const d = await start();
+    await decideDevice(t, sessionCookie(t, u), d.verification_uri_complete!);
+    const tokens = await poll(d.device_code);
+    const keys = (await t.api("GET", "/api/v1/api_keys", { key: u.key })).body.data.api_keys as any[];
+    const agentKey = keys.find((k) => (tokens.pier_api_key as string).startsWith(k.prefix) && k.kind === "agent");
+    expect(agentKey).toBeDefined();
+    expect((await t.api("DELETE", `/api/v1/api_keys/${agentKey.id}`, { key: u.key })).status).toBe(200);
+
+    // The user revoked what the agent was given: the same connection's tokens must not live on.
+    for (const bearer of [tokens.pier_api_key as string, tokens.access_token]) {
+      expect((await t.api("GET", "/api/v1/buckets", { key: bearer })).status).toBe(401);
+    }
+    const refreshed = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
+    expect(refreshed.status).toBe(400);
+    expect((await refreshed.json()).error).toBe("invalid_grant");
+    const list = await t.api("GET", "/api/v1/oauth/connections", { headers: { cookie: sessionCookie(t, u) } });
+    expect(list.body.data.connections.filter((c: any) => c.client_id === client.client_id)).toEqual([]);
+  });
+
   test("deny: the poll answers access_denied and nothing is granted", async () => {
     const u = await t.user();
     const d = await start();
