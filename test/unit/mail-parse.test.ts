@@ -3,7 +3,7 @@
 // they are meant to be broken.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash, generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dkimSign } from "mailauth";
@@ -115,7 +115,7 @@ describe("parseMessageFile", () => {
     expect(message.parse_error).toBeString();
     expect(message.attachments).toEqual([]);
     expect(attachmentFiles).toEqual([]);
-    expect(readdirSync(tempDir)).toEqual([]);
+    expect(existsSync(tempDir)).toBe(false); // the folder too: no caller would remove it
   });
 
   test("one enormous folded header line does not crash", async () => {

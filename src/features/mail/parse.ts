@@ -60,7 +60,7 @@ export interface ParsedMessage {
 }
 
 export interface ParseOptions {
-  /** Where attachment temp files go (created with the first attachment; the caller removes it). */
+  /** Where attachment temp files go (created with the first attachment; the caller removes it, a failed parse itself). */
   tempDir: string;
   maxBodyChars?: number;
   maxAttachments?: number;
@@ -160,7 +160,13 @@ export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions)
   // creates the file afterwards, so removal must wait for the close, not just for the pipeline.
   const created: { file: string; closed: Promise<unknown> }[] = [];
   const pending: Promise<void>[] = [];
+  // Attachment streams still being written. When the MIME splitter fails (too many parts, a
+  // header over its limit) mailparser stops without ending the attachment it was streaming, and
+  // destroying the parser does not end it either: its file would stay open for good and its
+  // store never settle. A failed parse destroys these itself.
+  const streaming = new Set<AttachmentStream["content"]>();
   const storeAttachment = async (a: AttachmentStream) => {
+    streaming.add(a.content);
     try {
       if (message.attachments.length >= maxAttachments) {
         message.attachments_omitted++;
@@ -186,6 +192,7 @@ export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions)
       });
       attachmentFiles.push(file);
     } finally {
+      streaming.delete(a.content);
       a.release?.();
     }
   };
@@ -211,7 +218,9 @@ export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions)
     await done;
   } catch (e) {
     input?.destroy();
-    parser.destroy(); // also ends an attachment stream that was mid-way, closing its file
+    parser.destroy();
+    // Ends an attachment that was mid-way: its pipeline fails and closes its file.
+    for (const s of streaming) s.destroy(e as Error);
     message.parse_error = (e as Error).message || String(e);
   }
 
@@ -231,7 +240,9 @@ export async function parseMessageFile(raw: string | Buffer, opts: ParseOptions)
     // Attachments of a message that failed halfway are not trustworthy: keep only the .eml.
     // Let stores still writing settle first (bounded), or a late file would outlive the rm.
     await settlesWithin(Promise.allSettled([...pending, ...created.map((c) => c.closed)]), 5_000);
-    await Promise.all(created.map((c) => rm(c.file, { force: true })));
+    // The whole scratch directory, not only its files: with no attachment files left the caller
+    // has nothing to clean up and would leave the directory behind (one per such message).
+    if (created.length > 0) await rm(opts.tempDir, { recursive: true, force: true });
     attachmentFiles.length = 0;
     message.attachments = [];
   }

@@ -4,6 +4,7 @@
 // and attachment, the read status.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readlinkSync } from "node:fs";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { pendingTempFiles } from "../../../src/smtp/server";
@@ -393,6 +394,39 @@ describe("filing over real SMTP", () => {
       expect(bytes.equals(c)).toBe(true);
     }
     expect((await emailFiles(b.id)).files).toHaveLength(contents.length + 2);
+    expect(pendingTempFiles(join(t.dataDir, "tmp", "mail"))).toEqual([]);
+  });
+
+  test("MIME that breaks off mid-attachment (too many parts): filed with parse_error, no attachment file left open or behind", async () => {
+    const b = await newBucket();
+    // Past mailsplit's part limit the splitter fails while the first attachment is still being
+    // streamed to its temp file: that file used to stay open for good (and the answer took 5 s).
+    const openScratch = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).includes(join(t.dataDir, "tmp", "mail"));
+        } catch {
+          return false;
+        }
+      });
+    let body = "From: x@sender.test\r\nSubject: many parts\r\nContent-Type: multipart/mixed; boundary=zz\r\n\r\n";
+    for (let i = 0; i < 1100; i++) body += `--zz\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="a.bin"\r\n\r\nx\r\n`;
+    for (let k = 0; k < 2; k++) {
+      const c = await RawSmtp.open(port());
+      await c.cmd("EHLO client.test");
+      await c.cmd("MAIL FROM:<x@sender.test>");
+      expect((await c.cmd(`RCPT TO:<${b.inbound_email.address}>`)).code).toBe(250);
+      expect((await c.cmd("DATA")).code).toBe(354);
+      expect((await c.cmd(body + "--zz--\r\n.")).code).toBe(250);
+      c.close();
+    }
+    const s = await inbound(b.id);
+    expect(s.received_count).toBe(2);
+    const json = await (await readByPath(b.id, `${s.last_received_path}message.json`)).json();
+    expect(json.parse_error).toBeString();
+    expect(json.attachments).toEqual([]);
+    await Bun.sleep(200);
+    if (existsSync("/proc/self/fd")) expect(openScratch()).toEqual([]);
     expect(pendingTempFiles(join(t.dataDir, "tmp", "mail"))).toEqual([]);
   });
 
