@@ -10,7 +10,7 @@ import type { Site } from "./directory";
 export interface CountedRequest {
   req: Request;
   site: Site;
-  /** The site host's first label. */
+  /** The site host's first label, or a custom domain's whole hostname (the site's own host either way). */
   label: string;
   pathname: string;
   res: Response;

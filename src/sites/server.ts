@@ -64,11 +64,12 @@ export function createSiteHandler(deps: Deps, note: RequestNote | null = null): 
     handledPath = null;
     handled = null;
     const res = handle(req, hostKind, ipOf);
-    if (hostKind.kind !== "site") return res;
-    const site = handledSite ?? directory.byLabel(hostKind.label);
+    // A custom domain serves its bucket's main site and becomes its public URL: its readers count too.
+    const custom = hostKind.kind === "custom";
+    const site = handledSite ?? (custom ? directory.byCustomHost(hostKind.hostname) : directory.byLabel(hostKind.label));
     if (!site?.analytics || site.deployId === null || site.status !== "published") return res;
     const pathname = handledPath ?? splitUrl(req.url).pathname;
-    const label = hostKind.label;
+    const label = custom ? hostKind.hostname : hostKind.label;
     if (res instanceof Response) {
       countHit(deps, { req, site, label, pathname, res, fileType: (handled as SiteRequest | null)?.fileType ?? null, ip: ipOf });
       return res;

@@ -207,3 +207,25 @@ describe("form endpoint attacks", () => {
     expect(stored()).toBe(before + FORM_POSTS_PER_FORM_MINUTE);
   });
 });
+
+describe("form macros in pages", () => {
+  test("a page repeating the form macros gets each form once: its answer grows with the page, not with macros times forms", async () => {
+    const macros = "{{PIER_FORM}}".repeat(2_000) + "{{PIER_FORM:contact}}".repeat(2_000);
+    const page = `<!doctype html><html><body><h1>Many</h1>${macros}<p>end</p></body></html>`;
+    const many = await publishSite(t, { files: [{ path: "index.html", bytes: page }] });
+    const r = await t.api("PATCH", `/api/v1/buckets/${many.pub.bucketId}`, {
+      key: many.user.key,
+      body: { bucket: { metadata: { publication_forms: { forms: [{ name: "contact" }, { name: "waitlist" }, { name: "feedback" }] } } } },
+    });
+    expect(r.status).toBe(200);
+    const res = await siteFetch(t, many.host, "/");
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    for (const form of ["contact", "waitlist", "feedback"]) expect(body.split(`data-pier-form="${form}"`).length - 1).toBe(1);
+    // The forms went inline at their first macro: none floats, and every other macro is gone.
+    expect(body).not.toContain("data-pier-widget=");
+    expect(body).not.toContain("{{PIER_FORM");
+    expect(body).toContain("<p>end</p>");
+    expect(body.length).toBeLessThan(page.length);
+  });
+});

@@ -104,7 +104,7 @@ export class AnalyticsRecorder {
 
   /**
    * The hot path: the request's facts as they came (strings are not cut, parsed or hashed here).
-   * `label` is the site host's first label; `bot` is botOf(userAgent); `ip` is the client
+   * `label` is the site host's first label, or a custom domain's whole hostname; `bot` is botOf(userAgent); `ip` is the client
    * address of a person's visit (isVisit) and "" for any other hit (a bot, an asset); `referer`
    * is read only for a person's page. Never throws into the site server.
    */
@@ -343,7 +343,8 @@ export class AnalyticsRecorder {
       bySite = undefined;
     }
     if (bySite === undefined) this.referrers.set(label, (bySite = new Map()));
-    const answer = referrerHost(referer, `${label}.${sitesDomain}`);
+    // A label has no dot; a custom domain's hostname always has one and is the host itself.
+    const answer = referrerHost(referer, label.includes(".") ? label : `${label}.${sitesDomain}`);
     bySite.set(referer, answer);
     this.referrersHeld += 1;
     return answer;

@@ -85,7 +85,10 @@ export class FormWidget {
       });
     const inline = new Set<FormName>();
     const filled = html.replace(MACRO, (_m, name: string | undefined) => {
-      const chosen = name === undefined ? hosted : hosted.filter((f) => f.name === name);
+      // Each form once a page, at its first macro: a page repeating macros would otherwise make
+      // every view render forms times macros (11 bytes of page, a few KB of answer each), and
+      // a second copy would repeat the form's element ids. Later macros go blank.
+      const chosen = hosted.filter((f) => (name === undefined || f.name === name) && !inline.has(f.name));
       for (const f of chosen) inline.add(f.name);
       return chosen.map((f) => render(f.name)).join("");
     });
