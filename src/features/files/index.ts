@@ -29,7 +29,7 @@ export { fileHistory, getFile } from "./service";
 export { copyOrMoveFile, deleteFile, renameFile } from "./ops";
 export { FILE_LOCK_DEFAULT_S, FILE_LOCK_MAX_S, lockFiles, unlockFile } from "./locks";
 export { CopyMoveBody, LockFilesBody, RenameBody } from "./model";
-export { changesOfVersions, getVersion, listVersions, restoreVersion, versionFiles } from "./versions/service";
+export { changesOfVersions, getVersion, listVersions, restoreVersion, snapshotAt, versionFiles } from "./versions/service";
 export type { PathChange } from "./versions/service";
 export { RestoreBody } from "./versions/model";
 // Git sync refuses the files uploads refuse, with the same rules.

@@ -18,6 +18,7 @@ import {
   latestVersion,
   normalizePath,
   pathsChangedSince,
+  snapshotAt,
   type BlobRef,
   type Change,
 } from "../files";
@@ -93,7 +94,8 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   const head = await fetchBranch(store, access, conn.lastCommit === null);
   const baseTree = await treeOf(store, conn.lastCommit).catch(() => null);
   const headTree = await treeOf(store, head);
-  const remote = await diffTrees(store, baseTree, headTree);
+  const remote =
+    conn.lastCommit !== null && baseTree === null ? await diffAgainstLastVersion(deps, store, conn, headTree) : await diffTrees(store, baseTree, headTree);
   const currentVersion = latestVersion(conn.bucketId, deps.db)?.number ?? 0;
   const local: Map<string, BucketFile> = pathsChangedSince(deps, conn.bucketId, conn.lastVersion ?? 0);
   // Received mail is private to the bucket (never published, never synced): it never goes to a
@@ -158,6 +160,30 @@ export async function runSync(deps: Deps, conn: ConnectionRow, choices: Record<s
   let version = currentVersion;
   if (pulledVersion !== null) version = pulledVersion === currentVersion + 1 ? pulledVersion : currentVersion;
   return { state: "in_sync", pulled: remote.size, pushed: local.size, conflicts: [], commit, version, traffic: store.traffic };
+}
+
+/**
+ * The repository's changes when the store no longer holds the last synced commit (restored from
+ * a backup, which keeps no git stores, or removed by hand): the bucket at the last synced
+ * version is what that commit held (every sync that ends in_sync leaves both sides equal, mail
+ * aside), so the head is compared with it, a file by its git blob id. Reads each file of that
+ * version once; without it every repository file looked changed (a false conflict at each path
+ * the bucket changed since) and the repository's deletions never reached the bucket.
+ */
+async function diffAgainstLastVersion(deps: Deps, store: GitStore, conn: ConnectionRow, headTree: string | null): Promise<Map<string, TreeEntry | null>> {
+  deps.log.info("git sync: the object store lacks the last synced commit; comparing with the bucket's last synced version", { connection: conn.id });
+  const head = await diffTrees(store, null, headTree);
+  const out = new Map<string, TreeEntry | null>();
+  const base = new Set<string>();
+  for (const entry of snapshotAt(conn.bucketId, conn.lastVersion ?? 0, deps.db)) {
+    if (isMailPath(entry.path)) continue;
+    base.add(entry.path);
+    const theirs = head.get(entry.path);
+    if (!theirs) out.set(entry.path, null);
+    else if (theirs.oid !== (await gitOidOf(deps, entry.blob))) out.set(entry.path, theirs);
+  }
+  for (const [path, entry] of head) if (!base.has(path)) out.set(path, entry);
+  return out;
 }
 
 interface PreparedPull {

@@ -4,7 +4,7 @@
 // and later syncs still see deletions, take thin packs and push (D280).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, renameSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { saveRepository } from "../../../src/features/gitsync";
 import { compactionLimits, storeBytes } from "../../../src/features/gitsync/compact";
@@ -101,6 +101,27 @@ describe("git sync object store", () => {
     await other.pull();
     expect(other.read("from-bucket.txt")).toBe("pushed\n");
     expect(other.read("keep/a.txt")).toBe("a2\n");
+  }, 60_000);
+
+  test("a lost store (a restore: backups hold no git stores) is compared against the bucket's last synced version: deletions reach the bucket, no false conflicts", async () => {
+    other.write("lost/one.txt", "one\n");
+    other.write("lost/two.txt", "two\n");
+    await other.commitAndPush("before the loss");
+    await syncNow();
+    rmSync(storeDir, { recursive: true, force: true });
+    // Meanwhile: the repository deletes one file and edits another; the bucket edits a third.
+    other.remove("lost/one.txt");
+    other.write("lost/two.txt", "two, edited in the repository\n");
+    await other.commitAndPush("after the loss");
+    expect((await directUpload(t, user.key, bucketId, textFile("keep/a.txt", "edited in the bucket\n"))).status).toBeLessThan(300);
+    const s = await syncNow();
+    expect(s.conflicts).toEqual([]);
+    const files = (await t.api("GET", `/api/v1/buckets/${bucketId}/files?limit=100`, { key: user.key })).body.data.files.map((f: any) => f.path);
+    expect(files).not.toContain("lost/one.txt");
+    expect(await bucketText("lost/two.txt")).toBe("two, edited in the repository\n");
+    await other.pull();
+    expect(other.read("keep/a.txt")).toBe("edited in the bucket\n");
+    expect(existsSync(join(other.dir, "lost/one.txt"))).toBe(false);
   }, 60_000);
 
   test("a swap cut between its two renames is put back by the next sweep", async () => {
