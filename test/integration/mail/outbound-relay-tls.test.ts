@@ -3,59 +3,27 @@
 // not even the relay's password; opportunistic (and auto on this machine) sends in clear.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { networkInterfaces } from "node:os";
-import { SMTPServer } from "smtp-server";
 import { startupBanner } from "../../../src/cli/serve";
 import { mailerFor } from "../../../src/features/mail";
 import { SmtpRelayMailer } from "../../../src/features/mail/outbound";
 import { relayRequiresStartTls } from "../../../src/features/mail/relay-tls";
 import { startTestPier, type TestPier } from "../../helpers/pier";
+import { startRelay, type TestRelay } from "../../helpers/smtp-relay";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
-interface PlainRelay {
-  server: SMTPServer;
-  port: number;
-  /** Passwords the relay was sent (in clear: it has no TLS). */
-  passwords: string[];
-  messages: string[];
-}
-
-function startPlainRelay(host: string): Promise<PlainRelay> {
-  const relay: Omit<PlainRelay, "port"> = { server: undefined as unknown as SMTPServer, passwords: [], messages: [] };
-  relay.server = new SMTPServer({
-    disabledCommands: ["STARTTLS"],
-    authOptional: true,
-    allowInsecureAuth: true,
-    logger: false,
-    onAuth(auth, _session, cb) {
-      relay.passwords.push(auth.password ?? "");
-      cb(null, { user: auth.username });
-    },
-    onData(stream, _session, cb) {
-      let data = "";
-      stream.on("data", (c: Buffer) => (data += c.toString("utf8")));
-      stream.on("end", () => {
-        relay.messages.push(data);
-        cb();
-      });
-    },
-  });
-  relay.server.on("error", () => {});
-  return new Promise((res) => relay.server.listen(0, host, () => res({ ...relay, port: (relay.server.server.address() as { port: number }).port })));
-}
-
 const msg = { to: "reader@example.com", kind: "test", subject: "hello", text: "the body" };
-let relay: PlainRelay;
+let relay: TestRelay;
 let t: TestPier;
 let relayUrl: string;
 
 beforeAll(async () => {
-  relay = await startPlainRelay("127.0.0.1");
+  relay = await startRelay();
   relayUrl = `smtp://pier:relay-secret@127.0.0.1:${relay.port}`;
   t = await startTestPier({ smtpRelayUrl: relayUrl, smtpRelayTls: "required" });
 });
 afterAll(async () => {
   await t.stop();
-  await new Promise<void>((res) => relay.server.close(() => res()));
+  await relay.stop();
 });
 
 describe("--smtp-relay-tls", () => {
@@ -92,7 +60,7 @@ describe("--smtp-relay-tls", () => {
       const before = relay.messages.length;
       await new SmtpRelayMailer(t.pier.deps, relayUrl, "no-reply@pier.test", mode).send(msg);
       expect(relay.messages.length).toBe(before + 1);
-      expect(relay.messages.at(-1)).toContain("the body");
+      expect(relay.messages.at(-1)!.data).toContain("the body");
     }
     expect(relay.passwords).toEqual(["relay-secret", "relay-secret"]);
   });
@@ -102,7 +70,7 @@ describe("--smtp-relay-tls", () => {
     .flat()
     .find((i) => i && !i.internal && i.family === "IPv4")?.address;
   test.skipIf(!lanAddress)("auto: a relay at a network address with credentials must give STARTTLS", async () => {
-    const lan = await startPlainRelay(lanAddress!);
+    const lan = await startRelay({ host: lanAddress! });
     try {
       const url = `smtp://pier:relay-secret@${lanAddress}:${lan.port}`;
       const refused = await new SmtpRelayMailer(t.pier.deps, url, "no-reply@pier.test", "auto").send(msg).then(
@@ -113,7 +81,7 @@ describe("--smtp-relay-tls", () => {
       expect(lan.passwords).toEqual([]);
       expect(lan.messages).toEqual([]);
     } finally {
-      await new Promise<void>((res) => lan.server.close(() => res()));
+      await lan.stop();
     }
   });
 

@@ -1,61 +1,22 @@
 // require_email with PIER_SMTP_RELAY_URL set: the code travels over real SMTP (nodemailer) to a
-// minimal SMTP receiver on loopback, and nothing lands in the outbox.
+// relay on loopback (smtp-server), and nothing lands in the outbox.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer, type Server } from "node:net";
+import { createServer } from "node:net";
 import { listOutbox, relayTimeouts, SmtpRelayMailer } from "../../../src/features/mail/outbound";
 import { startTestPier, type TestPier } from "../../helpers/pier";
+import { startRelay, type TestRelay } from "../../helpers/smtp-relay";
 import { publishSite, siteFetch } from "../../helpers/sites";
 
 let t: TestPier;
-let smtp: Server;
-const received: { from: string; to: string[]; data: string }[] = [];
-
-/** Just enough of RFC 5321 to accept messages: no TLS, no AUTH. */
-function startReceiver(): Promise<number> {
-  smtp = createServer((sock) => {
-    let buf = "";
-    let inData = false;
-    let msg = { from: "", to: [] as string[], data: "" };
-    sock.write("220 test ESMTP\r\n");
-    sock.on("data", (chunk) => {
-      buf += chunk.toString("utf8");
-      for (;;) {
-        if (inData) {
-          const end = buf.indexOf("\r\n.\r\n");
-          if (end === -1) return;
-          msg.data = buf.slice(0, end);
-          buf = buf.slice(end + 5);
-          inData = false;
-          received.push(msg);
-          msg = { from: "", to: [], data: "" };
-          sock.write("250 queued\r\n");
-          continue;
-        }
-        const nl = buf.indexOf("\r\n");
-        if (nl === -1) return;
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 2);
-        const cmd = line.slice(0, 4).toUpperCase();
-        if (cmd === "EHLO" || cmd === "HELO") sock.write("250-test\r\n250 8BITMIME\r\n");
-        else if (cmd === "MAIL") (msg.from = line), sock.write("250 ok\r\n");
-        else if (cmd === "RCPT") msg.to.push(line), sock.write("250 ok\r\n");
-        else if (cmd === "DATA") (inData = true), sock.write("354 go\r\n");
-        else if (cmd === "QUIT") sock.end("221 bye\r\n");
-        else sock.write("250 ok\r\n");
-      }
-    });
-    sock.on("error", () => {});
-  });
-  return new Promise((res) => smtp.listen(0, "127.0.0.1", () => res((smtp.address() as { port: number }).port)));
-}
+let relay: TestRelay;
 
 beforeAll(async () => {
-  const port = await startReceiver();
-  t = await startTestPier({ smtpRelayUrl: `smtp://127.0.0.1:${port}` });
+  relay = await startRelay();
+  t = await startTestPier({ smtpRelayUrl: relay.url });
 });
 afterAll(async () => {
   await t.stop();
-  smtp.close();
+  await relay.stop();
 });
 
 describe("outbound mail through an SMTP relay", () => {
@@ -65,10 +26,10 @@ describe("outbound mail through an SMTP relay", () => {
     const asked = await siteFetch(t, site.host, "/_pier/gate/email", { method: "POST", headers: form, body: "email=reader%40example.com&next=%2F" });
     expect(asked.status).toBe(200);
     const request = /name="request" value="([^"]+)"/.exec(await asked.text())![1]!;
-    expect(received).toHaveLength(1);
-    expect(received[0]!.to[0]).toContain("reader@example.com");
-    expect(received[0]!.from).toContain("no-reply@");
-    const code = /\b(\d{6})\b/.exec(received[0]!.data)![1]!;
+    expect(relay.messages).toHaveLength(1);
+    expect(relay.messages[0]!.to).toEqual(["reader@example.com"]);
+    expect(relay.messages[0]!.from).toStartWith("no-reply@");
+    const code = /\b(\d{6})\b/.exec(relay.messages[0]!.data)![1]!;
     const ok = await siteFetch(t, site.host, "/_pier/gate/code", { method: "POST", headers: form, body: `request=${request}&code=${code}&next=%2F` });
     expect(ok.status).toBe(303);
     const page = await siteFetch(t, site.host, "/", { headers: { cookie: ok.headers.get("set-cookie")!.split(";")[0]! } });
