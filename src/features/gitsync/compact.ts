@@ -65,6 +65,13 @@ export async function compactIfGrown(deps: Deps, connectionId: string, commit: s
   try {
     const objects = await copySnapshot(gitdir, fresh, commit, branch);
     const bytesAfter = storeBytes(fresh);
+    if (bytesAfter >= bytes) {
+      // The copy is loose objects, each compressed alone: a snapshot of many similar files that
+      // the fetched packs held as deltas can take more room than the whole grown store. Keep the
+      // store, and try again only once it has doubled from here.
+      writeBaseline(gitdir, bytes);
+      return null;
+    }
     writeBaseline(fresh, bytesAfter);
     // Two renames: a crash between them leaves `<id>.old` alone, which openStore puts back.
     const old = `${gitdir}.old`;

@@ -4,10 +4,10 @@
 // and later syncs still see deletions, take thin packs and push (D280).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { saveRepository } from "../../../src/features/gitsync";
-import { compactionLimits, storeBytes } from "../../../src/features/gitsync/compact";
+import { compactIfGrown, compactionLimits, storeBytes } from "../../../src/features/gitsync/compact";
 import { removeOrphanStores } from "../../../src/features/gitsync";
 import { bucketText as readBucketText } from "../../helpers/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
@@ -101,6 +101,27 @@ describe("git sync object store", () => {
     await other.pull();
     expect(other.read("from-bucket.txt")).toBe("pushed\n");
     expect(other.read("keep/a.txt")).toBe("a2\n");
+  }, 60_000);
+
+  test("a copy that would take more room than the store (similar files packed as deltas) is not swapped in", async () => {
+    // A store as a shallow fetch leaves it: 400 pages that differ in one line, stored as deltas.
+    const work = await workClone(server.createRepo("similar").replace("http://", `http://${cred.user}:${cred.password}@`));
+    const boilerplate = "<nav>home | docs | blog | about</nav>\n".repeat(100);
+    for (let i = 0; i < 400; i++) work.write(`p${i}.html`, `${boilerplate}<p>page ${i}</p>\n`);
+    const head = await work.commitAndPush("similar pages");
+    const dir = join(t.pier.deps.config.dataDir, "git", "gsc_similar");
+    await git(t.pier.deps.config.dataDir, "clone", "--quiet", "--bare", "--depth", "1", work.dir, dir);
+    work.cleanup();
+    writeFileSync(join(dir, "pier-baseline-bytes"), "1"); // grown far past its baseline
+    const before = storeBytes(dir);
+    compactionLimits.minGrowthBytes = 0;
+    expect(await compactIfGrown(t.pier.deps, "gsc_similar", head, "main")).toBeNull();
+    compactionLimits.minGrowthBytes = 100_000;
+    expect(storeBytes(dir)).toBe(before);
+    expect(readFileSync(join(dir, "pier-baseline-bytes"), "utf8")).toBe(String(before));
+    expect(existsSync(`${dir}.compact`)).toBe(false);
+    expect(await git(dir, "--git-dir", dir, "fsck", "--no-dangling")).toBe("");
+    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   test("a lost store (a restore: backups hold no git stores) is compared against the bucket's last synced version: deletions reach the bucket, no false conflicts", async () => {
