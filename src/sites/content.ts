@@ -8,7 +8,7 @@ import { clientVersion } from "../core/version";
 import { freshRequestId } from "../http/request-info";
 import { AUTOINDEX_CSP, type AutoIndex } from "./autoindex";
 import type { Manifest, Site } from "./directory";
-import { applySiteHeaders, markComplete, type FileServer, type ServeOptions, type SiteHeaderSet } from "./files";
+import { applySiteHeaders, markComplete, MEMORY_FILE_LIMIT, type FileServer, type ServeOptions, type SiteHeaderSet } from "./files";
 import { noneMatch } from "./negotiate";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { hasExtension, splitUrl } from "./paths";
@@ -160,9 +160,10 @@ export class SiteContent {
 
   /**
    * A deploy file; an HTML page of a site with hosted forms gets them injected (src/features/forms/
-   * widget.ts). Such pages are read whole and rewritten, so they go out without ETag, range or
-   * precompressed variant, for GET and HEAD alike; sites without hosted forms keep the plain
-   * (sendfile, 304) path.
+   * widget.ts). Pages up to MEMORY_FILE_LIMIT are read whole and rewritten; larger ones are
+   * rewritten as they stream, so no view holds a whole large page (D269). Either way they go out
+   * without ETag, range or precompressed variant, for GET and HEAD alike; sites without hosted
+   * forms keep the plain (sendfile, 304) path.
    */
   private file(c: SiteRequest, f: DeployFile, status: number, conditional: boolean): Response | Promise<Response> {
     const siteHeaders = c.siteHeaders;
@@ -177,7 +178,16 @@ export class SiteContent {
       return this.files.serve(req, f, o);
     const plain = new Request(req.url, { method, headers: { host: req.headers.get("host") ?? "" } });
     return Promise.resolve(this.files.serve(plain, f, { ...o, conditional: false })).then(async (res) => {
-      const html = this.formWidget.inject(c.site, await res.text(), splitUrl(req.url).pathname);
+      const pagePath = splitUrl(req.url).pathname;
+      let body: BodyInit | null;
+      if (f.size > MEMORY_FILE_LIMIT) {
+        // Too large to hold once per view (many views of a 200 MB page would hold it that many
+        // times): the macros are filled as the file streams, the floating forms go after its end.
+        const transform = res.body === null ? null : this.formWidget.injectStream(c.site, pagePath);
+        body = transform === null ? res.body : res.body!.pipeThrough(transform);
+      } else {
+        body = this.formWidget.inject(c.site, await res.text(), pagePath);
+      }
       const headers = new Headers(res.headers);
       for (const h of ["etag", "content-length", "accept-ranges", "last-modified", "content-encoding", "vary"]) headers.delete(h);
       // A site CSP (from _headers, baked into the file's headers) is widened for the forms' own needs.
@@ -186,7 +196,7 @@ export class SiteContent {
       // Each view carries a fresh fill timer (valid 24 h, D234): a copy kept longer by a cache, as
       // a long max-age from `_headers` would allow, would refuse every post.
       headers.set("cache-control", this.pageCache(c));
-      return markComplete(new Response(html, { status: res.status, headers }));
+      return markComplete(new Response(body, { status: res.status, headers }));
     });
   }
 }

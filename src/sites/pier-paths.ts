@@ -77,7 +77,7 @@ export class PierPaths {
       if (site.accessMode !== "public" && !hasAccess(deps, req, site, host)) {
         return pageResponse(t, 403, "Sign in first", messageBody("Sign in first", "Open the site and sign in, then send the form again."), extra);
       }
-      return this.forms.receive(req, site, path.slice("_pier/form/".length), p.ip(), (status, title, body, headers) =>
+      return this.forms.receive(req, site, path.slice("_pier/form/".length), p.ip(), host, (status, title, body, headers) =>
         pageResponse(t, status, title, body, { ...extra, ...headers }),
       );
     }

@@ -1,6 +1,6 @@
 // Client events on site hosts: GET /_pier/events.js (the script a site includes) and
 // POST /_pier/event (its beacons). Every answer is a success for the visitor: a disabled site,
-// a malformed beacon or a client over its rate simply is not counted.
+// a malformed beacon, a bot's beacon or a client over its rate simply is not counted.
 import type { Deps } from "../../core/context";
 import { addressKey } from "../../core/guess-limits";
 import { TokenBuckets } from "../../core/token-buckets";
@@ -33,6 +33,9 @@ export class ClientEvents {
   async receive(req: Request, site: { id: string; clientEvents: boolean }, ip: string, admitted: boolean): Promise<Response> {
     const done = new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
     if (!site.clientEvents || !admitted) return done;
+    // Clicks and downloads describe people, as page views do: a bot's (a headless crawler runs the
+    // script too) is not counted, by the same user-agent lookup that keeps bots out of views.
+    if (this.deps.analytics.botOf(req.headers.get("user-agent") ?? "") !== null) return done;
     if (Number(req.headers.get("content-length") ?? "0") > BODY_MAX) return done;
     const now = this.deps.clock.now().getTime();
     // Per client: an IPv6 /64 is one, as for every other per-address limit.

@@ -5,7 +5,7 @@
 import type { Deps } from "../../core/context";
 import { accountOwnerEmail } from "../accounts";
 import { bucketMetadataOf } from "../buckets";
-import { mailerFor } from "../mail";
+import { mailerFor, quotedForMail } from "../mail";
 import { FORMS, isFormName } from "./definitions";
 
 export const FORMS_NOTIFY_JOB = "forms.notify";
@@ -40,15 +40,18 @@ export async function notifyNewSubmissions(deps: Deps): Promise<number> {
     const total = perForm.reduce((sum, f) => sum + f.n, 0);
     const last = Math.max(...perForm.map((f) => f.last));
     if (bucket && to) {
+      // The bucket title is the owner's (or a teammate's) text, no visitor's, but it is still typed
+      // text in a mail Pier sends: no control, bidi or invisible characters, no line breaks, quoted.
+      const title = quotedForMail(bucket.title);
       const lines = perForm.map((f) => `  ${f.n} × ${isFormName(f.formName) ? FORMS[f.formName].label : f.formName}`);
       try {
         await mailerFor(deps).send({
           to,
           kind: "form-submissions",
-          // The bucket title is the owner's own text; no visitor input reaches the mail.
-          subject: `Pier: ${total} new form submission${total === 1 ? "" : "s"} on ${bucket.title.replace(/[\r\n]+/g, " ")}`,
+          // No visitor input reaches the mail.
+          subject: `Pier: ${total} new form submission${total === 1 ? "" : "s"} on ${title}`,
           text:
-            `New form submissions on your site "${bucket.title}":\n\n${lines.join("\n")}\n\n` +
+            `New form submissions on your site ${title}:\n\n${lines.join("\n")}\n\n` +
             `Read them in the dashboard (${deps.urls.baseUrl}/dashboard/buckets/${bucketId}) or with ` +
             `GET ${deps.urls.baseUrl}/api/v1/buckets/${bucketId}/form_submissions.\n`,
         });

@@ -1,6 +1,9 @@
 // Cloudflare Turnstile, only where the operator configured its keys and a site's forms say
 // turnstile: "auto". The widget's token (field cf-turnstile-response) is checked server-side at
-// siteverify, as Cloudflare documents: POST secret, response and remoteip; answer { success }.
+// siteverify, as Cloudflare documents: POST secret, response and remoteip; answer { success,
+// hostname }. The site key is the operator's, shared by every site of the instance, so `hostname`
+// (where the token was solved) must be the host the form was posted to (D270).
+// https://developers.cloudflare.com/turnstile/get-started/server-side-validation/
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import type { FormsConfig } from "./config";
@@ -19,8 +22,11 @@ export function turnstileSiteKey(deps: Deps, config: FormsConfig): string | null
   return config.turnstile === "auto" && turnstileSiteKey && turnstileSecretKey ? turnstileSiteKey : null;
 }
 
-/** Throws FORM_CHALLENGE_FAILED unless Cloudflare confirms the token (a failed or unreachable check refuses the post). */
-export async function verifyTurnstile(deps: Deps, token: string | undefined, ip: string): Promise<void> {
+/**
+ * Throws FORM_CHALLENGE_FAILED unless Cloudflare confirms the token, solved on `host` (the site
+ * host the form was posted to, without port); a failed or unreachable check refuses the post.
+ */
+export async function verifyTurnstile(deps: Deps, token: string | undefined, ip: string, host: string): Promise<void> {
   const fail = (why: string): never => {
     throw new ApiError("FORM_CHALLENGE_FAILED", `The anti-spam check failed (${why}). Reload the page, complete the check and send the form again.`, {
       challenge: "turnstile",
@@ -41,5 +47,8 @@ export async function verifyTurnstile(deps: Deps, token: string | undefined, ip:
     outcome = null;
   }
   if (outcome === null) return fail("Turnstile could not be reached");
-  if ((outcome as { success?: unknown }).success !== true) return fail("the Turnstile answer was not accepted");
+  const { success, hostname } = outcome as { success?: unknown; hostname?: unknown };
+  if (success !== true) return fail("the Turnstile answer was not accepted");
+  // A token solved on another site of this instance (same site key), or one that names no host.
+  if (typeof hostname !== "string" || hostname.toLowerCase() !== host.toLowerCase()) return fail("the Turnstile check was completed on another site");
 }

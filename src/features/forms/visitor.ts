@@ -61,10 +61,11 @@ export class FormEndpoint {
     return new Response(JSON.stringify(await this.challenges.create(site.id)), { headers });
   }
 
-  async receive(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer): Promise<Response> {
+  /** `host`: the site host the form was posted to (a site label's host, a preview's, or a custom domain), without port. */
+  async receive(req: Request, site: FormSite, rawName: string, ip: string, host: string, page: PageRenderer): Promise<Response> {
     const json = wantsJson(req);
     try {
-      return await this.accept(req, site, rawName, ip, page, json);
+      return await this.accept(req, site, rawName, { ip, host }, page, json);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       if (json) return errorResponse(e, requestId(req), this.deps.urls.baseUrl);
@@ -91,7 +92,13 @@ export class FormEndpoint {
    * one comes from a browser without JavaScript and faces the honeypot, fill time and rate limits
    * only (docs/decisions.md). Turnstile, when on, is required of every post.
    */
-  private async checkChallenges(site: FormSite, config: FormsConfig, body: Record<string, string>, json: boolean, ip: string): Promise<CheckedSolution | null> {
+  private async checkChallenges(
+    site: FormSite,
+    config: FormsConfig,
+    body: Record<string, string>,
+    json: boolean,
+    from: { ip: string; host: string },
+  ): Promise<CheckedSolution | null> {
     const solution = body[CHALLENGE_FIELD];
     const checked = solution ? await this.challenges.check(site.id, solution) : null;
     if (!checked && json) {
@@ -99,7 +106,7 @@ export class FormEndpoint {
         challenge: "missing",
       });
     }
-    if (turnstileSiteKey(this.deps, config) !== null) await verifyTurnstile(this.deps, body[TURNSTILE_FIELD], ip);
+    if (turnstileSiteKey(this.deps, config) !== null) await verifyTurnstile(this.deps, body[TURNSTILE_FIELD], from.ip, from.host);
     return checked;
   }
 
@@ -125,7 +132,15 @@ export class FormEndpoint {
     }
   }
 
-  private async accept(req: Request, site: FormSite, rawName: string, ip: string, page: PageRenderer, json: boolean): Promise<Response> {
+  private async accept(
+    req: Request,
+    site: FormSite,
+    rawName: string,
+    from: { ip: string; host: string },
+    page: PageRenderer,
+    json: boolean,
+  ): Promise<Response> {
+    const ip = from.ip;
     const bucket = bucketMetadataOf(this.deps, site.bucketId);
     const config = bucket ? activeFormsConfig(bucket.metadata) : null;
     const name = isFormName(rawName) ? rawName : null;
@@ -187,7 +202,7 @@ export class FormEndpoint {
       // Checked last, once the post is otherwise good: a visitor who forgot a field keeps the
       // solution for the corrected post, and a spent solution always means a stored submission.
       const context = readContext(body, returnPath);
-      const solution = await this.checkChallenges(site, config, body, json, ip);
+      const solution = await this.checkChallenges(site, config, body, json, from);
       // No await from here to the store: spent, limited and stored (or given back) in one go.
       if (solution) this.challenges.spend(solution);
       try {

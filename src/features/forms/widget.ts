@@ -8,11 +8,13 @@ import { FORMS, type FormName } from "./definitions";
 import { formHtml, formScripts, startedToken } from "./render";
 import { turnstileSiteKey } from "./turnstile";
 import { styleHash, widenCspForForms } from "./csp";
+import { MACRO_NAME_MAX, macroStream } from "./page-stream";
 import type { FormSite } from "./visitor";
 
 /** Configuration changes reach pages within this time (a bucket PATCH announces nothing). */
 const CONFIG_TTL_MS = 5_000;
-const MACRO = /\{\{PIER_FORM(?::([a-z]+))?\}\}/g;
+// A name is at most MACRO_NAME_MAX letters, as in a streamed page (page-stream.ts).
+const MACRO = new RegExp(`\\{\\{PIER_FORM(?::([a-z]{1,${MACRO_NAME_MAX}}))?\\}\\}`, "g");
 
 const CSS =
   // Floating forms that share a corner stack in one column there (an opened one pushes the others
@@ -70,10 +72,35 @@ export class FormWidget {
 
   /** The page with its macros filled and the floating forms it did not place inline. */
   inject(site: FormSite, html: string, pagePath: string): string {
+    const page = this.pageForms(site, pagePath);
+    if (page === null) return html;
+    const filled = html.replace(MACRO, (_m, name: string | undefined) => page.macro(name));
+    const addition = page.end();
+    const end = filled.lastIndexOf("</body>");
+    return end === -1 ? filled + addition : filled.slice(0, end) + addition + filled.slice(end);
+  }
+
+  /**
+   * The same for a page too large to read whole (D269), as it streams: macros filled alike, the
+   * floating forms and scripts added after the page's last byte instead of before `</body>`.
+   */
+  injectStream(site: FormSite, pagePath: string): TransformStream<Uint8Array, Uint8Array> | null {
+    const page = this.pageForms(site, pagePath);
+    return page === null ? null : macroStream(page.macro, page.end);
+  }
+
+  /**
+   * One page view's forms: what each macro becomes (each form once a page, at its first macro: a
+   * page repeating macros would otherwise make every view render forms times macros, 11 bytes of
+   * page for a few KB of answer each, and a second copy would repeat the form's element ids; later
+   * macros go blank), then what the page ends with (the forms no macro placed, floating, and the
+   * style and scripts). Null when the site has no hosted form.
+   */
+  private pageForms(site: FormSite, pagePath: string): { macro: (name: string | undefined) => string; end: () => string } | null {
     const config = this.config(site.bucketId);
-    if (!config) return html;
+    if (!config) return null;
     const hosted = [...config.forms.values()].filter((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
-    if (hosted.length === 0) return html;
+    if (hosted.length === 0) return null;
     const turnstile = turnstileSiteKey(this.deps, config);
     const render = (name: FormName) =>
       formHtml(name, {
@@ -84,25 +111,23 @@ export class FormWidget {
         turnstileSiteKey: turnstile ?? undefined,
       });
     const inline = new Set<FormName>();
-    const filled = html.replace(MACRO, (_m, name: string | undefined) => {
-      // Each form once a page, at its first macro: a page repeating macros would otherwise make
-      // every view render forms times macros (11 bytes of page, a few KB of answer each), and
-      // a second copy would repeat the form's element ids. Later macros go blank.
+    const macro = (name: string | undefined) => {
       const chosen = hosted.filter((f) => (name === undefined || f.name === name) && !inline.has(f.name));
       for (const f of chosen) inline.add(f.name);
       return chosen.map((f) => render(f.name)).join("");
-    });
-    const corners = new Map<string, string[]>();
-    for (const f of hosted) {
-      if (inline.has(f.name)) continue;
-      const corner = `pier-d-${f.position.desktop} pier-m-${f.position.mobile}`;
-      const panel = `<details class="pier-panel" data-pier-widget="${f.name}"><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
-      corners.set(corner, [...(corners.get(corner) ?? []), panel]);
-    }
-    const floating = [...corners].map(([corner, panels]) => `<div class="pier-float ${corner}">${panels.join("")}</div>`).join("");
-    const addition = `${STYLE}${floating}${formScripts(turnstile !== null)}`;
-    const end = filled.lastIndexOf("</body>");
-    return end === -1 ? filled + addition : filled.slice(0, end) + addition + filled.slice(end);
+    };
+    const end = () => {
+      const corners = new Map<string, string[]>();
+      for (const f of hosted) {
+        if (inline.has(f.name)) continue;
+        const corner = `pier-d-${f.position.desktop} pier-m-${f.position.mobile}`;
+        const panel = `<details class="pier-panel" data-pier-widget="${f.name}"><summary>${FORMS[f.name].label}</summary>${render(f.name)}</details>`;
+        corners.set(corner, [...(corners.get(corner) ?? []), panel]);
+      }
+      const floating = [...corners].map(([corner, panels]) => `<div class="pier-float ${corner}">${panels.join("")}</div>`).join("");
+      return `${STYLE}${floating}${formScripts(turnstile !== null)}`;
+    };
+    return { macro, end };
   }
 
   private config(bucketId: string): FormsConfig | null {

@@ -9,6 +9,7 @@ import { launchChromium } from "../../helpers/chromium";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 
+const BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
 let t: TestPier;
 let browser: Browser;
 beforeAll(async () => {
@@ -25,8 +26,8 @@ const totals = async (s: PublishedSite) => {
   const r = await t.api("GET", `/api/v1/publications/${s.pub.id}/analytics?range=24h`, { key: s.user.key });
   return r.body.data.analytics.totals;
 };
-const beacon = (s: PublishedSite, body: string, ip = "203.0.113.7") =>
-  siteFetch(t, s.host, "/_pier/event", { method: "POST", body, headers: { "content-type": "text/plain", "x-forwarded-for": ip } });
+const beacon = (s: PublishedSite, body: string, ip = "203.0.113.7", userAgent = BROWSER) =>
+  siteFetch(t, s.host, "/_pier/event", { method: "POST", body, headers: { "content-type": "text/plain", "x-forwarded-for": ip, "user-agent": userAgent } });
 
 describe("the events script in Chromium", () => {
   test("an outbound click and an off-site download are counted once each; on-site links are not reported", async () => {
@@ -42,7 +43,8 @@ describe("the events script in Chromium", () => {
         { path: "report.pdf", bytes: "%PDF" },
       ],
     });
-    const page = await browser.newPage();
+    // Headless Chromium says so in its user agent (a bot's events are not counted): a person's browser here.
+    const page = await browser.newPage({ userAgent: BROWSER });
     try {
       await page.goto(`http://${s.host}:${t.pier.httpPort}/`);
       await page.waitForFunction(() => document.readyState === "complete");
@@ -72,6 +74,18 @@ describe("the event endpoint", () => {
     expect(await totals(s)).toMatchObject({ clicks: 1, downloads: 0, hits: 0 });
   });
 
+  test("a bot's beacons are answered alike and not counted; a browser's are", async () => {
+    const s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
+    const googlebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+    expect((await beacon(s, '{"type":"click"}', "203.0.113.8", googlebot)).status).toBe(204);
+    expect((await beacon(s, '{"type":"download"}', "203.0.113.8", googlebot)).status).toBe(204);
+    expect((await beacon(s, '{"type":"click"}', "203.0.113.8", "")).status).toBe(204); // no user agent: a script
+    expect(await totals(s)).toMatchObject({ clicks: 0, downloads: 0 });
+    expect((await beacon(s, '{"type":"click"}', "203.0.113.9")).status).toBe(204);
+    expect((await beacon(s, '{"type":"download"}', "203.0.113.9")).status).toBe(204);
+    expect(await totals(s)).toMatchObject({ clicks: 1, downloads: 1 });
+  });
+
   test("one client is counted at most the rate per minute; others still are", async () => {
     const s = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>hi</h1>" }] });
     const statuses = await Promise.all(
@@ -97,7 +111,11 @@ describe("the event endpoint", () => {
       body: new URLSearchParams({ password: "events-pass", next: "/" }).toString(),
     });
     const cookie = login.headers.get("set-cookie")!.split(";")[0]!;
-    const passed = await siteFetch(t, s.host, "/_pier/event", { method: "POST", body: '{"type":"click"}', headers: { "content-type": "text/plain", cookie } });
+    const passed = await siteFetch(t, s.host, "/_pier/event", {
+      method: "POST",
+      body: '{"type":"click"}',
+      headers: { "content-type": "text/plain", cookie, "user-agent": BROWSER },
+    });
     expect(passed.status).toBe(204);
     expect((await totals(s)).clicks).toBe(1);
   });

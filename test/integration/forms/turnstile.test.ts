@@ -1,17 +1,23 @@
 // Cloudflare Turnstile for forms whose configuration says turnstile: "auto", with the operator's
 // keys set: the widget and Cloudflare's script appear only on that site's pages, and every post
-// is checked at siteverify, here a loopback stand-in answering as Cloudflare documents.
+// is checked at siteverify, here a loopback stand-in answering as Cloudflare documents, and a
+// token counts only on the host it was solved on (the site key is the whole instance's).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { filledTimer, solveFormChallenge } from "../../helpers/forms";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 
-const GOOD_TOKEN = "XXXX.DUMMY.TOKEN.XXXX";
+/** A token the stand-in confirms as solved on `host` (Cloudflare's answer names the page's hostname). */
+const solvedOn = (host: string) => `XXXX.DUMMY.TOKEN.XXXX@${host}`;
+/** A token the stand-in confirms with no hostname in its answer. */
+const NO_HOSTNAME = "XXXX.DUMMY.TOKEN.XXXX";
 const seen: Array<Record<string, string>> = [];
 let cloudflare: ReturnType<typeof Bun.serve>;
 let t: TestPier;
 let withTurnstile: PublishedSite;
 let without: PublishedSite;
+let another: PublishedSite;
+let preview: PublishedSite;
 let ip = 0;
 
 beforeAll(async () => {
@@ -22,10 +28,12 @@ beforeAll(async () => {
     async fetch(req) {
       const form = Object.fromEntries(new URLSearchParams(await req.text()));
       seen.push(form);
-      const ok = form.secret === "test-secret" && form.response === GOOD_TOKEN;
+      const response = form.response ?? "";
+      const ok = form.secret === "test-secret" && response.startsWith(NO_HOSTNAME);
+      const hostname = response.startsWith(`${NO_HOSTNAME}@`) ? response.slice(NO_HOSTNAME.length + 1) : undefined;
       return Response.json(
         ok
-          ? { success: true, challenge_ts: new Date().toISOString(), hostname: "example.com", "error-codes": [] }
+          ? { success: true, challenge_ts: new Date().toISOString(), hostname, "error-codes": [] }
           : { success: false, "error-codes": ["invalid-input-response"] },
       );
     },
@@ -38,9 +46,13 @@ beforeAll(async () => {
   });
   withTurnstile = await publishSite(t, { files: [{ path: "index.html", bytes: "<!doctype html><html><body><h1>T</h1></body></html>" }] });
   without = await publishSite(t, { files: [{ path: "index.html", bytes: "<!doctype html><html><body><h1>N</h1></body></html>" }] });
+  another = await publishSite(t, { files: [{ path: "index.html", bytes: "<!doctype html><html><body><h1>A</h1></body></html>" }] });
+  preview = await publishSite(t, { kind: "preview", files: [{ path: "index.html", bytes: "<!doctype html><html><body><h1>P</h1></body></html>" }] });
   for (const [s, turnstile] of [
     [withTurnstile, "auto"],
     [without, "off"],
+    [another, "auto"],
+    [preview, "auto"],
   ] as const) {
     const r = await t.api("PATCH", `/api/v1/buckets/${s.pub.bucketId}`, {
       key: s.user.key,
@@ -98,9 +110,25 @@ describe("Turnstile", () => {
 
   test("a token Cloudflare confirms is accepted; siteverify got the secret, the token and the visitor's address", async () => {
     seen.length = 0;
-    const r = await post(withTurnstile, { "cf-turnstile-response": GOOD_TOKEN });
+    const token = solvedOn(withTurnstile.host);
+    const r = await post(withTurnstile, { "cf-turnstile-response": token });
     expect(r.status).toBe(201);
-    expect(seen).toEqual([{ secret: "test-secret", response: GOOD_TOKEN, remoteip: `192.0.2.${ip}` }]);
+    expect(seen).toEqual([{ secret: "test-secret", response: token, remoteip: `192.0.2.${ip}` }]);
+  });
+
+  test("a token solved on another site of the instance, or confirmed for no host, is refused; a preview's own host counts", async () => {
+    for (const token of [solvedOn(another.host), solvedOn(preview.host), solvedOn(`${withTurnstile.host}.evil.example`), NO_HOSTNAME]) {
+      const r = await post(withTurnstile, { "cf-turnstile-response": token });
+      expect(r.status).toBe(403);
+      expect((await r.json()).error.details.challenge).toBe("turnstile");
+    }
+    const list = await t.api("GET", `/api/v1/buckets/${withTurnstile.pub.bucketId}/form_submissions`, { key: withTurnstile.user.key });
+    expect(list.body.data.form_submissions.length).toBe(1); // the one accepted above
+    // A preview is a host of its own: a token solved there is good there, and only there.
+    expect(preview.host.startsWith("preview-")).toBe(true);
+    expect((await post(preview, { "cf-turnstile-response": solvedOn(withTurnstile.host) })).status).toBe(403);
+    expect((await post(preview, { "cf-turnstile-response": solvedOn(preview.host.toUpperCase()) })).status).toBe(201);
+    expect((await post(another, { "cf-turnstile-response": solvedOn(another.host) })).status).toBe(201);
   });
 
   test("a site with turnstile off never calls Cloudflare", async () => {
