@@ -2,7 +2,7 @@
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
-import { deployManifest, deploySiteRulesSummary } from "./deploys";
+import { deployManifestPage, deploySiteRulesSummary, type DeployFile } from "./deploys";
 import { liveDeployFields, newestDeployIds } from "./history";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
@@ -16,11 +16,46 @@ export const publicUrlOf = (deps: Deps, pub: Pick<PublicationRow, "kind" | "publ
   return deps.urls.siteUrl(custom ?? siteHost(deps, pub));
 };
 
-export function manifestOf(deps: Deps, pub: PublicationRow) {
-  if (!pub.currentDeployId || pub.status === "unpublished") return [];
-  return deployManifest(deps, pub.currentDeployId)
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    .map((f) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag }));
+/** How much of a manifest is shown inside publications (D284); the whole list is at /manifest. Tests shorten them. */
+export const manifestLimits = {
+  /** Files shown inside one publication (its read, or a list entry). */
+  inline: 1_000,
+  /** Files shown inside all the publications of one list page together. */
+  listBudget: 10_000,
+};
+/** Rows the full manifest reads per step, with a turn of the event loop between. */
+const MANIFEST_STEP = 2_000;
+
+const manifestEntry = (f: DeployFile) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag });
+const servesFiles = (pub: PublicationRow): pub is PublicationRow & { currentDeployId: string } => pub.currentDeployId !== null && pub.status !== "unpublished";
+
+/** The first `limit` published files in path order, and whether there are more. */
+function inlineManifest(deps: Deps, pub: PublicationRow, limit: number) {
+  if (!servesFiles(pub)) return { manifest: [], manifest_truncated: false };
+  const rows = deployManifestPage(deps, pub.currentDeployId, null, limit + 1);
+  return { manifest: rows.slice(0, limit).map(manifestEntry), manifest_truncated: rows.length > limit };
+}
+
+/**
+ * GET /publications/:id/manifest: every published file in path order, as JSON text in pieces
+ * read a step at a time (a 200,000-file deploy is tens of megabytes of JSON: never built whole,
+ * and the event loop turns between steps).
+ */
+export async function* fullManifestJson(deps: Deps, pub: PublicationRow): AsyncGenerator<string> {
+  yield `{"data":{"publication_id":${JSON.stringify(pub.id)},"manifest":[`;
+  if (servesFiles(pub)) {
+    let after: string | null = null;
+    let first = true;
+    for (;;) {
+      const rows = deployManifestPage(deps, pub.currentDeployId, after, MANIFEST_STEP);
+      if (rows.length) yield (first ? "" : ",") + rows.map((f) => JSON.stringify(manifestEntry(f))).join(",");
+      first = false;
+      if (rows.length < MANIFEST_STEP) break;
+      after = rows[rows.length - 1]!.path;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  yield "]}}";
 }
 
 /** `_redirects`/`_headers` of the live deploy: counts and warnings with line numbers (null: neither file). */
@@ -54,6 +89,8 @@ export function publicationWarnings(deps: Deps, pub: Pick<PublicationRow, "acces
 
 export interface PresentOptions {
   includeManifest?: boolean;
+  /** Files of the manifest shown inline (default manifestLimits.inline; a list page shares manifestLimits.listBudget). */
+  manifestLimit?: number;
   /** The immediate answer to a publish/access change: secrets are never in it. */
   immediate?: boolean;
   /** A list page's newest deploy per publication (newestDeployIds), read once for all its rows. */
@@ -111,7 +148,7 @@ export function presentPublication(deps: Deps, actor: Actor, pub: PublicationRow
     ...liveDeployFields(deps, pub, opts.newestDeployIds),
     created_at: pub.createdAt,
     updated_at: pub.updatedAt,
-    ...(opts.includeManifest ? { manifest: manifestOf(deps, pub) } : {}),
+    ...(opts.includeManifest ? inlineManifest(deps, pub, opts.manifestLimit ?? manifestLimits.inline) : {}),
   };
 }
 
@@ -121,7 +158,13 @@ export function presentPublications(deps: Deps, actor: Actor, pubs: PublicationR
     deps,
     pubs.map((p) => p.id),
   );
-  return pubs.map((p) => presentPublication(deps, actor, p, { ...opts, newestDeployIds: newest }));
+  let budget = manifestLimits.listBudget;
+  return pubs.map((p) => {
+    const manifestLimit = Math.min(manifestLimits.inline, budget);
+    const shown = presentPublication(deps, actor, p, { ...opts, manifestLimit, newestDeployIds: newest });
+    budget -= shown.manifest?.length ?? 0;
+    return shown;
+  });
 }
 
 /**

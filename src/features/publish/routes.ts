@@ -21,7 +21,7 @@ import {
   RollbackBody,
   SlugBody,
 } from "./model";
-import { manifestOf, presentPublication, presentPublications, presentPublishAnswer } from "./present";
+import { fullManifestJson, presentPublication, presentPublications, presentPublishAnswer } from "./present";
 import { requestPublish } from "./accept-publish";
 import { triggerOf } from "./trigger";
 import { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";
@@ -129,7 +129,16 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
       "/api/v1/publications/:id/manifest",
       ({ actor, params }) => {
         const { pub } = loadPublication(deps, must(actor), params.id, "bucket_read");
-        return { data: { publication_id: pub.id, manifest: manifestOf(deps, pub) } };
+        // Streamed: a large deploy's list is never held whole (fullManifestJson).
+        const pieces = fullManifestJson(deps, pub);
+        const body = new ReadableStream<string>({
+          async pull(controller) {
+            const next = await pieces.next();
+            if (next.done) controller.close();
+            else controller.enqueue(next.value);
+          },
+        });
+        return new Response(body, { headers: { "content-type": "application/json" } });
       },
       { auth: "bucket_read", params: PublicationParams, detail: { tags, summary: "The published files" } },
     )
