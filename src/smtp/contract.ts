@@ -3,6 +3,7 @@
 import type { Clock } from "../core/clock";
 import type { Logger } from "../core/log";
 import type { PierMetrics } from "../core/pier-metrics";
+import type { TimeLimits } from "./time-limits";
 
 /** What the handler learns about the client connection. */
 export interface SmtpSessionInfo {
@@ -83,6 +84,10 @@ export interface SmtpOptions {
   perRecipientPerMinute: number;
   /** Concurrent connections per sending IP (senderKey: IPv6 by /64). */
   maxConnectionsPerIp?: number;
+  /** Concurrent connections per IPv6 /48 (an end site's usual allocation), on top of the per-/64 limit. */
+  maxConnectionsPerNetwork?: number;
+  /** How long a connection may last outside DATA, and how slowly a DATA may come in (time-limits.ts). */
+  timeLimits?: Partial<TimeLimits>;
   maxConnections?: number;
   /** PEM key and certificate for STARTTLS; null = STARTTLS not offered. */
   tls: { key: string; cert: string } | null;

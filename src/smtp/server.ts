@@ -1,7 +1,7 @@
 // The SMTP receiver. It speaks the protocol (via `smtp-server`), enforces the limits that
-// protect the process (size, recipients, rates, connections), streams each message to a temp
-// file (or holds a small one in memory, for a handler that takes bytes) and hands it to an
-// InboundHandler. It knows nothing about buckets: the handler decides
+// protect the process (size, recipients, rates, connections, time: time-limits.ts), streams
+// each message to a temp file (or holds a small one in memory, for a handler that takes bytes)
+// and hands it to an InboundHandler. It knows nothing about buckets: the handler decides
 // which recipients exist and what "delivered" means (Mailpit's smtpd takes a handler the same
 // way: https://github.com/axllent/mailpit/blob/develop/internal/smtpd/smtpd.go).
 import { closeSync, mkdirSync, openSync, readdirSync, rmSync, unlinkSync, writeSync } from "node:fs";
@@ -22,6 +22,7 @@ import {
   type SmtpSessionInfo,
   SmtpReply,
 } from "./contract";
+import { DEFAULT_TIME_LIMITS, SessionClock, type Overrun } from "./time-limits";
 
 export * from "./contract";
 
@@ -70,6 +71,22 @@ function receivedHeader(s: SMTPServerSession, opts: SmtpOptions, id: string, rcp
  */
 export const senderKey = (ip: string): string => addressKey(ip);
 
+/**
+ * The IPv6 /48 of a sender key, or null for IPv4. A /48 is what an end site or a hosting
+ * customer usually holds (RFC 6177), so its /64s are one sender's to rotate through.
+ */
+export function senderNetworkKey(key: string): string | null {
+  const m = /^([0-9a-f]{1,4}:[0-9a-f]{1,4}:[0-9a-f]{1,4}):[0-9a-f]{1,4}::\/64$/.exec(key);
+  return m ? `${m[1]}::/48` : null;
+}
+
+/** The limit keys a connection counts against: its address (or /64) and, for IPv6, its /48. */
+const connectionKeys = (ip: string): string[] => {
+  const key = senderKey(ip);
+  const network = senderNetworkKey(key);
+  return network ? [key, network] : [key];
+};
+
 export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions): Promise<RunningSmtp> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log;
@@ -80,8 +97,14 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
   const perIp = new TokenBuckets(opts.perIpPerMinute, 50_000);
   const perKey = new TokenBuckets(opts.perRecipientPerMinute, 50_000);
   const maxPerIp = opts.maxConnectionsPerIp ?? 20;
-  const openPerIp = new Map<string, number>();
+  const maxPerNetwork = opts.maxConnectionsPerNetwork ?? 50;
+  // Open connections per limit key (an address or /64, and a /48).
+  const openPerKey = new Map<string, number>();
   const counted = new WeakSet<SMTPServerSession>();
+  const timeLimits = { ...DEFAULT_TIME_LIMITS, ...opts.timeLimits };
+  const clocks = new Map<SMTPServerSession, SessionClock>();
+  // The DATA stream being received on a session, ended when its time runs out.
+  const dataStreams = new Map<SMTPServerSession, SMTPServerDataStream>();
   // RCPT TO address -> rate key, per transaction (smtp-server replaces the envelope on RSET).
   const keysByEnvelope = new WeakMap<object, Map<string, string>>();
   const metrics = opts.metrics;
@@ -108,25 +131,29 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     closeTimeout: opts.closeTimeoutMs ?? 5_000,
 
     onConnect(session, cb) {
-      const sender = senderKey(session.remoteAddress);
-      const n = openPerIp.get(sender) ?? 0;
-      if (n >= maxPerIp) {
+      const keys = connectionKeys(session.remoteAddress);
+      const full = keys.findIndex((k, i) => (openPerKey.get(k) ?? 0) >= (i === 0 ? maxPerIp : maxPerNetwork));
+      if (full >= 0) {
         refuse("too_many_connections");
-        return cb(errorWithCode(421, "Too many connections from your address, try again later"));
+        return cb(errorWithCode(421, `Too many connections from your ${full === 0 ? "address" : "network"}, try again later`));
       }
       metrics?.smtpSessions.inc();
-      openPerIp.set(sender, n + 1);
+      for (const k of keys) openPerKey.set(k, (openPerKey.get(k) ?? 0) + 1);
       counted.add(session);
+      clocks.set(session, new SessionClock(timeLimits, opts.maxMessageBytes, (why) => outOfTime(session, why)));
       cb();
     },
 
     onClose(session) {
+      clocks.get(session)?.stop();
+      clocks.delete(session);
       if (!counted.has(session)) return;
       counted.delete(session);
-      const sender = senderKey(session.remoteAddress);
-      const n = (openPerIp.get(sender) ?? 1) - 1;
-      if (n <= 0) openPerIp.delete(sender);
-      else openPerIp.set(sender, n);
+      for (const k of connectionKeys(session.remoteAddress)) {
+        const n = (openPerKey.get(k) ?? 1) - 1;
+        if (n <= 0) openPerKey.delete(k);
+        else openPerKey.set(k, n);
+      }
     },
 
     onMailFrom(_address, session, cb) {
@@ -169,6 +196,8 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
 
     onData(stream: SMTPServerDataStream, session, cb) {
       inTransaction.add(session);
+      dataStreams.set(session, stream);
+      clocks.get(session)?.dataStarted();
       receiveMessage(stream, session)
         .then(
           (reply) => {
@@ -182,6 +211,7 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
             }
             const code = (e as { code?: string }).code;
             if (code === "ECONNECTION" || code === "ECONNRESET") return cb(e as Error); // client left; no reply reaches it
+            if (code === OUT_OF_TIME) return cb(e as Error); // answered 421 and closed already
             if (isStorageFull(e)) {
               // RFC 5321 4.5.3.1.10: 452 "insufficient system storage"; the client keeps the message and retries.
               log.warn("smtp message refused: storage full", { session: session.id });
@@ -195,6 +225,8 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
         )
         .finally(() => {
           inTransaction.delete(session);
+          dataStreams.delete(session);
+          clocks.get(session)?.dataAnswered();
           if (closing) closeIdle();
         });
     },
@@ -232,10 +264,13 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     try {
       try {
         append(Buffer.from(receivedHeader(session, opts, id, rcpts, receivedAt)));
+        const clock = clocks.get(session);
         for await (const chunk of stream as AsyncIterable<Buffer>) {
+          clock?.dataBytes(chunk.length);
           if (stream.sizeExceeded) continue; // keep draining; smtp-server answers 552 at the end
           append(chunk);
         }
+        clock?.dataReceived();
       } finally {
         if (fd !== null) closeSync(fd);
       }
@@ -264,12 +299,34 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
     }
   }
 
+  type Connection = { session: SMTPServerSession; send(code: number, msg: string): void; close(): void };
+  const connections = () => (server as unknown as { connections: Set<Connection> }).connections;
+
+  /** A client that ran out of time (time-limits.ts) gets 421 and is closed; a DATA in progress is dropped with its temp file. */
+  function outOfTime(session: SMTPServerSession, why: Overrun): void {
+    const inData = dataStreams.get(session);
+    log.info("smtp connection out of time", { session: session.id, ip: session.remoteAddress, during: why });
+    refuse("temporary");
+    for (const c of connections()) {
+      if (c.session !== session) continue;
+      try {
+        c.send(
+          421,
+          why === "data" ? `${opts.serverName} Message data arrives too slowly, closing connection` : `${opts.serverName} Session too long, closing connection`,
+        );
+      } catch {
+        // the socket may already be gone
+      }
+      c.close();
+    }
+    // receiveMessage stops at once and removes the temp file; nothing is filed.
+    inData?.destroy(Object.assign(new Error("out of time"), { code: OUT_OF_TIME }));
+  }
+
   let closing = false;
   /** Ends sessions not inside a DATA transaction (a shutdown does not wait for idle clients). */
   function closeIdle(): void {
-    const connections = (server as unknown as { connections: Set<{ session: SMTPServerSession; send(code: number, msg: string): void; close(): void }> })
-      .connections;
-    for (const c of connections) {
+    for (const c of connections()) {
       if (inTransaction.has(c.session)) continue;
       try {
         c.send(421, `${opts.serverName} Service shutting down, try again later`);
@@ -314,6 +371,9 @@ export async function startSmtpServer(handler: InboundHandler, opts: SmtpOptions
       }),
   };
 }
+
+/** Error code of a DATA stream ended because its client ran out of time. */
+const OUT_OF_TIME = "EPIERTIME";
 
 function writeAll(fd: number, bytes: Uint8Array): void {
   for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off);

@@ -3,7 +3,9 @@
 // DMARC enforcement (see shouldRejectForDmarc). Any failure here (DNS down, a message too broken
 // to verify) becomes a `temperror` verdict, never a lost message.
 import { createReadStream } from "node:fs";
+import { pipeline } from "node:stream";
 import { authenticate, type DNSResolver } from "mailauth";
+import { limitDkimSignatures, limitDkimSignaturesInBytes } from "./dkim-limit";
 
 export interface Verdict {
   result: string;
@@ -42,11 +44,18 @@ const failed = (error: string): AuthenticationResults => ({
   error,
 });
 
-/** `raw`: the message's file (streamed) or its bytes. */
+/**
+ * `raw`: the message's file (streamed) or its bytes. Only the first MAX_DKIM_SIGNATURES DKIM
+ * signatures are verified (dkim-limit.ts); the message itself is never changed.
+ */
 export async function verifyAuthentication(raw: string | Buffer, ctx: AuthContext): Promise<AuthenticationResults> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const input = typeof raw === "string" ? createReadStream(raw) : raw;
+  const file = typeof raw === "string" ? createReadStream(raw) : null;
+  const limited = file ? limitDkimSignatures() : null;
+  // pipeline hands a read error on to the transform, whose error mailauth reports.
+  if (file && limited) pipeline(file, limited, () => {});
   try {
+    const input = limited ?? limitDkimSignaturesInBytes(raw as Buffer);
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error("authentication checks timed out")), ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     });
@@ -86,7 +95,8 @@ export async function verifyAuthentication(raw: string | Buffer, ctx: AuthContex
     return failed((e as Error).message || String(e));
   } finally {
     clearTimeout(timer);
-    if (typeof raw === "string") (input as ReturnType<typeof createReadStream>).destroy();
+    file?.destroy();
+    limited?.destroy();
   }
 }
 
