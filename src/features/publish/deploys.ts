@@ -221,6 +221,14 @@ export function deployManifestPage(deps: Deps, deployId: string, afterPath: stri
   return deps.db.select().from(deployFiles).where(where).orderBy(asc(deployFiles.path)).limit(limit).all();
 }
 
+/**
+ * `limit` of a deploy's files in path order from position `offset`: the dashboard's Site tab
+ * shows a page of them (a walk of the (deploy_id, path) key, not the whole deploy in memory).
+ */
+export function deployManifestSlice(deps: Deps, deployId: string, offset: number, limit: number): DeployFile[] {
+  return deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, deployId)).orderBy(asc(deployFiles.path)).limit(limit).offset(offset).all();
+}
+
 /** Whether a deploy still has its files (not pruned from the kept history, not deleted). */
 export function deployHasFiles(deps: Deps, deployId: string): boolean {
   const row = deps.db.select({ prunedAt: deploys.prunedAt }).from(deploys).where(eq(deploys.id, deployId)).get();

@@ -7,7 +7,7 @@ export { needsRetry, retryPublication, unpublishBucket } from "./lifecycle";
 export { loadPublication } from "./service";
 export { publishFields } from "./model";
 export type { PublishInput } from "./model";
-export { presentPublication, presentPublishAnswer } from "./present";
+export { manifestPageOf, presentPublication, presentPublishAnswer } from "./present";
 export type { PublicationRow } from "./publications";
 export { BUILD_JOB, findPublication, requestPublish } from "./accept-publish";
 // Used by the task table, the site server (src/sites) and the CLI outside src/features.

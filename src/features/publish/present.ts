@@ -2,7 +2,7 @@
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
-import { deployManifest, deploySiteRulesSummary } from "./deploys";
+import { deployManifest, deployManifestSlice, deploySiteRulesSummary } from "./deploys";
 import { liveDeployFields, newestDeployIds } from "./history";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
@@ -21,6 +21,19 @@ export function manifestOf(deps: Deps, pub: PublicationRow) {
   return deployManifest(deps, pub.currentDeployId)
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
     .map((f) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag }));
+}
+
+/** A page of the live deploy's files (manifestOf's entries), for pages that show the manifest paged. */
+export function manifestPageOf(deps: Deps, pub: PublicationRow, offset: number, limit: number) {
+  // Past the end (any ?offset= a URL carries, however large) there is nothing to read.
+  if (!pub.currentDeployId || pub.status === "unpublished" || offset >= pub.publishedFilesCount) return [];
+  return deployManifestSlice(deps, pub.currentDeployId, offset, limit).map((f) => ({
+    path: f.path,
+    size: f.size,
+    content_type: f.contentType,
+    sha256: f.blobSha256,
+    etag: f.etag,
+  }));
 }
 
 /** `_redirects`/`_headers` of the live deploy: counts and warnings with line numbers (null: neither file). */
