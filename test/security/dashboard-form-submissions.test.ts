@@ -85,4 +85,22 @@ describe("dashboard Forms tab", () => {
     const one = await b.get(`/dashboard/buckets/${site.pub.bucketId}/forms/${submissionId}`);
     expect(one.text).toContain("&#60;script&#62;alert(1)&#60;/script&#62;");
   });
+
+  // Last: it deletes the file's one submission. Deleting cannot be undone (no version, no trash).
+  test("deleting a submission needs its confirmation box: a bare click or post deletes nothing", async () => {
+    const b = await signedIn(site.user);
+    const path = `/dashboard/buckets/${site.pub.bucketId}/forms/${submissionId}`;
+    const page = (await b.get(path)).text;
+    // The page's own form token (the sign-out form in the navigation carries a plain one).
+    const csrf = [...page.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
+    const refused = await b.post(`${path}/delete`, { csrf });
+    expect(await count()).toBe(1);
+    expect(refused.status).toBe(422);
+    expect(refused.text.includes("Tick the box to confirm")).toBe(true);
+    // The box is on the page, and the browser will not send the form without it ticked.
+    expect(/<input type="checkbox" name="confirm"[^>]* required/.test(page)).toBe(true);
+    const done = await b.post(`${path}/delete`, { csrf, confirm: "on" });
+    expect(done.status).toBe(303);
+    expect(await count()).toBe(0);
+  });
 });

@@ -207,18 +207,22 @@ export function activateDeploy(deps: Deps, publicationId: string, deployId: stri
 
 export type DeployFile = typeof deployFiles.$inferSelect;
 
-/** Every file of a deploy (the site server caches this per deploy). */
-export function deployManifest(deps: Deps, deployId: string): DeployFile[] {
-  return deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, deployId)).all();
-}
-
 /**
- * One step of a deploy's files in path order, after `afterPath` (null: from the first): the site
- * server reads a large deploy in steps instead of in one query (SiteDirectory.manifest).
+ * One step of a deploy's files in path order, after `afterPath` (null: from the first). A deploy
+ * is never read whole at once: the site server (SiteDirectory.manifest) and the publication's
+ * manifest (present.ts) read it in steps.
  */
 export function deployManifestPage(deps: Deps, deployId: string, afterPath: string | null, limit: number): DeployFile[] {
   const where = afterPath === null ? eq(deployFiles.deployId, deployId) : and(eq(deployFiles.deployId, deployId), gt(deployFiles.path, afterPath));
   return deps.db.select().from(deployFiles).where(where).orderBy(asc(deployFiles.path)).limit(limit).all();
+}
+
+/**
+ * `limit` of a deploy's files in path order from position `offset`: the dashboard's Site tab
+ * shows a page of them (a walk of the (deploy_id, path) key, not the whole deploy in memory).
+ */
+export function deployManifestSlice(deps: Deps, deployId: string, offset: number, limit: number): DeployFile[] {
+  return deps.db.select().from(deployFiles).where(eq(deployFiles.deployId, deployId)).orderBy(asc(deployFiles.path)).limit(limit).offset(offset).all();
 }
 
 /** Whether a deploy still has its files (not pruned from the kept history, not deleted). */

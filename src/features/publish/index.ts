@@ -7,14 +7,14 @@ export { needsRetry, retryPublication, unpublishBucket } from "./lifecycle";
 export { loadPublication } from "./service";
 export { publishFields } from "./model";
 export type { PublishInput } from "./model";
-export { presentPublication, presentPublishAnswer } from "./present";
+export { manifestPageOf, presentPublication, presentPublishAnswer } from "./present";
 export type { PublicationRow } from "./publications";
 export { BUILD_JOB, findPublication, requestPublish } from "./accept-publish";
 // Used by the task table, the site server (src/sites) and the CLI outside src/features.
 export { runBuild, runUnpublish } from "./build";
 export { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "./lifecycle";
 export { prunePublishSessions } from "./sessions/service";
-export { deployHasFiles, deployManifest, deployManifestPage } from "./deploys";
+export { deployHasFiles, deployManifestPage } from "./deploys";
 export type { DeployFile } from "./deploys";
 export { onSiteChange } from "./events";
 export { isExcludedFromPublish } from "./exclusions";

@@ -2,7 +2,7 @@
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
-import { deployManifestPage, deploySiteRulesSummary, type DeployFile } from "./deploys";
+import { deployManifestPage, deployManifestSlice, deploySiteRulesSummary, type DeployFile } from "./deploys";
 import { liveDeployFields, newestDeployIds } from "./history";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
@@ -56,6 +56,13 @@ export async function* fullManifestJson(deps: Deps, pub: PublicationRow): AsyncG
     }
   }
   yield "]}}";
+}
+
+/** A page of the live deploy's files (the manifest's entries), for pages that show the manifest paged. */
+export function manifestPageOf(deps: Deps, pub: PublicationRow, offset: number, limit: number) {
+  // Past the end (any ?offset= a URL carries, however large) there is nothing to read.
+  if (!servesFiles(pub) || offset >= pub.publishedFilesCount) return [];
+  return deployManifestSlice(deps, pub.currentDeployId, offset, limit).map(manifestEntry);
 }
 
 /** `_redirects`/`_headers` of the live deploy: counts and warnings with line numbers (null: neither file). */

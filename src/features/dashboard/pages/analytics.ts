@@ -4,7 +4,7 @@
 // top lists. Read-only: the switches are publication settings (PATCH /api/v1/publications/:id).
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
-import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
+import { alertBox, html, SafeHtml } from "../../../http/pages/layout";
 import { publicationAnalytics, RANGES } from "../../analytics";
 import { getAccount } from "../../accounts";
 import { getBucket } from "../../buckets";
@@ -102,7 +102,9 @@ export const analyticsPage: DashboardPage = {
             uplotCss ??= await Bun.file(siteAssets["dashboard/assets/uplot.min.css"]!).text();
             const off = !pub.trackingEnabled || !pub.analyticsEnabled;
             if (off) notice = alertBox("Analytics are turned off for this site: nothing new is counted. Figures recorded before stay.", "ok");
-            body = html`${rangeForm(bucket.id, q, a.time_zone)}<style>${uplotCss}</style>${figures(a)}`;
+            // Pier's own embedded stylesheet, inserted as it is: inside <style> a browser decodes no
+            // character references, so escaping it (`>` as `&#62;`) broke its rules.
+            body = html`${rangeForm(bucket.id, q, a.time_zone)}<style>${new SafeHtml(uplotCss)}</style>${figures(a)}`;
           } catch (e) {
             if (!(e instanceof ApiError) || e.code !== "VALIDATION_FAILED") throw e;
             notice = alertBox(e.message);

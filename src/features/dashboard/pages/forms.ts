@@ -144,8 +144,10 @@ async function submissionView(shell: Shell, s: Session, id: string, sid: string,
   const { form_submission: sub } = getSubmission(shell.deps, s.actor, bucket.id, sid);
   const def = FORMS[sub.form_name as FormName];
   const fields = Object.entries(sub.fields).map(([k, v]) => html`<dt>${def?.fields.find((f) => f.name === k)?.label ?? k}</dt><dd class="wrap pre">${v}</dd>`);
-  const deleteButton = (target: string, label: string) =>
-    html`<form method="post" action="${formsUrl(bucket.id, `/${target}/delete`)}" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><button type="submit" class="danger">${label}</button></form>`;
+  const deleteButton = (target: string, label: string, confirm?: SafeHtml) =>
+    html`<form method="post" action="${formsUrl(bucket.id, `/${target}/delete`)}" class="inline"><input type="hidden" name="csrf" value="${shell.formToken(s)}">${confirm ?? ""}<button type="submit" class="danger">${label}</button></form>`;
+  // The visitor's submission cannot be brought back (no version, no trash): a box to tick first, checked on the server too (D273).
+  const confirmBox = html`<label class="check"><input type="checkbox" name="confirm" required${invalidAttrs(error, "confirm", "confirm-error")}> Delete this submission and its replies for good</label>${fieldError(error, "confirm", "confirm-error")}`;
   const replies = sub.replies.map(
     (r) =>
       html`<li><p class="small muted">${r.audience === "public" ? "Public reply" : "Team reply"} · ${shortTime(r.created_at)}</p><p class="wrap pre">${r.message}</p>${deleteButton(r.id, "Delete this reply")}</li>`,
@@ -175,7 +177,7 @@ async function submissionView(shell: Shell, s: Session, id: string, sid: string,
       messageInvalid: invalidAttrs(error, "message", "message-error"),
       audienceError: fieldError(error, "audience", "audience-error"),
       publicAllowed: sub.form_name === "comments",
-      deleteAll: deleteButton(sub.id, "Delete the submission and its replies"),
+      deleteAll: deleteButton(sub.id, "Delete the submission and its replies", confirmBox),
     },
   });
 }
@@ -232,15 +234,23 @@ export const formsPage: DashboardPage = {
       .post(
         `${BUCKETS_PATH}/:id/forms/:sid/delete`,
         shell.action(
-          (s, { params }) => {
+          (s, { params, body }) => {
             // A reply's page is its root's: after deleting a reply, go back there.
             const { form_submission } = getSubmission(shell.deps, s.actor, params.id!, params.sid!);
+            // A whole submission goes only with its box ticked (D273); a reply is the team's own words.
+            if (form_submission.id === params.sid && formField(body, "confirm") !== "on")
+              throw new ApiError("VALIDATION_FAILED", "Tick the box to confirm: a deleted submission cannot be brought back.", { field: "confirm" });
             deleteSubmission(shell.deps, s.actor, params.id!, params.sid!);
             return form_submission.id === params.sid
               ? formsUrl(params.id!, "?done=deleted")
               : formsUrl(params.id!, `/${form_submission.id}?done=reply-deleted`);
           },
-          (s, error, { params }) => refusedOrMissing(shell, s, error) ?? listView(shell, s, params.id!, {}, error),
+          (s, error, { params }) =>
+            refusedOrMissing(shell, s, error) ??
+            // A delete left unconfirmed shows the submission again, the message next to its box.
+            ((error.details as { field?: string } | undefined)?.field === "confirm"
+              ? submissionView(shell, s, params.id!, params.sid!, {}, error)
+              : listView(shell, s, params.id!, {}, error)),
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia,

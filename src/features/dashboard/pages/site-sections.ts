@@ -142,13 +142,12 @@ export function accessExtras(
 }
 
 /** One page of the published files, sorted by path. */
-export function manifestSection(bucketId: string, manifest: { path: string; size: number; content_type: string }[], offset: number): SafeHtml {
-  if (!manifest.length) return html`<p class="muted">No published files.</p>`;
-  const page = manifest.slice(offset, offset + MANIFEST_PAGE);
+export function manifestSection(bucketId: string, page: { path: string; size: number; content_type: string }[], total: number, offset: number): SafeHtml {
+  if (!total) return html`<p class="muted">No published files.</p>`;
   const link = (o: number) => siteUrl(bucketId, `?offset=${o}#manifest`);
   const prev = offset > 0 ? html`<a href="${link(Math.max(0, offset - MANIFEST_PAGE))}">← Previous</a>` : html`<span></span>`;
-  const next = offset + MANIFEST_PAGE < manifest.length ? html`<a href="${link(offset + MANIFEST_PAGE)}">Next →</a>` : html``;
+  const next = offset + MANIFEST_PAGE < total ? html`<a href="${link(offset + MANIFEST_PAGE)}">Next →</a>` : html``;
   return html`<table><caption class="skip">Published files</caption><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Size</th></tr></thead><tbody>${page.map(
     (f) => html`<tr><td class="wrap">${f.path}</td><td class="small">${f.content_type}</td><td class="small">${f.size.toLocaleString("en")} B</td></tr>`,
-  )}</tbody></table><div class="pager small"><span class="muted">${manifest.length.toLocaleString("en")} file(s)</span></div><div class="pager">${prev}${next}</div>`;
+  )}</tbody></table><div class="pager small"><span class="muted">${total.toLocaleString("en")} file(s)</span></div><div class="pager">${prev}${next}</div>`;
 }

@@ -11,6 +11,7 @@ import {
   PREVIEW_MAX_MINUTES,
   findPublication,
   getAccess,
+  manifestPageOf,
   patchAccess,
   patchPublication,
   presentPublication,
@@ -31,6 +32,7 @@ import {
   accessExtras,
   accessModeOptions,
   fieldState,
+  MANIFEST_PAGE,
   manifestSection,
   siteModeOptions,
   siteUrl,
@@ -87,7 +89,8 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const bucket = getBucket(shell.deps, s.actor, id);
   const mainRow = findPublication(bucket.id, "main", shell.deps.db);
   const previewRow = findPublication(bucket.id, "preview", shell.deps.db);
-  const main = mainRow ? presentPublication(shell.deps, s.actor, mainRow, { includeManifest: true }) : null;
+  // Without the manifest: the tab shows a page of it (manifestSection), read on its own.
+  const main = mainRow ? presentPublication(shell.deps, s.actor, mainRow) : null;
   const preview = previewRow ? presentPublication(shell.deps, s.actor, previewRow) : null;
   const live = main && main.status !== "unpublished";
   const fieldRefusal = (refused?.error.details as { field?: string } | undefined)?.field;
@@ -137,7 +140,9 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
         live && effectiveScope(s.actor, bucket.id) === "bucket_admin"
           ? accessExtras(main, bucket.id, formCsrf, getAccess(shell.deps, s.actor, main.id).leads, links ?? null, refused)
           : html``,
-      manifest: live ? manifestSection(bucket.id, main.manifest ?? [], offset) : html`<p class="muted">Not published.</p>`,
+      manifest: live
+        ? manifestSection(bucket.id, manifestPageOf(shell.deps, mainRow!, offset, MANIFEST_PAGE), main.published_files_count, offset)
+        : html`<p class="muted">Not published.</p>`,
       preview: !!preview && preview.status !== "unpublished",
       // A failed first preview is unpublished (D76) but still has a build to retry.
       previewFailed: preview?.publish_state === "failed",
