@@ -198,6 +198,31 @@ describe("unpublish while a build runs", () => {
   });
 });
 
+describe("two first publishes at once", () => {
+  test("both are accepted as one publication; the one committed last wins, and its password opens the gate", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Twice At Once Site", { "index.html": "<p>gated</p>" });
+    // A password is hashed between the request's checks and its commit: both pass the checks
+    // before either commits, so the second commit finds the row the first one wrote.
+    const answers = await Promise.all(["first-secret-1", "second-secret-2"].map((password) => publish(u.key, id, { access_mode: "password", password })));
+    expect(answers.map((r) => [r.status, r.body.error?.code])).toEqual([
+      [202, undefined],
+      [202, undefined],
+    ]);
+    expect(answers[0]!.body.data.publication.id).toBe(answers[1]!.body.data.publication.id);
+    await drain();
+    const pub = await readPub(u.key, answers[0]!.body.data.publication.id);
+    expect(pub).toMatchObject({ status: "published", publish_state: "ready", access_mode: "password" });
+    expect(["first-secret-1", "second-secret-2"]).toContain(pub.access_password);
+    const gate = await siteFetch(t, host(pub.public_slug), "/_pier/gate/password", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password: pub.access_password, next: "/" }).toString(),
+    });
+    expect(gate.status).toBe(303);
+  });
+});
+
 describe("retry is a publish", () => {
   test("retrying a failed first build keeps the plan's limits: no second live site on Free, no protected site after a downgrade", async () => {
     const u = await t.user({ plan: "free" });
