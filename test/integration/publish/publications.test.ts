@@ -440,10 +440,18 @@ describe("secrets, slugs and settings", () => {
       ["POST", `/api/v1/buckets/${id}/publication`, {}],
       ["DELETE", `/api/v1/buckets/${id}/publication`, undefined],
       ["PATCH", `/api/v1/publications/${p.id}/access`, { access_mode: "require_email" }],
+      // An expiry takes the site down (410; `pier unpublish --preview` ends a preview this way),
+      // and clearing a past one brings it back: both change who can see the site (D281).
+      ["PATCH", `/api/v1/publications/${p.id}`, { expires_at: new Date(t.clock.now().getTime() + 2_000).toISOString() }],
+      ["PATCH", `/api/v1/publications/${p.id}`, { title: "Not with an expiry", expires_at: new Date(t.clock.now().getTime() + 86_400_000).toISOString() }],
     ] as const) {
       const res = await t.api(m, path, { key: u.key, body });
-      expect([res.status, res.body.error.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+      expect([res.status, res.body.error?.code]).toEqual([423, "VISIBILITY_LOCKED"]);
     }
+    expect((await readPub(u.key, p.id)).expires_at).toBeNull();
+    // Settings that do not change who sees the site stay editable, and so does an unchanged expiry.
+    const titled = await t.api("PATCH", `/api/v1/publications/${p.id}`, { key: u.key, body: { title: "Frozen but titled", expires_at: null } });
+    expect([titled.status, titled.body.data.publication.title]).toEqual([200, "Frozen but titled"]);
   });
 });
 
