@@ -196,6 +196,13 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
       status = "failed";
       nextCheckAt = null;
       failureReason ??= `The DNS records were not found within ${GIVE_UP_AFTER_MS / 86_400_000} days of checks. Create them, then refresh the domain.`;
+    } else if (status === "pending_validation" && row.verifiedAt !== null && mode === "scheduled" && waitedTooLong(row, now)) {
+      // Verified, yet no certificate a week after its records were last seen (the verifying check
+      // or a refresh): the name no longer reaches Pier, or its site is down. Looking every minute
+      // would go on for ever; it stops like an unverified claim does (D282).
+      status = "failed";
+      nextCheckAt = null;
+      failureReason = `No certificate could be obtained for ${row.hostname} within ${GIVE_UP_AFTER_MS / 86_400_000} days of its records being found. Check that its traffic record still points at Pier and its site is published, then refresh the domain.`;
     }
     tx.update(customDomains)
       .set({
@@ -215,6 +222,12 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
   if (!verified) return null;
   if (verified.verified && certificateReady(deps, verified.row.hostname)) activate(deps, id);
   return domainById(deps.db, id) ?? null;
+}
+
+/** A verified domain's wait for its certificate, counted from the last look at its records. */
+function waitedTooLong(row: DomainRow, now: Date): boolean {
+  const since = Date.parse(row.lastCheckedAt ?? row.verifiedAt!);
+  return now.getTime() - since >= GIVE_UP_AFTER_MS;
 }
 
 /**
