@@ -7,7 +7,7 @@ import { newId, randomToken } from "../../core/ids";
 import { customDomains, type DnsRecordCheck } from "../../db/schema";
 import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount, planHelp, planLimitError } from "../accounts";
-import { loadBucket, loadMutableBucket } from "../buckets";
+import { assertVisibilityUnlocked, loadBucket, loadMutableBucket } from "../buckets";
 import { emitSiteChange, findPublication, type PublicationRow } from "../publish";
 import { checkRecords } from "./dns-check";
 import { managedCertificates } from "./present";
@@ -70,6 +70,8 @@ export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostnam
   const host = parseHostname(rawHostname);
   assertNotReserved(deps, host);
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  // A domain is another address of the site (and becomes its public_url): a visibility change (D283).
+  assertVisibilityUnlocked(bucket);
   return transaction(deps.db, (tx) => {
     const publication = livePublication(bucket.id, tx);
     const existing = bucketDomains(tx, bucket.id);
@@ -147,6 +149,8 @@ function announce(deps: Deps, bucketId: string): void {
 /** Remove a domain: it stops serving at once and its certificate is forgotten. */
 export function removeDomain(deps: Deps, actor: Actor, bucketId: string, id: string): DomainRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  // Removing an active domain takes the site off that address, as an unpublish would (D283).
+  assertVisibilityUnlocked(bucket);
   return transaction(deps.db, (tx) => {
     const row = domainOfBucket(tx, bucket.id, id);
     removeRow(deps, tx, row);

@@ -229,6 +229,28 @@ describe("custom domains: with the site's lifecycle", () => {
   });
 });
 
+describe("custom domains: the visibility lock", () => {
+  test("while the bucket's visibility is locked a domain is neither added nor removed (the site's addresses stay); refresh still works", async () => {
+    const s = await site(pro, "frozen addresses");
+    const bucketId = s.pub.bucketId;
+    const d = (await add(pro.key, bucketId, "www.frozen-test.com")).body.data.custom_domain;
+    await createRecords(d);
+    expect((await refresh(pro.key, bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+    expect((await t.api("POST", `/api/v1/buckets/${bucketId}/visibility_change_lock`, { key: pro.key, body: { reason: "launch" } })).status).toBe(200);
+
+    // Removing the domain takes the site off its public address; adding one moves public_url.
+    const removed = await t.api("DELETE", `/api/v1/buckets/${bucketId}/custom_domains/${d.id}`, { key: pro.key });
+    expect([removed.status, removed.body.error?.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+    const added = await add(pro.key, bucketId, "www.frozen-other-test.com");
+    expect([added.status, added.body.error?.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+    expect((await siteFetch(t, "www.frozen-test.com", "/")).status).toBe(200);
+    const list = (await t.api("GET", `/api/v1/buckets/${bucketId}/custom_domains`, { key: pro.key })).body.data;
+    expect(list.custom_domains.map((x: any) => x.hostname)).toEqual(["www.frozen-test.com"]);
+    // Checking what was added before the lock changes nothing by itself.
+    expect((await refresh(pro.key, bucketId, d.id)).status).toBe(200);
+  });
+});
+
 describe("custom domains: refusals", () => {
   test("every bad hostname gets its code and reason, and nothing is written", async () => {
     const s = await site();
