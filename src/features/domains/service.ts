@@ -7,7 +7,7 @@ import { newId, randomToken } from "../../core/ids";
 import { customDomains, type DnsRecordCheck } from "../../db/schema";
 import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount, planHelp, planLimitError } from "../accounts";
-import { loadBucket, loadMutableBucket } from "../buckets";
+import { assertVisibilityUnlocked, loadBucket, loadMutableBucket } from "../buckets";
 import { emitSiteChange, findPublication, type PublicationRow } from "../publish";
 import { checkRecords } from "./dns-check";
 import { managedCertificates } from "./present";
@@ -70,6 +70,8 @@ export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostnam
   const host = parseHostname(rawHostname);
   assertNotReserved(deps, host);
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  // A domain is another address of the site (and becomes its public_url): a visibility change (D283).
+  assertVisibilityUnlocked(bucket);
   return transaction(deps.db, (tx) => {
     const publication = livePublication(bucket.id, tx);
     const existing = bucketDomains(tx, bucket.id);
@@ -147,6 +149,8 @@ function announce(deps: Deps, bucketId: string): void {
 /** Remove a domain: it stops serving at once and its certificate is forgotten. */
 export function removeDomain(deps: Deps, actor: Actor, bucketId: string, id: string): DomainRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  // Removing an active domain takes the site off that address, as an unpublish would (D283).
+  assertVisibilityUnlocked(bucket);
   return transaction(deps.db, (tx) => {
     const row = domainOfBucket(tx, bucket.id, id);
     removeRow(deps, tx, row);
@@ -196,6 +200,13 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
       status = "failed";
       nextCheckAt = null;
       failureReason ??= `The DNS records were not found within ${GIVE_UP_AFTER_MS / 86_400_000} days of checks. Create them, then refresh the domain.`;
+    } else if (status === "pending_validation" && row.verifiedAt !== null && mode === "scheduled" && waitedTooLong(row, now)) {
+      // Verified, yet no certificate a week after its records were last seen (the verifying check
+      // or a refresh): the name no longer reaches Pier, or its site is down. Looking every minute
+      // would go on for ever; it stops like an unverified claim does (D282).
+      status = "failed";
+      nextCheckAt = null;
+      failureReason = `No certificate could be obtained for ${row.hostname} within ${GIVE_UP_AFTER_MS / 86_400_000} days of its records being found. Check that its traffic record still points at Pier and its site is published, then refresh the domain.`;
     }
     tx.update(customDomains)
       .set({
@@ -215,6 +226,12 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
   if (!verified) return null;
   if (verified.verified && certificateReady(deps, verified.row.hostname)) activate(deps, id);
   return domainById(deps.db, id) ?? null;
+}
+
+/** A verified domain's wait for its certificate, counted from the last look at its records. */
+function waitedTooLong(row: DomainRow, now: Date): boolean {
+  const since = Date.parse(row.lastCheckedAt ?? row.verifiedAt!);
+  return now.getTime() - since >= GIVE_UP_AFTER_MS;
 }
 
 /**

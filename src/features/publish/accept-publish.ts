@@ -207,11 +207,15 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
       ...(p.title !== undefined ? { title: p.title } : {}),
     };
     let row: PublicationRow;
-    const existing = p.existing && tx.select().from(publications).where(eq(publications.id, p.existing.id)).get();
+    // Looked up again by bucket and kind, not by the id seen when prepared: another first publish
+    // of the same site may have created the row while this one hashed its password (D74: the
+    // newest request wins, so this one becomes a republish instead of a second insert).
+    const existing = findPublication(p.bucket.id, p.kind, tx);
     if (existing) {
       if (existing.status === "unpublishing") throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.");
-      const accessSet = p.access
-        ? { accessMode: p.access.mode, passwordHash: p.access.hash, passwordSealed: p.access.sealed, accessVersion: existing.accessVersion + 1 }
+      const access = p.existing ? p.access : sameAsInsert(deps, p, existing.id);
+      const accessSet = access
+        ? { accessMode: access.mode, passwordHash: access.hash, passwordSealed: access.sealed, accessVersion: existing.accessVersion + 1 }
         : {};
       row = tx
         .update(publications)
@@ -262,6 +266,21 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
     if (p.access) afterCommit(tx, () => emitSiteChange(deps, { publicationId }));
     return row;
   });
+}
+
+/**
+ * The access settings a request prepared as a first publish would have inserted, for the row
+ * another request created meanwhile: the whole set, and the sealed password bound to that row's id
+ * (it was sealed for the id this request would have used).
+ */
+function sameAsInsert(deps: Deps, p: PreparedPublish, rowId: string): NonNullable<PreparedPublish["access"]> {
+  const plain = p.access?.sealed ? deps.secrets.open("site-cookie", p.access.sealed, `site-password:${p.publicationId}`) : null;
+  return {
+    mode: p.request.access_mode,
+    hash: p.access?.hash ?? null,
+    sealed: plain === null ? null : deps.secrets.seal("site-cookie", plain, `site-password:${rowId}`),
+    generated: p.access?.generated ?? null,
+  };
 }
 
 /** POST /buckets/:id/publication and /publication/preview. */

@@ -64,10 +64,14 @@ export function listPublications(
 }
 
 export function patchPublication(deps: Deps, actor: Actor, id: string, input: PatchPublicationInput): PublicationRow {
-  const { pub } = loadMutablePublication(deps, actor, id);
+  const { pub, bucket } = loadMutablePublication(deps, actor, id);
   if (input.expires_at !== undefined && input.expires_at !== null && new Date(input.expires_at).toISOString() <= deps.clock.now().toISOString()) {
     throw new ApiError("VALIDATION_FAILED", "expires_at must be in the future (or null).", { field: "expires_at" });
   }
+  // An expiry takes the site down (410; `pier unpublish --preview` ends a preview this way) and
+  // moving a past one brings it back: a visibility change like an unpublish or a publish (D281).
+  const expiresAt = input.expires_at === undefined ? undefined : input.expires_at === null ? null : new Date(input.expires_at).toISOString();
+  if (expiresAt !== undefined && expiresAt !== pub.expiresAt) assertVisibilityUnlocked(bucket);
   if (pub.kind === "preview" && input.expires_at === null)
     throw new ApiError("VALIDATION_FAILED", "Previews always expire; expires_at cannot be null.", { field: "expires_at" });
   const now = deps.clock.now().toISOString();
@@ -106,7 +110,7 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
           ? { clientEventsEnabled: (input.publication_client_events_enabled ?? input.client_events_enabled)! }
           : {}),
         ...(input.clean_urls !== undefined ? { cleanUrls: input.clean_urls } : {}),
-        ...(input.expires_at !== undefined ? { expiresAt: input.expires_at === null ? null : new Date(input.expires_at).toISOString() } : {}),
+        ...(expiresAt !== undefined ? { expiresAt } : {}),
         publishRequest: { ...(pub.publishRequest as object), ...(input.site_mode ? { site_mode: input.site_mode } : {}) },
         updatedAt: now,
       })

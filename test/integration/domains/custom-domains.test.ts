@@ -229,6 +229,28 @@ describe("custom domains: with the site's lifecycle", () => {
   });
 });
 
+describe("custom domains: the visibility lock", () => {
+  test("while the bucket's visibility is locked a domain is neither added nor removed (the site's addresses stay); refresh still works", async () => {
+    const s = await site(pro, "frozen addresses");
+    const bucketId = s.pub.bucketId;
+    const d = (await add(pro.key, bucketId, "www.frozen-test.com")).body.data.custom_domain;
+    await createRecords(d);
+    expect((await refresh(pro.key, bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+    expect((await t.api("POST", `/api/v1/buckets/${bucketId}/visibility_change_lock`, { key: pro.key, body: { reason: "launch" } })).status).toBe(200);
+
+    // Removing the domain takes the site off its public address; adding one moves public_url.
+    const removed = await t.api("DELETE", `/api/v1/buckets/${bucketId}/custom_domains/${d.id}`, { key: pro.key });
+    expect([removed.status, removed.body.error?.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+    const added = await add(pro.key, bucketId, "www.frozen-other-test.com");
+    expect([added.status, added.body.error?.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+    expect((await siteFetch(t, "www.frozen-test.com", "/")).status).toBe(200);
+    const list = (await t.api("GET", `/api/v1/buckets/${bucketId}/custom_domains`, { key: pro.key })).body.data;
+    expect(list.custom_domains.map((x: any) => x.hostname)).toEqual(["www.frozen-test.com"]);
+    // Checking what was added before the lock changes nothing by itself.
+    expect((await refresh(pro.key, bucketId, d.id)).status).toBe(200);
+  });
+});
+
 describe("custom domains: refusals", () => {
   test("every bad hostname gets its code and reason, and nothing is written", async () => {
     const s = await site();
@@ -380,6 +402,58 @@ describe("custom domains: the re-check job", () => {
     const run = await recheckDueDomains(t.pier.deps);
     expect(run.activated).toBeGreaterThanOrEqual(1);
     expect((await siteFetch(t, "www.job-activates-test.com", "/")).status).toBe(200);
+  });
+});
+
+describe("custom domains: the re-check job with automatic HTTPS", () => {
+  // The real certificate manager, with a CA that never answers (a closed port): a verified
+  // domain then waits for a certificate that never comes, as one whose name no longer reaches Pier does.
+  let h: TestPier;
+  beforeAll(async () => {
+    h = await startTestPier({
+      baseUrl: "http://pier.test",
+      sitesDomain: "sites.pier.test",
+      dnsResolver: cts.dns,
+      acme: "on",
+      httpsPort: 0,
+      acmeDirectory: "https://127.0.0.1:9/directory",
+      acmeEmail: "ops@example.com",
+    });
+    const direct = h.api;
+    h.api = (method, path, o = {}) => direct(method, path, { ...o, headers: { host: "pier.test", ...o.headers } });
+  });
+  afterAll(() => h?.stop());
+
+  test("a verified domain still without its certificate seven days on is failed and no longer checked every minute; refresh revives it", async () => {
+    expect(h.pier.deps.certificates).not.toBeNull();
+    const owner = await h.user({ plan: "pro" });
+    const s = await publishSite(h, { user: owner, files: page("waiting for a certificate"), slug: `certwait-${Date.now().toString(36)}` });
+    const url = `/api/v1/buckets/${s.pub.bucketId}/custom_domains`;
+    const d = (await h.api("POST", url, { key: owner.key, body: { hostname: "www.no-certificate-test.com" } })).body.data.custom_domain;
+    await createRecords(d);
+    const verified = (await h.api("POST", `${url}/${d.id}/refresh`, { key: owner.key })).body.data.custom_domain;
+    expect(verified).toMatchObject({ status: "pending_validation", verified: true, ssl_status: "pending_validation" });
+
+    // A day on: still waiting, looked at again a minute later.
+    h.clock.advance(86_400_000);
+    await recheckDueDomains(h.pier.deps);
+    let cur = (await h.api("GET", `${url}/${d.id}`, { key: owner.key })).body.data.custom_domain;
+    expect(cur.status).toBe("pending_validation");
+    expect(Date.parse(cur.next_check_at) - Date.parse(cur.updated_at)).toBe(60_000);
+
+    // Seven days after its records were last looked at: failed, with the reason, no more checks.
+    h.clock.advance(6 * 86_400_000);
+    await recheckDueDomains(h.pier.deps);
+    cur = (await h.api("GET", `${url}/${d.id}`, { key: owner.key })).body.data.custom_domain;
+    expect(cur).toMatchObject({ status: "failed", verified: true, next_check_at: null });
+    expect(cur.failure_reason).toContain("certificate");
+    h.clock.advance(3_600_000);
+    expect((await recheckDueDomains(h.pier.deps)).checked).toBe(0);
+
+    // Refresh looks again and starts a new wait.
+    const again = (await h.api("POST", `${url}/${d.id}/refresh`, { key: owner.key })).body.data.custom_domain;
+    expect(again).toMatchObject({ status: "pending_validation", failure_reason: null });
+    expect(Date.parse(again.next_check_at) - Date.parse(again.updated_at)).toBe(60_000);
   });
 });
 

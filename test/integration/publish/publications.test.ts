@@ -198,6 +198,31 @@ describe("unpublish while a build runs", () => {
   });
 });
 
+describe("two first publishes at once", () => {
+  test("both are accepted as one publication; the one committed last wins, and its password opens the gate", async () => {
+    const u = await t.user({ plan: "pro" });
+    const id = await bucketWith(u, "Twice At Once Site", { "index.html": "<p>gated</p>" });
+    // A password is hashed between the request's checks and its commit: both pass the checks
+    // before either commits, so the second commit finds the row the first one wrote.
+    const answers = await Promise.all(["first-secret-1", "second-secret-2"].map((password) => publish(u.key, id, { access_mode: "password", password })));
+    expect(answers.map((r) => [r.status, r.body.error?.code])).toEqual([
+      [202, undefined],
+      [202, undefined],
+    ]);
+    expect(answers[0]!.body.data.publication.id).toBe(answers[1]!.body.data.publication.id);
+    await drain();
+    const pub = await readPub(u.key, answers[0]!.body.data.publication.id);
+    expect(pub).toMatchObject({ status: "published", publish_state: "ready", access_mode: "password" });
+    expect(["first-secret-1", "second-secret-2"]).toContain(pub.access_password);
+    const gate = await siteFetch(t, host(pub.public_slug), "/_pier/gate/password", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ password: pub.access_password, next: "/" }).toString(),
+    });
+    expect(gate.status).toBe(303);
+  });
+});
+
 describe("retry is a publish", () => {
   test("retrying a failed first build keeps the plan's limits: no second live site on Free, no protected site after a downgrade", async () => {
     const u = await t.user({ plan: "free" });
@@ -415,10 +440,18 @@ describe("secrets, slugs and settings", () => {
       ["POST", `/api/v1/buckets/${id}/publication`, {}],
       ["DELETE", `/api/v1/buckets/${id}/publication`, undefined],
       ["PATCH", `/api/v1/publications/${p.id}/access`, { access_mode: "require_email" }],
+      // An expiry takes the site down (410; `pier unpublish --preview` ends a preview this way),
+      // and clearing a past one brings it back: both change who can see the site (D281).
+      ["PATCH", `/api/v1/publications/${p.id}`, { expires_at: new Date(t.clock.now().getTime() + 2_000).toISOString() }],
+      ["PATCH", `/api/v1/publications/${p.id}`, { title: "Not with an expiry", expires_at: new Date(t.clock.now().getTime() + 86_400_000).toISOString() }],
     ] as const) {
       const res = await t.api(m, path, { key: u.key, body });
-      expect([res.status, res.body.error.code]).toEqual([423, "VISIBILITY_LOCKED"]);
+      expect([res.status, res.body.error?.code]).toEqual([423, "VISIBILITY_LOCKED"]);
     }
+    expect((await readPub(u.key, p.id)).expires_at).toBeNull();
+    // Settings that do not change who sees the site stay editable, and so does an unchanged expiry.
+    const titled = await t.api("PATCH", `/api/v1/publications/${p.id}`, { key: u.key, body: { title: "Frozen but titled", expires_at: null } });
+    expect([titled.status, titled.body.data.publication.title]).toEqual([200, "Frozen but titled"]);
   });
 });
 
