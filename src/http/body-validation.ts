@@ -3,6 +3,7 @@
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import type { TSchema } from "@sinclair/typebox";
 import { Elysia, mapValueError } from "elysia";
+import "./formats"; // tightened formats before any schema is compiled
 import { validationFailed, type FieldProblem } from "./json-guard";
 import { describeIssue, type ValidationIssue } from "./validation";
 

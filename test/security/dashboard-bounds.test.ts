@@ -69,3 +69,20 @@ describe("dashboard pages over large data read a page of it", () => {
     expect((await b.get(`/dashboard/buckets/${site.pub.bucketId}/site?offset=99999999999999999999999`)).status).toBe(200);
   });
 });
+
+describe("notice codes", () => {
+  test("a ?done= code naming an inherited property (constructor, toString) shows no notice", async () => {
+    const u = await t.user();
+    const site = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "hi" }] });
+    const b = await signedIn(u);
+    for (const page of ["/dashboard", `/dashboard/buckets/${site.pub.bucketId}`, `/dashboard/buckets/${site.pub.bucketId}/site`]) {
+      for (const code of ["constructor", "toString", "__proto__"]) {
+        const res = await b.get(`${page}?done=${code}`);
+        expect(res.status).toBe(200);
+        const body = res.text;
+        // alertBox's notice (the page's own status boxes carry an id).
+        expect([page, code, body.includes("[native code]"), body.includes('<div class="alert ok" role="status">')]).toEqual([page, code, false, false]);
+      }
+    }
+  });
+});

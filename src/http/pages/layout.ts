@@ -102,6 +102,8 @@ export async function renderView(template: string, vars: TemplateVars, layout: O
 
 /** An alert box for an error or a notice (screen readers announce it). */
 export function alertBox(message: string | null | undefined, kind: "error" | "ok" = "error"): SafeHtml {
-  if (!message) return html``;
+  // Notices are looked up by a `?done=` code in plain objects: `?done=constructor` finds an
+  // inherited function, which is no notice.
+  if (typeof message !== "string" || !message) return html``;
   return kind === "error" ? html`<div class="alert error" role="alert">${message}</div>` : html`<div class="alert ok" role="status">${message}</div>`;
 }

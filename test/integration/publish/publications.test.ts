@@ -623,6 +623,11 @@ describe("previews and plan policy", () => {
     await drain();
     const forever = await patch(pv.id, "2099-01-01T00:00:00Z");
     expect([forever.status, forever.body.error.code, forever.body.error.details.field]).toEqual([422, "VALIDATION_FAILED", "expires_at"]);
+    // A day the calendar does not have is refused, not rolled over into the next month.
+    for (const impossible of ["2026-02-29T00:00:00Z", "2027-04-31T12:00:00Z"]) {
+      const r = await patch(pv.id, impossible);
+      expect([impossible, r.status, r.body.error.code, r.body.error.details.fields[0].path]).toEqual([impossible, 422, "VALIDATION_FAILED", "/expires_at"]);
+    }
     const month = inDays(29);
     expect((await patch(pv.id, month)).status).toBe(200);
     expect((await readPub(u.key, pv.id)).expires_at).toBe(month);
