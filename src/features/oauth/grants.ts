@@ -18,6 +18,15 @@ export function createGrant(
   input: { clientId: string; accountId: string; userId: string; flow: GrantRow["flow"]; scope: string; permission: Scope },
   db: DbOrTx = deps.db,
 ): GrantRow {
+  // What the approving user may give today, as a named key's scope is capped at creation: a
+  // member's approval of bucket_admin is bucket_write, and stays so if they are promoted later.
+  const role = db
+    .select({ role: memberships.role })
+    .from(memberships)
+    .where(and(eq(memberships.accountId, input.accountId), eq(memberships.userId, input.userId)))
+    .get()?.role;
+  const cap = role ? roleScope(role) : "bucket_read";
+  const permission = scopeRank[input.permission] <= scopeRank[cap] ? input.permission : cap;
   return db
     .insert(oauthGrants)
     .values({
@@ -27,7 +36,7 @@ export function createGrant(
       userId: input.userId,
       flow: input.flow,
       scope: input.scope,
-      permissionScope: input.permission,
+      permissionScope: permission,
       createdAt: deps.clock.now().toISOString(),
     })
     .returning()
