@@ -8,6 +8,16 @@ import { dayStart, localDay, nextDate, ZoneDays } from "../../../src/features/an
 
 const ZONES = Intl.supportedValuesOf("timeZone");
 const FROM = Date.parse("2020-01-01T00:00:00Z");
+/**
+ * The zones whose days between FROM and TO last other than 23-25 hours, found by walking every
+ * zone's days in that range (6-hour steps): Troll's summer time is two hours (+00/+02), Casey's
+ * clocks jumped three hours (+08/+11) in 2020-2023, Vostok moved from +06 to +05 on 2023-12-18.
+ */
+const ODD_DAYS: Record<string, [number, number]> = {
+  "Antarctica/Troll": [22, 26],
+  "Antarctica/Casey": [21, 27],
+  "Antarctica/Vostok": [23, 26],
+};
 const TO = Date.parse("2035-01-01T00:00:00Z");
 
 test("a local day's bounds hold every instant keyed to it, in every zone", () => {
@@ -20,10 +30,11 @@ test("a local day's bounds hold every instant keyed to it, in every zone", () =>
       expect(end).toBeGreaterThan(ms);
       expect(localDay(zone, start)).toBe(day);
       expect(localDay(zone, start - 1)).not.toBe(day);
-      // 23 to 25 hours where summer time moves clocks by an hour; 22 and 26 in Antarctica/Troll,
-      // whose summer time is two hours (+00/+02). A date-line move (Samoa 2011) is before FROM.
-      expect(end - start).toBeGreaterThanOrEqual((zone === "Antarctica/Troll" ? 22 : 23) * 3_600_000);
-      expect(end - start).toBeLessThanOrEqual((zone === "Antarctica/Troll" ? 26 : 25) * 3_600_000);
+      // 23 to 25 hours where summer time moves clocks by an hour, except in the zones of
+      // ODD_DAYS. A date-line move (Samoa 2011) is before FROM.
+      const [shortest, longest] = ODD_DAYS[zone] ?? [23, 25];
+      expect(end - start).toBeGreaterThanOrEqual(shortest * 3_600_000);
+      expect(end - start).toBeLessThanOrEqual(longest * 3_600_000);
     }),
     { numRuns: 3000 },
   );
@@ -58,4 +69,15 @@ test("the DST days of Europe/Berlin and the +05:45 midnight of Asia/Kathmandu", 
   expect(new Date(dayStart("Asia/Kathmandu", "2026-11-25")).toISOString()).toBe("2026-11-24T18:15:00.000Z");
   expect(localDay("Asia/Kathmandu", Date.parse("2026-11-24T18:14:59Z"))).toBe("2026-11-24");
   expect(localDay("Asia/Kathmandu", Date.parse("2026-11-24T18:15:00Z"))).toBe("2026-11-25");
+});
+
+test("Antarctica/Casey's three-hour clock changes make days of 21 and 27 hours", () => {
+  // The counterexample a random run found: on 2020-10-04 Casey moved from +08 to +11 a minute
+  // after midnight, so that date began at 16:00 UTC the day before and ended at 13:00 UTC.
+  const day = localDay("Antarctica/Casey", Date.parse("2020-10-03T16:00:00Z"));
+  expect(day).toBe("2020-10-04");
+  expect(dayStart("Antarctica/Casey", day)).toBe(Date.parse("2020-10-03T16:00:00Z"));
+  expect(dayStart("Antarctica/Casey", nextDate(day)) - dayStart("Antarctica/Casey", day)).toBe(21 * 3_600_000);
+  // And back: at midnight of 2021-03-14 (+11) the clocks went to 21:00 (+08), so 2021-03-13 lasted 27 hours.
+  expect(dayStart("Antarctica/Casey", "2021-03-14") - dayStart("Antarctica/Casey", "2021-03-13")).toBe(27 * 3_600_000);
 });
