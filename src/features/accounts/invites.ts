@@ -33,16 +33,21 @@ export function createInvite(deps: Deps, input: { email?: string | null; created
   return { code, invite };
 }
 
-/** Mark the invite used by `userId` inside the sign-up transaction, or throw INVITE_INVALID. */
-export function consumeInvite(deps: Deps, code: string, email: string, userId: string, db: DbOrTx): void {
+/** The unused, unexpired invite with this code that `email` may use, or throw INVITE_INVALID. Reads only. */
+export function usableInvite(deps: Deps, code: string, email: string, db: DbOrTx): InviteRow {
   const row = db
     .select()
     .from(invites)
     .where(and(eq(invites.codeHash, sha256Hex(code.trim())), isNull(invites.usedAt)))
     .get();
-  const now = deps.clock.now().toISOString();
-  if (!row || row.expiresAt <= now || (row.email && row.email !== email)) {
+  if (!row || row.expiresAt <= deps.clock.now().toISOString() || (row.email && row.email !== email)) {
     throw new ApiError("INVITE_INVALID", "That invite code is wrong, already used, expired, or meant for another email address.", { field: "invite" });
   }
-  db.update(invites).set({ usedAt: now, usedBy: userId }).where(eq(invites.id, row.id)).run();
+  return row;
+}
+
+/** Mark the invite used by `userId` inside the sign-up transaction, or throw INVITE_INVALID. */
+export function consumeInvite(deps: Deps, code: string, email: string, userId: string, db: DbOrTx): void {
+  const row = usableInvite(deps, code, email, db);
+  db.update(invites).set({ usedAt: deps.clock.now().toISOString(), usedBy: userId }).where(eq(invites.id, row.id)).run();
 }

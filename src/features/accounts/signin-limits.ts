@@ -6,7 +6,7 @@
 // ever helps the legitimate user, and argon2id keeps offline-speed guessing out of reach anyway.
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { addressKey, FailureLog, GuessLimiter, type GuessPolicy } from "../../core/guess-limits";
+import { addressKey, FailureLog, GuessLimiter, PendingGuesses, type GuessPolicy } from "../../core/guess-limits";
 
 export interface AttemptLimits {
   /** Failures one address may make on one email (fewer while the email is under attack). */
@@ -35,6 +35,9 @@ export const TWO_FACTOR_FAILURES_PER_USER = 5;
 export class SigninGuard {
   private readonly guesses: GuessLimiter;
   private readonly signups = new FailureLog(3600_000);
+  // Sign-ups between the check and their record (the argon2id hash runs in between): counted
+  // against the allowance, or a burst sent side by side all passed the check.
+  private readonly signupsInFlight = new PendingGuesses();
   private readonly codes: FailureLog;
 
   constructor(private readonly limits: AttemptLimits = defaultAttemptLimits) {
@@ -50,7 +53,8 @@ export class SigninGuard {
   }
 
   checkSignup(ip: string, now: number): void {
-    const wait = this.signups.waitFor(addressKey(ip), this.limits.signupsPerIpHour, now);
+    const key = addressKey(ip);
+    const wait = this.signups.waitFor(key, this.limits.signupsPerIpHour, now, this.signupsInFlight.of(key));
     if (wait > 0)
       throw new ApiError(
         "RATE_LIMIT_EXCEEDED",
@@ -58,6 +62,12 @@ export class SigninGuard {
         { retry_after: wait },
         wait,
       );
+  }
+
+  /** checkSignup, then the sign-up counts against the allowance until the returned function runs (record it first if it succeeded). */
+  beginSignup(ip: string, now: number): () => void {
+    this.checkSignup(ip, now);
+    return this.signupsInFlight.begin(addressKey(ip));
   }
 
   recordSignup(ip: string, now: number): void {

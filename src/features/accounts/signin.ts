@@ -6,9 +6,9 @@ import type { Deps } from "../../core/context";
 import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { users } from "../../db/schema";
-import { transaction } from "../../db/tx";
+import { transaction, type DbOrTx } from "../../db/tx";
 import { signinGuard } from "./signin-limits";
-import { consumeInvite } from "./invites";
+import { consumeInvite, usableInvite } from "./invites";
 import { createSession } from "./sessions";
 import {
   checkPasswordStrength,
@@ -49,6 +49,23 @@ export function signupClosed(deps: Deps): boolean {
   return deps.config.signupMode === "closed" && deps.db.select({ n: count() }).from(users).get()!.n > 0;
 }
 
+/**
+ * Every reason to refuse a sign-up, read-only: the mode, then the invite, then a taken email.
+ * Run before the argon2id hash (a refused attempt must not cost 64 MiB and a tenth of a second
+ * of CPU, uncounted) and again inside the write transaction. The invite comes before the email,
+ * so without a valid invite nobody learns which emails have users.
+ */
+function admitSignup(deps: Deps, email: string, inviteCode: string | undefined, db: DbOrTx): void {
+  const mode = deps.config.signupMode;
+  if (db.select({ n: count() }).from(users).get()!.n === 0) return; // the first user: always
+  if (mode === "closed") throw new ApiError("SIGNUP_CLOSED", "This Pier instance does not accept new sign-ups. Ask its operator for an account.");
+  if (mode === "invite") {
+    if (!inviteCode) throw new ApiError("INVITE_REQUIRED", "Sign-up on this instance needs an invite code.", { field: "invite" });
+    usableInvite(deps, inviteCode, email, db);
+  }
+  if (findUserByEmail(deps, email, db)) throw new ApiError("CONFLICT", "A user with this email already exists.", { field: "email" });
+}
+
 export async function signUp(
   deps: Deps,
   input: { email: string; password: string; invite?: string; remember: boolean },
@@ -56,23 +73,27 @@ export async function signUp(
 ): Promise<CreatedUser & { session: NewSession }> {
   const email = normalizeEmail(input.email);
   checkPasswordStrength(input.password);
+  const inviteCode = input.invite?.trim() || undefined;
+  admitSignup(deps, email, inviteCode, deps.db);
   const guard = signinGuard(deps);
-  guard.checkSignup(meta.ip, deps.clock.now().getTime());
-  const passwordHash = await hashPassword(input.password);
-  const mode = deps.config.signupMode;
-  // The mode is checked inside the write transaction, so two racing "first" sign-ups cannot
-  // both get past a closed instance.
-  const created = transaction(deps.db, (tx) => {
-    const first = tx.select({ n: count() }).from(users).get()!.n === 0;
-    if (!first && mode === "closed") throw new ApiError("SIGNUP_CLOSED", "This Pier instance does not accept new sign-ups. Ask its operator for an account.");
-    const inviteCode = input.invite?.trim();
-    if (!first && mode === "invite" && !inviteCode)
-      throw new ApiError("INVITE_REQUIRED", "Sign-up on this instance needs an invite code.", { field: "invite" });
-    const result = insertUserWithAccount(deps, { email, passwordHash }, tx);
-    if (!first && mode === "invite") consumeInvite(deps, inviteCode!, email, result.user.id, tx);
-    return result;
-  });
-  guard.recordSignup(meta.ip, deps.clock.now().getTime());
+  // Counted from here, not from success: sign-ups sent side by side are all being hashed at once.
+  const signingUp = guard.beginSignup(meta.ip, deps.clock.now().getTime());
+  let created: CreatedUser;
+  try {
+    const passwordHash = await hashPassword(input.password);
+    // Checked again inside the write transaction: two racing "first" sign-ups cannot both get
+    // past a closed instance, and an invite is used once.
+    created = transaction(deps.db, (tx) => {
+      admitSignup(deps, email, inviteCode, tx);
+      const first = tx.select({ n: count() }).from(users).get()!.n === 0;
+      const result = insertUserWithAccount(deps, { email, passwordHash }, tx);
+      if (!first && deps.config.signupMode === "invite") consumeInvite(deps, inviteCode!, email, result.user.id, tx);
+      return result;
+    });
+    guard.recordSignup(meta.ip, deps.clock.now().getTime());
+  } finally {
+    signingUp();
+  }
   return { ...created, session: startSession(deps, created.user, input.remember, meta) };
 }
 
