@@ -2,6 +2,8 @@
 // "Accounts, sessions, OAuth and gates"). The server trusts X-Forwarded-For here so that one test
 // can speak from many client addresses, as a distributed attacker does.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { users } from "../../src/db/schema";
 import * as OTPAuth from "otpauth";
 import { TWO_FACTOR_FAILURES_PER_USER } from "../../src/features/accounts/signin-limits";
 import { listOutbox } from "../../src/features/mail/outbound";
@@ -222,6 +224,31 @@ describe("two-factor sign-in", () => {
     const done = await back.submit("/signin/two-factor", "/signin/two-factor", { code: code() });
     expect(done.status).toBe(303);
     expect(done.setCookies.some((c) => c.startsWith("pier_session="))).toBe(true);
+  }, 30_000);
+});
+
+describe("turning two-factor off", () => {
+  test("a session holder who knows the password gets only the account's few code guesses, then the right code waits too", async () => {
+    const u = await t.user();
+    const owner = new Browser(t.url, from("203.0.113.31"));
+    expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const enroll = await owner.submit("/account/security", "/account/security/totp/enroll", {});
+    const totp = OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP;
+    const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
+    expect((await owner.submit("/account/security", "/account/security/totp/confirm", { code: code() })).status).toBe(200);
+    t.clock.advance(30_000);
+
+    // Whoever holds this signed-in browser (in sudo mode) guesses the code that turns it off:
+    // unlimited before, so a million codes were a matter of minutes at the server's pace.
+    const wrong = () => (code() === "000000" ? "111111" : "000000");
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await owner.submit("/account/security", "/account/security/totp/disable", { code: wrong() })).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    const right = await owner.submit("/account/security", "/account/security/totp/disable", { code: code() });
+    expect(right.status).toBe(429);
+    expect(right.text).toContain("Too many wrong two-factor codes");
+    const row = t.pier.deps.db.select().from(users).where(eq(users.email, u.email)).get()!;
+    expect(row.totpEnabledAt).not.toBeNull();
   }, 30_000);
 });
 

@@ -32,6 +32,17 @@ const FLOOR = 3;
  */
 export const TWO_FACTOR_FAILURES_PER_USER = 5;
 
+/** The answer while an account's wrong-code allowance is used up (sign-in, turning two-factor off). */
+export function tooManyTwoFactorCodes(wait: number): ApiError {
+  const minutes = Math.ceil(wait / 60);
+  return new ApiError(
+    "TOO_MANY_ATTEMPTS",
+    `Too many wrong two-factor codes for this account. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+    { retry_after: wait },
+    wait,
+  );
+}
+
 export class SigninGuard {
   private readonly guesses: GuessLimiter;
   private readonly signups = new FailureLog(3600_000);

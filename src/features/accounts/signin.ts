@@ -7,7 +7,7 @@ import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { signinGuard } from "./signin-limits";
+import { signinGuard, tooManyTwoFactorCodes } from "./signin-limits";
 import { consumeInvite, usableInvite } from "./invites";
 import { createSession } from "./sessions";
 import {
@@ -124,21 +124,11 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
   if (twoFactorEnabled(user)) {
     // Told only to someone who knew the password: the account's code allowance is used up.
     const wait = guard.twoFactorWait(user.id, deps.clock.now().getTime());
-    if (wait > 0) throw tooManyCodes(wait);
+    if (wait > 0) throw tooManyTwoFactorCodes(wait);
     return { kind: "two_factor", pending: pendingToken(deps, user.id, input.remember), maxAgeSeconds: PENDING_MS / 1000 };
   }
   guard.succeed(email, meta.ip);
   return { kind: "session", session: startSession(deps, user, input.remember, meta), user };
-}
-
-function tooManyCodes(wait: number): ApiError {
-  const minutes = Math.ceil(wait / 60);
-  return new ApiError(
-    "TOO_MANY_ATTEMPTS",
-    `Too many wrong two-factor codes for this account. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
-    { retry_after: wait },
-    wait,
-  );
 }
 
 // Between the password and the code, the browser holds a short-lived signed token naming the

@@ -10,6 +10,7 @@ import { ApiError } from "../../core/errors";
 import { users } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { endOtherSessions } from "./sessions";
+import { signinGuard, tooManyTwoFactorCodes } from "./signin-limits";
 import type { UserRow } from "./service";
 
 const PERIOD = 30;
@@ -96,9 +97,20 @@ export function confirmTotpEnrollment(deps: Deps, user: UserRow, code: string, c
   });
 }
 
+/**
+ * Turn two-factor off with a current code. The code is what stops a signed-in browser in sudo mode
+ * (a stolen session plus the password) from removing the second factor for good, so wrong codes
+ * use up the account's allowance as at sign-in (D119, D285); without a cap a million codes take minutes.
+ */
 export function disableTotp(deps: Deps, user: UserRow, code: string): void {
   if (!twoFactorEnabled(user)) throw new ApiError("CONFLICT", "Two-factor authentication is not on.");
-  if (!verifyTotp(deps, user, code))
+  const guard = signinGuard(deps);
+  const now = deps.clock.now().getTime();
+  const wait = guard.twoFactorWait(user.id, now);
+  if (wait > 0) throw tooManyTwoFactorCodes(wait);
+  if (!verifyTotp(deps, user, code)) {
+    guard.failTwoFactor(user.id, now);
     throw new ApiError("INVALID_TWO_FACTOR_CODE", "That code did not match; two-factor authentication stays on.", { field: "code" });
+  }
   deps.db.update(users).set({ totpSealed: null, totpEnabledAt: null, updatedAt: deps.clock.now().toISOString() }).where(eq(users.id, user.id)).run();
 }
