@@ -8,6 +8,8 @@ import { mkdir, rm, utimes } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
+import { serverVersion } from "../../core/version";
+import { migrations as embeddedMigrations } from "../../db/migrations";
 import {
   blobPathIn,
   COPY_CONCURRENCY,
@@ -136,14 +138,24 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   const dbHash = await hashFile(dbSource);
   if (dbHash.sha256 !== manifest.database.sha256)
     throw new ApiError("BACKUP_INVALID", `The database in ${folder} does not match its manifest (run pier backup verify ${folder}).`);
-  const blobs = (() => {
+  const { blobs, applied } = (() => {
     const db = new Database(dbSource, { readonly: true });
     try {
-      return referencedBlobs(db);
+      return { blobs: referencedBlobs(db), applied: db.query<{ name: string }, []>("SELECT name FROM __pier_migrations").all() };
     } finally {
       db.close();
     }
   })();
+  // A newer Pier's database would be refused at start (DATA_DIR_TOO_NEW) once restored: refuse it
+  // now, before a --force restore swaps a working data dir for one that cannot start.
+  const known = new Set(embeddedMigrations.map((m) => m.name));
+  const unknown = applied.map((r) => r.name).filter((n) => !known.has(n));
+  if (unknown.length)
+    throw new ApiError(
+      "BACKUP_TOO_NEW",
+      `${folder} was written by Pier ${manifest.pier_version}, newer than this Pier ${serverVersion}: its database has migration(s) ${unknown.join(", ")} that this version does not know. ` +
+        "Install that version or a later one and restore with it. Nothing was written.",
+    );
   const missing = [...blobs].filter((s) => !existsSync(blobPathIn(folder, s)));
   if (missing.length)
     throw new ApiError(
