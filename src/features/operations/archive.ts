@@ -9,6 +9,7 @@ import { createReadStream, existsSync, statSync } from "node:fs";
 import { mkdir, open, rename, rm, symlink, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { create as createTar, Parser, type ReadEntry } from "tar";
+import { holdCollection } from "../../blobs/backup-hold";
 import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
@@ -44,6 +45,8 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     throw new ApiError("BACKUP_FAILED", `${file} is a folder; an archive target is a file name ending in .tar, .tar.gz or .tgz.`);
   const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}-${Date.now()}`);
   const staging = `${partial}.d`;
+  // From before the snapshot until tar has read its blobs, no collection deletes one of them.
+  const release = holdCollection(dataDir);
   try {
     await mkdir(staging, { recursive: true, mode: 0o700 });
     await snapshotDatabase(source, join(staging, DATABASE_FILE));
@@ -95,6 +98,7 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     await rm(partial, { force: true }).catch(() => {});
     throw targetError(e, file);
   } finally {
+    release();
     await unlink(join(staging, "blobs")).catch(() => {});
     await rm(staging, { recursive: true, force: true }).catch(() => {});
   }

@@ -6,6 +6,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, rename, rm, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { holdCollection } from "../../blobs/backup-hold";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
@@ -61,6 +62,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
     throw new ApiError("BACKUP_FAILED", "The backup folder must not be the data dir or its blob store.");
   checkTarget(folder);
   const dbTmp = join(folder, `${DATABASE_FILE}.partial-${process.pid}-${Date.now()}`);
+  // From before the snapshot until its blobs are copied, no collection deletes one of them.
+  const release = holdCollection(dataDir);
   try {
     await mkdir(folder, { recursive: true, mode: 0o700 });
     // mkdir's mode applies only when it creates the folder: an existing one is made private too.
@@ -91,6 +94,11 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       try {
         await copyHashed(from, dest, sha256);
       } catch (e) {
+        // Gone since it was measured (removed by hand, or a collector the hold could not reach).
+        if ((e as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(from)) {
+          problems.push(`blob ${sha256} is missing from the data dir`);
+          return;
+        }
         if (!(e instanceof CorruptBlobError)) throw e;
         problems.push(`blob ${sha256} is damaged in the data dir (it hashes to ${e.actual}); not copied`);
         return;
@@ -119,6 +127,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
   } catch (e) {
     await rm(dbTmp, { force: true }).catch(() => {});
     throw targetError(e, folder);
+  } finally {
+    release();
   }
 }
 
