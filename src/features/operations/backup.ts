@@ -4,10 +4,11 @@
 // content-addressed and immutable: into an existing backup folder only missing ones are copied.
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { chmod, mkdir, rename, rm, unlink } from "node:fs/promises";
+import { chmod, mkdir, opendir, rename, rm, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { holdCollection } from "../../blobs/backup-hold";
 import { referencedBlobs } from "../../blobs/gc";
+import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import {
@@ -108,6 +109,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       copiedBytes += size;
     });
     await eachLimit(touched, COPY_CONCURRENCY, fsyncDir);
+    await dropUnreferenced(folder, snap.blobs);
     const dbPath = join(folder, DATABASE_FILE);
     await rename(dbTmp, dbPath);
     const db = await hashFile(dbPath);
@@ -180,6 +182,25 @@ export async function writeSecretKey(folder: string, dataDir: string, opts: Back
   if (!key) throw new ApiError("BACKUP_FAILED", `--include-secret-key: no secret key to include (${file} does not exist and none is configured).`);
   await writeFileAtomic(dest, `${key}\n`, 0o600);
   return true;
+}
+
+/**
+ * Remove the blobs this snapshot does not reference that the folder holds from an earlier backup
+ * into it, or linked from the previous scheduled one: otherwise a deleted file's bytes stay in
+ * every later backup, and the folders grow for ever whatever --backup-keep says (D289). Unlinking
+ * a hard link leaves the other backups' copies alone. Temp files of copies are left be.
+ */
+async function dropUnreferenced(folder: string, referenced: Set<string>): Promise<void> {
+  const root = join(folder, "blobs", "sha256");
+  if (!existsSync(root)) return;
+  for await (const a of await opendir(root)) {
+    if (!a.isDirectory()) continue;
+    for await (const b of await opendir(join(root, a.name))) {
+      if (!b.isDirectory()) continue;
+      for await (const f of await opendir(join(root, a.name, b.name)))
+        if (f.isFile() && isSha256(f.name) && !referenced.has(f.name)) await unlink(join(root, a.name, b.name, f.name));
+    }
+  }
 }
 
 function sizeOf(path: string): number | null {
