@@ -14,7 +14,18 @@ import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { readSnapshot, targetError, writeSecretKey, type BackupOptions, type BackupResult } from "./backup";
-import { BACKUP_FORMAT, blobPathIn, checkFormat, DATABASE_FILE, databaseChecks, hashFile, MANIFEST_FILE, SECRET_KEY_FILE, type BackupManifest } from "./layout";
+import {
+  BACKUP_FORMAT,
+  blobPathIn,
+  checkFormat,
+  DATABASE_FILE,
+  databaseChecks,
+  hashFile,
+  MANIFEST_FILE,
+  missingBlobProblem,
+  SECRET_KEY_FILE,
+  type BackupManifest,
+} from "./layout";
 import { fsyncDir } from "../../core/atomic-file";
 import type { VerifyResult } from "./restore";
 import { snapshotDatabase } from "./snapshot";
@@ -53,12 +64,14 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     const snap = readSnapshot(join(staging, DATABASE_FILE));
     const db = await hashFile(join(staging, DATABASE_FILE));
     const problems: string[] = [];
+    const missing: string[] = [];
     const blobs: string[] = [];
     let bytes = 0;
     for (const sha256 of snap.blobs) {
       const size = sizeOf(blobPathIn(dataDir, sha256));
       if (size === null) {
         problems.push(`blob ${sha256} is missing from the data dir`);
+        missing.push(sha256);
         continue;
       }
       blobs.push(sha256);
@@ -71,7 +84,7 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
       created_at: started.toISOString(),
       duration_seconds: 0,
       database: { file: DATABASE_FILE, sha256: db.sha256, size: db.size, migrations: snap.migrations },
-      blobs: { count: snap.blobs.size, bytes, copied: blobs.length, copied_bytes: bytes },
+      blobs: { count: snap.blobs.size, bytes, copied: blobs.length, copied_bytes: bytes, missing: missing.sort() },
       counts: snap.counts,
       secret_key_included: secretIncluded,
     };
@@ -336,7 +349,7 @@ export async function verifyArchive(from: string): Promise<VerifyResult> {
     for (const sha256 of referenced ?? []) {
       const b = c.blobs.get(sha256);
       if (!b) {
-        problems.push(`blob ${sha256} is missing`);
+        problems.push(missingBlobProblem(manifest, sha256));
         continue;
       }
       checked++;

@@ -75,6 +75,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
     await snapshotDatabase(source, dbTmp);
     const snap = readSnapshot(dbTmp);
     const problems: string[] = [];
+    const missing: string[] = [];
     let bytes = 0;
     let copied = 0;
     let copiedBytes = 0;
@@ -87,7 +88,10 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       if (size === null) {
         if (have !== null)
           bytes += have; // lost from the data dir, kept by an earlier backup
-        else problems.push(`blob ${sha256} is missing from the data dir`);
+        else {
+          problems.push(`blob ${sha256} is missing from the data dir`);
+          missing.push(sha256);
+        }
         return;
       }
       bytes += size;
@@ -98,10 +102,13 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
         // Gone since it was measured (removed by hand, or a collector the hold could not reach).
         if ((e as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(from)) {
           problems.push(`blob ${sha256} is missing from the data dir`);
+          missing.push(sha256);
           return;
         }
         if (!(e instanceof CorruptBlobError)) throw e;
         problems.push(`blob ${sha256} is damaged in the data dir (it hashes to ${e.actual}); not copied`);
+        // An older good copy the folder kept stays in the backup; without one the blob is missing.
+        if (have === null) missing.push(sha256);
         return;
       }
       touched.add(dirname(dest));
@@ -120,7 +127,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       created_at: started.toISOString(),
       duration_seconds: Math.round((now().getTime() - started.getTime()) / 10) / 100,
       database: { file: DATABASE_FILE, sha256: db.sha256, size: db.size, migrations: snap.migrations },
-      blobs: { count: snap.blobs.size, bytes, copied, copied_bytes: copiedBytes },
+      blobs: { count: snap.blobs.size, bytes, copied, copied_bytes: copiedBytes, missing: missing.sort() },
       counts: snap.counts,
       secret_key_included: secretIncluded,
     };
