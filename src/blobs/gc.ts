@@ -3,6 +3,7 @@
 // grace period (so a blob uploaded a moment ago, not yet attached to a file, survives).
 import type { Database } from "bun:sqlite";
 import type { Deps } from "../core/context";
+import { collectionHeld } from "./backup-hold";
 
 /**
  * One SQL query per table column that references blobs. Features that store blob references
@@ -25,7 +26,10 @@ export function referencedBlobs(sqlite: Database, queries = blobReferenceQueries
   return set;
 }
 
-export async function collectGarbage(deps: Deps, graceMs = GC_GRACE_MS): Promise<{ scanned: number; deleted: number; bytes_freed: number }> {
+export async function collectGarbage(
+  deps: Deps,
+  graceMs = GC_GRACE_MS,
+): Promise<{ scanned: number; deleted: number; bytes_freed: number; held_by_backup?: true }> {
   const cutoff = deps.clock.now().getTime() - graceMs;
   // Snapshot the references first: blobs written after this point are younger than the cutoff.
   const live = referencedBlobs(deps.sqlite);
@@ -35,6 +39,12 @@ export async function collectGarbage(deps: Deps, graceMs = GC_GRACE_MS): Promise
   for await (const blob of deps.blobs.list()) {
     scanned++;
     if (live.has(blob.sha256) || blob.mtimeMs > cutoff) continue;
+    // After the mark and before each removal: a backup whose snapshot came after this mark may
+    // still need a blob this mark no longer sees (src/blobs/backup-hold.ts).
+    if (collectionHeld(deps.config.dataDir)) {
+      deps.log.info("blob gc paused: a backup is running", { scanned, deleted });
+      return { scanned, deleted, bytes_freed: bytes, held_by_backup: true };
+    }
     const freed = await deps.blobs.removeIfIdle(blob.sha256, cutoff);
     if (freed === null) continue;
     bytes += freed;

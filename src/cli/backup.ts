@@ -116,6 +116,10 @@ export const restore: Command = {
       restoreBackup({ from: args.positionals.FOLDER!, dataDir: config.dataDir, force: args.options.force === "true", runningPid: running?.pid ?? null }),
     );
     say(`restored the backup of ${r.manifest.created_at} (Pier ${r.manifest.pier_version}) into ${r.dataDir}: ${r.blobs} blobs, ${mib(r.bytes)}`);
+    if (r.blobs_missing.length)
+      say(
+        `WARNING: ${r.blobs_missing.length} blob(s) were already missing from the data dir when the backup was taken (first: ${r.blobs_missing[0]}); the files using them are restored broken. pier admin check --data-dir ${r.dataDir} names them: upload them again, or copy the blobs from an older backup.`,
+      );
     if (r.jobs_requeued) say(`${r.jobs_requeued} job(s) that were running at backup time will run again on start`);
     say(
       r.secret_key_restored

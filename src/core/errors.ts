@@ -206,6 +206,10 @@ export const errorCatalogue = {
     status: 422,
     hint: "The archive's manifest.json or secret.key is far larger than Pier ever writes: it is not a Pier backup (or was tampered with). Nothing was restored.",
   },
+  BACKUP_TOO_NEW: {
+    status: 409,
+    hint: "The backup was written by a newer Pier (its database has migrations this one does not know): restore it with that version or a later one. Nothing was written.",
+  },
   RESTORE_TARGET_NOT_EMPTY: { status: 409, hint: "Restore into a new or empty data dir, or pass --force to replace the database, blobs and key of this one." },
   DATA_DIR_IN_USE: {
     status: 409,

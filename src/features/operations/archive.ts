@@ -9,11 +9,23 @@ import { createReadStream, existsSync, statSync } from "node:fs";
 import { mkdir, open, rename, rm, symlink, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { create as createTar, Parser, type ReadEntry } from "tar";
+import { holdCollection } from "../../blobs/backup-hold";
 import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import { readSnapshot, targetError, writeSecretKey, type BackupOptions, type BackupResult } from "./backup";
-import { BACKUP_FORMAT, blobPathIn, checkFormat, DATABASE_FILE, databaseChecks, hashFile, MANIFEST_FILE, SECRET_KEY_FILE, type BackupManifest } from "./layout";
+import {
+  BACKUP_FORMAT,
+  blobPathIn,
+  checkFormat,
+  DATABASE_FILE,
+  databaseChecks,
+  hashFile,
+  MANIFEST_FILE,
+  missingBlobProblem,
+  SECRET_KEY_FILE,
+  type BackupManifest,
+} from "./layout";
 import { fsyncDir } from "../../core/atomic-file";
 import type { VerifyResult } from "./restore";
 import { snapshotDatabase } from "./snapshot";
@@ -44,18 +56,22 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     throw new ApiError("BACKUP_FAILED", `${file} is a folder; an archive target is a file name ending in .tar, .tar.gz or .tgz.`);
   const partial = join(dirname(file), `.${basename(file)}.partial-${process.pid}-${Date.now()}`);
   const staging = `${partial}.d`;
+  // From before the snapshot until tar has read its blobs, no collection deletes one of them.
+  const release = holdCollection(dataDir);
   try {
     await mkdir(staging, { recursive: true, mode: 0o700 });
     await snapshotDatabase(source, join(staging, DATABASE_FILE));
     const snap = readSnapshot(join(staging, DATABASE_FILE));
     const db = await hashFile(join(staging, DATABASE_FILE));
     const problems: string[] = [];
+    const missing: string[] = [];
     const blobs: string[] = [];
     let bytes = 0;
     for (const sha256 of snap.blobs) {
       const size = sizeOf(blobPathIn(dataDir, sha256));
       if (size === null) {
         problems.push(`blob ${sha256} is missing from the data dir`);
+        missing.push(sha256);
         continue;
       }
       blobs.push(sha256);
@@ -68,7 +84,7 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
       created_at: started.toISOString(),
       duration_seconds: 0,
       database: { file: DATABASE_FILE, sha256: db.sha256, size: db.size, migrations: snap.migrations },
-      blobs: { count: snap.blobs.size, bytes, copied: blobs.length, copied_bytes: bytes },
+      blobs: { count: snap.blobs.size, bytes, copied: blobs.length, copied_bytes: bytes, missing: missing.sort() },
       counts: snap.counts,
       secret_key_included: secretIncluded,
     };
@@ -95,6 +111,7 @@ export async function createArchiveBackup(opts: BackupOptions): Promise<BackupRe
     await rm(partial, { force: true }).catch(() => {});
     throw targetError(e, file);
   } finally {
+    release();
     await unlink(join(staging, "blobs")).catch(() => {});
     await rm(staging, { recursive: true, force: true }).catch(() => {});
   }
@@ -332,7 +349,7 @@ export async function verifyArchive(from: string): Promise<VerifyResult> {
     for (const sha256 of referenced ?? []) {
       const b = c.blobs.get(sha256);
       if (!b) {
-        problems.push(`blob ${sha256} is missing`);
+        problems.push(missingBlobProblem(manifest, sha256));
         continue;
       }
       checked++;

@@ -4,9 +4,11 @@
 // content-addressed and immutable: into an existing backup folder only missing ones are copied.
 import { Database } from "bun:sqlite";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { chmod, mkdir, rename, rm, unlink } from "node:fs/promises";
+import { chmod, mkdir, opendir, rename, rm, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { holdCollection } from "../../blobs/backup-hold";
 import { referencedBlobs } from "../../blobs/gc";
+import { isSha256 } from "../../blobs/store";
 import { ApiError } from "../../core/errors";
 import { serverVersion } from "../../core/version";
 import {
@@ -61,6 +63,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
     throw new ApiError("BACKUP_FAILED", "The backup folder must not be the data dir or its blob store.");
   checkTarget(folder);
   const dbTmp = join(folder, `${DATABASE_FILE}.partial-${process.pid}-${Date.now()}`);
+  // From before the snapshot until its blobs are copied, no collection deletes one of them.
+  const release = holdCollection(dataDir);
   try {
     await mkdir(folder, { recursive: true, mode: 0o700 });
     // mkdir's mode applies only when it creates the folder: an existing one is made private too.
@@ -71,6 +75,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
     await snapshotDatabase(source, dbTmp);
     const snap = readSnapshot(dbTmp);
     const problems: string[] = [];
+    const missing: string[] = [];
     let bytes = 0;
     let copied = 0;
     let copiedBytes = 0;
@@ -83,7 +88,10 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       if (size === null) {
         if (have !== null)
           bytes += have; // lost from the data dir, kept by an earlier backup
-        else problems.push(`blob ${sha256} is missing from the data dir`);
+        else {
+          problems.push(`blob ${sha256} is missing from the data dir`);
+          missing.push(sha256);
+        }
         return;
       }
       bytes += size;
@@ -91,8 +99,16 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       try {
         await copyHashed(from, dest, sha256);
       } catch (e) {
+        // Gone since it was measured (removed by hand, or a collector the hold could not reach).
+        if ((e as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(from)) {
+          problems.push(`blob ${sha256} is missing from the data dir`);
+          missing.push(sha256);
+          return;
+        }
         if (!(e instanceof CorruptBlobError)) throw e;
         problems.push(`blob ${sha256} is damaged in the data dir (it hashes to ${e.actual}); not copied`);
+        // An older good copy the folder kept stays in the backup; without one the blob is missing.
+        if (have === null) missing.push(sha256);
         return;
       }
       touched.add(dirname(dest));
@@ -100,6 +116,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       copiedBytes += size;
     });
     await eachLimit(touched, COPY_CONCURRENCY, fsyncDir);
+    await dropUnreferenced(folder, snap.blobs);
     const dbPath = join(folder, DATABASE_FILE);
     await rename(dbTmp, dbPath);
     const db = await hashFile(dbPath);
@@ -110,7 +127,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
       created_at: started.toISOString(),
       duration_seconds: Math.round((now().getTime() - started.getTime()) / 10) / 100,
       database: { file: DATABASE_FILE, sha256: db.sha256, size: db.size, migrations: snap.migrations },
-      blobs: { count: snap.blobs.size, bytes, copied, copied_bytes: copiedBytes },
+      blobs: { count: snap.blobs.size, bytes, copied, copied_bytes: copiedBytes, missing: missing.sort() },
       counts: snap.counts,
       secret_key_included: secretIncluded,
     };
@@ -119,6 +136,8 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
   } catch (e) {
     await rm(dbTmp, { force: true }).catch(() => {});
     throw targetError(e, folder);
+  } finally {
+    release();
   }
 }
 
@@ -170,6 +189,25 @@ export async function writeSecretKey(folder: string, dataDir: string, opts: Back
   if (!key) throw new ApiError("BACKUP_FAILED", `--include-secret-key: no secret key to include (${file} does not exist and none is configured).`);
   await writeFileAtomic(dest, `${key}\n`, 0o600);
   return true;
+}
+
+/**
+ * Remove the blobs this snapshot does not reference that the folder holds from an earlier backup
+ * into it, or linked from the previous scheduled one: otherwise a deleted file's bytes stay in
+ * every later backup, and the folders grow for ever whatever --backup-keep says (D289). Unlinking
+ * a hard link leaves the other backups' copies alone. Temp files of copies are left be.
+ */
+async function dropUnreferenced(folder: string, referenced: Set<string>): Promise<void> {
+  const root = join(folder, "blobs", "sha256");
+  if (!existsSync(root)) return;
+  for await (const a of await opendir(root)) {
+    if (!a.isDirectory()) continue;
+    for await (const b of await opendir(join(root, a.name))) {
+      if (!b.isDirectory()) continue;
+      for await (const f of await opendir(join(root, a.name, b.name)))
+        if (f.isFile() && isSha256(f.name) && !referenced.has(f.name)) await unlink(join(root, a.name, b.name, f.name));
+    }
+  }
 }
 
 function sizeOf(path: string): number | null {

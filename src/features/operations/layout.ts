@@ -24,7 +24,17 @@ export interface BackupManifest {
   /** Seconds the backup took. */
   duration_seconds: number;
   database: { file: string; sha256: string; size: number; migrations: string[] };
-  blobs: { count: number; bytes: number; copied: number; copied_bytes: number };
+  blobs: {
+    count: number;
+    bytes: number;
+    copied: number;
+    copied_bytes: number;
+    /**
+     * Referenced blobs the data dir lacked or held damaged when the backup was taken, so not in it:
+     * restore goes on without them (their files stay broken, as they were), D290. Absent before.
+     */
+    missing?: string[];
+  };
   counts: Record<string, number>;
   secret_key_included: boolean;
 }
@@ -66,6 +76,19 @@ export function checkFormat(where: string, manifest: BackupManifest): BackupMani
       `${where}: the manifest names the database ${JSON.stringify(manifest.database?.file)}; a Pier backup's is ${DATABASE_FILE}.`,
     );
   return manifest;
+}
+
+/** The blobs a backup recorded as missing from its data dir at backup time (none when absent or malformed). */
+export function missingAtBackup(manifest: BackupManifest): Set<string> {
+  const list = manifest.blobs?.missing;
+  return new Set(Array.isArray(list) ? list.filter((s) => typeof s === "string" && isSha256(s)) : []);
+}
+
+/** verify's sentence for a referenced blob the backup does not hold. */
+export function missingBlobProblem(manifest: BackupManifest, sha256: string): string {
+  return missingAtBackup(manifest).has(sha256)
+    ? `blob ${sha256} is missing: the data dir lacked it when the backup was taken, so its files restore broken, as they were (run pier admin check on the restored data dir)`
+    : `blob ${sha256} is missing`;
 }
 
 /**

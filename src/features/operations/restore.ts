@@ -8,6 +8,8 @@ import { mkdir, rm, utimes } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
+import { serverVersion } from "../../core/version";
+import { migrations as embeddedMigrations } from "../../db/migrations";
 import {
   blobPathIn,
   COPY_CONCURRENCY,
@@ -20,6 +22,8 @@ import {
   SECRET_KEY_FILE,
   type BackupManifest,
   databaseChecks,
+  missingAtBackup,
+  missingBlobProblem,
 } from "./layout";
 import { fsyncDir, writeFileAtomic } from "../../core/atomic-file";
 import { readFileSync } from "node:fs";
@@ -56,7 +60,7 @@ export async function verifyBackup(from: string): Promise<VerifyResult> {
   for (const sha256 of blobs) {
     const path = blobPathIn(folder, sha256);
     if (!existsSync(path)) {
-      problems.push(`blob ${sha256} is missing`);
+      problems.push(missingBlobProblem(manifest, sha256));
       continue;
     }
     const h = await hashFile(path);
@@ -86,6 +90,8 @@ export interface RestoreResult {
   secret_key_restored: boolean;
   /** Jobs that were running when the backup was taken, queued again to run on first start. */
   jobs_requeued: number;
+  /** Blobs the data dir already lacked when the backup was taken: their files are restored broken. */
+  blobs_missing: string[];
 }
 
 /** A running Pier's data dir, a file, or (without --force) a data dir that is not empty: refused. */
@@ -136,20 +142,35 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   const dbHash = await hashFile(dbSource);
   if (dbHash.sha256 !== manifest.database.sha256)
     throw new ApiError("BACKUP_INVALID", `The database in ${folder} does not match its manifest (run pier backup verify ${folder}).`);
-  const blobs = (() => {
+  const { blobs, applied } = (() => {
     const db = new Database(dbSource, { readonly: true });
     try {
-      return referencedBlobs(db);
+      return { blobs: referencedBlobs(db), applied: db.query<{ name: string }, []>("SELECT name FROM __pier_migrations").all() };
     } finally {
       db.close();
     }
   })();
+  // A newer Pier's database would be refused at start (DATA_DIR_TOO_NEW) once restored: refuse it
+  // now, before a --force restore swaps a working data dir for one that cannot start.
+  const known = new Set(embeddedMigrations.map((m) => m.name));
+  const unknown = applied.map((r) => r.name).filter((n) => !known.has(n));
+  if (unknown.length)
+    throw new ApiError(
+      "BACKUP_TOO_NEW",
+      `${folder} was written by Pier ${manifest.pier_version}, newer than this Pier ${serverVersion}: its database has migration(s) ${unknown.join(", ")} that this version does not know. ` +
+        "Install that version or a later one and restore with it. Nothing was written.",
+    );
   const missing = [...blobs].filter((s) => !existsSync(blobPathIn(folder, s)));
-  if (missing.length)
+  // A blob the backup recorded as missing from its data dir is restored as it was: missing (D290).
+  // Any other missing blob is damage to the backup.
+  const recorded = missingAtBackup(manifest);
+  const lost = missing.filter((s) => !recorded.has(s));
+  if (lost.length)
     throw new ApiError(
       "BACKUP_INVALID",
-      `${missing.length} blob(s) the backup's database references are missing from ${folder} (first: ${missing[0]}); run pier backup verify ${folder}.`,
+      `${lost.length} blob(s) the backup's database references are missing from ${folder} (first: ${lost[0]}); run pier backup verify ${folder}.`,
     );
+  for (const s of missing) blobs.delete(s);
 
   // The copies are made and verified in a folder inside the data dir, and take the place of the
   // old files only when all of them are good: a damaged blob, a full disk or any other error
@@ -167,7 +188,7 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   try {
     const result = await copyInto(folder, staging, manifest, blobs, dbSource);
     await swapIn(staging, dataDir);
-    return { ...result, dataDir };
+    return { ...result, dataDir, blobs_missing: missing.sort() };
   } finally {
     clearInterval(heartbeat);
     await rm(staging, { recursive: true, force: true }).catch(() => {});
@@ -204,7 +225,7 @@ async function copyInto(folder: string, staging: string, manifest: BackupManifes
     keyRestored = true;
   }
   await fsyncDir(staging);
-  return { dataDir: staging, manifest, blobs: blobs.size, bytes, secret_key_restored: keyRestored, jobs_requeued: requeued };
+  return { dataDir: staging, manifest, blobs: blobs.size, bytes, secret_key_restored: keyRestored, jobs_requeued: requeued, blobs_missing: [] };
 }
 
 /**
