@@ -180,16 +180,22 @@ describe("access-code mail", () => {
   }, 30_000);
 });
 
+/** A user signed in from `ip` who turned two-factor on (a code step later), and their codes. */
+async function withTwoFactor(ip: string) {
+  const u = await t.user();
+  const owner = new Browser(t.url, from(ip));
+  expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const enroll = await owner.submit("/account/security", "/account/security/totp/enroll", {});
+  const totp = OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP;
+  const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
+  expect((await owner.submit("/account/security", "/account/security/totp/confirm", { code: code() })).status).toBe(200);
+  t.clock.advance(30_000);
+  return { u, owner, code };
+}
+
 describe("two-factor sign-in", () => {
   test("a password holder spreading code guesses over many addresses gets only a few guesses per account", async () => {
-    const u = await t.user();
-    const owner = new Browser(t.url, from("203.0.113.30"));
-    expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
-    const enroll = await owner.submit("/account/security", "/account/security/totp/enroll", {});
-    const totp = OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP;
-    const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
-    expect((await owner.submit("/account/security", "/account/security/totp/confirm", { code: code() })).status).toBe(200);
-    t.clock.advance(30_000);
+    const { u, code } = await withTwoFactor("203.0.113.30");
 
     // The attacker knows the password; each address used to get 10 code guesses of its own.
     const wrong = () => (code() === "000000" ? "111111" : "000000");
@@ -229,14 +235,7 @@ describe("two-factor sign-in", () => {
 
 describe("turning two-factor off", () => {
   test("a session holder who knows the password gets only the account's few code guesses, then the right code waits too", async () => {
-    const u = await t.user();
-    const owner = new Browser(t.url, from("203.0.113.31"));
-    expect((await owner.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
-    const enroll = await owner.submit("/account/security", "/account/security/totp/enroll", {});
-    const totp = OTPAuth.URI.parse(unescapeHtml(/href="(otpauth:\/\/[^"]+)"/.exec(enroll.text)![1]!)) as OTPAuth.TOTP;
-    const code = () => totp.generate({ timestamp: t.clock.now().getTime() });
-    expect((await owner.submit("/account/security", "/account/security/totp/confirm", { code: code() })).status).toBe(200);
-    t.clock.advance(30_000);
+    const { u, owner, code } = await withTwoFactor("203.0.113.31");
 
     // Whoever holds this signed-in browser (in sudo mode) guesses the code that turns it off:
     // unlimited before, so a million codes were a matter of minutes at the server's pace.

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BACKUP_JOB, createBackup, readManifest, verifyBackup } from "../../../src/features/operations";
+import { createBackup, readManifest, verifyBackup } from "../../../src/features/operations";
+import { backupBlobPath, runBackupJob } from "../../helpers/backups";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
@@ -28,20 +29,6 @@ afterAll(async () => {
   for (const d of [backupDir, scratch]) if (d) rmSync(d, { recursive: true, force: true });
 });
 
-async function runJob(): Promise<Record<string, unknown>> {
-  t.pier.deps.sqlite.query("DELETE FROM jobs WHERE kind = ? AND status = 'queued'").run(BACKUP_JOB);
-  const id = t.pier.deps.jobs.enqueue(BACKUP_JOB, {}, { uniqueKey: `test-backup-${Date.now()}` });
-  await t.pier.runner.drain();
-  const job = t.pier.deps.jobs.get(id)!;
-  expect({ status: job.status, error: job.lastError }).toEqual({ status: "done", error: null });
-  return job.result!;
-}
-
-const blobOf = (folder: string, text: string) => {
-  const s = new Bun.CryptoHasher("sha256").update(text).digest("hex");
-  return join(folder, "blobs", "sha256", s.slice(0, 2), s.slice(2, 4), s);
-};
-
 const blobFiles = (folder: string) => readdirSync(join(folder, "blobs"), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
 
 async function deleteBucket(id: string): Promise<void> {
@@ -54,19 +41,19 @@ describe("a backup folder holds only the blobs its database references", () => {
     await directUpload(t, u.key, await newBucket(t, u.key, "Kept"), textFile("kept.txt", "kept for good"));
     const gone = await newBucket(t, u.key, "Gone");
     await directUpload(t, u.key, gone, textFile("secret.txt", "deleted by its owner"));
-    const first = (await runJob()).folder as string;
-    expect(existsSync(blobOf(first, "deleted by its owner"))).toBe(true);
+    const first = (await runBackupJob(t)).folder as string;
+    expect(existsSync(backupBlobPath(first, "deleted by its owner"))).toBe(true);
 
     await deleteBucket(gone);
     t.clock.advance(6 * HOUR + 1000);
-    const second = (await runJob()).folder as string;
+    const second = (await runBackupJob(t)).folder as string;
     t.clock.advance(6 * HOUR + 1000);
-    const third = await runJob();
+    const third = await runBackupJob(t);
     expect(third.pruned).toEqual([first.split("/").pop()]);
 
     for (const folder of [second, third.folder as string]) {
-      expect(existsSync(blobOf(folder, "deleted by its owner"))).toBe(false);
-      expect(existsSync(blobOf(folder, "kept for good"))).toBe(true);
+      expect(existsSync(backupBlobPath(folder, "deleted by its owner"))).toBe(false);
+      expect(existsSync(backupBlobPath(folder, "kept for good"))).toBe(true);
       expect(blobFiles(folder)).toBe(readManifest(folder).blobs.count);
       expect((await verifyBackup(folder)).problems).toEqual([]);
     }
@@ -77,11 +64,11 @@ describe("a backup folder holds only the blobs its database references", () => {
     await directUpload(t, u.key, bucket, textFile("old.txt", "in the first backup only"));
     const folder = join(scratch, "again");
     await createBackup({ dataDir: t.dataDir, to: folder, includeSecretKey: false });
-    expect(existsSync(blobOf(folder, "in the first backup only"))).toBe(true);
+    expect(existsSync(backupBlobPath(folder, "in the first backup only"))).toBe(true);
 
     await deleteBucket(bucket);
     await createBackup({ dataDir: t.dataDir, to: folder, includeSecretKey: false });
-    expect(existsSync(blobOf(folder, "in the first backup only"))).toBe(false);
+    expect(existsSync(backupBlobPath(folder, "in the first backup only"))).toBe(false);
     expect(blobFiles(folder)).toBe(readManifest(folder).blobs.count);
     expect((await verifyBackup(folder)).problems).toEqual([]);
   }, 60_000);

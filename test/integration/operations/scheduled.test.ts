@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { admin } from "../../../src/cli/admin";
 import { BACKUP_JOB, backupStatus, listScheduledBackups, verifyBackup } from "../../../src/features/operations";
 import { sessionCookie } from "../../helpers/oauth";
+import { backupBlobPath, runBackupJob } from "../../helpers/backups";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
@@ -27,40 +28,25 @@ afterAll(async () => {
   if (backupDir) rmSync(backupDir, { recursive: true, force: true });
 });
 
-async function runJob(): Promise<Record<string, unknown>> {
-  // Only this run: the periodic instance each run re-queues would otherwise run first.
-  t.pier.deps.sqlite.query("DELETE FROM jobs WHERE kind = ? AND status = 'queued'").run(BACKUP_JOB);
-  const id = t.pier.deps.jobs.enqueue(BACKUP_JOB, {}, { uniqueKey: "test-backup" });
-  await t.pier.runner.drain();
-  const job = t.pier.deps.jobs.get(id)!;
-  expect({ status: job.status, error: job.lastError }).toEqual({ status: "done", error: null });
-  return job.result!;
-}
-
-const blobOf = (folder: string, text: string) => {
-  const s = new Bun.CryptoHasher("sha256").update(text).digest("hex");
-  return join(folder, "blobs", "sha256", s.slice(0, 2), s.slice(2, 4), s);
-};
-
 describe("scheduled backups", () => {
   test("a backup when due, none when not, blobs hard-linked to the previous one, the oldest pruned past --backup-keep", async () => {
     const bucket = await newBucket(t, u.key, "Scheduled");
     await directUpload(t, u.key, bucket, textFile("one.txt", "first file"));
-    const first = await runJob();
+    const first = await runBackupJob(t);
     expect(first.folder).toBeString();
     expect((await verifyBackup(first.folder as string)).problems).toEqual([]);
 
-    expect(await runJob()).toMatchObject({ skipped: "not due" });
+    expect(await runBackupJob(t)).toMatchObject({ skipped: "not due" });
 
     t.clock.advance(6 * HOUR + 1000);
     expect((await directUpload(t, u.key, bucket, textFile("two.txt", "second file"))).status).toBe(201);
-    const second = await runJob();
+    const second = await runBackupJob(t);
     expect(second.copied).toBe(1);
     // The unchanged blob is the same file on disk (a hard link), not a second copy.
-    expect(statSync(blobOf(second.folder as string, "first file")).ino).toBe(statSync(blobOf(first.folder as string, "first file")).ino);
+    expect(statSync(backupBlobPath(second.folder as string, "first file")).ino).toBe(statSync(backupBlobPath(first.folder as string, "first file")).ino);
 
     t.clock.advance(6 * HOUR + 1000);
-    const third = await runJob();
+    const third = await runBackupJob(t);
     expect(third.pruned).toEqual([(first.folder as string).split("/").pop()]);
     const left = listScheduledBackups(backupDir);
     expect(left.map((b) => b.path)).toEqual([third.folder as string, second.folder as string]);
