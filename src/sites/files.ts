@@ -45,9 +45,23 @@ const isCacheOrder = (name: string): boolean =>
   name === "cache-control" || name.endsWith("cdn-cache-control") || name === "surrogate-control" || name === "edge-control";
 
 /**
+ * Clear-Site-Data without the types that reach past the answering origin: "cookies" (and "*",
+ * which includes it) clear the cookies of the whole registrable domain, so under the shared
+ * sites domain one site could sign visitors out of every other site and of Pier's own pages.
+ * "cache", "storage" and the like stay within the site's origin and go out as written.
+ */
+function ownOriginOnly(value: string): string {
+  const kept = value.split(",").filter((t) => {
+    const type = t.trim().replace(/^"|"$/g, "").toLowerCase();
+    return type !== "" && type !== "cookies" && type !== "*";
+  });
+  return kept.map((t) => t.trim()).join(", ");
+}
+
+/**
  * `_headers` on a site answer. Pier's protective headers were refused at build time; Set-Cookie
  * goes out on custom domains only (under the shared sites domain it could shadow another site's
- * or Pier's own cookies); a gated site stays uncacheable by shared caches whatever the file says
+ * or Pier's own cookies), and so does Clear-Site-Data's clearing of cookies; a gated site stays uncacheable by shared caches whatever the file says
  * (no cache orders from it at all: a CDN in front obeys CDN-Cache-Control over Pier's `private`);
  * the preview's noindex header is put back last.
  */
@@ -59,6 +73,11 @@ export function applySiteHeaders(h: Headers, s: SiteHeaderSet): void {
       continue;
     }
     if (s.priv && isCacheOrder(name)) continue;
+    if (name === "clear-site-data" && value !== null && !s.custom) {
+      const kept = ownOriginOnly(value);
+      if (kept !== "") h.set(name, kept);
+      continue;
+    }
     if (value === null) h.delete(name);
     else h.set(name, value);
   }

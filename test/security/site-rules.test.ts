@@ -74,6 +74,25 @@ describe("site rules attacks", () => {
     expect(r.headers.getSetCookie()).toEqual([]);
   });
 
+  // Clear-Site-Data "cookies" clears the cookies of the whole registrable domain, not only the
+  // answering host (https://w3c.github.io/webappsec-clear-site-data/#clear-cookies): from one
+  // site it would sign visitors out of every other site's gate and of Pier's own pages.
+  test("Clear-Site-Data from _headers cannot clear other sites' cookies under the shared sites domain", async () => {
+    const s = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        {
+          path: "_headers",
+          bytes: `/*\n  Clear-Site-Data: "cookies"\n/wild\n  Clear-Site-Data: "*"\n/own\n  Clear-Site-Data: "cache", "Cookies", "storage"\n`,
+        },
+      ],
+    });
+    expect((await siteFetch(t, s.host, "/")).headers.get("clear-site-data")).toBeNull();
+    expect((await siteFetch(t, s.host, "/wild")).headers.get("clear-site-data")).toBeNull();
+    // What stays within the site's own origin still goes out.
+    expect((await siteFetch(t, s.host, "/own")).headers.get("clear-site-data")).toBe('"cache", "storage"');
+  });
+
   test("_headers cannot switch off nosniff or the ETag", async () => {
     const s = await publishSite(t, {
       files: [

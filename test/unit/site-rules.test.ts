@@ -106,4 +106,10 @@ describe("headers on custom domains", () => {
     const gated = withSiteHeaders(new Response("x", { headers: { "cache-control": "private, no-cache" } }), changes, { custom: true, priv: true, extra: {} });
     expect(gated.headers.get("cache-control")).toBe("private, no-cache");
   });
+
+  test('Clear-Site-Data "cookies" goes out on a custom domain only (the owner\'s own registrable domain)', () => {
+    const changes = new Map<string, string | null>([["clear-site-data", '"cookies", "cache"']]);
+    expect(withSiteHeaders(new Response("x"), changes, { custom: true, priv: false, extra: {} }).headers.get("clear-site-data")).toBe('"cookies", "cache"');
+    expect(withSiteHeaders(new Response("x"), changes, { custom: false, priv: false, extra: {} }).headers.get("clear-site-data")).toBe('"cache"');
+  });
 });

@@ -338,6 +338,33 @@ describe("clean URLs", () => {
   });
 });
 
+describe("destinations outside ASCII", () => {
+  // A site moved from Netlify keeps its non-English URLs; a Location header only carries bytes,
+  // so a destination written as Unicode must go out %-encoded, not fail the answer.
+  test("a destination written in Unicode redirects, %-encoded (fixed, with a splat, and as a rewrite)", async () => {
+    const site = await publishSite(t, {
+      files: [
+        { path: "index.html", bytes: "home" },
+        { path: "日本/index.html", bytes: "<h1>Japan</h1>" },
+        { path: "_redirects", bytes: "/japan /日本/ 301\n/jp/* /日本/:splat 301\n/café /menu/café 302\n/nihon /日本/ 200\n" },
+      ],
+    });
+    const cases: Array<[string, number, string]> = [
+      ["/japan", 301, "/%E6%97%A5%E6%9C%AC/"],
+      ["/jp/a/b", 301, "/%E6%97%A5%E6%9C%AC/a/b"],
+      ["/caf%C3%A9", 302, "/menu/caf%C3%A9"],
+    ];
+    for (const [path, status, location] of cases) {
+      const r = await siteFetch(t, site.host, path);
+      expect(r.status).toBe(status);
+      expect(r.headers.get("location")).toBe(location);
+    }
+    const rewrite = await siteFetch(t, site.host, "/nihon");
+    expect(rewrite.status).toBe(200);
+    expect(await rewrite.text()).toBe("<h1>Japan</h1>");
+  });
+});
+
 describe("bad input: warnings with line numbers, the rest works", () => {
   test("each faulty line is reported on the publication and skipped", async () => {
     const p = await publishSite(t, {

@@ -225,9 +225,10 @@ const ANY_PLACEHOLDER = /:[A-Za-z_]/;
  * a name nothing captures stays as written (e.g. a port in an absolute URL).
  */
 function destinationOf(rule: RedirectRule, names: string[]): Destination {
+  const to = onTheWire(rule.to);
   // Most destinations have nothing to fill in (10,000 rules are built when a process loads the deploy).
-  if (!ANY_PLACEHOLDER.test(rule.to)) {
-    const fixed = { rule, location: notProtocolRelative(rule.to) };
+  if (!ANY_PLACEHOLDER.test(to)) {
+    const fixed = { rule, location: notProtocolRelative(to) };
     return { parts: [fixed.location], pathSlots: names.length, fixed, checkStart: false };
   }
   const slotOf = new Map<string, number>();
@@ -238,22 +239,38 @@ function destinationOf(rule: RedirectRule, names: string[]): Destination {
   const parts: Destination["parts"] = [];
   let text = "";
   for (let last = 0, m: RegExpExecArray | null; ; ) {
-    m = DEST_PLACEHOLDER.exec(rule.to);
+    m = DEST_PLACEHOLDER.exec(to);
     const slot = m === null ? undefined : slotOf.get(m[1]!);
     if (m === null || slot !== undefined) {
-      text += rule.to.slice(last, m === null ? rule.to.length : m.index);
+      text += to.slice(last, m === null ? to.length : m.index);
       if (text !== "") parts.push(text);
       text = "";
       if (m === null) break;
       parts.push({ slot: slot!, splat: m[1] === "splat" });
-    } else text += rule.to.slice(last, m.index + m[0].length);
+    } else text += to.slice(last, m.index + m[0].length);
     last = m.index + m[0].length;
   }
   DEST_PLACEHOLDER.lastIndex = 0;
   const first = parts[0];
-  const fixed = parts.every((part) => typeof part === "string") ? { rule, location: notProtocolRelative(rule.to) } : null;
+  const fixed = parts.every((part) => typeof part === "string") ? { rule, location: notProtocolRelative(to) } : null;
   return { parts, pathSlots: names.length, fixed, checkStart: typeof first !== "string" || !/^(\/[^\/\\]|https?:)/i.test(first) };
 }
+
+/**
+ * The destination as a Location header can carry it: a Headers value refuses characters past
+ * Latin-1 (the answer failed with a 500) and sends Latin-1 ones as raw bytes browsers misread, so
+ * characters outside printable ASCII are %-encoded as UTF-8, as browsers do with a typed URL.
+ * Done when the deploy is loaded, so deploys built before this also redirect. Existing %-escapes
+ * and placeholders (ASCII) are left as written.
+ */
+const onTheWire = (to: string) =>
+  to.replace(/[^\x21-\x7e]/gu, (c) => {
+    try {
+      return encodeURIComponent(c);
+    } catch {
+      return "%EF%BF%BD"; // a lone surrogate: U+FFFD, like TextDecoder
+    }
+  });
 
 /** An empty capture must not turn `/:splat/x` into `//x`, which browsers read as another host. */
 const notProtocolRelative = (to: string) => (to.startsWith("//") || to.startsWith("/\\") ? `/${to.replace(/^[\/\\]+/, "")}` : to);

@@ -350,6 +350,8 @@ function parseHeaders(text: string, warnings: RulesWarning[]): HeaderBlock[] {
       continue;
     }
     if (lower === "set-cookie") warn(n, "Set-Cookie is only sent on custom domains (under the shared sites domain it could shadow other sites' cookies).");
+    if (lower === "clear-site-data" && /"(cookies|\*)"/i.test(value))
+      warn(n, 'Clear-Site-Data "cookies" (or "*") is only sent on custom domains (under the shared sites domain it would clear every site\'s cookies).');
     current.set.push([lower, value]);
   }
   if (overLimit > 0) warn(firstOver, `${overLimit} block(s) from this line on are over the limit of ${MAX_HEADER_BLOCKS} and are ignored.`);
