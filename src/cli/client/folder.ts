@@ -1,7 +1,7 @@
 // A local folder as `pier publish`, `preview` and `push` send it: every file hashed (SHA-256 and
 // MD5, as the upload descriptors want), then the bytes Pier asked for PUT 12 at a time with one
 // progress line on stderr. Sizes are always shown the same way (humanBytes).
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { isExcludedFromPublish } from "../../features/publish/exclusions";
 import type { PierClient } from "./http";
@@ -18,6 +18,31 @@ export interface LocalFile {
   contentType: string;
 }
 
+const CHUNK = 1024 * 1024;
+
+/**
+ * Size and hashes of a file read 1 MiB at a time: a file may be up to 10 GB (the server's limit),
+ * and reading it whole would hold all of it in memory.
+ */
+function hashFile(abs: string): { size: number; sha256: string; md5: string } {
+  const sha256 = new Bun.CryptoHasher("sha256");
+  const md5 = new Bun.CryptoHasher("md5");
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const fd = openSync(abs, "r");
+  let size = 0;
+  try {
+    for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null)) {
+      const chunk = buf.subarray(0, n);
+      sha256.update(chunk);
+      md5.update(chunk);
+      size += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { size, sha256: sha256.digest("hex"), md5: md5.digest("base64") };
+}
+
 /** Every file under `dir` worth sending (dot-git, node_modules and never-published files skipped). */
 export function scanFolder(dir: string): LocalFile[] {
   const out: LocalFile[] = [];
@@ -30,15 +55,7 @@ export function scanFolder(dir: string): LocalFile[] {
       } else if (ent.isFile()) {
         const path = relative(dir, abs).split(sep).join("/");
         if (isExcludedFromPublish(path) || ent.name === ".DS_Store") continue;
-        const bytes = readFileSync(abs);
-        out.push({
-          path,
-          abs,
-          size: bytes.byteLength,
-          sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
-          md5: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
-          contentType: Bun.file(abs).type || "application/octet-stream",
-        });
+        out.push({ path, abs, ...hashFile(abs), contentType: Bun.file(abs).type || "application/octet-stream" });
       }
     }
   };
@@ -81,7 +98,8 @@ export async function uploadAll(
       uploads.slice(i, i + SUB_BATCH).map(async (u) => {
         const f = byPath.get(u.path);
         if (!f) throw new Error(`the server asked for ${u.path}, which is not in the folder`);
-        await client.put(u.upload, readFileSync(f.abs));
+        // Bun.file streams the bytes from disk: 12 large files at once must not be 12 in memory.
+        await client.put(u.upload, Bun.file(f.abs));
         done++;
         bytes += f.size;
         // Without a terminal, one line per sub-batch keeps logs short.

@@ -3,7 +3,7 @@
 // and then publish, preview, push, unpublish, whoami and logout with no --url or --key; --help on
 // every command; failures that say what to do, with no stack trace unless --debug.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decideDevice, sessionCookie } from "../../helpers/oauth";
@@ -29,7 +29,7 @@ const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, 
 const credentialsFile = () => join(home, "cfg/pier/credentials.json");
 
 /** Run the CLI to the end, draining the job runner (builds, unpublishes) while it waits. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; maxRss: number }> {
   const proc = Bun.spawn([...(await pierCommand()), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
   let exited = false;
   const pump = (async () => {
@@ -41,7 +41,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   exited = true;
   await pump;
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, maxRss: proc.resourceUsage()?.maxRSS ?? 0 };
 }
 
 /** A folder with this exact name (the site and bucket are named after it). */
@@ -358,6 +358,24 @@ describe("failures say what to do, without a stack trace", () => {
     expect(missing.stderr).toContain("is not a folder (NOT_A_FOLDER)");
     noStack(missing.stderr);
   }, 60_000);
+});
+
+describe("folders and transport", () => {
+  test("a large file is hashed and uploaded from disk, never held whole in memory", async () => {
+    const u = await t.user({ plan: "pro" });
+    // The same command on a one-file folder: the CLI's own footprint.
+    const small = await cli(["publish", folder("small-site", { "index.html": "x" })], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(small.code).toBe(0);
+    const site = folder("large-file-site", { "index.html": "<h1>big</h1>" });
+    // 256 MiB of zeros (sparse: no disk is spent); a CLI that reads it whole holds 256 MiB at once.
+    const big = join(site, "video.bin");
+    writeFileSync(big, "");
+    truncateSync(big, 256 * 1024 ** 2);
+    const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("Uploaded 2 files (256.0 MB).");
+    expect(r.maxRss - small.maxRss).toBeLessThan(100 * 1024 ** 2);
+  }, 120_000);
 });
 
 describe("pier admin mail test", () => {
