@@ -378,6 +378,21 @@ describe("folders and transport", () => {
   }, 120_000);
 });
 
+describe("keys over plain HTTP", () => {
+  test("a command sending the key over plain http to another machine warns; to this machine it does not", async () => {
+    const site = folder("clear-text-site", { "index.html": "x" });
+    // A name that never resolves: the warning comes before the key is sent, whatever happens next.
+    const remote = await cli(["publish", site, "--url", "http://pier.invalid", "--key", "pier_nope"]);
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toContain("Warning: http://pier.invalid does not use HTTPS; the key travels in clear text.");
+    const env = await cli(["deploys", site], { PIER_URL: "http://pier.invalid", PIER_API_KEY: "pier_nope" });
+    expect(env.stderr).toContain("does not use HTTPS");
+    const local = await cli(["publish", site, "--url", t.url, "--key", "pier_nope"]);
+    expect(local.code).toBe(1);
+    expect(local.stderr).not.toContain("does not use HTTPS");
+  }, 60_000);
+});
+
 describe("pier admin mail test", () => {
   test("sends to the SMTP port of the Pier running on the data dir, not the default 2525", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "pier-cli-serve-"));
