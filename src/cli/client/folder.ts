@@ -43,8 +43,12 @@ function hashFile(abs: string): { size: number; sha256: string; md5: string } {
   return { size, sha256: sha256.digest("hex"), md5: md5.digest("base64") };
 }
 
-/** Every file under `dir` worth sending (dot-git, node_modules and never-published files skipped). */
-export function scanFolder(dir: string): LocalFile[] {
+/**
+ * Every file under `dir` worth sending (dot-git, node_modules and never-published files skipped).
+ * Symbolic links are never followed (one may point outside the folder, at /etc/passwd or ~/.ssh);
+ * their paths go to `links` so the command can say what it left out (D292).
+ */
+export function scanFolder(dir: string, links: string[] = []): LocalFile[] {
   const out: LocalFile[] = [];
   const walk = (d: string) => {
     for (const ent of readdirSync(d, { withFileTypes: true })) {
@@ -52,6 +56,8 @@ export function scanFolder(dir: string): LocalFile[] {
       if (ent.isDirectory()) {
         if (ent.name === ".git" || ent.name === "node_modules") continue;
         walk(abs);
+      } else if (ent.isSymbolicLink()) {
+        links.push(relative(dir, abs).split(sep).join("/"));
       } else if (ent.isFile()) {
         const path = relative(dir, abs).split(sep).join("/");
         if (isExcludedFromPublish(path) || ent.name === ".DS_Store") continue;
@@ -61,6 +67,13 @@ export function scanFolder(dir: string): LocalFile[] {
   };
   walk(dir);
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/** The line naming the links scanFolder skipped (the first 5), else null. */
+export function skippedLinksLine(links: string[]): string | null {
+  if (links.length === 0) return null;
+  const named = [...links].sort().slice(0, 5).join(", ") + (links.length > 5 ? ` and ${links.length - 5} more` : "");
+  return `Skipped ${links.length} symbolic link${links.length === 1 ? "" : "s"} (links are not followed): ${named}.`;
 }
 
 /** One unit style everywhere (the server's deploy summary uses the same): 1024-based, one decimal. */

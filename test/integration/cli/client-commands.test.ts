@@ -3,7 +3,7 @@
 // and then publish, preview, push, unpublish, whoami and logout with no --url or --key; --help on
 // every command; failures that say what to do, with no stack trace unless --debug.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decideDevice, sessionCookie } from "../../helpers/oauth";
@@ -376,6 +376,22 @@ describe("folders and transport", () => {
     expect(r.stderr).toContain("Uploaded 2 files (256.0 MB).");
     expect(r.maxRss - small.maxRss).toBeLessThan(100 * 1024 ** 2);
   }, 120_000);
+});
+
+describe("symbolic links", () => {
+  test("links in a published folder are not followed, and the CLI names the ones it skipped", async () => {
+    const u = await t.user({ plan: "pro" });
+    const outside = folder("outside", { "secret.txt": "not for the site" });
+    const site = folder("links-site", { "index.html": "<h1>links</h1>" });
+    symlinkSync("/etc/passwd", join(site, "passwd.txt"));
+    symlinkSync(outside, join(site, "shared"));
+    const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("Skipped 2 symbolic links (links are not followed): passwd.txt, shared");
+    const host = new URL(r.stdout.trim()).host;
+    expect((await siteFetch(t, host, "/passwd.txt")).status).toBe(404);
+    expect((await siteFetch(t, host, "/shared/secret.txt")).status).toBe(404);
+  }, 60_000);
 });
 
 describe("keys over plain HTTP", () => {
