@@ -7,6 +7,7 @@ import { clientVersion } from "../core/version";
 import { UsageError, type CommandSpec, type Parsed } from "./client/args";
 import type { Command, RunContext } from "./client/command";
 import {
+  clearTextWarning,
   credentialsPath,
   findServer,
   loadCredentials,
@@ -18,7 +19,6 @@ import {
 } from "./client/credentials";
 import { ApiFailure, CliError } from "./client/errors";
 import { PierClient, updateNotice } from "./client/http";
-import { isLoopbackHost } from "../core/hosts";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 const SCOPES = ["bucket_read", "bucket_write", "bucket_admin"];
@@ -78,7 +78,8 @@ async function runLogin(args: Parsed, ctx: RunContext, io: Io = stdio): Promise<
   ctx.baseUrl = base;
   const notice = updateNotice(status);
   if (notice) io.err(notice);
-  if (base.startsWith("http:") && !isLoopbackHost(new URL(base).hostname)) io.err(`Warning: ${base} does not use HTTPS; the key travels in clear text.`);
+  const clear = clearTextWarning(base);
+  if (clear) io.err(clear);
   const options = insecureFor(base);
   const issuer = new URL(base);
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...options }));
@@ -200,6 +201,8 @@ async function runLogout(args: Parsed, ctx: RunContext, io: Io = stdio): Promise
   ctx.baseUrl = url;
   const found = findServer(loadCredentials(), url);
   if (!found) throw new CliError(`not logged in to ${url}`, "NOT_LOGGED_IN", "Nothing to do; pier whoami shows the saved server.");
+  const clear = clearTextWarning(found.base);
+  if (clear) io.err(clear);
   await revokeOnServer(found.base, found.creds, io);
   removeServer(found.base);
   io.out(`Logged out of ${found.base}.`);
@@ -220,6 +223,8 @@ async function runWhoami(args: Parsed, ctx: RunContext, io: Io = stdio): Promise
   const found = findServer(loadCredentials(), url);
   if (!found) throw new CliError(`not logged in to ${url}`, "NOT_LOGGED_IN", `Run pier login ${url}.`);
   const base = found.base;
+  const clear = clearTextWarning(base);
+  if (clear) io.err(clear);
   try {
     const s = await new PierClient(base, found.creds.api_key).call<{
       server_version: string;

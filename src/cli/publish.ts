@@ -9,7 +9,7 @@ import { UsageError, type CommandSpec, type Parsed } from "./client/args";
 import type { Command, RunContext } from "./client/command";
 import { resolveTarget, serverOptions } from "./client/credentials";
 import { ApiFailure, CliError } from "./client/errors";
-import { humanBytes, scanFolder, uploadAll, type LocalFile } from "./client/folder";
+import { humanBytes, scanFolder, skippedLinksLine, uploadAll, type LocalFile } from "./client/folder";
 import { backoff, PierClient } from "./client/http";
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -82,7 +82,10 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
   const target = resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
-  const local = scanFolder(root);
+  const links: string[] = [];
+  const local = scanFolder(root, links);
+  const skipped = skippedLinksLine(links);
+  if (skipped) say(skipped);
   if (local.length === 0) throw new CliError(`nothing to publish in ${dir}`, "EMPTY_FOLDER", "Put the site's files (an index.html at least) in the folder.", 2);
   const byPath = new Map(local.map((f) => [f.path, f]));
   const title = options.title ?? basename(root);

@@ -10,7 +10,7 @@ import { resolveBucket } from "./client/buckets";
 import type { Command, RunContext } from "./client/command";
 import { resolveTarget, serverOptions } from "./client/credentials";
 import { CliError } from "./client/errors";
-import { humanBytes, scanFolder, SUB_BATCH, uploadAll } from "./client/folder";
+import { humanBytes, scanFolder, skippedLinksLine, SUB_BATCH, uploadAll } from "./client/folder";
 import { PierClient } from "./client/http";
 import { folderArg } from "./publish";
 
@@ -28,7 +28,7 @@ const spec: CommandSpec = {
     { name: "delete-missing", help: "Also delete bucket files that are not in DIR (off by default)" },
   ],
   details:
-    "Files that are never published (.git, node_modules, .env*, lockfiles, executables) are not sent.\n" +
+    "Files that are never published (.git, node_modules, .env*, lockfiles, executables) are not sent; symbolic links are not followed.\n" +
     "The bucket id goes to stdout; the summary and progress to stderr. Exit 0 pushed, 1 refused or failed, 2 usage.",
 };
 
@@ -40,7 +40,10 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
   const target = resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
-  const local = scanFolder(root);
+  const links: string[] = [];
+  const local = scanFolder(root, links);
+  const skipped = skippedLinksLine(links);
+  if (skipped) say(skipped);
   const deleteMissing = options["delete-missing"] === "true";
   if (local.length === 0) throw new CliError(`nothing to push in ${dir}`, "EMPTY_FOLDER", "The folder has no files Pier would keep.", 2);
   const byPath = new Map(local.map((f) => [f.path, f]));

@@ -118,6 +118,16 @@ export function resolveServer(options: { url?: string }, env: Env = process.env)
   return loadCredentials(env).default;
 }
 
+/**
+ * The warning for a key about to travel over plain HTTP to another machine, else null. Warned,
+ * not refused: a Pier on a home network is often reached as http://192.168.x.x (D291).
+ */
+export function clearTextWarning(baseUrl: string): string | null {
+  const url = URL.parse(baseUrl);
+  if (!url || url.protocol !== "http:" || isLoopbackHost(url.hostname)) return null;
+  return `Warning: ${url.origin} does not use HTTPS; the key travels in clear text.`;
+}
+
 export interface Target {
   baseUrl: string;
   apiKey: string;
@@ -127,7 +137,18 @@ export interface Target {
  * Server and key for a client command. Flags win, then PIER_URL / PIER_API_KEY, then what
  * `pier login` saved (the default server, or the entry of the URL given).
  */
-export function resolveTarget(options: { url?: string; key?: string }, env: Env = process.env): Target {
+export function resolveTarget(
+  options: { url?: string; key?: string },
+  env: Env = process.env,
+  warn = (line: string) => process.stderr.write(`${line}\n`),
+): Target {
+  const target = findTarget(options, env);
+  const warning = clearTextWarning(target.baseUrl);
+  if (warning) warn(warning);
+  return target;
+}
+
+function findTarget(options: { url?: string; key?: string }, env: Env): Target {
   const baseUrl = resolveServer(options, env);
   if (!baseUrl) {
     throw new CliError(

@@ -1,7 +1,7 @@
 // A local folder as `pier publish`, `preview` and `push` send it: every file hashed (SHA-256 and
 // MD5, as the upload descriptors want), then the bytes Pier asked for PUT 12 at a time with one
 // progress line on stderr. Sizes are always shown the same way (humanBytes).
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { isExcludedFromPublish } from "../../features/publish/exclusions";
 import type { PierClient } from "./http";
@@ -18,8 +18,37 @@ export interface LocalFile {
   contentType: string;
 }
 
-/** Every file under `dir` worth sending (dot-git, node_modules and never-published files skipped). */
-export function scanFolder(dir: string): LocalFile[] {
+const CHUNK = 1024 * 1024;
+
+/**
+ * Size and hashes of a file read 1 MiB at a time: a file may be up to 10 GB (the server's limit),
+ * and reading it whole would hold all of it in memory.
+ */
+function hashFile(abs: string): { size: number; sha256: string; md5: string } {
+  const sha256 = new Bun.CryptoHasher("sha256");
+  const md5 = new Bun.CryptoHasher("md5");
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const fd = openSync(abs, "r");
+  let size = 0;
+  try {
+    for (let n = readSync(fd, buf, 0, CHUNK, null); n > 0; n = readSync(fd, buf, 0, CHUNK, null)) {
+      const chunk = buf.subarray(0, n);
+      sha256.update(chunk);
+      md5.update(chunk);
+      size += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { size, sha256: sha256.digest("hex"), md5: md5.digest("base64") };
+}
+
+/**
+ * Every file under `dir` worth sending (dot-git, node_modules and never-published files skipped).
+ * Symbolic links are never followed (one may point outside the folder, at /etc/passwd or ~/.ssh);
+ * their paths go to `links` so the command can say what it left out (D292).
+ */
+export function scanFolder(dir: string, links: string[] = []): LocalFile[] {
   const out: LocalFile[] = [];
   const walk = (d: string) => {
     for (const ent of readdirSync(d, { withFileTypes: true })) {
@@ -27,23 +56,24 @@ export function scanFolder(dir: string): LocalFile[] {
       if (ent.isDirectory()) {
         if (ent.name === ".git" || ent.name === "node_modules") continue;
         walk(abs);
+      } else if (ent.isSymbolicLink()) {
+        links.push(relative(dir, abs).split(sep).join("/"));
       } else if (ent.isFile()) {
         const path = relative(dir, abs).split(sep).join("/");
         if (isExcludedFromPublish(path) || ent.name === ".DS_Store") continue;
-        const bytes = readFileSync(abs);
-        out.push({
-          path,
-          abs,
-          size: bytes.byteLength,
-          sha256: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
-          md5: new Bun.CryptoHasher("md5").update(bytes).digest("base64"),
-          contentType: Bun.file(abs).type || "application/octet-stream",
-        });
+        out.push({ path, abs, ...hashFile(abs), contentType: Bun.file(abs).type || "application/octet-stream" });
       }
     }
   };
   walk(dir);
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/** The line naming the links scanFolder skipped (the first 5), else null. */
+export function skippedLinksLine(links: string[]): string | null {
+  if (links.length === 0) return null;
+  const named = [...links].sort().slice(0, 5).join(", ") + (links.length > 5 ? ` and ${links.length - 5} more` : "");
+  return `Skipped ${links.length} symbolic link${links.length === 1 ? "" : "s"} (links are not followed): ${named}.`;
 }
 
 /** One unit style everywhere (the server's deploy summary uses the same): 1024-based, one decimal. */
@@ -81,7 +111,8 @@ export async function uploadAll(
       uploads.slice(i, i + SUB_BATCH).map(async (u) => {
         const f = byPath.get(u.path);
         if (!f) throw new Error(`the server asked for ${u.path}, which is not in the folder`);
-        await client.put(u.upload, readFileSync(f.abs));
+        // Bun.file streams the bytes from disk: 12 large files at once must not be 12 in memory.
+        await client.put(u.upload, Bun.file(f.abs));
         done++;
         bytes += f.size;
         // Without a terminal, one line per sub-batch keeps logs short.

@@ -109,7 +109,7 @@ export class PierClient {
   }
 
   /** PUT bytes to a signed upload URL with its headers verbatim (no bearer key), retrying transient failures. */
-  async put(upload: { url: string; headers: Record<string, string> }, bytes: Uint8Array): Promise<void> {
+  async put(upload: { url: string; headers: Record<string, string> }, bytes: Uint8Array | Blob): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       let res: Response | null = null;
       try {

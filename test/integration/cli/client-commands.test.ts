@@ -3,7 +3,7 @@
 // and then publish, preview, push, unpublish, whoami and logout with no --url or --key; --help on
 // every command; failures that say what to do, with no stack trace unless --debug.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decideDevice, sessionCookie } from "../../helpers/oauth";
@@ -29,7 +29,7 @@ const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, 
 const credentialsFile = () => join(home, "cfg/pier/credentials.json");
 
 /** Run the CLI to the end, draining the job runner (builds, unpublishes) while it waits. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; maxRss: number }> {
   const proc = Bun.spawn([...(await pierCommand()), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
   let exited = false;
   const pump = (async () => {
@@ -41,7 +41,7 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   exited = true;
   await pump;
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, maxRss: proc.resourceUsage()?.maxRSS ?? 0 };
 }
 
 /** A folder with this exact name (the site and bucket are named after it). */
@@ -357,6 +357,55 @@ describe("failures say what to do, without a stack trace", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("is not a folder (NOT_A_FOLDER)");
     noStack(missing.stderr);
+  }, 60_000);
+});
+
+describe("folders and transport", () => {
+  test("a large file is hashed and uploaded from disk, never held whole in memory", async () => {
+    const u = await t.user({ plan: "pro" });
+    // The same command on a one-file folder: the CLI's own footprint.
+    const small = await cli(["publish", folder("small-site", { "index.html": "x" })], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(small.code).toBe(0);
+    const site = folder("large-file-site", { "index.html": "<h1>big</h1>" });
+    // 256 MiB of zeros (sparse: no disk is spent); a CLI that reads it whole holds 256 MiB at once.
+    const big = join(site, "video.bin");
+    writeFileSync(big, "");
+    truncateSync(big, 256 * 1024 ** 2);
+    const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("Uploaded 2 files (256.0 MB).");
+    expect(r.maxRss - small.maxRss).toBeLessThan(100 * 1024 ** 2);
+  }, 120_000);
+});
+
+describe("symbolic links", () => {
+  test("links in a published folder are not followed, and the CLI names the ones it skipped", async () => {
+    const u = await t.user({ plan: "pro" });
+    const outside = folder("outside", { "secret.txt": "not for the site" });
+    const site = folder("links-site", { "index.html": "<h1>links</h1>" });
+    symlinkSync("/etc/passwd", join(site, "passwd.txt"));
+    symlinkSync(outside, join(site, "shared"));
+    const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("Skipped 2 symbolic links (links are not followed): passwd.txt, shared");
+    const host = new URL(r.stdout.trim()).host;
+    expect((await siteFetch(t, host, "/passwd.txt")).status).toBe(404);
+    expect((await siteFetch(t, host, "/shared/secret.txt")).status).toBe(404);
+  }, 60_000);
+});
+
+describe("keys over plain HTTP", () => {
+  test("a command sending the key over plain http to another machine warns; to this machine it does not", async () => {
+    const site = folder("clear-text-site", { "index.html": "x" });
+    // A name that never resolves: the warning comes before the key is sent, whatever happens next.
+    const remote = await cli(["publish", site, "--url", "http://pier.invalid", "--key", "pier_nope"]);
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toContain("Warning: http://pier.invalid does not use HTTPS; the key travels in clear text.");
+    const env = await cli(["deploys", site], { PIER_URL: "http://pier.invalid", PIER_API_KEY: "pier_nope" });
+    expect(env.stderr).toContain("does not use HTTPS");
+    const local = await cli(["publish", site, "--url", t.url, "--key", "pier_nope"]);
+    expect(local.code).toBe(1);
+    expect(local.stderr).not.toContain("does not use HTTPS");
   }, 60_000);
 });
 
