@@ -45,7 +45,7 @@ const deps = { config: { dataDir } } as unknown as Deps;
 // The baseline a first sync would have left, so the store counts as grown.
 compactionLimits.minGrowthBytes = 0;
 await Bun.write(join(store, "pier-baseline-bytes"), "1");
-const before = storeBytes(store);
+const before = await storeBytes(store);
 Bun.gc(true);
 const rss0 = process.memoryUsage().rss;
 let peak = rss0;

@@ -5,7 +5,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { LRUCache } from "lru-cache";
 import type { Deps } from "../core/context";
 import { accounts, publications } from "../db/schema";
-import { deployHasFiles, deployManifestPage, deploySiteRules, SiteRules, type DeployFile } from "../features/publish";
+import { DEPLOY_FILES_STEP, deployFilesInSteps, deployHasFiles, deployManifestPage, deploySiteRules, SiteRules, type DeployFile } from "../features/publish";
 import { onSiteChange } from "../features/publish";
 import { isExcludedFromPublish } from "../features/publish";
 import { customDomainSlug } from "../features/domains";
@@ -50,8 +50,6 @@ export interface Manifest {
 }
 
 const MAX_SITES = 20_000;
-/** Deploy files read per step when a manifest is loaded (a step takes a few milliseconds). */
-export const MANIFEST_STEP = 2_000;
 
 /** A manifest's files and folders, as the steps of its rows come in. */
 class ManifestBuilder {
@@ -167,7 +165,7 @@ export class SiteDirectory {
   }
 
   /**
-   * A deploy's manifest. A deploy of up to MANIFEST_STEP files is read at once and returned as
+   * A deploy's manifest. A deploy of up to DEPLOY_FILES_STEP files is read at once and returned as
    * is; a larger one is read in steps with a turn of the event loop between (a 20,000-file
    * deploy took 30-60 ms in one query, during which every site of the process waited), and the
    * requests that ask meanwhile share one promise.
@@ -178,18 +176,11 @@ export class SiteDirectory {
     const loading = this.loadingManifests.get(deployId);
     if (loading) return loading;
     const b = new ManifestBuilder(deployId);
-    const first = deployManifestPage(this.deps, deployId, null, MANIFEST_STEP);
+    const first = deployManifestPage(this.deps, deployId, null, DEPLOY_FILES_STEP);
     b.add(first);
-    if (first.length < MANIFEST_STEP) return this.keep(b.done(deploySiteRules(this.deps, deployId)));
+    if (first.length < DEPLOY_FILES_STEP) return this.keep(b.done(deploySiteRules(this.deps, deployId)));
     const rest = (async () => {
-      let after = first[first.length - 1]!.path;
-      for (;;) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        const rows = deployManifestPage(this.deps, deployId, after, MANIFEST_STEP);
-        b.add(rows);
-        if (rows.length < MANIFEST_STEP) break;
-        after = rows[rows.length - 1]!.path;
-      }
+      for await (const rows of deployFilesInSteps(this.deps, deployId, first[first.length - 1]!.path)) b.add(rows);
       const m = b.done(deploySiteRules(this.deps, deployId));
       // Pruned while it was read (the site moved on and the history dropped it): the rows read
       // serve the requests that asked, but an incomplete list is not kept.

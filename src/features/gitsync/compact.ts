@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import type { Deps } from "../../core/context";
+import { walkTree } from "../../core/walk";
 import { isoGit } from "./iso-git";
 
 /** Tests shorten them. */
@@ -26,22 +27,11 @@ export interface Compaction {
 }
 
 /** Bytes of every file under the store's objects/ folder (packs, indexes, loose objects). */
-export function storeBytes(gitdir: string): number {
+export async function storeBytes(gitdir: string): Promise<number> {
   let total = 0;
-  const walk = (dir: string) => {
-    let names: fs.Dirent[];
-    try {
-      names = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const d of names) {
-      const path = join(dir, d.name);
-      if (d.isDirectory()) walk(path);
-      else if (d.isFile()) total += fs.statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-    }
-  };
-  walk(join(gitdir, "objects"));
+  for await (const { path, entry } of walkTree(join(gitdir, "objects"))) {
+    if (entry.isFile()) total += fs.statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  }
   return total;
 }
 
@@ -53,7 +43,7 @@ export function storeBytes(gitdir: string): number {
  */
 export async function compactIfGrown(deps: Deps, connectionId: string, commit: string, branch: string): Promise<Compaction | null> {
   const gitdir = storePath(deps, connectionId);
-  const bytes = storeBytes(gitdir);
+  const bytes = await storeBytes(gitdir);
   const baseline = readBaseline(gitdir);
   if (baseline === null) {
     writeBaseline(gitdir, bytes);
@@ -64,7 +54,7 @@ export async function compactIfGrown(deps: Deps, connectionId: string, commit: s
   fs.rmSync(fresh, { recursive: true, force: true });
   try {
     const objects = await copySnapshot(gitdir, fresh, commit, branch);
-    const bytesAfter = storeBytes(fresh);
+    const bytesAfter = await storeBytes(fresh);
     if (bytesAfter >= bytes) {
       // The copy is loose objects, each compressed alone: a snapshot of many similar files that
       // the fetched packs held as deltas can take more room than the whole grown store. Keep the

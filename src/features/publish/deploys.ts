@@ -217,6 +217,24 @@ export function deployManifestPage(deps: Deps, deployId: string, afterPath: stri
   return deps.db.select().from(deployFiles).where(where).orderBy(asc(deployFiles.path)).limit(limit).all();
 }
 
+/** Rows a whole-deploy read takes per step: a few milliseconds of the event loop each. */
+export const DEPLOY_FILES_STEP = 2_000;
+
+/**
+ * A deploy's files after `afterPath` (null: all of them) in path order, DEPLOY_FILES_STEP rows
+ * at a time with a turn of the event loop before each step, so other requests are answered
+ * between. A caller that wants the first step at once reads it with deployManifestPage.
+ */
+export async function* deployFilesInSteps(deps: Deps, deployId: string, afterPath: string | null): AsyncGenerator<DeployFile[]> {
+  for (let after = afterPath; ; ) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const rows = deployManifestPage(deps, deployId, after, DEPLOY_FILES_STEP);
+    if (rows.length) yield rows;
+    if (rows.length < DEPLOY_FILES_STEP) return;
+    after = rows[rows.length - 1]!.path;
+  }
+}
+
 /**
  * `limit` of a deploy's files in path order from position `offset`: the dashboard's Site tab
  * shows a page of them (a walk of the (deploy_id, path) key, not the whole deploy in memory).

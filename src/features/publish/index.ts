@@ -14,7 +14,7 @@ export { BUILD_JOB, findPublication, requestPublish } from "./accept-publish";
 export { runBuild, runUnpublish } from "./build";
 export { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "./lifecycle";
 export { prunePublishSessions } from "./sessions/service";
-export { deployHasFiles, deployManifestPage } from "./deploys";
+export { DEPLOY_FILES_STEP, deployFilesInSteps, deployHasFiles, deployManifestPage } from "./deploys";
 export type { DeployFile } from "./deploys";
 export { onSiteChange } from "./events";
 export { isExcludedFromPublish } from "./exclusions";

@@ -2,7 +2,7 @@
 // account-owner credentials, and only once the build is ready (never in the publish response).
 import type { Actor, Deps } from "../../core/context";
 import { mailerFor } from "../mail";
-import { deployManifestPage, deployManifestSlice, deploySiteRulesSummary, type DeployFile } from "./deploys";
+import { deployFilesInSteps, deployManifestPage, deployManifestSlice, deploySiteRulesSummary, type DeployFile } from "./deploys";
 import { liveDeployFields, newestDeployIds } from "./history";
 import { revealSitePassword, type PublicationRow } from "./publications";
 import type { SavedRequest } from "./accept-publish";
@@ -23,8 +23,6 @@ export const manifestLimits = {
   /** Files shown inside all the publications of one list page together. */
   listBudget: 10_000,
 };
-/** Rows the full manifest reads per step, with a turn of the event loop between. */
-const MANIFEST_STEP = 2_000;
 
 const manifestEntry = (f: DeployFile) => ({ path: f.path, size: f.size, content_type: f.contentType, sha256: f.blobSha256, etag: f.etag });
 const servesFiles = (pub: PublicationRow): pub is PublicationRow & { currentDeployId: string } => pub.currentDeployId !== null && pub.status !== "unpublished";
@@ -44,15 +42,10 @@ function inlineManifest(deps: Deps, pub: PublicationRow, limit: number) {
 export async function* fullManifestJson(deps: Deps, pub: PublicationRow): AsyncGenerator<string> {
   yield `{"data":{"publication_id":${JSON.stringify(pub.id)},"manifest":[`;
   if (servesFiles(pub)) {
-    let after: string | null = null;
     let first = true;
-    for (;;) {
-      const rows = deployManifestPage(deps, pub.currentDeployId, after, MANIFEST_STEP);
-      if (rows.length) yield (first ? "" : ",") + rows.map((f) => JSON.stringify(manifestEntry(f))).join(",");
+    for await (const rows of deployFilesInSteps(deps, pub.currentDeployId, null)) {
+      yield (first ? "" : ",") + rows.map((f) => JSON.stringify(manifestEntry(f))).join(",");
       first = false;
-      if (rows.length < MANIFEST_STEP) break;
-      after = rows[rows.length - 1]!.path;
-      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   yield "]}}";

@@ -62,7 +62,7 @@ const bucketText = (path: string) => readBucketText(t, user.key, bucketId, path)
 
 describe("git sync object store", () => {
   test("grows with each sync, then is compacted to the last snapshot once it doubled; git itself finds it whole", async () => {
-    const baseline = storeBytes(storeDir);
+    const baseline = await storeBytes(storeDir);
     expect(baseline).toBeGreaterThan(64 * 1024);
     let largest = baseline;
     let compactedAt = -1;
@@ -70,9 +70,9 @@ describe("git sync object store", () => {
       other.write("data.bin", randomBytes(64 * 1024));
       other.write("index.html", `<h1>v${i}</h1>\n`);
       await other.commitAndPush(`change ${i}`);
-      const before = storeBytes(storeDir);
+      const before = await storeBytes(storeDir);
       await syncNow();
-      const after = storeBytes(storeDir);
+      const after = await storeBytes(storeDir);
       expect(await bucketText("index.html")).toBe(`<h1>v${i}</h1>\n`);
       if (after < before) compactedAt = i;
       largest = Math.max(largest, after);
@@ -80,7 +80,7 @@ describe("git sync object store", () => {
     // Compacted at the sync that took it past twice the baseline, not before, and back near the baseline.
     expect(compactedAt).toBeGreaterThan(1);
     expect(largest).toBeLessThanOrEqual(2 * baseline + 3 * 64 * 1024);
-    expect(storeBytes(storeDir)).toBeLessThan(baseline * 1.5);
+    expect(await storeBytes(storeDir)).toBeLessThan(baseline * 1.5);
     expect(packs()).toBe(0);
     // The real git reads the compacted store: the commit, its tree and every blob are there.
     expect(await git(storeDir, "--git-dir", storeDir, "fsck", "--no-dangling")).toBe("");
@@ -113,11 +113,11 @@ describe("git sync object store", () => {
     await git(t.pier.deps.config.dataDir, "clone", "--quiet", "--bare", "--depth", "1", work.dir, dir);
     work.cleanup();
     writeFileSync(join(dir, "pier-baseline-bytes"), "1"); // grown far past its baseline
-    const before = storeBytes(dir);
+    const before = await storeBytes(dir);
     compactionLimits.minGrowthBytes = 0;
     expect(await compactIfGrown(t.pier.deps, "gsc_similar", head, "main")).toBeNull();
     compactionLimits.minGrowthBytes = 100_000;
-    expect(storeBytes(dir)).toBe(before);
+    expect(await storeBytes(dir)).toBe(before);
     expect(readFileSync(join(dir, "pier-baseline-bytes"), "utf8")).toBe(String(before));
     expect(existsSync(`${dir}.compact`)).toBe(false);
     expect(await git(dir, "--git-dir", dir, "fsck", "--no-dangling")).toBe("");

@@ -19,27 +19,23 @@ test("a member's approval of bucket_admin is stored as bucket_write, and stays s
   addMember(t.pier.deps, owner.accountId, member.userId, "member");
   const bucket = (await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { bucket: { title: "Team" } } })).body.data.bucket.id;
   const { client } = await discoverAndRegister(t, { client_name: "agent", redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" });
-  const grant = createGrant(t.pier.deps, {
-    clientId: client.client_id,
-    accountId: owner.accountId,
-    userId: member.userId,
-    flow: "authorization_code",
-    scope: "pier:mcp",
-    permission: "bucket_admin",
-  });
+  // What the consent page stores when `userId` approves the client's request for bucket_admin.
+  const approveAdmin = (userId: string) =>
+    createGrant(t.pier.deps, {
+      clientId: client.client_id,
+      accountId: owner.accountId,
+      userId,
+      flow: "authorization_code",
+      scope: "pier:mcp",
+      permission: "bucket_admin",
+    });
+  const grant = approveAdmin(member.userId);
   expect(grant.permissionScope).toBe("bucket_write");
   t.pier.deps.sqlite.run("UPDATE memberships SET role = 'admin' WHERE account_id = ? AND user_id = ?", [owner.accountId, member.userId]);
   const { access_token } = issueTokens(t.pier.deps, grant);
   const rename = await t.api("PATCH", `/api/v1/buckets/${bucket}`, { key: access_token, body: { bucket: { title: "Renamed" } } });
   expect([rename.status, rename.body.error?.code]).toEqual([403, "FORBIDDEN"]);
   // An owner's approval keeps what was asked.
-  const own = createGrant(t.pier.deps, {
-    clientId: client.client_id,
-    accountId: owner.accountId,
-    userId: owner.userId,
-    flow: "authorization_code",
-    scope: "pier:mcp",
-    permission: "bucket_admin",
-  });
+  const own = approveAdmin(owner.userId);
   expect(own.permissionScope).toBe("bucket_admin");
 });

@@ -1,8 +1,9 @@
-// A deploy of many files: its manifest is read in steps of MANIFEST_STEP rows with a turn of the
+// A deploy of many files: its manifest is read in steps of DEPLOY_FILES_STEP rows with a turn of the
 // event loop between, so the first request of a 20,000-file site no longer holds every other site
 // of the process while one query reads them all. Requests that come meanwhile share the reading.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MANIFEST_STEP, SiteDirectory } from "../../../src/sites/directory";
+import { DEPLOY_FILES_STEP as MANIFEST_STEP } from "../../../src/features/publish";
+import { SiteDirectory } from "../../../src/sites/directory";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { publishSite, siteFetch, type PublishedSite } from "../../helpers/sites";
 
