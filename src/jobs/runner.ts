@@ -1,6 +1,6 @@
-// The in-process worker: claims due jobs one at a time, runs their handler, retries failures
-// with exponential backoff and jitter, and a sweeper recovers jobs whose worker died (lease
-// expired) — after a crash or SIGKILL, queued work resumes on the next start. While a handler
+// The in-process worker: claims due jobs one at a time in each lane (publishes beside the rest),
+// runs their handler, retries failures with exponential backoff and jitter, and a sweeper
+// recovers jobs whose worker died (lease expired) — after a crash or SIGKILL, queued work resumes on the next start. While a handler
 // runs, its lease is renewed (heartbeat), so only a dead worker's jobs are ever recovered; a job
 // whose worker died during its last allowed attempt fails instead of being retried forever.
 import { and, eq, lte, sql } from "drizzle-orm";
@@ -17,7 +17,16 @@ export interface JobHandler {
   maxAttempts?: number;
   /** How long a run may take before the sweeper assumes its worker died. */
   leaseMs?: number;
+  /**
+   * The lane it runs in (default "background"). Each lane runs its jobs one at a time, lanes
+   * side by side: a publish someone waits for is not queued behind a backup, a blob
+   * collection or a large git sync (D306).
+   */
+  lane?: JobLane;
 }
+
+export type JobLane = "publish" | "background";
+const LANES: JobLane[] = ["publish", "background"];
 
 export interface PeriodicTask {
   kind: string;
@@ -37,8 +46,10 @@ export function backoffMs(attempt: number): number {
 
 export class JobRunner {
   readonly workerId = `w_${randomToken(10)}`;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private running: Promise<void> | null = null;
+  private readonly timers = new Map<JobLane, ReturnType<typeof setTimeout>>();
+  private readonly running = new Map<JobLane, Promise<void>>();
+  /** Each lane's job kinds (lanes without a handler are left out). */
+  private readonly lanes = new Map<JobLane, string[]>();
   private stopped = true;
   /** One lease for every claim: long enough for the slowest kind. */
   private readonly leaseMs: number;
@@ -52,6 +63,10 @@ export class JobRunner {
     private readonly heartbeatMs = DEFAULT_HEARTBEAT_MS,
   ) {
     this.leaseMs = Math.max(DEFAULT_LEASE_MS, ...Object.values(handlers).map((h) => h.leaseMs ?? 0));
+    for (const lane of LANES) {
+      const kinds = Object.keys(handlers).filter((k) => (handlers[k]!.lane ?? "background") === lane);
+      if (kinds.length) this.lanes.set(lane, kinds);
+    }
   }
 
   start(): void {
@@ -66,32 +81,48 @@ export class JobRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.all(this.running.values());
   }
 
   private kick(): void {
-    if (this.stopped || this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-      if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.pollMs);
-    });
+    for (const lane of this.lanes.keys()) this.kickLane(lane);
   }
 
-  private async loop(): Promise<void> {
+  private kickLane(lane: JobLane): void {
+    if (this.stopped || this.running.has(lane)) return;
+    clearTimeout(this.timers.get(lane));
+    this.timers.delete(lane);
+    const kinds = this.lanes.get(lane)!;
+    // Marked running before the loop starts: a handler that enqueues (kick) must not start a
+    // second loop in its own lane.
+    this.running.set(
+      lane,
+      Promise.resolve()
+        .then(() => this.loop(kinds))
+        .finally(() => {
+          this.running.delete(lane);
+          if (!this.stopped)
+            this.timers.set(
+              lane,
+              setTimeout(() => this.kickLane(lane), this.pollMs),
+            );
+        }),
+    );
+  }
+
+  private async loop(kinds: string[]): Promise<void> {
     while (!this.stopped) {
       this.sweep();
-      if (!(await this.runOne())) return;
+      if (!(await this.runOne(kinds))) return;
     }
   }
 
-  /** Run every job that is due now (tests use this to drive background work deterministically). */
+  /** Run every job that is due now, one at a time whatever its lane (tests use this to drive background work deterministically). */
   async drain(max = 1000): Promise<number> {
     let n = 0;
-    while (n < max && (await this.runOne())) n++;
+    while (n < max && (await this.runOne(Object.keys(this.handlers)))) n++;
     return n;
   }
 
@@ -163,9 +194,8 @@ export class JobRunner {
     }
   }
 
-  private claim(): JobRow | undefined {
+  private claim(kinds: string[]): JobRow | undefined {
     const now = this.deps.clock.now();
-    const kinds = Object.keys(this.handlers);
     if (!kinds.length) return undefined;
     // One statement: a claimed job can never be taken by a second worker.
     return this.deps.db
@@ -187,8 +217,8 @@ export class JobRunner {
       .get();
   }
 
-  private async runOne(): Promise<boolean> {
-    const job = this.claim();
+  private async runOne(kinds: string[]): Promise<boolean> {
+    const job = this.claim(kinds);
     if (!job) return false;
     const handler = this.handlers[job.kind]!;
     const started = Date.now();

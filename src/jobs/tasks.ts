@@ -82,6 +82,7 @@ export const tasks: Task[] = [
     kind: BUILD_JOB,
     handler: {
       run: runBuild,
+      lane: "publish",
       maxAttempts: 1,
       onFailure: (deps, payload, error) =>
         markFailed(deps, String(payload.publication_id), payload.build_token, `The build was interrupted (${error}); retry the publish.`),
@@ -90,7 +91,7 @@ export const tasks: Task[] = [
   },
   {
     kind: UNPUBLISH_JOB,
-    handler: { run: runUnpublish, maxAttempts: 3 },
+    handler: { run: runUnpublish, lane: "publish", maxAttempts: 3 },
     description: "Take a publication's site offline (it already answers 404 while unpublishing)",
   },
   {

@@ -3,6 +3,8 @@ import { eq } from "drizzle-orm";
 import { jobs } from "../../src/db/schema";
 import { transaction } from "../../src/db/tx";
 import { backoffMs, JobRunner, type JobHandler } from "../../src/jobs/runner";
+import { jobHandlers } from "../../src/jobs/tasks";
+import { BUILD_JOB, UNPUBLISH_JOB } from "../../src/features/publish";
 import { testDeps, type TestDeps } from "../helpers/deps";
 
 let t: TestDeps;
@@ -272,6 +274,52 @@ describe("job runner", () => {
     await Bun.sleep(100);
     expect(seen).toEqual([1, 2]);
     expect(t.deps.db.select().from(jobs).where(eq(jobs.status, "queued")).all()).toHaveLength(1);
+  });
+
+  test("a publish runs while a long background job holds its own lane; each lane stays one job at a time", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    const runner = new JobRunner(
+      t.deps,
+      {
+        "test.backup": {
+          run: async (_d, p) => {
+            order.push(`backup ${p.n} start`);
+            if (p.n === 1) await held;
+          },
+        },
+        "test.build": { lane: "publish", run: async (_d, p) => void order.push(`build ${p.n}`) },
+      },
+      [],
+      20,
+    );
+    runner.start();
+    try {
+      const backup = t.deps.jobs.enqueue("test.backup", { n: 1 });
+      const second = t.deps.jobs.enqueue("test.backup", { n: 2 });
+      for (let i = 0; i < 100 && job(backup).status !== "running"; i++) await Bun.sleep(10);
+      const builds = [t.deps.jobs.enqueue("test.build", { n: 1 }), t.deps.jobs.enqueue("test.build", { n: 2 })];
+      for (let i = 0; i < 100 && builds.some((id) => job(id).status !== "done"); i++) await Bun.sleep(10);
+      // Both builds finished while the first background job still runs, and the second waits for it.
+      expect(builds.map((id) => job(id).status)).toEqual(["done", "done"]);
+      expect(job(backup).status).toBe("running");
+      expect(job(second).status).toBe("queued");
+      release();
+      for (let i = 0; i < 100 && job(second).status !== "done"; i++) await Bun.sleep(10);
+      expect(order).toEqual(["backup 1 start", "build 1", "build 2", "backup 2 start"]);
+    } finally {
+      release();
+      await runner.stop();
+    }
+  });
+
+  test("publish builds and unpublishes run in the publish lane, everything else in the background lane", () => {
+    const publishLane = Object.entries(jobHandlers)
+      .filter(([, h]) => h.lane === "publish")
+      .map(([kind]) => kind)
+      .sort();
+    expect(publishLane).toEqual([BUILD_JOB, UNPUBLISH_JOB].sort());
   });
 
   test("jobs of kinds this runner has no handler for are left alone", async () => {
