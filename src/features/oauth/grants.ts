@@ -6,7 +6,7 @@ import type { Actor, Deps, Scope } from "../../core/context";
 import { scopeRank } from "../../core/context";
 import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { roleScope, runCredentialsEndedHooks } from "../accounts";
+import { capToRole, roleScope, runCredentialsEndedHooks } from "../accounts";
 import { OAuthError } from "./errors";
 import { ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S } from "./credentials";
 import { newId, randomToken } from "../../core/ids";
@@ -21,13 +21,7 @@ export function createGrant(
 ): GrantRow {
   // What the approving user may give today, as a named key's scope is capped at creation: a
   // member's approval of bucket_admin is bucket_write, and stays so if they are promoted later.
-  const role = db
-    .select({ role: memberships.role })
-    .from(memberships)
-    .where(and(eq(memberships.accountId, input.accountId), eq(memberships.userId, input.userId)))
-    .get()?.role;
-  const cap = role ? roleScope(role) : "bucket_read";
-  const permission = scopeRank[input.permission] <= scopeRank[cap] ? input.permission : cap;
+  const permission = capToRole(db, input.accountId, input.userId, input.permission);
   return db
     .insert(oauthGrants)
     .values({
