@@ -64,7 +64,7 @@ function describe(d: any, rolledBackFrom: string | undefined): string {
 async function runDeploys(args: Parsed, ctx: RunContext): Promise<number> {
   const { options } = args;
   if (options.limit !== undefined && !/^\d+$/.test(options.limit)) throw new UsageError("--limit takes a whole number (1 to 100)");
-  const target = resolveTarget(options);
+  const target = await resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
   const { bucket, pub } = await findSite(client, options, args.positionals.DIR);
@@ -82,7 +82,7 @@ async function runRollback(args: Parsed, ctx: RunContext): Promise<number> {
   const { options } = args;
   const deployId = args.positionals.DEPLOY_ID;
   if (deployId !== undefined && !/^dpl_[a-z0-9]+$/.test(deployId)) throw new UsageError(`"${deployId}" is not a deploy id (dpl_...); pier deploys lists them`);
-  const target = resolveTarget(options);
+  const target = await resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
   const { bucket, pub } = await findSite(client, options, options.dir);

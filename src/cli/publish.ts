@@ -79,7 +79,7 @@ async function run(kind: "publish" | "preview", args: Parsed, ctx: RunContext): 
   checkOptions(options);
   const dir = args.positionals.DIR!;
   const root = folderArg(dir);
-  const target = resolveTarget(options);
+  const target = await resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
   const links: string[] = [];

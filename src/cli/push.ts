@@ -37,7 +37,7 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
   if (options.bucket && options.title) throw new UsageError("give --bucket or --title, not both");
   const dir = args.positionals.DIR!;
   const root = folderArg(dir);
-  const target = resolveTarget(options);
+  const target = await resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
   const links: string[] = [];

@@ -41,7 +41,7 @@ async function run(args: Parsed, ctx: RunContext): Promise<number> {
   if (!dir && !options.bucket && !options.title) throw new UsageError("say which site: give DIR, --bucket ID or --title TITLE");
   if (options.bucket && options.title) throw new UsageError("give --bucket or --title, not both");
   const title = options.title ?? (dir ? basename(folderArg(dir)) : "");
-  const target = resolveTarget(options);
+  const target = await resolveTarget(options);
   ctx.baseUrl = target.baseUrl;
   const client = new PierClient(target.baseUrl, target.apiKey);
   const bucket = await resolveBucket(client, { bucketId: options.bucket, title, create: false });

@@ -5,6 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { UsageError } from "./args";
 import { CliError } from "./errors";
 import { isLoopbackHost } from "../../core/hosts";
 
@@ -134,15 +135,26 @@ export interface Target {
 }
 
 /**
- * Server and key for a client command. Flags win, then PIER_URL / PIER_API_KEY, then what
+ * The warning for a key given as `--key VALUE`: any local user sees it in `ps` while the command
+ * runs, and it stays in the shell's history. Warned, not refused, so scripts keep working (D296).
+ */
+const ARGV_KEY_WARNING = "Warning: --key puts the key in the process list and shell history; set PIER_API_KEY, pipe it to --key-stdin, or run pier login.";
+
+type KeyOptions = { url?: string; key?: string; "key-stdin"?: string };
+
+/**
+ * Server and key for a client command. Flags win (`--key`, or `--key-stdin`: the first line of
+ * standard input, as `pier admin --password-stdin`), then PIER_URL / PIER_API_KEY, then what
  * `pier login` saved (the default server, or the entry of the URL given).
  */
-export function resolveTarget(
-  options: { url?: string; key?: string },
-  env: Env = process.env,
-  warn = (line: string) => process.stderr.write(`${line}\n`),
-): Target {
-  const target = findTarget(options, env);
+export async function resolveTarget(options: KeyOptions, env: Env = process.env, warn = (line: string) => process.stderr.write(`${line}\n`)): Promise<Target> {
+  let key = options.key;
+  if (options["key-stdin"]) {
+    if (key !== undefined) throw new UsageError("give --key or --key-stdin, not both");
+    key = (await Bun.stdin.text()).split(/\r?\n/, 1)[0]!.trim();
+    if (!key) throw new UsageError("--key-stdin: nothing on standard input");
+  } else if (key) warn(ARGV_KEY_WARNING);
+  const target = findTarget({ url: options.url, key }, env);
   const warning = clearTextWarning(target.baseUrl);
   if (warning) warn(warning);
   return target;
@@ -154,14 +166,14 @@ function findTarget(options: { url?: string; key?: string }, env: Env): Target {
     throw new CliError(
       "no Pier server to talk to",
       "NOT_LOGGED_IN",
-      "Run pier login URL once (the key is saved for every later command), or pass --url and --key (or set PIER_URL and PIER_API_KEY).",
+      "Run pier login URL once (the key is saved for every later command), or set PIER_URL and PIER_API_KEY.",
     );
   }
   const explicitKey = options.key || env.PIER_API_KEY?.trim();
   if (explicitKey) return { baseUrl, apiKey: explicitKey };
   const saved = findServer(loadCredentials(env), baseUrl);
   if (!saved) {
-    throw new CliError(`not logged in to ${baseUrl}`, "NOT_LOGGED_IN", `Run pier login ${baseUrl}, or pass --key (or set PIER_API_KEY).`);
+    throw new CliError(`not logged in to ${baseUrl}`, "NOT_LOGGED_IN", `Run pier login ${baseUrl}, or set PIER_API_KEY.`);
   }
   return { baseUrl: saved.base, apiKey: saved.creds.api_key };
 }
@@ -169,5 +181,6 @@ function findTarget(options: { url?: string; key?: string }, env: Env): Target {
 /** The options of every command that talks to a server. */
 export const serverOptions = [
   { name: "url", value: "URL", help: "Pier server (default: PIER_URL, else the server of pier login)" },
-  { name: "key", value: "KEY", help: "API key (default: PIER_API_KEY, else the key pier login saved)" },
+  { name: "key", value: "KEY", help: "API key (default: PIER_API_KEY, else the key pier login saved); visible in ps, prefer those" },
+  { name: "key-stdin", help: "Read the API key from standard input (keeps it out of ps and shell history)" },
 ];

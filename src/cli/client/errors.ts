@@ -31,7 +31,7 @@ export class ApiFailure extends Error {
 /** What to do next for the server answers a CLI user meets most; else the code's docs page. */
 function nextStepFor(e: ApiFailure, baseUrl?: string): string | undefined {
   const login = `pier login${baseUrl ? ` ${baseUrl}` : ""}`;
-  if (e.status === 401) return `The key was revoked, expired or mistyped: run ${login} (or pass a valid --key).`;
+  if (e.status === 401) return `The key was revoked, expired or mistyped: run ${login} (or set a valid PIER_API_KEY).`;
   if (e.code === "FORBIDDEN" && e.details.required_scope)
     return `The key lacks ${e.details.required_scope}: run ${login} --scope ${e.details.required_scope}, or ask the account owner.`;
   if (e.code === "BUCKET_NOT_FOUND") return "Check the bucket id (--bucket), or leave it out to use the bucket titled like the folder.";

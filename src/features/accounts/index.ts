@@ -3,7 +3,7 @@
 export { createApiKey } from "./keys";
 export { BucketPermissionSchema, ScopeSchema } from "./model";
 export { planHelp, planLimitError, withPlanHelp } from "./plan-help";
-export { roleScope } from "./roles";
+export { capToRole, roleScope } from "./roles";
 export { countUsers, defaultAccountOf, entitlementsOf, findUserByEmail, getAccount, normalizeEmail } from "./service";
 export { actorFromSessionId, checkCsrf, createSession } from "./sessions";
 // Other features release what a revoked credential held (file locks) through this hook.

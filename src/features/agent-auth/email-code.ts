@@ -18,7 +18,7 @@ import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
 import { agentLoginCodes, buckets } from "../../db/schema";
 import { transaction } from "../../db/tx";
-import { createApiKey } from "../accounts";
+import { capToRole, createApiKey } from "../accounts";
 import { defaultAccountOf, findUserByEmail, normalizeEmail } from "../accounts";
 import { twoFactorEnabled } from "../accounts";
 import { mailerFor } from "../mail";
@@ -165,7 +165,8 @@ export function verifyCode(deps: Deps, input: VerifyInput, ip: string) {
     }
     // A bad bucket selection is fixable: the code stays valid until the key is created.
     tx.update(agentLoginCodes).set({ usedAt: now }).where(eq(agentLoginCodes.id, row.id)).run();
-    const scope = input.permission_scope ?? input.scope ?? "bucket_admin";
+    // Capped as an OAuth approval is (D295): the stored key never claims more than the user may give.
+    const scope = capToRole(tx, accountId, user.id, input.permission_scope ?? input.scope ?? "bucket_admin");
     const { key, record } = createApiKey(
       deps,
       {

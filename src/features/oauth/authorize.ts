@@ -8,7 +8,7 @@ import { oauthAuthCodes, oauthGrants } from "../../db/schema";
 import { transaction } from "../../db/tx";
 import { assertGrantType, getClient, type ClientRow } from "./clients";
 import { OAuthError } from "./errors";
-import { createGrant, issueTokens, revokeGrant } from "./grants";
+import { createGrant, holderRefusal, issueTokens, revokeGrant } from "./grants";
 import { checkResource } from "./metadata";
 import { parseScope, type ParsedScope } from "./scopes";
 import { str } from "./device";
@@ -163,7 +163,7 @@ export function exchangeAuthorizationCode(deps: Deps, input: Record<string, unkn
       .where(and(eq(oauthGrants.id, row.grantId), isNull(oauthGrants.revokedAt)))
       .get();
     if (!grant) return new OAuthError("invalid_grant", "The connection was revoked.");
-    return issueTokens(deps, grant, tx);
+    return holderRefusal(grant, tx) ?? issueTokens(deps, grant, tx);
   });
   if (outcome instanceof OAuthError) throw outcome;
   return outcome;

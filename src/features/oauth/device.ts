@@ -10,7 +10,7 @@ import { transaction } from "../../db/tx";
 import { createApiKey } from "../accounts";
 import { assertGrantType, DEVICE_GRANT, displayClientName, getClient, type ClientRow } from "./clients";
 import { OAuthError } from "./errors";
-import { createGrant, issueTokens } from "./grants";
+import { createGrant, holderRefusal, issueTokens } from "./grants";
 import { checkResource } from "./metadata";
 import { parseScope } from "./scopes";
 import { DEVICE_CODE_TTL_S, DEVICE_POLL_INTERVAL_S, formatUserCode, hashSecret, newSecret, newUserCode, normalizeUserCode } from "./credentials";
@@ -130,6 +130,8 @@ export function pollDeviceToken(deps: Deps, input: Record<string, unknown>) {
     if (device.status === "denied") return new OAuthError("access_denied", "The user denied the connection.");
     const grant = tx.select().from(oauthGrants).where(eq(oauthGrants.id, device.grantId!)).get();
     if (!grant || grant.revokedAt) return new OAuthError("access_denied", "The connection was revoked.");
+    const refused = holderRefusal(grant, tx);
+    if (refused) return refused;
     const { key, record } = createApiKey(
       deps,
       {

@@ -6,7 +6,8 @@ import type { Actor, Deps, Scope } from "../../core/context";
 import { scopeRank } from "../../core/context";
 import { apiKeys, memberships, oauthGrants, oauthTokens, users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { roleScope, runCredentialsEndedHooks } from "../accounts";
+import { capToRole, roleScope, runCredentialsEndedHooks } from "../accounts";
+import { OAuthError } from "./errors";
 import { ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_TTL_S, hashSecret, REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_S } from "./credentials";
 import { newId, randomToken } from "../../core/ids";
 import { isoAfter } from "../../core/clock";
@@ -20,13 +21,7 @@ export function createGrant(
 ): GrantRow {
   // What the approving user may give today, as a named key's scope is capped at creation: a
   // member's approval of bucket_admin is bucket_write, and stays so if they are promoted later.
-  const role = db
-    .select({ role: memberships.role })
-    .from(memberships)
-    .where(and(eq(memberships.accountId, input.accountId), eq(memberships.userId, input.userId)))
-    .get()?.role;
-  const cap = role ? roleScope(role) : "bucket_read";
-  const permission = scopeRank[input.permission] <= scopeRank[cap] ? input.permission : cap;
+  const permission = capToRole(db, input.accountId, input.userId, input.permission);
   return db
     .insert(oauthGrants)
     .values({
@@ -124,14 +119,33 @@ export function actorFromGrantId(deps: Deps, grantId: string): Actor | null {
   return grant ? actorOfGrant(deps, grant, false) : null;
 }
 
-function actorOfGrant(deps: Deps, grant: GrantRow, used: boolean): Actor | null {
-  const now = deps.clock.now();
-  const m = deps.db
+/** The approving user's role and flags on the grant's account; undefined when they left it. */
+function holderOf(db: DbOrTx, grant: GrantRow) {
+  return db
     .select({ role: memberships.role, admin: users.isInstanceAdmin, disabledAt: users.disabledAt })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
     .where(and(eq(memberships.accountId, grant.accountId), eq(memberships.userId, grant.userId)))
     .get();
+}
+
+/**
+ * Why the token endpoint must not mint tokens for this connection now, or null. Its tokens
+ * would be refused on use (actorOfGrant) for the same reasons, so a refresh, a code exchange or
+ * a device poll is refused with invalid_grant instead of handing out dead tokens (D294). The
+ * connection is not revoked and a refresh token not spent: enabling the user again restores them
+ * (D147). An authorization code is burnt, as by any failed exchange.
+ */
+export function holderRefusal(grant: GrantRow, db: DbOrTx): OAuthError | null {
+  const m = holderOf(db, grant);
+  if (!m) return new OAuthError("invalid_grant", "The user who approved this connection is no longer a member of its account.");
+  if (m.disabledAt) return new OAuthError("invalid_grant", "The user who approved this connection was disabled by the instance's admin.");
+  return null;
+}
+
+function actorOfGrant(deps: Deps, grant: GrantRow, used: boolean): Actor | null {
+  const now = deps.clock.now();
+  const m = holderOf(deps.db, grant);
   if (!m) return null; // the approving user left the account: the connection dies with the membership
   if (m.disabledAt) return null; // a disabled user's connections stop working until they are enabled
   if (used && (!grant.lastUsedAt || now.getTime() - Date.parse(grant.lastUsedAt) > 60_000)) {

@@ -7,7 +7,7 @@ import { exchangeAuthorizationCode } from "./authorize";
 import { assertGrantType, DEVICE_GRANT, getClient } from "./clients";
 import { pollDeviceToken, str } from "./device";
 import { OAuthError } from "./errors";
-import { issueTokens, revokeGrant } from "./grants";
+import { holderRefusal, issueTokens, revokeGrant } from "./grants";
 import { hashSecret, REFRESH_TOKEN_PREFIX } from "./credentials";
 
 export function tokenRequest(deps: Deps, input: Record<string, unknown>) {
@@ -51,6 +51,9 @@ function refresh(deps: Deps, input: Record<string, unknown>) {
       return new OAuthError("invalid_grant", "This refresh token was already used; the connection is revoked. Sign in again.");
     }
     if (row.token.expiresAt <= now) return new OAuthError("invalid_grant", "The refresh token expired. Sign in again.");
+    // Refused before it is spent: the token works again once the user is enabled again.
+    const refused = holderRefusal(row.grant, tx);
+    if (refused) return refused;
     tx.update(oauthTokens).set({ usedAt: now }).where(eq(oauthTokens.tokenHash, row.token.tokenHash)).run();
     return issueTokens(deps, row.grant, tx);
   });

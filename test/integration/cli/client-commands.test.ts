@@ -29,8 +29,18 @@ const baseEnv = () => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, 
 const credentialsFile = () => join(home, "cfg/pier/credentials.json");
 
 /** Run the CLI to the end, draining the job runner (builds, unpublishes) while it waits. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; maxRss: number }> {
-  const proc = Bun.spawn([...(await pierCommand()), ...args], { cwd: root, env: { ...baseEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
+async function cli(
+  args: string[],
+  env: Record<string, string> = {},
+  stdin?: string,
+): Promise<{ code: number; stdout: string; stderr: string; maxRss: number }> {
+  const proc = Bun.spawn([...(await pierCommand()), ...args], {
+    cwd: root,
+    env: { ...baseEnv(), ...env },
+    stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   let exited = false;
   const pump = (async () => {
     while (!exited) {
@@ -175,14 +185,19 @@ describe("pier login, then every client command without flags", () => {
     noStack(after.stderr);
   }, 90_000);
 
-  test("flags and PIER_URL / PIER_API_KEY still override the saved login", async () => {
+  test("flags and PIER_URL / PIER_API_KEY still override the saved login; --key warns, --key-stdin keeps the key out of argv", async () => {
     const u = await t.user({ plan: "pro" });
     const site = folder("override-site", { "index.html": "env" });
     const r = await cli(["publish", site], { PIER_URL: t.url, PIER_API_KEY: u.key });
     expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain("--key");
+    // No saved login here: the key can only have come from standard input.
+    const piped = await cli(["deploys", site, "--url", t.url, "--key-stdin"], {}, `${u.key}\n`);
+    expect([piped.code, piped.stderr]).toEqual([0, expect.not.stringContaining("Warning")]);
     const flags = await cli(["unpublish", site, "--url", t.url, "--key", u.key]);
     expect(flags.code).toBe(0);
     expect(flags.stdout.trim()).toBe(r.stdout.trim());
+    expect(flags.stderr).toContain("Warning: --key puts the key in the process list and shell history; set PIER_API_KEY, pipe it to --key-stdin");
   }, 30_000);
 
   test("the credentials file of earlier versions is read once and migrated", async () => {

@@ -1,7 +1,9 @@
 // Device authorization (RFC 8628) driven by a standards client library (oauth4webapi), with
 // the approval done on the real page by a signed-in session.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
+import { users } from "../../../src/db/schema";
 import { decideDevice, discoverAndRegister, insecure, page, sessionCookie } from "../../helpers/oauth";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
@@ -163,6 +165,34 @@ describe("device flow", () => {
     expect((await refreshed.json()).error).toBe("invalid_grant");
     const list = await t.api("GET", "/api/v1/oauth/connections", { headers: { cookie: sessionCookie(t, u) } });
     expect(list.body.data.connections.filter((c: any) => c.client_id === client.client_id)).toEqual([]);
+  });
+
+  test("a disabled user's connection gets no tokens: the poll and a refresh answer invalid_grant until they are enabled (D294)", async () => {
+    const u = await t.user();
+    const disable = (on: boolean) =>
+      t.pier.deps.db
+        .update(users)
+        .set({ disabledAt: on ? new Date().toISOString() : null })
+        .where(eq(users.id, u.userId))
+        .run();
+    const d = await start();
+    await decideDevice(t, sessionCookie(t, u), d.verification_uri_complete!);
+    disable(true);
+    expect((await pollError(d.device_code)).error).toBe("invalid_grant");
+    disable(false);
+    t.clock.advance(5000);
+    const tokens = await poll(d.device_code);
+    disable(true);
+    const refused = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure);
+    expect([refused.status, (await refused.json()).error]).toEqual([400, "invalid_grant"]);
+    disable(false);
+    // Refused, not spent: the same refresh token works once the user is enabled again.
+    const next = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+    );
+    expect((await t.api("GET", "/api/v1/buckets", { key: next.access_token })).status).toBe(200);
   });
 
   test("deny: the poll answers access_denied and nothing is granted", async () => {

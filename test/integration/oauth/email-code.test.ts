@@ -2,8 +2,8 @@
 // answers reveal nothing about accounts; every failure is INVALID_CODE with a fallback.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { agentLoginCodes, users } from "../../../src/db/schema";
-import { countUsers } from "../../../src/features/accounts/service";
+import { agentLoginCodes, apiKeys, users } from "../../../src/db/schema";
+import { addMember, countUsers } from "../../../src/features/accounts/service";
 import { listOutbox } from "../../../src/features/mail/outbound";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
@@ -52,6 +52,21 @@ describe("email-code flow", () => {
     expect(status.body.data.account).toMatchObject({ id: u.accountId, permission_scope: "bucket_admin" });
     expect((await verify({ email: u.email, code })).body.error.code).toBe("INVALID_CODE"); // once only
     expect(countUsers(t.pier.deps)).toBe(users0);
+  });
+
+  test("a member's key is stored capped to what the member may give, not as asked (D295)", async () => {
+    t.clock.advance(61_000);
+    const owner = await t.user();
+    const member = await t.user();
+    // A user who belongs to the owner's account only, as a member.
+    t.pier.deps.sqlite.run("DELETE FROM memberships WHERE account_id = ?", [member.accountId]);
+    addMember(t.pier.deps, owner.accountId, member.userId, "member");
+    await request(member.email);
+    const r = await verify({ email: member.email, code: codeFor(member.email)!, permission_scope: "bucket_admin" });
+    expect(r.status).toBe(200);
+    expect(r.body.data.permission_scope).toBe("bucket_write");
+    const row = t.pier.deps.db.select().from(apiKeys).where(eq(apiKeys.id, r.body.data.key_id)).get()!;
+    expect([row.accountId, row.permissionScope]).toEqual([owner.accountId, "bucket_write"]);
   });
 
   test("a stored code is an HMAC under the instance secret, not sha256(id:code): the database alone cannot brute-force it", async () => {

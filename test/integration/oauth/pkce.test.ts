@@ -1,7 +1,9 @@
 // Authorization code + PKCE driven by oauth4webapi, approved on the consent page; and every
 // way to misuse it: wrong verifier, redirect mismatch, replayed code, reused refresh token.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
+import { users } from "../../../src/db/schema";
 import { consent, discoverAndRegister, insecure, page, sessionCookie } from "../../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
@@ -100,6 +102,25 @@ describe("authorization code + PKCE", () => {
     expect((await t.api("GET", "/api/v1/buckets", { key: second.access_token })).status).toBe(401);
     expect((await t.api("GET", "/api/v1/buckets", { key: first.access_token })).status).toBe(401);
     expect(await oauthError(await oauth.refreshTokenGrantRequest(as, client, oauth.None(), second.refresh_token!, insecure))).toBe("invalid_grant");
+  });
+
+  test("a disabled user's code exchange and refresh answer invalid_grant (D294)", async () => {
+    const first = await authorize();
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(first.params, first.verifier));
+    const second = await authorize();
+    const disable = (on: boolean) =>
+      t.pier.deps.db
+        .update(users)
+        .set({ disabledAt: on ? new Date().toISOString() : null })
+        .where(eq(users.id, u.userId))
+        .run();
+    disable(true);
+    try {
+      expect(await oauthError(await exchange(second.params, second.verifier))).toBe("invalid_grant");
+      expect(await oauthError(await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure))).toBe("invalid_grant");
+    } finally {
+      disable(false);
+    }
   });
 
   test("wrong PKCE verifier: invalid_grant, and the code is burnt", async () => {
