@@ -7,7 +7,8 @@ import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { saveRepository } from "../../../src/features/gitsync";
-import { bucketText as readBucketText, versionCount as countVersions } from "../../helpers/gitsync";
+import { csrfOf } from "../../helpers/browser";
+import { bucketText as readBucketText, signedInBrowser, versionCount as countVersions } from "../../helpers/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -295,8 +296,19 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(await bucketPaths(second.bucketId)).toEqual([]);
   });
 
-  test("disconnect deletes nothing on either side; github_sync becomes null", async () => {
+  test("disconnect deletes nothing on either side; github_sync becomes null; the Git page's needs its box ticked", async () => {
     const { bucketId, other } = await connected({ "a.txt": "a\n" });
+    // The page's Disconnect deletes the saved token and webhook secret: not without its box (D297).
+    const b = await signedInBrowser(t, user);
+    const gitPage = `/dashboard/buckets/${bucketId}/git`;
+    const bare = await b.post(`${gitPage}/disconnect`, { csrf: csrfOf((await b.get(gitPage)).text) });
+    expect(await sync(bucketId)).not.toBeNull();
+    expect(bare.status).toBe(422);
+    expect(
+      /aria-describedby="disconnect-confirm-error">[^<]*<\/label>\s*<span class="field-error" id="disconnect-confirm-error">Tick the box to confirm/.test(
+        bare.text,
+      ),
+    ).toBe(true);
     const d = await t.api("DELETE", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key });
     expect(d.status).toBe(200);
     expect(d.body.data).toMatchObject({ disconnected: true, github_sync: null });

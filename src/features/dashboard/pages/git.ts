@@ -7,7 +7,7 @@ import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { effectiveScope, getBucket } from "../../buckets";
 import { connect, disconnect, getConnection, patchConnection, presentSetup, presentSync, requestSync, saveRepository, webhookSecretOf } from "../../gitsync";
-import { fieldError, invalidAttrs } from "../forms";
+import { fieldError, invalidAttrs, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
@@ -109,6 +109,8 @@ async function gitView(shell: Shell, s: Session, bucketId: string, query: Record
       branchInvalid: invalidAttrs(refused?.error, "branch", "branch-error"),
       passwordError: fieldError(refused?.error, "password", "password-error"),
       passwordInvalid: invalidAttrs(refused?.error, "password", "password-error"),
+      disconnectError: fieldError(refused?.error, "confirm", "disconnect-confirm-error"),
+      disconnectInvalid: invalidAttrs(refused?.error, "confirm", "disconnect-confirm-error"),
     },
   });
 }
@@ -209,7 +211,10 @@ export const gitPage: DashboardPage = {
     app.post(
       `${BUCKETS_PATH}/:id/git/disconnect`,
       shell.action(
-        (s, { params }) => {
+        (s, { params, body }) => {
+          // The saved token and webhook secret go with the connection, never shown again: only
+          // with the box ticked (D297).
+          requireConfirmed(body, "what is saved for the connection (its token, its webhook secret) is deleted with it.");
           disconnect(shell.deps, s.actor, params.id!);
           return gitUrl(params.id!, "?done=disconnected");
         },
