@@ -74,7 +74,8 @@ const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
 
 const verifySpec: CommandSpec = {
   name: "backup verify",
-  summary: "Check a backup folder or archive: manifest, database hash and integrity, and the hash of every blob it references.",
+  summary:
+    "Check a backup folder or archive: manifest, database hash and integrity, the hash of every blob it references, and that this Pier can restore it (not written by a newer one).",
   usage: "backup verify FOLDER|FILE",
   positionals: [{ name: "FOLDER", required: true }],
 };
@@ -84,13 +85,16 @@ export const backupVerify: Command = {
   async run(args: Parsed) {
     const r = await operatorErrors(() => verifyBackup(args.positionals.FOLDER!));
     for (const p of r.problems) say(`problem: ${p}`);
+    const tooNew = r.too_new ? { code: "BACKUP_TOO_NEW", message: r.too_new } : {};
+    process.stdout.write(
+      `${JSON.stringify({ folder: r.folder, ok: r.problems.length === 0 && !r.too_new, ...tooNew, blobs_checked: r.blobs_checked, bytes_checked: r.bytes_checked, problems: r.problems })}\n`,
+    );
+    // A backup this Pier cannot restore fails here as the restore would, with its code (D298).
+    if (r.too_new) throw new CliError(r.too_new, "BACKUP_TOO_NEW");
     say(
       r.problems.length
         ? `${r.folder}: ${r.problems.length} problem(s); this backup would not restore as taken`
         : `${r.folder}: ok (backup of ${r.manifest.created_at} by Pier ${r.manifest.pier_version}; ${r.blobs_checked} blobs, ${mib(r.bytes_checked)} checked; secret key ${r.manifest.secret_key_included ? "included" : "not included"})`,
-    );
-    process.stdout.write(
-      `${JSON.stringify({ folder: r.folder, ok: r.problems.length === 0, blobs_checked: r.blobs_checked, bytes_checked: r.bytes_checked, problems: r.problems })}\n`,
     );
     return r.problems.length ? 1 : 0;
   },

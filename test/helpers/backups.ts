@@ -1,6 +1,8 @@
-// Scheduled backups driven by a test: one run of the backup job now, and where a blob lands in a
-// backup folder.
+// Scheduled backups driven by a test: one run of the backup job now, where a blob lands in a
+// backup folder, and a backup made to look as a newer Pier wrote it.
+import { Database } from "bun:sqlite";
 import { expect } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BACKUP_JOB } from "../../src/features/operations";
 import type { TestPier } from "./pier";
@@ -20,4 +22,20 @@ export async function runBackupJob(t: TestPier): Promise<Record<string, unknown>
 export function backupBlobPath(folder: string, text: string): string {
   const s = new Bun.CryptoHasher("sha256").update(text).digest("hex");
   return join(folder, "blobs", "sha256", s.slice(0, 2), s.slice(2, 4), s);
+}
+
+/** Make a backup folder look as a newer Pier (99.0.0) wrote it: one more migration in its journal. */
+export function fromNewerPier(folder: string): void {
+  const dbFile = join(folder, "pier.db");
+  const db = new Database(dbFile);
+  db.query("INSERT INTO __pier_migrations (name, applied_at) VALUES ('9999_from_a_newer_pier', '2099-01-01T00:00:00Z')").run();
+  db.close();
+  const bytes = readFileSync(dbFile);
+  const manifestFile = join(folder, "manifest.json");
+  const m = JSON.parse(readFileSync(manifestFile, "utf8"));
+  m.pier_version = "99.0.0";
+  m.database.sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+  m.database.size = bytes.length;
+  m.database.migrations.push("9999_from_a_newer_pier");
+  writeFileSync(manifestFile, JSON.stringify(m));
 }

@@ -59,6 +59,29 @@ describe("dashboard settings", () => {
     expect(tooBig.text).not.toContain(typed);
   });
 
+  // A secret's value is never shown, so a deleted secret cannot be put back from the page (D297).
+  test("deleting a secret needs its confirmation box: a bare post deletes nothing; a public variable goes at one click", async () => {
+    const u = await t.user();
+    const bucket = await createBucket(t, u, { title: "Keys" });
+    const vars = async () => (await t.api("GET", `/api/v1/buckets/${bucket.id}/variables`, { key: u.key })).body.data;
+    await t.api("PATCH", `/api/v1/buckets/${bucket.id}/variables`, { key: u.key, body: { variables: { SHOWN: "1" }, secrets: { STRIPE_KEY: "sk" } } });
+    const b = await signedIn(u);
+    const settings = `/dashboard/buckets/${bucket.id}/settings`;
+    const page = (await b.get(settings)).text;
+    const refused = await b.post(`${settings}/variables/delete`, { csrf: csrfOf(page), form: "secret:STRIPE_KEY", kind: "secret", name: "STRIPE_KEY" });
+    expect((await vars()).secrets.map((x: { name: string }) => x.name)).toEqual(["STRIPE_KEY"]);
+    expect(refused.status).toBe(422);
+    // The message is next to the box, and the browser will not send the form without it ticked.
+    expect(refused.text).toMatch(
+      /name="confirm" required aria-invalid="true" aria-describedby="secret-0-confirm-error">.*<span class="field-error" id="secret-0-confirm-error">Tick the box to confirm/,
+    );
+    expect(page).toMatch(/value="secret:STRIPE_KEY"><label class="check"><input type="checkbox" name="confirm" required>/);
+    const done = await b.post(`${settings}/variables/delete`, { csrf: csrfOf(page), kind: "secret", name: "STRIPE_KEY", confirm: "on" });
+    expect(done.status).toBe(303);
+    expect((await b.post(`${settings}/variables/delete`, { csrf: csrfOf(page), kind: "variable", name: "SHOWN" })).status).toBe(303);
+    expect(await vars()).toMatchObject({ variables: {}, secrets: [] });
+  });
+
   test("an agent's text spelling {{apiCsrf}} is shown as itself, never as the session's CSRF token", async () => {
     const u = await t.user();
     const bucket = await createBucket(t, u, { title: "Agent-written" });

@@ -4,6 +4,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { ApiError } from "../../core/errors";
 import { html, type SafeHtml } from "../../http/pages/layout";
+import { formField } from "./shell";
 
 export function checkForm<T>(schema: TSchema, input: unknown, messages: Record<string, string>): T {
   const first = Value.Errors(schema, input).First();
@@ -27,4 +28,12 @@ export function formList(body: unknown, name: string): string[] {
   const v = body && typeof body === "object" ? (body as Record<string, unknown>)[name] : undefined;
   const all = Array.isArray(v) ? v : [v];
   return all.filter((x): x is string => typeof x === "string" && x !== "");
+}
+
+/**
+ * A removal that cannot be undone from the page goes only with its box ticked, checked here and
+ * not only by the browser (D273, D297): otherwise VALIDATION_FAILED about the field `confirm`.
+ */
+export function requireConfirmed(body: unknown, consequence: string): void {
+  if (formField(body, "confirm") !== "on") throw new ApiError("VALIDATION_FAILED", `Tick the box to confirm: ${consequence}`, { field: "confirm" });
 }

@@ -24,6 +24,7 @@ import {
   MANIFEST_FILE,
   missingBlobProblem,
   SECRET_KEY_FILE,
+  tooNewMessage,
   type BackupManifest,
 } from "./layout";
 import { fsyncDir } from "../../core/atomic-file";
@@ -339,14 +340,14 @@ export async function verifyArchive(from: string): Promise<VerifyResult> {
     const problems: string[] = c.unexpected.map((p) => `unexpected entry ${p}`);
     if (!c.database) {
       problems.push(`the database ${DATABASE_FILE} is missing`);
-      return { folder: file, manifest, blobs_checked: 0, bytes_checked: 0, problems };
+      return { folder: file, manifest, blobs_checked: 0, bytes_checked: 0, problems, too_new: null };
     }
     if (c.database.sha256 !== manifest.database.sha256)
       problems.push(`the database does not match the manifest (sha256 ${c.database.sha256}, manifest ${manifest.database.sha256})`);
-    const referenced = databaseChecks(dbTmp, problems);
+    const read = databaseChecks(dbTmp, problems);
     let checked = 0;
     let bytes = 0;
-    for (const sha256 of referenced ?? []) {
+    for (const sha256 of read?.blobs ?? []) {
       const b = c.blobs.get(sha256);
       if (!b) {
         problems.push(missingBlobProblem(manifest, sha256));
@@ -357,7 +358,8 @@ export async function verifyArchive(from: string): Promise<VerifyResult> {
       if (b.sha256 !== sha256) problems.push(`blob ${sha256} is damaged (its content hashes to ${b.sha256})`);
     }
     if (manifest.secret_key_included && !c.secretKey) problems.push("the manifest says the secret key is included, but secret.key is missing");
-    return { folder: file, manifest, blobs_checked: checked, bytes_checked: bytes, problems };
+    const tooNew = read ? tooNewMessage(file, manifest, read.migrations) : null;
+    return { folder: file, manifest, blobs_checked: checked, bytes_checked: bytes, problems, too_new: tooNew };
   } finally {
     await rm(dbTmp, { force: true }).catch(() => {});
   }

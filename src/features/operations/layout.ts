@@ -9,6 +9,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ApiError } from "../../core/errors";
+import { serverVersion } from "../../core/version";
+import { migrations as embeddedMigrations } from "../../db/migrations";
 import { referencedBlobs } from "../../blobs/gc";
 import { isSha256 } from "../../blobs/store";
 
@@ -183,7 +185,7 @@ export async function eachLimit<T>(items: Iterable<T>, limit: number, fn: (item:
 export const COPY_CONCURRENCY = 16;
 
 /** integrity_check and the referenced blobs of a database file; null (and a problem) when it cannot be read. */
-export function databaseChecks(dbFile: string, problems: string[]): Set<string> | null {
+export function databaseChecks(dbFile: string, problems: string[]): { blobs: Set<string>; migrations: string[] } | null {
   try {
     const sqlite = new Database(dbFile, { readonly: true });
     try {
@@ -195,7 +197,7 @@ export function databaseChecks(dbFile: string, problems: string[]): Set<string> 
             .slice(0, 5)
             .join("; ")}`,
         );
-      return referencedBlobs(sqlite);
+      return { blobs: referencedBlobs(sqlite), migrations: appliedMigrations(sqlite) };
     } finally {
       sqlite.close();
     }
@@ -203,4 +205,26 @@ export function databaseChecks(dbFile: string, problems: string[]): Set<string> 
     problems.push(`the database cannot be read: ${(e as Error).message}`);
     return null;
   }
+}
+
+export const appliedMigrations = (db: Database): string[] =>
+  db
+    .query<{ name: string }, []>("SELECT name FROM __pier_migrations")
+    .all()
+    .map((r) => r.name);
+
+/**
+ * Why this Pier cannot restore a backup written by a newer one, or null: its database has
+ * migrations this binary does not know, and once restored the server would refuse the data dir
+ * (DATA_DIR_TOO_NEW). Restore refuses it with BACKUP_TOO_NEW before writing anything; verify
+ * says the same, so an operator learns it before a restore (D298).
+ */
+export function tooNewMessage(where: string, manifest: BackupManifest, migrations: string[]): string | null {
+  const known = new Set(embeddedMigrations.map((m) => m.name));
+  const unknown = migrations.filter((n) => !known.has(n));
+  if (!unknown.length) return null;
+  return (
+    `${where} was written by Pier ${manifest.pier_version}, newer than this Pier ${serverVersion}: its database has migration(s) ${unknown.join(", ")} that this version does not know. ` +
+    "Install that version or a later one and restore with it."
+  );
 }

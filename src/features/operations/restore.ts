@@ -8,8 +8,6 @@ import { mkdir, rm, utimes } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { referencedBlobs } from "../../blobs/gc";
 import { ApiError } from "../../core/errors";
-import { serverVersion } from "../../core/version";
-import { migrations as embeddedMigrations } from "../../db/migrations";
 import {
   blobPathIn,
   COPY_CONCURRENCY,
@@ -24,6 +22,8 @@ import {
   databaseChecks,
   missingAtBackup,
   missingBlobProblem,
+  appliedMigrations,
+  tooNewMessage,
 } from "./layout";
 import { fsyncDir, writeFileAtomic } from "../../core/atomic-file";
 import { readFileSync } from "node:fs";
@@ -37,6 +37,8 @@ export interface VerifyResult {
   bytes_checked: number;
   /** One sentence per problem; empty = the backup restores as it was taken. */
   problems: string[];
+  /** Set when the backup was written by a newer Pier: restore refuses it with BACKUP_TOO_NEW and these words. */
+  too_new: string | null;
 }
 
 /** Check a backup folder: manifest, database hash and integrity, every referenced blob's hash. */
@@ -48,16 +50,16 @@ export async function verifyBackup(from: string): Promise<VerifyResult> {
   const dbPath = join(folder, manifest.database.file);
   if (!existsSync(dbPath)) {
     problems.push(`the database ${manifest.database.file} is missing`);
-    return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
+    return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems, too_new: null };
   }
   const db = await hashFile(dbPath);
   if (db.sha256 !== manifest.database.sha256)
     problems.push(`the database does not match the manifest (sha256 ${db.sha256}, manifest ${manifest.database.sha256})`);
-  const blobs = databaseChecks(dbPath, problems);
-  if (!blobs) return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems };
+  const read = databaseChecks(dbPath, problems);
+  if (!read) return { folder, manifest, blobs_checked: 0, bytes_checked: 0, problems, too_new: null };
   let checked = 0;
   let bytes = 0;
-  for (const sha256 of blobs) {
+  for (const sha256 of read.blobs) {
     const path = blobPathIn(folder, sha256);
     if (!existsSync(path)) {
       problems.push(missingBlobProblem(manifest, sha256));
@@ -70,7 +72,7 @@ export async function verifyBackup(from: string): Promise<VerifyResult> {
   }
   if (manifest.secret_key_included && !existsSync(join(folder, SECRET_KEY_FILE)))
     problems.push("the manifest says the secret key is included, but secret.key is missing");
-  return { folder, manifest, blobs_checked: checked, bytes_checked: bytes, problems };
+  return { folder, manifest, blobs_checked: checked, bytes_checked: bytes, problems, too_new: tooNewMessage(folder, manifest, read.migrations) };
 }
 
 export interface RestoreOptions {
@@ -145,21 +147,15 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   const { blobs, applied } = (() => {
     const db = new Database(dbSource, { readonly: true });
     try {
-      return { blobs: referencedBlobs(db), applied: db.query<{ name: string }, []>("SELECT name FROM __pier_migrations").all() };
+      return { blobs: referencedBlobs(db), applied: appliedMigrations(db) };
     } finally {
       db.close();
     }
   })();
   // A newer Pier's database would be refused at start (DATA_DIR_TOO_NEW) once restored: refuse it
   // now, before a --force restore swaps a working data dir for one that cannot start.
-  const known = new Set(embeddedMigrations.map((m) => m.name));
-  const unknown = applied.map((r) => r.name).filter((n) => !known.has(n));
-  if (unknown.length)
-    throw new ApiError(
-      "BACKUP_TOO_NEW",
-      `${folder} was written by Pier ${manifest.pier_version}, newer than this Pier ${serverVersion}: its database has migration(s) ${unknown.join(", ")} that this version does not know. ` +
-        "Install that version or a later one and restore with it. Nothing was written.",
-    );
+  const tooNew = tooNewMessage(folder, manifest, applied);
+  if (tooNew) throw new ApiError("BACKUP_TOO_NEW", `${tooNew} Nothing was written.`);
   const missing = [...blobs].filter((s) => !existsSync(blobPathIn(folder, s)));
   // A blob the backup recorded as missing from its data dir is restored as it was: missing (D290).
   // Any other missing blob is damage to the backup.

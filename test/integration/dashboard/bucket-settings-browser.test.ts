@@ -105,6 +105,8 @@ describe("the bucket settings tab in Chromium", () => {
       // Delete the public variable, then the secret.
       await submit(page, "#variables-table button[aria-label='Delete API_BASE']");
       expect((await vars()).variables).toEqual({});
+      // A secret's Delete needs its box ticked (D297): the browser refuses the form before.
+      await page.check("#variables-table form:has(button[aria-label='Delete STRIPE_KEY']) input[name=confirm]");
       await submit(page, "#variables-table button[aria-label='Delete STRIPE_KEY']");
       expect((await vars()).secrets).toEqual([]);
       expect(await page.textContent("#variables")).toContain("No variables or secrets yet.");

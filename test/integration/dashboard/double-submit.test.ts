@@ -54,7 +54,7 @@ test("a token from another session, or a tampered one, changes nothing", async (
   expect(titles).not.toContain("Forged");
 });
 
-test("forms a page builds in code (a custom domain's Remove) are guarded too: sent twice, both answers lead to the same page", async () => {
+test("forms a page builds in code (a custom domain's Remove) are guarded too: sent twice, both answers lead to the same page; unconfirmed, nothing", async () => {
   const u = await t.user({ plan: "pro" });
   const site = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: "hi" }] });
   const bucket = site.pub.bucketId;
@@ -64,10 +64,19 @@ test("forms a page builds in code (a custom domain's Remove) are guarded too: se
   expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
   const page = (await b.get(`/dashboard/buckets/${bucket}/domains`)).text;
   const [, action, csrf] = page.match(/<form method="post" action="([^"]*\/delete)"><input type="hidden" name="csrf" value="([^"]+)">/)!;
-  const first = await b.post(action!, { csrf: csrf! });
-  const second = await b.post(action!, { csrf: csrf! });
+  const listed = async () => (await t.api("GET", `/api/v1/buckets/${bucket}/custom_domains`, { key: u.key })).body.data.custom_domains;
+  // Removing needs the box ticked (D297): a bare post (a stray click, a script) removes nothing
+  // and says what to do next to the box, which the browser requires.
+  const bare = await b.post(action!, { csrf: csrf! });
+  expect((await listed()).length).toBe(1);
+  expect(bare.status).toBe(422);
+  expect(bare.text).toMatch(
+    /name="confirm" required aria-invalid="true" aria-describedby="[^"]+-confirm-error">[^<]*<\/label><span class="field-error" id="[^"]+-confirm-error">Tick the box to confirm/,
+  );
+  expect(page).toMatch(/<input type="checkbox" name="confirm" required> Remove www\.double-remove\.com/);
+  const first = await b.post(action!, { csrf: csrf!, confirm: "on" });
+  const second = await b.post(action!, { csrf: csrf!, confirm: "on" });
   expect([first.status, second.status]).toEqual([303, 303]);
   expect(second.location).toBe(first.location);
-  const left = (await t.api("GET", `/api/v1/buckets/${bucket}/custom_domains`, { key: u.key })).body.data.custom_domains;
-  expect(left).toEqual([]);
+  expect(await listed()).toEqual([]);
 });

@@ -85,6 +85,8 @@ test("connect with a token, see the state, resolve a conflict, disconnect", asyn
   expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
   await page.setViewportSize({ width: 1280, height: 900 });
 
+  // Disconnecting deletes the saved token: its box must be ticked first (D297).
+  await page.check("form[action$='/git/disconnect'] input[name=confirm]");
   await submit(page, "form[action$='/git/disconnect'] button[type=submit]");
   expect(await page.textContent("body")).toContain("Disconnected");
   expect((await t.api("GET", `/api/v1/buckets/${bucketId}/github_sync`, { key: u.key })).body.data.github_sync).toBeNull();

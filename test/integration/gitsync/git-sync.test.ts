@@ -7,10 +7,11 @@ import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { saveRepository } from "../../../src/features/gitsync";
-import { bucketText as readBucketText, versionCount as countVersions } from "../../helpers/gitsync";
+import { csrfOf } from "../../helpers/browser";
+import { bucketText as readBucketText, signedInBrowser, versionCount as countVersions } from "../../helpers/gitsync";
 import { git, startGitServer, workClone, type GitServer, type WorkClone } from "../../helpers/git-server";
 import { apiKeyActorOf, startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { directUpload, newBucket, textFile } from "../../helpers/uploads";
+import { directUpload, newBucket, syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let server: GitServer;
@@ -216,6 +217,35 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(await bucketText(bucketId, "toString")).toBe("bucket edit\n");
   });
 
+  // The Git page lists 1,000 conflicts one by one; it used to post only the first 1,000 choices
+  // of more (so the 1,001st was always "missing") and the paths themselves (over the 64 KiB form
+  // body with long ones). Above 1,000 it now names the count and offers one side for all (D299).
+  test("1,001 conflicts: the Git page gives the count and resolves them all to one side; a choice from a stale page is refused", async () => {
+    const names = Array.from({ length: 1001 }, (_, i) => `c/${String(i).padStart(4, "0")}.txt`);
+    const { bucketId, other } = await connected(Object.fromEntries(names.map((p) => [p, "base\n"])));
+    // The bucket deletes them all (one upload session), the repository changes them all.
+    await syncFiles(t, user.key, bucketId, [textFile("keep.txt", "k\n")], { deleteMissing: true });
+    for (const p of names) other.write(p, "repository edit\n");
+    await other.commitAndPush("repository edits");
+    await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: {} });
+    await drain();
+    expect((await sync(bucketId)).conflicts.length).toBe(1001);
+    const b = await signedInBrowser(t, user);
+    const gitPage = `/dashboard/buckets/${bucketId}/git`;
+    const page = (await b.get(gitPage)).text;
+    expect(page.includes("<strong>1,001 paths</strong> are in conflict")).toBe(true);
+    const digest = /name="conflicts" value="([^"]+)"/.exec(page)![1]!;
+    const stale = await b.post(`${gitPage}/resolve`, { csrf: csrfOf(page), conflicts: "another list", all: "bucket" });
+    expect(stale.status).toBe(422);
+    expect(stale.text).toContain("The conflicts changed since this page was shown");
+    const chosen = await b.post(`${gitPage}/resolve`, { csrf: csrfOf(page), conflicts: digest, all: "bucket" });
+    expect(chosen.status).toBe(303);
+    await drain();
+    expect((await sync(bucketId)).state).toBe("in_sync");
+    await other.pull();
+    expect(await git(other.dir, "ls-files")).toBe("keep.txt");
+  });
+
   test("a force push (history rewritten) re-syncs the bucket to the new tree without losing bucket versions", async () => {
     const { bucketId, other } = await connected({ "keep.txt": "k\n", "gone.txt": "g\n" });
     const before = await versionCount(bucketId);
@@ -295,8 +325,19 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(await bucketPaths(second.bucketId)).toEqual([]);
   });
 
-  test("disconnect deletes nothing on either side; github_sync becomes null", async () => {
+  test("disconnect deletes nothing on either side; github_sync becomes null; the Git page's needs its box ticked", async () => {
     const { bucketId, other } = await connected({ "a.txt": "a\n" });
+    // The page's Disconnect deletes the saved token and webhook secret: not without its box (D297).
+    const b = await signedInBrowser(t, user);
+    const gitPage = `/dashboard/buckets/${bucketId}/git`;
+    const bare = await b.post(`${gitPage}/disconnect`, { csrf: csrfOf((await b.get(gitPage)).text) });
+    expect(await sync(bucketId)).not.toBeNull();
+    expect(bare.status).toBe(422);
+    expect(
+      /aria-describedby="disconnect-confirm-error">[^<]*<\/label>\s*<span class="field-error" id="disconnect-confirm-error">Tick the box to confirm/.test(
+        bare.text,
+      ),
+    ).toBe(true);
     const d = await t.api("DELETE", `/api/v1/buckets/${bucketId}/github_sync`, { key: user.key });
     expect(d.status).toBe(200);
     expect(d.body.data).toMatchObject({ disconnected: true, github_sync: null });

@@ -1,10 +1,13 @@
 // The operator commands as typed: `pier backup` says loudly whether the secret key is in the
-// backup, `pier backup verify` exits 1 on a damaged backup, `pier restore` refuses a non-empty
-// data dir without --force, and failures are one line with a code (never "this looks like a bug").
+// backup, `pier backup verify` exits 1 on a damaged backup and on one this Pier cannot restore,
+// `pier restore` refuses a non-empty data dir without --force, and failures are one line with a
+// code (never "this looks like a bug").
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createBackup, restoreBackup } from "../../../src/features/operations";
+import { fromNewerPier } from "../../helpers/backups";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 import { pierCommand } from "../../helpers/cli";
@@ -72,5 +75,19 @@ describe("pier backup / verify / restore", () => {
     expect(blocked.code).toBe(1);
     expect(blocked.err).toContain("(BACKUP_FAILED)");
     expect(blocked.err).not.toContain("bug");
+  }, 60_000);
+
+  // Restore refuses a backup a newer Pier wrote (BACKUP_TOO_NEW); verify used to call it "ok".
+  test("verify fails on a backup from a newer Pier with the code and words a restore would give", async () => {
+    const folder = join(scratch, "newer");
+    await createBackup({ dataDir: t.dataDir, to: folder, includeSecretKey: false });
+    fromNewerPier(folder);
+    const verify = await pier("backup", "verify", folder);
+    expect(verify.code).toBe(1);
+    expect(JSON.parse(verify.out)).toMatchObject({ ok: false, code: "BACKUP_TOO_NEW", problems: [] });
+    const restore = await restoreBackup({ from: folder, dataDir: join(scratch, "from-newer"), force: false }).catch((e) => e);
+    expect(restore.code).toBe("BACKUP_TOO_NEW");
+    expect(verify.err.trim()).toBe(`pier backup verify: ${restore.message.replace(" Nothing was written.", "")} (BACKUP_TOO_NEW)`);
+    expect(verify.err).toContain("9999_from_a_newer_pier");
   }, 60_000);
 });

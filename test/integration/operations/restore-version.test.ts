@@ -4,10 +4,11 @@
 // will not start.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBackup, restoreBackup } from "../../../src/features/operations";
+import { fromNewerPier } from "../../helpers/backups";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
@@ -25,22 +26,6 @@ afterAll(async () => {
   await t?.stop();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
-
-/** Make a backup folder look as a newer Pier wrote it: one more migration in its journal. */
-async function fromNewerPier(folder: string): Promise<void> {
-  const dbFile = join(folder, "pier.db");
-  const db = new Database(dbFile);
-  db.query("INSERT INTO __pier_migrations (name, applied_at) VALUES ('9999_from_a_newer_pier', '2099-01-01T00:00:00Z')").run();
-  db.close();
-  const bytes = readFileSync(dbFile);
-  const manifestFile = join(folder, "manifest.json");
-  const m = JSON.parse(readFileSync(manifestFile, "utf8"));
-  m.pier_version = "99.0.0";
-  m.database.sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-  m.database.size = bytes.length;
-  m.database.migrations.push("9999_from_a_newer_pier");
-  writeFileSync(manifestFile, JSON.stringify(m));
-}
 
 const journal = (dataDir: string): string[] => {
   const db = new Database(join(dataDir, "pier.db"), { readonly: true });
@@ -63,7 +48,7 @@ describe("restore of a backup from a newer Pier", () => {
     await restoreBackup({ from: folder, dataDir: live, force: false });
     const before = readFileSync(join(live, "pier.db"));
 
-    await fromNewerPier(folder);
+    fromNewerPier(folder);
     const fresh = join(scratch, "fresh");
     const e = await restoreBackup({ from: folder, dataDir: fresh, force: false }).catch((x) => x);
     expect(e.code).toBe("BACKUP_TOO_NEW");

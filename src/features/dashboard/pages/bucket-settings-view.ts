@@ -57,7 +57,7 @@ const FIELDS_SHOWN: Record<string, string[]> = {
 
 function shownAtField(r: SettingsRefusal): boolean {
   const field = fieldOf(r);
-  const shown = r.form.startsWith("variable:") || r.form.startsWith("secret:") ? ["value"] : (FIELDS_SHOWN[r.form] ?? []);
+  const shown = r.form.startsWith("variable:") ? ["value"] : r.form.startsWith("secret:") ? ["value", "confirm"] : (FIELDS_SHOWN[r.form] ?? []);
   return field !== undefined && shown.includes(field);
 }
 
@@ -93,8 +93,15 @@ function variablesSection(
   csrf: string,
   r?: SettingsRefusal,
 ): SafeHtml {
-  const del = (kind: string, name: string) =>
-    html`<form method="post" action="${settingsUrl(id, "/variables/delete")}" class="inline">${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}"><input type="hidden" name="name" value="${name}"><button type="submit" class="danger" aria-label="Delete ${name}">Delete</button></form>`;
+  // A secret's value is never shown, so a deleted one cannot be typed again from the page: its
+  // Delete needs a box ticked, checked on the server too (D297). A public variable's value is on
+  // the page and can be written again, as a form reply can (D273).
+  const del = (kind: string, name: string, confirm: SafeHtml = html``) =>
+    html`<form method="post" action="${settingsUrl(id, "/variables/delete")}" class="inline">${csrfField(csrf)}<input type="hidden" name="kind" value="${kind}"><input type="hidden" name="name" value="${name}">${confirm}<button type="submit" class="danger" aria-label="Delete ${name}">Delete</button></form>`;
+  const confirmBox = (name: string, i: number) => {
+    const e = errorAt(r, `secret:${name}`, "confirm", `secret-${i}-confirm-error`);
+    return html`<input type="hidden" name="form" value="secret:${name}"><label class="check"><input type="checkbox" name="confirm" required${e.attrs}> Delete<span class="skip"> ${name}</span> for good</label>${e.message}`;
+  };
   const publicRows = Object.entries(vars).map(([name, value], i) => {
     const form = `variable:${name}`;
     const e = errorAt(r, form, "value", `var-${i}-error`);
@@ -106,7 +113,7 @@ function variablesSection(
     const e = errorAt(r, form, "value", `secret-${i}-error`);
     // The value input is always empty: a secret is write-only, even after a refused save.
     return html`<tr><th scope="row"><code>${s.name}</code><br><span class="badge">secret · set</span> <span class="small muted">${shortTime(s.updated_at)}</span></th><td><form method="post" action="${settingsUrl(id, "/variables/set")}" class="row">${csrfField(csrf)}<input type="hidden" name="kind" value="secret"><input type="hidden" name="name" value="${s.name}"><input type="hidden" name="form" value="${form}">
-<div><label for="secret-${i}" class="skip">New value of ${s.name}</label><input id="secret-${i}" name="value" type="password" autocomplete="off" placeholder="Replace the value"${e.attrs}>${e.message}</div><div class="grow0"><button type="submit" class="secondary">Replace</button></div></form></td><td>${del("secret", s.name)}</td></tr>`;
+<div><label for="secret-${i}" class="skip">New value of ${s.name}</label><input id="secret-${i}" name="value" type="password" autocomplete="off" placeholder="Replace the value"${e.attrs}>${e.message}</div><div class="grow0"><button type="submit" class="secondary">Replace</button></div></form></td><td>${del("secret", s.name, confirmBox(s.name, i))}</td></tr>`;
   });
   const table =
     publicRows.length + secretRows.length

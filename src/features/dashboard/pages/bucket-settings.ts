@@ -19,7 +19,7 @@ import {
 } from "../../buckets";
 import { requireSudo } from "../../accounts";
 import { sudoOr } from "./account-common";
-import { checkForm } from "../forms";
+import { checkForm, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
@@ -85,6 +85,8 @@ function setVariable(shell: Shell, s: Session, id: string, body: unknown): strin
 function deleteVariable(shell: Shell, s: Session, id: string, body: unknown): string {
   const kind = formField(body, "kind") === "secret" ? "secret" : "variable";
   const name = formField(body, "name");
+  // A secret goes only with its box ticked (D297): its value was never shown, so it cannot be put back.
+  if (kind === "secret") requireConfirmed(body, "a deleted secret's value cannot be shown or brought back.");
   mergeVariables(shell.deps, s.actor, id, kind === "secret" ? { secrets: { [name]: null } } : { variables: { [name]: null } });
   return settingsUrl(id, `?done=${kind}-deleted#variables`);
 }

@@ -6,7 +6,7 @@ import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import { getBucket } from "../../buckets";
 import { addDomain, listDomains, presentDomain, presentDomainPublication, refreshDomain, removeDomain } from "../../domains";
-import { fieldError, invalidAttrs } from "../forms";
+import { fieldError, invalidAttrs, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
@@ -31,7 +31,7 @@ const SSL_TEXT: Record<string, string> = {
   failed: "failed",
 };
 
-function domainCard(bucketId: string, d: Presented, csrf: string): SafeHtml {
+function domainCard(bucketId: string, d: Presented, csrf: string, error?: ApiError): SafeHtml {
   const rows = d.required_dns_records.map((r) => {
     const extra =
       "supported_types" in r
@@ -51,7 +51,7 @@ ${d.failure_reason ? html`<dt>Why</dt><dd>${d.failure_reason}</dd>` : ""}
 <table><caption>DNS records to create</caption><thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">For</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table>
 <div class="actions">
 <form method="post" action="${domainsUrl(bucketId, `/${d.id}/refresh`)}"><input type="hidden" name="csrf" value="${csrf}"><button type="submit">Check now</button></form>
-<form method="post" action="${domainsUrl(bucketId, `/${d.id}/delete`)}"><input type="hidden" name="csrf" value="${csrf}"><button type="submit" class="danger">Remove</button></form>
+<form method="post" action="${domainsUrl(bucketId, `/${d.id}/delete`)}"><input type="hidden" name="csrf" value="${csrf}"><label class="check wrap"><input type="checkbox" name="confirm" required${invalidAttrs(error, "confirm", `${d.id}-confirm-error`)}> Remove ${d.hostname_unicode}: the site stops answering there, and adding it again starts over with a new ownership record</label>${fieldError(error, "confirm", `${d.id}-confirm-error`)}<button type="submit" class="danger">Remove</button></form>
 </div></section>`;
 }
 
@@ -60,20 +60,22 @@ async function domainsView(
   s: Session,
   bucketId: string,
   query: Record<string, string | undefined>,
-  refused?: { error: ApiError; hostname: string },
+  refused?: { error: ApiError; hostname: string; domainId?: string },
 ) {
   const bucket = getBucket(shell.deps, s.actor, bucketId);
   const r = listDomains(shell.deps, s.actor, bucket.id);
   const pub = presentDomainPublication(shell.deps, r.publication);
   const fieldRefusal = (refused?.error.details as { field?: string } | undefined)?.field;
   const hasActive = r.domains.some((d) => d.status === "active");
+  // A refusal about a field is shown next to it: the hostname's, or the box of a domain still listed.
+  const atField = fieldRefusal === "hostname" || (fieldRefusal === "confirm" && r.domains.some((d) => d.id === refused?.domainId));
   return shell.render(s, {
     title: `Domains · ${bucket.title}`,
     template: "dashboard/domains.html",
     current: BUCKETS_PATH,
     error: refused?.error,
     vars: {
-      notice: refused && !fieldRefusal ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok"),
+      notice: refused && !atField ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok"),
       id: bucket.id,
       tabs: shell.bucketTabs(bucket.id, "domains"),
       title: bucket.title,
@@ -86,7 +88,8 @@ async function domainsView(
       typedHostname: refused?.hostname ?? "",
       hostnameError: fieldError(refused?.error, "hostname", "hostname-error"),
       hostnameInvalid: invalidAttrs(refused?.error, "hostname", "hostname-error"),
-      domains: html`${r.domains.map((d) => domainCard(bucket.id, presentDomain(shell.deps, d), shell.formToken(s)))}`,
+      // A refused Remove shows its message next to that domain's box.
+      domains: html`${r.domains.map((d) => domainCard(bucket.id, presentDomain(shell.deps, d), shell.formToken(s), refused?.domainId === d.id ? refused.error : undefined))}`,
     },
   });
 }
@@ -101,9 +104,9 @@ function asFieldError(e: unknown): never {
 export const domainsPage: DashboardPage = {
   bucketTab: { label: "Domains", path: "domains" },
   routes: (app, shell) => {
-    const refusedHere = (s: Session, id: string, error: ApiError, hostname = "") => {
+    const refusedHere = (s: Session, id: string, error: ApiError, hostname = "", domainId?: string) => {
       if (error.code === "BUCKET_NOT_FOUND" || error.code === "FORBIDDEN") return shell.notFound(s, error.code === "BUCKET_NOT_FOUND" ? error : undefined);
-      return domainsView(shell, s, id, {}, { error, hostname });
+      return domainsView(shell, s, id, {}, { error, hostname, domainId });
     };
     const opts = { detail: { hide: true } };
     app.post(
@@ -135,11 +138,14 @@ export const domainsPage: DashboardPage = {
     app.post(
       `${BUCKETS_PATH}/:id/domains/:domain_id/delete`,
       shell.action(
-        (s, { params }) => {
+        (s, { params, body }) => {
+          // The site leaves that address, and the name's ownership token and certificate go with
+          // the row: only with the box ticked (D297).
+          requireConfirmed(body, "the site stops answering on the domain, and adding it again starts over with a new ownership record.");
           removeDomain(shell.deps, s.actor, params.id!, params.domain_id!);
           return domainsUrl(params.id!, "?done=removed");
         },
-        (s, error, { params }) => refusedHere(s, params.id!, error),
+        (s, error, { params }) => refusedHere(s, params.id!, error, "", params.domain_id),
       ),
       opts,
     );

@@ -18,7 +18,7 @@ import {
   type FormName,
   type FormsConfig,
 } from "../../forms";
-import { fieldError, formList, invalidAttrs } from "../forms";
+import { fieldError, formList, invalidAttrs, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
@@ -238,8 +238,7 @@ export const formsPage: DashboardPage = {
             // A reply's page is its root's: after deleting a reply, go back there.
             const { form_submission } = getSubmission(shell.deps, s.actor, params.id!, params.sid!);
             // A whole submission goes only with its box ticked (D273); a reply is the team's own words.
-            if (form_submission.id === params.sid && formField(body, "confirm") !== "on")
-              throw new ApiError("VALIDATION_FAILED", "Tick the box to confirm: a deleted submission cannot be brought back.", { field: "confirm" });
+            if (form_submission.id === params.sid) requireConfirmed(body, "a deleted submission cannot be brought back.");
             deleteSubmission(shell.deps, s.actor, params.id!, params.sid!);
             return form_submission.id === params.sid
               ? formsUrl(params.id!, "?done=deleted")

@@ -2,12 +2,13 @@
 // credential is entered (stored encrypted, never shown again), the first direction chosen, the
 // sync state read, conflicts resolved path by path, "sync now", automatic republish and
 // disconnect. Each form calls the git sync service the REST routes call.
+import { createHash } from "node:crypto";
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { effectiveScope, getBucket } from "../../buckets";
 import { connect, disconnect, getConnection, patchConnection, presentSetup, presentSync, requestSync, saveRepository, webhookSecretOf } from "../../gitsync";
-import { fieldError, invalidAttrs } from "../forms";
+import { fieldError, invalidAttrs, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
@@ -38,6 +39,18 @@ const BLOCKED_TEXT: Record<string, string> = {
   account_capability_unavailable: "This account's plan does not include git sync.",
   bucket_archived: "The bucket is archived; unarchive it to connect a repository.",
 };
+
+/**
+ * Conflicts the page lists one by one, each with its two choices; above this (a sync can hold up
+ * to --git-max-files) it offers one side for all of them (D299). Choices are posted by position
+ * (side_<i>), about 21 bytes each, so a page of them fits the 64 KiB form body whatever the paths.
+ */
+const CONFLICTS_ONE_BY_ONE = 1000;
+/** Paths named on the page when there are too many to choose one by one. */
+const CONFLICTS_NAMED = 100;
+
+/** Names the conflict list a page showed: choices posted against another list (a sync ran since) are refused. */
+const conflictsDigest = (paths: string[]) => createHash("sha256").update(JSON.stringify(paths)).digest("base64url");
 
 const gitUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encodeURIComponent(id)}/git${query}`;
 
@@ -92,12 +105,19 @@ async function gitView(shell: Shell, s: Session, bucketId: string, query: Record
       webhookSecret:
         connection && effectiveScope(s.actor, bucket.id) === "bucket_admin" ? webhookSecretOf(shell.deps, connection) : "(visible to bucket administrators)",
       hasConflicts: conflicts.length > 0,
-      conflictRows: html`${conflicts.map(
-        (p, i) => html`<fieldset><legend class="wrap"><code>${p}</code></legend>
-<input type="hidden" name="path_${i}" value="${p}">
+      conflictsDigest: conflictsDigest(conflicts),
+      oneByOne: conflicts.length <= CONFLICTS_ONE_BY_ONE,
+      oneByOneMax: CONFLICTS_ONE_BY_ONE.toLocaleString("en"),
+      conflictCount: conflicts.length.toLocaleString("en"),
+      conflictsNamed: CONFLICTS_NAMED,
+      conflictRows:
+        conflicts.length <= CONFLICTS_ONE_BY_ONE
+          ? html`${conflicts.map(
+              (p, i) => html`<fieldset><legend class="wrap"><code>${p}</code></legend>
 <label><input type="radio" name="side_${i}" value="bucket" required> keep the bucket's version</label>
 <label><input type="radio" name="side_${i}" value="repository"> take the repository's version</label></fieldset>`,
-      )}`,
+            )}`
+          : html`<ul>${conflicts.slice(0, CONFLICTS_NAMED).map((p) => html`<li class="wrap"><code>${p}</code></li>`)}</ul>`,
       typedUrl: typed.repository_url,
       typedBranch: typed.branch,
       typedUsername: typed.username,
@@ -109,6 +129,8 @@ async function gitView(shell: Shell, s: Session, bucketId: string, query: Record
       branchInvalid: invalidAttrs(refused?.error, "branch", "branch-error"),
       passwordError: fieldError(refused?.error, "password", "password-error"),
       passwordInvalid: invalidAttrs(refused?.error, "password", "password-error"),
+      disconnectError: fieldError(refused?.error, "confirm", "disconnect-confirm-error"),
+      disconnectInvalid: invalidAttrs(refused?.error, "confirm", "disconnect-confirm-error"),
     },
   });
 }
@@ -180,14 +202,19 @@ export const gitPage: DashboardPage = {
       `${BUCKETS_PATH}/:id/git/resolve`,
       shell.action(
         (s, { params, body }) => {
-          const resolutions: Record<string, "bucket" | "repository"> = {};
-          for (let i = 0; i < 1000; i++) {
-            const path = formField(body, `path_${i}`);
-            if (!path) break;
-            const side = formField(body, `side_${i}`);
-            if (side === "bucket" || side === "repository") resolutions[path] = side;
-          }
-          requestSync(shell.deps, s.actor, params.id!, { resolutions });
+          // A choice is by position in the list the page showed, or one side for all (D299).
+          const conflicts = getConnection(shell.deps, s.actor, params.id!).connection?.conflicts ?? [];
+          if (formField(body, "conflicts") !== conflictsDigest(conflicts))
+            throw new ApiError(
+              "GIT_SYNC_CONFLICT_CHOICE",
+              "The conflicts changed since this page was shown (a sync ran): choose again for the paths listed now.",
+            );
+          const all = formField(body, "all");
+          const sides = conflicts.map((path, i) => [path, all || formField(body, `side_${i}`)] as const);
+          const unchosen = sides.filter(([, side]) => side !== "bucket" && side !== "repository").length;
+          if (unchosen) throw new ApiError("GIT_SYNC_CONFLICT_CHOICE", `Choose a side for every path: ${unchosen.toLocaleString("en")} have none.`);
+          // fromEntries makes own keys even of paths like __proto__.
+          requestSync(shell.deps, s.actor, params.id!, { resolutions: Object.fromEntries(sides) as Record<string, "bucket" | "repository"> });
           return gitUrl(params.id!, "?done=resolved");
         },
         (s, error, { params }) => refusedHere(s, params.id!, error),
@@ -209,7 +236,10 @@ export const gitPage: DashboardPage = {
     app.post(
       `${BUCKETS_PATH}/:id/git/disconnect`,
       shell.action(
-        (s, { params }) => {
+        (s, { params, body }) => {
+          // The saved token and webhook secret go with the connection, never shown again: only
+          // with the box ticked (D297).
+          requireConfirmed(body, "what is saved for the connection (its token, its webhook secret) is deleted with it.");
           disconnect(shell.deps, s.actor, params.id!);
           return gitUrl(params.id!, "?done=disconnected");
         },
