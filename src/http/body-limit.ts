@@ -42,6 +42,8 @@ const LARGER_LIMITS: Array<{ method: string; path: RegExp; bytes: number }> = [
   { method: "PATCH", path: new RegExp(`^/api/v1/buckets/${ID}/variables$`), bytes: JSON_BODY_LIMIT },
   { method: "PATCH", path: new RegExp(`^/api/v1/buckets/${ID}$`), bytes: JSON_BODY_LIMIT },
   { method: "POST", path: /^\/api\/v1\/buckets$/, bytes: JSON_BODY_LIMIT },
+  // A side for each of a few thousand conflicting paths (resolve_all takes any number).
+  { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/github_sync/sync$`), bytes: JSON_BODY_LIMIT },
 ];
 
 /** The body limit of an API-host request, or null for paths that stream their own bodies. */

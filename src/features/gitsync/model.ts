@@ -41,6 +41,11 @@ export const SyncBody = t.Object(
         description: "For a conflict: the side that wins, for every path in github_sync.conflicts",
       }),
     ),
+    resolve_all: t.Optional(
+      t.Union([t.Literal("bucket"), t.Literal("repository")], {
+        description: "For a conflict: one side wins for every path in github_sync.conflicts (instead of resolutions)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

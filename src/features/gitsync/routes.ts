@@ -99,7 +99,7 @@ export const gitSyncRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     .post(
       `${base}/sync`,
       ({ actor, params, body, set }) => {
-        const r = requestSync(deps, must(actor), params.id, body);
+        const r = requestSync(deps, must(actor), params.id, { resolutions: body.resolutions, resolveAll: body.resolve_all });
         set.status = 202;
         return { data: { queued: true, job_id: r.jobId, github_sync: presentSync(deps, r.connection) } };
       },

@@ -221,18 +221,27 @@ export function patchConnection(deps: Deps, actor: Actor, bucketId: string, inpu
   return updateConnection(deps, conn.id, { autoPublish: input.auto_publish })!;
 }
 
-/** Queue a sync now; with `resolutions`, a choice of side for every conflicting path. */
+/**
+ * Queue a sync now; with `resolutions`, a choice of side for every conflicting path, or with
+ * `resolveAll` one side for all of them (a conflict can hold far more paths than a body can name).
+ */
 export function requestSync(
   deps: Deps,
   actor: Actor,
   bucketId: string,
-  input: { resolutions?: Record<string, Side> },
+  input: { resolutions?: Record<string, Side>; resolveAll?: Side },
 ): { connection: ConnectionRow; jobId: string } {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_write" });
   assertEligible(deps, bucket);
   const conn = connectionOf(deps, bucket.id);
   if (!conn || conn.state === "not_connected") throw new ApiError("GIT_SYNC_NOT_CONNECTED");
-  const choices = input.resolutions ?? {};
+  if (input.resolveAll !== undefined && input.resolutions !== undefined) {
+    throw new ApiError("VALIDATION_FAILED", "Send either resolutions (a side per path) or resolve_all (one side for every path), not both.", {
+      field: "resolve_all",
+    });
+  }
+  const all = input.resolveAll;
+  const choices = all === undefined ? (input.resolutions ?? {}) : Object.fromEntries(conn.conflicts.map((p) => [p, all]));
   const paths = Object.keys(choices);
   if (paths.length) {
     const conflicts = new Set(conn.conflicts);

@@ -162,7 +162,7 @@ describe("git sync: import, then both directions", () => {
 });
 
 describe("git sync: conflicts, force pushes, failures, disconnect", () => {
-  test("a path changed on both sides is a conflict: nothing overwritten; a choice per path resolves it", async () => {
+  test("a path changed on both sides is a conflict: nothing overwritten; resolve_all picks one side for every path", async () => {
     const { bucketId, other } = await connected({ "page.md": "base\n", "other.md": "o\n" });
     await directUpload(t, user.key, bucketId, textFile("page.md", "bucket edit\n"));
     other.write("page.md", "repo edit\n");
@@ -181,7 +181,23 @@ describe("git sync: conflicts, force pushes, failures, disconnect", () => {
     expect(incomplete.status).toBe(422);
     expect(incomplete.body.error.code).toBe("GIT_SYNC_CONFLICT_CHOICE");
 
-    const resolve = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: { resolutions: { "page.md": "bucket" } } });
+    // A few thousand long paths fit the body (more than the default 64 KiB); unknown ones are named.
+    const many = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`${"deep/".repeat(10)}${i}.md`, "bucket"]));
+    const large = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, {
+      key: user.key,
+      body: { resolutions: { ...many, "page.md": "bucket" } },
+    });
+    expect(large.status).toBe(422);
+    expect(large.body.error.details.unknown).toHaveLength(100);
+    const both = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, {
+      key: user.key,
+      body: { resolutions: { "page.md": "bucket" }, resolve_all: "bucket" },
+    });
+    expect(both.status).toBe(422);
+    expect(both.body.error.code).toBe("VALIDATION_FAILED");
+
+    // One side for every conflicting path, without naming them.
+    const resolve = await t.api("POST", `/api/v1/buckets/${bucketId}/github_sync/sync`, { key: user.key, body: { resolve_all: "bucket" } });
     expect(resolve.status).toBe(202);
     await drain();
     expect((await sync(bucketId)).state).toBe("in_sync");
