@@ -292,9 +292,11 @@ describe("agent email codes", () => {
 });
 
 describe("gate redirects", () => {
-  test("a site gate's next follows Pier's sign-in rule: backslashes, control characters and overlong paths go to /", async () => {
+  test("a site gate's next follows Pier's sign-in rule: backslashes, control characters, non-ASCII and overlong paths go to /", async () => {
     const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
-    for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example"]) {
+    // A browser's next is the address it asked for, always percent-encoded; a raw U+2028 made
+    // the Location header throw (a 500 after the right password), a raw é was sent unencoded.
+    for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example", "/\u2028x", "/caf\u00e9", "/\u0085"]) {
       const r = await siteFetch(t, site.host, "/_pier/gate/password", {
         method: "POST",
         headers: { ...form, ...from("203.0.113.70") },
