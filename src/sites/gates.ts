@@ -12,7 +12,7 @@ import { transaction } from "../db/tx";
 import { mailerFor, quotedForMail } from "../features/mail";
 import { verifyRecipientToken } from "../features/publish";
 import type { Site } from "./directory";
-import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt } from "./gate-limits";
+import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt, sameMailbox } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
 import { safeNext as sameHostPath } from "../http/safe-next";
@@ -148,15 +148,15 @@ async function readForm(req: Request): Promise<Record<string, string> | null> {
   return out;
 }
 
-/** The newest code mailed to `email` for this site that can still be used. */
+/** The newest code mailed to `email`'s inbox (sameMailbox) for this site that can still be used. */
 function liveCodeFor(g: GateContext, email: string) {
   return g.deps.db
-    .select({ id: siteEmailCodes.id })
+    .select({ id: siteEmailCodes.id, email: siteEmailCodes.email })
     .from(siteEmailCodes)
     .where(
       and(
         eq(siteEmailCodes.publicationId, g.site.id),
-        eq(siteEmailCodes.email, email),
+        sameMailbox(email),
         isNull(siteEmailCodes.usedAt),
         gt(siteEmailCodes.expiresAt, g.deps.clock.now().toISOString()),
         lt(siteEmailCodes.attempts, CODE_MAX_ATTEMPTS),
@@ -219,9 +219,9 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     const mailWait = gateMailRetryAfter(g.deps, g.site.id, email);
     if (mailWait > 0) {
       // No more mail; but whoever used the recipient's budget up must not lock them out: the
-      // code already in their inbox for this site still opens it.
+      // code already in their inbox for this site still opens it (the page names the address it went to).
       const sent = liveCodeFor(g, email);
-      return sent ? codePage(g, next, sent.id, email, 200) : mailLimited(g, next, mailWait);
+      return sent ? codePage(g, next, sent.id, sent.email, 200) : mailLimited(g, next, mailWait);
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
     const id = newId("gcd");

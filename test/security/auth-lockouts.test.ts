@@ -178,6 +178,32 @@ describe("access-code mail", () => {
     sent = listOutbox(t.pier.deps, 1000).length - sent;
     expect(sent).toBeLessThanOrEqual(100);
   }, 30_000);
+
+  test("plus-tagged variants of an address share its mail budget, and a code sent to one still opens the site", async () => {
+    const site = await publishSite(t, { kind: "preview", access: "require_email", files: [{ path: "index.html", bytes: "<h1>tagged</h1>" }] });
+    const ask = (email: string, ip: string) =>
+      siteFetch(t, site.host, "/_pier/gate/email", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ email, next: "/" }).toString(),
+      });
+    const inbox = () => listOutbox(t.pier.deps, 1000).filter((m) => /^bombed(\+[^@]*)?@example\.com$/.test(m.to_address));
+    // bombed+1@, bombed+2@, ...: one inbox, and each variant used to get a budget of its own.
+    for (let i = 0; i < 8; i++) expect((await ask(`Bombed+${i}@example.com`, `198.51.105.${i}`)).status).toBeLessThan(500);
+    expect(inbox()).toHaveLength(5);
+    // The owner of the inbox is not locked out: the newest code mailed to it opens the site.
+    const again = await ask("bombed@example.com", "203.0.113.80");
+    expect(again.status).toBe(200);
+    expect(inbox()).toHaveLength(5);
+    const request = /name="request" value="([^"]+)"/.exec(await again.text())![1]!;
+    const code = /\b(\d{6})\b/.exec(inbox()[0]!.text_body)![1]!;
+    const enter = await siteFetch(t, site.host, "/_pier/gate/code", {
+      method: "POST",
+      headers: { ...form, ...from("203.0.113.80") },
+      body: new URLSearchParams({ request, code, next: "/" }).toString(),
+    });
+    expect(enter.status).toBe(303);
+  });
 });
 
 /** A user signed in from `ip` who turned two-factor on (a code step later), and their codes. */
