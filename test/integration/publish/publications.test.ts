@@ -592,6 +592,26 @@ describe("previews and plan policy", () => {
     expect((await t.api("GET", `/api/v1/publications/${pv.body.data.publication.id}/access`, { key: u.key })).body.data.access.access_password).toBe(
       "correct-horse-1",
     );
+    // The preview took the site's password, so it follows the site's password: rotated because it
+    // leaked, it no longer opens preview-<slug> (nor do cookies it bought), and the new one does.
+    const rotated = await t.api("PATCH", `/api/v1/publications/${main.id}/access`, {
+      key: u.key,
+      body: { access_mode: "password", password: "correct-horse-2" },
+    });
+    expect(rotated.status).toBe(200);
+    expect((await siteFetch(t, previewHost, "/", { headers: { cookie } })).status).toBe(401);
+    expect((await gate("correct-horse-1")).status).toBe(401);
+    expect((await gate("correct-horse-2")).status).toBe(303);
+    // So does a publish that sets a new one; a mode change too.
+    expect((await publish(u.key, id, { access_mode: "password", password: "correct-horse-3" })).status).toBe(202);
+    expect((await gate("correct-horse-2")).status).toBe(401);
+    expect((await gate("correct-horse-3")).status).toBe(303);
+    expect((await t.api("GET", `/api/v1/publications/${pv.body.data.publication.id}/access`, { key: u.key })).body.data.access.access_password).toBe(
+      "correct-horse-3",
+    );
+    await t.api("PATCH", `/api/v1/publications/${main.id}/access`, { key: u.key, body: { access_mode: "require_email" } });
+    expect(await (await siteFetch(t, previewHost, "/")).text()).toContain('action="/_pier/gate/email"');
+    await drain();
 
     // An existing public preview of a site gated since is gated too on its next run; public only when asked.
     const id2 = await bucketWith(u, "Gated Later Site", { "index.html": "<p>later</p>" });
