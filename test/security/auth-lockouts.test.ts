@@ -50,6 +50,27 @@ describe("password-gated site", () => {
     for (let i = 0; i < 4; i++) tries.push((await attempt(wrong, fresh)).status);
     expect(tries).toEqual([401, 401, 401, 429]);
   }, 30_000);
+
+  test("guesses from several addresses at once wait for one argon2id check at a time, and past a short queue the gate is busy", async () => {
+    // Each check holds a thread of Bun's work pool, the one that also reads files (Bun.file):
+    // ten guesses at once held a site file's read ~2.7 s, forty ~11 s, on every site of the process.
+    const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
+    const attempt = (password: string, ip: string) =>
+      siteFetch(t, site.host, "/_pier/gate/password", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ password, next: "/" }).toString(),
+      });
+    const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => attempt(`wrong-${i}`, `198.51.106.${i % 2}`)));
+    const statuses = answers.map((r) => r.status);
+    // One check running and 9 waiting; the others are told to come back (not counted as failures).
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    const busy = answers.filter((r) => r.status === 503);
+    expect(busy).toHaveLength(4);
+    expect(Number(busy[0]!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await busy[0]!.text()).toContain("busy");
+    expect((await attempt("open sesame", "198.51.106.0")).status).toBe(303);
+  }, 30_000);
 });
 
 describe("sign-in", () => {
