@@ -152,7 +152,7 @@ async function readForm(req: Request): Promise<Record<string, string> | null> {
 /** The newest code mailed to `email`'s inbox (sameMailbox) for this site that can still be used. */
 function liveCodeFor(g: GateContext, email: string) {
   return g.deps.db
-    .select({ id: siteEmailCodes.id, email: siteEmailCodes.email })
+    .select({ id: siteEmailCodes.id })
     .from(siteEmailCodes)
     .where(
       and(
@@ -232,9 +232,10 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     const mailWait = gateMailRetryAfter(g.deps, g.site.id, email);
     if (mailWait > 0) {
       // No more mail; but whoever used the recipient's budget up must not lock them out: the
-      // code already in their inbox for this site still opens it (the page names the address it went to).
+      // code already in their inbox for this site still opens it. The page names the address as
+      // typed: the tagged variant a code went to is the inbox owner's, not the asker's, to know.
       const sent = liveCodeFor(g, email);
-      return sent ? codePage(g, next, sent.id, sent.email, 200) : mailLimited(g, next, mailWait);
+      return sent ? codePage(g, next, sent.id, email, 200) : mailLimited(g, next, mailWait);
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, "0");
     const id = newId("gcd");
