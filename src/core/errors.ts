@@ -53,6 +53,10 @@ export const errorCatalogue = {
     retryAfter: 30,
   },
   FILE_TOO_LARGE: { status: 413, hint: "The file is larger than Pier accepts for this operation." },
+  MCP_ANSWER_TOO_LARGE: {
+    status: 413,
+    hint: "The tool calls of this one MCP request already answered as much as one request may; send the remaining calls in another request.",
+  },
   NOT_TEXT_FILE: { status: 422, hint: "append_text works on UTF-8 text files only." },
   VERSION_NOT_FOUND: { status: 404, hint: "No such version in this bucket; list the bucket's versions." },
   TEMPLATE_NOT_FOUND: { status: 404, hint: "No such template; GET /api/v1/buckets/templates lists them." },

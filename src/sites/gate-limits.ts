@@ -6,7 +6,7 @@
 // row only measures the attack; it never locks the site. Code mail is also limited per site and
 // per recipient (gateMailRetryAfter), so a gate cannot be used to mail strangers, and without
 // locking anyone out: over the budget a code already mailed stays usable.
-import { and, asc, eq, gt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { addressKey, pairAllowance, pendingWait, type GuessPolicy } from "../core/guess-limits";
 import { siteEmailCodes, siteGateAttempts } from "../db/schema";
@@ -85,9 +85,28 @@ export function clearGateAttempts(deps: Deps, publicationId: string, kind: GateK
 }
 
 /**
+ * The codes mailed to `email`'s inbox: the address itself and its plus-tagged variants
+ * (`name+anything@domain`), which most providers deliver to `name@domain`. Counted apart, each
+ * variant had a budget of its own and a gate could flood one inbox at will. Both forms are
+ * compared as stored (lowercase); the variants are a range of the email index.
+ */
+export function sameMailbox(email: string): SQL {
+  const at = email.lastIndexOf("@");
+  const local = email.slice(0, at);
+  const domain = email.slice(at);
+  const plus = local.indexOf("+");
+  const name = plus === -1 ? local : local.slice(0, plus);
+  // Every string that starts with `name+` sorts from `name+` up to, not including, `name,`.
+  return or(
+    eq(siteEmailCodes.email, name + domain),
+    and(gte(siteEmailCodes.email, `${name}+`), lt(siteEmailCodes.email, `${name},`), sql`substr(${siteEmailCodes.email}, ${-domain.length}) = ${domain}`),
+  )!;
+}
+
+/**
  * Code mail per hour: a site sends at most `perSite`; one recipient gets at most
  * `perSiteRecipient` from one site and `perRecipient` from all sites together (no gate becomes a
- * way to flood a stranger's inbox). Over a budget no mail goes out, but a code already mailed to
+ * way to flood a stranger's inbox; a recipient is an inbox: see sameMailbox). Over a budget no mail goes out, but a code already mailed to
  * that recipient for that site stays usable (gates.ts answers "sent before"), so strangers who
  * use a recipient's budget up cannot lock the recipient out.
  */
@@ -103,8 +122,8 @@ export function gateMailRetryAfter(deps: Deps, publicationId: string, email: str
   const since = isoBefore(deps.clock.now(), windowMs);
   const budgets = [
     [eq(siteEmailCodes.publicationId, publicationId), perSite],
-    [and(eq(siteEmailCodes.publicationId, publicationId), eq(siteEmailCodes.email, email)), perSiteRecipient],
-    [eq(siteEmailCodes.email, email), perRecipient],
+    [and(eq(siteEmailCodes.publicationId, publicationId), sameMailbox(email)), perSiteRecipient],
+    [sameMailbox(email), perRecipient],
   ] as const;
   let wait = 0;
   for (const [where, max] of budgets) {

@@ -12,13 +12,14 @@ import { transaction } from "../db/tx";
 import { mailerFor, quotedForMail } from "../features/mail";
 import { verifyRecipientToken } from "../features/publish";
 import type { Site } from "./directory";
-import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt } from "./gate-limits";
+import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt, sameMailbox } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
 import { safeNext as sameHostPath } from "../http/safe-next";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { isoAfter } from "../core/clock";
 import { addressKey, PendingGuesses } from "../core/guess-limits";
+import { WorkQueue } from "../core/work-queue";
 
 export const SITE_COOKIE = "pier_site_access";
 export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
@@ -148,7 +149,7 @@ async function readForm(req: Request): Promise<Record<string, string> | null> {
   return out;
 }
 
-/** The newest code mailed to `email` for this site that can still be used. */
+/** The newest code mailed to `email`'s inbox (sameMailbox) for this site that can still be used. */
 function liveCodeFor(g: GateContext, email: string) {
   return g.deps.db
     .select({ id: siteEmailCodes.id })
@@ -156,7 +157,7 @@ function liveCodeFor(g: GateContext, email: string) {
     .where(
       and(
         eq(siteEmailCodes.publicationId, g.site.id),
-        eq(siteEmailCodes.email, email),
+        sameMailbox(email),
         isNull(siteEmailCodes.usedAt),
         gt(siteEmailCodes.expiresAt, g.deps.clock.now().toISOString()),
         lt(siteEmailCodes.attempts, CODE_MAX_ATTEMPTS),
@@ -169,6 +170,14 @@ function liveCodeFor(g: GateContext, email: string) {
 
 /** Password guesses being verified, per site and client address (see handleGatePost). */
 const passwordGuesses = new PendingGuesses();
+/**
+ * The argon2id checks of every site gate of this process: one at a time, 9 more waiting (a few
+ * seconds; one address's whole allowance fits), past that "busy" (core/work-queue.ts says why; D305).
+ */
+const passwordChecks = new WorkQueue(1, 9);
+
+const busy = (g: GateContext, next: string) =>
+  passwordGatePage(g, next, 503, "The site is busy checking passwords. Please try again in a few seconds.", { "retry-after": "5" });
 
 /** POST /_pier/gate/<action>. Returns null for an unknown action (the caller answers 404). */
 export async function handleGatePost(g: GateContext, req: Request, action: string): Promise<Response | null> {
@@ -194,13 +203,17 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     const wait = gateRetryAfter(g.deps, g.site.id, "password", g.client, passwordGuesses.of(guessKey));
     if (wait > 0) return tooMany(g, wait);
     const verifying = passwordGuesses.begin(guessKey);
-    let ok = false;
+    let ok: boolean | null = false;
     try {
-      ok = !!form.password && !!g.site.passwordHash && form.password.length <= 200 && (await Bun.password.verify(form.password, g.site.passwordHash));
-      if (!ok) recordGateAttempt(g.deps, g.site.id, "password", g.client);
+      const { password } = form;
+      const hash = g.site.passwordHash;
+      if (password && hash && password.length <= 200) ok = await passwordChecks.run(() => Bun.password.verify(password, hash));
+      // Busy (null) is no guess: not counted.
+      if (ok === false) recordGateAttempt(g.deps, g.site.id, "password", g.client);
     } finally {
       verifying();
     }
+    if (ok === null) return busy(g, next);
     if (!ok) return passwordGatePage(g, next, 401, "That password is not right.");
     clearGateAttempts(g.deps, g.site.id, "password", g.client);
     return seeOther(g, next, issueCookie(g, "p"));
@@ -219,7 +232,8 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     const mailWait = gateMailRetryAfter(g.deps, g.site.id, email);
     if (mailWait > 0) {
       // No more mail; but whoever used the recipient's budget up must not lock them out: the
-      // code already in their inbox for this site still opens it.
+      // code already in their inbox for this site still opens it. The page names the address as
+      // typed: the tagged variant a code went to is the inbox owner's, not the asker's, to know.
       const sent = liveCodeFor(g, email);
       return sent ? codePage(g, next, sent.id, email, 200) : mailLimited(g, next, mailWait);
     }

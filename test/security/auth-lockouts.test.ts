@@ -50,6 +50,27 @@ describe("password-gated site", () => {
     for (let i = 0; i < 4; i++) tries.push((await attempt(wrong, fresh)).status);
     expect(tries).toEqual([401, 401, 401, 429]);
   }, 30_000);
+
+  test("guesses from several addresses at once wait for one argon2id check at a time, and past a short queue the gate is busy", async () => {
+    // Each check holds a thread of Bun's work pool, the one that also reads files (Bun.file):
+    // ten guesses at once held a site file's read ~2.7 s, forty ~11 s, on every site of the process.
+    const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
+    const attempt = (password: string, ip: string) =>
+      siteFetch(t, site.host, "/_pier/gate/password", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ password, next: "/" }).toString(),
+      });
+    const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => attempt(`wrong-${i}`, `198.51.106.${i % 2}`)));
+    const statuses = answers.map((r) => r.status);
+    // One check running and 9 waiting; the others are told to come back (not counted as failures).
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    const busy = answers.filter((r) => r.status === 503);
+    expect(busy).toHaveLength(4);
+    expect(Number(busy[0]!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await busy[0]!.text()).toContain("busy");
+    expect((await attempt("open sesame", "198.51.106.0")).status).toBe(303);
+  }, 30_000);
 });
 
 describe("sign-in", () => {
@@ -178,6 +199,32 @@ describe("access-code mail", () => {
     sent = listOutbox(t.pier.deps, 1000).length - sent;
     expect(sent).toBeLessThanOrEqual(100);
   }, 30_000);
+
+  test("plus-tagged variants of an address share its mail budget, and a code sent to one still opens the site", async () => {
+    const site = await publishSite(t, { kind: "preview", access: "require_email", files: [{ path: "index.html", bytes: "<h1>tagged</h1>" }] });
+    const ask = (email: string, ip: string) =>
+      siteFetch(t, site.host, "/_pier/gate/email", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ email, next: "/" }).toString(),
+      });
+    const inbox = () => listOutbox(t.pier.deps, 1000).filter((m) => /^bombed(\+[^@]*)?@example\.com$/.test(m.to_address));
+    // bombed+1@, bombed+2@, ...: one inbox, and each variant used to get a budget of its own.
+    for (let i = 0; i < 8; i++) expect((await ask(`Bombed+${i}@example.com`, `198.51.105.${i}`)).status).toBeLessThan(500);
+    expect(inbox()).toHaveLength(5);
+    // The owner of the inbox is not locked out: the newest code mailed to it opens the site.
+    const again = await ask("bombed@example.com", "203.0.113.80");
+    expect(again.status).toBe(200);
+    expect(inbox()).toHaveLength(5);
+    const request = /name="request" value="([^"]+)"/.exec(await again.text())![1]!;
+    const code = /\b(\d{6})\b/.exec(inbox()[0]!.text_body)![1]!;
+    const enter = await siteFetch(t, site.host, "/_pier/gate/code", {
+      method: "POST",
+      headers: { ...form, ...from("203.0.113.80") },
+      body: new URLSearchParams({ request, code, next: "/" }).toString(),
+    });
+    expect(enter.status).toBe(303);
+  });
 });
 
 /** A user signed in from `ip` who turned two-factor on (a code step later), and their codes. */
@@ -292,9 +339,11 @@ describe("agent email codes", () => {
 });
 
 describe("gate redirects", () => {
-  test("a site gate's next follows Pier's sign-in rule: backslashes, control characters and overlong paths go to /", async () => {
+  test("a site gate's next follows Pier's sign-in rule: backslashes, control characters, non-ASCII and overlong paths go to /", async () => {
     const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
-    for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example"]) {
+    // A browser's next is the address it asked for, always percent-encoded; a raw U+2028 made
+    // the Location header throw (a 500 after the right password), a raw é was sent unencoded.
+    for (const next of ["/x\\..\\\\evil.example", "/\u007f/evil.example", `/${"a".repeat(3000)}`, "/\t/evil.example", "/\u2028x", "/caf\u00e9", "/\u0085"]) {
       const r = await siteFetch(t, site.host, "/_pier/gate/password", {
         method: "POST",
         headers: { ...form, ...from("203.0.113.70") },

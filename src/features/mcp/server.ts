@@ -2,7 +2,14 @@
 // requests), bound to the caller's actor. Tool failures are MCP tool errors (isError: true)
 // whose text carries Pier's error code; protocol failures (unknown tool) are JSON-RPC errors.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { Actor, Deps } from "../../core/context";
@@ -26,6 +33,15 @@ const listed = tools.map((x) => {
   const schema = JSON.parse(JSON.stringify(x.inputSchema));
   return { name: x.name, description: x.description, inputSchema: { ...schema, properties: { ...schema.properties, account_id: accountIdSchema } } };
 });
+
+/**
+ * What the tool calls of one POST may answer in all (the characters of their results). A
+ * JSON-RPC batch holds up to 100 calls, and the whole answer is built in memory: 100 reads of a
+ * 512 KiB file answered 249 MB (each result is in `text` and in `structuredContent`) and held the
+ * event loop for seconds, where 100 REST reads would have been streamed one by one. Past this
+ * budget the remaining calls of the POST are refused, without running, with MCP_ANSWER_TOO_LARGE.
+ */
+export const MAX_MCP_ANSWER_CHARS = 4 * 1024 * 1024;
 
 /** Problems reported per invalid call; the rest are not even looked for. */
 const MAX_REPORTED_ERRORS = 20;
@@ -70,9 +86,25 @@ export function buildMcpServer(deps: Deps, actor: Actor, charge: (accountId: str
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+  // A batch's calls run one after another, each after a turn of the event loop (other requests
+  // are answered in between, as between REST requests), and share one answer budget.
+  let answered = 0;
+  let previous: Promise<unknown> = Promise.resolve();
+  server.setRequestHandler(CallToolRequestSchema, (req): Promise<CallToolResult> => {
+    const mine = previous.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => callTool(req));
+    previous = mine.catch(() => {});
+    return mine;
+  });
+  const callTool = async (req: CallToolRequest): Promise<CallToolResult> => {
     const tool = byName.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name.slice(0, 100)}. Call tools/list for the available tools.`);
+    if (answered >= MAX_MCP_ANSWER_CHARS) {
+      return toolError(
+        new ApiError("MCP_ANSWER_TOO_LARGE", `The earlier calls of this request answered ${answered} characters; send ${tool.name} in another request.`, {
+          max_answer_chars: MAX_MCP_ANSWER_CHARS,
+        }),
+      );
+    }
     const { account_id: accountId, ...args } = req.params.arguments ?? {};
     try {
       if (accountId !== undefined && (typeof accountId !== "string" || !/^acc_[a-z0-9]{1,40}$/.test(accountId))) {
@@ -97,12 +129,14 @@ export function buildMcpServer(deps: Deps, actor: Actor, charge: (accountId: str
         if (account.readOnly) throw new ApiError("ACCOUNT_READ_ONLY", "The account is read-only; reads still work.", { read_only: true });
       }
       const result = (await tool.run(deps, acting, args)) as Record<string, unknown>;
-      return { content: [{ type: "text", text: JSON.stringify(result, null, 2) }], structuredContent: result };
+      const text = JSON.stringify(result, null, 2);
+      answered += text.length;
+      return { content: [{ type: "text", text }], structuredContent: result };
     } catch (e) {
       if (e instanceof ApiError) return toolError(e);
       deps.log.error("mcp tool failed", { tool: tool.name, error: e instanceof Error ? { message: e.message, stack: e.stack } : String(e) });
       return toolError(new ApiError("INTERNAL"));
     }
-  });
+  };
   return server;
 }

@@ -15,7 +15,7 @@ import { normalizeSitePath } from "./exclusions";
 import { takePublishToken } from "./limits";
 import type { PublishInput } from "./model";
 import { assertPublishAllowed } from "./policy";
-import type { PublicationRow } from "./publications";
+import { previewFollowsMain, type PublicationRow } from "./publications";
 import { pickSlug, slugTaken } from "./slugs";
 
 export const PREVIEW_DEFAULT_MINUTES = 15;
@@ -214,6 +214,12 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
     if (existing) {
       if (existing.status === "unpublishing") throw new ApiError("PUBLICATION_BUSY", "The site is being unpublished; publish again once it is unpublished.");
       const access = p.existing ? p.access : sameAsInsert(deps, p, existing.id);
+      if (access && p.kind === "main") {
+        // Sealed for this row's id (as prepared, or by sameAsInsert).
+        const plain =
+          access.sealed && access.hash !== existing.passwordHash ? deps.secrets.open("site-cookie", access.sealed, `site-password:${existing.id}`) : null;
+        previewFollowsMain(deps, tx, existing, { mode: access.mode, hash: access.hash, plain });
+      }
       const accessSet = access
         ? { accessMode: access.mode, passwordHash: access.hash, passwordSealed: access.sealed, accessVersion: existing.accessVersion + 1 }
         : {};

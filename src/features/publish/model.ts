@@ -64,6 +64,13 @@ export const ListPublicationsQuery = t.Object({
   account_id: t.Optional(t.String()),
 });
 
+/** Leads a page at a time: a busy site (or one flooded through a catch-all domain) gathers thousands. */
+export const LEADS_PAGE = { defaultLimit: 100, maxLimit: 1000 };
+export const AccessQuery = t.Object({
+  ...pageQuery({ ...LEADS_PAGE, order: "leads, most recent first" }),
+  account_id: t.Optional(t.String()),
+});
+
 export const PatchPublicationBody = t.Object(
   {
     title: t.Optional(t.String({ maxLength: 200 })),

@@ -92,6 +92,7 @@ export async function setPublicationAccess(deps: Deps, publicationId: string, ch
   let generated: string | null = null;
   let hash = pub.passwordHash;
   let sealed = pub.passwordSealed;
+  let plain: string | null = null;
   if (change.mode === "password") {
     let password = change.password;
     if (password !== undefined && (password.length < 6 || password.length > 200)) {
@@ -99,20 +100,60 @@ export async function setPublicationAccess(deps: Deps, publicationId: string, ch
     }
     if (password === undefined && (change.regeneratePassword || !pub.passwordHash)) password = generated = randomSecret(9);
     if (password !== undefined) {
+      plain = password;
       hash = await Bun.password.hash(password, { algorithm: "argon2id" });
       sealed = deps.secrets.seal("site-cookie", password, `site-password:${pub.id}`);
     }
   }
   const now = deps.clock.now().toISOString();
   transaction(deps.db, (tx) => {
+    const before = getPublication(deps, pub.id, tx);
     tx.update(publications)
       // Bumped in SQL: another change may have committed while this one awaited its hash.
       .set({ accessMode: change.mode, passwordHash: hash, passwordSealed: sealed, accessVersion: sql`${publications.accessVersion} + 1`, updatedAt: now })
       .where(eq(publications.id, pub.id))
       .run();
+    previewFollowsMain(deps, tx, before, { mode: change.mode, hash, plain });
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
   });
   return { generatedPassword: generated };
+}
+
+/**
+ * A preview that took its main site's password (D254: the hash was copied; argon2id salts every
+ * hash, so two equal ones are always a copy) keeps following it (D304). Otherwise a password
+ * rotated because it leaked, or a site switched to email codes, still opened preview-<slug>, an
+ * address anyone can derive, with the bucket's newest files for up to 30 days. The preview takes
+ * the new password (sealed again for its own id) or the new gated mode, and its access version
+ * is bumped (its visitors are signed out). A site made public leaves its preview gated, as D254
+ * leaves a gated preview of a public site; a preview with a password of its own is left alone.
+ * `main` is the row before the change; `plain` the new password when it changed.
+ */
+export function previewFollowsMain(deps: Deps, tx: DbOrTx, main: PublicationRow, next: { mode: AccessMode; hash: string | null; plain: string | null }): void {
+  if (main.kind !== "main" || main.accessMode !== "password" || main.passwordHash === null || next.mode === "public") return;
+  const newPassword = next.mode === "password" && next.hash !== main.passwordHash;
+  if (next.mode === "password" && !newPassword) return;
+  const preview = tx
+    .select()
+    .from(publications)
+    .where(and(eq(publications.bucketId, main.bucketId), eq(publications.kind, "preview")))
+    .get();
+  if (!preview || preview.accessMode !== "password" || preview.passwordHash !== main.passwordHash) return;
+  tx.update(publications)
+    .set({
+      accessMode: next.mode,
+      ...(newPassword
+        ? {
+            passwordHash: next.hash,
+            passwordSealed: next.plain === null ? null : deps.secrets.seal("site-cookie", next.plain, `site-password:${preview.id}`),
+          }
+        : {}),
+      accessVersion: sql`${publications.accessVersion} + 1`,
+      updatedAt: deps.clock.now().toISOString(),
+    })
+    .where(eq(publications.id, preview.id))
+    .run();
+  afterCommit(tx, () => emitSiteChange(deps, { publicationId: preview.id }));
 }
 
 /** The owner-copyable password (only for account-owner credentials; the caller checks). */

@@ -5,6 +5,7 @@ import { must, type authPlugin } from "../../http/auth";
 import { retryPublication, unpublishBucket } from "./lifecycle";
 import { getAccess, listPublications, loadPublication, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
 import {
+  AccessQuery,
   BucketParams,
   DeployParams,
   EmptyBody,
@@ -157,10 +158,15 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
     )
     .get(
       "/api/v1/publications/:id/access",
-      ({ actor, params }) => ({
-        data: { access: getAccess(deps, must(actor), params.id) },
+      ({ actor, params, query }) => ({
+        data: { access: getAccess(deps, must(actor), params.id, query) },
       }),
-      { auth: "bucket_admin", params: PublicationParams, detail: { tags, summary: "Access mode, password (owner keys) and require_email leads" } },
+      {
+        auth: "bucket_admin",
+        params: PublicationParams,
+        query: AccessQuery,
+        detail: { tags, summary: "Access mode, password (owner keys) and require_email leads (limit default 100, max 1000, with leads_pagination)" },
+      },
     )
     .patch(
       "/api/v1/publications/:id/access",

@@ -1,9 +1,14 @@
 // Read side of a publication's access settings, for GET /publications/:id/access (the route
 // checks the actor; account-owner credentials may see the stored password).
-import { desc, eq } from "drizzle-orm";
+import { count, desc, eq } from "drizzle-orm";
 import type { Deps } from "../../core/context";
+import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { siteLeads } from "../../db/schema";
 import { getPublication, revealSitePassword } from "./publications";
+
+import { LEADS_PAGE } from "./model";
+
+export type LeadsPage = { limit?: number; offset?: number };
 
 export interface SiteLead {
   email: string;
@@ -12,23 +17,32 @@ export interface SiteLead {
   access_count: number;
 }
 
-/** Visitors who passed a require_email gate, most recent first. */
-export function listLeads(deps: Deps, publicationId: string): SiteLead[] {
-  return deps.db
+/** One page of the visitors who passed a require_email gate, most recent first. */
+export function listLeads(deps: Deps, publicationId: string, page: LeadsPage = {}): { leads: SiteLead[]; pagination: Pagination } {
+  const { limit, offset } = pageWindow(page, LEADS_PAGE);
+  const where = eq(siteLeads.publicationId, publicationId);
+  const leads = deps.db
     .select()
     .from(siteLeads)
-    .where(eq(siteLeads.publicationId, publicationId))
-    .orderBy(desc(siteLeads.lastAccessAt))
+    .where(where)
+    .orderBy(desc(siteLeads.lastAccessAt), siteLeads.email)
+    .limit(limit)
+    .offset(offset)
     .all()
     .map((l) => ({ email: l.email, first_access_at: l.firstAccessAt, last_access_at: l.lastAccessAt, access_count: l.accessCount }));
+  const total = deps.db.select({ n: count() }).from(siteLeads).where(where).get()!.n;
+  return { leads, pagination: pagination(limit, offset, leads.length, total) };
 }
 
-export function accessDetails(deps: Deps, publicationId: string, opts: { revealPassword: boolean }) {
+export function accessDetails(deps: Deps, publicationId: string, opts: { revealPassword: boolean; leads?: LeadsPage }) {
   const pub = getPublication(deps, publicationId);
+  const page = pub.accessMode === "require_email" ? listLeads(deps, pub.id, opts.leads) : null;
+  const { limit, offset } = pageWindow(opts.leads ?? {}, LEADS_PAGE);
   return {
     access_mode: pub.accessMode,
     password_configured: pub.passwordHash !== null,
     access_password: opts.revealPassword && pub.accessMode === "password" ? revealSitePassword(deps, pub) : undefined,
-    leads: pub.accessMode === "require_email" ? listLeads(deps, pub.id) : [],
+    leads: page?.leads ?? [],
+    leads_pagination: page?.pagination ?? pagination(limit, offset, 0, 0),
   };
 }

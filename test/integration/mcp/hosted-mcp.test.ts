@@ -10,6 +10,7 @@ import { addMember, setReadOnly } from "../../../src/features/accounts/service";
 import { MemoryOAuthProvider } from "../../helpers/mcp";
 import { consent, sessionCookie } from "../../helpers/oauth";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let mcpUrl: URL;
@@ -483,6 +484,36 @@ describe("the account's request budget", () => {
     } finally {
       await small.stop();
     }
+  });
+});
+
+describe("one POST's answers", () => {
+  test("a batch's tool calls share one answer budget: a kilobyte of calls cannot build hundreds of megabytes", async () => {
+    // 100 reads of a 512 KiB file in one batch answered 249 MB (text and structuredContent each
+    // hold the content, the text JSON-escaped twice), took ~700 MB of memory and held the event
+    // loop 2 s; as 100 REST reads they would have been streamed one at a time.
+    const u = await t.user({ plan: "pro" });
+    const id = await newBucket(t, u.key, "Batch Reads");
+    expect((await directUpload(t, u.key, id, textFile("big.txt", "x".repeat(512 * 1024)))).status).toBe(201);
+    const calls = Array.from({ length: 20 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i + 1,
+      method: "tools/call",
+      params: { name: "bucket_file_read", arguments: { bucket_id: id, path: "big.txt" } },
+    }));
+    const res = await fetch(mcpUrl, {
+      method: "POST",
+      headers: { authorization: `Bearer ${u.key}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(calls),
+    });
+    const text = await res.text();
+    expect(text.length).toBeLessThan(12_000_000);
+    const answers = (JSON.parse(text) as any[]).sort((x, y) => x.id - y.id);
+    const codes = answers.map((r) => (r.result.isError ? r.result.structuredContent.error.code : "ok"));
+    expect(codes[0]).toBe("ok");
+    expect(codes.filter((c) => c === "MCP_ANSWER_TOO_LARGE").length).toBeGreaterThan(10);
+    // The refusal says what to do.
+    expect(answers.find((r) => r.result.isError).result.structuredContent.error.message).toContain("another request");
   });
 });
 

@@ -505,6 +505,26 @@ describe("recipient links", () => {
     expect(await (await siteFetch(t, host(p.public_slug), "/", { headers: { cookie } })).text()).toBe("<p>members</p>");
     const acc = await t.api("GET", `/api/v1/publications/${p.id}/access`, { key: u.key });
     expect(acc.body.data.access.leads.map((l: { email: string }) => l.email)).toEqual(["ann@example.com"]);
+    // Leads come a page at a time (a busy or flooded site gathers thousands), most recent first.
+    const insert = t.pier.deps.sqlite.prepare(
+      "INSERT INTO site_leads (publication_id, email, first_access_at, last_access_at, access_count) VALUES (?, ?, ?, ?, 1)",
+    );
+    for (let i = 0; i < 150; i++)
+      insert.run(
+        p.id,
+        `lead${i}@example.com`,
+        "2020-01-01T00:00:00.000Z",
+        `2020-01-01T00:00:${String(i % 60).padStart(2, "0")}.${String(i).padStart(3, "0")}Z`,
+      );
+    const first = (await t.api("GET", `/api/v1/publications/${p.id}/access`, { key: u.key })).body.data.access;
+    expect([first.leads.length, first.leads[0].email, first.leads_pagination.total_count, first.leads_pagination.next_offset]).toEqual([
+      100,
+      "ann@example.com",
+      151,
+      100,
+    ]);
+    const rest = (await t.api("GET", `/api/v1/publications/${p.id}/access?limit=100&offset=100`, { key: u.key })).body.data.access;
+    expect([rest.leads.length, rest.leads_pagination.has_more]).toEqual([51, false]);
     const forged = await siteFetch(t, host(p.public_slug), `/_pier/gate/recipient?token=${link.searchParams.get("token")!.slice(0, -2)}xx`);
     expect(forged.status).toBe(401);
     await t.api("PATCH", `/api/v1/publications/${p.id}/access`, { key: u.key, body: { access_mode: "require_email" } });
@@ -592,6 +612,26 @@ describe("previews and plan policy", () => {
     expect((await t.api("GET", `/api/v1/publications/${pv.body.data.publication.id}/access`, { key: u.key })).body.data.access.access_password).toBe(
       "correct-horse-1",
     );
+    // The preview took the site's password, so it follows the site's password: rotated because it
+    // leaked, it no longer opens preview-<slug> (nor do cookies it bought), and the new one does.
+    const rotated = await t.api("PATCH", `/api/v1/publications/${main.id}/access`, {
+      key: u.key,
+      body: { access_mode: "password", password: "correct-horse-2" },
+    });
+    expect(rotated.status).toBe(200);
+    expect((await siteFetch(t, previewHost, "/", { headers: { cookie } })).status).toBe(401);
+    expect((await gate("correct-horse-1")).status).toBe(401);
+    expect((await gate("correct-horse-2")).status).toBe(303);
+    // So does a publish that sets a new one; a mode change too.
+    expect((await publish(u.key, id, { access_mode: "password", password: "correct-horse-3" })).status).toBe(202);
+    expect((await gate("correct-horse-2")).status).toBe(401);
+    expect((await gate("correct-horse-3")).status).toBe(303);
+    expect((await t.api("GET", `/api/v1/publications/${pv.body.data.publication.id}/access`, { key: u.key })).body.data.access.access_password).toBe(
+      "correct-horse-3",
+    );
+    await t.api("PATCH", `/api/v1/publications/${main.id}/access`, { key: u.key, body: { access_mode: "require_email" } });
+    expect(await (await siteFetch(t, previewHost, "/")).text()).toContain('action="/_pier/gate/email"');
+    await drain();
 
     // An existing public preview of a site gated since is gated too on its next run; public only when asked.
     const id2 = await bucketWith(u, "Gated Later Site", { "index.html": "<p>later</p>" });

@@ -248,7 +248,7 @@ describe("require_email gate", () => {
     expect(await page.text()).toBe("<h1>Members only</h1>");
     // One-time: the same code does not work twice.
     expect((await sendCode(request, code)).status).toBe(401);
-    const leads = listLeads(t.pier.deps, emailSite.pub.id);
+    const leads = listLeads(t.pier.deps, emailSite.pub.id).leads;
     expect(leads).toHaveLength(1);
     expect(leads[0]).toMatchObject({ email: "visitor@example.com", access_count: 1 });
     expect(accessDetails(t.pier.deps, emailSite.pub.id, { revealPassword: true })).toMatchObject({
@@ -279,7 +279,7 @@ describe("require_email gate", () => {
     expect(refused.status).toBe(401);
     expect(refused.headers.get("set-cookie")).toBeNull();
     expect(await refused.text()).toContain("access settings changed");
-    expect(listLeads(t.pier.deps, site.pub.id)).toEqual([]);
+    expect(listLeads(t.pier.deps, site.pub.id).leads).toEqual([]);
 
     // Re-saving the same mode is a change too: a pending code dies with it.
     const pending = requestIdOf(await (await ask("pending@example.com")).text());
