@@ -83,3 +83,30 @@ test("a member of the account (bucket_write) opens a live protected site's tab, 
   expect(page).not.toContain("team-secret-1");
   expect(page).not.toContain("Generate a new password");
 });
+
+test("the Site tab lists a require_email site's confirmed visitors a page at a time, with the count", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Leads Site" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>leads</p>", "text/html")]);
+  const pub = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: { access_mode: "require_email" } })).body.data.publication;
+  await t.pier.runner.drain();
+  const insert = t.pier.deps.sqlite.prepare(
+    "INSERT INTO site_leads (publication_id, email, first_access_at, last_access_at, access_count) VALUES (?, ?, '2020-01-01T00:00:00.000Z', ?, 1)",
+  );
+  // lead000 is the oldest visit, lead149 the most recent.
+  for (let i = 0; i < 150; i++) insert.run(pub.id, `lead${String(i).padStart(3, "0")}@example.com`, new Date(Date.UTC(2020, 0, 2, 0, 0, i)).toISOString());
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const leadsOn = (html: string) => [...html.matchAll(/<td class="wrap">(lead\d+)@example\.com<\/td>/g)].map((m) => m[1]);
+  const first = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  expect(leadsOn(first)).toHaveLength(100);
+  expect(leadsOn(first)[0]).toBe("lead149");
+  expect(first).toContain("1-100 of 150, most recent first");
+  const older = /<a href="([^"]+)">Older →/.exec(first)![1]!.replaceAll("&#61;", "=").replaceAll("&amp;", "&");
+  expect(older).toContain("leads_offset=100");
+  const second = (await b.get(older)).text;
+  expect(leadsOn(second)).toEqual(Array.from({ length: 50 }, (_, i) => `lead${String(49 - i).padStart(3, "0")}`));
+  expect(second).toContain("101-150 of 150, most recent first");
+  expect(second).toContain("← Newer");
+  expect(second).not.toContain("Older →");
+});

@@ -99,7 +99,7 @@ export function accessExtras(
   p: Presented,
   bucketId: string,
   csrf: string,
-  leads: Lead[],
+  leads: LeadsPageView,
   links: { email: string; url: string }[] | null,
   refused: SiteRefusal | undefined,
 ): SafeHtml {
@@ -126,12 +126,18 @@ export function accessExtras(
           html`<li><strong class="wrap">${l.email}</strong><br><code class="wrap small" id="link-${i}">${l.url}</code> <button type="button" class="secondary" data-copy="link-${i}" hidden>Copy</button></li>`,
       )}</ul></div>`
     : html``;
-  const leadRows = leads.length
-    ? html`<table><caption>Visitors who confirmed their address</caption><thead><tr><th scope="col">Email</th><th scope="col">First visit</th><th scope="col">Last visit</th><th scope="col">Visits</th></tr></thead><tbody>${leads.map(
+  const { rows, total, offset } = leads;
+  const leadsLink = (o: number) => siteUrl(bucketId, `?leads_offset=${o}#leads`);
+  const newer = offset > 0 ? html`<a href="${leadsLink(Math.max(0, offset - LEADS_PAGE))}">← Newer</a>` : html`<span></span>`;
+  const older = offset + rows.length < total ? html`<a href="${leadsLink(offset + rows.length)}">Older →</a>` : html``;
+  const leadRows = rows.length
+    ? html`<table id="leads"><caption>Visitors who confirmed their address</caption><thead><tr><th scope="col">Email</th><th scope="col">First visit</th><th scope="col">Last visit</th><th scope="col">Visits</th></tr></thead><tbody>${rows.map(
         (l) =>
           html`<tr><td class="wrap">${l.email}</td><td class="small">${shortTime(l.first_access_at)}</td><td class="small">${shortTime(l.last_access_at)}</td><td>${l.access_count}</td></tr>`,
-      )}</tbody></table>`
-    : html`<p class="small muted">No visitor has confirmed an address yet.</p>`;
+      )}</tbody></table><div class="pager small"><span class="muted">${(offset + 1).toLocaleString("en")}-${(offset + rows.length).toLocaleString("en")} of ${total.toLocaleString("en")}, most recent first</span></div><div class="pager">${newer}${older}</div>`
+    : total > 0
+      ? html`<p class="small muted" id="leads">No visitors on this page. <a href="${leadsLink(0)}">The most recent</a></p>`
+      : html`<p class="small muted">No visitor has confirmed an address yet.</p>`;
   return html`${password}${share}${warnings}<h3 id="recipients-h">Recipients</h3>${made}
 <form method="post" action="${siteUrl(bucketId, "/recipient-links")}" id="recipient-links"><input type="hidden" name="csrf" value="${csrf}">
 <label for="recipient-links-emails">Email addresses <span class="hint">One a line (up to 100): each gets a signed link that lets them in without a code.</span></label>
@@ -140,6 +146,19 @@ export function accessExtras(
 <input id="recipient-links-expires_in_days" name="expires_in_days" type="text" inputmode="numeric" value="${typed.expires_in_days ?? "30"}"${days.attrs}>${days.error}
 <p><button type="submit" class="secondary">Make recipient links</button></p></form>${leadRows}`;
 }
+
+/** Confirmed visitors shown per page of the Site tab (the API's default page). */
+export const LEADS_PAGE = 100;
+export interface LeadsPageView {
+  rows: Lead[];
+  total: number;
+  offset: number;
+}
+export const leadsPageOf = (access: { leads: Lead[]; leads_pagination: { total_count: number; offset: number } }): LeadsPageView => ({
+  rows: access.leads,
+  total: access.leads_pagination.total_count,
+  offset: access.leads_pagination.offset,
+});
 
 /** One page of the published files, sorted by path. */
 export function manifestSection(bucketId: string, page: { path: string; size: number; content_type: string }[], total: number, offset: number): SafeHtml {

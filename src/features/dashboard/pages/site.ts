@@ -32,6 +32,8 @@ import {
   accessExtras,
   accessModeOptions,
   fieldState,
+  LEADS_PAGE,
+  leadsPageOf,
   MANIFEST_PAGE,
   manifestSection,
   siteModeOptions,
@@ -102,6 +104,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const acc = fieldState(refused, "access", "password");
   const slug = fieldState(refused, "slug", "public_slug");
   const offset = Math.max(0, Number.parseInt(query.offset ?? "0", 10) || 0);
+  const leadsOffset = Math.max(0, Number.parseInt(query.leads_offset ?? "0", 10) || 0);
   const publishMode = typed.access_mode ?? main?.access_mode ?? "public";
   const siteMode = typed.site_mode ?? main?.site_mode ?? "static";
   return shell.render(s, {
@@ -138,7 +141,14 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       // The password, leads and signed links are the bucket admin's (getAccess); a member sees the rest of the tab.
       accessExtras:
         live && effectiveScope(s.actor, bucket.id) === "bucket_admin"
-          ? accessExtras(main, bucket.id, formCsrf, getAccess(shell.deps, s.actor, main.id).leads, links ?? null, refused)
+          ? accessExtras(
+              main,
+              bucket.id,
+              formCsrf,
+              leadsPageOf(getAccess(shell.deps, s.actor, main.id, { limit: LEADS_PAGE, offset: leadsOffset })),
+              links ?? null,
+              refused,
+            )
           : html``,
       manifest: live
         ? manifestSection(bucket.id, manifestPageOf(shell.deps, mainRow!, offset, MANIFEST_PAGE), main.published_files_count, offset)
