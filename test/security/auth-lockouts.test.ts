@@ -20,16 +20,17 @@ afterAll(() => t.stop());
 
 const form = { "content-type": "application/x-www-form-urlencoded" };
 const from = (ip: string) => ({ "x-forwarded-for": ip });
+const gateAttempt = (host: string) => (password: string, ip: string) =>
+  siteFetch(t, host, "/_pier/gate/password", {
+    method: "POST",
+    headers: { ...form, ...from(ip) },
+    body: new URLSearchParams({ password, next: "/" }).toString(),
+  });
 
 describe("password-gated site", () => {
   test("200 wrong passwords from 20 addresses do not lock out a visitor with the right password", async () => {
     const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
-    const attempt = (password: string, ip: string) =>
-      siteFetch(t, site.host, "/_pier/gate/password", {
-        method: "POST",
-        headers: { ...form, ...from(ip) },
-        body: new URLSearchParams({ password, next: "/" }).toString(),
-      });
+    const attempt = gateAttempt(site.host);
     // Over-long guesses are refused without an argon2id check, so the attack runs fast; each
     // still counts as a failed attempt, as any wrong password does.
     const wrong = "w".repeat(201);
@@ -55,12 +56,7 @@ describe("password-gated site", () => {
     // Each check holds a thread of Bun's work pool, the one that also reads files (Bun.file):
     // ten guesses at once held a site file's read ~2.7 s, forty ~11 s, on every site of the process.
     const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
-    const attempt = (password: string, ip: string) =>
-      siteFetch(t, site.host, "/_pier/gate/password", {
-        method: "POST",
-        headers: { ...form, ...from(ip) },
-        body: new URLSearchParams({ password, next: "/" }).toString(),
-      });
+    const attempt = gateAttempt(site.host);
     const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => attempt(`wrong-${i}`, `198.51.106.${i % 2}`)));
     const statuses = answers.map((r) => r.status);
     // One check running and 9 waiting; the others are told to come back (not counted as failures).

@@ -1,10 +1,9 @@
 // Device authorization (RFC 8628) driven by a standards client library (oauth4webapi), with
 // the approval done on the real page by a signed-in session.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
 import * as oauth from "oauth4webapi";
-import { users } from "../../../src/db/schema";
 import { decideDevice, discoverAndRegister, insecure, page, sessionCookie } from "../../helpers/oauth";
+import { adminSetDisabled } from "../../../src/features/accounts/admin";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
 let t: TestPier;
@@ -169,12 +168,8 @@ describe("device flow", () => {
 
   test("a disabled user's connection gets no tokens: the poll and a refresh answer invalid_grant until they are enabled (D294)", async () => {
     const u = await t.user();
-    const disable = (on: boolean) =>
-      t.pier.deps.db
-        .update(users)
-        .set({ disabledAt: on ? new Date().toISOString() : null })
-        .where(eq(users.id, u.userId))
-        .run();
+    // As `pier admin users disable` does.
+    const disable = (on: boolean) => adminSetDisabled(t.pier.deps, u.email, on);
     const d = await start();
     await decideDevice(t, sessionCookie(t, u), d.verification_uri_complete!);
     disable(true);
