@@ -1,5 +1,5 @@
 // `pier admin certs` and `pier admin certs forget`: the automatic (ACME) certificates.
-import { forgetCertificate, listCertificates } from "../acme";
+import type { listCertificates } from "../acme";
 import type { AdminCommand } from "./admin";
 import { required, UsageError } from "./client/args";
 
@@ -9,7 +9,8 @@ export const certificateCommands: Record<string, AdminCommand> = {
     summary:
       "List the automatic (ACME) certificates: host, status (pending, issued, failed), expiry, last error and the next attempt (renewal or retry). --json: one JSON line each.",
     options: [{ name: "json", help: "One JSON line per certificate instead of the table" }],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { listCertificates } = await import("../acme"); // loaded to run, not for --help
       const rows = listCertificates(deps);
       if (o.json) {
         for (const r of rows) io.out(JSON.stringify(r));
@@ -27,7 +28,8 @@ export const certificateCommands: Record<string, AdminCommand> = {
     summary:
       "Delete a host's automatic certificate (files and state). A running Pier stops serving it at its next sweep (within a minute) and orders it again at the host's next request if the host is still one of its own.",
     positional: "HOST",
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { forgetCertificate } = await import("../acme");
       const host = required(o, "host").toLowerCase().replace(/\.$/, "");
       if (!forgetCertificate(deps, host)) throw new UsageError(`no automatic certificate for ${host} (pier admin certs lists them)`);
       io.out(JSON.stringify({ host, forgotten: true }));

@@ -1,8 +1,10 @@
 // `pier admin check` and `pier admin backups`: the operator's view of the data dir's health and
 // of the scheduled backups (src/features/operations).
-import { checkDataDir, backupStatus, runScheduledBackup } from "../features/operations";
 import { CommandFailed, type AdminCommand } from "./admin";
 import { UsageError } from "./client/args";
+
+/** Loaded to run a command, not for --help (as in admin.ts). */
+const operations = () => import("../features/operations");
 
 export const operationsCommands: Record<string, AdminCommand> = {
   check: {
@@ -15,6 +17,7 @@ export const operationsCommands: Record<string, AdminCommand> = {
       { name: "json", help: "Print the report as one JSON line" },
     ],
     async run(deps, o, io) {
+      const { checkDataDir } = await operations();
       const report = await checkDataDir(
         { sqlite: deps.sqlite, blobs: deps.blobs, clock: deps.clock, dataDir: deps.config.dataDir },
         { quick: !!o.quick, repair: !!o.repair },
@@ -40,6 +43,7 @@ export const operationsCommands: Record<string, AdminCommand> = {
       { name: "now", help: "Take a scheduled backup now (into --backup-dir), whatever the schedule" },
     ],
     async run(deps, o, io) {
+      const { backupStatus, runScheduledBackup } = await operations();
       if (o.now) {
         if (!deps.config.backupDir) throw new UsageError("--now needs --backup-dir DIR (or PIER_BACKUP_DIR)");
         const r = await runScheduledBackup(deps, { force: true });

@@ -5,26 +5,17 @@ import { ConfigError, loadConfig, type Config } from "../config";
 import type { Deps, Scope } from "../core/context";
 import { ApiError } from "../core/errors";
 import { createLogger } from "../core/log";
-import {
-  adminCreateAccount,
-  adminCreateKey,
-  adminCreateUser,
-  adminDisableTwoFactor,
-  adminSetDisabled,
-  adminSetPassword,
-  bootstrap,
-} from "../features/accounts";
-import { createInvite } from "../features/accounts";
-import { getAccount, setPlan, setReadOnly } from "../features/accounts";
-import { setDisabledByAdmin } from "../features/buckets";
-import { listOutbox } from "../features/mail";
-import { localSmtpServer, sendTestMessage } from "../features/mail";
-import { createDeps } from "../runtime";
 import { helpText, parseCommand, required, UsageError, usageErrorText, type CommandSpec, type OptionSpec } from "./client/args";
 import { connectHost } from "./healthcheck";
-import { runningServer } from "./serve";
+import { runningServer } from "./running-server";
 import { operationsCommands } from "./admin-operations";
 import { certificateCommands } from "./admin-certs";
+
+// The features and the data dir's Deps (src/deps.ts, not the whole server of src/runtime.ts) are
+// loaded when a command runs: the usage, --help and a usage error answer without them.
+const accounts = () => import("../features/accounts");
+const buckets = () => import("../features/buckets");
+const mail = () => import("../features/mail");
 
 /** A command that ran but failed (exit 1, one line on stderr). */
 export class CommandFailed extends Error {}
@@ -88,6 +79,7 @@ const commands: Record<string, AdminCommand> = {
     summary: "Create the user and an account they own if missing; print a NEW account-owner bucket_admin API key (the only line on stdout).",
     options: pw,
     async run(deps, o, io) {
+      const { bootstrap } = await accounts();
       const r = await bootstrap(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
       io.err(
         `${r.createdUser ? "created" : "found"} user ${r.user.email} (${r.user.id}); ${r.createdAccount ? "created" : "found"} account ${r.account.id} on plan ${r.account.plan}; new owner key follows`,
@@ -100,6 +92,7 @@ const commands: Record<string, AdminCommand> = {
     summary: "Create a user with their own account.",
     options: pw,
     async run(deps, o, io) {
+      const { adminCreateUser } = await accounts();
       const { user, account } = await adminCreateUser(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
       io.out(JSON.stringify({ user_id: user.id, email: user.email, instance_admin: user.isInstanceAdmin, account_id: account.id, plan: account.plan }));
     },
@@ -109,6 +102,7 @@ const commands: Record<string, AdminCommand> = {
     summary: "Set a new password (signs the user out everywhere).",
     options: [opt.email, opt.password, opt.passwordStdin],
     async run(deps, o, io) {
+      const { adminSetPassword } = await accounts();
       const user = await adminSetPassword(deps, required(o, "email"), await password(o));
       io.err(`password of ${user.email} changed; their browser sessions ended`);
       io.out(JSON.stringify({ user_id: user.id, email: user.email }));
@@ -118,7 +112,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "user disable-2fa --email EMAIL",
     summary: "Turn two-factor off for a user who lost their authenticator.",
     options: [opt.email],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { adminDisableTwoFactor } = await accounts();
       adminDisableTwoFactor(deps, required(o, "email"));
       io.err(`two-factor authentication is off for ${o.email}; their browser sessions ended`);
     },
@@ -127,7 +122,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "user disable --email EMAIL",
     summary: "Disable a user: no sign-in, sessions end, their API keys and connections stop working (user enable undoes it).",
     options: [opt.email],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { adminSetDisabled } = await accounts();
       const user = adminSetDisabled(deps, required(o, "email"), true);
       io.err(`${user.email} is disabled: no sign-in, their sessions ended, their keys and connections stop working`);
       io.out(JSON.stringify({ user_id: user.id, email: user.email, disabled: true }));
@@ -137,7 +133,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "user enable --email EMAIL",
     summary: "Enable a disabled user again.",
     options: [opt.email],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { adminSetDisabled } = await accounts();
       const user = adminSetDisabled(deps, required(o, "email"), false);
       io.out(JSON.stringify({ user_id: user.id, email: user.email, disabled: false }));
     },
@@ -146,7 +143,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "account create --name NAME --owner EMAIL [--plan PLAN]",
     summary: "Create an account owned by an existing user.",
     options: [{ name: "name", value: "NAME", help: "Account name" }, { name: "owner", value: "EMAIL", help: "The owning user's email" }, opt.plan],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { adminCreateAccount } = await accounts();
       const a = adminCreateAccount(deps, { name: required(o, "name"), ownerEmail: required(o, "owner"), plan: o.plan });
       io.out(JSON.stringify({ account_id: a.id, name: a.name, plan: a.plan }));
     },
@@ -155,7 +153,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "account plan --account ACC --plan PLAN",
     summary: "Move an account to another plan.",
     options: [opt.account, opt.plan],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { setPlan } = await accounts();
       const a = setPlan(deps, required(o, "account"), required(o, "plan"));
       io.out(JSON.stringify({ account_id: a.id, plan: a.plan }));
     },
@@ -164,7 +163,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "account read-only --account ACC [--reason R] [--off]",
     summary: "Make an account read-only (reads work, writes fail), or --off to undo.",
     options: [opt.account, { name: "reason", value: "R", help: "Why (shown to the account)" }, { name: "off", help: "Make the account writable again" }],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { getAccount, setReadOnly } = await accounts();
       const readOnly = !o.off;
       if (!readOnly && o.reason) throw new UsageError("--reason is for turning read-only on");
       getAccount(deps, required(o, "account"));
@@ -182,7 +182,8 @@ const commands: Record<string, AdminCommand> = {
       { name: "scope", value: "SCOPE", help: "bucket_read, bucket_write or bucket_admin (default)" },
       { name: "label", value: "L", help: "A name for the key" },
     ],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { adminCreateKey } = await accounts();
       const { key, accountId } = adminCreateKey(deps, { email: required(o, "email"), accountId: o.account, scope: scopeOption(o.scope), label: o.label });
       io.err(`new ${o.scope ?? "bucket_admin"} key for ${o.email} on ${accountId} follows; it is shown only once`);
       io.out(key);
@@ -195,7 +196,8 @@ const commands: Record<string, AdminCommand> = {
       { name: "email", value: "EMAIL", help: "Only this address may use it" },
       { name: "days", value: "N", help: "Days it stays valid" },
     ],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { createInvite } = await accounts();
       const days = o.days === undefined ? undefined : Number(o.days);
       const { code, invite } = createInvite(deps, { email: o.email ?? null, createdBy: "admin CLI", days });
       io.err(
@@ -219,6 +221,7 @@ const commands: Record<string, AdminCommand> = {
     positional: "ADDRESS",
     options: [{ name: "server", value: "HOST:PORT", help: "Send to another receiver instead" }],
     async run(deps, o, io, configFlags) {
+      const { localSmtpServer, sendTestMessage } = await mail();
       const to = required(o, "address");
       const server = mailTestServer(deps, o, configFlags) ?? localSmtpServer(deps.config);
       if (!server) throw new UsageError("the SMTP receiver is off (--smtp-port off) and no Pier runs on this data dir; give --server HOST:PORT");
@@ -233,7 +236,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "mail disable ADDRESS",
     summary: "Block a bucket address (blocked_reason disabled_by_admin) until mail enable.",
     positional: "ADDRESS",
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { setDisabledByAdmin } = await buckets();
       const row = setDisabledByAdmin(deps, required(o, "address"), true);
       if (!row) throw new UsageError(`no bucket address ${o.address}`);
       io.err(`${o.address} refuses mail (blocked_reason disabled_by_admin) until \`pier admin mail enable\``);
@@ -244,7 +248,8 @@ const commands: Record<string, AdminCommand> = {
     usage: "mail enable ADDRESS",
     summary: "Lift a mail disable.",
     positional: "ADDRESS",
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { setDisabledByAdmin } = await buckets();
       const row = setDisabledByAdmin(deps, required(o, "address"), false);
       if (!row) throw new UsageError(`no bucket address ${o.address}`);
       io.out(JSON.stringify({ address: o.address, bucket_id: row.bucketId, disabled_by_admin: false }));
@@ -255,7 +260,8 @@ const commands: Record<string, AdminCommand> = {
     summary:
       "Print the outbound messages kept while no SMTP relay is configured (agent login codes, site email codes, notices), newest first, one JSON line each.",
     options: [{ name: "limit", value: "N", help: "How many (default 20, at most 500)" }],
-    run(deps, o, io) {
+    async run(deps, o, io) {
+      const { listOutbox } = await mail();
       const limit = o.limit === undefined ? 20 : Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new UsageError("--limit takes a whole number from 1 to 500");
       const rows = listOutbox(deps, limit);
@@ -340,6 +346,7 @@ export async function admin(argv: string[], io: Io = { out: (l) => console.log(l
     const config: Config = loadConfig(process.env, parsed.config);
     // Quiet unless asked: stdout is for results, stderr for one-line messages.
     const log = createLogger(parsed.config["log-level"] || process.env.PIER_LOG_LEVEL ? config.logLevel : "warn");
+    const { createDeps } = await import("../deps");
     deps = await createDeps(config, config.httpPort, { log, clearTempFiles: false, servedBy: runningServer(config.dataDir)?.pid ?? null });
     await command.run(deps, options, io, parsed.config);
     return 0;

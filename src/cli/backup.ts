@@ -8,7 +8,7 @@ import { createBackup, isArchivePath, restoreBackup, verifyBackup } from "../fea
 import type { CommandSpec, Parsed } from "./client/args";
 import type { Command } from "./client/command";
 import { CliError } from "./client/errors";
-import { runningServer } from "./serve";
+import { runningServer } from "./running-server";
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -1,15 +1,16 @@
 // `pier serve`: load and check the config, start everything, print where it listens, and shut
 // down cleanly on SIGTERM/SIGINT (exit 0) so systemd and Docker see a clean stop.
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkConfig, configOptions, ConfigError, describeConfig, envName, loadConfig, type Config } from "../config";
 import { serverVersion } from "../core/version";
 import { ownerPlanNote } from "../features/accounts";
 import { countUsers } from "../features/accounts";
 import { relayTlsLabel } from "../features/mail";
-import { startPier, type Pier } from "../runtime";
+import type { Pier } from "../runtime";
 import { workerCount } from "../serving-workers";
 import { parseCommand, UsageError, usageErrorText, type CommandSpec } from "./client/args";
+import { RUNNING_FILE, runningServer, type RunningServer } from "./running-server";
 import { acquireServeLock, DataDirInUseError } from "./serve-lock";
 
 export const serveSpec: CommandSpec = {
@@ -18,34 +19,6 @@ export const serveSpec: CommandSpec = {
   config: true,
   summary: "Run Pier: HTTP, HTTPS, SMTP and the background worker; site serving on every core (--workers).",
 };
-
-/** The file a running `pier serve` keeps in its data dir: the ports it really bound. */
-const RUNNING_FILE = "running.json";
-
-export interface RunningServer {
-  pid: number;
-  host: string;
-  http_port: number;
-  https_port: number | null;
-  smtp_port: number | null;
-  started_at: string;
-}
-
-/**
- * The Pier serving this data dir, when one is running: what `pier admin mail test` sends to, so
- * it reaches the port the server was started with rather than the default.
- */
-export function runningServer(dataDir: string): RunningServer | null {
-  const file = join(dataDir, RUNNING_FILE);
-  if (!existsSync(file)) return null;
-  try {
-    const r = JSON.parse(readFileSync(file, "utf8")) as RunningServer;
-    process.kill(r.pid, 0); // throws when no such process: a file left by a crash
-    return r;
-  } catch {
-    return null;
-  }
-}
 
 /** A busy port in one sentence that says which option moves it, whatever the listener's wording. */
 export function busyPortMessage(err: Error & { port?: number }, config: Pick<Config, "httpPort" | "httpsPort" | "smtpPort">): string {
@@ -143,6 +116,8 @@ export async function serve(argv: string[], debug = false): Promise<void> {
     // take over the relay socket, clear the upload temp folder and re-run the jobs in progress.
     const lock = acquireServeLock(config.dataDir);
     process.on("exit", () => lock.release());
+    // The server itself is loaded only now: --help and a usage error answer without it.
+    const { startPier } = await import("../runtime");
     pier = await startPier(config, { servingWorkers: workerCount(config) });
   } catch (e) {
     if (e instanceof ConfigError) {

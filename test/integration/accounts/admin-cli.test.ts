@@ -60,11 +60,14 @@ describe("pier admin bootstrap", () => {
   });
 
   test("takes the password from PIER_ADMIN_PASSWORD or standard input, and applies --plan", async () => {
-    const env = await pier(["bootstrap", "--email", "env@example.com", "--plan", "pro"], { env: { PIER_ADMIN_PASSWORD: "password from env" } });
+    // Two users, two commands: they run at once.
+    const [env, stdin] = await Promise.all([
+      pier(["bootstrap", "--email", "env@example.com", "--plan", "pro"], { env: { PIER_ADMIN_PASSWORD: "password from env" } }),
+      pier(["bootstrap", "--email", "stdin@example.com", "--password-stdin"], { stdin: "password from stdin\n" }),
+    ]);
     expect(env.code).toBe(0);
     const named = await t.api("POST", "/api/v1/api_keys", { key: env.lines[0]!, body: { label: "pro feature" } });
     expect(named.status).toBe(201);
-    const stdin = await pier(["bootstrap", "--email", "stdin@example.com", "--password-stdin"], { stdin: "password from stdin\n" });
     expect(stdin.code).toBe(0);
     for (const [email, password] of [
       ["env@example.com", "password from env"],
@@ -76,15 +79,17 @@ describe("pier admin bootstrap", () => {
 
   test("bad input exits non-zero with a message, prints nothing on stdout and creates nothing", async () => {
     const before = countUsers(t.pier.deps);
-    const noPassword = await pier(["bootstrap", "--email", "nopw@example.com"]);
+    const [noPassword, badPlan, weak, unknown] = await Promise.all([
+      pier(["bootstrap", "--email", "nopw@example.com"]),
+      pier(["bootstrap", "--email", "plan@example.com", "--password", "long password 1", "--plan", "gold"]),
+      pier(["bootstrap", "--email", "weak@example.com", "--password", "short"]),
+      pier(["bootstrap", "--email", "x@example.com", "--pasword", "typo typo typo"]),
+    ]);
     expect(noPassword.code).toBe(2);
     expect(noPassword.stderr).toContain("PIER_ADMIN_PASSWORD");
-    const badPlan = await pier(["bootstrap", "--email", "plan@example.com", "--password", "long password 1", "--plan", "gold"]);
     expect(badPlan.code).toBe(1);
     expect(badPlan.stderr).toContain('Unknown plan "gold"');
-    const weak = await pier(["bootstrap", "--email", "weak@example.com", "--password", "short"]);
     expect(weak.code).toBe(1);
-    const unknown = await pier(["bootstrap", "--email", "x@example.com", "--pasword", "typo typo typo"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown option --pasword");
     for (const r of [noPassword, badPlan, weak, unknown]) expect(r.stdout).toBe("");
@@ -111,10 +116,12 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
     expect((await t.api("GET", "/api/v1/buckets", { key })).status).toBe(200);
     expect((await t.api("POST", "/api/v1/buckets", { key, body: { bucket: { title: "x" } } })).status).toBe(403);
     // Without --account the key is for the user's own first account.
-    const own = await pier(["key", "create", "--email", "dev@example.com"]);
+    const [own, stranger] = await Promise.all([
+      pier(["key", "create", "--email", "dev@example.com"]),
+      pier(["key", "create", "--email", "ops@example.com", "--account", team.account_id]),
+    ]);
     const s2 = await t.api("GET", "/api/v1/agent_auth/status", { key: own.lines[0]! });
     expect(s2.body.data.account.id).toBe(created.account_id);
-    const stranger = await pier(["key", "create", "--email", "ops@example.com", "--account", team.account_id]);
     expect(stranger.code).toBe(1);
     expect(stranger.stderr).toContain("not a member");
   });
@@ -126,9 +133,11 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ account_id: u.accountId, plan: "pro" });
     expect((await t.api("POST", "/api/v1/api_keys", { key: u.key, body: { label: "x" } })).status).toBe(201);
-    const bad = await pier(["account", "plan", "--account", u.accountId, "--plan", "gold"]);
+    const [bad, missing] = await Promise.all([
+      pier(["account", "plan", "--account", u.accountId, "--plan", "gold"]),
+      pier(["account", "plan", "--account", "acc_doesnotexist", "--plan", "pro"]),
+    ]);
     expect(bad.code).toBe(1);
-    const missing = await pier(["account", "plan", "--account", "acc_doesnotexist", "--plan", "pro"]);
     expect(missing.code).toBe(1);
   });
 
@@ -164,15 +173,17 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
   });
 
   test("plans prints the catalogue; user password resets the password and ends sessions", async () => {
-    const plans = await pier(["plans"]);
+    // The catalogue comes while the user signs in.
+    const plansRun = pier(["plans"]);
+    const u = await t.user();
+    const b = new Browser(t.url);
+    await b.submit("/signin", "/signin", { email: u.email, password: u.password });
+    const plans = await plansRun;
     expect(plans.code).toBe(0);
     const list = JSON.parse(plans.stdout);
     expect(list.map((p: { id: string }) => p.id)).toEqual(["free", "pro", "owner"]);
     expect(list[0]).toMatchObject({ default: true, entitlements: { named_api_keys: false, max_live_sites: 1 } });
 
-    const u = await t.user();
-    const b = new Browser(t.url);
-    await b.submit("/signin", "/signin", { email: u.email, password: u.password });
     expect((await b.get("/dashboard")).status).toBe(200);
     const r = await pier(["user", "password", "--email", u.email, "--password-stdin"], { stdin: "a brand new password" });
     expect(r.code).toBe(0);
@@ -198,14 +209,14 @@ describe("pier admin users, accounts, keys, plans and invites", () => {
     expect(verified.status).toBe(200);
     expect(verified.body.data.api_key).toMatch(/^pier_/);
 
-    for (const limit of ["0", "501", "ten"]) expect((await pier(["mail", "outbox", "--limit", limit])).code).toBe(2);
+    const badLimits = await Promise.all(["0", "501", "ten"].map((limit) => pier(["mail", "outbox", "--limit", limit])));
+    for (const r of badLimits) expect(r.code).toBe(2);
   });
 
   test("help and unknown commands", async () => {
-    const help = await pier(["--help"]);
+    const [help, unknown] = await Promise.all([pier(["--help"]), pier(["frobnicate"])]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("bootstrap --email E");
-    const unknown = await pier(["frobnicate"]);
     expect(unknown.code).toBe(2);
   });
 });
