@@ -121,7 +121,8 @@ describe("pier publish / pier preview", () => {
     expect(r.stderr).toContain("pier preview");
     const none = await cli(["publish", dir]);
     expect(none.code).toBe(1);
-    expect(none.stderr).toContain("--url");
+    expect(none.stderr).toContain("pier login URL");
+    expect(none.stderr).toContain("PIER_URL and PIER_API_KEY");
   });
 });
 
