@@ -121,6 +121,40 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
   );
 }
 
+/**
+ * A file lock is taken on a file and released by the file's id, so it goes where the file goes:
+ * a path this commit renamed (its file id now at another path of the bucket) takes its locks
+ * along, and a deleted path's locks end with it. Left on a path without a file, a lock could be
+ * released by nobody and kept everyone else from writing that path for up to a week. Locks of
+ * other live holders on these paths refused the commit already; any left are the writer's own
+ * or dead ones.
+ */
+function carryLocks(bucketId: string, log: (typeof fileChanges.$inferInsert)[], tx: Tx): void {
+  const removed = log.filter((c) => c.sha256 === null);
+  const newPathOf = new Map(log.filter((c) => c.sha256 !== null).map((c) => [c.fileId, c.path]));
+  for (let i = 0; i < removed.length; i += 500) {
+    const paths = removed.slice(i, i + 500).map((c) => c.path);
+    const locks = tx
+      .select()
+      .from(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths)))
+      .all();
+    if (locks.length === 0) continue;
+    tx.delete(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths)))
+      .run();
+    for (const lock of locks) {
+      const to = newPathOf.get(removed.find((c) => c.path === lock.path)!.fileId);
+      // A lock already on the target (the writer's own, since another's refused the commit) stays.
+      if (to)
+        tx.insert(fileLocks)
+          .values({ ...lock, path: to })
+          .onConflictDoNothing()
+          .run();
+    }
+  }
+}
+
 const latestQuery = (db: DbOrTx, bucketId: string | Placeholder) =>
   db.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1);
 const preparedLatest = preparedPerDb((db) => latestQuery(db, sql.placeholder("bucketId")).prepare());
@@ -220,6 +254,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     log.push({ bucketId, path: change.path, version: number, fileId: row.id, sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5 });
   }
 
+  if (deleted.length) carryLocks(bucketId, log, tx);
   if (log.length === 0 && !opts.alwaysVersion) return { bucket, version: null, written, deleted };
   for (const c of log) st.insertChange.run(bucketId, c.path, c.version, c.fileId, c.sha256 ?? null, c.size ?? null, c.contentType ?? null, c.md5 ?? null);
   const version: VersionRow = {
