@@ -10,8 +10,9 @@ import { newId } from "../../core/ids";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import { isConnection, preparedPerDb } from "../../db/prepared";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { commitStatements } from "./commit-statements";
+import { commitStatements, type CommitStatements } from "./commit-statements";
 import { liveHolders } from "./lock-holders";
+import { isMailPath } from "./paths";
 import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
 import { assertNoUploadCommitting } from "../buckets";
 
@@ -122,6 +123,36 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
 }
 
 /**
+ * Refuse a commit that leaves a file and a folder with the same path ("docs" beside "docs/a.txt"):
+ * no file system or git tree can hold both, so such a bucket could not be synced, exported to
+ * git, downloaded or backed up to a folder without losing one of them (D302). Checked on the
+ * state after the whole commit, so one commit may replace a file by a folder or the reverse.
+ * Only paths this commit created can clash (an existing path was checked when it was made).
+ */
+export function assertNoFileFolderClash(bucketId: string, created: string[], st: CommitStatements): void {
+  const seen = new Set<string>();
+  for (const path of created) {
+    const under = st.fileUnder.get(bucketId, `${path}/`, `${path}0`);
+    if (under) throw fileFolderClash(path, under.path, "folder");
+    for (let at = path.indexOf("/"); at > 0; at = path.indexOf("/", at + 1)) {
+      const folder = path.slice(0, at);
+      if (seen.has(folder)) continue;
+      seen.add(folder);
+      if (st.fileByPath.get(bucketId, folder)) throw fileFolderClash(path, folder, "file");
+    }
+  }
+}
+
+const fileFolderClash = (path: string, other: string, otherIs: "file" | "folder") =>
+  new ApiError(
+    "PATH_CONFLICT",
+    otherIs === "file"
+      ? `${path} would put a file inside ${other}, which is a file; rename or delete ${other} first (in the same reorganize or sync to do both at once).`
+      : `${path} is a folder (it holds ${other}); a file cannot have the same path as a folder.`,
+    { path, conflicting_path: other },
+  );
+
+/**
  * A file lock is taken on a file and released by the file's id, so it goes where the file goes:
  * a path this commit renamed (its file id now at another path of the bucket) takes its locks
  * along, and a deleted path's locks end with it. Left on a path without a file, a lock could be
@@ -199,6 +230,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   const written: FileRow[] = [];
   const deleted: string[] = [];
   const log: (typeof fileChanges.$inferInsert)[] = [];
+  const created: string[] = [];
 
   for (const change of byPath.values()) {
     const current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
@@ -247,6 +279,9 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
         updatedAt: now,
       };
       st.insertFile.run(row.id, bucketId, row.path, row.sha256, row.size, row.contentType, row.md5, 1, number, now, now);
+      // Received mail never leaves Pier (no sync, git export or site takes it): a user's file
+      // named like one of its folders must not stop a message from being filed.
+      if (!isMailPath(row.path)) created.push(row.path);
       fileCount++;
       totalBytes += b.size;
     }
@@ -254,6 +289,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     log.push({ bucketId, path: change.path, version: number, fileId: row.id, sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5 });
   }
 
+  if (created.length) assertNoFileFolderClash(bucketId, created, st);
   if (deleted.length) carryLocks(bucketId, log, tx);
   if (log.length === 0 && !opts.alwaysVersion) return { bucket, version: null, written, deleted };
   for (const c of log) st.insertChange.run(bucketId, c.path, c.version, c.fileId, c.sha256 ?? null, c.size ?? null, c.contentType ?? null, c.md5 ?? null);
