@@ -326,8 +326,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   loadBucket(deps, actor, bucketId, "bucket_write");
   const current = loadSession(deps, actor, bucketId, sessionId);
   // Repeats after success are answered, not refused: clients retry finalize on timeouts.
-  if (current.status === "completed" && complete)
-    return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false, remaining_files_count: 0 } };
+  if (current.status === "completed" && complete) return completedAnswer(current);
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
@@ -350,12 +349,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
     // (Only then is the session re-read: after a bucket delete it is gone, and the delete's answer stands.)
     const now = e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" ? loadSession(deps, actor, bucketId, sessionId) : null;
-    if (now?.status === "completed") {
-      return {
-        pending: false,
-        data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId },
-      };
-    }
+    if (now?.status === "completed") return completedAnswer(now);
     throw e;
   }
   if (!last) {
@@ -370,11 +364,14 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
       },
     };
   }
-  return {
-    pending: false,
-    data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId },
-  };
+  return completedAnswer(r.session);
 }
+
+/** The answer of a completed finalize: the same to the call that completed it and to every repeat. */
+const completedAnswer = (s: UploadSessionRow): FinalizeResult => ({
+  pending: false,
+  data: { upload_session: presentSession(s), finalize_pending: false, remaining_files_count: 0, version_id: s.lastVersionId },
+});
 
 /**
  * The checks of a first finalize call: everything expected was declared and has its bytes.
