@@ -233,7 +233,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   const created: string[] = [];
 
   for (const change of byPath.values()) {
-    const current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
+    let current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
     if (change.blob === null) {
       if (!current) continue;
       st.deleteFile.run(current.id);
@@ -244,6 +244,14 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
       continue;
     }
     const b = change.blob;
+    if (current && change.fileId && current.id !== change.fileId && !st.fileIdTaken.get(change.fileId)) {
+      // A file renamed or moved onto another (overwrite) replaces it: the path now holds the
+      // moved file under its own id, and the overwritten file ends as a delete would end it.
+      st.deleteFile.run(current.id);
+      fileCount--;
+      totalBytes -= current.size;
+      current = null;
+    }
     if (current && current.sha256 === b.sha256 && current.contentType === b.contentType) {
       written.push(current); // same bytes, same type: nothing to record
       continue;

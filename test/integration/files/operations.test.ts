@@ -52,6 +52,15 @@ describe("rename, move, copy, delete", () => {
     expect(await versionCount(bucket)).toBe(v0 + 1);
     const exe = await t.api("POST", `/api/v1/buckets/${bucket}/files/${id}/rename`, { key: u.key, body: { path: "evil.exe" } });
     expect(exe.body.error.code).toBe("FORBIDDEN_FILE_TYPE");
+    // Onto an existing file with overwrite: still this file's id (before: the overwritten
+    // file's id, and this one's was gone).
+    const b = await fileId(bucket, "b.txt");
+    const over = await t.api("POST", `/api/v1/buckets/${bucket}/files/${id}/rename`, { key: u.key, body: { path: "b.txt", overwrite: true } });
+    expect(over.status).toBe(200);
+    expect(over.body.data.file).toMatchObject({ id, path: "b.txt", sha256: r.body.data.file.sha256 });
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files/${id}`, { key: u.key })).body.data.file.path).toBe("b.txt");
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files/${b}`, { key: u.key })).status).toBe(404);
+    expect(await paths(bucket)).toEqual(["b.txt"]);
   });
 
   test("copy and move across buckets by reference; copying out of an archived bucket works", async () => {
