@@ -52,15 +52,28 @@ export function stretchSessionLock(deps: Deps, bucketId: string, credentialId: s
     .run();
 }
 
-/** Release the session lock unless another live session of the bucket still needs it. */
+/**
+ * Release the session lock unless another live session of its holder still needs it. Only the
+ * holder's: another credential's session left open (its key revoked, which deleted its lock)
+ * must not keep this holder's lock alive, blocking everyone else until that session expires.
+ */
 export function releaseSessionLock(deps: Deps, bucketId: string, db: DbOrTx): void {
   const now = deps.clock.now().toISOString();
+  const sessionLock = and(eq(bucketLocks.bucketId, bucketId), eq(bucketLocks.holderKind, "upload_session"));
+  const lock = db.select({ holderId: bucketLocks.holderId }).from(bucketLocks).where(sessionLock).get();
+  if (!lock) return;
   const live = db
     .select({ expiresAt: uploadSessions.expiresAt })
     .from(uploadSessions)
-    .where(and(eq(uploadSessions.bucketId, bucketId), inArray(uploadSessions.status, ["open", "finalizing"]), gt(uploadSessions.expiresAt, now)))
+    .where(
+      and(
+        eq(uploadSessions.bucketId, bucketId),
+        eq(uploadSessions.credentialId, lock.holderId),
+        inArray(uploadSessions.status, ["open", "finalizing"]),
+        gt(uploadSessions.expiresAt, now),
+      ),
+    )
     .all();
-  const sessionLock = and(eq(bucketLocks.bucketId, bucketId), eq(bucketLocks.holderKind, "upload_session"));
   if (live.length === 0) {
     db.delete(bucketLocks).where(sessionLock).run();
     return;
