@@ -47,6 +47,10 @@ export const errorCatalogue = {
   FORBIDDEN_FILE_TYPE: { status: 422, hint: "This file type is refused (executables, installers, secrets); see the forbidden file types in docs/files.md." },
   FILE_NOT_FOUND: { status: 404, hint: "No file with that id or path in this bucket; list the bucket's files." },
   FILE_EXISTS: { status: 409, hint: "A file already exists at the target path; pick another path or pass overwrite: true." },
+  PATH_CONFLICT: {
+    status: 409,
+    hint: "A file and a folder cannot share a path (`docs` beside `docs/a.txt`); see error.details.conflicting_path, and rename or delete it first, or in the same reorganize or sync.",
+  },
   FILE_LOCKED: {
     status: 423,
     hint: "Another credential holds a lock on this file; wait `Retry-After` seconds (until it expires) or ask its holder.",

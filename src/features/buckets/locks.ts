@@ -1,6 +1,6 @@
 // The explicit bucket lock (an agent reserving a bucket while it works) and the
 // visibility-change lock (freezing publish/unpublish/access/slug; unlocked only in the UI).
-import { and, eq, gt, inArray, ne, or, lte } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, ne, or, lte } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { newId } from "../../core/ids";
@@ -38,6 +38,9 @@ export function lockBucket(deps: Deps, actor: Actor, id: string, input: { messag
     const now = deps.clock.now();
     const seconds = Math.min(input.duration_seconds ?? LOCK_DEFAULT_SECONDS, LOCK_MAX_SECONDS);
     const mine = activeLock(deps, bucket.id, tx);
+    // The row also holds the bucket for this credential's open upload sessions: never shorter than they live (D301).
+    const asked = isoAfter(now, seconds * 1000);
+    const session = openSessionOf(deps, bucket.id, actor.credentialId, tx);
     const values = {
       bucketId: bucket.id,
       id: mine?.id ?? newId("lck"),
@@ -45,7 +48,7 @@ export function lockBucket(deps: Deps, actor: Actor, id: string, input: { messag
       holderId: actor.credentialId,
       message: input.message?.trim() || "Locked by another agent",
       createdAt: mine?.createdAt ?? now.toISOString(),
-      expiresAt: isoAfter(now, seconds * 1000),
+      expiresAt: session && session.expiresAt > asked ? session.expiresAt : asked,
     };
     return tx.insert(bucketLocks).values(values).onConflictDoUpdate({ target: bucketLocks.bucketId, set: values }).returning().get()!;
   });
@@ -65,8 +68,43 @@ export function unlockBucket(deps: Deps, actor: Actor, id: string): { released: 
       .returning({ holderId: bucketLocks.holderId, expiresAt: bucketLocks.expiresAt })
       .all();
     const released = removed.some((r) => r.holderId === actor.credentialId && r.expiresAt > deps.clock.now().toISOString());
+    // An open upload session of this credential keeps the bucket locked until it is closed or
+    // expires (the spec's rule): its lock is put back, as the session itself would take it (D301).
+    const session = openSessionOf(deps, bucket.id, actor.credentialId, tx);
+    if (session) {
+      tx.insert(bucketLocks)
+        .values({
+          bucketId: bucket.id,
+          id: session.id,
+          holderKind: "upload_session",
+          holderId: actor.credentialId,
+          message: `Upload session ${session.id} in progress`,
+          createdAt: deps.clock.now().toISOString(),
+          expiresAt: session.expiresAt,
+        })
+        .onConflictDoNothing()
+        .run();
+    }
     return { released };
   });
+}
+
+/** The open upload session of this credential on the bucket that lives longest, if any. */
+function openSessionOf(deps: Deps, bucketId: string, credentialId: string, db: DbOrTx) {
+  return db
+    .select({ id: uploadSessions.id, expiresAt: uploadSessions.expiresAt })
+    .from(uploadSessions)
+    .where(
+      and(
+        eq(uploadSessions.bucketId, bucketId),
+        eq(uploadSessions.credentialId, credentialId),
+        inArray(uploadSessions.status, ["open", "finalizing"]),
+        gt(uploadSessions.expiresAt, deps.clock.now().toISOString()),
+      ),
+    )
+    .orderBy(desc(uploadSessions.expiresAt))
+    .limit(1)
+    .get();
 }
 
 /**

@@ -18,11 +18,26 @@ export function normalizeTags(tags: string[] | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
 }
 
+/**
+ * A title as stored: trimmed, and still one non-empty line. The schema's length check runs before
+ * the trim, so "   " would otherwise make a bucket titled ""; a title is shown on one line in the
+ * dashboard, notifications and git sync's commit messages, where a line break or NUL has no place.
+ */
+function bucketTitle(raw: string): string {
+  const title = raw.trim();
+  if (!title) throw new ApiError("VALIDATION_FAILED", "title must not be blank.", { field: "title" });
+  if (/[\u0000-\u001f\u007f-\u009f]/u.test(title)) {
+    throw new ApiError("VALIDATION_FAILED", "title must be one line without control characters.", { field: "title" });
+  }
+  return title;
+}
+
 export function createBucket(deps: Deps, actor: Actor, input: BucketInput): BucketRow {
   if (!hasAccountWideAdmin(actor)) {
     throw new ApiError("FORBIDDEN", "Creating a bucket needs account-wide bucket_admin access.", { required_scope: "bucket_admin", bucket_access: "all" });
   }
   checkMetadata(input.metadata);
+  const title = bucketTitle(input.title);
   return transaction(deps.db, (tx) => {
     const account = getAccount(deps, actor.accountId, tx);
     const max = entitlementsOf(deps, account).max_buckets;
@@ -37,7 +52,7 @@ export function createBucket(deps: Deps, actor: Actor, input: BucketInput): Buck
       .values({
         id: freshBucketId(tx),
         accountId: account.id,
-        title: input.title.trim(),
+        title,
         description: input.description ?? "",
         tagPaths: normalizeTags(input.tag_paths),
         metadata: input.metadata ?? {},
@@ -121,13 +136,14 @@ export function getBucket(deps: Deps, actor: Actor, id: string): BucketRow {
 
 export function updateBucket(deps: Deps, actor: Actor, id: string, patch: BucketPatch): BucketRow {
   checkMetadata(patch.metadata);
+  const title = patch.title === undefined ? undefined : bucketTitle(patch.title);
   return transaction(deps.db, (tx) => {
     const bucket = loadMutableBucket(deps, actor, id, { need: "bucket_admin" }, tx);
     if (patch.inbound_email) setInboundEmail(deps, bucket, patch.inbound_email, tx);
     return tx
       .update(buckets)
       .set({
-        ...(patch.title !== undefined ? { title: patch.title.trim() } : {}),
+        ...(title !== undefined ? { title } : {}),
         ...(patch.description !== undefined ? { description: patch.description } : {}),
         ...(patch.tag_paths !== undefined ? { tagPaths: normalizeTags(patch.tag_paths) } : {}),
         ...(patch.metadata !== undefined ? { metadata: patch.metadata } : {}),

@@ -18,6 +18,7 @@ export interface CommitStatements {
   otherLock: Statement<{ path: string }>;
   latestVersion: Statement<{ number: number; fileCount: number; totalBytes: number }>;
   fileByPath: Statement;
+  fileUnder: Statement<{ path: string }>;
   fileIdTaken: Statement<{ id: string }>;
   deleteFile: Statement;
   updateFile: Statement;
@@ -50,6 +51,8 @@ export function commitStatements(sqlite: Database, db: Db): CommitStatements {
       "SELECT number, file_count AS fileCount, total_bytes AS totalBytes FROM bucket_versions WHERE bucket_id = ?1 ORDER BY number DESC LIMIT 1",
     ),
     fileByPath: sqlite.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE bucket_id = ?1 AND path = ?2`),
+    // A file inside folder ?2 ("<path>/"): every such path sorts between "<path>/" and "<path>0".
+    fileUnder: sqlite.prepare("SELECT path FROM files WHERE bucket_id = ?1 AND path > ?2 AND path < ?3 LIMIT 1"),
     fileIdTaken: sqlite.prepare("SELECT id FROM files WHERE id = ?1"),
     deleteFile: sqlite.prepare("DELETE FROM files WHERE id = ?1"),
     updateFile: sqlite.prepare(

@@ -10,8 +10,9 @@ import { newId } from "../../core/ids";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import { isConnection, preparedPerDb } from "../../db/prepared";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { commitStatements } from "./commit-statements";
+import { commitStatements, type CommitStatements } from "./commit-statements";
 import { liveHolders } from "./lock-holders";
+import { isMailPath } from "./paths";
 import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
 import { assertNoUploadCommitting } from "../buckets";
 
@@ -121,6 +122,70 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
   );
 }
 
+/**
+ * Refuse a commit that leaves a file and a folder with the same path ("docs" beside "docs/a.txt"):
+ * no file system or git tree can hold both, so such a bucket could not be synced, exported to
+ * git, downloaded or backed up to a folder without losing one of them (D302). Checked on the
+ * state after the whole commit, so one commit may replace a file by a folder or the reverse.
+ * Only paths this commit created can clash (an existing path was checked when it was made).
+ */
+export function assertNoFileFolderClash(bucketId: string, created: string[], st: CommitStatements): void {
+  const seen = new Set<string>();
+  for (const path of created) {
+    const under = st.fileUnder.get(bucketId, `${path}/`, `${path}0`);
+    if (under) throw fileFolderClash(path, under.path, "folder");
+    for (let at = path.indexOf("/"); at > 0; at = path.indexOf("/", at + 1)) {
+      const folder = path.slice(0, at);
+      if (seen.has(folder)) continue;
+      seen.add(folder);
+      if (st.fileByPath.get(bucketId, folder)) throw fileFolderClash(path, folder, "file");
+    }
+  }
+}
+
+const fileFolderClash = (path: string, other: string, otherIs: "file" | "folder") =>
+  new ApiError(
+    "PATH_CONFLICT",
+    otherIs === "file"
+      ? `${path} would put a file inside ${other}, which is a file; rename or delete ${other} first (in the same reorganize or sync to do both at once).`
+      : `${path} is a folder (it holds ${other}); a file cannot have the same path as a folder.`,
+    { path, conflicting_path: other },
+  );
+
+/**
+ * A file lock is taken on a file and released by the file's id, so it goes where the file goes:
+ * a path this commit renamed (its file id now at another path of the bucket) takes its locks
+ * along, and a deleted path's locks end with it. Left on a path without a file, a lock could be
+ * released by nobody and kept everyone else from writing that path for up to a week. Locks of
+ * other live holders on these paths refused the commit already; any left are the writer's own
+ * or dead ones.
+ */
+function carryLocks(bucketId: string, log: (typeof fileChanges.$inferInsert)[], tx: Tx): void {
+  const removed = log.filter((c) => c.sha256 === null);
+  const newPathOf = new Map(log.filter((c) => c.sha256 !== null).map((c) => [c.fileId, c.path]));
+  for (let i = 0; i < removed.length; i += 500) {
+    const paths = removed.slice(i, i + 500).map((c) => c.path);
+    const locks = tx
+      .select()
+      .from(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths)))
+      .all();
+    if (locks.length === 0) continue;
+    tx.delete(fileLocks)
+      .where(and(eq(fileLocks.bucketId, bucketId), inArray(fileLocks.path, paths)))
+      .run();
+    for (const lock of locks) {
+      const to = newPathOf.get(removed.find((c) => c.path === lock.path)!.fileId);
+      // A lock already on the target (the writer's own, since another's refused the commit) stays.
+      if (to)
+        tx.insert(fileLocks)
+          .values({ ...lock, path: to })
+          .onConflictDoNothing()
+          .run();
+    }
+  }
+}
+
 const latestQuery = (db: DbOrTx, bucketId: string | Placeholder) =>
   db.select().from(bucketVersions).where(eq(bucketVersions.bucketId, bucketId)).orderBy(desc(bucketVersions.number)).limit(1);
 const preparedLatest = preparedPerDb((db) => latestQuery(db, sql.placeholder("bucketId")).prepare());
@@ -165,9 +230,10 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
   const written: FileRow[] = [];
   const deleted: string[] = [];
   const log: (typeof fileChanges.$inferInsert)[] = [];
+  const created: string[] = [];
 
   for (const change of byPath.values()) {
-    const current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
+    let current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
     if (change.blob === null) {
       if (!current) continue;
       st.deleteFile.run(current.id);
@@ -178,6 +244,14 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
       continue;
     }
     const b = change.blob;
+    if (current && change.fileId && current.id !== change.fileId && !st.fileIdTaken.get(change.fileId)) {
+      // A file renamed or moved onto another (overwrite) replaces it: the path now holds the
+      // moved file under its own id, and the overwritten file ends as a delete would end it.
+      st.deleteFile.run(current.id);
+      fileCount--;
+      totalBytes -= current.size;
+      current = null;
+    }
     if (current && current.sha256 === b.sha256 && current.contentType === b.contentType) {
       written.push(current); // same bytes, same type: nothing to record
       continue;
@@ -213,6 +287,9 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
         updatedAt: now,
       };
       st.insertFile.run(row.id, bucketId, row.path, row.sha256, row.size, row.contentType, row.md5, 1, number, now, now);
+      // Received mail never leaves Pier (no sync, git export or site takes it): a user's file
+      // named like one of its folders must not stop a message from being filed.
+      if (!isMailPath(row.path)) created.push(row.path);
       fileCount++;
       totalBytes += b.size;
     }
@@ -220,6 +297,8 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
     log.push({ bucketId, path: change.path, version: number, fileId: row.id, sha256: b.sha256, size: b.size, contentType: b.contentType, md5: b.md5 });
   }
 
+  if (created.length) assertNoFileFolderClash(bucketId, created, st);
+  if (deleted.length) carryLocks(bucketId, log, tx);
   if (log.length === 0 && !opts.alwaysVersion) return { bucket, version: null, written, deleted };
   for (const c of log) st.insertChange.run(bucketId, c.path, c.version, c.fileId, c.sha256 ?? null, c.size ?? null, c.contentType ?? null, c.md5 ?? null);
   const version: VersionRow = {

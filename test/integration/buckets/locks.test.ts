@@ -99,6 +99,17 @@ describe("a bucket lock whose holder was revoked", () => {
       expect(t.pier.deps.sqlite.query("SELECT id FROM bucket_locks WHERE holder_id = ?").all(record.id)).toEqual([]);
       expect([kind, (await title(2)).status]).toEqual([kind, 200]);
       expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).body.data.bucket.lock).toBeUndefined();
+      if (kind === "upload session") {
+        // The revoked key's session is still open (until it expires): the owner's own session,
+        // once closed, must not leave its lock behind for it. Before: the owner's lock was kept,
+        // stretched to the revoked session's expiry, and blocked every other credential.
+        const mine = await t.api("POST", `/api/v1/buckets/${b.id}/upload_sessions`, { key: u.key, body: {} });
+        const sid = mine.body.data.upload_session.id;
+        expect((await t.api("POST", `/api/v1/buckets/${b.id}/upload_sessions/${sid}/finalize`, { key: u.key, body: { complete: false } })).status).toBe(200);
+        expect((await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).body.data.bucket.lock).toBeUndefined();
+        const other = t.key(u, { scope: "bucket_admin" });
+        expect((await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: other, body: { bucket: { title: "after" } } })).status).toBe(200);
+      }
     }
   });
 });

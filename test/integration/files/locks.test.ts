@@ -115,6 +115,28 @@ describe("a lock whose holder can no longer act blocks nobody", () => {
   });
 });
 
+describe("a lock follows its file", () => {
+  test("renamed by its holder, the lock moves with the file (released by the file's id); deleted, it goes: the old path is free", async () => {
+    const agent = t.key(u, { scope: "bucket_write" });
+    const { bucket, fileId } = await lockedFile(agent);
+    const renamed = await t.api("POST", `/api/v1/buckets/${bucket}/files/${fileId}/rename`, { key: agent, body: { path: "renamed.txt" } });
+    expect(renamed.status).toBe(200);
+    expect(await fileLock(bucket, fileId)).toMatchObject({ message: "agent at work" });
+    // Before: the lock stayed on notes.txt, where no file is, so no file id could release it and
+    // nobody else could write notes.txt for the week.
+    expect((await directUpload(t, u.key, bucket, textFile("notes.txt", "mine"))).status).toBe(201);
+    expect((await directUpload(t, u.key, bucket, textFile("renamed.txt", "mine"))).status).toBe(423);
+    expect((await t.api("DELETE", `/api/v1/buckets/${bucket}/files/${fileId}/lock`, { key: agent })).body.data).toMatchObject({ path: "renamed.txt" });
+    expect(await fileLock(bucket, fileId)).toBeNull();
+
+    const relock = await t.api("POST", `/api/v1/buckets/${bucket}/files/lock`, { key: agent, body: { paths: ["renamed.txt"], message: "again" } });
+    expect(relock.status).toBe(200);
+    expect((await t.api("DELETE", `/api/v1/buckets/${bucket}/files/${fileId}`, { key: agent })).status).toBe(200);
+    expect(t.pier.deps.sqlite.query("SELECT path FROM file_locks WHERE bucket_id = ?").all(bucket)).toEqual([]);
+    expect((await directUpload(t, u.key, bucket, textFile("renamed.txt", "mine"))).status).toBe(201);
+  });
+});
+
 describe("bucket_admin breaks another holder's live lock with force", () => {
   test("over the API: without force 423, a bucket_write key's force 403, a bucket_admin's force releases it", async () => {
     const agent = t.key(u, { scope: "bucket_write" });

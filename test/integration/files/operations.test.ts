@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
-import { newBucket, syncFiles, textFile } from "../../helpers/uploads";
+import { uploadLimits } from "../../../src/features/files/uploads/limits";
+import { directUpload, newBucket, syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
 let u: TestUser;
@@ -51,6 +52,15 @@ describe("rename, move, copy, delete", () => {
     expect(await versionCount(bucket)).toBe(v0 + 1);
     const exe = await t.api("POST", `/api/v1/buckets/${bucket}/files/${id}/rename`, { key: u.key, body: { path: "evil.exe" } });
     expect(exe.body.error.code).toBe("FORBIDDEN_FILE_TYPE");
+    // Onto an existing file with overwrite: still this file's id (before: the overwritten
+    // file's id, and this one's was gone).
+    const b = await fileId(bucket, "b.txt");
+    const over = await t.api("POST", `/api/v1/buckets/${bucket}/files/${id}/rename`, { key: u.key, body: { path: "b.txt", overwrite: true } });
+    expect(over.status).toBe(200);
+    expect(over.body.data.file).toMatchObject({ id, path: "b.txt", sha256: r.body.data.file.sha256 });
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files/${id}`, { key: u.key })).body.data.file.path).toBe("b.txt");
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/files/${b}`, { key: u.key })).status).toBe(404);
+    expect(await paths(bucket)).toEqual(["b.txt"]);
   });
 
   test("copy and move across buckets by reference; copying out of an archived bucket works", async () => {
@@ -120,6 +130,56 @@ describe("reorganize", () => {
     expect(ok.status).toBe(200);
     expect(await paths(bucket)).toEqual(["x/a.txt", "x/b.txt", "y/c.txt"]);
     expect(await versionCount(bucket)).toBe(v0 + 1);
+  });
+});
+
+describe("a file and a folder cannot share a path", () => {
+  // Before, "docs" and "docs/a.txt" were both accepted: a bucket no folder, git tree or backup
+  // can hold, and a git export kept only one of them.
+  test("a write that would make one is refused with PATH_CONFLICT and changes nothing; one commit may turn one into the other", async () => {
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, [textFile("docs/a.txt", "a"), textFile("notes", "n")]);
+    const v0 = await versionCount(bucket);
+    for (const [path, conflicting] of [
+      ["docs", "docs/a.txt"],
+      ["notes/today.txt", "notes"],
+      ["notes/deeper/today.txt", "notes"],
+    ]) {
+      const r = await directUpload(t, u.key, bucket, textFile(path!, "x"));
+      expect(r.status).toBe(409);
+      expect(r.body.error).toMatchObject({ code: "PATH_CONFLICT", details: { path, conflicting_path: conflicting } });
+    }
+    const appended = await t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: u.key, body: { path: "docs", text: "x", create: true } });
+    expect(appended.body.error.code).toBe("PATH_CONFLICT");
+    const clash = await t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, {
+      key: u.key,
+      body: { operations: [{ op: "copy", from: "notes", to: "docs/a.txt/b" }] },
+    });
+    expect(clash.body.error.code).toBe("PATH_CONFLICT");
+    expect(await paths(bucket)).toEqual(["docs/a.txt", "notes"]);
+    expect(await versionCount(bucket)).toBe(v0);
+
+    // In one reorganize: the folder's only file leaves it, then a file takes its name.
+    const swap = await t.api("POST", `/api/v1/buckets/${bucket}/files/reorganize`, {
+      key: u.key,
+      body: { operations: [{ op: "move", from: "docs/a.txt", to: "docs" }] },
+    });
+    expect(swap.status).toBe(200);
+    expect(await paths(bucket)).toEqual(["docs", "notes"]);
+  });
+
+  test("a delete_missing sync that turns a file into a folder deletes the file with the chunk that needs its name", async () => {
+    const bucket = await newBucket(t, u.key);
+    await syncFiles(t, u.key, bucket, [textFile("docs", "old"), textFile("keep.txt", "k")]);
+    const chunk = uploadLimits.finalizeChunk;
+    uploadLimits.finalizeChunk = 1;
+    try {
+      const r = await syncFiles(t, u.key, bucket, [textFile("docs/a.txt", "a"), textFile("docs/b.txt", "b")], { deleteMissing: true });
+      expect(r.finalize.status).toBe(200);
+    } finally {
+      uploadLimits.finalizeChunk = chunk;
+    }
+    expect(await paths(bucket)).toEqual(["docs/a.txt", "docs/b.txt"]);
   });
 });
 

@@ -118,3 +118,38 @@ describe("upload sessions expire an hour after the last call", () => {
     expect(await lockOf(bucket)).toBeUndefined();
   });
 });
+
+describe("an open session holds the bucket for its credential, whatever that credential does with its own bucket lock", () => {
+  // Before: the session's lock and the credential's explicit lock were one row, so an explicit
+  // lock shorter than the session, taken before or during it, or released by its holder, left
+  // the bucket open to every other credential in the middle of the session.
+  test("an explicit lock taken before or during the session, then expired or released, still leaves the bucket locked until the session closes", async () => {
+    const other = t.key(u, { scope: "bucket_write" });
+    const otherWrites = (bucket: string) =>
+      t.api("POST", `/api/v1/buckets/${bucket}/files/append_text`, { key: other, body: { path: "other.txt", text: "other", create: true } });
+    const lock = (bucket: string) => t.api("POST", `/api/v1/buckets/${bucket}/lock`, { key: u.key, body: { duration_seconds: 60 } });
+
+    const before = await newBucket(t, u.key);
+    expect((await lock(before)).status).toBe(200);
+    const sid = await open(before, {});
+    await declare(before, sid, [textFile("mine.txt", "mine")]);
+    minutes(2);
+    expect((await otherWrites(before)).status).toBe(423);
+
+    const during = await newBucket(t, u.key);
+    await open(during, {});
+    expect((await lock(during)).status).toBe(200);
+    minutes(2);
+    expect((await otherWrites(during)).status).toBe(423);
+
+    const released = await newBucket(t, u.key);
+    const sid2 = await open(released, {});
+    expect((await t.api("DELETE", `/api/v1/buckets/${released}/lock`, { key: u.key })).status).toBe(200);
+    const refused = await otherWrites(released);
+    expect(refused.status).toBe(423);
+    expect(refused.body.error.details.lock).toMatchObject({ holder_kind: "upload_session" });
+    // Closing the session releases the bucket.
+    expect((await t.api("POST", `${base(released)}/${sid2}/finalize`, { key: u.key, body: { complete: false } })).status).toBe(200);
+    expect((await otherWrites(released)).status).toBe(200);
+  });
+});

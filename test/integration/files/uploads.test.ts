@@ -69,6 +69,8 @@ describe("upload session edges", () => {
     expect(last.body.data.upload_session).toMatchObject({ status: "completed", committed_files_count: 12 });
     const repeat = await t.api("POST", `${base(bucket)}/${sid}/finalize`, { key: u.key, body: { complete: true } });
     expect(repeat.status).toBe(200);
+    // A client repeating finalize after a timeout gets the answer it missed, version_id included.
+    expect(repeat.body.data).toEqual(last.body.data);
     expect(await lockOf(bucket)).toBeUndefined();
   });
 

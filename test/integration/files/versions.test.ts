@@ -26,6 +26,12 @@ describe("bucket versions", () => {
     await t.api("DELETE", `/api/v1/buckets/${bucket}/files/${id}`, { key: u.key });
     const list = await t.api("GET", `/api/v1/buckets/${bucket}/versions`, { key: u.key });
     const versions = list.body.data.versions;
+    // The documented page limits, kept as every list keeps its own: 500 versions, 1000 files
+    // (before: 501-1000 versions were accepted and silently answered with 500).
+    const tooMany = await t.api("GET", `/api/v1/buckets/${bucket}/versions?limit=501`, { key: u.key });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.error.details.fields[0].path).toBe("/limit");
+    expect((await t.api("GET", `/api/v1/buckets/${bucket}/versions/${versions[0].id}/files?limit=1000`, { key: u.key })).status).toBe(200);
     expect(versions.map((v: any) => v.number)).toEqual([3, 2, 1]);
     expect(versions.map((v: any) => v.file_count)).toEqual([2, 3, 2]);
     const first = versions[2];

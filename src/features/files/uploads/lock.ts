@@ -11,8 +11,10 @@ export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sess
   const now = deps.clock.now().toISOString();
   const lock = db.select().from(bucketLocks).where(eq(bucketLocks.bucketId, bucketId)).get();
   if (lock && lock.expiresAt > now && lock.holderId === actor.credentialId) {
-    // The key's own explicit lock stays as it is; a session lock is stretched to cover this session.
-    if (lock.holderKind === "upload_session" && lock.expiresAt < expiresAt) {
+    // The credential's own lock, a session's or an explicit one, is stretched to cover this
+    // session: one row is the bucket's lock, and an explicit lock shorter than the session would
+    // otherwise open the bucket to everyone in the middle of it (D301).
+    if (lock.expiresAt < expiresAt) {
       db.update(bucketLocks).set({ expiresAt }).where(eq(bucketLocks.bucketId, bucketId)).run();
     }
     return;
@@ -32,8 +34,9 @@ export function holdSessionLock(deps: Deps, actor: Actor, bucketId: string, sess
 }
 
 /**
- * Stretch the bucket's upload-session lock of this credential to `expiresAt`, if it holds one:
- * for a session slid by a call that takes no lock (reading the session, a PUT of its bytes).
+ * Stretch the bucket's lock held by this credential (its session's or its explicit one) to
+ * `expiresAt`, if it holds one: for a session slid by a call that takes no lock (reading the
+ * session, a PUT of its bytes).
  */
 export function stretchSessionLock(deps: Deps, bucketId: string, credentialId: string, expiresAt: string, db: DbOrTx): void {
   db.update(bucketLocks)
@@ -41,7 +44,6 @@ export function stretchSessionLock(deps: Deps, bucketId: string, credentialId: s
     .where(
       and(
         eq(bucketLocks.bucketId, bucketId),
-        eq(bucketLocks.holderKind, "upload_session"),
         eq(bucketLocks.holderId, credentialId),
         gt(bucketLocks.expiresAt, deps.clock.now().toISOString()),
         lt(bucketLocks.expiresAt, expiresAt),
@@ -50,15 +52,28 @@ export function stretchSessionLock(deps: Deps, bucketId: string, credentialId: s
     .run();
 }
 
-/** Release the session lock unless another live session of the bucket still needs it. */
+/**
+ * Release the session lock unless another live session of its holder still needs it. Only the
+ * holder's: another credential's session left open (its key revoked, which deleted its lock)
+ * must not keep this holder's lock alive, blocking everyone else until that session expires.
+ */
 export function releaseSessionLock(deps: Deps, bucketId: string, db: DbOrTx): void {
   const now = deps.clock.now().toISOString();
+  const sessionLock = and(eq(bucketLocks.bucketId, bucketId), eq(bucketLocks.holderKind, "upload_session"));
+  const lock = db.select({ holderId: bucketLocks.holderId }).from(bucketLocks).where(sessionLock).get();
+  if (!lock) return;
   const live = db
     .select({ expiresAt: uploadSessions.expiresAt })
     .from(uploadSessions)
-    .where(and(eq(uploadSessions.bucketId, bucketId), inArray(uploadSessions.status, ["open", "finalizing"]), gt(uploadSessions.expiresAt, now)))
+    .where(
+      and(
+        eq(uploadSessions.bucketId, bucketId),
+        eq(uploadSessions.credentialId, lock.holderId),
+        inArray(uploadSessions.status, ["open", "finalizing"]),
+        gt(uploadSessions.expiresAt, now),
+      ),
+    )
     .all();
-  const sessionLock = and(eq(bucketLocks.bucketId, bucketId), eq(bucketLocks.holderKind, "upload_session"));
   if (live.length === 0) {
     db.delete(bucketLocks).where(sessionLock).run();
     return;

@@ -4,7 +4,7 @@
 // commit in bounded chunks, one version each, and answer "pending" until done: every chunk is
 // its own transaction, so a crash mid-finalize loses nothing committed and the client's repeat
 // of the same call continues where it stopped.
-import { and, count, eq, inArray, notInArray } from "drizzle-orm";
+import { and, count, eq, gt, inArray, lt, notInArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -167,6 +167,45 @@ const incomplete = (missing: UploadEntryRow[], missingCount = missing.length) =>
   });
 
 /**
+ * The files a delete_missing sync omits that stand in the way of this chunk's files: "docs" when
+ * the folder now has "docs/a.txt", or the files under "docs/" when "docs" became a file. A file
+ * and a folder cannot share a path (D302), and the sync deletes what it omits only with its last
+ * chunk, so an earlier chunk (or a finalize_batch) would clash; these files go with the chunk
+ * that replaces them instead. Only undeclared ones: a folder cannot hold both, so a declared one
+ * is the client's own clash, refused by the commit. Received mail is never deleted by a sync.
+ */
+function omittedInTheWay(s: UploadSessionRow, entries: UploadEntryRow[], tx: DbOrTx): Change[] {
+  const inTheWay = new Set<string>();
+  for (const e of entries) {
+    for (let at = e.path.indexOf("/"); at > 0; at = e.path.indexOf("/", at + 1)) inTheWay.add(e.path.slice(0, at));
+    const under = tx
+      .select({ path: files.path })
+      .from(files)
+      .where(and(eq(files.bucketId, s.bucketId), gt(files.path, `${e.path}/`), lt(files.path, `${e.path}0`)))
+      .all();
+    for (const f of under) inTheWay.add(f.path);
+  }
+  const out: Change[] = [];
+  for (const path of inTheWay) {
+    if (isMailPath(path)) continue;
+    const exists = tx
+      .select({ id: files.id })
+      .from(files)
+      .where(and(eq(files.bucketId, s.bucketId), eq(files.path, path)))
+      .get();
+    if (!exists) continue;
+    const declared = tx
+      .select({ id: uploadEntries.id })
+      .from(uploadEntries)
+      // Both statuses named: the lookup then runs along the (session_id, status, path) index.
+      .where(and(eq(uploadEntries.sessionId, s.id), inArray(uploadEntries.status, ["pending", "finalized"]), eq(uploadEntries.path, path)))
+      .get();
+    if (!declared) out.push({ path, blob: null });
+  }
+  return out;
+}
+
+/**
  * Commit `entries` (re-checked inside the transaction: still pending, and proven) plus
  * `deletions`, mark them finalized, and update the session counters. One transaction, one version.
  * Entries without proof of possession are skipped, or with `refuseUnproven` refuse the whole
@@ -200,6 +239,7 @@ function commitEntries(
       }
     }
     const changes = entries.map(toChange);
+    if (s.deleteMissing && !opts.applyDeleteMissing) changes.push(...omittedInTheWay(s, entries, tx));
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
       const keep = tx.select({ path: uploadEntries.path }).from(uploadEntries).where(eq(uploadEntries.sessionId, s.id));
@@ -286,8 +326,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
   loadBucket(deps, actor, bucketId, "bucket_write");
   const current = loadSession(deps, actor, bucketId, sessionId);
   // Repeats after success are answered, not refused: clients retry finalize on timeouts.
-  if (current.status === "completed" && complete)
-    return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false, remaining_files_count: 0 } };
+  if (current.status === "completed" && complete) return completedAnswer(current);
   if (current.status === "cancelled" && !complete) return { pending: false, data: { upload_session: presentSession(current), finalize_pending: false } };
   if (!complete) return { pending: false, data: { upload_session: presentSession(cancelSession(deps, actor, bucketId, sessionId)), finalize_pending: false } };
 
@@ -310,12 +349,7 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
     // A concurrent repeat of this call (client retry) finished the session first: same answer.
     // (Only then is the session re-read: after a bucket delete it is gone, and the delete's answer stands.)
     const now = e instanceof ApiError && e.code === "UPLOAD_SESSION_CLOSED" ? loadSession(deps, actor, bucketId, sessionId) : null;
-    if (now?.status === "completed") {
-      return {
-        pending: false,
-        data: { upload_session: presentSession(now), finalize_pending: false, remaining_files_count: 0, version_id: now.lastVersionId },
-      };
-    }
+    if (now?.status === "completed") return completedAnswer(now);
     throw e;
   }
   if (!last) {
@@ -330,11 +364,14 @@ export async function finalizeSession(deps: Deps, actor: Actor, bucketId: string
       },
     };
   }
-  return {
-    pending: false,
-    data: { upload_session: presentSession(r.session), finalize_pending: false, remaining_files_count: 0, version_id: r.session.lastVersionId },
-  };
+  return completedAnswer(r.session);
 }
+
+/** The answer of a completed finalize: the same to the call that completed it and to every repeat. */
+const completedAnswer = (s: UploadSessionRow): FinalizeResult => ({
+  pending: false,
+  data: { upload_session: presentSession(s), finalize_pending: false, remaining_files_count: 0, version_id: s.lastVersionId },
+});
 
 /**
  * The checks of a first finalize call: everything expected was declared and has its bytes.

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Deps } from "../../../core/context";
 import { must, type authPlugin } from "../../../http/auth";
 import { BucketParams } from "../../buckets";
-import { RestoreBody, VersionPageQuery, VersionParams } from "./model";
+import { RestoreBody, VersionFilesQuery, VersionPageQuery, VersionParams } from "./model";
 import { getVersion, listVersions, restoreVersion, versionFiles } from "./service";
 
 const tags = ["Versions"];
@@ -35,7 +35,7 @@ export const versionRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
       {
         auth: "bucket_read",
         params: VersionParams,
-        query: VersionPageQuery,
+        query: VersionFilesQuery,
         detail: { tags, summary: "The files of a version's snapshot (path order; default 100, max 1000)" },
       },
     );
