@@ -127,7 +127,7 @@ describe("device approval", () => {
 describe("access-code mail", () => {
   test("a phishing title is quoted, cut short and attributed to the site in the mail", async () => {
     const title = "URGENT: your bank account is locked.\nCall +1 555 0100 now or lose your savings \u202Eforever and ever and ever";
-    const site = await publishSite(t, { kind: "preview", access: "require_email", title, files: [{ path: "index.html", bytes: "<h1>x</h1>" }] });
+    const site = await publishSite(t, { kind: "preview", access: "require_email", storedTitle: title, files: [{ path: "index.html", bytes: "<h1>x</h1>" }] });
     const r = await siteFetch(t, site.host, "/_pier/gate/email", {
       method: "POST",
       headers: { ...form, ...from("198.51.100.60") },

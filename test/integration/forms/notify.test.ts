@@ -44,7 +44,7 @@ test("six quick submissions give the owner one mail with counts and no visitor t
 test("the bucket title is quoted, without control, bidirectional or invisible characters, in the subject and the body", async () => {
   // A right-to-left override turns what follows around on screen; a zero-width space and a bell are invisible.
   const title = "Bak\u202Eyrev\u200B\u0007\u2066ery\u2028Shop\u00ADs";
-  const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>Home</h1>" }], title });
+  const site = await publishSite(t, { files: [{ path: "index.html", bytes: "<h1>Home</h1>" }], storedTitle: title });
   await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}`, {
     key: site.user.key,
     body: { bucket: { metadata: { publication_forms: { forms: [{ name: "contact" }] } } } },

@@ -35,7 +35,7 @@ const send = (mail: Mail) =>
 
 const newBucket = (body: Record<string, unknown> = { inbound_email: { enabled: true } }, title = "Invoices Inbox") => createBucket(t, u, { title, ...body });
 const inbound = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/inbound_email`, { key: u.key })).body.data;
-const versionCount = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/versions?limit=1000`, { key: u.key })).body.data.versions.length;
+const versionCount = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/versions?limit=500`, { key: u.key })).body.data.versions.length;
 async function emailFiles(id: string, limit = 1000, offset = 0) {
   const r = await t.api("GET", `/api/v1/buckets/${id}/files?q=_email/&limit=${limit}&offset=${offset}`, { key: u.key });
   expect(r.status).toBe(200);
@@ -249,7 +249,7 @@ describe("filing over real SMTP", () => {
   test("an account made read-only between RCPT TO and the end of DATA: 451, nothing filed", async () => {
     const owner = await t.user();
     const b = await createBucket(t, owner, { title: "Read-only meanwhile", inbound_email: { enabled: true } });
-    const versions = (await t.api("GET", `/api/v1/buckets/${b.id}/versions?limit=1000`, { key: owner.key })).body.data.versions.length;
+    const versions = (await t.api("GET", `/api/v1/buckets/${b.id}/versions?limit=500`, { key: owner.key })).body.data.versions.length;
     const c = await RawSmtp.open(port());
     try {
       await c.cmd("EHLO client.test");
@@ -264,7 +264,7 @@ describe("filing over real SMTP", () => {
     }
     const after = await t.api("GET", `/api/v1/buckets/${b.id}/inbound_email`, { key: owner.key });
     expect(after.body.data).toMatchObject({ received_count: 0, last_received_path: null });
-    expect((await t.api("GET", `/api/v1/buckets/${b.id}/versions?limit=1000`, { key: owner.key })).body.data.versions.length).toBe(versions);
+    expect((await t.api("GET", `/api/v1/buckets/${b.id}/versions?limit=500`, { key: owner.key })).body.data.versions.length).toBe(versions);
   });
 
   test("the read status is shared: the first reader is kept, any key sees it; deleted messages leave the list", async () => {

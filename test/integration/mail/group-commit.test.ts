@@ -26,7 +26,7 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const versions = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/versions?limit=1000`, { key: u.key })).body.data.versions.length;
+const versions = async (id: string) => (await t.api("GET", `/api/v1/buckets/${id}/versions?limit=500`, { key: u.key })).body.data.versions.length;
 const messages = async (id: string) =>
   (await t.api("GET", `/api/v1/buckets/${id}/inbound_email/messages`, { key: u.key })).body.data.messages.map((m: { subject: string }) => m.subject);
 
