@@ -2,7 +2,7 @@
 // store the blobs first (outside any transaction), then commit them all as one version.
 import type { Deps } from "../../core/context";
 import { assertAllowedFile, normalizeContentType } from "./forbidden";
-import { commitChanges, type CommitOptions, type CommitResult, type Writer } from "./commit";
+import { assertPathsUnlocked, bucketForWrite, commitChanges, type CommitOptions, type CommitResult, type Writer } from "./commit";
 import { normalizePath } from "./paths";
 import { assertNotExecutable } from "./sniff";
 
@@ -26,6 +26,16 @@ export async function writeFiles(deps: Deps, writer: Writer, bucketId: string, i
     assertNotExecutable(bytes, path);
     return { path, contentType, bytes };
   });
+  // Refused writers store nothing: the commit checks again in its transaction, but a blob put
+  // first would stay on disk until the collector's grace ends (a day), for anyone to fill.
+  bucketForWrite(deps, writer, bucketId, opts, deps.db);
+  assertPathsUnlocked(
+    deps,
+    writer,
+    bucketId,
+    prepared.map((f) => f.path),
+    deps.db,
+  );
   const changes = [];
   for (const f of prepared) {
     const info = await deps.blobs.putBytes(f.bytes);

@@ -317,13 +317,16 @@ describe("file tools", () => {
     await reader.close();
 
     const stranger = await connectWithKey((await t.user()).key);
+    const pwned = `pwned ${crypto.randomUUID()}`;
     for (const call of [
       { name: "bucket_file_list", arguments: { bucket_id: id } },
       { name: "bucket_file_read", arguments: { bucket_id: id, path: "index.html" } },
-      { name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: "pwned" } },
+      { name: "bucket_file_write", arguments: { bucket_id: id, path: "index.html", content: pwned } },
     ])
       expect(((await stranger.callTool(call)).structuredContent as any).error.code).toBe("BUCKET_NOT_FOUND");
     await stranger.close();
+    // A refused write stores nothing (it would sit on disk a day before the collector may take it).
+    expect(await t.pier.deps.blobs.has(new Bun.CryptoHasher("sha256").update(pwned).digest("hex"))).toBe(false);
     expect((await t.api("GET", "/api/v1/buckets/" + id + "/files", { key: u.key })).body.data.files).toHaveLength(2);
   });
 });
