@@ -24,12 +24,18 @@ export type Io = { out: (line: string) => void; err: (line: string) => void };
 
 const scopes: Scope[] = ["bucket_read", "bucket_write", "bucket_admin"];
 
-async function password(options: Record<string, string>): Promise<string> {
+const ARGV_PASSWORD_WARNING =
+  "Warning: --password puts the password in the process list and shell history; set PIER_ADMIN_PASSWORD or pipe it to --password-stdin.";
+
+async function password(options: Record<string, string>, io: Io): Promise<string> {
   if (options["password-stdin"]) {
+    if (options.password !== undefined) throw new UsageError("give --password or --password-stdin, not both");
     const text = (await Bun.stdin.text()).replace(/\r?\n$/, "");
     if (!text) throw new UsageError("--password-stdin: nothing on standard input");
     return text;
   }
+  // As for the client's --key (D296): still taken, with the safer ways named.
+  if (options.password !== undefined) io.err(ARGV_PASSWORD_WARNING);
   const p = options.password ?? process.env.PIER_ADMIN_PASSWORD;
   if (!p) throw new UsageError("give a password with --password, --password-stdin or PIER_ADMIN_PASSWORD");
   return p;
@@ -80,7 +86,7 @@ const commands: Record<string, AdminCommand> = {
     options: pw,
     async run(deps, o, io) {
       const { bootstrap } = await accounts();
-      const r = await bootstrap(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
+      const r = await bootstrap(deps, { email: required(o, "email"), password: await password(o, io), plan: o.plan });
       io.err(
         `${r.createdUser ? "created" : "found"} user ${r.user.email} (${r.user.id}); ${r.createdAccount ? "created" : "found"} account ${r.account.id} on plan ${r.account.plan}; new owner key follows`,
       );
@@ -93,7 +99,7 @@ const commands: Record<string, AdminCommand> = {
     options: pw,
     async run(deps, o, io) {
       const { adminCreateUser } = await accounts();
-      const { user, account } = await adminCreateUser(deps, { email: required(o, "email"), password: await password(o), plan: o.plan });
+      const { user, account } = await adminCreateUser(deps, { email: required(o, "email"), password: await password(o, io), plan: o.plan });
       io.out(JSON.stringify({ user_id: user.id, email: user.email, instance_admin: user.isInstanceAdmin, account_id: account.id, plan: account.plan }));
     },
   },
@@ -103,7 +109,7 @@ const commands: Record<string, AdminCommand> = {
     options: [opt.email, opt.password, opt.passwordStdin],
     async run(deps, o, io) {
       const { adminSetPassword } = await accounts();
-      const user = await adminSetPassword(deps, required(o, "email"), await password(o));
+      const user = await adminSetPassword(deps, required(o, "email"), await password(o, io));
       io.err(`password of ${user.email} changed; their browser sessions ended`);
       io.out(JSON.stringify({ user_id: user.id, email: user.email }));
     },

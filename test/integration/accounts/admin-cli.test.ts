@@ -35,6 +35,7 @@ describe("pier admin bootstrap", () => {
     expect(first.lines).toHaveLength(1);
     expect(first.stdout).toMatch(/^pier_[a-z0-9]{40}\n$/);
     expect(first.stderr).toContain("created user ops@example.com");
+    expect(first.stderr).toContain("Warning: --password puts the password in the process list");
     const key1 = first.lines[0]!;
     const status = await t.api("GET", "/api/v1/agent_auth/status", { key: key1 });
     expect(status.status).toBe(200);
@@ -69,6 +70,7 @@ describe("pier admin bootstrap", () => {
     const named = await t.api("POST", "/api/v1/api_keys", { key: env.lines[0]!, body: { label: "pro feature" } });
     expect(named.status).toBe(201);
     expect(stdin.code).toBe(0);
+    expect([env.stderr, stdin.stderr].some((e) => e.includes("--password puts"))).toBe(false);
     for (const [email, password] of [
       ["env@example.com", "password from env"],
       ["stdin@example.com", "password from stdin"],
@@ -79,11 +81,12 @@ describe("pier admin bootstrap", () => {
 
   test("bad input exits non-zero with a message, prints nothing on stdout and creates nothing", async () => {
     const before = countUsers(t.pier.deps);
-    const [noPassword, badPlan, weak, unknown] = await Promise.all([
+    const [noPassword, badPlan, weak, unknown, both] = await Promise.all([
       pier(["bootstrap", "--email", "nopw@example.com"]),
       pier(["bootstrap", "--email", "plan@example.com", "--password", "long password 1", "--plan", "gold"]),
       pier(["bootstrap", "--email", "weak@example.com", "--password", "short"]),
       pier(["bootstrap", "--email", "x@example.com", "--pasword", "typo typo typo"]),
+      pier(["bootstrap", "--email", "both@example.com", "--password", "long password 1", "--password-stdin"], { stdin: "long password 2\n" }),
     ]);
     expect(noPassword.code).toBe(2);
     expect(noPassword.stderr).toContain("PIER_ADMIN_PASSWORD");
@@ -92,7 +95,9 @@ describe("pier admin bootstrap", () => {
     expect(weak.code).toBe(1);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown option --pasword");
-    for (const r of [noPassword, badPlan, weak, unknown]) expect(r.stdout).toBe("");
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("not both");
+    for (const r of [noPassword, badPlan, weak, unknown, both]) expect(r.stdout).toBe("");
     expect(countUsers(t.pier.deps)).toBe(before);
   });
 });
