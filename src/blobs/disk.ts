@@ -218,6 +218,10 @@ export class DiskBlobStore implements BlobStore {
     return moved.size;
   }
 
+  renew(sha256: string): Promise<boolean> {
+    return renew(this.pathOf(sha256));
+  }
+
   async *list(): AsyncIterable<{ sha256: string; mtimeMs: number }> {
     for await (const a of await opendir(this.root)) {
       if (!a.isDirectory()) continue;

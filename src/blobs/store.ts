@@ -53,6 +53,13 @@ export interface BlobStore {
    * it or stores the bytes again.
    */
   removeIfIdle(sha256: string, idleSinceMs: number): Promise<number | null>;
+  /**
+   * Give a stored blob a fresh mtime, as a write that deduplicates onto it does: false when it is
+   * not stored (or the collector has it aside), and the caller must store the bytes again. A
+   * caller about to record a new reference to a blob it did not write renews it first, so a
+   * collection that marked before the reference existed keeps it (removeIfIdle).
+   */
+  renew(sha256: string): Promise<boolean>;
   /** Every stored blob with its last-modified time (for garbage collection). */
   list(): AsyncIterable<{ sha256: string; mtimeMs: number }>;
 }

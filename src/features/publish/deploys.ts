@@ -83,8 +83,12 @@ export async function writeDeploy(
     let p = known.get(sha);
     if (!p) {
       p = (async () => {
+        // Copies another deploy stores may lose that deploy while this build runs (its bucket
+        // deleted, its history pruned) and the blob collector runs in another job lane: renewed
+        // before they are trusted, so a collection that marked before this deploy is recorded
+        // keeps them; one it already took is compressed again.
         const prev = previousVariants(deps, sha);
-        if (prev) return prev;
+        if (prev && (await renewed(deps, [prev.gzipSha256, prev.brSha256]))) return prev;
         const data = bytes ?? new Uint8Array(await deps.blobs.file(sha).arrayBuffer());
         const c = await precompressAsync(data);
         const gz = c.gzip ? await deps.blobs.putBytes(c.gzip) : null;
@@ -163,6 +167,12 @@ export async function writeDeploy(
     return true;
   });
   return { deployId, fileCount: rows.length, totalBytes, excluded, recorded };
+}
+
+/** Whether every one of these blobs is still stored, each given a fresh mtime (null: no such variant). */
+async function renewed(deps: Deps, shas: Array<string | null>): Promise<boolean> {
+  const kept = await Promise.all(shas.map((sha) => (sha === null ? true : deps.blobs.renew(sha))));
+  return kept.every(Boolean);
 }
 
 /** Compressed variants stored for the same content by any earlier deploy (compressible only). */

@@ -3,10 +3,13 @@
 // (counted in the delete progress, removed in batches) and the blobs only deploys referenced
 // (precompressed variants) become garbage for the blob GC.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { utimesSync } from "node:fs";
 import { getTableName } from "drizzle-orm";
+import type { DiskBlobStore } from "../../../src/blobs/disk";
 import { collectGarbage } from "../../../src/blobs/gc";
 import { bucketOwnedTables } from "../../../src/features/buckets/items";
 import { startTestPier, type TestPier } from "../../helpers/pier";
+import { siteFetch } from "../../helpers/sites";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 
 // Few rows delete at once; more go to the background job.
@@ -137,6 +140,63 @@ describe("deleting a published bucket", () => {
     for (const v of variants) expect(await t.pier.deps.blobs.has(v)).toBe(false);
     expect(await t.pier.deps.blobs.has(sha(html(3)))).toBe(false);
     expect(await t.pier.deps.blobs.has(sha(shared))).toBe(true);
+  });
+
+  test("a build reusing the compressed copies of a bucket deleted meanwhile keeps them when the blob GC runs beside it", async () => {
+    const u = await t.user({ plan: "pro" });
+    const gone = await newBucket(t, u.key, "Deleted During A Build");
+    const kept = await newBucket(t, u.key, "Built Beside A Delete");
+    const page = html(77);
+    for (const b of [gone, kept]) await directUpload(t, u.key, b, textFile("index.html", page, "text/html; charset=utf-8"));
+    await directUpload(t, u.key, kept, textFile("z.txt", "the last file of the build"));
+    await t.api("POST", `/api/v1/buckets/${gone}/publication`, { key: u.key, body: {} });
+    await drain();
+    await t.api("DELETE", `/api/v1/buckets/${gone}/publication`, { key: u.key });
+    await drain();
+    // gone's compressed copies were written two days ago: past the collector's grace period.
+    const copies = db()
+      .query(
+        "SELECT gzip_sha256 AS g, br_sha256 AS b FROM deploy_files WHERE deploy_id IN (SELECT d.id FROM deploys d JOIN publications p ON p.id = d.publication_id WHERE p.bucket_id = ?)",
+      )
+      .get(gone) as { g: string; b: string };
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    for (const v of [copies.g, copies.b]) utimesSync((t.pier.deps.blobs as DiskBlobStore).pathOf(v), twoDaysAgo, twoDaysAgo);
+    expect((await t.api("POST", `/api/v1/buckets/${kept}/publication`, { key: u.key, body: {} })).status).toBe(202);
+
+    // While the build prepares its files (index.html has found gone's copies by then), gone is
+    // deleted and the blob collector (another job lane) runs.
+    const blobs = t.pier.deps.blobs as { size: (sha: string) => Promise<number | null> };
+    const size = blobs.size;
+    let overlapped = false;
+    blobs.size = async (s) => {
+      const n = await size.call(blobs, s);
+      if (s === sha("the last file of the build") && !overlapped) {
+        overlapped = true;
+        await Bun.sleep(30);
+        const confirmation = (await t.api("GET", `/api/v1/buckets/${gone}`, { key: u.key })).body.data.bucket.delete.confirmation;
+        expect((await t.api("DELETE", `/api/v1/buckets/${gone}`, { key: u.key, body: { confirmation } })).status).toBe(200);
+        await collectGarbage(t.pier.deps);
+      }
+      return n;
+    };
+    try {
+      await drain();
+    } finally {
+      delete (blobs as Partial<typeof blobs>).size;
+      if (blobs.size !== size) blobs.size = size;
+    }
+    expect(overlapped).toBe(true);
+    const pub = db().query("SELECT public_slug AS slug, current_deploy_id AS d FROM publications WHERE bucket_id = ?").get(kept) as { slug: string; d: string };
+    const row = db().query("SELECT gzip_sha256 AS g, br_sha256 AS b FROM deploy_files WHERE deploy_id = ? AND path = 'index.html'").get(pub.d) as {
+      g: string;
+      b: string;
+    };
+    for (const v of [row.g, row.b]) expect(await t.pier.deps.blobs.has(v)).toBe(true);
+    const host = `${pub.slug}.${t.pier.deps.urls.sitesDomain}`;
+    for (const encoding of ["br", "gzip"]) {
+      const r = await siteFetch(t, host, "/", { headers: { "accept-encoding": encoding } });
+      expect([r.status, await r.text()]).toEqual([200, page]);
+    }
   });
 
   test("a small unpublished bucket goes at once with its publication rows", async () => {
