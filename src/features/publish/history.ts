@@ -215,16 +215,22 @@ export async function rollbackPublication(deps: Deps, actor: Actor, publicationI
 const BLOB_CHECKS_AT_ONCE = 32;
 
 /**
- * Whether every blob a deploy serves is still stored. Each distinct blob is looked up once (a
- * site's copies of one file, or its many identical small files, share one), a batch at a time.
+ * Whether every blob a deploy serves is still stored, its precompressed copies included (a
+ * browser is answered from one, and a missing one is a 500). Each distinct blob is looked up once
+ * (a site's copies of one file, or its many identical small files, share one), a batch at a time.
  */
 async function allBlobsStored(deps: Deps, deployId: string): Promise<boolean> {
-  const shas = deps.db
-    .selectDistinct({ sha: deployFiles.blobSha256 })
-    .from(deployFiles)
-    .where(eq(deployFiles.deployId, deployId))
-    .all()
-    .map((r) => r.sha);
+  const shas = [
+    ...new Set(
+      deps.db
+        .select({ sha: deployFiles.blobSha256, gzip: deployFiles.gzipSha256, br: deployFiles.brSha256 })
+        .from(deployFiles)
+        .where(eq(deployFiles.deployId, deployId))
+        .all()
+        .flatMap((r) => [r.sha, r.gzip, r.br])
+        .filter((sha): sha is string => sha !== null),
+    ),
+  ];
   for (let i = 0; i < shas.length; i += BLOB_CHECKS_AT_ONCE) {
     const stored = await Promise.all(shas.slice(i, i + BLOB_CHECKS_AT_ONCE).map((sha) => deps.blobs.has(sha)));
     if (stored.includes(false)) return false;

@@ -302,6 +302,16 @@ describe("deploy history and rollback", () => {
     unlinkSync((t.pier.deps.blobs as DiskBlobStore).pathOf(fourth.blobSha256));
     const holes = await rollback(u, pubId, { deploy_id: all[18].id });
     expect([holes.status, holes.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
+    // So is one that lost only a precompressed copy: every browser asks for one, and would get a 500.
+    const compressed = t.pier.deps.db
+      .select()
+      .from(deployFiles)
+      .where(eq(deployFiles.deployId, all[17].id))
+      .all()
+      .find((f) => f.brSha256 !== null)!;
+    unlinkSync((t.pier.deps.blobs as DiskBlobStore).pathOf(compressed.brSha256!));
+    const noCopy = await rollback(u, pubId, { deploy_id: all[17].id });
+    expect([noCopy.status, noCopy.body.error.code]).toEqual([409, "DEPLOY_COLLECTED"]);
     await expectServedBody(t, host((await readPub(u, pubId)).public_slug), "/", "<h1>build 22</h1>");
     // The oldest kept deploy is still a working rollback target, with compressed answers.
     const r = await rollback(u, pubId, { deploy_id: all[19].id });
