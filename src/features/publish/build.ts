@@ -103,9 +103,11 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
   transaction(deps.db, (tx) => {
     const p = tx.select().from(publications).where(eq(publications.id, id)).get();
     if (!p || tokenOf(p) !== token) return;
-    // Unpublished while it built: the site stays down and the unpublish job finishes the work;
-    // the failure is recorded but brings nothing back and tells nobody.
-    const goingAway = p.status === "unpublishing" || p.status === "unpublished";
+    // Unpublished while it built: the unpublish superseded this build, as a newer request does,
+    // and the failure changes nothing and tells nobody. Recorded, publish_state "failed" hid the
+    // unpublish under way (the sweeper finds one by its publish_state "unpublishing") and let a
+    // retry queue a build the unpublish then dropped.
+    if (p.status === "unpublishing" || p.status === "unpublished") return;
     tx.update(publications)
       .set({
         publishState: "failed",
@@ -113,11 +115,10 @@ export async function markFailed(deps: Deps, id: string, token: unknown, message
         publishCompletedAt: now,
         updatedAt: now,
         // Never built: nothing is live and nothing blocks archive; a live deploy keeps serving.
-        ...(goingAway ? {} : { status: p.currentDeployId ? ("published" as const) : ("unpublished" as const) }),
+        status: p.currentDeployId ? "published" : "unpublished",
       })
       .where(eq(publications.id, id))
       .run();
-    if (goingAway) return;
     notifyAccount(
       deps,
       {

@@ -191,9 +191,15 @@ describe("unpublish while a build runs", () => {
     t.pier.deps.db.update(publications).set({ publishState: "processing" }).where(eq(publications.id, p.id)).run();
     expect((await t.api("DELETE", `/api/v1/buckets/${id}/publication`, { key: u.key })).status).toBe(202);
     t.pier.runner.sweep(true); // the restart: the interrupted build fails
+    // The failure does not overwrite the unpublish under way (the sweeper finds it by its
+    // publish_state), and a retry cannot queue a build the unpublish would silently drop.
+    const during = await readPub(u.key, p.id);
+    expect([during.status, during.publish_state]).toEqual(["unpublishing", "unpublishing"]);
+    const retry = await t.api("POST", `/api/v1/buckets/${id}/publication/retry`, { key: u.key });
+    expect([retry.status, retry.body.error?.code]).toEqual([409, "NOTHING_TO_RETRY"]);
     await drain();
     const after = await readPub(u.key, p.id);
-    expect(after.status).toBe("unpublished");
+    expect([after.status, after.publish_state]).toEqual(["unpublished", "ready"]);
     expect((await siteFetch(t, host(p.public_slug), "/")).status).toBe(404);
   });
 });
