@@ -217,3 +217,46 @@ test("the preview form's default choice keeps a password site's gate on the prev
   const preview = pubs.find((p: { bucket_id: string; kind: string }) => p.bucket_id === bucket.id && p.kind === "preview");
   expect(preview).toMatchObject({ access_mode: "password", access_password: "site-secret-1" });
 });
+
+test("the publish form's folder to serve shows the live site's and keeps it on Publish again; empty serves the whole bucket", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Built Site" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>source</p>", "text/html"), textFile("dist/index.html", "<p>built</p>", "text/html")]);
+  const pub = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: { publication_root_directory: "dist" } })).body.data
+    .publication;
+  await t.pier.runner.drain();
+  const host = `${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`;
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>built</p>");
+
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const page = (await b.get(site)).text;
+  expect(page).toContain('<label for="publish-publication_root_directory">');
+  expect(page).toMatch(/id="publish-publication_root_directory" name="publication_root_directory"[^>]*value="dist"/);
+  // Publish again as the form is shown: the site keeps serving the folder an agent chose.
+  const again = await b.post(`${site}/publish`, {
+    csrf: formCsrf(page),
+    site_mode: "static",
+    access_mode: "public",
+    password: "",
+    publication_root_directory: "dist",
+  });
+  expect(again.status).toBe(303);
+  await t.pier.runner.drain();
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>built</p>");
+
+  // A path the REST schema refuses (over 1,024 characters) is refused next to the field, nothing published.
+  const long = `dist/${"x".repeat(1024)}`;
+  const bad = await b.post(`${site}/publish`, { csrf: formCsrf((await b.get(site)).text), access_mode: "public", publication_root_directory: long });
+  expect(bad.status).toBe(422);
+  expect(bad.text).toContain('id="publish-publication_root_directory-error"');
+  expect(bad.text).toContain(`value="${long}"`);
+
+  const whole = await b.post(`${site}/publish`, { csrf: formCsrf((await b.get(site)).text), access_mode: "public", publication_root_directory: "" });
+  expect(whole.status).toBe(303);
+  await t.pier.runner.drain();
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>source</p>");
+  const read = (await t.api("GET", `/api/v1/publications/${pub.id}?include_manifest=false`, { key: u.key })).body.data.publication;
+  expect(read.publication_root_directory).toBe("");
+});

@@ -75,6 +75,9 @@ const FORM_MESSAGES = {
   access_mode: "Choose who may open the site.",
 };
 
+const RootForm = Type.Object({ publication_root_directory: publishFields.publication_root_directory });
+const ROOT_MESSAGES = { publication_root_directory: "A folder path has at most 1,024 characters." };
+
 // The settings form's text fields, checked with the REST PATCH schema's own definitions.
 const SettingsForm = Type.Object({ title: PatchPublicationBody.properties.title, description: PatchPublicationBody.properties.description });
 const SETTINGS_MESSAGES = { title: "A title has at most 200 characters.", description: "A description has at most 2,000 characters." };
@@ -91,6 +94,16 @@ function settingsInput(body: unknown) {
     SETTINGS_MESSAGES,
   );
   return { ...text, ...Object.fromEntries(SETTINGS_SWITCHES.map((n) => [n, formField(body, n) === "on"])) };
+}
+
+/**
+ * The folder to serve, only when the form has the field: the publish form always shows it
+ * (prefilled with the live site's), while the plan-choice buttons post without it, and a missing
+ * field must keep the service's default (the bucket's metadata), not mean "the whole bucket".
+ */
+function rootInput(body: unknown): { publication_root_directory?: string } {
+  if (!body || typeof body !== "object" || !("publication_root_directory" in body)) return {};
+  return checkForm(RootForm, { publication_root_directory: formField(body, "publication_root_directory").trim() }, ROOT_MESSAGES);
 }
 
 function publishInput(body: unknown) {
@@ -126,6 +139,8 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const setTitle = fieldState(refused, "settings", "title");
   const setDescription = fieldState(refused, "settings", "description");
   const prev = fieldState(refused, "preview", "password");
+  const root = fieldState(refused, "publish", "publication_root_directory");
+  const metadataRoot = (bucket.metadata as Record<string, unknown> | null)?.publication_root_directory;
   const typedSettings = refused?.form === "settings" ? refused.typed : {};
   const typedPreview = refused?.form === "preview" ? refused.typed : {};
   const offset = Math.max(0, Number.parseInt(query.offset ?? "0", 10) || 0);
@@ -175,6 +190,9 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       previewPasswordInvalid: prev.attrs,
       publishAccessOptions: accessModeOptions(publishMode),
       accessOptions: accessModeOptions(refused?.form === "access" ? (typed.access_mode ?? "public") : (main?.access_mode ?? "public")),
+      publishRoot: typed.publication_root_directory ?? main?.publication_root_directory ?? (typeof metadataRoot === "string" ? metadataRoot : ""),
+      publishRootError: root.error,
+      publishRootInvalid: root.attrs,
       publishPasswordError: pub.error,
       publishPasswordInvalid: pub.attrs,
       accessPasswordError: acc.error,
@@ -235,8 +253,8 @@ export const sitePage: DashboardPage = {
         ),
         { detail: { hide: true } },
       );
-    post("publish", ["site_mode", "access_mode"], async (s, id, body) => {
-      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main", "dashboard");
+    post("publish", ["site_mode", "access_mode", "publication_root_directory"], async (s, id, body) => {
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body) }, "main", "dashboard");
       return siteUrl(id, "?done=published");
     });
     post("preview", ["site_mode", "access_mode"], async (s, id, body) => {
