@@ -5,7 +5,7 @@
 // lifecycle.ts unpublishes and retries, sessions/service.ts runs publish sessions.
 export { needsRetry, retryPublication, unpublishBucket } from "./lifecycle";
 export { loadPublication } from "./service";
-export { publishFields } from "./model";
+export { PatchPublicationBody, publishFields } from "./model";
 export type { PublishInput } from "./model";
 export { manifestPageOf, presentPublication, presentPublishAnswer } from "./present";
 export type { PublicationRow } from "./publications";

@@ -88,5 +88,16 @@ describe("reading a message in the dashboard", () => {
     expect((await list(true)).map((m) => m.subject)).toEqual(["Second"]);
     const missing = await browser.post(`${inbox}/20200101T000000000Z-aaaaaaaa/read`, { csrf: formCsrf((await browser.get(inbox)).text) });
     expect(missing.status).toBe(404);
+
+    // The inbox's "Unread only" view is the API's unread=true list: the read one is left out.
+    const subjects = (page: string) => [...page.matchAll(/<a href="[^"]+\/email\/[^"]+">(?:<strong>)?([^<]+)</g)].map((m) => m[1]);
+    const all = (await browser.get(inbox)).text;
+    expect(all).toContain('aria-current="page">All messages</a>');
+    expect(subjects(all).sort()).toEqual(["First", "Second"]);
+    const unreadHref = /<a href="([^"]+)">Unread only<\/a>/.exec(all)![1]!.replaceAll("&#61;", "=").replaceAll("&amp;", "&");
+    const unreadOnly = (await browser.get(unreadHref)).text;
+    expect(unreadOnly).toContain('aria-current="page">Unread only</a>');
+    expect(subjects(unreadOnly)).toEqual(["Second"]);
+    expect(unreadOnly).toContain("1 unread message(s)");
   });
 });

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { Browser as HttpBrowser } from "../../helpers/browser";
 import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
 import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
@@ -288,5 +289,31 @@ describe("the Versions tab in Chromium", () => {
       expect(await page.textContent("main")).toContain("archived");
       expect(await paths(intruder, mine.id)).toEqual(["x.txt"]);
     });
+  }, 60_000);
+});
+
+describe("a file's History on its page (HTTP)", () => {
+  test("lists the file's versions as the API does, newest first, 20 a page, each linking to its bucket version", async () => {
+    const u = await t.user();
+    const b = await createBucket(t, u, { title: "File history" });
+    for (let i = 1; i <= 22; i++) await syncFiles(t, u.key, b.id, [textFile("notes.txt", `draft ${i}`)], { deleteMissing: false });
+    await syncFiles(t, u.key, b.id, [textFile("other.txt", "not this file")], { deleteMissing: false });
+    const file = await fileAt(u, b.id, "notes.txt");
+    const api = (await t.api("GET", `/api/v1/buckets/${b.id}/files/${file.id}/versions?limit=100`, { key: u.key })).body.data.versions as {
+      version_id: string;
+    }[];
+    expect(api).toHaveLength(22);
+
+    const http = new HttpBrowser(t.url);
+    expect((await http.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const linked = (page: string) => [...page.matchAll(/<a href="\/dashboard\/buckets\/[^/"]+\/versions\/([^"]+)">Version \d+<\/a>/g)].map((m) => m[1]);
+    const first = (await http.get(`/dashboard/buckets/${b.id}/files/${file.id}`)).text;
+    expect(first).toContain('<h2 id="history-h">History</h2>');
+    expect(linked(first)).toEqual(api.slice(0, 20).map((v) => v.version_id));
+    const older = /<a href="([^"]+)">Older →<\/a>/.exec(first)![1]!.replaceAll("&#61;", "=").replaceAll("&amp;", "&");
+    const second = (await http.get(older)).text;
+    expect(linked(second)).toEqual(api.slice(20).map((v) => v.version_id));
+    expect(second).toContain("← Newer");
+    expect(second).not.toContain("Older →");
   }, 60_000);
 });

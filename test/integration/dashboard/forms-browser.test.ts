@@ -4,6 +4,7 @@
 // reply and then the submission; axe on both pages.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
+import { Browser as HttpBrowser } from "../../helpers/browser";
 import { launchChromium } from "../../helpers/chromium";
 import { expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
 import { startTestPier, type TestPier } from "../../helpers/pier";
@@ -122,3 +123,47 @@ test("configure forms, read, reply in public, delete", async () => {
   const r = await other.goto(`http://localhost:${t.pier.httpPort}${base}/forms/${comment.id}`);
   expect(r!.status()).toBe(404);
 }, 60_000);
+
+test("a submission's stored values are corrected from its page (HTTP), as the API's PATCH does: no new field, the limits kept", async () => {
+  const base = `/dashboard/buckets/${site.pub.bucketId}`;
+  const config = { enabled: true, forms: [{ name: "contact" }] };
+  expect(
+    (await t.api("PATCH", `/api/v1/buckets/${site.pub.bucketId}`, { key: site.user.key, body: { bucket: { metadata: { publication_forms: config } } } }))
+      .status,
+  ).toBe(200);
+  await visitorPost(await visitorCookie(), "contact", { name: "Cy", email: "cy@exmaple.com", message: "call me" });
+  const read = async () =>
+    (await t.api("GET", `/api/v1/buckets/${site.pub.bucketId}/form_submissions?form_name=contact&limit=1`, { key: site.user.key })).body.data
+      .form_submissions[0];
+  const sub = await read();
+  expect(sub.fields.email).toBe("cy@exmaple.com");
+
+  const http = new HttpBrowser(`http://localhost:${t.pier.httpPort}`);
+  expect((await http.submit("/signin", "/signin", { email: site.user.email, password: site.user.password })).status).toBe(303);
+  const pagePath = `${base}/forms/${sub.id}`;
+  const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
+  const page = (await http.get(pagePath)).text;
+  expect(page).toContain('<h2 id="correct-h">Correct the values</h2>');
+  expect(page).toMatch(/<label for="fix-\d">Email<\/label>\s*<textarea id="fix-\d" name="field:email"[^>]*>cy@exmaple\.com<\/textarea>/);
+
+  const done = await http.post(`${pagePath}/fields`, { csrf: formCsrf(page), "field:name": "Cy", "field:email": "cy@example.com", "field:message": "call me" });
+  expect(done.status).toBe(303);
+  expect(done.location).toContain("done=corrected");
+  expect((await read()).fields).toMatchObject({ name: "Cy", email: "cy@example.com", message: "call me" });
+
+  // A field the submission does not have is refused (the API's rule), and nothing changes.
+  const unknown = await http.post(`${pagePath}/fields`, {
+    csrf: formCsrf((await http.get(pagePath)).text),
+    "field:email": "x@example.com",
+    "field:phone": "1",
+  });
+  expect(unknown.status).toBe(422);
+  expect(unknown.text).toContain("Only stored fields can be updated");
+  // Over the field's limit: the message is next to that box, with the typing kept.
+  const long = "n".repeat(201);
+  const tooLong = await http.post(`${pagePath}/fields`, { csrf: formCsrf((await http.get(pagePath)).text), "field:name": long });
+  expect(tooLong.status).toBe(422);
+  expect(tooLong.text).toMatch(/<span class="field-error" id="fix-\d-error">fields\.name must be a string of at most 200 characters/);
+  expect(tooLong.text).toContain(`>${long}</textarea>`);
+  expect((await read()).fields.email).toBe("cy@example.com");
+});

@@ -110,3 +110,153 @@ test("the Site tab lists a require_email site's confirmed visitors a page at a t
   expect(second).toContain("← Newer");
   expect(second).not.toContain("Older →");
 });
+
+test("the Site settings form changes title, description, clean addresses and tracking through the publication PATCH", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Settings Site" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>settings</p>", "text/html")]);
+  const pub = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} })).body.data.publication;
+  await t.pier.runner.drain();
+  const read = async () => (await t.api("GET", `/api/v1/publications/${pub.id}?include_manifest=false`, { key: u.key })).body.data.publication;
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const page = (await b.get(site)).text;
+  expect(page).toContain('<h2 id="site-settings-h">Site settings</h2>');
+  expect(page).toContain('<label for="settings-title">');
+  expect(page).toContain('name="publication_analytics_enabled" checked');
+
+  // Unticked boxes are sent as nothing by a browser: they turn the setting off.
+  const done = await b.post(`${site}/settings`, {
+    csrf: formCsrf(page),
+    title: "My site",
+    description: "What it is about",
+    tracking_enabled: "on",
+    publication_client_events_enabled: "on",
+  });
+  expect(done.status).toBe(303);
+  expect(done.location).toContain("done=settings");
+  const after = await read();
+  expect(after).toMatchObject({
+    title: "My site",
+    description: "What it is about",
+    clean_urls: false,
+    tracking_enabled: true,
+    publication_analytics_enabled: false,
+    publication_client_events_enabled: true,
+  });
+  const shown = (await b.get(done.location!)).text;
+  expect(shown).toContain("Site settings saved");
+  expect(shown).toContain('value="My site"');
+  expect(shown).toContain('name="publication_analytics_enabled">');
+  expect(shown).toContain('name="tracking_enabled" checked');
+
+  // The REST schema's limit is the form's: a refusal names the field, keeps the typing, changes nothing.
+  const refused = await b.post(`${site}/settings`, { csrf: formCsrf(shown), title: "x".repeat(201), description: "kept text" });
+  expect(refused.status).toBe(422);
+  expect(refused.text).toContain('id="settings-title-error"');
+  expect(refused.text).toContain("kept text");
+  expect(await read()).toMatchObject({ title: "My site", clean_urls: false });
+});
+
+test("the preview form publishes a password preview on Free (paid settings may be tried in a preview) and shows its password", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Preview Access" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>preview</p>", "text/html")]);
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const page = (await b.get(site)).text;
+  expect(page).toContain('<label for="preview-access_mode">');
+  expect(page).toContain('<option value="" selected>As the site: keep its protection</option>');
+  expect(page).toContain('<label for="preview-password">');
+
+  // A too-short password is refused next to the preview's own field.
+  const short = await b.post(`${site}/preview`, { csrf: formCsrf(page), access_mode: "password", password: "abc", expires_in_minutes: "60" });
+  expect(short.status).toBe(422);
+  expect(short.text).toContain('id="preview-password-error"');
+  expect(short.text).not.toContain('id="publish-password-error"');
+
+  const done = await b.post(`${site}/preview`, {
+    csrf: formCsrf(page),
+    site_mode: "spa",
+    access_mode: "password",
+    password: "preview-secret-1",
+    expires_in_minutes: "60",
+  });
+  expect(done.status).toBe(303);
+  expect(done.location).toContain("done=preview");
+  await t.pier.runner.drain();
+  const pubs = (await t.api("GET", "/api/v1/publications?include_manifest=false", { key: u.key })).body.data.publications;
+  const preview = pubs.find((p: { bucket_id: string; kind: string }) => p.bucket_id === bucket.id && p.kind === "preview");
+  expect(preview).toMatchObject({ access_mode: "password", site_mode: "spa", publish_state: "ready" });
+  expect(pubs.find((p: { bucket_id: string; kind: string }) => p.bucket_id === bucket.id && p.kind === "main")).toBeUndefined();
+  const shown = (await b.get(site)).text;
+  expect(shown).toContain('id="preview-site-password">preview-secret-1</code>');
+  // The choice starts at "as the site" (no access_mode sent), so a preview keeps a protected site's gate (D254).
+  expect(shown).toContain('id="preview-access_mode" name="access_mode"><option value="" selected>As the site');
+});
+
+test("the preview form's default choice keeps a password site's gate on the preview", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Gated Preview" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>gated</p>", "text/html")]);
+  await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: { access_mode: "password", password: "site-secret-1" } });
+  await t.pier.runner.drain();
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const page = (await b.get(site)).text;
+  // What a browser sends for the form as rendered: the access choice it shows selected.
+  const select = /<select id="preview-access_mode" name="access_mode">([^]*?)<\/select>/.exec(page)![1]!;
+  const chosen = /<option value="([^"]*)" selected>/.exec(select)?.[1] ?? /<option value="([^"]*)"/.exec(select)![1]!;
+  const done = await b.post(`${site}/preview`, { csrf: formCsrf(page), site_mode: "static", access_mode: chosen, password: "", expires_in_minutes: "60" });
+  expect(done.status).toBe(303);
+  await t.pier.runner.drain();
+  const pubs = (await t.api("GET", "/api/v1/publications?include_manifest=false", { key: u.key })).body.data.publications;
+  const preview = pubs.find((p: { bucket_id: string; kind: string }) => p.bucket_id === bucket.id && p.kind === "preview");
+  expect(preview).toMatchObject({ access_mode: "password", access_password: "site-secret-1" });
+});
+
+test("the publish form's folder to serve shows the live site's and keeps it on Publish again; empty serves the whole bucket", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Built Site" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>source</p>", "text/html"), textFile("dist/index.html", "<p>built</p>", "text/html")]);
+  const pub = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: { publication_root_directory: "dist" } })).body.data
+    .publication;
+  await t.pier.runner.drain();
+  const host = `${pub.public_slug}.${t.pier.deps.urls.sitesDomain}`;
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>built</p>");
+
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const page = (await b.get(site)).text;
+  expect(page).toContain('<label for="publish-publication_root_directory">');
+  expect(page).toMatch(/id="publish-publication_root_directory" name="publication_root_directory"[^>]*value="dist"/);
+  // Publish again as the form is shown: the site keeps serving the folder an agent chose.
+  const again = await b.post(`${site}/publish`, {
+    csrf: formCsrf(page),
+    site_mode: "static",
+    access_mode: "public",
+    password: "",
+    publication_root_directory: "dist",
+  });
+  expect(again.status).toBe(303);
+  await t.pier.runner.drain();
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>built</p>");
+
+  // A path the REST schema refuses (over 1,024 characters) is refused next to the field, nothing published.
+  const long = `dist/${"x".repeat(1024)}`;
+  const bad = await b.post(`${site}/publish`, { csrf: formCsrf((await b.get(site)).text), access_mode: "public", publication_root_directory: long });
+  expect(bad.status).toBe(422);
+  expect(bad.text).toContain('id="publish-publication_root_directory-error"');
+  expect(bad.text).toContain(`value="${long}"`);
+
+  const whole = await b.post(`${site}/publish`, { csrf: formCsrf((await b.get(site)).text), access_mode: "public", publication_root_directory: "" });
+  expect(whole.status).toBe(303);
+  await t.pier.runner.drain();
+  expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>source</p>");
+  const read = (await t.api("GET", `/api/v1/publications/${pub.id}?include_manifest=false`, { key: u.key })).body.data.publication;
+  expect(read.publication_root_directory).toBe("");
+});

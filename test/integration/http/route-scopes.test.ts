@@ -415,6 +415,7 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/site/unpublish": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/retry": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/mode": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/settings": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/slug": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/access": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/password": { auth: "page", signedIn: true },
@@ -473,6 +474,7 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/forms/settings": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/forms/:sid": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/forms/:sid/reply": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/forms/:sid/fields": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/forms/:sid/delete": { auth: "page", signedIn: true },
 
   // Git sync (docs/git-sync.md). The repository is a closed loopback port: a queued sync fails

@@ -69,7 +69,9 @@ async function inboxView(shell: Shell, s: Session, id: string, query: Record<str
   const bucket = getBucket(shell.deps, s.actor, id);
   const state = getInboundEmail(shell.deps, s.actor, bucket.id);
   const offset = Math.max(0, Number.parseInt(query.offset ?? "0", 10) || 0);
-  const { messages, pagination } = listMessages(shell.deps, s.actor, bucket.id, { limit: MESSAGES_PAGE, offset, newestFirst: true });
+  // The API's `unread=true` filter: only messages nobody has opened yet.
+  const unread = query.unread === "true";
+  const { messages, pagination } = listMessages(shell.deps, s.actor, bucket.id, { limit: MESSAGES_PAGE, offset, newestFirst: true, unread });
   const rows = messages.map((m) => {
     const href = emailUrl(bucket.id, `/${keyOf(m.folder)}`);
     const subject = m.subject || "(no subject)";
@@ -77,13 +79,18 @@ async function inboxView(shell: Shell, s: Session, id: string, query: Record<str
 <td class="wrap"><a href="${href}">${m.read ? subject : html`<strong>${subject}</strong>`}</a>${m.attachment_count ? html` <span class="small muted">· ${m.attachment_count} attachment(s)</span>` : ""}</td>
 <td class="wrap small">${m.from ?? "(unknown)"}</td><td class="small">${shortTime(m.received_at)}</td></tr>`;
   });
-  const link = (o: number) => emailUrl(bucket.id, o ? `?offset=${o}#messages` : "#messages");
+  const link = (o: number, onlyUnread = unread) => {
+    const q = [onlyUnread ? "unread=true" : "", o ? `offset=${o}` : ""].filter(Boolean).join("&");
+    return emailUrl(bucket.id, `${q ? `?${q}` : ""}#messages`);
+  };
+  const current = html` aria-current="page"`;
+  const filter = html`<p class="small">Show: <a href="${link(0, false)}"${unread ? "" : current}>All messages</a> · <a href="${link(0, true)}"${unread ? current : ""}>Unread only</a></p>`;
   const prev = offset > 0 ? html`<a href="${link(Math.max(0, offset - MESSAGES_PAGE))}">← Newer</a>` : html`<span></span>`;
   const next = pagination.next_offset !== null ? html`<a href="${link(pagination.next_offset)}">Older →</a>` : html``;
   const list: SafeHtml = messages.length
     ? html`<table><caption class="skip">Received messages, newest first</caption><thead><tr><th scope="col">State</th><th scope="col">Subject</th><th scope="col">From</th><th scope="col">Received</th></tr></thead><tbody>${rows}</tbody></table>
-<div class="pager small"><span class="muted">${pagination.total_count.toLocaleString("en")} message(s)</span></div><div class="pager">${prev}${next}</div>`
-    : html`<p class="muted">No messages yet.</p>`;
+<div class="pager small"><span class="muted">${pagination.total_count.toLocaleString("en")} ${unread ? "unread " : ""}message(s)</span></div><div class="pager">${prev}${next}</div>`
+    : html`<p class="muted">${unread ? "No unread messages." : "No messages yet."}</p>`;
   return shell.render(s, {
     title: `Email · ${bucket.title}`,
     template: "dashboard/email.html",
@@ -99,7 +106,7 @@ async function inboxView(shell: Shell, s: Session, id: string, query: Record<str
       inboundReady: state.ready,
       blockedReason: state.blocked_reason ?? "",
       received: state.received_count,
-      messages: list,
+      messages: html`${filter}${list}`,
     },
   });
 }

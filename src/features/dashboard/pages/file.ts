@@ -13,6 +13,7 @@ import {
   deleteFile,
   downloadUrl,
   FILE_LOCK_DEFAULT_S,
+  fileHistory,
   getFile,
   isTextType,
   lockFiles,
@@ -85,6 +86,30 @@ const nestHeadings = (markup: string) =>
 
 const folderOf = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
 
+const HISTORY_PAGE = 20;
+
+/**
+ * The file's own versions, newest first (the REST GET .../files/:file_id/versions): each links
+ * to the bucket version it belongs to, where it can be restored. One more row than shown is read
+ * to know whether an older page exists (the service gives no count).
+ */
+function historySection(shell: Shell, s: Session, bucketId: string, fileId: string, offset: number): SafeHtml {
+  const { versions } = fileHistory(shell.deps, s.actor, bucketId, fileId, { limit: HISTORY_PAGE + 1, offset });
+  const shown = versions.slice(0, HISTORY_PAGE);
+  if (!shown.length) return html`<p class="small muted">No versions on this page. <a href="${fileUrl(bucketId, fileId)}#history">The newest</a></p>`;
+  const link = (o: number) => `${fileUrl(bucketId, fileId)}${o ? `?history_offset=${o}` : ""}#history`;
+  const newer = offset > 0 ? html`<a href="${link(Math.max(0, offset - HISTORY_PAGE))}">← Newer</a>` : html`<span></span>`;
+  const older = versions.length > HISTORY_PAGE ? html`<a href="${link(offset + HISTORY_PAGE)}">Older →</a>` : html``;
+  const rows = shown.map(
+    (
+      v,
+    ) => html`<tr><td><a href="${BUCKETS_PATH}/${encodeURIComponent(bucketId)}/versions/${encodeURIComponent(v.version_id)}">Version ${v.version_number}</a></td>
+<td class="small">${shortTime(v.created_at)}</td><td>${v.deleted ? html`<span class="badge">deleted</span>` : html`<span class="small">${v.kind}</span>`}</td>
+<td class="small">${v.deleted || v.byte_size === null ? "" : humanSize(v.byte_size)}</td></tr>`,
+  );
+  return html`<table><caption class="skip">Versions of this file, newest first</caption><thead><tr><th scope="col">Version</th><th scope="col">When</th><th scope="col">Change</th><th scope="col">Size</th></tr></thead><tbody>${rows}</tbody></table><div class="pager">${newer}${older}</div>`;
+}
+
 async function fileView(shell: Shell, s: Session, bucketId: string, fileId: string, query: Record<string, string | undefined>, refused?: Refusal) {
   const bucket = getBucket(shell.deps, s.actor, bucketId);
   const f = getFile(shell.deps, s.actor, bucket.id, fileId);
@@ -121,6 +146,7 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       created: shortTime(f.created_at),
       downloadUrl: url,
       preview: await preview(shell, s, bucket.id, f, url),
+      history: historySection(shell, s, bucket.id, f.id, Math.max(0, Number.parseInt(query.history_offset ?? "0", 10) || 0)),
       archived: !!bucket.archivedAt,
       renamePath: typed("rename", "path", f.path),
       renameBucket: typed("rename", "bucket_id", bucket.id),

@@ -13,6 +13,7 @@ import {
   getSubmission,
   listSubmissions,
   parseFormsConfig,
+  patchSubmission,
   replyToSubmission,
   WIDGET_POSITIONS,
   type FormName,
@@ -31,6 +32,7 @@ const DONE: Record<string, string> = {
   replied: "Your reply is saved.",
   deleted: "The submission and its replies are deleted.",
   "reply-deleted": "The reply is deleted.",
+  corrected: "The corrected values are saved.",
 };
 
 /** The stored configuration as the page shows it (a bucket without one: nothing offered yet). */
@@ -139,7 +141,51 @@ async function listView(shell: Shell, s: Session, id: string, query: Record<stri
   });
 }
 
-async function submissionView(shell: Shell, s: Session, id: string, sid: string, query: Record<string, string | undefined>, error?: ApiError, typed?: string) {
+/** The correction form's fields are named `field:<stored name>`, so any stored name round-trips. */
+const FIELD_PREFIX = "field:";
+function typedFields(body: unknown): Record<string, string> {
+  const all = body && typeof body === "object" ? (body as Record<string, unknown>) : {};
+  return Object.fromEntries(
+    Object.entries(all)
+      .filter(([k, v]) => k.startsWith(FIELD_PREFIX) && typeof v === "string")
+      .map(([k, v]) => [k.slice(FIELD_PREFIX.length), v as string]),
+  );
+}
+
+/**
+ * Correct the stored values (the REST PATCH of a submission): one box per stored field, so the
+ * form cannot add a field, and the service refuses one it does not know, as it does for the API.
+ */
+function correctionForm(
+  shell: Shell,
+  s: Session,
+  bucketId: string,
+  sub: { id: string; fields: Record<string, unknown> },
+  def: (typeof FORMS)[FormName] | undefined,
+  error?: ApiError,
+  typed?: Record<string, string>,
+): SafeHtml {
+  const boxes = Object.entries(sub.fields).map(([k, v], i) => {
+    const id = `fix-${i}`;
+    const value = typed?.[k] ?? (typeof v === "string" ? v : JSON.stringify(v));
+    return html`<label for="${id}">${def?.fields.find((f) => f.name === k)?.label ?? k}</label>
+<textarea id="${id}" name="${FIELD_PREFIX}${k}" rows="2"${invalidAttrs(error, `fields.${k}`, `${id}-error`)}>${value}</textarea>${fieldError(error, `fields.${k}`, `${id}-error`)}`;
+  });
+  if (!boxes.length) return html`<p class="muted">This submission has no stored fields.</p>`;
+  return html`<form method="post" action="${formsUrl(bucketId, `/${sub.id}/fields`)}"><input type="hidden" name="csrf" value="${shell.formToken(s)}">${boxes}
+<p><button type="submit" class="secondary">Save the corrections</button></p></form>`;
+}
+
+async function submissionView(
+  shell: Shell,
+  s: Session,
+  id: string,
+  sid: string,
+  query: Record<string, string | undefined>,
+  error?: ApiError,
+  typed?: string,
+  typedFix?: Record<string, string>,
+) {
   const bucket = getBucket(shell.deps, s.actor, id);
   const { form_submission: sub } = getSubmission(shell.deps, s.actor, bucket.id, sid);
   const def = FORMS[sub.form_name as FormName];
@@ -178,6 +224,7 @@ async function submissionView(shell: Shell, s: Session, id: string, sid: string,
       audienceError: fieldError(error, "audience", "audience-error"),
       publicAllowed: sub.form_name === "comments",
       deleteAll: deleteButton(sub.id, "Delete the submission and its replies", confirmBox),
+      correction: correctionForm(shell, s, bucket.id, sub, def, error, typedFix),
     },
   });
 }
@@ -228,6 +275,18 @@ export const formsPage: DashboardPage = {
           },
           (s, error, { params, body }) =>
             refusedOrMissing(shell, s, error) ?? submissionView(shell, s, params.id!, params.sid!, {}, error, formField(body, "message")),
+        ),
+        { detail: { hide: true } },
+      )
+      .post(
+        `${BUCKETS_PATH}/:id/forms/:sid/fields`,
+        shell.action(
+          (s, { params, body }) => {
+            const { form_submission } = patchSubmission(shell.deps, s.actor, params.id!, params.sid!, { fields: typedFields(body) });
+            return formsUrl(params.id!, `/${form_submission.id}?done=corrected`);
+          },
+          (s, error, { params, body }) =>
+            refusedOrMissing(shell, s, error) ?? submissionView(shell, s, params.id!, params.sid!, {}, error, undefined, typedFields(body)),
         ),
         { detail: { hide: true } },
       )

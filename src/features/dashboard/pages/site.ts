@@ -8,6 +8,7 @@ import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { effectiveScope, getBucket } from "../../buckets";
 import {
+  PatchPublicationBody,
   PREVIEW_MAX_MINUTES,
   findPublication,
   getAccess,
@@ -51,6 +52,7 @@ const DONE: Record<string, string> = {
   retried: "The build runs again.",
   "preview-retried": "The preview's build runs again.",
   mode: "Site mode saved: it applies at once, no rebuild needed.",
+  settings: "Site settings saved: they apply at once, no rebuild needed.",
   slug: "Address changed: the site moved at once.",
   access: "Access saved: current visitors were signed out.",
   password: "A new password was generated: current visitors were signed out.",
@@ -72,6 +74,37 @@ const FORM_MESSAGES = {
   site_mode: "Choose a site mode.",
   access_mode: "Choose who may open the site.",
 };
+
+const RootForm = Type.Object({ publication_root_directory: publishFields.publication_root_directory });
+const ROOT_MESSAGES = { publication_root_directory: "A folder path has at most 1,024 characters." };
+
+// The settings form's text fields, checked with the REST PATCH schema's own definitions.
+const SettingsForm = Type.Object({ title: PatchPublicationBody.properties.title, description: PatchPublicationBody.properties.description });
+const SETTINGS_MESSAGES = { title: "A title has at most 200 characters.", description: "A description has at most 2,000 characters." };
+const SETTINGS_SWITCHES = ["clean_urls", "tracking_enabled", "publication_analytics_enabled", "publication_client_events_enabled"] as const;
+
+/**
+ * The settings form as the REST PATCH body: the form always shows every setting, so an
+ * unticked box is an explicit false (a browser sends nothing for it).
+ */
+function settingsInput(body: unknown) {
+  const text = checkForm<{ title: string; description: string }>(
+    SettingsForm,
+    { title: formField(body, "title").trim(), description: formField(body, "description").trim() },
+    SETTINGS_MESSAGES,
+  );
+  return { ...text, ...Object.fromEntries(SETTINGS_SWITCHES.map((n) => [n, formField(body, n) === "on"])) };
+}
+
+/**
+ * The folder to serve, only when the form has the field: the publish form always shows it
+ * (prefilled with the live site's), while the plan-choice buttons post without it, and a missing
+ * field must keep the service's default (the bucket's metadata), not mean "the whole bucket".
+ */
+function rootInput(body: unknown): { publication_root_directory?: string } {
+  if (!body || typeof body !== "object" || !("publication_root_directory" in body)) return {};
+  return checkForm(RootForm, { publication_root_directory: formField(body, "publication_root_directory").trim() }, ROOT_MESSAGES);
+}
 
 function publishInput(body: unknown) {
   const input = {
@@ -103,6 +136,13 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const pub = fieldState(refused, "publish", "password");
   const acc = fieldState(refused, "access", "password");
   const slug = fieldState(refused, "slug", "public_slug");
+  const setTitle = fieldState(refused, "settings", "title");
+  const setDescription = fieldState(refused, "settings", "description");
+  const prev = fieldState(refused, "preview", "password");
+  const root = fieldState(refused, "publish", "publication_root_directory");
+  const metadataRoot = (bucket.metadata as Record<string, unknown> | null)?.publication_root_directory;
+  const typedSettings = refused?.form === "settings" ? refused.typed : {};
+  const typedPreview = refused?.form === "preview" ? refused.typed : {};
   const offset = Math.max(0, Number.parseInt(query.offset ?? "0", 10) || 0);
   const leadsOffset = Math.max(0, Number.parseInt(query.leads_offset ?? "0", 10) || 0);
   const publishMode = typed.access_mode ?? main?.access_mode ?? "public";
@@ -132,8 +172,27 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       expiresAt: main?.expires_at ? shortTime(main.expires_at) : "",
       siteModeOptions: siteModeOptions(siteMode),
       currentModeOptions: siteModeOptions(main?.site_mode ?? "static"),
+      pubTitle: typedSettings.title ?? main?.title ?? "",
+      pubDescription: typedSettings.description ?? main?.description ?? "",
+      titleError: setTitle.error,
+      titleInvalid: setTitle.attrs,
+      descriptionError: setDescription.error,
+      descriptionInvalid: setDescription.attrs,
+      cleanUrls: main?.clean_urls ?? true,
+      tracking: main?.tracking_enabled ?? true,
+      analyticsOn: main?.publication_analytics_enabled ?? true,
+      clientEventsOn: main?.publication_client_events_enabled ?? true,
+      previewSiteModeOptions: siteModeOptions(typedPreview.site_mode ?? preview?.site_mode ?? siteMode),
+      // Chosen by default: no access_mode at all, so a preview keeps the site's gate (D254) rather
+      // than opening a protected site's unreleased files to anyone who derives preview-<slug>.
+      previewAccessOptions: html`<option value=""${typedPreview.access_mode ? "" : html` selected`}>As the site: keep its protection</option>${accessModeOptions(typedPreview.access_mode ?? "")}`,
+      previewPasswordError: prev.error,
+      previewPasswordInvalid: prev.attrs,
       publishAccessOptions: accessModeOptions(publishMode),
       accessOptions: accessModeOptions(refused?.form === "access" ? (typed.access_mode ?? "public") : (main?.access_mode ?? "public")),
+      publishRoot: typed.publication_root_directory ?? main?.publication_root_directory ?? (typeof metadataRoot === "string" ? metadataRoot : ""),
+      publishRootError: root.error,
+      publishRootInvalid: root.attrs,
       publishPasswordError: pub.error,
       publishPasswordInvalid: pub.attrs,
       accessPasswordError: acc.error,
@@ -159,6 +218,8 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       previewStatus: preview && (preview.status !== "unpublished" || preview.publish_state === "failed") ? statusRegion(preview, s.csrf, "preview") : html``,
       previewUrl: preview?.public_url ?? "",
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
+      // A password preview's password, to the account owner once built (as the REST read gives it).
+      previewPassword: preview && preview.status !== "unpublished" ? (preview.access_password ?? "") : "",
       deploys: main ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf) : html``,
       previewExpiryOptions: html`${PREVIEW_EXPIRIES.map(([m, l]) => html`<option value="${m}"${m === 1440 ? html` selected` : ""}>${l}</option>`)}`,
     },
@@ -192,8 +253,8 @@ export const sitePage: DashboardPage = {
         ),
         { detail: { hide: true } },
       );
-    post("publish", ["site_mode", "access_mode"], async (s, id, body) => {
-      await requestPublish(shell.deps, s.actor, id, publishInput(body), "main", "dashboard");
+    post("publish", ["site_mode", "access_mode", "publication_root_directory"], async (s, id, body) => {
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body) }, "main", "dashboard");
       return siteUrl(id, "?done=published");
     });
     post("preview", ["site_mode", "access_mode"], async (s, id, body) => {
@@ -212,6 +273,10 @@ export const sitePage: DashboardPage = {
       if (mode !== "static" && mode !== "spa") throw new ApiError("VALIDATION_FAILED", "Choose a site mode.", { field: "site_mode" });
       patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, { site_mode: mode });
       return siteUrl(id, "?done=mode");
+    });
+    post("settings", ["title", "description"], (s, id, body) => {
+      patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, settingsInput(body));
+      return siteUrl(id, "?done=settings#site-settings");
     });
     post("slug", ["public_slug"], (s, id, body) => {
       const slug = formField(body, "public_slug").trim();
