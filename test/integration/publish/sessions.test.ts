@@ -11,6 +11,9 @@ import { putBytes } from "../../helpers/uploads";
 import { pierCommand } from "../../helpers/cli";
 import { Database } from "bun:sqlite";
 import { prunePublishSessions } from "../../../src/features/publish";
+import { utimesSync } from "node:fs";
+import type { DiskBlobStore } from "../../../src/blobs/disk";
+import { collectGarbage } from "../../../src/blobs/gc";
 
 let t: TestPier;
 let dirs: string[] = [];
@@ -217,6 +220,34 @@ describe("publish sessions API", () => {
     t.clock.advance(2 * 3600_000);
     const expired = await t.api("POST", `/api/v1/publish_sessions/${s4.body.data.publish_session.id}/finalize`, { key: u.key });
     expect([expired.status, expired.body.error.code]).toEqual([409, "PUBLISH_SESSION_EXPIRED"]);
+  });
+
+  test("content the account holds in another bucket is not uploaded again, and survives that bucket's delete and a blob collection before finalize", async () => {
+    const u = await t.user({ plan: "pro" });
+    const text = `<p>held elsewhere ${crypto.randomUUID()}</p>`;
+    const first = await session(u, { bucket_title: "Holder Bucket Site", files: [entry("index.html", text)] });
+    await putBytes(first.body.data.publish_session.uploads[0].upload, text);
+    expect((await t.api("POST", `/api/v1/publish_sessions/${first.body.data.publish_session.id}/finalize`, { key: u.key })).status).toBe(202);
+    await t.pier.runner.drain();
+    const holder = first.body.data.bucket.id;
+    // Stored two days ago: past the collector's grace once nothing refers to it.
+    const sha = entry("index.html", text).sha256;
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    utimesSync((t.pier.deps.blobs as DiskBlobStore).pathOf(sha), twoDaysAgo, twoDaysAgo);
+
+    const second = await session(u, { bucket_title: "Borrower Bucket Site", files: [entry("index.html", text)] });
+    expect(second.body.data.publish_session.uploads).toEqual([]);
+    // The holder goes (its site first), and the collector runs, before the session is finalized.
+    await t.api("DELETE", `/api/v1/buckets/${holder}/publication`, { key: u.key });
+    await t.pier.runner.drain();
+    const confirmation = (await t.api("GET", `/api/v1/buckets/${holder}`, { key: u.key })).body.data.bucket.delete.confirmation;
+    expect((await t.api("DELETE", `/api/v1/buckets/${holder}`, { key: u.key, body: { confirmation } })).status).toBe(200);
+    await collectGarbage(t.pier.deps);
+    const fin = await t.api("POST", `/api/v1/publish_sessions/${second.body.data.publish_session.id}/finalize`, { key: u.key });
+    expect(fin.status).toBe(202);
+    await t.pier.runner.drain();
+    const slug = fin.body.data.publication.public_slug;
+    expect(await (await siteFetch(t, `${slug}.${t.pier.deps.urls.sitesDomain}`, "/")).text()).toBe(text);
   });
 
   test("a file the bucket already holds keeps its real MD5 and size whatever the manifest claims", async () => {

@@ -109,7 +109,12 @@ function heldBy(db: DbOrTx, holder: Holder, sha256: string): { md5: string; size
 export async function alreadyStored(deps: Deps, holder: Holder, f: ValidFile): Promise<boolean> {
   const known = heldBy(deps.db, holder, f.sha256);
   if (!known || known.size !== f.size || known.md5 !== f.md5) return false;
-  return (await deps.blobs.size(f.sha256)) === f.size;
+  if ((await deps.blobs.size(f.sha256)) !== f.size) return false;
+  // The reference that makes it held (a file of another bucket) may go before this session
+  // commits, and an old blob would then be the collector's at once; with no upload slot to send
+  // it again, the session could never finish. A fresh mtime keeps it for the collector's grace
+  // (a day), far longer than a session lives.
+  return deps.blobs.renew(f.sha256);
 }
 
 /**
