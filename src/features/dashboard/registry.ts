@@ -4,6 +4,7 @@ import type { DashboardPage } from "./page";
 import { bucketsHome } from "./pages/buckets-home";
 import { bucketPage } from "./pages/bucket";
 import { analyticsPage } from "./pages/analytics";
+import { accountAnalyticsPage } from "./pages/analytics-account";
 import { bucketSettingsPage } from "./pages/bucket-settings";
 import { domainsPage } from "./pages/domains";
 import { emailPage } from "./pages/email";
@@ -27,6 +28,7 @@ import { gitPage } from "./pages/git";
 // The order here is the order of the navigation and of the bucket tabs.
 export const dashboardPages: DashboardPage[] = [
   bucketsHome,
+  accountAnalyticsPage,
   bucketPage,
   filesPage,
   filePage,

@@ -1,9 +1,10 @@
 // The Analytics tab in real Chromium: a site gets real visits, the owner opens the bucket's
 // Analytics tab, sees the same totals as the API, the uPlot chart drawn over the per-day table,
-// switches to 24h and to a custom window (a bad one is refused on the page); axe checks it.
+// switches to 24h and to a custom window (a bad one is refused on the page), then opens the
+// account-wide Analytics page (/dashboard/analytics); axe checks them.
 import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
+import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
 import type { TestPier } from "../../helpers/pier";
 import { publishSite } from "../../helpers/sites";
 
@@ -61,6 +62,14 @@ describe("the Analytics tab in Chromium", () => {
       await submit(page, "form[aria-label='Custom window'] button");
       expect(await main()).toContain("from must not be after to");
       await expectAccessible(page);
+
+      // The account-wide page (nav: Analytics) draws the same chart over all the account's sites.
+      await page.goto(dashboardUrl(t, "/dashboard/analytics"));
+      expect(await rowOf("Hits (with bots)")).toContain("4");
+      expect(await main()).toContain("/gone");
+      await page.waitForSelector("#chart .uplot canvas");
+      await expectAccessible(page);
+      await screenshot(page, "analytics-account");
 
       const other = await t.user();
       const stranger = await browser.newContext();

@@ -455,6 +455,7 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/analytics": { auth: "bucket_read", query: "range=7d" },
   "GET /api/v1/publications/:id/analytics": { auth: "bucket_read", ...pubRoute, query: "range=24h" },
   "GET /dashboard/buckets/:id/analytics": { auth: "page", signedIn: true },
+  "GET /dashboard/analytics": { auth: "page", signedIn: true },
 
   "GET /api/v1/publications/:id/deploys": { auth: "bucket_read", ...pubRoute },
   "GET /api/v1/publications/:id/deploys/:deploy_id": { auth: "bucket_read", ...deployRoute },
