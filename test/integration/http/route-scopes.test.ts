@@ -405,6 +405,7 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/files/:fileId/delete": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/files/:fileId/lock": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/files/:fileId/unlock": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/:fileId/append": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/versions": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/versions/:versionId": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/versions/:versionId/restore": { auth: "page", signedIn: true },
