@@ -38,6 +38,7 @@ import {
   MANIFEST_PAGE,
   manifestSection,
   siteModeOptions,
+  siteRulesSection,
   siteUrl,
   statusRegion,
   upgradeChoices,
@@ -220,7 +221,10 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
       // A password preview's password, to the account owner once built (as the REST read gives it).
       previewPassword: preview && preview.status !== "unpublished" ? (preview.access_password ?? "") : "",
-      deploys: main ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf) : html``,
+      siteRules: live ? siteRulesSection(main.site_rules) : html``,
+      deploys: main
+        ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf, Math.max(0, Number.parseInt(query.deploys_offset ?? "0", 10) || 0))
+        : html``,
       previewExpiryOptions: html`${PREVIEW_EXPIRIES.map(([m, l]) => html`<option value="${m}"${m === 1440 ? html` selected` : ""}>${l}</option>`)}`,
     },
   });
