@@ -1,7 +1,7 @@
 // The Site tab's Deploys list: each build listed with the live one marked, 20 a page, and its Rollback
 // button switching the site through the rollback service (the site answers from the earlier
 // deploy at once); a forged or foreign deploy id changes nothing. The live deploy's site rules
-// summary. A member opens the tab too.
+// summary; the site's expiry. A member opens the tab too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { sessions } from "../../../src/db/schema";
@@ -133,6 +133,45 @@ test("the Site rules block shows the live deploy's site_rules as the publication
   const w = rules.warnings[0];
   expect(block).toContain(`<tr><td><code>${w.file}</code></td><td>${w.line}</td><td class="wrap">${w.message}</td></tr>`);
   expect(w).toMatchObject({ file: "_redirects", line: 2 });
+}, 60_000);
+
+test("the Expiry form sets and removes expires_at through the publication PATCH; a past time and the visibility lock are refused as the API refuses them", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Expiring" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>hi</p>", "text/html")]);
+  const pubId = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} })).body.data.publication.id;
+  await t.pier.runner.drain();
+  const expiresAt = async () => (await t.api("GET", `/api/v1/publications/${pubId}`, { key: u.key })).body.data.publication.expires_at;
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const post = async (form: Record<string, string>) => b.post(`${site}/expiry`, { csrf: formCsrf((await b.get(site)).text), ...form });
+
+  const later = new Date(t.clock.now().getTime() + 7 * 86_400_000).toISOString();
+  const set = await post({ expires_at: later });
+  expect([set.status, set.location]).toEqual([303, `${site}?done=expiry#expiry`]);
+  expect(await expiresAt()).toBe(later);
+
+  const past = await post({ expires_at: "2001-01-01T00:00:00Z" });
+  expect(past.status).toBe(422);
+  expect(past.text).toContain('<span class="field-error" id="expiry-expires_at-error">expires_at must be in the future (or null).</span>');
+  expect(past.text).toContain('value="2001-01-01T00:00:00Z" aria-invalid="true"');
+  expect((await post({ expires_at: "next week" })).text).toContain('id="expiry-expires_at-error">Give a date and time in UTC');
+
+  // D281: while the visibility lock is set, neither a new expiry nor its removal goes through.
+  await t.api("POST", `/api/v1/buckets/${bucket.id}/visibility_change_lock`, { key: u.key, body: { reason: "launch" } });
+  for (const form of [{ remove: "1" }, { expires_at: new Date(t.clock.now().getTime() + 86_400_000).toISOString() }] as Record<string, string>[]) {
+    const locked = await post(form);
+    expect(locked.status).toBe(423);
+    expect(locked.text).toContain('class="alert error"');
+  }
+  expect(await expiresAt()).toBe(later);
+  // Only a person signed in to the dashboard thaws it.
+  const thaw = await b.post(`/dashboard/buckets/${bucket.id}/settings/visibility/unlock`, { csrf: formCsrf((await b.get(site)).text) });
+  expect(thaw.status).toBe(303);
+  const removed = await post({ remove: "1" });
+  expect([removed.status, removed.location]).toEqual([303, `${site}?done=expiry-removed#expiry`]);
+  expect(await expiresAt()).toBeNull();
 }, 60_000);
 
 test("a member of the account (bucket_write) opens a live protected site's tab, without its password, leads or links", async () => {

@@ -417,6 +417,7 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/:id/site/retry": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/mode": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/settings": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/expiry": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/slug": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/access": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/password": { auth: "page", signedIn: true },
