@@ -2,17 +2,19 @@
 // folders, preview text, Markdown and images (escaped / rendered safely), download, rename,
 // copy, lock and unlock, delete; upload files by the file input and by a drop, with a failed
 // PUT retried alone; the history with what changed, a version's files, and a confirmed
-// restore. Each step is checked in the page and then through the REST API.
+// restore. Each step is checked in the page and then through the REST API. Over plain HTTP: a
+// file's History pages, Append text and its MD5.
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { Browser as HttpBrowser } from "../../helpers/browser";
+import { Browser as HttpBrowser, unescapeHtml } from "../../helpers/browser";
 import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
 import type { TestPier, TestUser } from "../../helpers/pier";
 import { createBucket } from "../../helpers/buckets";
 import { syncFiles, textFile, type LocalFile } from "../../helpers/uploads";
+import { bucketText } from "../../helpers/gitsync";
 
 let t: TestPier;
 let browser: Browser;
@@ -315,5 +317,42 @@ describe("a file's History on its page (HTTP)", () => {
     expect(linked(second)).toEqual(api.slice(20).map((v) => v.version_id));
     expect(second).toContain("← Newer");
     expect(second).not.toContain("Older →");
+  }, 60_000);
+});
+
+describe("Append text and the MD5 on a file's page (HTTP)", () => {
+  test("appends through append_text's service; a refusal stays next to the box with the typing kept; MD5 as the API gives it", async () => {
+    const u = await t.user();
+    const b = await createBucket(t, u, { title: "Append" });
+    await syncFiles(t, u.key, b.id, [textFile("log.md", "line 1", "text/markdown"), png("dot.png")]);
+    const log = await fileAt(u, b.id, "log.md");
+    const page = `/dashboard/buckets/${b.id}/files/${log.id}`;
+    const http = new HttpBrowser(t.url);
+    expect((await http.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+
+    const before = unescapeHtml((await http.get(page)).text);
+    expect(before).toContain(`<code class="small" id="md5">${log.checksum}</code>`);
+    // A binary file gets no append form (the API would refuse it as NOT_TEXT_FILE).
+    expect((await http.get(`/dashboard/buckets/${b.id}/files/${(await fileAt(u, b.id, "dot.png")).id}`)).text).not.toContain('id="append-h"');
+
+    // Browsers send CRLF line breaks; the file gets LF, as typed.
+    const done = await http.submit(page, `${page}/append`, { text: "\r\nline 2 ✓\r\n" });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe(`${page}?done=appended#preview`);
+    expect(await bucketText(t, u.key, b.id, "log.md")).toBe("line 1\nline 2 ✓\n");
+    const after = await fileAt(u, b.id, "log.md");
+    expect(after.version_count).toBe(2);
+    expect(unescapeHtml((await http.get(page)).text)).toContain(`<code class="small" id="md5">${after.checksum}</code>`);
+
+    // Over 64 KiB of UTF-8 in fewer than 65,536 characters: the service's FILE_TOO_LARGE, by the box.
+    const long = "é".repeat(40_000);
+    const refused = await http.submit(page, `${page}/append`, { text: long });
+    expect(refused.status).toBe(413);
+    expect(refused.text).toMatch(/<textarea id="append-text"[^>]* aria-invalid="true" aria-describedby="append-text-error">\n/);
+    expect(refused.text).toContain(`${long}</textarea>`);
+    expect(refused.text).toMatch(/<span class="field-error" id="append-text-error">Append at most 65536 bytes/);
+    const empty = await http.submit(page, `${page}/append`, { text: "" });
+    expect(empty.text).toContain('<span class="field-error" id="append-text-error">text must not be empty.</span>');
+    expect((await fileAt(u, b.id, "log.md")).version_count).toBe(2);
   }, 60_000);
 });

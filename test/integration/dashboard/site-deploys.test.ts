@@ -1,12 +1,13 @@
-// The Site tab's Deploys list: each build listed with the live one marked, and its Rollback
+// The Site tab's Deploys list: each build listed with the live one marked, 20 a page, and its Rollback
 // button switching the site through the rollback service (the site answers from the earlier
-// deploy at once); a forged or foreign deploy id changes nothing. A member opens the tab too.
+// deploy at once); a forged or foreign deploy id changes nothing. The live deploy's site rules
+// summary; the site's expiry. A member opens the tab too.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { sessions } from "../../../src/db/schema";
 import { addMember } from "../../../src/features/accounts/service";
 import { createSession } from "../../../src/features/accounts/sessions";
-import { Browser } from "../../helpers/browser";
+import { Browser, unescapeHtml } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
@@ -61,6 +62,117 @@ test("the Deploys list marks the live deploy and its Rollback button serves an e
   expect(refused.text).toContain(otherDeploy);
   expect(await (await siteFetch(t, host, "/")).text()).toBe("<p>first</p>");
 });
+
+test("the Deploys list pages 20 at a time as the API's offset does; Rollback only where the API allows one", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Many deploys" });
+  let pubId = "";
+  for (let i = 1; i <= 22; i++) {
+    await syncFiles(t, u.key, bucket.id, [textFile("index.html", `<p>${i}</p>`, "text/html")]);
+    pubId = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} })).body.data.publication.id;
+    await t.pier.runner.drain();
+  }
+  const api = async (offset: number) =>
+    (await t.api("GET", `/api/v1/publications/${pubId}/deploys?offset=${offset}`, { key: u.key })).body.data.deploys as {
+      id: string;
+      rollback_available: boolean;
+      live: boolean;
+    }[];
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const listed = (page: string) => [...page.matchAll(/<td class="small wrap"><code>([^<]+)<\/code>/g)].map((m) => m[1]);
+  const buttons = (page: string) => [...page.matchAll(/name="deploy_id" value="([^"]+)"/g)].map((m) => m[1]);
+  const rollbackable = (ds: Awaited<ReturnType<typeof api>>) => ds.filter((d) => d.rollback_available && !d.live).map((d) => d.id);
+
+  const first = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  const newest = await api(0);
+  expect(listed(first)).toEqual(newest.map((d) => d.id));
+  expect(buttons(first)).toEqual(rollbackable(newest));
+  expect(first).toContain("1-20 of 22, newest first");
+  expect(first).not.toContain("← Newer");
+  const older = /<a href="([^"]+)">Older →<\/a>/.exec(first)![1]!.replaceAll("&#61;", "=");
+  expect(older).toBe(`/dashboard/buckets/${bucket.id}/site?deploys_offset=20#deploys`);
+
+  // The two oldest are past the plan's deploy history (20): pruned, no Rollback button.
+  const second = (await b.get(older.replace("#deploys", ""))).text;
+  const oldest = await api(20);
+  expect(listed(second)).toEqual(oldest.map((d) => d.id));
+  expect(oldest.every((d) => !d.rollback_available)).toBe(true);
+  expect(buttons(second)).toEqual([]);
+  expect(second).toContain("21-22 of 22, newest first");
+  expect(second).toContain("← Newer");
+  expect(second).not.toContain("Older →");
+}, 120_000);
+
+test("the Site rules block shows the live deploy's site_rules as the publication gives them: counts, warnings with line numbers", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Rules" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>hi</p>", "text/html")]);
+  const pubId = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} })).body.data.publication.id;
+  await t.pier.runner.drain();
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  expect((await b.get(`/dashboard/buckets/${bucket.id}/site`)).text).toContain("The live deploy has no <code>_redirects</code> or <code>_headers</code> file.");
+
+  await syncFiles(
+    t,
+    u.key,
+    bucket.id,
+    [textFile("_redirects", "/old /new 301\n/tea /pot 418\n/a/* /b/:splat\n"), textFile("_headers", "/*\n  X-Frame-Options: DENY\n")],
+    { deleteMissing: false },
+  );
+  await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} });
+  await t.pier.runner.drain();
+  const rules = (await t.api("GET", `/api/v1/publications/${pubId}`, { key: u.key })).body.data.publication.site_rules;
+  expect(rules).toMatchObject({ redirects: 2, headers: 1 });
+  expect(rules.warnings).toHaveLength(1);
+  const page = unescapeHtml((await b.get(`/dashboard/buckets/${bucket.id}/site`)).text);
+  const block = page.slice(page.indexOf('id="site-rules-h"'), page.indexOf('id="deploys-h"'));
+  expect(block).toContain("<dd>2 rules from <code>_redirects</code></dd>");
+  expect(block).toContain("<dd>1 block from <code>_headers</code></dd>");
+  const w = rules.warnings[0];
+  expect(block).toContain(`<tr><td><code>${w.file}</code></td><td>${w.line}</td><td class="wrap">${w.message}</td></tr>`);
+  expect(w).toMatchObject({ file: "_redirects", line: 2 });
+}, 60_000);
+
+test("the Expiry form sets and removes expires_at through the publication PATCH; a past time and the visibility lock are refused as the API refuses them", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Expiring" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>hi</p>", "text/html")]);
+  const pubId = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} })).body.data.publication.id;
+  await t.pier.runner.drain();
+  const expiresAt = async () => (await t.api("GET", `/api/v1/publications/${pubId}`, { key: u.key })).body.data.publication.expires_at;
+  const site = `/dashboard/buckets/${bucket.id}/site`;
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  const post = async (form: Record<string, string>) => b.post(`${site}/expiry`, { csrf: formCsrf((await b.get(site)).text), ...form });
+
+  const later = new Date(t.clock.now().getTime() + 7 * 86_400_000).toISOString();
+  const set = await post({ expires_at: later });
+  expect([set.status, set.location]).toEqual([303, `${site}?done=expiry#expiry`]);
+  expect(await expiresAt()).toBe(later);
+
+  const past = await post({ expires_at: "2001-01-01T00:00:00Z" });
+  expect(past.status).toBe(422);
+  expect(past.text).toContain('<span class="field-error" id="expiry-expires_at-error">expires_at must be in the future (or null).</span>');
+  expect(past.text).toContain('value="2001-01-01T00:00:00Z" aria-invalid="true"');
+  expect((await post({ expires_at: "next week" })).text).toContain('id="expiry-expires_at-error">Give a date and time in UTC');
+
+  // D281: while the visibility lock is set, neither a new expiry nor its removal goes through.
+  await t.api("POST", `/api/v1/buckets/${bucket.id}/visibility_change_lock`, { key: u.key, body: { reason: "launch" } });
+  for (const form of [{ remove: "1" }, { expires_at: new Date(t.clock.now().getTime() + 86_400_000).toISOString() }] as Record<string, string>[]) {
+    const locked = await post(form);
+    expect(locked.status).toBe(423);
+    expect(locked.text).toContain('class="alert error"');
+  }
+  expect(await expiresAt()).toBe(later);
+  // Only a person signed in to the dashboard thaws it.
+  const thaw = await b.post(`/dashboard/buckets/${bucket.id}/settings/visibility/unlock`, { csrf: formCsrf((await b.get(site)).text) });
+  expect(thaw.status).toBe(303);
+  const removed = await post({ remove: "1" });
+  expect([removed.status, removed.location]).toEqual([303, `${site}?done=expiry-removed#expiry`]);
+  expect(await expiresAt()).toBeNull();
+}, 60_000);
 
 test("a member of the account (bucket_write) opens a live protected site's tab, without its password, leads or links", async () => {
   const owner = await t.user({ plan: "pro" });

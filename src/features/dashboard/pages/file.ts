@@ -1,6 +1,6 @@
 // One file of a bucket (/dashboard/buckets/<id>/files/<file id>): facts, a preview (text,
 // Markdown, images, audio/video; PDFs open in their own tab), download through the same signed
-// URL as the API, rename/move, copy, delete, and file locks. Every form calls the files
+// URL as the API, rename/move, copy, delete, file locks, and appending to a text file. Every form calls the files
 // service the REST routes call, with the REST schema checking the input first.
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
@@ -8,6 +8,8 @@ import { alertBox, html, SafeHtml, shortTime } from "../../../http/pages/layout"
 import { renderReadme } from "../../../sites/markdown";
 import { effectiveScope, getBucket } from "../../buckets";
 import {
+  appendText,
+  AppendTextBody,
   copyOrMoveFile,
   CopyMoveBody,
   deleteFile,
@@ -39,6 +41,7 @@ const DONE: Record<string, string> = {
   locked: "File locked.",
   unlocked: "Lock removed.",
   broken: "Lock broken: the file can be changed again.",
+  appended: "Text appended: this is the new version.",
 };
 
 const LOCK_DURATIONS: [number, string][] = [
@@ -48,7 +51,7 @@ const LOCK_DURATIONS: [number, string][] = [
   [604_800, "7 days"],
 ];
 
-type FormName = "rename" | "copy" | "lock";
+type FormName = "rename" | "copy" | "lock" | "append";
 
 interface Refusal {
   error: ApiError;
@@ -141,6 +144,7 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       size: humanSize(f.byte_size),
       bytes: f.byte_size.toLocaleString("en"),
       sha256: f.sha256,
+      md5: f.checksum,
       versionCount: f.version_count,
       updated: shortTime(f.updated_at),
       created: shortTime(f.created_at),
@@ -168,6 +172,11 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       lockYours: !!lock?.held_by_you,
       // bucket_admin may break another credential's lock (D258).
       lockBreakable: !!lock && !lock.held_by_you && effectiveScope(s.actor, bucket.id) === "bucket_admin",
+      // Offered where the API's append_text would accept the file (a text type).
+      appendable: isTextType(f.content_type),
+      appendTextValue: typed("append", "text", ""),
+      appendTextError: errOf("append", "text"),
+      appendTextInvalid: invalidOf("append", "text"),
       typedLockMessage: typed("lock", "message", ""),
       lockMessageError: errOf("lock", "message"),
       lockMessageInvalid: invalidOf("lock", "message"),
@@ -189,13 +198,13 @@ const checked = (body: unknown, name: string) => formField(body, name) === "on";
 export const filePage: DashboardPage = {
   routes: (app, shell) => {
     const base = `${BUCKETS_PATH}/:id/files/:fileId`;
-    const post = (suffix: string, form: FormName | undefined, run: (s: Session, id: string, fileId: string, body: unknown) => string) =>
+    const post = (suffix: string, form: FormName | undefined, run: (s: Session, id: string, fileId: string, body: unknown) => string | Promise<string>) =>
       app.post(
         `${base}/${suffix}`,
         shell.action(
           (s, { params, body }) => run(s, params.id!, params.fileId!, body),
           async (s, error, { params, body }) => {
-            const values = Object.fromEntries(["path", "bucket_id", "overwrite", "message", "duration_seconds"].map((n) => [n, formField(body, n)]));
+            const values = Object.fromEntries(["path", "bucket_id", "overwrite", "message", "duration_seconds", "text"].map((n) => [n, formField(body, n)]));
             try {
               return await fileView(shell, s, params.id!, params.fileId!, {}, { error, form, values });
             } catch (e) {
@@ -245,6 +254,22 @@ export const filePage: DashboardPage = {
       checkForm(LockFilesBody, input, { message: "Say why the file is locked (1 to 500 characters).", duration_seconds: "Choose how long the lock lasts." });
       lockFiles(shell.deps, s.actor, id, input);
       return fileUrl(id, fileId, "?done=locked#lock");
+    });
+    // The REST POST .../files/append_text on this file's path (never creating: the file exists).
+    post("append", "append", async (s, id, fileId, body) => {
+      const f = getFile(shell.deps, s.actor, id, fileId);
+      // Browsers send a textarea's line breaks as CRLF; the file gets the \n a person typed.
+      const input = { path: f.path, text: formField(body, "text").replace(/\r\n/g, "\n") };
+      checkForm(AppendTextBody, input, { text: "Type at most 65,536 characters to append." });
+      try {
+        await appendText(shell.deps, s.actor, id, input);
+      } catch (e) {
+        // The size and text-type refusals are about what was typed: shown next to the box.
+        if (e instanceof ApiError && ["FILE_TOO_LARGE", "NOT_TEXT_FILE"].includes(e.code))
+          throw new ApiError(e.code, e.message, { ...e.details, field: "text" }, e.retryAfter);
+        throw e;
+      }
+      return fileUrl(id, fileId, "?done=appended#preview");
     });
     post("unlock", undefined, (s, id, fileId, body) => {
       const r = unlockFile(shell.deps, s.actor, id, fileId, { force: formField(body, "force") === "true" });

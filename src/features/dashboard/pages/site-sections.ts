@@ -170,3 +170,26 @@ export function manifestSection(bucketId: string, page: { path: string; size: nu
     (f) => html`<tr><td class="wrap">${f.path}</td><td class="small">${f.content_type}</td><td class="small">${f.size.toLocaleString("en")} B</td></tr>`,
   )}</tbody></table><div class="pager small"><span class="muted">${total.toLocaleString("en")} file(s)</span></div><div class="pager">${prev}${next}</div>`;
 }
+
+interface SiteRulesSummary {
+  redirects: number;
+  headers: number;
+  warnings: { file: string; line: number; message: string }[];
+  warnings_not_listed?: number;
+}
+
+/**
+ * The live deploy's `_redirects`/`_headers` as the publication's `site_rules` gives them: the
+ * counts, then each skipped line with its file and line number (docs/site-rules.md). Read-only:
+ * the rules change by publishing the files again.
+ */
+export function siteRulesSection(rules: SiteRulesSummary | null): SafeHtml {
+  if (!rules)
+    return html`<p class="muted">The live deploy has no <code>_redirects</code> or <code>_headers</code> file. Put them at the published root and publish to add redirects, rewrites or response headers.</p>`;
+  const plural = (n: number, one: string) => `${n.toLocaleString("en")} ${one}${n === 1 ? "" : "s"}`;
+  const counts = html`<dl class="facts" id="site-rules-counts"><dt>Redirect rules</dt><dd>${plural(rules.redirects, "rule")} from <code>_redirects</code></dd><dt>Header blocks</dt><dd>${plural(rules.headers, "block")} from <code>_headers</code></dd></dl>`;
+  if (!rules.warnings.length) return html`${counts}<p class="small muted">No warnings: every line was used.</p>`;
+  const rows = rules.warnings.map((w) => html`<tr><td><code>${w.file}</code></td><td>${w.line}</td><td class="wrap">${w.message}</td></tr>`);
+  const more = rules.warnings_not_listed ? html`<p class="small muted">…and ${plural(rules.warnings_not_listed, "more warning")} not listed.</p>` : html``;
+  return html`${counts}<p class="small">Lines skipped when the deploy was built (the site is served without them):</p><table id="site-rules-warnings"><caption class="skip">Site rule warnings</caption><thead><tr><th scope="col">File</th><th scope="col">Line</th><th scope="col">Warning</th></tr></thead><tbody>${rows}</tbody></table>${more}`;
+}

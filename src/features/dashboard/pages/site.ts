@@ -1,6 +1,7 @@
 // A bucket's Site tab (/dashboard/buckets/<id>/site): publish, preview with an expiry,
 // unpublish, retry a failed build, the live build state, slug, site mode, access mode with the
-// password and share text, recipient links and leads, and the paged manifest. Every form calls
+// password and share text, recipient links and leads, the site's expiry, the site rules, the
+// paged manifest and deploys. Every form calls
 // the publish service the REST route calls; plan refusals show their choices as buttons.
 import type { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
@@ -38,6 +39,7 @@ import {
   MANIFEST_PAGE,
   manifestSection,
   siteModeOptions,
+  siteRulesSection,
   siteUrl,
   statusRegion,
   upgradeChoices,
@@ -53,6 +55,8 @@ const DONE: Record<string, string> = {
   "preview-retried": "The preview's build runs again.",
   mode: "Site mode saved: it applies at once, no rebuild needed.",
   settings: "Site settings saved: they apply at once, no rebuild needed.",
+  expiry: "Expiry set: the site stops answering then.",
+  "expiry-removed": "Expiry removed: the site stays up.",
   slug: "Address changed: the site moved at once.",
   access: "Access saved: current visitors were signed out.",
   password: "A new password was generated: current visitors were signed out.",
@@ -82,6 +86,20 @@ const ROOT_MESSAGES = { publication_root_directory: "A folder path has at most 1
 const SettingsForm = Type.Object({ title: PatchPublicationBody.properties.title, description: PatchPublicationBody.properties.description });
 const SETTINGS_MESSAGES = { title: "A title has at most 200 characters.", description: "A description has at most 2,000 characters." };
 const SETTINGS_SWITCHES = ["clean_urls", "tracking_enabled", "publication_analytics_enabled", "publication_client_events_enabled"] as const;
+
+const ExpiryForm = Type.Object({ expires_at: PatchPublicationBody.properties.expires_at });
+
+/** The expiry form as the PATCH's `expires_at`: a time, or null to remove it (D281 locks both). */
+function expiryInput(body: unknown): { expires_at: string | null } {
+  if (formField(body, "remove") === "1") return { expires_at: null };
+  return checkForm(
+    ExpiryForm,
+    { expires_at: formField(body, "expires_at").trim() },
+    {
+      expires_at: "Give a date and time in UTC, e.g. 2030-12-31T23:00:00Z.",
+    },
+  );
+}
 
 /**
  * The settings form as the REST PATCH body: the form always shows every setting, so an
@@ -137,6 +155,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const acc = fieldState(refused, "access", "password");
   const slug = fieldState(refused, "slug", "public_slug");
   const setTitle = fieldState(refused, "settings", "title");
+  const expiry = fieldState(refused, "expiry", "expires_at");
   const setDescription = fieldState(refused, "settings", "description");
   const prev = fieldState(refused, "preview", "password");
   const root = fieldState(refused, "publish", "publication_root_directory");
@@ -220,7 +239,13 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
       // A password preview's password, to the account owner once built (as the REST read gives it).
       previewPassword: preview && preview.status !== "unpublished" ? (preview.access_password ?? "") : "",
-      deploys: main ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf) : html``,
+      typedExpiry: refused?.form === "expiry" ? (refused.typed.expires_at ?? "") : (main?.expires_at ?? ""),
+      expiryError: expiry.error,
+      expiryInvalid: expiry.attrs,
+      siteRules: live ? siteRulesSection(main.site_rules) : html``,
+      deploys: main
+        ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf, Math.max(0, Number.parseInt(query.deploys_offset ?? "0", 10) || 0))
+        : html``,
       previewExpiryOptions: html`${PREVIEW_EXPIRIES.map(([m, l]) => html`<option value="${m}"${m === 1440 ? html` selected` : ""}>${l}</option>`)}`,
     },
   });
@@ -277,6 +302,11 @@ export const sitePage: DashboardPage = {
     post("settings", ["title", "description"], (s, id, body) => {
       patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, settingsInput(body));
       return siteUrl(id, "?done=settings#site-settings");
+    });
+    post("expiry", ["expires_at"], (s, id, body) => {
+      const input = expiryInput(body);
+      patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, input);
+      return siteUrl(id, `?done=${input.expires_at ? "expiry" : "expiry-removed"}#expiry`);
     });
     post("slug", ["public_slug"], (s, id, body) => {
       const slug = formField(body, "public_slug").trim();
