@@ -4,7 +4,7 @@
 // commit in bounded chunks, one version each, and answer "pending" until done: every chunk is
 // its own transaction, so a crash mid-finalize loses nothing committed and the client's repeat
 // of the same call continues where it stopped.
-import { and, count, eq, gt, inArray, lt, notInArray } from "drizzle-orm";
+import { and, count, eq, inArray, notInArray } from "drizzle-orm";
 import type { Actor, Deps } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
@@ -19,6 +19,7 @@ import { closeSession, expireSession, isLive, slideSession } from "./expiry";
 import { uploadLimits } from "./limits";
 import { isMailPath } from "../paths";
 import { isoAfter } from "../../../core/clock";
+import { omittedInTheWay } from "./in-the-way";
 
 export type UploadSessionRow = typeof uploadSessions.$inferSelect;
 
@@ -165,45 +166,6 @@ const incomplete = (missing: UploadEntryRow[], missingCount = missing.length) =>
     missing: missing.slice(0, 50).map((e) => e.path),
     missing_count: missingCount,
   });
-
-/**
- * The files a delete_missing sync omits that stand in the way of this chunk's files: "docs" when
- * the folder now has "docs/a.txt", or the files under "docs/" when "docs" became a file. A file
- * and a folder cannot share a path (D302), and the sync deletes what it omits only with its last
- * chunk, so an earlier chunk (or a finalize_batch) would clash; these files go with the chunk
- * that replaces them instead. Only undeclared ones: a folder cannot hold both, so a declared one
- * is the client's own clash, refused by the commit. Received mail is never deleted by a sync.
- */
-function omittedInTheWay(s: UploadSessionRow, entries: UploadEntryRow[], tx: DbOrTx): Change[] {
-  const inTheWay = new Set<string>();
-  for (const e of entries) {
-    for (let at = e.path.indexOf("/"); at > 0; at = e.path.indexOf("/", at + 1)) inTheWay.add(e.path.slice(0, at));
-    const under = tx
-      .select({ path: files.path })
-      .from(files)
-      .where(and(eq(files.bucketId, s.bucketId), gt(files.path, `${e.path}/`), lt(files.path, `${e.path}0`)))
-      .all();
-    for (const f of under) inTheWay.add(f.path);
-  }
-  const out: Change[] = [];
-  for (const path of inTheWay) {
-    if (isMailPath(path)) continue;
-    const exists = tx
-      .select({ id: files.id })
-      .from(files)
-      .where(and(eq(files.bucketId, s.bucketId), eq(files.path, path)))
-      .get();
-    if (!exists) continue;
-    const declared = tx
-      .select({ id: uploadEntries.id })
-      .from(uploadEntries)
-      // Both statuses named: the lookup then runs along the (session_id, status, path) index.
-      .where(and(eq(uploadEntries.sessionId, s.id), inArray(uploadEntries.status, ["pending", "finalized"]), eq(uploadEntries.path, path)))
-      .get();
-    if (!declared) out.push({ path, blob: null });
-  }
-  return out;
-}
 
 /**
  * Commit `entries` (re-checked inside the transaction: still pending, and proven) plus
