@@ -19,6 +19,7 @@ export interface CommitStatements {
   latestVersion: Statement<{ number: number; fileCount: number; totalBytes: number }>;
   fileByPath: Statement;
   fileUnder: Statement<{ path: string }>;
+  filesUnder: Statement<{ path: string }>;
   fileIdTaken: Statement<{ id: string }>;
   deleteFile: Statement;
   updateFile: Statement;
@@ -51,8 +52,9 @@ export function commitStatements(sqlite: Database, db: Db): CommitStatements {
       "SELECT number, file_count AS fileCount, total_bytes AS totalBytes FROM bucket_versions WHERE bucket_id = ?1 ORDER BY number DESC LIMIT 1",
     ),
     fileByPath: sqlite.prepare(`SELECT ${FILE_COLUMNS} FROM files WHERE bucket_id = ?1 AND path = ?2`),
-    // A file inside folder ?2 ("<path>/"): every such path sorts between "<path>/" and "<path>0".
+    // Files inside folder <path> (bounds from folderBounds): a first one, or all of them.
     fileUnder: sqlite.prepare("SELECT path FROM files WHERE bucket_id = ?1 AND path > ?2 AND path < ?3 LIMIT 1"),
+    filesUnder: sqlite.prepare("SELECT path FROM files WHERE bucket_id = ?1 AND path > ?2 AND path < ?3"),
     fileIdTaken: sqlite.prepare("SELECT id FROM files WHERE id = ?1"),
     deleteFile: sqlite.prepare("DELETE FROM files WHERE id = ?1"),
     updateFile: sqlite.prepare(
@@ -74,3 +76,6 @@ export function commitStatements(sqlite: Database, db: Db): CommitStatements {
   cache.set(sqlite, s);
   return s;
 }
+
+/** Every path inside folder `path` sorts after "<path>/" and before "<path>0" ("0" follows "/"). */
+export const folderBounds = (path: string): [string, string] => [`${path}/`, `${path}0`];

@@ -10,7 +10,7 @@ import { newId } from "../../core/ids";
 import { bucketVersions, fileChanges, fileLocks, files } from "../../db/schema";
 import { isConnection, preparedPerDb } from "../../db/prepared";
 import { transaction, type DbOrTx, type Tx } from "../../db/tx";
-import { commitStatements, type CommitStatements } from "./commit-statements";
+import { commitStatements, folderBounds, type CommitStatements } from "./commit-statements";
 import { liveHolders } from "./lock-holders";
 import { isMailPath } from "./paths";
 import { assertNotDeleting, loadMutableBucket, type BucketRow } from "../buckets";
@@ -132,7 +132,7 @@ export function fileLockedError(deps: Deps, lock: { path: string; message: strin
 export function assertNoFileFolderClash(bucketId: string, created: string[], st: CommitStatements): void {
   const seen = new Set<string>();
   for (const path of created) {
-    const under = st.fileUnder.get(bucketId, `${path}/`, `${path}0`);
+    const under = st.fileUnder.get(bucketId, ...folderBounds(path));
     if (under) throw fileFolderClash(path, under.path, "folder");
     for (let at = path.indexOf("/"); at > 0; at = path.indexOf("/", at + 1)) {
       const folder = path.slice(0, at);

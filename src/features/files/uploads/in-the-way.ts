@@ -1,9 +1,10 @@
 // What a delete_missing upload session must delete early: files its omitted paths leave in the
 // way of a chunk's files (D302). Split from sessions.ts, which commits the chunks.
-import { and, eq, gt, inArray, lt } from "drizzle-orm";
-import { files, uploadEntries } from "../../../db/schema";
+import { and, eq, inArray } from "drizzle-orm";
+import { uploadEntries } from "../../../db/schema";
 import type { DbOrTx } from "../../../db/tx";
 import type { Change } from "../commit";
+import { folderBounds, type CommitStatements } from "../commit-statements";
 import { isMailPath } from "../paths";
 import type { UploadEntryRow } from "./declare";
 import type { UploadSessionRow } from "./sessions";
@@ -16,26 +17,15 @@ import type { UploadSessionRow } from "./sessions";
  * that replaces them instead. Only undeclared ones: a folder cannot hold both, so a declared one
  * is the client's own clash, refused by the commit. Received mail is never deleted by a sync.
  */
-export function omittedInTheWay(s: UploadSessionRow, entries: UploadEntryRow[], tx: DbOrTx): Change[] {
+export function omittedInTheWay(st: CommitStatements, s: UploadSessionRow, entries: UploadEntryRow[], tx: DbOrTx): Change[] {
   const inTheWay = new Set<string>();
   for (const e of entries) {
     for (let at = e.path.indexOf("/"); at > 0; at = e.path.indexOf("/", at + 1)) inTheWay.add(e.path.slice(0, at));
-    const under = tx
-      .select({ path: files.path })
-      .from(files)
-      .where(and(eq(files.bucketId, s.bucketId), gt(files.path, `${e.path}/`), lt(files.path, `${e.path}0`)))
-      .all();
-    for (const f of under) inTheWay.add(f.path);
+    for (const f of st.filesUnder.all(s.bucketId, ...folderBounds(e.path))) inTheWay.add(f.path);
   }
   const out: Change[] = [];
   for (const path of inTheWay) {
-    if (isMailPath(path)) continue;
-    const exists = tx
-      .select({ id: files.id })
-      .from(files)
-      .where(and(eq(files.bucketId, s.bucketId), eq(files.path, path)))
-      .get();
-    if (!exists) continue;
+    if (isMailPath(path) || !st.fileByPath.get(s.bucketId, path)) continue;
     const declared = tx
       .select({ id: uploadEntries.id })
       .from(uploadEntries)

@@ -12,6 +12,7 @@ import { files, uploadEntries, uploadSessions } from "../../../db/schema";
 import { transaction, type DbOrTx } from "../../../db/tx";
 import { loadBucket, loadMutableBucket } from "../../buckets";
 import { commitChanges, type Change } from "../commit";
+import { commitStatements } from "../commit-statements";
 import { alreadyStored, descriptor, entryProven, insertEntry, validateDeclared, type DeclaredFile, type UploadEntryRow } from "./declare";
 import { missingUploads, pendingAmong, pendingCount, pendingPage, pendingPathsExcept, uploadedSplit } from "./pending";
 import { holdSessionLock, releaseSessionLock } from "./lock";
@@ -201,7 +202,7 @@ function commitEntries(
       }
     }
     const changes = entries.map(toChange);
-    if (s.deleteMissing && !opts.applyDeleteMissing) changes.push(...omittedInTheWay(s, entries, tx));
+    if (s.deleteMissing && !opts.applyDeleteMissing) changes.push(...omittedInTheWay(commitStatements(deps.sqlite, deps.db), s, entries, tx));
     if (opts.applyDeleteMissing && s.deleteMissing) {
       // Paths of the sync = every path declared in this session (finalized in earlier batches too).
       const keep = tx.select({ path: uploadEntries.path }).from(uploadEntries).where(eq(uploadEntries.sessionId, s.id));
