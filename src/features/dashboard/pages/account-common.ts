@@ -38,15 +38,7 @@ function tabBar(label: string, tabs: { label: string; path: string }[], current:
 export const accountTabs = (current: string) => tabBar("Account", ACCOUNT_TABS, current);
 export const adminTabs = (current: string) => tabBar("Instance admin", ADMIN_TABS, current);
 
-/** A page's offset from the query (?offset=), never negative. */
-export const offsetOf = (query: Record<string, string | undefined>, name = "offset") => Math.max(0, Number.parseInt(query[name] ?? "0", 10) || 0);
-
-/** Previous/next links for a paged list; `link(offset)` builds the URL of another page. */
-export function pager(offset: number, size: number, total: number, link: (offset: number) => string): SafeHtml {
-  const prev = offset > 0 ? html`<a href="${link(Math.max(0, offset - size))}">← Previous</a>` : html`<span></span>`;
-  const next = offset + size < total ? html`<a href="${link(offset + size)}">Next →</a>` : html``;
-  return html`<div class="pager">${prev}${next}</div>`;
-}
+export { offsetOf, pager } from "./paging";
 
 /** The notice at the top of a page: a refusal not about one field, else the outcome of the last action. */
 export function noticeOf(error: ApiError | undefined, done: Record<string, string>, code: string | undefined): SafeHtml {

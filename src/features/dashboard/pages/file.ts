@@ -5,6 +5,7 @@
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, SafeHtml, shortTime } from "../../../http/pages/layout";
+import { offsetOf, pager } from "./paging";
 import { renderReadme } from "../../../sites/markdown";
 import { effectiveScope, getBucket } from "../../buckets";
 import {
@@ -101,8 +102,6 @@ function historySection(shell: Shell, s: Session, bucketId: string, fileId: stri
   const shown = versions.slice(0, HISTORY_PAGE);
   if (!shown.length) return html`<p class="small muted">No versions on this page. <a href="${fileUrl(bucketId, fileId)}#history">The newest</a></p>`;
   const link = (o: number) => `${fileUrl(bucketId, fileId)}${o ? `?history_offset=${o}` : ""}#history`;
-  const newer = offset > 0 ? html`<a href="${link(Math.max(0, offset - HISTORY_PAGE))}">← Newer</a>` : html`<span></span>`;
-  const older = versions.length > HISTORY_PAGE ? html`<a href="${link(offset + HISTORY_PAGE)}">Older →</a>` : html``;
   const rows = shown.map(
     (
       v,
@@ -110,7 +109,7 @@ function historySection(shell: Shell, s: Session, bucketId: string, fileId: stri
 <td class="small">${shortTime(v.created_at)}</td><td>${v.deleted ? html`<span class="badge">deleted</span>` : html`<span class="small">${v.kind}</span>`}</td>
 <td class="small">${v.deleted || v.byte_size === null ? "" : humanSize(v.byte_size)}</td></tr>`,
   );
-  return html`<table><caption class="skip">Versions of this file, newest first</caption><thead><tr><th scope="col">Version</th><th scope="col">When</th><th scope="col">Change</th><th scope="col">Size</th></tr></thead><tbody>${rows}</tbody></table><div class="pager">${newer}${older}</div>`;
+  return html`<table><caption class="skip">Versions of this file, newest first</caption><thead><tr><th scope="col">Version</th><th scope="col">When</th><th scope="col">Change</th><th scope="col">Size</th></tr></thead><tbody>${rows}</tbody></table>${pager(offset, HISTORY_PAGE, offset + versions.length, link, "newest")}`;
 }
 
 async function fileView(shell: Shell, s: Session, bucketId: string, fileId: string, query: Record<string, string | undefined>, refused?: Refusal) {
@@ -150,7 +149,7 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       created: shortTime(f.created_at),
       downloadUrl: url,
       preview: await preview(shell, s, bucket.id, f, url),
-      history: historySection(shell, s, bucket.id, f.id, Math.max(0, Number.parseInt(query.history_offset ?? "0", 10) || 0)),
+      history: historySection(shell, s, bucket.id, f.id, offsetOf(query, "history_offset")),
       archived: !!bucket.archivedAt,
       renamePath: typed("rename", "path", f.path),
       renameBucket: typed("rename", "bucket_id", bucket.id),

@@ -3,6 +3,7 @@
 // button on each earlier deploy that still keeps its files (the API's rollback_available). The
 // button posts to the same rollback service as POST /api/v1/publications/:id/rollback.
 import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
+import { pager, rangeNote } from "./paging";
 import type { Actor, Deps } from "../../../core/context";
 import { listPublicationDeploys, presentDeploy } from "../../publish";
 import { siteUrl } from "./site-sections";
@@ -31,14 +32,10 @@ export function deploysSection(deps: Deps, actor: Actor, publicationId: string, 
     return html`<tr><td class="small wrap"><code>${d.id}</code></td><td class="small">${shortTime(d.created_at)}</td><td class="small">${d.files_count.toLocaleString("en")}</td><td class="small">${size(d.total_bytes)}</td><td class="small">${d.trigger}</td><td>${state}</td></tr>`;
   });
   return html`<p class="small muted">A rollback serves an earlier deploy at once, without a rebuild; the bucket's files do not change, and the next publish builds from them again. The newest ${r.historyLimit} deploys can be rolled back to.</p><table><caption class="skip">Deploys, newest first</caption><thead><tr><th scope="col">Deploy</th><th scope="col">Built</th><th scope="col">Files</th><th scope="col">Size</th><th scope="col">By</th><th scope="col">State</th></tr></thead><tbody>${rows}</tbody></table>${
-    total > SHOWN ? pager(bucketId, offset, r.deploys.length, total) : html``
+    total > SHOWN
+      ? html`${rangeNote(offset, r.deploys.length, total, "newest first")}${pager(offset, SHOWN, total, (o) => link(bucketId, o), "newest")}`
+      : html``
   }`;
 }
 
 const link = (bucketId: string, o: number) => siteUrl(bucketId, `${o ? `?deploys_offset=${o}` : ""}#deploys`);
-
-function pager(bucketId: string, offset: number, shown: number, total: number): SafeHtml {
-  const newer = offset > 0 ? html`<a href="${link(bucketId, Math.max(0, offset - SHOWN))}">← Newer</a>` : html`<span></span>`;
-  const older = offset + shown < total ? html`<a href="${link(bucketId, offset + shown)}">Older →</a>` : html``;
-  return html`<div class="pager small"><span class="muted">${(offset + 1).toLocaleString("en")}-${(offset + shown).toLocaleString("en")} of ${total.toLocaleString("en")}, newest first</span></div><div class="pager">${newer}${older}</div>`;
-}

@@ -2,6 +2,7 @@
 // access settings (password, share text, recipient links, leads) and the paged manifest.
 import type { ApiError } from "../../../core/errors";
 import { html, shortTime, type SafeHtml } from "../../../http/pages/layout";
+import { pager, rangeNote } from "./paging";
 import type { presentPublication } from "../../publish";
 import { fieldError, invalidAttrs } from "../forms";
 
@@ -128,13 +129,11 @@ export function accessExtras(
     : html``;
   const { rows, total, offset } = leads;
   const leadsLink = (o: number) => siteUrl(bucketId, `?leads_offset=${o}#leads`);
-  const newer = offset > 0 ? html`<a href="${leadsLink(Math.max(0, offset - LEADS_PAGE))}">← Newer</a>` : html`<span></span>`;
-  const older = offset + rows.length < total ? html`<a href="${leadsLink(offset + rows.length)}">Older →</a>` : html``;
   const leadRows = rows.length
     ? html`<table id="leads"><caption>Visitors who confirmed their address</caption><thead><tr><th scope="col">Email</th><th scope="col">First visit</th><th scope="col">Last visit</th><th scope="col">Visits</th></tr></thead><tbody>${rows.map(
         (l) =>
           html`<tr><td class="wrap">${l.email}</td><td class="small">${shortTime(l.first_access_at)}</td><td class="small">${shortTime(l.last_access_at)}</td><td>${l.access_count}</td></tr>`,
-      )}</tbody></table><div class="pager small"><span class="muted">${(offset + 1).toLocaleString("en")}-${(offset + rows.length).toLocaleString("en")} of ${total.toLocaleString("en")}, most recent first</span></div><div class="pager">${newer}${older}</div>`
+      )}</tbody></table>${rangeNote(offset, rows.length, total, "most recent first")}${pager(offset, LEADS_PAGE, total, leadsLink, "newest")}`
     : total > 0
       ? html`<p class="small muted" id="leads">No visitors on this page. <a href="${leadsLink(0)}">The most recent</a></p>`
       : html`<p class="small muted">No visitor has confirmed an address yet.</p>`;
@@ -164,11 +163,9 @@ export const leadsPageOf = (access: { leads: Lead[]; leads_pagination: { total_c
 export function manifestSection(bucketId: string, page: { path: string; size: number; content_type: string }[], total: number, offset: number): SafeHtml {
   if (!total) return html`<p class="muted">No published files.</p>`;
   const link = (o: number) => siteUrl(bucketId, `?offset=${o}#manifest`);
-  const prev = offset > 0 ? html`<a href="${link(Math.max(0, offset - MANIFEST_PAGE))}">← Previous</a>` : html`<span></span>`;
-  const next = offset + MANIFEST_PAGE < total ? html`<a href="${link(offset + MANIFEST_PAGE)}">Next →</a>` : html``;
   return html`<table><caption class="skip">Published files</caption><thead><tr><th scope="col">Path</th><th scope="col">Type</th><th scope="col">Size</th></tr></thead><tbody>${page.map(
     (f) => html`<tr><td class="wrap">${f.path}</td><td class="small">${f.content_type}</td><td class="small">${f.size.toLocaleString("en")} B</td></tr>`,
-  )}</tbody></table><div class="pager small"><span class="muted">${total.toLocaleString("en")} file(s)</span></div><div class="pager">${prev}${next}</div>`;
+  )}</tbody></table><div class="pager small"><span class="muted">${total.toLocaleString("en")} file(s)</span></div>${pager(offset, MANIFEST_PAGE, total, link)}`;
 }
 
 interface SiteRulesSummary {

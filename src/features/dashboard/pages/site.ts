@@ -7,6 +7,7 @@ import type { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
+import { offsetOf } from "./paging";
 import { effectiveScope, getBucket } from "../../buckets";
 import {
   PatchPublicationBody,
@@ -162,8 +163,8 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const metadataRoot = (bucket.metadata as Record<string, unknown> | null)?.publication_root_directory;
   const typedSettings = refused?.form === "settings" ? refused.typed : {};
   const typedPreview = refused?.form === "preview" ? refused.typed : {};
-  const offset = Math.max(0, Number.parseInt(query.offset ?? "0", 10) || 0);
-  const leadsOffset = Math.max(0, Number.parseInt(query.leads_offset ?? "0", 10) || 0);
+  const offset = offsetOf(query);
+  const leadsOffset = offsetOf(query, "leads_offset");
   const publishMode = typed.access_mode ?? main?.access_mode ?? "public";
   const siteMode = typed.site_mode ?? main?.site_mode ?? "static";
   return shell.render(s, {
@@ -243,9 +244,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       expiryError: expiry.error,
       expiryInvalid: expiry.attrs,
       siteRules: live ? siteRulesSection(main.site_rules) : html``,
-      deploys: main
-        ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf, Math.max(0, Number.parseInt(query.deploys_offset ?? "0", 10) || 0))
-        : html``,
+      deploys: main ? deploysSection(shell.deps, s.actor, main.id, bucket.id, formCsrf, offsetOf(query, "deploys_offset")) : html``,
       previewExpiryOptions: html`${PREVIEW_EXPIRIES.map(([m, l]) => html`<option value="${m}"${m === 1440 ? html` selected` : ""}>${l}</option>`)}`,
     },
   });
