@@ -209,9 +209,15 @@ export const gitPage: DashboardPage = {
               "GIT_SYNC_CONFLICT_CHOICE",
               "The conflicts changed since this page was shown (a sync ran): choose again for the paths listed now.",
             );
+          const isSide = (v: string): v is "bucket" | "repository" => v === "bucket" || v === "repository";
           const all = formField(body, "all");
-          const sides = conflicts.map((path, i) => [path, all || formField(body, `side_${i}`)] as const);
-          const unchosen = sides.filter(([, side]) => side !== "bucket" && side !== "repository").length;
+          if (isSide(all)) {
+            // The API's resolve_all (D307): the list was just checked against the page's.
+            requestSync(shell.deps, s.actor, params.id!, { resolveAll: all });
+            return gitUrl(params.id!, "?done=resolved");
+          }
+          const sides = conflicts.map((path, i) => [path, formField(body, `side_${i}`)] as const);
+          const unchosen = sides.filter(([, side]) => !isSide(side)).length;
           if (unchosen) throw new ApiError("GIT_SYNC_CONFLICT_CHOICE", `Choose a side for every path: ${unchosen.toLocaleString("en")} have none.`);
           // fromEntries makes own keys even of paths like __proto__.
           requestSync(shell.deps, s.actor, params.id!, { resolutions: Object.fromEntries(sides) as Record<string, "bucket" | "repository"> });
