@@ -71,11 +71,11 @@ export function createSiteHandler(deps: Deps, note: RequestNote | null = null): 
     const pathname = handledPath ?? splitUrl(req.url).pathname;
     const label = custom ? hostKind.hostname : hostKind.label;
     if (res instanceof Response) {
-      countHit(deps, { req, site, label, pathname, res, fileType: (handled as SiteRequest | null)?.fileType ?? null, ip: ipOf });
+      countHit(deps, req, res, site, label, pathname, (handled as SiteRequest | null)?.fileType ?? null, ipOf);
       return res;
     }
     return res.then((r) => {
-      countHit(deps, { req, site, label, pathname, res: r, fileType: null, ip: ipOf });
+      countHit(deps, req, r, site, label, pathname, null, ipOf);
       return r;
     });
   };
