@@ -189,6 +189,9 @@ async function handlerCost() {
   console.log("| Traffic | off median | on median | on - off | on / off | off batches | on batches |\n|---|---|---|---|---|---|---|");
   for (const mix of MIXES) {
     const headers = { "user-agent": mix.ua, referer: REFERER };
+    // Flat strings, as the server's requestIP hands out: a template string built per call is a
+    // rope, and every map lookup of the visit would flatten it (~0.6 µs a visit more).
+    const ips = Array.from({ length: 256 }, (_, k) => `198.51.100.${k}`);
     const run = async (slug: string, n: number) => {
       const t0 = process.cpuUsage();
       for (let i = 0; i < n; i++) {
@@ -196,7 +199,7 @@ async function handlerCost() {
         const res = await handle(
           new Request(`http://${slug}.localhost${path}`, { headers }),
           { kind: "site", label: slug },
-          () => `198.51.100.${(i / mix.paths.length) & 255}`,
+          () => ips[(i / mix.paths.length) & 255]!,
         );
         await res.arrayBuffer();
       }
