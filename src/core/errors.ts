@@ -233,6 +233,11 @@ export const errorCatalogue = {
     hint: "The server's disk is full; nothing was stored. Retry after `Retry-After` seconds (the operator must free space).",
     retryAfter: 60,
   },
+  PASSWORD_CHECKS_BUSY: {
+    status: 503,
+    hint: "Pier is checking many passwords at once right now; send the same request again after `Retry-After` seconds (this try was not counted as a wrong password).",
+    retryAfter: 5,
+  },
   NOT_READY: { status: 503, hint: "The server cannot take writes right now (see error.details.checks); retry later.", retryAfter: 5 },
 } as const satisfies Record<string, { status: number; hint: string; retryAfter?: number }>;
 

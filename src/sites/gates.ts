@@ -19,7 +19,7 @@ import { safeNext as sameHostPath } from "../http/safe-next";
 import { messageBody, pageResponse, type SiteTemplates } from "./pages";
 import { isoAfter } from "../core/clock";
 import { addressKey, PendingGuesses } from "../core/guess-limits";
-import { WorkQueue } from "../core/work-queue";
+import { verifyPasswordInTurn } from "../core/password-checks";
 
 export const SITE_COOKIE = "pier_site_access";
 export const COOKIE_MAX_AGE_S = 7 * 24 * 3600;
@@ -170,11 +170,6 @@ function liveCodeFor(g: GateContext, email: string) {
 
 /** Password guesses being verified, per site and client address (see handleGatePost). */
 const passwordGuesses = new PendingGuesses();
-/**
- * The argon2id checks of every site gate of this process: one at a time, 9 more waiting (a few
- * seconds; one address's whole allowance fits), past that "busy" (core/work-queue.ts says why; D305).
- */
-const passwordChecks = new WorkQueue(1, 9);
 
 const busy = (g: GateContext, next: string) =>
   passwordGatePage(g, next, 503, "The site is busy checking passwords. Please try again in a few seconds.", { "retry-after": "5" });
@@ -207,7 +202,7 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
     try {
       const { password } = form;
       const hash = g.site.passwordHash;
-      if (password && hash && password.length <= 200) ok = await passwordChecks.run(() => Bun.password.verify(password, hash));
+      if (password && hash && password.length <= 200) ok = await verifyPasswordInTurn(password, hash, "gate"); // past the queue: "busy" (D305)
       // Busy (null) is no guess: not counted.
       if (ok === false) recordGateAttempt(g.deps, g.site.id, "password", g.client);
     } finally {

@@ -70,6 +70,47 @@ describe("password-gated site", () => {
 });
 
 describe("sign-in", () => {
+  test("guesses from many addresses at once wait for one argon2id check at a time, and past a short queue Pier says it is busy", async () => {
+    // The same work pool as the gates' checks (D305): a distributed flood of sign-ins held every
+    // site file read of the process. Past the queue the page says so, and nothing is counted.
+    const browsers = Array.from({ length: 14 }, (_, i) => new Browser(t.url, from(`198.51.107.${i + 1}`)));
+    const answers = await Promise.all(browsers.map((b, i) => b.submit("/signin", "/signin", { email: `flood-${i}@example.com`, password: `guess ${i}` })));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    const busy = answers.filter((r) => r.status === 503);
+    expect(busy).toHaveLength(4);
+    expect(Number(busy[0]!.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(busy[0]!.text).toContain("checking many passwords");
+    const u = await t.user();
+    expect((await new Browser(t.url, from("203.0.113.10")).submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  }, 30_000);
+
+  test("a flood of guesses at a site's password gate does not make the owner's sign-in wait behind it", async () => {
+    const site = await publishSite(t, { access: "password", password: "open sesame", files: [{ path: "index.html", bytes: "<h1>in</h1>" }] });
+    const u = await t.user();
+    const owner = new Browser(t.url, from("203.0.113.11"));
+    await owner.get("/signin");
+    const attempt = gateAttempt(site.host);
+    const done: number[] = [];
+    const flood = Promise.all(
+      Array.from({ length: 14 }, (_, i) =>
+        attempt(`wrong-${i}`, `198.51.108.${i % 2}`).then((r) => {
+          if (r.status === 401) done.push(performance.now());
+          return r.status;
+        }),
+      ),
+    );
+    await Bun.sleep(100); // the gate's lane is full by now: one check running, nine waiting
+    const signedIn = await owner.submit("/signin", "/signin", { email: u.email, password: u.password });
+    const ownerDone = performance.now();
+    expect(signedIn.status).toBe(303);
+    const statuses = await flood;
+    expect(statuses.filter((s) => s === 401).length).toBe(10);
+    expect(statuses.filter((s) => s === 503).length).toBe(4);
+    // The freed slot alternates between the lanes: the owner's check ran second, not eleventh.
+    expect(done.filter((at) => at < ownerDone).length).toBeLessThan(5);
+  }, 30_000);
+
   test("failures on an email from one address do not lock out its owner at another address", async () => {
     const u = await t.user();
     const attacker = new Browser(t.url, from("198.51.100.200"));
