@@ -61,6 +61,7 @@ describe("the account pages in Chromium", () => {
       await page.selectOption("#scope", "bucket_write");
       await page.check("#access-selected");
       await page.check(`#b-${docs.id}`);
+      await page.selectOption(`#p-${docs.id}`, "read"); // narrower than the key's bucket_write
       await submit(page, "#create-key button[type=submit]");
       expect(new URL(page.url()).searchParams.has("flash")).toBe(true);
       const key = (await page.textContent("#new-key"))!.trim();
@@ -76,6 +77,13 @@ describe("the account pages in Chromium", () => {
       // What the API says about the key: it writes to the chosen bucket and sees no other.
       const listed = (await t.api("GET", "/api/v1/buckets", { key })).body.data.buckets.map((b: { id: string }) => b.id);
       expect(listed).toEqual([docs.id]);
+      // The bucket's own permission, as the API lists it, and shown in the keys table.
+      const keys = (await t.api("GET", "/api/v1/api_keys", { key: u.key })).body.data;
+      const made = keys.api_keys.find((k: { label: string }) => k.label === "docs deployer");
+      expect(made.bucket_permissions).toEqual({ [docs.id]: "read" });
+      expect(await page.locator("tbody tr", { hasText: "docs deployer" }).textContent()).toContain(`${docs.id}: read`);
+      const write = await t.api("POST", `/api/v1/buckets/${docs.id}/files/append_text`, { key, body: { path: "notes.txt", text: "hi", create: true } });
+      expect(write.status).toBe(403);
 
       // Revoke: the key stops working.
       await submit(page, "button[aria-label='Revoke docs deployer']");
