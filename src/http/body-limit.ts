@@ -40,6 +40,8 @@ const LARGER_LIMITS: Array<{ method: string; path: RegExp; bytes: number }> = [
   { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/files/(reorganize|append_text|lock)$`), bytes: JSON_BODY_LIMIT },
   // The dashboard's Append text: what append_text takes (65,536 characters), urlencoded (up to 9 bytes each).
   { method: "POST", path: new RegExp(`^/dashboard/buckets/${ID}/files/${ID}/append$`), bytes: JSON_BODY_LIMIT },
+  // The dashboard's metadata editor: up to 100,000 characters of JSON, urlencoded.
+  { method: "POST", path: new RegExp(`^/dashboard/buckets/${ID}/settings/metadata$`), bytes: JSON_BODY_LIMIT },
   { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/upload_sessions/${ID}/uploads$`), bytes: JSON_BODY_LIMIT },
   { method: "PATCH", path: new RegExp(`^/api/v1/buckets/${ID}/variables$`), bytes: JSON_BODY_LIMIT },
   { method: "PATCH", path: new RegExp(`^/api/v1/buckets/${ID}$`), bytes: JSON_BODY_LIMIT },

@@ -186,4 +186,54 @@ describe("the bucket settings tab in Chromium", () => {
       await ctx.close();
     }
   }, 45_000);
+
+  test("metadata: edited as JSON, refused at the field when it is not an object, and a change made meanwhile is never overwritten unseen", async () => {
+    const u = await t.user({ email: "metadata-owner@example.com" });
+    const b = await createBucket(t, u, { title: "Context", metadata: { project: "launch" } });
+    const stored = async () => (await t.api("GET", `/api/v1/buckets/${b.id}`, { key: u.key })).body.data.bucket.metadata;
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await ctx.newPage();
+    try {
+      await signIn(page, t, u, `/dashboard/buckets/${b.id}/settings`);
+      expect(JSON.parse(await page.inputValue("#metadata-text"))).toEqual({ project: "launch" });
+
+      // Not JSON, then JSON that is not an object: refused next to the field, the text kept.
+      await page.fill("#metadata-text", '{"project": launch}');
+      await submit(page, "#metadata-form button[type=submit]");
+      expect(await page.textContent("#metadata-error")).toContain("must be a JSON object");
+      expect(await page.inputValue("#metadata-text")).toBe('{"project": launch}');
+      await page.fill("#metadata-text", "[1, 2]");
+      await submit(page, "#metadata-form button[type=submit]");
+      expect(await page.textContent("#metadata-error")).toContain("not a list");
+      // A well-known key is checked as over the API (forms own publication_forms).
+      await page.fill("#metadata-text", '{"publication_forms": {"enabled": "yes"}}');
+      await submit(page, "#metadata-form button[type=submit]");
+      expect(await page.locator("#metadata-error").count()).toBe(1);
+      expect(await stored()).toEqual({ project: "launch" });
+
+      // A good object replaces the metadata, as PATCH does.
+      await page.fill("#metadata-text", '{"project": "launch", "task": {"id": 42, "source": "issue tracker"}}');
+      await submit(page, "#metadata-form button[type=submit]");
+      expect(await page.textContent("[role=status]")).toContain("Metadata saved.");
+      expect(await stored()).toEqual({ project: "launch", task: { id: 42, source: "issue tracker" } });
+      await expectAccessible(page);
+
+      // An agent changes the metadata while the page is open: the save is refused, shows what is
+      // stored now beside the edit, and a second save is the person's informed choice.
+      await t.api("PATCH", `/api/v1/buckets/${b.id}`, { key: u.key, body: { bucket: { metadata: { project: "agent's" } } } });
+      await page.fill("#metadata-text", '{"project": "mine"}');
+      await submit(page, "#metadata-form button[type=submit]");
+      expect(await page.textContent("#metadata-error")).toContain("changed since this page was opened");
+      expect(await page.textContent("#metadata details")).toContain("agent's");
+      expect(await stored()).toEqual({ project: "agent's" });
+      expect(await page.inputValue("#metadata-text")).toBe('{"project": "mine"}');
+      await expectAccessible(page);
+      await screenshot(page, "bucket-settings-metadata");
+      await submit(page, "#metadata-form button[type=submit]");
+      expect(await page.textContent("[role=status]")).toContain("Metadata saved.");
+      expect(await stored()).toEqual({ project: "mine" });
+    } finally {
+      await ctx.close();
+    }
+  }, 45_000);
 });

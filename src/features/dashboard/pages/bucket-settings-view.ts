@@ -13,6 +13,7 @@ export const settingsUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encode
 /** Outcome notices after a redirect: fixed texts chosen by a code, never text from the URL. */
 const DONE: Record<string, string> = {
   details: "Title and description saved.",
+  metadata: "Metadata saved.",
   "tag-added": "Tag added.",
   "tag-removed": "Tag removed.",
   "variable-saved": "Variable saved.",
@@ -27,6 +28,16 @@ const DONE: Record<string, string> = {
   "visibility-unlocked": "Visibility unlocked.",
   "visibility-not-locked": "Visibility was not locked.",
 };
+
+/** The metadata as the editor shows it: indented JSON, keys in stored order. */
+export const metadataText = (metadata: Record<string, unknown>) => JSON.stringify(metadata, null, 2);
+
+/**
+ * What the editor was opened on: a save is refused when the metadata changed since (another tab,
+ * an agent, the Forms or Site tab writing their keys), instead of overwriting that change.
+ */
+export const metadataVersion = (metadata: Record<string, unknown>) =>
+  new Bun.CryptoHasher("sha256").update(JSON.stringify(metadata)).digest("base64url").slice(0, 22);
 
 /** A refused settings form: which form (so its own fields show the error) and what was typed. */
 export interface SettingsRefusal {
@@ -49,6 +60,7 @@ function fieldOf(r: SettingsRefusal | undefined): string | undefined {
 /** The fields each form shows a refusal under; any other refusal is shown at the top of the page. */
 const FIELDS_SHOWN: Record<string, string[]> = {
   details: ["title", "description"],
+  metadata: ["metadata"],
   "tag-add": ["tag"],
   "variable-add": ["name", "value"],
   lock: ["message", "duration_seconds"],
@@ -183,6 +195,8 @@ export async function settingsView(shell: Shell, s: Session, id: string, query: 
   const notice = r && !shownAtField(r) ? alertBox(r.error.message) : alertBox(DONE[query.done ?? ""], "ok");
   const titleErr = errorAt(r, "details", "title", "title-error");
   const descErr = errorAt(r, "details", "description", "description-error");
+  const metaErr = errorAt(r, "metadata", "metadata", "metadata-error");
+  const conflict = r?.form === "metadata" && r.error.code === "CONFLICT";
   return shell.render(s, {
     title: `Settings · ${bucket.title}`,
     template: "dashboard/bucket-settings.html",
@@ -201,6 +215,15 @@ export async function settingsView(shell: Shell, s: Session, id: string, query: 
       titleInvalid: titleErr.attrs,
       descriptionError: descErr.message,
       descriptionInvalid: descErr.attrs,
+      typedMetadata: typedIn(r, "metadata", "metadata", metadataText(bucket.metadata)),
+      // After a conflict the editor keeps the edit and stands on the version stored now, shown
+      // beside it: saving again is a choice made knowing what it replaces.
+      metadataSeen: conflict ? metadataVersion(bucket.metadata) : typedIn(r, "metadata", "seen", metadataVersion(bucket.metadata)),
+      metadataStored: conflict
+        ? html`<details open><summary>Stored now (saving again replaces it with the edit above)</summary><pre class="wrap">${metadataText(bucket.metadata)}</pre></details>`
+        : html``,
+      metadataError: metaErr.message,
+      metadataInvalid: metaErr.attrs,
       tags: tagsSection(bucket.id, bucket.tagPaths, csrf, r),
       variables: variablesSection(bucket.id, variables, secrets, csrf, r),
       bucketLock: bucketLockSection(shell, s, bucket.id, csrf, r),

@@ -1,5 +1,6 @@
 // The bucket settings tab (/dashboard/buckets/<id>/settings, the visibility lock's unlock_url):
-// title and description, tags, variables and secrets, the bucket lock and the visibility lock.
+// title and description, free-form metadata (JSON), tags, variables and secrets, the bucket lock
+// and the visibility lock.
 // Every form calls the buckets service the REST routes call; unlocking visibility is the one
 // action with no REST route (a person lifts it here, as the spec says).
 import { t, type Elysia } from "elysia";
@@ -23,9 +24,11 @@ import { checkForm, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
-import { settingsUrl, settingsView, type SettingsRefusal } from "./bucket-settings-view";
+import { metadataVersion, settingsUrl, settingsView, type SettingsRefusal } from "./bucket-settings-view";
 
 const TagForm = t.Object({ tag: TagPath });
+/** The editor's text: within the route's 1 MiB body limit once URL-encoded (http/body-limit.ts). */
+const METADATA_MAX_CHARS = 100_000;
 
 /** Run `fn`; a validation refusal it throws is reported next to `field` of the form. */
 function onField<T>(field: string, fn: () => T): T {
@@ -112,6 +115,32 @@ export const bucketSettingsPage: DashboardPage = {
       );
       updateBucket(shell.deps, s.actor, id, patch);
       return settingsUrl(id, "?done=details");
+    });
+    post("metadata", "metadata", (s, id, body) => {
+      const text = formField(body, "metadata");
+      if (text.length > METADATA_MAX_CHARS)
+        throw new ApiError("VALIDATION_FAILED", `Metadata is at most ${METADATA_MAX_CHARS.toLocaleString("en")} characters here.`, { field: "metadata" });
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text.trim() === "" ? "{}" : text);
+      } catch (e) {
+        throw new ApiError("VALIDATION_FAILED", `Metadata must be a JSON object: ${(e as Error).message}`, { field: "metadata" });
+      }
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+        throw new ApiError("VALIDATION_FAILED", "Metadata must be a JSON object ({ ... }), not a list or a single value.", { field: "metadata" });
+      if (metadataVersion(getBucket(shell.deps, s.actor, id).metadata) !== formField(body, "seen"))
+        throw new ApiError(
+          "CONFLICT",
+          "The metadata changed since this page was opened; what is stored now is shown below your edit. Save again to replace it with your edit.",
+          { field: "metadata" },
+        );
+      const patch = checkForm<{ metadata: Record<string, unknown> }>(
+        BucketPatch,
+        { metadata: parsed },
+        { metadata: "Metadata keys are at most 100 characters." },
+      );
+      onField("metadata", () => updateBucket(shell.deps, s.actor, id, patch)); // a key's own rule (publication_forms, ...)
+      return settingsUrl(id, "?done=metadata#metadata");
     });
     post("tags/add", "tag-add", (s, id, body) => {
       const { tag } = checkForm<{ tag: string }>(
