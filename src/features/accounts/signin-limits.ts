@@ -32,12 +32,12 @@ const FLOOR = 3;
  */
 export const TWO_FACTOR_FAILURES_PER_USER = 5;
 
-/** The answer while an account's wrong-code allowance is used up (sign-in, turning two-factor off). */
 /** Past the password checks' queue (core/password-checks.ts): come back, nothing was counted. */
 export function passwordChecksBusy(): ApiError {
   return new ApiError("PASSWORD_CHECKS_BUSY", "Pier is checking many passwords right now. Please try again in a few seconds.");
 }
 
+/** The answer while an account's wrong-code allowance is used up (sign-in, turning two-factor off). */
 export function tooManyTwoFactorCodes(wait: number): ApiError {
   const minutes = Math.ceil(wait / 60);
   return new ApiError(

@@ -1,7 +1,7 @@
 // API keys (/dashboard/account/keys): the account's keys, create one (name, permission, all or
-// selected buckets, each with a permission of its own as `bucket_permissions` takes), revoke. A new key is kept with shell.flash and shown once on the page the
-// create redirects to, so a reload or a second submit never makes a second key. Key changes
-// need sudo mode, as over REST.
+// selected buckets, each with a permission of its own as `bucket_permissions` takes), revoke. A
+// new key is kept with shell.flash and shown once on the page the create redirects to, so a
+// reload or a second submit never makes a second key. Key changes need sudo mode, as over REST.
 import type { Elysia } from "elysia";
 import type { BucketPermission, Scope } from "../../../core/context";
 import { ApiError } from "../../../core/errors";
