@@ -384,6 +384,7 @@ const expectations: Record<string, Expectation> = {
   "POST /dashboard/buckets/bulk": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/settings": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/settings/details": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/settings/metadata": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/settings/tags/add": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/settings/tags/remove": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/settings/variables/set": { auth: "page", signedIn: true },
