@@ -4,14 +4,14 @@
 // counts (visitor hashes, countries, referrers, capped top lists) happens off the request, when
 // the arrays fill or the flush timer fires. A flush writes the roll-ups in one transaction, so a
 // crash loses at most the counts since the last flush and never a roll-up already written.
-import { randomBytes } from "node:crypto";
 import { systemClock } from "../../core/clock";
 import type { Deps } from "../../core/context";
 import { cachedBotNames, readablePath, referrerHost, type HitKind } from "./classify";
-import { dayKey, HourCounts, hourKey } from "./counts";
+import { HourCounts, hourKey } from "./counts";
 import { countryLookup, type CountryOf } from "./geo";
-import { pruneSalts, writeRollups, writeVisitorHashes, type FlushReport } from "./rollups";
+import { writeRollups, writeVisitorHashes, type FlushReport } from "./rollups";
 import { publicationSummary } from "./service";
+import { VisitorHashes } from "./visitor-hashes";
 import { UTC, ZoneDays } from "./zone";
 
 export { CAPS, OTHER, VISITOR_HASHES_PER_HOUR, HourCounts, hourKey, dayKey } from "./counts";
@@ -29,8 +29,6 @@ const VISITOR_CHUNK = 1_000;
 /** Header values are cut to this before the fold works on them: a 16 KiB user agent costs no more than a normal one. */
 const FIELD_MAX = 512;
 export const FLUSH_MS = 5_000;
-
-const DAY_MS = 86_400_000;
 
 const KIND_CODES: HitKind[] = ["page", "asset", "not_found"];
 const DOWNLOAD_BIT = 4;
@@ -57,7 +55,6 @@ export class AnalyticsRecorder {
   /** The counts the last tally went to: consecutive hits mostly share publication and hour (no key built). */
   private current: HourCounts | null = null;
   private readonly hours = new Map<string, HourCounts>();
-  private readonly salts = new Map<string, string>();
   /**
    * A user agent's bot name (null: a person), remembered per user agent. The site server asks it
    * first: only a person's hit needs the client address (the visitor hash and the country), and
@@ -69,15 +66,7 @@ export class AnalyticsRecorder {
   // Traffic repeats (a page and its assets, a reader's next page): the fold remembers recent
   // answers instead of recomputing an HMAC, a URL parse or a tree lookup per hit. Cleared when
   // full, so each stays bounded.
-  // Visitor hashes by "day publication", then user agent, then IP: nested lookups reuse the
-  // strings' cached hash codes (the user agent was just looked up for its bot name) instead of
-  // building and hashing one long key per hit.
-  private readonly hashes = new Map<string, Map<string, Map<string, string>>>();
-  private hashesHeld = 0;
-  /** The last visit's day, publication and their map: consecutive visits mostly share them (no key built). */
-  private lastDay = "";
-  private lastPublicationId = "";
-  private lastByAgent: Map<string, Map<string, string>> | null = null;
+  private readonly visitors: VisitorHashes;
   /** Referrer answers by site label, then Referer value (no key string built per hit). */
   private readonly referrers = new Map<string, Map<string, string | null | "own">>();
   private referrersHeld = 0;
@@ -99,6 +88,7 @@ export class AnalyticsRecorder {
 
   constructor(private readonly deps: Deps) {
     this.countryOf = countryLookup(deps.config.geoipDb);
+    this.visitors = new VisitorHashes(deps, REMEMBER_MAX);
     const clock = deps.clock;
     this.now = clock === systemClock ? Date.now : () => clock.now().getTime();
   }
@@ -183,7 +173,7 @@ export class AnalyticsRecorder {
       if (c.hour < current) this.hours.delete(key);
       else c.reset();
     }
-    this.forgetOldSalts();
+    this.visitors.forgetOldSalts();
     this.zones.clear();
     this.current = null; // it may be an hour just deleted
     return report;
@@ -301,7 +291,7 @@ export class AnalyticsRecorder {
       }
       if (flags & DOWNLOAD_BIT) c.downloads += 1;
       const ip = r.ip[i]!;
-      c.addVisitor(this.visitorHash(c.day, publicationId, ip, userAgent));
+      c.addVisitor(this.visitors.hash(c.day, publicationId, ip, userAgent));
       if (kind !== "page") continue;
       // The top lists describe people reading pages: bots have their own list, assets follow pages.
       c.count("path", readablePath(path));
@@ -312,39 +302,6 @@ export class AnalyticsRecorder {
       const country = remember(this.countries, ip, this.countryOf);
       if (country !== null) c.count("country", country);
     }
-  }
-
-  /**
-   * HMAC(day salt, IP + user agent + publication): the same person on the same site on the same
-   * day gives the same value; another day or site gives an unrelated one, and once the day's salt
-   * is deleted nobody can recompute it from an IP. `day` is the local date of the site's account
-   * (one salt per date, whatever the zone), so a day's uniques are those of its local day.
-   */
-  private visitorHash(day: string, publicationId: string, ip: string, userAgent: string): string {
-    let byAgent = this.lastByAgent;
-    if (byAgent === null || day !== this.lastDay || publicationId !== this.lastPublicationId) {
-      const scope = `${day} ${publicationId}`;
-      byAgent = this.hashes.get(scope) ?? null;
-      if (byAgent === null) this.hashes.set(scope, (byAgent = new Map()));
-      this.lastDay = day;
-      this.lastPublicationId = publicationId;
-      this.lastByAgent = byAgent;
-    }
-    let byIp = byAgent.get(userAgent);
-    if (byIp === undefined) byAgent.set(userAgent, (byIp = new Map()));
-    const known = byIp.get(ip);
-    if (known !== undefined) return known;
-    if (this.hashesHeld >= REMEMBER_MAX) {
-      this.hashes.clear();
-      this.hashesHeld = 0;
-      this.hashes.set(`${day} ${publicationId}`, (byAgent = new Map([[userAgent, (byIp = new Map())]])));
-      this.lastByAgent = byAgent;
-    }
-    // Bun's native HMAC: node:crypto's createHmac is a stream object and cost ~20 µs a call here.
-    const hash = new Bun.CryptoHasher("sha256", this.saltFor(day)).update(`${ip}\n${userAgent}\n${publicationId}`).digest("base64url").slice(0, 22);
-    byIp.set(ip, hash);
-    this.hashesHeld += 1;
-    return hash;
   }
 
   private referrerOf(referer: string, label: string, sitesDomain: string): string | null | "own" {
@@ -362,34 +319,6 @@ export class AnalyticsRecorder {
     bySite.set(referer, answer);
     this.referrersHeld += 1;
     return answer;
-  }
-
-  private saltFor(day: string): string {
-    let salt = this.salts.get(day);
-    if (salt !== undefined) return salt;
-    // Kept in the database for the day so a restart does not count everyone again.
-    const read = () => (this.deps.sqlite.query("SELECT salt FROM analytics_salts WHERE day = ?").get(day) as { salt: string } | null)?.salt;
-    salt = read();
-    if (salt === undefined) {
-      this.deps.sqlite.query("INSERT OR IGNORE INTO analytics_salts (day, salt) VALUES (?, ?)").run(day, randomBytes(32).toString("base64url"));
-      // Another serving process may have stored the day's salt first: every process hashes with
-      // the stored one, or a person reaching two processes counts twice that day.
-      salt = read()!;
-    }
-    this.salts.set(day, salt);
-    return salt;
-  }
-
-  private forgetOldSalts(): void {
-    const yesterday = dayKey(this.deps.clock.now().getTime() - DAY_MS);
-    for (const day of this.salts.keys()) {
-      if (day >= yesterday) continue;
-      this.salts.delete(day);
-      this.hashes.clear(); // remembered hashes of a forgotten salt go with it
-      this.hashesHeld = 0;
-      this.lastByAgent = null;
-    }
-    pruneSalts(this.deps, yesterday);
   }
 }
 
