@@ -133,14 +133,7 @@ export class AnalyticsRecorder {
   private tally(at: number, publicationId: string, path: string, kind: HitKind, download: boolean, bot: string | null): void {
     let c = this.current;
     if (c === null || c.publicationId !== publicationId || at < c.fromMs || at >= c.untilMs) c = this.current = this.countsFor(publicationId, at);
-    c.touch(at);
-    c.hits += 1;
-    if (kind === "asset") c.hitsAssets += 1;
-    else if (kind === "not_found") {
-      c.hitsNotFound += 1;
-      c.count("not_found", readablePath(path.length > FIELD_MAX ? path.slice(0, FIELD_MAX) : path));
-    }
-    if (download) c.downloads += 1;
+    countServed(c, at, kind, download, path.length > FIELD_MAX ? path.slice(0, FIELD_MAX) : path);
     if (bot !== null) {
       c.hitsBots += 1;
       c.count("bot", bot);
@@ -282,14 +275,7 @@ export class AnalyticsRecorder {
       if (path.length > FIELD_MAX) path = path.slice(0, FIELD_MAX);
       let userAgent = r.userAgent[i]!;
       if (userAgent.length > FIELD_MAX) userAgent = userAgent.slice(0, FIELD_MAX);
-      c.touch(at);
-      c.hits += 1;
-      if (kind === "asset") c.hitsAssets += 1;
-      else if (kind === "not_found") {
-        c.hitsNotFound += 1;
-        c.count("not_found", readablePath(path));
-      }
-      if (flags & DOWNLOAD_BIT) c.downloads += 1;
+      countServed(c, at, kind, (flags & DOWNLOAD_BIT) !== 0, path);
       const ip = r.ip[i]!;
       c.addVisitor(this.visitors.hash(c.day, publicationId, ip, userAgent));
       if (kind !== "page") continue;
@@ -320,6 +306,18 @@ export class AnalyticsRecorder {
     this.referrersHeld += 1;
     return answer;
   }
+}
+
+/** What every counted hit adds, visit or not: its time, the totals, a missing path's top list. */
+function countServed(c: HourCounts, at: number, kind: HitKind, download: boolean, path: string): void {
+  c.touch(at);
+  c.hits += 1;
+  if (kind === "asset") c.hitsAssets += 1;
+  else if (kind === "not_found") {
+    c.hitsNotFound += 1;
+    c.count("not_found", readablePath(path));
+  }
+  if (download) c.downloads += 1;
 }
 
 /** One ZoneDays per zone name, shared by the publications of every account in it. */
