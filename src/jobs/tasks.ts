@@ -9,7 +9,7 @@ import { purgeExpiredOAuthCodesAndTokens } from "../features/oauth";
 import { markFailed, runBuild, runUnpublish } from "../features/publish";
 import { BUILD_JOB } from "../features/publish";
 import { endExpiredSites, enforceSiteRenewal, sweepStuckPublications, UNPUBLISH_JOB } from "../features/publish";
-import { prunePublishSessions } from "../features/publish";
+import { prunePublishSessions, pruneSlugHolds } from "../features/publish";
 import { pruneGateRecords } from "../sites/gate-limits";
 import { recheckDueDomains } from "../features/domains";
 
@@ -97,7 +97,7 @@ export const tasks: Task[] = [
   {
     kind: "publish.sweep",
     everyMs: 5 * MINUTE,
-    handler: { run: async (deps) => ({ ...sweepStuckPublications(deps), ...prunePublishSessions(deps) }), maxAttempts: 1 },
+    handler: { run: async (deps) => ({ ...sweepStuckPublications(deps), ...prunePublishSessions(deps), ...pruneSlugHolds(deps) }), maxAttempts: 1 },
     description: "Queue again builds and unpublishes whose job is gone; forget publish sessions finished a week ago",
   },
   {

@@ -102,6 +102,7 @@ const TABLE_OWNER: Record<string, string> = {
   siteLeads: "publish",
   autoIndexTemplates: "publish",
   publishSessions: "publish",
+  slugHolds: "publish",
   jobs: "jobs",
   customDomains: "domains",
 

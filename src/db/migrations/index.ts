@@ -19,6 +19,7 @@ import m16 from "./0016_github_visible_repositories.sql" with { type: "text" };
 import m17 from "./0017_site_email_codes_access_version.sql" with { type: "text" };
 import m18 from "./0018_upload_entries_session_order.sql" with { type: "text" };
 import m19 from "./0019_publish_sessions_password_removed.sql" with { type: "text" };
+import m20 from "./0020_slug_holds.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -41,4 +42,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0017_site_email_codes_access_version", sql: m17 },
   { name: "0018_upload_entries_session_order", sql: m18 },
   { name: "0019_publish_sessions_password_removed", sql: m19 },
+  { name: "0020_slug_holds", sql: m20 },
 ];

@@ -226,3 +226,15 @@ export interface PublishSessionFile {
   /** Upload entry (descriptor) when the bytes must be uploaded. */
   entryId: string | null;
 }
+
+/**
+ * A public slug its bucket let go (a rename, the bucket deleted), reserved for the account that
+ * had it until `held_until` (D316): an old link must not start serving another account's site.
+ * No foreign keys: the hold outlives the bucket, and the account only names who may take it back.
+ */
+export const slugHolds = sqliteTable("slug_holds", {
+  slug: text("slug").primaryKey(),
+  accountId: text("account_id").notNull(),
+  releasedAt: text("released_at").notNull(),
+  heldUntil: text("held_until").notNull(),
+});

@@ -19,7 +19,7 @@ import { countBucketItems, deleteBucketItemsBatch, type ItemKind } from "./items
 import { assertNoPublicationLifecycle } from "./lifecycle";
 import { notifyAccount } from "../notifications";
 import { deleteConfirmation } from "./present";
-import { runBucketRemovalHooks } from "./removal-hooks";
+import { runBucketDeletionHooks, runBucketRemovalHooks } from "./removal-hooks";
 
 export const BUCKET_DELETE_JOB = "buckets.delete";
 /** Rows removed per background transaction: small enough to keep write locks short. */
@@ -54,6 +54,7 @@ export function deleteBucket(deps: Deps, actor: Actor, id: string, input: { conf
       );
     }
 
+    runBucketDeletionHooks(deps, bucket.id, tx);
     const counts = countBucketItems(bucket.id, tx);
     const now = deps.clock.now().toISOString();
     if (counts.total <= deps.config.bucketDeleteSyncLimit) {

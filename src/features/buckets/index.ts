@@ -31,4 +31,4 @@ export { bucketMetadataOf, bucketRevision, createBucket, findActiveBucketByTitle
 export { BUCKET_DELETE_JOB, bucketDeleteJob } from "./delete";
 export { setDisabledByAdmin } from "./inbound-address";
 export { registerMetadataRule } from "./metadata-rules";
-export { registerBucketRemoval } from "./removal-hooks";
+export { registerBucketDeletion, registerBucketRemoval } from "./removal-hooks";

@@ -231,19 +231,18 @@ export function commitPublish(deps: Deps, p: PreparedPublish, db: DbOrTx = deps.
         .get()!;
     } else {
       let slug: string;
+      const claim = { bucketId: p.bucket.id, accountId: p.bucket.accountId, now };
       if (p.kind === "preview") {
         const main = findPublication(p.bucket.id, "main", tx);
         slug =
-          main && !slugTaken(main.publicSlug, p.bucket.id, tx)
-            ? main.publicSlug
-            : pickSlug(p.bucket.id, main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title, tx);
+          main && !slugTaken(main.publicSlug, claim, tx) ? main.publicSlug : pickSlug(claim, main ? [main.publicSlug] : p.slugSuggestions, p.bucket.title, tx);
       } else {
         // A preview published first named the bucket's slug: the main site takes it too.
         const preview = findPublication(p.bucket.id, "preview", tx);
         slug =
-          preview && !p.slugSuggestions.length && !slugTaken(preview.publicSlug, p.bucket.id, tx)
+          preview && !p.slugSuggestions.length && !slugTaken(preview.publicSlug, claim, tx)
             ? preview.publicSlug
-            : pickSlug(p.bucket.id, p.slugSuggestions, p.bucket.title, tx);
+            : pickSlug(claim, p.slugSuggestions, p.bucket.title, tx);
       }
       // (The sibling's slug is checked too: before slugs were one namespace, another bucket could
       // hold it under the other kind, and taking it would break the unique index.)

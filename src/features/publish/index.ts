@@ -3,6 +3,12 @@
 // The services: service.ts reads and changes publications (settings, access, recipient links,
 // slugs), accept-publish.ts accepts a publish and queues its build, build.ts runs it,
 // lifecycle.ts unpublishes and retries, sessions/service.ts runs publish sessions.
+import { registerBucketDeletion } from "../buckets";
+import { holdBucketSlugs } from "./slugs";
+
+// A deleted bucket's slugs stay its account's for a while, as a rename's old slug does (D316).
+registerBucketDeletion(holdBucketSlugs);
+
 export { needsRetry, retryPublication, unpublishBucket } from "./lifecycle";
 export { loadPublication } from "./service";
 export { PatchPublicationBody, publishFields } from "./model";
@@ -20,7 +26,7 @@ export { onSiteChange } from "./events";
 export { isExcludedFromPublish } from "./exclusions";
 export { verifyRecipientToken } from "./service";
 export { getAutoIndexTemplate } from "./autoindex-templates";
-export { sanitizeSlug } from "./slugs";
+export { pruneSlugHolds, sanitizeSlug, SLUG_HOLD_DAYS } from "./slugs";
 export { MIN_SLUG_LENGTH } from "./publications";
 // The domains feature tells the site server when a custom domain starts or stops serving.
 export { emitSiteChange } from "./events";

@@ -15,7 +15,7 @@ import { assertPublishAllowed } from "./policy";
 import { setPublicationAccess, validateSlug, type PublicationRow } from "./publications";
 import { publicUrlOf } from "./present";
 import { findPublication, PREVIEW_MAX_MINUTES } from "./accept-publish";
-import { slugTaken } from "./slugs";
+import { holdSlug, slugTaken } from "./slugs";
 import { newestFirstPage, preparedPerDb } from "../../db/prepared";
 
 function visiblePublication(deps: Deps, actor: Actor, id: string): PublicationRow {
@@ -199,8 +199,12 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
   validateSlug(next);
   if (next === pub.publicSlug) return pub;
   const row = transaction(deps.db, (tx) => {
-    if (slugTaken(next, bucket.id, tx)) throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
-    const now = deps.clock.now().toISOString();
+    const at = deps.clock.now();
+    const now = at.toISOString();
+    if (slugTaken(next, { bucketId: bucket.id, accountId: bucket.accountId, now }, tx))
+      throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
+    // The old address stays this account's for a while: a link to it must not open someone else's site.
+    holdSlug(tx, pub.publicSlug, bucket.accountId, at);
     // The preview moves along: left on the old slug, preview-<old> would stay this bucket's
     // while another account could take <old> itself.
     const preview = findPublication(bucket.id, "preview", tx);

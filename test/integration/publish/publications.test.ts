@@ -335,7 +335,7 @@ describe("one slug, two addresses", () => {
     await drain();
     expect(await (await t.primaryFetch(host("acme-official-site", true), "/")).text()).toBe("<p>official</p>");
 
-    // A rename takes the preview with it; the freed name is then free for anyone, both addresses.
+    // A rename takes the preview with it (the old name stays the owner's for a while: slug-holds.test.ts).
     const renamed = await t.api("PATCH", `/api/v1/buckets/${mine}/custom_domains/public_slug`, { key: owner.key, body: { public_slug: "acme-renamed-site" } });
     expect(renamed.status).toBe(200);
     expect((await readPub(owner.key, own.id)).public_slug).toBe("acme-renamed-site");
