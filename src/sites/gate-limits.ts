@@ -6,7 +6,7 @@
 // row only measures the attack; it never locks the site. Code mail is also limited per site and
 // per recipient (gateMailRetryAfter), so a gate cannot be used to mail strangers, and without
 // locking anyone out: over the budget a code already mailed stays usable.
-import { and, asc, eq, gt, gte, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, lte, sql, type SQL } from "drizzle-orm";
 import type { Deps } from "../core/context";
 import { addressKey, pairAllowance, pendingWait, type GuessPolicy } from "../core/guess-limits";
 import { siteEmailCodes, siteGateAttempts } from "../db/schema";
@@ -84,23 +84,27 @@ export function clearGateAttempts(deps: Deps, publicationId: string, kind: GateK
   });
 }
 
+/** Providers that ignore dots in the local part (and their second domain name). */
+const DOTLESS_DOMAINS = new Set(["gmail.com", "googlemail.com"]);
+
 /**
- * The codes mailed to `email`'s inbox: the address itself and its plus-tagged variants
- * (`name+anything@domain`), which most providers deliver to `name@domain`. Counted apart, each
- * variant had a budget of its own and a gate could flood one inbox at will. Both forms are
- * compared as stored (lowercase); the variants are a range of the email index.
+ * The inbox an address reaches, as the site_email_codes `mailbox` column keeps it: the local part
+ * without its `+tag` (most providers deliver `name+anything@domain` to `name@domain`), and for
+ * Gmail without dots and with googlemail.com as gmail.com. Counted per spelling, each variant had
+ * a mail budget of its own, and a gate could flood one inbox at will. `email` is lowercase.
  */
-export function sameMailbox(email: string): SQL {
+export function mailboxOf(email: string): string {
   const at = email.lastIndexOf("@");
   const local = email.slice(0, at);
-  const domain = email.slice(at);
+  const domain = email.slice(at + 1);
   const plus = local.indexOf("+");
   const name = plus === -1 ? local : local.slice(0, plus);
-  // Every string that starts with `name+` sorts from `name+` up to, not including, `name,`.
-  return or(
-    eq(siteEmailCodes.email, name + domain),
-    and(gte(siteEmailCodes.email, `${name}+`), lt(siteEmailCodes.email, `${name},`), sql`substr(${siteEmailCodes.email}, ${-domain.length}) = ${domain}`),
-  )!;
+  return DOTLESS_DOMAINS.has(domain) ? `${name.replaceAll(".", "")}@gmail.com` : `${name}@${domain}`;
+}
+
+/** The codes mailed to `email`'s inbox, whichever spelling they were asked for. */
+export function sameMailbox(email: string): SQL {
+  return eq(siteEmailCodes.mailbox, mailboxOf(email));
 }
 
 /**

@@ -12,7 +12,7 @@ import { transaction } from "../db/tx";
 import { mailerFor, quotedForMail } from "../features/mail";
 import { verifyRecipientToken } from "../features/publish";
 import type { Site } from "./directory";
-import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, recordGateAttempt, sameMailbox } from "./gate-limits";
+import { clearGateAttempts, gateMailRetryAfter, gateRetryAfter, mailboxOf, recordGateAttempt, sameMailbox } from "./gate-limits";
 import { cookieValues, setCookie } from "../http/cookies";
 import { escapeHtml } from "../http/html";
 import { safeNext as sameHostPath } from "../http/safe-next";
@@ -241,6 +241,7 @@ export async function handleGatePost(g: GateContext, req: Request, action: strin
           id,
           publicationId: g.site.id,
           email,
+          mailbox: mailboxOf(email),
           codeHash: g.deps.secrets.sign("site-cookie", `code|${id}|${code}`),
           createdAt: now.toISOString(),
           expiresAt: isoAfter(now, CODE_TTL_MS),

@@ -262,6 +262,33 @@ describe("access-code mail", () => {
     });
     expect(enter.status).toBe(303);
   });
+
+  test("Gmail's dotted spellings and googlemail.com share one inbox's mail budget", async () => {
+    const site = await publishSite(t, { kind: "preview", access: "require_email", files: [{ path: "index.html", bytes: "<h1>dots</h1>" }] });
+    const ask = (email: string, ip: string) =>
+      siteFetch(t, site.host, "/_pier/gate/email", {
+        method: "POST",
+        headers: { ...form, ...from(ip) },
+        body: new URLSearchParams({ email, next: "/" }).toString(),
+      });
+    const spellings = [
+      "dot.ted.user@gmail.com",
+      "dotteduser@googlemail.com",
+      "d.o.t.t.e.d.user@gmail.com",
+      "dotted.user+x@gmail.com",
+      "Dot.Ted.User@GMail.com",
+      "d.ottedu.ser@gmail.com",
+      "dotteduser@gmail.com",
+    ];
+    for (const [i, email] of spellings.entries()) expect((await ask(email, `198.51.106.${i}`)).status).toBeLessThan(500);
+    const inbox = listOutbox(t.pier.deps, 1000).filter(
+      (m) => /@(gmail|googlemail)\.com$/.test(m.to_address) && m.to_address.replaceAll(".", "").startsWith("dotteduser"),
+    );
+    expect(inbox).toHaveLength(5);
+    // Another provider's dots are its own business: a.b@ and ab@ elsewhere are two inboxes.
+    for (const [i, email] of ["dot.ted@example.net", "dotted@example.net"].entries()) expect((await ask(email, `198.51.107.${i}`)).status).toBe(200);
+    expect(listOutbox(t.pier.deps, 1000).filter((m) => m.to_address.endsWith("@example.net"))).toHaveLength(2);
+  });
 });
 
 /** A user signed in from `ip` who turned two-factor on (a code step later), and their codes. */

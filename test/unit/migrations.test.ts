@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { migrate } from "../../src/db/migrate";
 import { migrations as embedded } from "../../src/db/migrations";
 import { openDatabase } from "../../src/db/client";
+import { mailboxOf } from "../../src/sites/gate-limits";
+import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { migrationsModule, sitesModule, outputs } from "../../scripts/gen-embeds";
@@ -99,6 +101,37 @@ describe("0019: publish sessions lose their clear site passwords", () => {
     expect(by.pus_pending_pw!.expires).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(by.pus_pending!).toEqual({ request: { access_mode: "public" }, expires: future });
     expect(by.pus_done_pw!).toEqual({ request: { access_mode: "password" }, expires: "2026-01-01T00:00:00.000Z" });
+  });
+});
+
+describe("0021: gate codes get the inbox they went to", () => {
+  test("the backfill computes mailboxOf's inbox for every address the gate accepts", () => {
+    const db = new Database(":memory:");
+    migrate(
+      db,
+      embedded.slice(
+        0,
+        embedded.findIndex((m) => m.name.startsWith("0021_")),
+      ),
+    );
+    db.exec("PRAGMA foreign_keys = OFF");
+    const insert = db.prepare(
+      "INSERT INTO site_email_codes (id, publication_id, email, code_hash, created_at, expires_at) VALUES (?, 'pub', ?, 'h', 'x', 'x')",
+    );
+    const part = fc.stringMatching(/^[a-z0-9._+-]{1,12}$/);
+    const domain = fc.oneof(fc.constantFrom("gmail.com", "googlemail.com", "example.org"), fc.stringMatching(/^[a-z0-9]{1,8}\.[a-z]{2,4}$/));
+    const emails = fc.sample(
+      fc.tuple(part, domain).map(([local, d]) => `${local}@${d}`),
+      300,
+    );
+    emails.push("john.doe+news@gmail.com", "j.o.h.n@googlemail.com", "+tag@example.com", "a.b@example.com");
+    emails.forEach((email, i) => insert.run(`gcd_${i}`, email));
+    migrate(db);
+    const rows = db.query<{ email: string; mailbox: string }, []>("SELECT email, mailbox FROM site_email_codes ORDER BY id").all();
+    expect(rows).toHaveLength(emails.length);
+    for (const r of rows) expect([r.email, r.mailbox]).toEqual([r.email, mailboxOf(r.email)]);
+    expect(mailboxOf("j.o.h.n+x@googlemail.com")).toBe("john@gmail.com");
+    expect(mailboxOf("a.b+x@example.com")).toBe("a.b@example.com");
   });
 });
 

@@ -20,6 +20,7 @@ import m17 from "./0017_site_email_codes_access_version.sql" with { type: "text"
 import m18 from "./0018_upload_entries_session_order.sql" with { type: "text" };
 import m19 from "./0019_publish_sessions_password_removed.sql" with { type: "text" };
 import m20 from "./0020_slug_holds.sql" with { type: "text" };
+import m21 from "./0021_site_email_codes_mailbox.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -43,4 +44,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0018_upload_entries_session_order", sql: m18 },
   { name: "0019_publish_sessions_password_removed", sql: m19 },
   { name: "0020_slug_holds", sql: m20 },
+  { name: "0021_site_email_codes_mailbox", sql: m21 },
 ];

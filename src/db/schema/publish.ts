@@ -141,6 +141,11 @@ export const siteEmailCodes = sqliteTable(
       .notNull()
       .references(() => publications.id, { onDelete: "cascade" }),
     email: text("email").notNull(),
+    /**
+     * The inbox the address reaches (mailboxOf: no `+tag`, and Gmail's dots and googlemail.com
+     * folded): mail budgets and "a code was sent before" count per inbox, not per spelling.
+     */
+    mailbox: text("mailbox").notNull().default(""),
     codeHash: text("code_hash").notNull(),
     attempts: integer("attempts").notNull().default(0),
     createdAt: text("created_at").notNull(),
@@ -152,9 +157,9 @@ export const siteEmailCodes = sqliteTable(
     accessVersion: integer("access_version").notNull().default(0),
   },
   (t) => [
-    index("site_email_codes_pub").on(t.publicationId, t.email),
-    // The per-recipient mail cap counts one address's codes across all sites, by time.
-    index("site_email_codes_email").on(t.email, t.createdAt),
+    index("site_email_codes_pub_mailbox").on(t.publicationId, t.mailbox),
+    // The per-recipient mail cap counts one inbox's codes across all sites, by time.
+    index("site_email_codes_mailbox").on(t.mailbox, t.createdAt),
   ],
 );
 

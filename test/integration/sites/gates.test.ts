@@ -319,9 +319,9 @@ describe("require_email gate", () => {
     const sqlite = t.pier.deps.sqlite;
     const count = (table: string) => (sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
     const plan = sqlite
-      .query("EXPLAIN QUERY PLAN SELECT created_at FROM site_email_codes WHERE email = ? AND created_at > ? ORDER BY created_at")
+      .query("EXPLAIN QUERY PLAN SELECT created_at FROM site_email_codes WHERE mailbox = ? AND created_at > ? ORDER BY created_at")
       .all("a@example.com", "x") as { detail: string }[];
-    expect(plan.map((p) => p.detail).join(" ")).toContain("site_email_codes_email");
+    expect(plan.map((p) => p.detail).join(" ")).toContain("site_email_codes_mailbox");
 
     const request = requestIdOf(await (await askCode("old@example.com")).text());
     await sendCode(request, latestCode("old@example.com") === "000000" ? "111111" : "000000");
