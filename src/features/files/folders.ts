@@ -25,7 +25,7 @@ export function folderPrefix(raw: string | undefined): string {
 }
 
 // The first string after every "<folder>/..." path in byte order: "/" is 0x2F and "0" 0x30.
-const pastFolder = (folderPath: string) => `${folderPath.slice(0, -1)}0`;
+export const pastFolder = (folderPath: string) => `${folderPath.slice(0, -1)}0`;
 
 /**
  * One page of `prefix`'s children in path order (sub-folders and files interleaved as their

@@ -27,6 +27,7 @@ export { FOLDER_PAGE_MAX, folderPrefix, listFolder } from "./folders";
 export type { FolderEntry } from "./folders";
 export { fileHistory, getFile } from "./service";
 export { appendText, copyOrMoveFile, deleteFile, renameFile } from "./ops";
+export { changeEntries } from "./reorganize-entries";
 export { FILE_LOCK_DEFAULT_S, FILE_LOCK_MAX_S, lockFiles, unlockFile } from "./locks";
 export { AppendTextBody, CopyMoveBody, LockFilesBody, RenameBody } from "./model";
 export { changesOfVersions, getVersion, listVersions, restoreVersion, snapshotAt, versionFiles } from "./versions/service";

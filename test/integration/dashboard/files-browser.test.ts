@@ -56,7 +56,7 @@ describe("the Files tab in Chromium", () => {
     ]);
     await withPage(u, `/dashboard/buckets/${b.id}/files`, async (page) => {
       // The root: folders first, then files; the tab is marked current.
-      const names = await page.locator("tbody tr td:first-child").allTextContents();
+      const names = await page.locator("tbody tr td:nth-child(2)").allTextContents();
       expect(names.map((n) => n.trim())).toEqual(["docs/", "img/", "index.html", "notes.txt"]);
       expect(await page.getAttribute("nav.tabs a[aria-current=page]", "href")).toBe(`/dashboard/buckets/${b.id}/files`);
       await expectAccessible(page);
@@ -64,7 +64,7 @@ describe("the Files tab in Chromium", () => {
 
       // Into docs/: its sub-folder and file, and breadcrumbs back to the root.
       await submit(page, "tbody a[href*='prefix=docs']");
-      expect(await page.locator("tbody tr td:first-child").allTextContents()).toEqual(["deep/", "guide.md"]);
+      expect(await page.locator("tbody tr td:nth-child(2)").allTextContents()).toEqual(["deep/", "guide.md"]);
       expect(await page.textContent("nav.crumbs [aria-current=page]")).toBe("docs");
 
       // Markdown is rendered; its raw HTML stays text.
@@ -126,6 +126,66 @@ describe("the Files tab in Chromium", () => {
       await page.goto(url(`/dashboard/buckets/${b.id}/files/${dot.id}`));
       await page.waitForFunction(() => (document.querySelector("#preview img") as HTMLImageElement | null)?.complete);
       expect(await page.evaluate(() => (document.querySelector("#preview img") as HTMLImageElement).naturalWidth)).toBe(1);
+    });
+  }, 60_000);
+
+  test("ticked files and folders moved, copied and deleted together, all or nothing, one version each", async () => {
+    const u = await t.user({ email: "entries-owner@example.com" });
+    const b = await createBucket(t, u, { title: "Drafts" });
+    await syncFiles(t, u.key, b.id, [
+      textFile("drafts/a.md", "draft a"),
+      textFile("drafts/b.md", "draft b"),
+      png("drafts/img/x.png"),
+      textFile("archive/b.md", "old b"),
+      textFile("keep.txt", "kept"),
+    ]);
+    const text = async (path: string) => bucketText(t, u.key, b.id, path);
+    const versions = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/versions`, { key: u.key })).body.data.versions;
+    await withPage(u, `/dashboard/buckets/${b.id}/files?prefix=drafts%2F`, async (page) => {
+      // Nothing ticked: said on the page, nothing sent to the bucket.
+      const before = (await versions()).length;
+      await submit(page, "button[value=move]");
+      expect(await page.textContent("[role=alert]")).toContain("Tick the files or folders");
+      expect((await versions()).length).toBe(before);
+
+      // A name taken at the destination refuses the whole move; the ticks and the folder stay.
+      for (const name of ["a.md", "b.md", "img/"]) await page.check(`input[aria-label="Select ${name}"]`);
+      await page.fill("#entries-to", "archive");
+      await submit(page, "button[value=move]");
+      expect(await page.textContent("[role=alert]")).toContain("archive/b.md");
+      expect(await page.inputValue("#entries-to")).toBe("archive");
+      expect(await page.isChecked('input[aria-label="Select img/"]')).toBe(true);
+      expect((await versions()).length).toBe(before);
+      expect(await paths(u, b.id)).toContain("drafts/a.md");
+      await expectAccessible(page);
+
+      // With "Replace": one version moves all three, and the page shows where they went.
+      await page.check("input[name=overwrite]");
+      await submit(page, "button[value=move]");
+      expect(new URL(page.url()).searchParams.get("prefix")).toBe("archive/");
+      expect(await page.textContent("[role=status]")).toContain("Moved here");
+      expect((await paths(u, b.id)).sort()).toEqual(["archive/a.md", "archive/b.md", "archive/img/x.png", "keep.txt"]);
+      expect(await text("archive/b.md")).toBe("draft b");
+      const moved = (await versions())[0];
+      expect([moved.kind, moved.changed_paths_count]).toEqual(["reorganize", 6]);
+
+      // Copy a folder elsewhere: the paths below this folder are kept.
+      await page.check('input[aria-label="Select img/"]');
+      await page.fill("#entries-to", "gallery/2026");
+      await submit(page, "button[value=copy]");
+      expect(new URL(page.url()).searchParams.get("prefix")).toBe("gallery/2026/");
+      expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["archive/img/x.png", "gallery/2026/img/x.png"]));
+
+      // Delete two files at once; the folder stays on screen without them.
+      await page.goto(url(`/dashboard/buckets/${b.id}/files?prefix=archive%2F`));
+      await page.check('input[aria-label="Select a.md"]');
+      await page.check('input[aria-label="Select b.md"]');
+      await submit(page, "button[value=delete]");
+      expect(await page.textContent("[role=status]")).toContain("Deleted");
+      expect(await page.locator("tbody tr td:nth-child(2)").allTextContents()).toEqual(["img/"]);
+      const deleted = (await versions())[0];
+      expect([deleted.kind, deleted.changed_paths_count]).toEqual(["reorganize", 2]);
+      expect((await paths(u, b.id)).sort()).toEqual(["archive/img/x.png", "gallery/2026/img/x.png", "keep.txt"]);
     });
   }, 60_000);
 
@@ -354,5 +414,33 @@ describe("Append text and the MD5 on a file's page (HTTP)", () => {
     const empty = await http.submit(page, `${page}/append`, { text: "" });
     expect(empty.text).toContain('<span class="field-error" id="append-text-error">text must not be empty.</span>');
     expect((await fileAt(u, b.id, "log.md")).version_count).toBe(2);
+  }, 60_000);
+});
+
+describe("ticked entries: refusals (HTTP)", () => {
+  test("the same folder is refused next to the destination; an entry from another folder, a made-up action and over 1,000 files change nothing", async () => {
+    const u = await t.user();
+    const b = await createBucket(t, u, { title: "Entries refused" });
+    const many = Array.from({ length: 1001 }, (_, i) => textFile(`bulk/f${i}.txt`, `${i}`));
+    await syncFiles(t, u.key, b.id, [textFile("docs/a.md", "a"), textFile("top.txt", "t"), ...many]);
+    const count = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/versions`, { key: u.key })).body.data.versions.length;
+    const before = await count();
+    const http = new HttpBrowser(t.url);
+    expect((await http.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    const page = `/dashboard/buckets/${b.id}/files?prefix=docs%2F`;
+    const post = (fields: Record<string, string>) => http.submit(page, `/dashboard/buckets/${b.id}/files/entries`, fields);
+
+    const same = await post({ prefix: "docs/", entry: "docs/a.md", to: "docs", op: "move" });
+    expect(same.status).toBe(422);
+    expect(unescapeHtml(same.text)).toContain('<span class="field-error" id="entries-to-error">The selection is in that folder already');
+    const elsewhere = await post({ prefix: "docs/", entry: "top.txt", to: "archive", op: "delete" });
+    expect([elsewhere.status, unescapeHtml(elsewhere.text)]).toEqual([422, expect.stringContaining("top.txt is not in the folder docs/")]);
+    const unknown = await post({ prefix: "docs/", entry: "docs/a.md", to: "archive", op: "rename" });
+    expect([unknown.status, unescapeHtml(unknown.text)]).toEqual([422, expect.stringContaining("Choose Move, Copy or Delete.")]);
+    const root = `/dashboard/buckets/${b.id}/files`;
+    const tooMany = await http.submit(root, `/dashboard/buckets/${b.id}/files/entries`, { prefix: "", entry: "bulk/", to: "old", op: "move" });
+    expect([tooMany.status, unescapeHtml(tooMany.text)]).toEqual([422, expect.stringContaining("more than 1,000 files")]);
+    expect(await count()).toBe(before);
+    expect(await bucketText(t, u.key, b.id, "docs/a.md")).toBe("a");
   }, 60_000);
 });

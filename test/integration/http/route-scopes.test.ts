@@ -401,6 +401,7 @@ const expectations: Record<string, Expectation> = {
 
   "GET /dashboard/buckets/:id/files": { auth: "page", signedIn: true },
   "GET /dashboard/buckets/:id/files/:fileId": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/files/entries": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/files/:fileId/rename": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/files/:fileId/copy": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/files/:fileId/delete": { auth: "page", signedIn: true },

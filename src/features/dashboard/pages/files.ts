@@ -1,14 +1,16 @@
 // The bucket's Files tab (/dashboard/buckets/<id>/files?prefix=<folder>/): the folder's
 // sub-folders and files, a page at a time (cursor paging through listFolder, which reads about
-// one page of rows however large the bucket), with breadcrumbs, and the upload area (script:
-// drag and drop of files and folders through the API's signed direct-upload flow).
+// one page of rows however large the bucket), with breadcrumbs; ticked files and folders moved,
+// copied or deleted together (changeEntries: one reorganize, all or nothing); and the upload
+// area (script: drag and drop of files and folders through the API's signed direct-upload flow).
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { getBucket, presentBucket } from "../../buckets";
-import { listFolder, type FolderEntry } from "../../files";
+import { changeEntries, folderPrefix, listFolder, type FolderEntry } from "../../files";
+import { fieldError, formList, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
-import type { Session, Shell } from "../shell";
+import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
 import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize } from "./files-common";
 
@@ -17,26 +19,44 @@ export const FOLDER_PAGE = 100;
 const DONE: Record<string, string> = {
   deleted: "File deleted. It stays in the bucket's history (Versions) and can be restored from there.",
   moved: "File moved to another bucket.",
+  "entries-moved": "Moved here, as one change in the bucket's history (Versions).",
+  "entries-copied": "Copied here, as one change in the bucket's history (Versions).",
+  "entries-deleted": "Deleted, as one change in the bucket's history (Versions), where they can be restored.",
 };
 
-function entryRows(bucketId: string, entries: FolderEntry[]) {
+/** What a refused selection change had typed and ticked, shown again with the refusal. */
+interface Refusal {
+  error: ApiError;
+  entries: string[];
+  to: string;
+  overwrite: boolean;
+}
+
+function entryRows(bucketId: string, entries: FolderEntry[], ticked: Set<string>, selectable: boolean) {
+  const box = (path: string, name: string) =>
+    selectable
+      ? html`<td><input type="checkbox" name="entry" value="${path}" aria-label="Select ${name}"${ticked.has(path) ? html` checked` : ""}></td>`
+      : html``;
   // Folders first, then files, within the page (a page covers a range of names in path order).
   const folders = entries.filter((e) => e.kind === "folder");
   const fileEntries = entries.filter((e) => e.kind === "file");
   return html`${folders.map(
-    (e) => html`<tr><td class="wrap"><a href="${filesUrl(bucketId, e.path)}">${e.name}/</a></td><td class="small muted">folder</td><td></td><td></td></tr>`,
+    (e) =>
+      html`<tr>${box(e.path, `${e.name}/`)}<td class="wrap"><a href="${filesUrl(bucketId, e.path)}">${e.name}/</a></td><td class="small muted">folder</td><td></td><td></td></tr>`,
   )}${fileEntries.map((e) => {
     const f = e.file;
     const lock = f.lock ? html` <span class="badge" title="${f.lock.message}">locked</span>` : "";
-    return html`<tr><td class="wrap"><a href="${fileUrl(bucketId, f.id)}">${e.name}</a>${lock}</td><td class="small wrap">${f.content_type}</td><td class="small">${humanSize(f.byte_size)}</td><td class="small">${shortTime(f.updated_at)}</td></tr>`;
+    return html`<tr>${box(f.path, e.name)}<td class="wrap"><a href="${fileUrl(bucketId, f.id)}">${e.name}</a>${lock}</td><td class="small wrap">${f.content_type}</td><td class="small">${humanSize(f.byte_size)}</td><td class="small">${shortTime(f.updated_at)}</td></tr>`;
   })}`;
 }
 
-async function filesView(shell: Shell, s: Session, id: string, query: Record<string, string | undefined>) {
+async function filesView(shell: Shell, s: Session, id: string, query: Record<string, string | undefined>, refused?: Refusal) {
   const bucket = getBucket(shell.deps, s.actor, id);
   const p = presentBucket(shell.deps, bucket);
   let folder: ReturnType<typeof listFolder>;
-  let notice = alertBox(DONE[query.done ?? ""], "ok");
+  const err = refused?.error;
+  const onField = (err?.details as { field?: string } | undefined)?.field === "to";
+  let notice = err && !onField ? alertBox(err.message) : alertBox(DONE[query.done ?? ""], "ok");
   try {
     folder = listFolder(shell.deps, s.actor, bucket.id, { prefix: query.prefix, after: query.after, limit: FOLDER_PAGE });
   } catch (e) {
@@ -46,8 +66,10 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
     folder = listFolder(shell.deps, s.actor, bucket.id, { limit: FOLDER_PAGE });
   }
   const { prefix, entries, pagination } = folder;
+  const selectable = !p.archived && entries.length > 0;
+  const ticked = new Set(refused?.entries ?? []);
   const table = entries.length
-    ? html`<table><caption class="skip">Contents of ${prefix || "the bucket"}</caption><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Changed</th></tr></thead><tbody>${entryRows(bucket.id, entries)}</tbody></table>`
+    ? html`<table><caption class="skip">Contents of ${prefix || "the bucket"}</caption><thead><tr>${selectable ? html`<th scope="col"><span class="skip">Select</span></th>` : ""}<th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Changed</th></tr></thead><tbody>${entryRows(bucket.id, entries, ticked, selectable)}</tbody></table>`
     : html`<p class="muted">${prefix ? "No files in this folder (it may have been emptied meanwhile)." : "No files yet."}</p>`;
   const first = query.after ? html`<a href="${filesUrl(bucket.id, prefix)}">← First page</a>` : html`<span></span>`;
   const next = pagination.next_cursor ? html`<a href="${filesUrl(bucket.id, prefix, { after: pagination.next_cursor })}" rel="next">Next page →</a>` : html``;
@@ -55,6 +77,7 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
     title: `Files · ${bucket.title}`,
     template: "dashboard/files.html",
     current: BUCKETS_PATH,
+    error: err,
     scripts: ["hashes.js", "upload.js"],
     vars: {
       notice,
@@ -68,16 +91,55 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
       table,
       pager: entries.length ? html`<div class="pager">${first}${next}</div>` : html``,
       folderUrl: filesUrl(bucket.id, prefix),
+      selectable,
+      // Where the browser comes back to after a refusal: this folder and page.
+      after: query.after ?? "",
+      destination: refused?.to ?? prefix,
+      overwrite: refused?.overwrite ?? false,
+      toError: onField ? fieldError(err, "to", "entries-to-error") : html``,
+      toInvalid: onField ? invalidAttrs(err, "to", "entries-to-error") : html``,
     },
   });
 }
 
+const DONE_OF = { move: "entries-moved", copy: "entries-copied", delete: "entries-deleted" } as const;
+
 export const filesPage: DashboardPage = {
   bucketTab: { label: "Files", path: "files" },
   routes: (app, shell) =>
-    app.get(
-      `${BUCKETS_PATH}/:id/files`,
-      shell.view((s, { params, query }) => filesView(shell, s, params.id!, query)),
-      { detail: { hide: true } },
-    ) as unknown as Elysia,
+    app
+      .post(
+        `${BUCKETS_PATH}/:id/files/entries`,
+        shell.action(
+          (s, { params, body }) => {
+            const op = formField(body, "op");
+            if (op !== "move" && op !== "copy" && op !== "delete") throw new ApiError("VALIDATION_FAILED", "Choose Move, Copy or Delete.", { field: "op" });
+            const folder = formField(body, "prefix");
+            const to = formField(body, "to").trim();
+            changeEntries(shell.deps, s.actor, params.id!, {
+              op,
+              folder,
+              entries: formList(body, "entry"),
+              to,
+              overwrite: formField(body, "overwrite") === "on",
+            });
+            // A move or copy shows where the files went; a delete, the folder they left.
+            return filesUrl(params.id!, op === "delete" ? folder : folderPrefix(to), { done: DONE_OF[op] });
+          },
+          (s, error, { params, body }) =>
+            filesView(
+              shell,
+              s,
+              params.id!,
+              { prefix: formField(body, "prefix"), after: formField(body, "after") || undefined },
+              { error, entries: formList(body, "entry"), to: formField(body, "to"), overwrite: formField(body, "overwrite") === "on" },
+            ),
+        ),
+        { detail: { hide: true } },
+      )
+      .get(
+        `${BUCKETS_PATH}/:id/files`,
+        shell.view((s, { params, query }) => filesView(shell, s, params.id!, query)),
+        { detail: { hide: true } },
+      ) as unknown as Elysia,
 };

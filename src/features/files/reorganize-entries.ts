@@ -1,0 +1,71 @@
+// The file browser's "selected entries" actions: files and whole folders of one folder moved or
+// copied to another folder, or deleted, as one reorganize (all or nothing, one version). A folder
+// stands for every file under it; the paths below the browsed folder are kept at the destination.
+import { and, asc, eq, gte, lt } from "drizzle-orm";
+import type { Actor, Deps } from "../../core/context";
+import { ApiError } from "../../core/errors";
+import { files } from "../../db/schema";
+import { loadBucket } from "../buckets";
+import { folderPrefix, pastFolder } from "./folders";
+import { MAX_REORGANIZE_OPERATIONS, reorganize, type ReorganizeOperation } from "./ops";
+import { normalizePath } from "./paths";
+
+export interface EntriesChange {
+  op: "move" | "copy" | "delete";
+  /** The folder the entries were picked in ("" for the top). */
+  folder: string;
+  /** Files' paths, and folders' paths ending in "/", all inside `folder`. */
+  entries: string[];
+  /** The destination folder of a move or copy ("" for the top). */
+  to?: string;
+  overwrite?: boolean;
+}
+
+const tooMany = () =>
+  new ApiError(
+    "VALIDATION_FAILED",
+    `The selection holds more than ${MAX_REORGANIZE_OPERATIONS.toLocaleString("en")} files; change fewer at a time (each change is one step of the bucket's history).`,
+    { field: "entries", max_operations: MAX_REORGANIZE_OPERATIONS },
+  );
+
+export function changeEntries(deps: Deps, actor: Actor, bucketId: string, input: EntriesChange) {
+  const bucket = loadBucket(deps, actor, bucketId, "bucket_read");
+  const base = folderPrefix(input.folder);
+  const picked = [...new Set(input.entries)];
+  if (picked.length === 0) throw new ApiError("VALIDATION_FAILED", "Tick the files or folders to change first.", { field: "entries" });
+  const paths: string[] = [];
+  for (const entry of picked) {
+    const isFolder = entry.endsWith("/");
+    const path = isFolder ? folderPrefix(entry) : normalizePath(entry);
+    if (!path.startsWith(base) || path === base)
+      throw new ApiError("VALIDATION_FAILED", `${entry} is not in the folder ${base || "at the top"}; reload the page.`, { field: "entries" });
+    if (!isFolder) paths.push(path);
+    else {
+      const under = deps.db
+        .select({ path: files.path })
+        .from(files)
+        .where(and(eq(files.bucketId, bucket.id), gte(files.path, path), lt(files.path, pastFolder(path))))
+        .orderBy(asc(files.path))
+        .limit(MAX_REORGANIZE_OPERATIONS + 1)
+        .all();
+      for (const r of under) paths.push(r.path);
+    }
+    if (paths.length > MAX_REORGANIZE_OPERATIONS) throw tooMany();
+  }
+  const unique = [...new Set(paths)];
+  // A folder picked that emptied meanwhile, or files that went: reorganize names what is missing.
+  if (unique.length === 0) throw new ApiError("FILE_NOT_FOUND", "The selected folders hold no files any more; reload the page.", { field: "entries" });
+  let ops: ReorganizeOperation[];
+  let comment: string;
+  const count = `${unique.length} file${unique.length === 1 ? "" : "s"}`;
+  if (input.op === "delete") {
+    ops = unique.map((from) => ({ op: "delete", from }));
+    comment = `delete ${count} in ${base || "/"}`;
+  } else {
+    const dest = folderPrefix(input.to);
+    if (dest === base) throw new ApiError("VALIDATION_FAILED", "The selection is in that folder already; name another folder.", { field: "to" });
+    ops = unique.map((from) => ({ op: input.op === "copy" ? "copy" : "move", from, to: dest + from.slice(base.length), overwrite: input.overwrite === true }));
+    comment = `${input.op} ${count} from ${base || "/"} to ${dest || "/"}`;
+  }
+  return { ...reorganize(deps, actor, bucket.id, ops, comment), files_count: unique.length };
+}
