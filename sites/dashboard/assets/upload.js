@@ -3,6 +3,10 @@
 // POST /api/v1/direct_uploads (MD5 + SHA-256 from @noble/hashes, hashes.js), PUT the bytes to
 // the signed URL with XMLHttpRequest (progress events), then POST .../files to attach. Per-file
 // progress, a retry that sends only what failed, and a summary.
+// "Replace the bucket's contents" (top folder only) sends one batch through an upload session
+// with delete_missing instead: declared 12 files a call, PUT, then one finalize (repeated while
+// the API answers finalize_pending) commits everything and deletes what the batch lacks, or
+// nothing at all: a failed PUT can be retried, and a refused declare cancels the session.
 (() => {
   "use strict";
   const section = document.getElementById("upload");
@@ -19,7 +23,11 @@
   const retry = ui.querySelector("[data-upload-retry]");
   const reload = ui.querySelector("[data-upload-reload]");
   const zone = ui.querySelector("[data-dropzone]");
+  const replace = ui.querySelector("[data-upload-replace]");
   const CONCURRENCY = 3;
+  const DECLARE_BATCH = 12;
+  /** The running "replace" batch: its session and jobs, finalized once every PUT succeeded. */
+  let sync = null;
   const CHUNK = 4 * 1024 * 1024;
   const jobs = [];
   let running = 0;
@@ -112,8 +120,8 @@
     const waiting = jobs.length - done.length - failed.length;
     const bytes = done.reduce((n, j) => n + j.file.size, 0);
     summary.textContent = `${done.length} uploaded (${size(bytes)}), ${failed.length} failed${waiting ? `, ${waiting} to go` : ""}.`;
-    retry.hidden = waiting > 0 || failed.length === 0;
-    reload.hidden = waiting > 0 || done.length === 0;
+    retry.hidden = waiting > 0 || !failed.some((j) => !j.abandoned);
+    reload.hidden = waiting > 0 || done.length === 0 || sync !== null;
   }
 
   function pump() {
@@ -122,9 +130,10 @@
       if (!job) break;
       job.state = "sending";
       running++;
-      send(job)
+      (job.upload ? put(job.upload, job.file, (f) => (job.bar.value = f)) : send(job))
         .then(() => {
           job.state = "done";
+          job.bar.value = 1;
           job.show("uploaded");
         })
         .catch((e) => {
@@ -138,14 +147,117 @@
         });
     }
     report();
+    if (sync && running === 0 && sync.jobs.every((j) => j.state === "done")) finishSync();
+  }
+
+  const sessionPath = () => `/api/v1/buckets/${encodeURIComponent(bucket)}/upload_sessions`;
+
+  /** Every file of the batch declared to one delete_missing session (PUT descriptors for the bytes Pier lacks). */
+  async function startSync(jobs) {
+    sync = { id: null, jobs };
+    setBusy(true);
+    try {
+      sync.id = (await api("POST", sessionPath(), { delete_missing: true, expected_file_count: jobs.length })).upload_session.id;
+      for (let at = 0; at < jobs.length; at += DECLARE_BATCH) {
+        const part = jobs.slice(at, at + DECLARE_BATCH);
+        const files = [];
+        for (const job of part) {
+          job.show("hashing…");
+          const sums = await digests(job.file);
+          const f = { path: job.path, name: job.file.name, byte_size: job.file.size, checksum: sums.checksum, sha256: sums.sha256 };
+          if (job.file.type) f.content_type = job.file.type;
+          files.push(f);
+        }
+        const declared = await api("POST", `${sessionPath()}/${sync.id}/uploads`, { files });
+        const byPath = new Map(declared.uploads.map((u) => [u.path, u.upload]));
+        for (const job of part) {
+          job.upload = byPath.get(job.path) || null;
+          if (job.upload) job.show("waiting");
+          else {
+            job.state = "done";
+            job.bar.value = 1;
+            job.show("already stored");
+          }
+        }
+        for (const job of part) if (job.upload) job.state = "queued";
+        pump();
+      }
+      pump();
+    } catch (e) {
+      await abandonSync(e.message);
+    }
+  }
+
+  /** Commit the batch: the API may answer finalize_pending for large ones; ask again until done. */
+  async function finishSync() {
+    const s = sync;
+    if (!s || s.finishing) return;
+    s.finishing = true;
+    summary.textContent = `All ${s.jobs.length} files sent; replacing the bucket's contents…`;
+    try {
+      let r = await api("POST", `${sessionPath()}/${s.id}/finalize`, { complete: true });
+      while (r.finalize_pending) {
+        summary.textContent = `Replacing the bucket's contents: ${r.remaining_files_count} files to go…`;
+        await new Promise((ok) => setTimeout(ok, 1000));
+        r = await api("POST", `${sessionPath()}/${s.id}/finalize`, { complete: true });
+      }
+      const gone = r.upload_session.deleted_files_count;
+      sync = null;
+      setBusy(false);
+      summary.textContent = `The bucket now holds these ${s.jobs.length} files: ${gone} other file${gone === 1 ? " was" : "s were"} deleted (they stay in the history).`;
+      reload.hidden = false;
+    } catch (e) {
+      await abandonSync(e.message);
+    }
+  }
+
+  /** Nothing is committed: the session is cancelled (its lock released) and the page says why. */
+  async function abandonSync(message) {
+    const s = sync;
+    sync = null;
+    setBusy(false);
+    if (s && s.id) await api("POST", `${sessionPath()}/${s.id}/finalize`, { complete: false }).catch(() => {});
+    for (const j of s ? s.jobs : []) {
+      // Its session is gone: "Retry the failed files" must not send it again.
+      j.abandoned = true;
+      if (j.state !== "failed") {
+        j.state = "failed";
+        j.show("not sent", true);
+      }
+    }
+    report();
+    retry.hidden = true;
+    summary.textContent = `Nothing was changed: ${message}`;
+  }
+
+  function setBusy(busy) {
+    for (const input of ui.querySelectorAll("input")) input.disabled = busy;
+    zone.classList.toggle("busy", busy);
   }
 
   function add(items) {
+    if (sync) {
+      // The inputs are disabled meanwhile; a drop is refused out loud.
+      summary.textContent = "Wait until the bucket's contents are replaced, then add more files.";
+      return;
+    }
+    const replacing = replace && replace.checked && items.length > 0;
+    if (replacing) {
+      // One folder chosen or dropped: its contents become the bucket's (as pier push <dir> does).
+      const top = items[0].path.split("/")[0];
+      if (items.every((i) => i.path.startsWith(`${top}/`))) items = items.map((i) => ({ file: i.file, path: i.path.slice(top.length + 1) }));
+    }
+    const added = [];
     for (const { file, path } of items) {
-      const job = { file, path: prefix + path, state: "queued" };
+      const job = { file, path: prefix + path, state: replacing ? "declaring" : "queued", upload: null };
       row(job);
       job.show("waiting");
       jobs.push(job);
+      added.push(job);
+    }
+    if (replacing) {
+      replace.checked = false; // each replacement is asked for anew
+      return startSync(added);
     }
     pump();
   }
@@ -170,7 +282,8 @@
   }
 
   retry.addEventListener("click", () => {
-    for (const j of jobs) if (j.state === "failed") {
+    // In a replacement only the failed PUTs are sent again; then the session is finalized.
+    for (const j of jobs) if (j.state === "failed" && !j.abandoned) {
       j.state = "queued";
       j.bar.value = 0;
       j.show("waiting");

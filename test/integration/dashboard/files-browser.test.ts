@@ -278,6 +278,80 @@ describe("the Files tab in Chromium", () => {
   }, 60_000);
 });
 
+describe("replacing the bucket's contents from the Files tab", () => {
+  test("one upload session with delete_missing: a folder's contents become the bucket's in one version; a failed PUT is retried before anything changes; a refused batch changes nothing", async () => {
+    const u = await t.user({ email: "replace-owner@example.com" });
+    const b = await createBucket(t, u, { title: "Replace me" });
+    await syncFiles(t, u.key, b.id, [
+      textFile("index.html", "<h1>old</h1>", "text/html"),
+      textFile("old/page.html", "stale", "text/html"),
+      textFile("same.txt", "same"),
+    ]);
+    const versions = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/versions`, { key: u.key })).body.data.versions;
+    await withPage(u, `/dashboard/buckets/${b.id}/files`, async (page) => {
+      const summaryIs = (re: RegExp) =>
+        page.waitForFunction((src) => new RegExp(src).test(document.getElementById("upload-summary")?.textContent ?? ""), re.source);
+      await page.locator("[data-upload-ui]").waitFor({ state: "visible" });
+      const before = (await versions()).length;
+
+      // The first PUT fails: nothing is committed until "retry" sends it and the session is finalized.
+      let failOnce = true;
+      await page.route("**/_storage/**", (route) => {
+        if (failOnce && route.request().method() === "PUT") {
+          failOnce = false;
+          return route.abort("connectionfailed");
+        }
+        return route.continue();
+      });
+      const dir = mkdtempSync(join(tmpdir(), "pier-replace-"));
+      mkdirSync(join(dir, "site", "css"), { recursive: true });
+      writeFileSync(join(dir, "site", "index.html"), "<h1>new</h1>");
+      writeFileSync(join(dir, "site", "css", "app.css"), "body{}");
+      writeFileSync(join(dir, "site", "same.txt"), "same");
+      await page.check("#upload-replace");
+      await page.setInputFiles("#upload-folder", join(dir, "site"));
+      await summaryIs(/1 failed\.$/);
+      expect((await versions()).length).toBe(before);
+      expect(await bucketText(t, u.key, b.id, "old/page.html")).toBe("stale");
+      await page.click("[data-upload-retry]");
+      await summaryIs(/^The bucket now holds these 3 files/);
+      rmSync(dir, { recursive: true }); // the browser reads the chosen files until they are sent
+      expect(await page.textContent("#upload-summary")).toContain("1 other file was deleted");
+      // The bytes Pier already had were not sent again.
+      expect(await page.textContent(".uploads li:has-text('same.txt')")).toContain("already stored");
+      expect((await paths(u, b.id)).sort()).toEqual(["css/app.css", "index.html", "same.txt"]);
+      expect(await bucketText(t, u.key, b.id, "index.html")).toBe("<h1>new</h1>");
+      expect((await versions()).length).toBe(before + 1);
+      // The box is asked for anew: the next upload adds files again.
+      expect(await page.isChecked("#upload-replace")).toBe(false);
+      await expectAccessible(page);
+
+      // A batch the API refuses (a forbidden file type) cancels the session: nothing changes, the lock is released.
+      await page.unroute("**/_storage/**");
+      await page.check("#upload-replace");
+      await page.setInputFiles("#upload-files", [
+        { name: "keep.txt", mimeType: "text/plain", buffer: Buffer.from("k") },
+        { name: "tool.exe", mimeType: "application/octet-stream", buffer: Buffer.from("MZ") },
+      ]);
+      await summaryIs(/^Nothing was changed: /);
+      expect((await paths(u, b.id)).sort()).toEqual(["css/app.css", "index.html", "same.txt"]);
+      const locked = await t.api("POST", `/api/v1/buckets/${b.id}/files/append_text`, { key: u.key, body: { path: "notes.txt", text: "hi", create: true } });
+      expect(locked.status).toBe(200);
+      expect(await page.isHidden("[data-upload-retry]")).toBe(true);
+    });
+  }, 60_000);
+
+  test("the box is offered at the top folder only", async () => {
+    const u = await t.user();
+    const b = await createBucket(t, u, { title: "No replace inside" });
+    await syncFiles(t, u.key, b.id, [textFile("docs/a.md", "a")]);
+    const http = new HttpBrowser(t.url);
+    expect((await http.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+    expect((await http.get(`/dashboard/buckets/${b.id}/files`)).text).toContain('id="upload-replace"');
+    expect((await http.get(`/dashboard/buckets/${b.id}/files?prefix=docs%2F`)).text).not.toContain('id="upload-replace"');
+  });
+});
+
 describe("the Versions tab in Chromium", () => {
   test("a timeline with what changed, a version's files, and a confirmed restore", async () => {
     const u = await t.user({ email: "versions-owner@example.com" });
