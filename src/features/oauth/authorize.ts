@@ -144,10 +144,14 @@ export function exchangeAuthorizationCode(deps: Deps, input: Record<string, unkn
       return new OAuthError("invalid_grant", "This authorization code was already used; the connection it created is revoked.");
     }
     tx.update(oauthAuthCodes).set({ usedAt: now }).where(eq(oauthAuthCodes.codeHash, row.codeHash)).run();
+    // OAuth 2.1 (§4.1.3) drops redirect_uri from the token request: the PKCE verifier, required
+    // here for every code, already binds the code to the client that asked for it. A client that
+    // sends it (OAuth 2.0, RFC 6749 §4.1.3) must send the authorization request's own.
+    const redirectUri = str(input.redirect_uri);
     const rejected =
       row.expiresAt <= now
         ? "The authorization code expired."
-        : row.redirectUri !== str(input.redirect_uri)
+        : redirectUri && row.redirectUri !== redirectUri
           ? "redirect_uri does not match the authorization request."
           : s256(verifier) !== row.codeChallenge
             ? "PKCE verification failed: code_verifier does not match code_challenge."

@@ -141,6 +141,22 @@ describe("authorization code + PKCE", () => {
     expect(await oauthError(await exchange(params, verifier, "https://app.example/cb"))).toBe("invalid_grant");
   });
 
+  test("an OAuth 2.1 client may leave redirect_uri out of the token request; PKCE still binds the code", async () => {
+    const token = (params: URLSearchParams, verifier: string) =>
+      fetch(as.token_endpoint!, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "authorization_code", client_id: client.client_id, code: params.get("code")!, code_verifier: verifier }),
+      });
+    const stolen = await authorize();
+    expect(await oauthError(await token(stolen.params, oauth.generateRandomCodeVerifier()))).toBe("invalid_grant");
+    const { verifier, params } = await authorize();
+    const res = await token(params, verifier);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect((await t.api("GET", "/api/v1/buckets", { key: body.access_token })).status).toBe(200);
+  });
+
   test("an unregistered redirect URI is never redirected to", async () => {
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({
