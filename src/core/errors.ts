@@ -130,7 +130,6 @@ export const errorCatalogue = {
     status: 422,
     hint: "The hostname is Pier's own (the sites domain or a name under it, the API host, the mail host): use a hostname of your own; see details.reason.",
   },
-  CUSTOM_DOMAIN_TAKEN: { status: 409, hint: "Another site already verified this hostname; only one site serves a hostname. Remove it there first." },
   CUSTOM_DOMAIN_PUBLISH_FIRST: {
     status: 409,
     hint: "Publish the bucket first (POST /api/v1/buckets/:id/publication); a custom domain serves the bucket's published site.",

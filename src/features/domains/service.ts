@@ -8,8 +8,9 @@ import { customDomains, type DnsRecordCheck } from "../../db/schema";
 import { afterCommit, transaction, type DbOrTx } from "../../db/tx";
 import { entitlementsOf, getAccount, planHelp, planLimitError } from "../accounts";
 import { assertVisibilityUnlocked, loadBucket, loadMutableBucket } from "../buckets";
+import { notifyAccount } from "../notifications";
 import { emitSiteChange, findPublication, type PublicationRow } from "../publish";
-import { checkRecords } from "./dns-check";
+import { checkRecords, ownershipValue } from "./dns-check";
 import { managedCertificates } from "./present";
 import { assertNotReserved, parseHostname } from "./hostname";
 import { bucketDomains, domainById, domainsCounted, verifiedElsewhere, type DomainRow } from "./records";
@@ -77,12 +78,9 @@ export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostnam
     const existing = bucketDomains(tx, bucket.id);
     const same = existing.find((d) => d.hostname === host.ascii);
     if (same) return { domain: same, created: false, publication, limits: domainLimits(deps, bucket.accountId, tx) };
-    const taken = verifiedElsewhere(tx, host.ascii, "");
-    if (taken) {
-      throw new ApiError("CUSTOM_DOMAIN_TAKEN", `${host.ascii} is already verified for another site; remove it there before adding it here.`, {
-        hostname: host.ascii,
-      });
-    }
+    // A name verified for another site may still be claimed: it moves here once its DNS proves
+    // this claim and no longer the other site's (D319); until then the claim waits and says why.
+    const taken = verifiedElsewhere(tx, host.ascii, "") ? contestedNote(host.ascii) : null;
     const hasActive = existing.some((d) => d.status === "active");
     const superseded = existing.filter((d) => d.status !== "active");
     const account = getAccount(deps, bucket.accountId, tx);
@@ -110,6 +108,7 @@ export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostnam
         hostname: host.ascii,
         status: "pending_validation",
         ownershipToken: randomToken(32),
+        failureReason: taken,
         nextCheckAt: new Date(now.getTime() + recheckDelay(0)).toISOString(),
         createdAt: now.toISOString(),
         updatedAt: now.toISOString(),
@@ -185,10 +184,14 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
     if (!row) return null;
     let verifiedAt = row.verifiedAt;
     let failureReason: string | null = null;
-    if (verifiedAt === null && checks.every((c) => c.found)) {
+    if (verifiedAt === null) {
       const other = verifiedElsewhere(tx, row.hostname, row.id);
-      if (other) failureReason = `${row.hostname} was verified for another site first.`;
-      else verifiedAt = now.toISOString();
+      if (!checks.every((c) => c.found) || (other && ownershipSeen(checks, other))) failureReason = other ? contestedNote(row.hostname) : null;
+      else {
+        // The name's DNS now proves this claim and no longer the other site's: it changed hands.
+        if (other) handOver(deps, tx, other, row);
+        verifiedAt = now.toISOString();
+      }
     }
     // Verified and waiting for its certificate: the ACME side keeps its own retry schedule, and a
     // look at the certificate state costs nothing, so it is looked at every minute.
@@ -226,6 +229,34 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
   if (!verified) return null;
   if (verified.verified && certificateReady(deps, verified.row.hostname)) activate(deps, id);
   return domainById(deps.db, id) ?? null;
+}
+
+const contestedNote = (hostname: string) =>
+  `${hostname} is verified for another site. It moves to this one once its ownership record (the TXT record above) holds this domain's value and no longer the other site's; then refresh.`;
+
+/** Whether the records looked at still hold `domain`'s ownership value. */
+function ownershipSeen(checks: DnsRecordCheck[], domain: DomainRow): boolean {
+  const ownership = checks.find((c) => c.purpose === "ownership");
+  return !!ownership && ownership.seen.includes(ownershipValue(domain.ownershipToken));
+}
+
+/**
+ * The site that held a name whose owner now proves another claim loses it: its row goes (the
+ * site stops answering there, its certificate is forgotten) and its account is told why.
+ */
+function handOver(deps: Deps, tx: DbOrTx, from: DomainRow, to: DomainRow): void {
+  removeRow(deps, tx, from);
+  notifyAccount(
+    deps,
+    {
+      accountId: from.accountId,
+      kind: "custom_domain_lost",
+      subject: `${from.hostname} now serves another site`,
+      body: `The DNS of ${from.hostname} no longer holds this site's ownership record and holds another claim's instead, so the name moved to that site. Your site answers at its managed address again; to get the name back, put this bucket's ownership record back in DNS and add the domain again.`,
+      data: { hostname: from.hostname, bucket_id: from.bucketId, custom_domain_id: from.id, taken_by_custom_domain_id: to.id },
+    },
+    tx,
+  );
 }
 
 /** A verified domain's wait for its certificate, counted from the last look at its records. */

@@ -321,7 +321,7 @@ describe("custom domains: refusals", () => {
     expect(replacement.body.data.limits).toEqual({ active_count: 1, max_custom_domains: 1 });
   });
 
-  test("another account's hostname: pending elsewhere is allowed, verified elsewhere is refused", async () => {
+  test("another account's hostname: pending elsewhere is allowed; verified elsewhere waits until its DNS moves, then changes hands", async () => {
     const alice = await t.user({ plan: "pro" });
     const bob = await t.user({ plan: "pro" });
     const as = await site(alice);
@@ -340,17 +340,36 @@ describe("custom domains: refusals", () => {
     expect(br.body.data.custom_domain.status).toBe("pending_validation");
     expect(record(br.body.data.custom_domain, "ownership").found).toBe(false);
 
+    // A claim after alice verified the name waits, saying why.
     const late = await t.user({ plan: "pro" });
-    const ls = await site(late);
-    const refused = await add(late.key, ls.pub.bucketId, "WWW.contested-test.com.");
-    expect(refused.status).toBe(409);
-    expect(refused.body.error.code).toBe("CUSTOM_DOMAIN_TAKEN");
+    const ls = await site(late, "the name's new owner");
+    const claimed = await add(late.key, ls.pub.bucketId, "WWW.contested-test.com.");
+    expect(claimed.status).toBe(201);
+    const ld = claimed.body.data.custom_domain;
+    expect([ld.status, ld.failure_reason]).toEqual(["pending_validation", expect.stringContaining("is verified for another site")]);
+    expect((await refresh(late.key, ls.pub.bucketId, ld.id)).body.data.custom_domain.status).toBe("pending_validation");
+    expect(await body(await siteFetch(t, "www.contested-test.com", "/"))).toContain("hello from a custom domain");
     // Other accounts cannot read or remove alice's domain through their own buckets.
     expect((await t.api("DELETE", `/api/v1/buckets/${as.pub.bucketId}/custom_domains/${ad.id}`, { key: bob.key })).body.error.code).toBe("BUCKET_NOT_FOUND");
     expect((await t.api("DELETE", `/api/v1/buckets/${bs.pub.bucketId}/custom_domains/${ad.id}`, { key: bob.key })).body.error.code).toBe(
       "CUSTOM_DOMAIN_NOT_FOUND",
     );
     expect((await siteFetch(t, "www.contested-test.com", "/")).status).toBe(200);
+
+    // The name changes hands: its DNS now holds the new owner's record and no longer alice's.
+    await cts.clearTxt(record(ad, "ownership").name);
+    await cts.setTxt(record(ld, "ownership").name, record(ld, "ownership").value);
+    const moved = (await refresh(late.key, ls.pub.bucketId, ld.id)).body.data.custom_domain;
+    expect([moved.status, moved.failure_reason]).toEqual(["active", null]);
+    expect(await body(await siteFetch(t, "www.contested-test.com", "/"))).toContain("the name's new owner");
+    expect((await t.api("GET", `/api/v1/buckets/${as.pub.bucketId}/custom_domains/${ad.id}`, { key: alice.key })).body.error.code).toBe(
+      "CUSTOM_DOMAIN_NOT_FOUND",
+    );
+    const told = (await t.api("GET", "/api/v1/notifications", { key: alice.key })).body.data.notifications;
+    expect(told[0]).toMatchObject({ kind: "custom_domain_lost", data: { hostname: "www.contested-test.com", taken_by_custom_domain_id: ld.id } });
+    // Alice's site answers at its managed address again; bob's old claim cannot take the name back.
+    expect((await t.api("GET", `/api/v1/publications/${as.pub.id}`, { key: alice.key })).body.data.publication.public_url).not.toContain("contested-test");
+    expect((await refresh(bob.key, bs.pub.bucketId, bd.id)).body.data.custom_domain.status).toBe("pending_validation");
   });
 });
 

@@ -96,7 +96,7 @@ async function domainsView(
 
 /** Hostname refusals belong next to the field; the rest (limits, publish first) at the top. */
 function asFieldError(e: unknown): never {
-  if (e instanceof ApiError && ["CUSTOM_DOMAIN_INVALID", "CUSTOM_DOMAIN_RESERVED", "CUSTOM_DOMAIN_TAKEN"].includes(e.code))
+  if (e instanceof ApiError && ["CUSTOM_DOMAIN_INVALID", "CUSTOM_DOMAIN_RESERVED"].includes(e.code))
     throw new ApiError(e.code, e.message, { ...e.details, field: "hostname" });
   throw e;
 }
