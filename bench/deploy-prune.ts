@@ -42,7 +42,9 @@ async function measure<T>(run: () => Promise<T> | T): Promise<{ ms: number; stal
 
 const dir = mkdtempSync(join(tmpdir(), "pier-bench-prune-"));
 try {
-  const deps = await createDeps({ ...loadConfig({}, {}), dataDir: dir, secretKey: "bench-secret-key-bench-secret-key-bench-secret", smtpPort: null }, 0, { log: silentLogger });
+  const deps = await createDeps({ ...loadConfig({}, {}), dataDir: dir, secretKey: "bench-secret-key-bench-secret-key-bench-secret", smtpPort: null }, 0, {
+    log: silentLogger,
+  });
   const { accountId } = benchOwner(deps);
   const blob = await deps.blobs.putBytes(new TextEncoder().encode("<p>one page</p>"));
   const files = Array.from({ length: FILES }, (_, i) => ({ path: `section-${i % 50}/page-${i}.html`, blobSha: blob.sha256 }));
@@ -51,7 +53,10 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     const now = new Date().toISOString();
     const bucketId = `bkt_prune_${round}`;
-    deps.db.insert(buckets).values({ id: bucketId, accountId, title: `prune ${round}`, createdAt: now, updatedAt: now }).run();
+    deps.db
+      .insert(buckets)
+      .values({ id: bucketId, accountId, title: `prune ${round}`, createdAt: now, updatedAt: now })
+      .run();
     const pub = createPublication(deps, { bucketId, accountId, kind: "main", slug: `prunebench-${round}` });
     const first = await writeDeploy(deps, pub.id, files);
     activateDeploy(deps, pub.id, first.deployId);

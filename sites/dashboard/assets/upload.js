@@ -4,9 +4,10 @@
 // the signed URL with XMLHttpRequest (progress events), then POST .../files to attach. Per-file
 // progress, a retry that sends only what failed, and a summary.
 // "Replace the bucket's contents" (top folder only) sends one batch through an upload session
-// with delete_missing instead: declared 12 files a call, PUT, then one finalize (repeated while
-// the API answers finalize_pending) commits everything and deletes what the batch lacks, or
-// nothing at all: a failed PUT can be retried, and a refused declare cancels the session.
+// with delete_missing instead: declared 12 files a call, PUT, then finalize (repeated while the
+// API answers finalize_pending) commits everything and deletes what the batch lacks. Before the
+// first finalize nothing has changed: a failed PUT can be retried, and a refused declare, Cancel
+// or leaving the page cancels the session. After it, a failure is finished, never cancelled.
 (() => {
   "use strict";
   const section = document.getElementById("upload");
@@ -24,6 +25,8 @@
   const reload = ui.querySelector("[data-upload-reload]");
   const zone = ui.querySelector("[data-dropzone]");
   const replace = ui.querySelector("[data-upload-replace]");
+  const cancel = ui.querySelector("[data-upload-cancel]");
+  const finish = ui.querySelector("[data-upload-finish]");
   const CONCURRENCY = 3;
   const DECLARE_BATCH = 12;
   /** The running "replace" batch: its session and jobs, finalized once every PUT succeeded. */
@@ -132,11 +135,13 @@
       running++;
       (job.upload ? put(job.upload, job.file, (f) => (job.bar.value = f)) : send(job))
         .then(() => {
+          if (job.abandoned) return; // its replacement was cancelled meanwhile
           job.state = "done";
           job.bar.value = 1;
           job.show("uploaded");
         })
         .catch((e) => {
+          if (job.abandoned) return;
           job.state = "failed";
           job.show(`failed: ${e.message}`, true);
         })
@@ -147,19 +152,27 @@
         });
     }
     report();
-    if (sync && running === 0 && sync.jobs.every((j) => j.state === "done")) finishSync();
+    if (sync && !sync.finishing && running === 0 && sync.jobs.every((j) => j.state === "done")) finishSync();
   }
 
   const sessionPath = () => `/api/v1/buckets/${encodeURIComponent(bucket)}/upload_sessions`;
 
   /** Every file of the batch declared to one delete_missing session (PUT descriptors for the bytes Pier lacks). */
-  async function startSync(jobs) {
-    sync = { id: null, jobs };
+  async function startSync(batch) {
+    const mine = (sync = { id: null, jobs: batch, committing: false, finishing: false });
     setBusy(true);
+    cancel.hidden = false;
     try {
-      sync.id = (await api("POST", sessionPath(), { delete_missing: true, expected_file_count: jobs.length })).upload_session.id;
-      for (let at = 0; at < jobs.length; at += DECLARE_BATCH) {
-        const part = jobs.slice(at, at + DECLARE_BATCH);
+      const id = (await api("POST", sessionPath(), { delete_missing: true, expected_file_count: batch.length })).upload_session.id;
+      if (sync !== mine) {
+        // Cancelled before the session existed: end it now.
+        await api("POST", `${sessionPath()}/${id}/finalize`, { complete: false }).catch(() => {});
+        return;
+      }
+      mine.id = id;
+      for (let at = 0; at < batch.length; at += DECLARE_BATCH) {
+        if (sync !== mine) return; // cancelled
+        const part = batch.slice(at, at + DECLARE_BATCH);
         const files = [];
         for (const job of part) {
           job.show("hashing…");
@@ -168,31 +181,43 @@
           if (job.file.type) f.content_type = job.file.type;
           files.push(f);
         }
-        const declared = await api("POST", `${sessionPath()}/${sync.id}/uploads`, { files });
-        const byPath = new Map(declared.uploads.map((u) => [u.path, u.upload]));
-        for (const job of part) {
-          job.upload = byPath.get(job.path) || null;
-          if (job.upload) job.show("waiting");
-          else {
+        if (sync !== mine) return;
+        const declared = await api("POST", `${sessionPath()}/${mine.id}/uploads`, { files });
+        if (sync !== mine) return;
+        // Matched by position (the answer lists the files as sent): the server's path may be
+        // spelled otherwise (Unicode normalized), and a path-keyed lookup would miss it.
+        const byId = new Map(declared.uploads.map((u) => [u.id, u.upload]));
+        part.forEach((job, i) => {
+          job.upload = byId.get(declared.files[i].id) || null;
+          if (job.upload) {
+            job.state = "queued";
+            job.show("waiting");
+          } else {
             job.state = "done";
             job.bar.value = 1;
             job.show("already stored");
           }
-        }
-        for (const job of part) if (job.upload) job.state = "queued";
+        });
         pump();
       }
       pump();
     } catch (e) {
-      await abandonSync(e.message);
+      if (sync === mine) await abandonSync(e.message);
     }
   }
 
-  /** Commit the batch: the API may answer finalize_pending for large ones; ask again until done. */
+  /**
+   * Commit the batch: the API may answer finalize_pending for large ones; ask again until done.
+   * Once a finalize was sent, part of the batch may be committed: a failure is never cancelled
+   * (that would leave new and old files mixed), only finished by asking again.
+   */
   async function finishSync() {
     const s = sync;
     if (!s || s.finishing) return;
     s.finishing = true;
+    s.committing = true;
+    cancel.hidden = true;
+    finish.hidden = true;
     summary.textContent = `All ${s.jobs.length} files sent; replacing the bucket's contents…`;
     try {
       let r = await api("POST", `${sessionPath()}/${s.id}/finalize`, { complete: true });
@@ -207,17 +232,20 @@
       summary.textContent = `The bucket now holds these ${s.jobs.length} files: ${gone} other file${gone === 1 ? " was" : "s were"} deleted (they stay in the history).`;
       reload.hidden = false;
     } catch (e) {
-      await abandonSync(e.message);
+      s.finishing = false;
+      finish.hidden = false;
+      summary.textContent = `Replacing stopped: ${e.message} Part of it may be in the bucket already; "Finish the replacement" carries on from there.`;
     }
   }
 
-  /** Nothing is committed: the session is cancelled (its lock released) and the page says why. */
+  /** Before any finalize: the session is cancelled (its lock released), nothing was changed, and the page says why. */
   async function abandonSync(message) {
     const s = sync;
+    if (!s || s.committing) return;
     sync = null;
     setBusy(false);
-    if (s && s.id) await api("POST", `${sessionPath()}/${s.id}/finalize`, { complete: false }).catch(() => {});
-    for (const j of s ? s.jobs : []) {
+    cancel.hidden = true;
+    for (const j of s.jobs) {
       // Its session is gone: "Retry the failed files" must not send it again.
       j.abandoned = true;
       if (j.state !== "failed") {
@@ -225,6 +253,7 @@
         j.show("not sent", true);
       }
     }
+    if (s.id) await api("POST", `${sessionPath()}/${s.id}/finalize`, { complete: false }).catch(() => {});
     report();
     retry.hidden = true;
     summary.textContent = `Nothing was changed: ${message}`;
@@ -242,6 +271,11 @@
       return;
     }
     const replacing = replace && replace.checked && items.length > 0;
+    if (replacing && jobs.some((j) => j.state === "queued" || j.state === "sending")) {
+      // A replacement deletes what it does not hold: files still on their way would race it.
+      summary.textContent = "Wait until the uploads under way are done, then replace the bucket's contents.";
+      return;
+    }
     if (replacing) {
       // One folder chosen or dropped: its contents become the bucket's (as pier push <dir> does).
       const top = items[0].path.split("/")[0];
@@ -249,7 +283,7 @@
     }
     const added = [];
     for (const { file, path } of items) {
-      const job = { file, path: prefix + path, state: replacing ? "declaring" : "queued", upload: null };
+      const job = { file, path: prefix + path, state: replacing ? "declaring" : "queued", upload: null, replacement: replacing };
       row(job);
       job.show("waiting");
       jobs.push(job);
@@ -282,13 +316,27 @@
   }
 
   retry.addEventListener("click", () => {
-    // In a replacement only the failed PUTs are sent again; then the session is finalized.
-    for (const j of jobs) if (j.state === "failed" && !j.abandoned) {
+    // In a replacement only its failed PUTs are sent again (then the session is finalized);
+    // earlier plain uploads that failed wait until it is over.
+    for (const j of jobs) if (j.state === "failed" && !j.abandoned && (!sync || j.replacement)) {
       j.state = "queued";
       j.bar.value = 0;
       j.show("waiting");
     }
     pump();
+  });
+  cancel.addEventListener("click", () => abandonSync("the replacement was cancelled."));
+  finish.addEventListener("click", () => finishSync());
+  // Leaving the page before committing: the session (and the bucket's lock) ends now, not in an hour.
+  window.addEventListener("pagehide", () => {
+    if (!sync || !sync.id || sync.committing) return;
+    fetch(`${sessionPath()}/${sync.id}/finalize`, {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,
+      headers: { "content-type": "application/json", "x-pier-csrf": csrf },
+      body: JSON.stringify({ complete: false }),
+    });
   });
   ui.querySelector("#upload-files").addEventListener("change", (e) => {
     add(Array.from(e.target.files, (f) => ({ file: f, path: f.name })));

@@ -341,6 +341,53 @@ describe("replacing the bucket's contents from the Files tab", () => {
     });
   }, 60_000);
 
+  test("Cancel before committing changes nothing and frees the bucket; a commit cut halfway is finished, not undone; decomposed names go through", async () => {
+    const u = await t.user({ email: "replace-twice@example.com" });
+    const b = await createBucket(t, u, { title: "Replace carefully" });
+    await syncFiles(t, u.key, b.id, [textFile("old.txt", "old")]);
+    const versions = async () => (await t.api("GET", `/api/v1/buckets/${b.id}/versions`, { key: u.key })).body.data.versions.length;
+    await withPage(u, `/dashboard/buckets/${b.id}/files`, async (page) => {
+      const summaryIs = (re: RegExp) =>
+        page.waitForFunction((src) => new RegExp(src).test(document.getElementById("upload-summary")?.textContent ?? ""), re.source);
+      await page.locator("[data-upload-ui]").waitFor({ state: "visible" });
+      const before = await versions();
+
+      // Every PUT fails: the replacement waits for a retry; Cancel ends its session instead.
+      await page.route("**/_storage/**", (route) => (route.request().method() === "PUT" ? route.abort("connectionfailed") : route.continue()));
+      await page.check("#upload-replace");
+      await page.setInputFiles("#upload-files", [{ name: "new.txt", mimeType: "text/plain", buffer: Buffer.from("new") }]);
+      await summaryIs(/1 failed\.$/);
+      await page.click("[data-upload-cancel]");
+      await summaryIs(/^Nothing was changed: the replacement was cancelled\.$/);
+      expect(await versions()).toBe(before);
+      expect(await paths(u, b.id)).toEqual(["old.txt"]);
+      // The session's bucket lock went with it: an API key writes at once.
+      expect((await t.api("POST", `/api/v1/buckets/${b.id}/files/append_text`, { key: u.key, body: { path: "old.txt", text: "+" } })).status).toBe(200);
+      await page.unroute("**/_storage/**");
+
+      // The first finalize is cut off on its way back: "Finish the replacement" asks again and
+      // completes it (a finalize is safe to repeat), nothing is cancelled. The name is typed as
+      // macOS spells it (e + combining acute), stored as the API normalizes it.
+      let cutOnce = true;
+      await page.route("**/finalize", async (route) => {
+        if (cutOnce && route.request().postData()?.includes('"complete":true')) {
+          cutOnce = false;
+          await route.fetch(); // the server commits; its answer never reaches the page
+          return route.abort("connectionfailed");
+        }
+        return route.continue();
+      });
+      await page.check("#upload-replace");
+      await page.setInputFiles("#upload-files", [{ name: "cafe\u0301.txt", mimeType: "text/plain", buffer: Buffer.from("menu") }]);
+      await summaryIs(/^Replacing stopped: /);
+      expect(await page.isVisible("[data-upload-cancel]")).toBe(false);
+      await page.click("[data-upload-finish]");
+      await summaryIs(/^The bucket now holds these 1 files: 1 other file was deleted/);
+      expect(await paths(u, b.id)).toEqual(["caf\u00e9.txt"]);
+      expect(await bucketText(t, u.key, b.id, "caf\u00e9.txt")).toBe("menu");
+    });
+  }, 60_000);
+
   test("the box is offered at the top folder only", async () => {
     const u = await t.user();
     const b = await createBucket(t, u, { title: "No replace inside" });
