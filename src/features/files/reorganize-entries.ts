@@ -34,6 +34,7 @@ export function changeEntries(deps: Deps, actor: Actor, bucketId: string, input:
   const picked = [...new Set(input.entries)];
   if (picked.length === 0) throw new ApiError("VALIDATION_FAILED", "Tick the files or folders to change first.", { field: "entries" });
   const paths: string[] = [];
+  const folders: string[] = [];
   for (const entry of picked) {
     const isFolder = entry.endsWith("/");
     const path = isFolder ? folderPrefix(entry) : normalizePath(entry);
@@ -41,6 +42,7 @@ export function changeEntries(deps: Deps, actor: Actor, bucketId: string, input:
       throw new ApiError("VALIDATION_FAILED", `${entry} is not in the folder ${base || "at the top"}; reload the page.`, { field: "entries" });
     if (!isFolder) paths.push(path);
     else {
+      folders.push(path);
       const under = deps.db
         .select({ path: files.path })
         .from(files)
@@ -64,6 +66,8 @@ export function changeEntries(deps: Deps, actor: Actor, bucketId: string, input:
   } else {
     const dest = folderPrefix(input.to);
     if (dest === base) throw new ApiError("VALIDATION_FAILED", "The selection is in that folder already; name another folder.", { field: "to" });
+    const into = folders.find((f) => dest.startsWith(f));
+    if (into) throw new ApiError("VALIDATION_FAILED", `${into} cannot go into a folder inside itself; name a folder outside it.`, { field: "to" });
     ops = unique.map((from) => ({ op: input.op === "copy" ? "copy" : "move", from, to: dest + from.slice(base.length), overwrite: input.overwrite === true }));
     comment = `${input.op} ${count} from ${base || "/"} to ${dest || "/"}`;
   }

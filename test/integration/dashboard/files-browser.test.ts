@@ -556,6 +556,9 @@ describe("ticked entries: refusals (HTTP)", () => {
     expect(unescapeHtml(same.text)).toContain('<span class="field-error" id="entries-to-error">The selection is in that folder already');
     const elsewhere = await post({ prefix: "docs/", entry: "top.txt", to: "archive", op: "delete" });
     expect([elsewhere.status, unescapeHtml(elsewhere.text)]).toEqual([422, expect.stringContaining("top.txt is not in the folder docs/")]);
+    const root0 = `/dashboard/buckets/${b.id}/files`;
+    const itself = await http.submit(root0, `/dashboard/buckets/${b.id}/files/entries`, { prefix: "", entry: "docs/", to: "docs/old", op: "move" });
+    expect([itself.status, unescapeHtml(itself.text)]).toEqual([422, expect.stringContaining("docs/ cannot go into a folder inside itself")]);
     const unknown = await post({ prefix: "docs/", entry: "docs/a.md", to: "archive", op: "rename" });
     expect([unknown.status, unescapeHtml(unknown.text)]).toEqual([422, expect.stringContaining("Choose Move, Copy or Delete.")]);
     const root = `/dashboard/buckets/${b.id}/files`;
