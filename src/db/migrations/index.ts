@@ -21,6 +21,7 @@ import m18 from "./0018_upload_entries_session_order.sql" with { type: "text" };
 import m19 from "./0019_publish_sessions_password_removed.sql" with { type: "text" };
 import m20 from "./0020_slug_holds.sql" with { type: "text" };
 import m21 from "./0021_site_email_codes_mailbox.sql" with { type: "text" };
+import m22 from "./0022_slug_holds_account.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -45,4 +46,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0019_publish_sessions_password_removed", sql: m19 },
   { name: "0020_slug_holds", sql: m20 },
   { name: "0021_site_email_codes_mailbox", sql: m21 },
+  { name: "0022_slug_holds_account", sql: m22 },
 ];

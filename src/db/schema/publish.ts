@@ -237,9 +237,14 @@ export interface PublishSessionFile {
  * had it until `held_until` (D316): an old link must not start serving another account's site.
  * No foreign keys: the hold outlives the bucket, and the account only names who may take it back.
  */
-export const slugHolds = sqliteTable("slug_holds", {
-  slug: text("slug").primaryKey(),
-  accountId: text("account_id").notNull(),
-  releasedAt: text("released_at").notNull(),
-  heldUntil: text("held_until").notNull(),
-});
+export const slugHolds = sqliteTable(
+  "slug_holds",
+  {
+    slug: text("slug").primaryKey(),
+    accountId: text("account_id").notNull(),
+    releasedAt: text("released_at").notNull(),
+    heldUntil: text("held_until").notNull(),
+  },
+  // An account's holds, newest first: the per-account cap keeps the newest (SLUG_HOLDS_PER_ACCOUNT).
+  (t) => [index("slug_holds_account").on(t.accountId, t.releasedAt)],
+);

@@ -26,7 +26,7 @@ export { onSiteChange } from "./events";
 export { isExcludedFromPublish } from "./exclusions";
 export { verifyRecipientToken } from "./service";
 export { getAutoIndexTemplate } from "./autoindex-templates";
-export { pruneSlugHolds, sanitizeSlug, SLUG_HOLD_DAYS } from "./slugs";
+export { pruneSlugHolds, sanitizeSlug, SLUG_HOLD_DAYS, SLUG_HOLDS_PER_ACCOUNT } from "./slugs";
 export { MIN_SLUG_LENGTH } from "./publications";
 // The domains feature tells the site server when a custom domain starts or stops serving.
 export { emitSiteChange } from "./events";

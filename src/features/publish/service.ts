@@ -204,7 +204,7 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
     if (slugTaken(next, { bucketId: bucket.id, accountId: bucket.accountId, now }, tx))
       throw new ApiError("SLUG_TAKEN", `Slug "${next}" is taken.`, { public_slug: next });
     // The old address stays this account's for a while: a link to it must not open someone else's site.
-    holdSlug(tx, pub.publicSlug, bucket.accountId, at);
+    holdSlug(tx, bucket.id, pub.publicSlug, bucket.accountId, at);
     // The preview moves along: left on the old slug, preview-<old> would stay this bucket's
     // while another account could take <old> itself.
     const preview = findPublication(bucket.id, "preview", tx);

@@ -1,11 +1,11 @@
 // Choosing a public slug: suggestions are sanitized to DNS labels, the first free and valid one
 // wins, otherwise a numeric suffix is appended; with no suggestion the bucket title is used, and
 // a random slug only when nothing usable remains.
-import { and, eq, gt, ne } from "drizzle-orm";
+import { and, desc, eq, gt, ne, notInArray } from "drizzle-orm";
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { randomToken } from "../../core/ids";
-import { publications, slugHolds } from "../../db/schema";
+import { deploys, publications, slugHolds } from "../../db/schema";
 import type { DbOrTx } from "../../db/tx";
 import { MIN_SLUG_LENGTH, validateSlug } from "./publications";
 
@@ -64,12 +64,41 @@ export function slugTaken(slug: string, claim: SlugClaim, db: DbOrTx): boolean {
   return !!held;
 }
 
-/** Reserve a slug its bucket lets go for the account that had it (a later release starts the hold again). */
-export function holdSlug(db: DbOrTx, slug: string, accountId: string, now: Date): void {
+/**
+ * Holds an account keeps at once: a further release lets its oldest hold go, so renaming in a
+ * loop (or deleting bucket after bucket) cannot squat names without end.
+ */
+export const SLUG_HOLDS_PER_ACCOUNT = 20;
+
+/**
+ * Reserve the slug `bucketId` lets go for the account that had it, when a site was ever built
+ * under it there (a name nothing was served at has no links to protect). A later release starts
+ * the hold again.
+ */
+export function holdSlug(db: DbOrTx, bucketId: string, slug: string, accountId: string, now: Date): void {
+  const served = db
+    .select({ id: deploys.id })
+    .from(deploys)
+    .innerJoin(publications, eq(publications.id, deploys.publicationId))
+    .where(and(eq(publications.bucketId, bucketId), eq(publications.publicSlug, slug)))
+    .limit(1)
+    .get();
+  if (!served) return;
   const heldUntil = new Date(now.getTime() + SLUG_HOLD_DAYS * 86_400_000).toISOString();
   db.insert(slugHolds)
     .values({ slug, accountId, releasedAt: now.toISOString(), heldUntil })
     .onConflictDoUpdate({ target: slugHolds.slug, set: { accountId, releasedAt: now.toISOString(), heldUntil } })
+    .run();
+  const kept = db
+    .select({ slug: slugHolds.slug })
+    .from(slugHolds)
+    .where(eq(slugHolds.accountId, accountId))
+    .orderBy(desc(slugHolds.releasedAt))
+    .limit(SLUG_HOLDS_PER_ACCOUNT)
+    .all()
+    .map((r) => r.slug);
+  db.delete(slugHolds)
+    .where(and(eq(slugHolds.accountId, accountId), notInArray(slugHolds.slug, kept)))
     .run();
 }
 
@@ -81,7 +110,7 @@ export function holdBucketSlugs(deps: Deps, bucketId: string, db: DbOrTx): void 
     .where(eq(publications.bucketId, bucketId))
     .all();
   const now = deps.clock.now();
-  for (const r of rows) holdSlug(db, r.slug, r.accountId, now);
+  for (const r of rows) holdSlug(db, bucketId, r.slug, r.accountId, now);
 }
 
 /** Holds past their end (the publish sweep runs it). */

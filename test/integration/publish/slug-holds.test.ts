@@ -2,7 +2,7 @@
 // (D316): another account can neither rename onto it nor publish under it, so a link to the old
 // address never opens a stranger's site; the account itself takes it back whenever it likes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SLUG_HOLD_DAYS } from "../../../src/features/publish";
+import { SLUG_HOLD_DAYS, SLUG_HOLDS_PER_ACCOUNT } from "../../../src/features/publish";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
 import { directUpload, newBucket, textFile } from "../../helpers/uploads";
@@ -67,6 +67,42 @@ describe("slug holds", () => {
     expect(holds()).toContain("lantern-pages");
     expect((await site(stranger, "Lantern Clone", "lantern-pages")).slug).toBe("lantern-pages-2");
     expect((await site(owner, "Lantern Again", "lantern-pages")).slug).toBe("lantern-pages");
+  });
+
+  test(`no squatting: a name nothing was built under is not held, and an account keeps its newest ${SLUG_HOLDS_PER_ACCOUNT} holds`, async () => {
+    const owner = await t.user({ plan: "pro" });
+    const stranger = await t.user({ plan: "pro" });
+    const theirs = await site(stranger, "Stranger Site", "stranger-site-1");
+
+    // A first publish whose build fails: no site was ever served under the name.
+    const empty = await newBucket(t, owner.key, "Never Built");
+    const up = await directUpload(t, owner.key, empty, textFile("notes.txt", "no page", "text/plain"));
+    expect(up.status).toBeLessThan(300);
+    const failed = await t.api("POST", `/api/v1/buckets/${empty}/publication`, {
+      key: owner.key,
+      body: { slug_suggestions: ["never-built-name"], publication_root_directory: "missing" },
+    });
+    expect(failed.body.data.publication.public_slug).toBe("never-built-name");
+    await drain();
+    expect((await t.api("GET", `/api/v1/publications/${failed.body.data.publication.id}`, { key: owner.key })).body.data.publication.publish_state).toBe(
+      "failed",
+    );
+    expect((await rename(owner, empty, "never-built-else")).status).toBe(200);
+    expect((await rename(stranger, theirs.bucketId, "never-built-name")).status).toBe(200);
+
+    // Renaming in a loop: the oldest holds let go past the cap.
+    const looping = await site(owner, "Name Hopper", "name-hopper-0");
+    for (let i = 1; i <= SLUG_HOLDS_PER_ACCOUNT + 1; i++) expect((await rename(owner, looping.bucketId, `name-hopper-${i}`)).status).toBe(200);
+    const mine = (
+      t.pier.deps.sqlite.query("SELECT slug FROM slug_holds WHERE account_id = (SELECT account_id FROM buckets WHERE id = ?)").all(looping.bucketId) as {
+        slug: string;
+      }[]
+    ).map((r) => r.slug);
+    expect(mine).toHaveLength(SLUG_HOLDS_PER_ACCOUNT);
+    expect(mine).not.toContain("name-hopper-0");
+    expect(mine).toContain(`name-hopper-${SLUG_HOLDS_PER_ACCOUNT}`);
+    expect((await rename(stranger, theirs.bucketId, "name-hopper-0")).status).toBe(200);
+    expect((await rename(stranger, theirs.bucketId, "name-hopper-1")).status).toBe(409);
   });
 
   test(`the hold ends after ${SLUG_HOLD_DAYS} days, and the sweep forgets it`, async () => {
