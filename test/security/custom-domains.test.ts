@@ -61,6 +61,30 @@ test("a claim on a hostname another account verified waits, and cannot take it w
   expect(await served.text()).toBe("victim site");
 });
 
+test("an owner who tidied the ownership record away is warned and keeps the name by putting it back within the grace period", async () => {
+  const vs = await site(victim, "victim tidy");
+  const d = (await add(victim, vs.pub.bucketId, "www.victim-tidy.com")).body.data.custom_domain;
+  await cts.setTxt(rec(d, "ownership").name, rec(d, "ownership").value);
+  await cts.setCname("www.victim-tidy.com", "pier.test");
+  expect((await refresh(victim, vs.pub.bucketId, d.id)).body.data.custom_domain.status).toBe("active");
+  await cts.clearTxt(rec(d, "ownership").name); // harmless before D319: the name stays active
+
+  const as = await site(attacker, "attacker tidy");
+  const claim = (await add(attacker, as.pub.bucketId, "www.victim-tidy.com")).body.data.custom_domain;
+  await cts.setTxt(rec(claim, "ownership").name, rec(claim, "ownership").value);
+  expect((await refresh(attacker, as.pub.bucketId, claim.id)).body.data.custom_domain.failure_reason).toContain("it moves to this site at ");
+  const warned = (await t.api("GET", "/api/v1/notifications", { key: victim.key })).body.data.notifications[0];
+  expect(warned).toMatchObject({ kind: "custom_domain_contested", data: { hostname: "www.victim-tidy.com" } });
+
+  // The owner puts the record back: the contest ends, and no later check moves the name.
+  await cts.setTxt(rec(d, "ownership").name, rec(d, "ownership").value);
+  expect((await refresh(attacker, as.pub.bucketId, claim.id)).body.data.custom_domain.failure_reason).toContain("is verified for another site. It moves");
+  t.clock.advance(80 * 3_600_000);
+  expect((await refresh(attacker, as.pub.bucketId, claim.id)).body.data.custom_domain.status).toBe("pending_validation");
+  expect(await (await siteFetch(t, "www.victim-tidy.com", "/")).text()).toBe("victim tidy");
+  t.clock.advance(-80 * 3_600_000);
+});
+
 test("a pending claim cannot be verified with the records made for someone else's claim (the ownership token is per domain)", async () => {
   const vs = await site(victim, "victim two");
   const as = await site(attacker, "attacker two");

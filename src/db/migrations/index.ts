@@ -22,6 +22,7 @@ import m19 from "./0019_publish_sessions_password_removed.sql" with { type: "tex
 import m20 from "./0020_slug_holds.sql" with { type: "text" };
 import m21 from "./0021_site_email_codes_mailbox.sql" with { type: "text" };
 import m22 from "./0022_slug_holds_account.sql" with { type: "text" };
+import m23 from "./0023_custom_domains_contested_since.sql" with { type: "text" };
 
 export const migrations: { name: string; sql: string }[] = [
   { name: "0000_init", sql: m0 },
@@ -47,4 +48,5 @@ export const migrations: { name: string; sql: string }[] = [
   { name: "0020_slug_holds", sql: m20 },
   { name: "0021_site_email_codes_mailbox", sql: m21 },
   { name: "0022_slug_holds_account", sql: m22 },
+  { name: "0023_custom_domains_contested_since", sql: m23 },
 ];

@@ -46,6 +46,12 @@ export const customDomains = sqliteTable(
     /** When the re-check job looks at this pending domain again (null: not scheduled). */
     nextCheckAt: text("next_check_at"),
     checkAttempts: integer("check_attempts").notNull().default(0),
+    /**
+     * A claim on a name another site verified: when its DNS was first seen holding this claim's
+     * value and no longer the holder's. The name moves only if that still holds a grace period
+     * later (D319); null while it does not.
+     */
+    contestedSince: text("contested_since"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },

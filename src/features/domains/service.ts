@@ -10,7 +10,8 @@ import { entitlementsOf, getAccount, planHelp, planLimitError } from "../account
 import { assertVisibilityUnlocked, loadBucket, loadMutableBucket } from "../buckets";
 import { notifyAccount } from "../notifications";
 import { emitSiteChange, findPublication, type PublicationRow } from "../publish";
-import { checkRecords, ownershipValue } from "./dns-check";
+import { contest, contestedNote, contestWarning } from "./contest";
+import { checkRecords } from "./dns-check";
 import { managedCertificates } from "./present";
 import { assertNotReserved, parseHostname } from "./hostname";
 import { bucketDomains, domainById, domainsCounted, verifiedElsewhere, type DomainRow } from "./records";
@@ -79,7 +80,7 @@ export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostnam
     const same = existing.find((d) => d.hostname === host.ascii);
     if (same) return { domain: same, created: false, publication, limits: domainLimits(deps, bucket.accountId, tx) };
     // A name verified for another site may still be claimed: it moves here once its DNS proves
-    // this claim and no longer the other site's (D319); until then the claim waits and says why.
+    // this claim and no longer the other site's, for a grace period (D319); until then it waits.
     const taken = verifiedElsewhere(tx, host.ascii, "") ? contestedNote(host.ascii) : null;
     const hasActive = existing.some((d) => d.status === "active");
     const superseded = existing.filter((d) => d.status !== "active");
@@ -184,13 +185,20 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
     if (!row) return null;
     let verifiedAt = row.verifiedAt;
     let failureReason: string | null = null;
+    let contestedSince: string | null = null;
     if (verifiedAt === null) {
       const other = verifiedElsewhere(tx, row.hostname, row.id);
-      if (!checks.every((c) => c.found) || (other && ownershipSeen(checks, other))) failureReason = other ? contestedNote(row.hostname) : null;
-      else {
-        // The name's DNS now proves this claim and no longer the other site's: it changed hands.
-        if (other) handOver(deps, tx, other, row);
-        verifiedAt = now.toISOString();
+      if (!other) {
+        if (checks.every((c) => c.found)) verifiedAt = now.toISOString();
+      } else {
+        const c = contest(row, other, checks, now);
+        ({ since: contestedSince, reason: failureReason } = c);
+        if (c.starts) notifyAccount(deps, contestWarning(other, now), tx);
+        if (c.moves) {
+          // The name's DNS has proved this claim, and not the other site's, for the grace period: it changed hands.
+          handOver(deps, tx, other);
+          verifiedAt = now.toISOString();
+        }
       }
     }
     // Verified and waiting for its certificate: the ACME side keeps its own retry schedule, and a
@@ -220,6 +228,7 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
         lastCheckedAt: lookDns ? now.toISOString() : row.lastCheckedAt,
         nextCheckAt,
         checkAttempts: attempts,
+        contestedSince,
         updatedAt: now.toISOString(),
       })
       .where(eq(customDomains.id, id))
@@ -231,20 +240,11 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
   return domainById(deps.db, id) ?? null;
 }
 
-const contestedNote = (hostname: string) =>
-  `${hostname} is verified for another site. It moves to this one once its ownership record (the TXT record above) holds this domain's value and no longer the other site's; then refresh.`;
-
-/** Whether the records looked at still hold `domain`'s ownership value. */
-function ownershipSeen(checks: DnsRecordCheck[], domain: DomainRow): boolean {
-  const ownership = checks.find((c) => c.purpose === "ownership");
-  return !!ownership && ownership.seen.includes(ownershipValue(domain.ownershipToken));
-}
-
 /**
  * The site that held a name whose owner now proves another claim loses it: its row goes (the
  * site stops answering there, its certificate is forgotten) and its account is told why.
  */
-function handOver(deps: Deps, tx: DbOrTx, from: DomainRow, to: DomainRow): void {
+function handOver(deps: Deps, tx: DbOrTx, from: DomainRow): void {
   removeRow(deps, tx, from);
   notifyAccount(
     deps,
@@ -252,8 +252,8 @@ function handOver(deps: Deps, tx: DbOrTx, from: DomainRow, to: DomainRow): void 
       accountId: from.accountId,
       kind: "custom_domain_lost",
       subject: `${from.hostname} now serves another site`,
-      body: `The DNS of ${from.hostname} no longer holds this site's ownership record and holds another claim's instead, so the name moved to that site. Your site answers at its managed address again; to get the name back, put this bucket's ownership record back in DNS and add the domain again.`,
-      data: { hostname: from.hostname, bucket_id: from.bucketId, custom_domain_id: from.id, taken_by_custom_domain_id: to.id },
+      body: `The DNS of ${from.hostname} no longer held this site's ownership record and held another site's claim instead, for the whole grace period after you were warned, so the name moved to that site. Your site answers at its managed address again; to get the name back, put this bucket's ownership record back in DNS and add the domain again.`,
+      data: { hostname: from.hostname, bucket_id: from.bucketId, custom_domain_id: from.id },
     },
     tx,
   );

@@ -357,16 +357,28 @@ describe("custom domains: refusals", () => {
     expect((await siteFetch(t, "www.contested-test.com", "/")).status).toBe(200);
 
     // The name changes hands: its DNS now holds the new owner's record and no longer alice's.
+    // Alice is warned and the name waits out the grace period with the claim's reason saying when.
     await cts.clearTxt(record(ad, "ownership").name);
     await cts.setTxt(record(ld, "ownership").name, record(ld, "ownership").value);
+    const waiting = (await refresh(late.key, ls.pub.bucketId, ld.id)).body.data.custom_domain;
+    expect([waiting.status, waiting.failure_reason]).toEqual(["pending_validation", expect.stringContaining("it moves to this site at ")]);
+    const notes = async () => (await t.api("GET", "/api/v1/notifications", { key: alice.key })).body.data.notifications;
+    expect((await notes())[0]).toMatchObject({ kind: "custom_domain_contested", data: { hostname: "www.contested-test.com", custom_domain_id: ad.id } });
+    expect((await notes())[0].body).toContain(record(ad, "ownership").value);
+    expect(await body(await siteFetch(t, "www.contested-test.com", "/"))).toContain("hello from a custom domain");
+    t.clock.advance(71 * 3_600_000);
+    expect((await refresh(late.key, ls.pub.bucketId, ld.id)).body.data.custom_domain.status).toBe("pending_validation");
+    t.clock.advance(2 * 3_600_000);
     const moved = (await refresh(late.key, ls.pub.bucketId, ld.id)).body.data.custom_domain;
     expect([moved.status, moved.failure_reason]).toEqual(["active", null]);
     expect(await body(await siteFetch(t, "www.contested-test.com", "/"))).toContain("the name's new owner");
     expect((await t.api("GET", `/api/v1/buckets/${as.pub.bucketId}/custom_domains/${ad.id}`, { key: alice.key })).body.error.code).toBe(
       "CUSTOM_DOMAIN_NOT_FOUND",
     );
-    const told = (await t.api("GET", "/api/v1/notifications", { key: alice.key })).body.data.notifications;
-    expect(told[0]).toMatchObject({ kind: "custom_domain_lost", data: { hostname: "www.contested-test.com", taken_by_custom_domain_id: ld.id } });
+    const told = (await notes())[0];
+    expect(told).toMatchObject({ kind: "custom_domain_lost", data: { hostname: "www.contested-test.com", custom_domain_id: ad.id } });
+    expect(JSON.stringify(told)).not.toContain(ld.id);
+    t.clock.advance(-73 * 3_600_000); // the re-check job's tests below count what is due from now
     // Alice's site answers at its managed address again; bob's old claim cannot take the name back.
     expect((await t.api("GET", `/api/v1/publications/${as.pub.id}`, { key: alice.key })).body.data.publication.public_url).not.toContain("contested-test");
     expect((await refresh(bob.key, bs.pub.bucketId, bd.id)).body.data.custom_domain.status).toBe("pending_validation");
