@@ -13,7 +13,7 @@ import { createBucket } from "../src/features/buckets";
 import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { createPublication } from "../src/features/publish/publications";
 import { startPier } from "../src/runtime";
-import { benchOwner } from "./lib";
+import { benchOwner, measureStall } from "./lib";
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,21 +44,7 @@ try {
       etag: r.headers.get("etag"),
       bytes: (await r.text()).length,
     }));
-  /** Wall time of `run` and the longest gap between 1 ms ticks meanwhile (the event loop held). */
-  async function measure<T>(run: () => Promise<T>): Promise<{ ms: number; stall: number; out: T }> {
-    let last = performance.now();
-    let stall = 0;
-    const tick = setInterval(() => {
-      const now = performance.now();
-      stall = Math.max(stall, now - last);
-      last = now;
-    }, 1);
-    const start = performance.now();
-    const out = await run();
-    const ms = performance.now() - start;
-    clearInterval(tick);
-    return { ms, stall: Math.max(stall, performance.now() - last), out };
-  }
+  const measure = measureStall;
   const row = (what: string, m: { ms: number; stall: number }) =>
     console.log(`  ${what.padEnd(44)} ${m.ms.toFixed(0).padStart(6)} ms   longest stall ${m.stall.toFixed(0).padStart(5)} ms`);
 

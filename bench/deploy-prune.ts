@@ -13,7 +13,7 @@ import { activateDeploy, writeDeploy } from "../src/features/publish/deploys";
 import { pruneDeploys } from "../src/features/publish/history";
 import { createPublication } from "../src/features/publish/publications";
 import { createDeps } from "../src/runtime";
-import { benchOwner } from "./lib";
+import { benchOwner, measureStall } from "./lib";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -21,24 +21,6 @@ const arg = (name: string, def: string) => {
 };
 const FILES = Number(arg("files", "20000"));
 const ROUNDS = Number(arg("rounds", "3"));
-
-/** Wall time of `run` and the longest gap between 1 ms ticks meanwhile (the event loop held). */
-async function measure<T>(run: () => Promise<T> | T): Promise<{ ms: number; stall: number }> {
-  let last = performance.now();
-  let stall = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    stall = Math.max(stall, now - last);
-    last = now;
-  }, 1);
-  const t0 = performance.now();
-  await run();
-  const ms = performance.now() - t0;
-  await Bun.sleep(5);
-  clearInterval(tick);
-  stall = Math.max(stall, performance.now() - last);
-  return { ms, stall };
-}
 
 const dir = mkdtempSync(join(tmpdir(), "pier-bench-prune-"));
 try {
@@ -61,11 +43,11 @@ try {
     const first = await writeDeploy(deps, pub.id, files);
     activateDeploy(deps, pub.id, first.deployId);
     let second = "";
-    const write = await measure(async () => {
+    const write = await measureStall(async () => {
       second = (await writeDeploy(deps, pub.id, files)).deployId;
     });
     activateDeploy(deps, pub.id, second);
-    const prune = await measure(() => pruneDeploys(deps, pub.id, 1));
+    const prune = await measureStall(() => pruneDeploys(deps, pub.id, 1));
     console.log(`| ${round} | ${write.ms.toFixed(0)} | ${write.stall.toFixed(0)} | ${prune.ms.toFixed(0)} | ${prune.stall.toFixed(0)} |`);
   }
   deps.close();

@@ -154,3 +154,19 @@ export function benchOwner(deps: Deps): { accountId: string; actor: Actor } {
   };
   return { accountId: account.id, actor };
 }
+
+/** Wall time of `run` and the longest gap between 1 ms ticks meanwhile (the event loop held). */
+export async function measureStall<T>(run: () => Promise<T> | T): Promise<{ ms: number; stall: number; out: T }> {
+  let last = performance.now();
+  let stall = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    stall = Math.max(stall, now - last);
+    last = now;
+  }, 1);
+  const start = performance.now();
+  const out = await run();
+  const ms = performance.now() - start;
+  clearInterval(tick);
+  return { ms, stall: Math.max(stall, performance.now() - last), out };
+}

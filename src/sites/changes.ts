@@ -70,6 +70,7 @@ export const SERVING_COLUMNS: Record<string, { serving: string[]; notServing: st
       "last_checked_at",
       "next_check_at",
       "check_attempts",
+      "contested_since",
       "created_at",
       "updated_at",
     ],

@@ -32,6 +32,18 @@ async function paths(u: TestUser, bucketId: string): Promise<string[]> {
 const fileAt = async (u: TestUser, bucketId: string, path: string) =>
   (await t.api("GET", `/api/v1/buckets/${bucketId}/files?limit=1000`, { key: u.key })).body.data.files.find((f: { path: string }) => f.path === path);
 
+/** The page's first PUT to storage fails on the way (the connection drops); later ones go through. */
+async function failFirstPut(page: Page): Promise<void> {
+  let failOnce = true;
+  await page.route("**/_storage/**", (route) => {
+    if (failOnce && route.request().method() === "PUT") {
+      failOnce = false;
+      return route.abort("connectionfailed");
+    }
+    return route.continue();
+  });
+}
+
 async function withPage<T>(u: TestUser, next: string, run: (page: Page) => Promise<T>): Promise<T> {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await ctx.newPage();
@@ -205,14 +217,7 @@ describe("the Files tab in Chromium", () => {
       expect(await paths(u, b.id)).toEqual(["site/a.txt", "site/b.md", "site/keep.txt"]);
 
       // A drop of two files; the first PUT fails on the way, then "retry" sends only that one.
-      let failOnce = true;
-      await page.route("**/_storage/**", (route) => {
-        if (failOnce && route.request().method() === "PUT") {
-          failOnce = false;
-          return route.abort("connectionfailed");
-        }
-        return route.continue();
-      });
+      await failFirstPut(page);
       await page.evaluate(() => {
         const dt = new DataTransfer();
         dt.items.add(new File(["one"], "one.txt", { type: "text/plain" }));
@@ -295,14 +300,7 @@ describe("replacing the bucket's contents from the Files tab", () => {
       const before = (await versions()).length;
 
       // The first PUT fails: nothing is committed until "retry" sends it and the session is finalized.
-      let failOnce = true;
-      await page.route("**/_storage/**", (route) => {
-        if (failOnce && route.request().method() === "PUT") {
-          failOnce = false;
-          return route.abort("connectionfailed");
-        }
-        return route.continue();
-      });
+      await failFirstPut(page);
       const dir = mkdtempSync(join(tmpdir(), "pier-replace-"));
       mkdirSync(join(dir, "site", "css"), { recursive: true });
       writeFileSync(join(dir, "site", "index.html"), "<h1>new</h1>");
