@@ -8,23 +8,24 @@ import type { Tx } from "../../db/tx";
 /** Runs inside the deleting transaction, before the bucket row goes; defer side effects with afterCommit. */
 export type BucketRemovalHook = (deps: Deps, bucketId: string, tx: Tx) => void;
 
-const hooks: BucketRemovalHook[] = [];
-
-export function registerBucketRemoval(hook: BucketRemovalHook): void {
-  if (!hooks.includes(hook)) hooks.push(hook);
+/** One list of hooks: registered once each, run in order. */
+function hookList() {
+  const hooks: BucketRemovalHook[] = [];
+  return {
+    register(hook: BucketRemovalHook): void {
+      if (!hooks.includes(hook)) hooks.push(hook);
+    },
+    run(deps: Deps, bucketId: string, tx: Tx): void {
+      for (const hook of hooks) hook(deps, bucketId, tx);
+    },
+  };
 }
 
-export function runBucketRemovalHooks(deps: Deps, bucketId: string, tx: Tx): void {
-  for (const hook of hooks) hook(deps, bucketId, tx);
-}
+const removal = hookList();
+export const registerBucketRemoval = removal.register;
+export const runBucketRemovalHooks = removal.run;
 
-/** Runs in the transaction that accepts a deletion, while every row of the bucket is still there. */
-const deletionHooks: BucketRemovalHook[] = [];
-
-export function registerBucketDeletion(hook: BucketRemovalHook): void {
-  if (!deletionHooks.includes(hook)) deletionHooks.push(hook);
-}
-
-export function runBucketDeletionHooks(deps: Deps, bucketId: string, tx: Tx): void {
-  for (const hook of deletionHooks) hook(deps, bucketId, tx);
-}
+/** Run in the transaction that accepts a deletion, while every row of the bucket is still there. */
+const deletion = hookList();
+export const registerBucketDeletion = deletion.register;
+export const runBucketDeletionHooks = deletion.run;

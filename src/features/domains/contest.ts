@@ -3,7 +3,7 @@
 // after that was first seen. The holder is warned when it is first seen, so an owner who merely
 // tidied the record away has days to put it back.
 import type { DnsRecordCheck } from "../../db/schema";
-import { ownershipValue } from "./dns-check";
+import { holdsOwnership, ownershipValue } from "./dns-check";
 import type { DomainRow } from "./records";
 
 /** How long the DNS must keep proving the claim (and not the holder) before the name moves. */
@@ -25,7 +25,7 @@ const whenOf = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "
 /** Whether the records looked at hold `domain`'s ownership value. */
 export function ownershipSeen(checks: DnsRecordCheck[], domain: Pick<DomainRow, "ownershipToken">): boolean {
   const ownership = checks.find((c) => c.purpose === "ownership");
-  return !!ownership && ownership.seen.includes(ownershipValue(domain.ownershipToken));
+  return !!ownership && holdsOwnership(ownership.seen, domain.ownershipToken);
 }
 
 export const contestedNote = (hostname: string) =>

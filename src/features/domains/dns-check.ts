@@ -28,6 +28,8 @@ export interface RequiredRecord {
 
 export const ownershipName = (hostname: string) => `${OWNERSHIP_LABEL}.${hostname}`;
 export const ownershipValue = (token: string) => `${OWNERSHIP_PREFIX}${token}`;
+/** Whether TXT values seen at the ownership name hold this domain row's token. */
+export const holdsOwnership = (values: string[], token: string) => values.includes(ownershipValue(token));
 
 /** The host a traffic record points at: the name Pier answers on (the base URL's host). */
 export const trafficTarget = (deps: Deps) => apiHostname(deps);
@@ -84,7 +86,7 @@ export async function checkRecords(deps: Deps, d: DomainNames): Promise<DnsRecor
   ]);
   const ownership: DnsRecordCheck = {
     purpose: "ownership",
-    found: txt.values.includes(ownershipValue(d.ownershipToken)),
+    found: holdsOwnership(txt.values, d.ownershipToken),
     seen: txt.values,
     error: txt.error,
   };
