@@ -6,6 +6,7 @@
 // ever helps the legitimate user, and argon2id keeps offline-speed guessing out of reach anyway.
 import type { Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
+import { verifyPasswordInTurn } from "../../core/password-checks";
 import { addressKey, FailureLog, GuessLimiter, PendingGuesses, type GuessPolicy } from "../../core/guess-limits";
 
 export interface AttemptLimits {
@@ -32,9 +33,15 @@ const FLOOR = 3;
  */
 export const TWO_FACTOR_FAILURES_PER_USER = 5;
 
-/** Past the password checks' queue (core/password-checks.ts): come back, nothing was counted. */
-export function passwordChecksBusy(): ApiError {
-  return new ApiError("PASSWORD_CHECKS_BUSY", "Pier is checking many passwords right now. Please try again in a few seconds.");
+/**
+ * An account password checked in the account lane of the password checks' queue
+ * (core/password-checks.ts). Past the queue it throws PASSWORD_CHECKS_BUSY: come back; a busy
+ * answer is no guess, so the guard counts nothing.
+ */
+export async function accountPasswordRight(password: string, hash: string | Promise<string>): Promise<boolean> {
+  const right = await verifyPasswordInTurn(password, hash, "account");
+  if (right === null) throw new ApiError("PASSWORD_CHECKS_BUSY", "Pier is checking many passwords right now. Please try again in a few seconds.");
+  return right;
 }
 
 /** The answer while an account's wrong-code allowance is used up (sign-in, turning two-factor off). */

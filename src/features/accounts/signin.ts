@@ -7,8 +7,7 @@ import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { users } from "../../db/schema";
 import { transaction, type DbOrTx } from "../../db/tx";
-import { verifyPasswordInTurn } from "../../core/password-checks";
-import { passwordChecksBusy, signinGuard, tooManyTwoFactorCodes } from "./signin-limits";
+import { accountPasswordRight, signinGuard, tooManyTwoFactorCodes } from "./signin-limits";
 import { consumeInvite, usableInvite } from "./invites";
 import { createSession } from "./sessions";
 import {
@@ -115,8 +114,7 @@ export async function signIn(deps: Deps, input: { email: string; password: strin
     async () => {
       user = email ? findUserByEmail(deps, email) : undefined;
       dummyHash ??= hashPassword(crypto.randomUUID());
-      const right = await verifyPasswordInTurn(input.password.slice(0, 1024), user?.passwordHash ?? dummyHash, "account");
-      if (right === null) throw passwordChecksBusy(); // not a guess: not counted as a failure
+      const right = await accountPasswordRight(input.password.slice(0, 1024), user?.passwordHash ?? dummyHash);
       return user !== undefined && right;
     },
   );

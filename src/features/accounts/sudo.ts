@@ -11,8 +11,7 @@ import type { Actor, Deps } from "../../core/context";
 import { safeEqual } from "../../core/crypto";
 import { ApiError } from "../../core/errors";
 import { apiCookieName, apiHostIsHttps, setCookie, soleCookieValue } from "../../http/cookies";
-import { verifyPasswordInTurn } from "../../core/password-checks";
-import { passwordChecksBusy, signinGuard } from "./signin-limits";
+import { accountPasswordRight, signinGuard } from "./signin-limits";
 import type { UserRow } from "./service";
 
 export const SUDO_TTL_S = 600;
@@ -59,12 +58,7 @@ export async function confirmPassword(deps: Deps, user: UserRow, password: strin
     user.email,
     ip,
     () => deps.clock.now().getTime(),
-    async () => {
-      if (!password || password.length > 1024) return false;
-      const right = await verifyPasswordInTurn(password, user.passwordHash, "account");
-      if (right === null) throw passwordChecksBusy(); // not a guess: not counted as a failure
-      return right;
-    },
+    async () => !!password && password.length <= 1024 && (await accountPasswordRight(password, user.passwordHash)),
   );
   if (!ok) throw new ApiError("INVALID_CREDENTIALS", "That password is not right.", { field: "password" });
   guard.succeed(user.email, ip);
