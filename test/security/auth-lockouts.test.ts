@@ -20,6 +20,13 @@ afterAll(() => t.stop());
 
 const form = { "content-type": "application/x-www-form-urlencoded" };
 const from = (ip: string) => ({ "x-forwarded-for": ip });
+/** A visitor at `ip` asks a require_email site's gate for a code mailed to `email`. */
+const askCode = (host: string, email: string, ip: string) =>
+  siteFetch(t, host, "/_pier/gate/email", {
+    method: "POST",
+    headers: { ...form, ...from(ip) },
+    body: new URLSearchParams({ email, next: "/" }).toString(),
+  });
 const gateAttempt = (host: string) => (password: string, ip: string) =>
   siteFetch(t, host, "/_pier/gate/password", {
     method: "POST",
@@ -187,12 +194,7 @@ describe("access-code mail", () => {
     const sites = await Promise.all(
       [1, 2].map(() => publishSite(t, { kind: "preview", access: "require_email", title: "Members", files: [{ path: "index.html", bytes: "x" }] })),
     );
-    const ask = (host: string, email: string, ip: string) =>
-      siteFetch(t, host, "/_pier/gate/email", {
-        method: "POST",
-        headers: { ...form, ...from(ip) },
-        body: new URLSearchParams({ email, next: "/" }).toString(),
-      });
+    const ask = askCode;
     const victim = "target@example.com";
     const mailsTo = (email: string) => listOutbox(t.pier.deps, 500).filter((m) => m.to_address === email);
     // Five requests naming the victim on one site (from different addresses): five mails...
@@ -239,12 +241,7 @@ describe("access-code mail", () => {
 
   test("plus-tagged variants of an address share its mail budget, and a code sent to one still opens the site", async () => {
     const site = await publishSite(t, { kind: "preview", access: "require_email", files: [{ path: "index.html", bytes: "<h1>tagged</h1>" }] });
-    const ask = (email: string, ip: string) =>
-      siteFetch(t, site.host, "/_pier/gate/email", {
-        method: "POST",
-        headers: { ...form, ...from(ip) },
-        body: new URLSearchParams({ email, next: "/" }).toString(),
-      });
+    const ask = (email: string, ip: string) => askCode(site.host, email, ip);
     const inbox = () => listOutbox(t.pier.deps, 1000).filter((m) => /^bombed(\+[^@]*)?@example\.com$/.test(m.to_address));
     // bombed+1@, bombed+2@, ...: one inbox, and each variant used to get a budget of its own.
     for (let i = 0; i < 8; i++) expect((await ask(`Bombed+${i}@example.com`, `198.51.105.${i}`)).status).toBeLessThan(500);
@@ -265,12 +262,7 @@ describe("access-code mail", () => {
 
   test("Gmail's dotted spellings and googlemail.com share one inbox's mail budget", async () => {
     const site = await publishSite(t, { kind: "preview", access: "require_email", files: [{ path: "index.html", bytes: "<h1>dots</h1>" }] });
-    const ask = (email: string, ip: string) =>
-      siteFetch(t, site.host, "/_pier/gate/email", {
-        method: "POST",
-        headers: { ...form, ...from(ip) },
-        body: new URLSearchParams({ email, next: "/" }).toString(),
-      });
+    const ask = (email: string, ip: string) => askCode(site.host, email, ip);
     const spellings = [
       "dot.ted.user@gmail.com",
       "dotteduser@googlemail.com",
