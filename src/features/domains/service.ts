@@ -120,11 +120,15 @@ export function addDomain(deps: Deps, actor: Actor, bucketId: string, rawHostnam
   });
 }
 
-/** Delete a row; its certificate is forgotten and the site server told once the deletion commits. */
-function removeRow(deps: Deps, tx: DbOrTx, row: DomainRow): void {
+/**
+ * Delete a row; the site server is told once the deletion commits, and the name's certificate is
+ * forgotten unless the name stays in use (`keepCertificate`: it changed hands, and the certificate
+ * is the instance's for that name, so the new site serves it at once instead of after a new order).
+ */
+function removeRow(deps: Deps, tx: DbOrTx, row: DomainRow, keepCertificate = false): void {
   tx.delete(customDomains).where(eq(customDomains.id, row.id)).run();
   afterCommit(tx, () => {
-    if (row.verifiedAt) deps.certificates?.forget(row.hostname);
+    if (row.verifiedAt && !keepCertificate) deps.certificates?.forget(row.hostname);
     if (row.status === "active") announce(deps, row.bucketId);
   });
 }
@@ -242,10 +246,11 @@ export async function checkDomain(deps: Deps, id: string, mode: "refresh" | "sch
 
 /**
  * The site that held a name whose owner now proves another claim loses it: its row goes (the
- * site stops answering there, its certificate is forgotten) and its account is told why.
+ * site stops answering there; the certificate stays for the claim taking the name over) and its
+ * account is told why.
  */
 function handOver(deps: Deps, tx: DbOrTx, from: DomainRow): void {
-  removeRow(deps, tx, from);
+  removeRow(deps, tx, from, true);
   notifyAccount(
     deps,
     {

@@ -193,12 +193,13 @@ export function recipientLinks(deps: Deps, actor: Actor, id: string, input: { em
 export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: string): PublicationRow {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
-  const pub = findPublication(bucket.id, "main", deps.db);
-  if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no publication; publish it first.`);
   const next = slug.trim().toLowerCase();
   validateSlug(next);
-  if (next === pub.publicSlug) return pub;
-  const row = transaction(deps.db, (tx) => {
+  return transaction(deps.db, (tx) => {
+    // Read in the transaction: the old slug held below is the one this rename replaces.
+    const pub = findPublication(bucket.id, "main", tx);
+    if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no publication; publish it first.`);
+    if (next === pub.publicSlug) return pub;
     const at = deps.clock.now();
     const now = at.toISOString();
     if (slugTaken(next, { bucketId: bucket.id, accountId: bucket.accountId, now }, tx))
@@ -215,5 +216,4 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
     return tx.update(publications).set({ publicSlug: next, updatedAt: now }).where(eq(publications.id, pub.id)).returning().get()!;
   });
-  return row;
 }

@@ -123,6 +123,40 @@ test("publish, add a domain, records pending, create them, refresh: certificate 
   expect((await httpsGet(httpsPort(), slugHost, "/", s.root)).status).toBe(200);
 }, 90_000);
 
+test("a name that changes hands keeps its certificate: the new site answers over HTTPS at once, nothing ordered again (D319)", async () => {
+  const host = "www.handover-shop.test";
+  const first = await publishSite(s.t, { user: owner, files: [{ path: "index.html", bytes: "<h1>the first owner</h1>" }] });
+  const held = (await s.t.api("POST", domainsUrl(first.pub.bucketId), { key: owner.key, body: { hostname: host } })).body.data.custom_domain;
+  await createRecords(held);
+  await refreshUntilActive(first.pub.bucketId, held.id);
+  const before = await fetchOverHttps(host);
+  expect(before.body).toContain("the first owner");
+
+  // The name is sold: its DNS now holds the buyer's ownership record instead of the first owner's.
+  const buyer = await s.t.user({ plan: "pro" });
+  const second = await publishSite(s.t, { user: buyer, files: [{ path: "index.html", bytes: "<h1>the new owner</h1>" }] });
+  const claim = (await s.t.api("POST", domainsUrl(second.pub.bucketId), { key: buyer.key, body: { hostname: host } })).body.data.custom_domain;
+  await dns.clearTxt(record(held, "ownership").name);
+  await dns.setTxt(record(claim, "ownership").name, record(claim, "ownership").value);
+  const refresh = async () => (await s.t.api("POST", `${domainsUrl(second.pub.bucketId)}/${claim.id}/refresh`, { key: buyer.key })).body.data.custom_domain;
+  expect((await refresh()).status).toBe("pending_validation");
+  s.t.clock.advance(73 * 3_600_000); // past the grace period
+  try {
+    expect(await refresh()).toMatchObject({ status: "active", ssl_status: "active" });
+  } finally {
+    s.t.clock.advance(-73 * 3_600_000);
+  }
+  expect(s.acme.state(host).status).toBe("issued");
+  // A serving worker (PIER_TEST_WORKERS) learns of the change within its poll interval.
+  let after = await httpsGet(httpsPort(), host, "/", s.root);
+  for (const until = Date.now() + (s.t.servingWorkers > 1 ? 20_000 : 0); !after.body.includes("the new owner") && Date.now() < until; ) {
+    await Bun.sleep(50);
+    after = await httpsGet(httpsPort(), host, "/", s.root);
+  }
+  expect(after.body).toContain("the new owner");
+  expect(after.cert.fingerprint256).toBe(before.cert.fingerprint256);
+}, 90_000);
+
 test("deleting the bucket forgets its custom domain's certificate: no longer served, row and key gone (D240)", async () => {
   const site = await publishSite(s.t, { user: owner, files: [{ path: "index.html", bytes: "<h1>gone soon</h1>" }] });
   const bucketId = site.pub.bucketId;
