@@ -121,6 +121,25 @@ export function patchPublication(deps: Deps, actor: Actor, id: string, input: Pa
   return row;
 }
 
+/**
+ * End a bucket's live preview now, leaving the main site up: it answers 410 Gone from this
+ * moment, as an expired preview does, and the expiry job takes it down (the API's way is a PATCH
+ * of its `expires_at`, which must lie in the future). False when there was no live preview.
+ */
+export function endPreview(deps: Deps, actor: Actor, bucketId: string): boolean {
+  const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
+  return transaction(deps.db, (tx) => {
+    const preview = findPublication(bucket.id, "preview", tx);
+    const now = deps.clock.now().toISOString();
+    const live = preview && (preview.status === "published" || preview.status === "publishing") && !(preview.expiresAt !== null && preview.expiresAt <= now);
+    if (!live) return false;
+    assertVisibilityUnlocked(bucket); // taking a site off its address, as an expiry set through the API is (D281)
+    tx.update(publications).set({ expiresAt: now, updatedAt: now }).where(eq(publications.id, preview.id)).run();
+    afterCommit(tx, () => emitSiteChange(deps, { publicationId: preview.id }));
+    return true;
+  });
+}
+
 export function getAccess(deps: Deps, actor: Actor, id: string, leads: LeadsPage = {}) {
   const { pub } = loadPublication(deps, actor, id, "bucket_admin");
   const ready = pub.publishState === "ready" && pub.status === "published";

@@ -415,6 +415,7 @@ const expectations: Record<string, Expectation> = {
   "GET /dashboard/buckets/:id/site": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/publish": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/preview": { auth: "page", signedIn: true },
+  "POST /dashboard/buckets/:id/site/preview-end": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/unpublish": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/retry": { auth: "page", signedIn: true },
   "POST /dashboard/buckets/:id/site/mode": { auth: "page", signedIn: true },

@@ -1,5 +1,5 @@
-// A bucket's Site tab (/dashboard/buckets/<id>/site): publish, preview with an expiry,
-// unpublish, retry a failed build, the live build state, slug, site mode, access mode with the
+// A bucket's Site tab (/dashboard/buckets/<id>/site): publish, preview with an expiry and its
+// folder, end a preview early, unpublish, retry a failed build, the live build state, slug, site mode, access mode with the
 // password and share text, recipient links and leads, the site's expiry, the site rules, the
 // paged manifest and deploys. Every form calls
 // the publish service the REST route calls; plan refusals show their choices as buttons.
@@ -10,6 +10,7 @@ import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { offsetOf } from "./paging";
 import { effectiveScope, getBucket } from "../../buckets";
 import {
+  endPreview,
   PatchPublicationBody,
   PREVIEW_MAX_MINUTES,
   findPublication,
@@ -54,6 +55,8 @@ const DONE: Record<string, string> = {
   "already-unpublished": "The site was already unpublished.",
   retried: "The build runs again.",
   "preview-retried": "The preview's build runs again.",
+  "preview-ended": "Preview ended: its address answers 410 Gone from now on. The main site is unchanged.",
+  "preview-gone": "There was no live preview to end.",
   mode: "Site mode saved: it applies at once, no rebuild needed.",
   settings: "Site settings saved: they apply at once, no rebuild needed.",
   expiry: "Expiry set: the site stops answering then.",
@@ -160,6 +163,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const setDescription = fieldState(refused, "settings", "description");
   const prev = fieldState(refused, "preview", "password");
   const root = fieldState(refused, "publish", "publication_root_directory");
+  const previewRootState = fieldState(refused, "preview", "publication_root_directory");
   const metadataRoot = (bucket.metadata as Record<string, unknown> | null)?.publication_root_directory;
   const typedSettings = refused?.form === "settings" ? refused.typed : {};
   const typedPreview = refused?.form === "preview" ? refused.typed : {};
@@ -167,6 +171,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const leadsOffset = offsetOf(query, "leads_offset");
   const publishMode = typed.access_mode ?? main?.access_mode ?? "public";
   const siteMode = typed.site_mode ?? main?.site_mode ?? "static";
+  const siteRoot = main?.publication_root_directory ?? (typeof metadataRoot === "string" ? metadataRoot : "");
   return shell.render(s, {
     title: `Site · ${bucket.title}`,
     template: "dashboard/site.html",
@@ -206,11 +211,14 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       // Chosen by default: no access_mode at all, so a preview keeps the site's gate (D254) rather
       // than opening a protected site's unreleased files to anyone who derives preview-<slug>.
       previewAccessOptions: html`<option value=""${typedPreview.access_mode ? "" : html` selected`}>As the site: keep its protection</option>${accessModeOptions(typedPreview.access_mode ?? "")}`,
+      previewRoot: typedPreview.publication_root_directory ?? preview?.publication_root_directory ?? siteRoot,
+      previewRootError: previewRootState.error,
+      previewRootInvalid: previewRootState.attrs,
       previewPasswordError: prev.error,
       previewPasswordInvalid: prev.attrs,
       publishAccessOptions: accessModeOptions(publishMode),
       accessOptions: accessModeOptions(refused?.form === "access" ? (typed.access_mode ?? "public") : (main?.access_mode ?? "public")),
-      publishRoot: typed.publication_root_directory ?? main?.publication_root_directory ?? (typeof metadataRoot === "string" ? metadataRoot : ""),
+      publishRoot: typed.publication_root_directory ?? siteRoot,
       publishRootError: root.error,
       publishRootInvalid: root.attrs,
       publishPasswordError: pub.error,
@@ -236,6 +244,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       // A failed first preview is unpublished (D76) but still has a build to retry.
       previewFailed: preview?.publish_state === "failed",
       previewStatus: preview && (preview.status !== "unpublished" || preview.publish_state === "failed") ? statusRegion(preview, s.csrf, "preview") : html``,
+      previewLive: !!preview && (preview.status === "published" || preview.status === "publishing") && !preview.expired,
       previewUrl: preview?.public_url ?? "",
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
       // A password preview's password, to the account owner once built (as the REST read gives it).
@@ -281,11 +290,12 @@ export const sitePage: DashboardPage = {
       await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body) }, "main", "dashboard");
       return siteUrl(id, "?done=published");
     });
-    post("preview", ["site_mode", "access_mode"], async (s, id, body) => {
+    post("preview", ["site_mode", "access_mode", "publication_root_directory"], async (s, id, body) => {
       const minutes = Number.parseInt(formField(body, "expires_in_minutes") || "15", 10);
-      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), expires_in_minutes: minutes }, "preview", "dashboard");
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body), expires_in_minutes: minutes }, "preview", "dashboard");
       return siteUrl(id, "?done=preview");
     });
+    post("preview-end", [], (s, id) => siteUrl(id, `?done=${endPreview(shell.deps, s.actor, id) ? "preview-ended" : "preview-gone"}#preview`));
     post("unpublish", [], (s, id) => siteUrl(id, `?done=${unpublishBucket(shell.deps, s.actor, id).changed ? "unpublished" : "already-unpublished"}`));
     post("retry", [], (s, id, body) => {
       const kind = formField(body, "kind") === "preview" ? "preview" : "main";

@@ -1,0 +1,97 @@
+// The Site tab's Preview card beyond publishing one: the folder it serves (prefilled with the
+// site's, as the API's `publication_root_directory`), and "End the preview now", which takes
+// the preview alone off its address (410, as `pier unpublish --preview` does) while the main
+// site stays up. Another account's session ends nothing.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Browser } from "../../helpers/browser";
+import { createBucket } from "../../helpers/buckets";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { siteFetch } from "../../helpers/sites";
+import { syncFiles, textFile } from "../../helpers/uploads";
+
+let t: TestPier;
+const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
+const previewRoot = (html: string) => /id="preview-publication_root_directory"[^>]*value="([^"]*)"/.exec(html)?.[1];
+beforeAll(async () => {
+  t = await startTestPier({ publishRateLimitPerMinute: 1000 });
+});
+afterAll(() => t?.stop());
+
+async function signedIn(u: TestUser) {
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  return b;
+}
+
+test("a preview serves the folder chosen on its form, and End the preview now takes it alone off its address", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Preview card" });
+  await syncFiles(t, u.key, bucket.id, [
+    textFile("index.html", "<p>the whole bucket</p>", "text/html"),
+    textFile("dist/index.html", "<p>the build</p>", "text/html"),
+  ]);
+  const main = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: { publication_root_directory: "dist" } })).body.data
+    .publication;
+  await t.pier.runner.drain();
+  const mainHost = `${main.public_slug}.${t.pier.deps.urls.sitesDomain}`;
+  const previewHost = `preview-${mainHost}`;
+
+  const b = await signedIn(u);
+  const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  // The preview form starts from the folder the site serves.
+  expect(previewRoot(page)).toBe("dist");
+  expect(page).not.toContain("End the preview now");
+  const made = await b.post(`/dashboard/buckets/${bucket.id}/site/preview`, {
+    csrf: formCsrf(page),
+    site_mode: "static",
+    access_mode: "",
+    publication_root_directory: "dist",
+    expires_in_minutes: "60",
+  });
+  expect([made.status, made.location]).toEqual([303, expect.stringContaining("done=preview")]);
+  await t.pier.runner.drain();
+  expect(await (await siteFetch(t, previewHost, "/")).text()).toBe("<p>the build</p>");
+  const preview = (await t.api("GET", `/api/v1/publications?include_manifest=false`, { key: u.key })).body.data.publications.find(
+    (p: { kind: string }) => p.kind === "preview",
+  );
+  expect(preview.publication_root_directory).toBe("dist");
+
+  // Another account's session ends nothing: the bucket is not found for it.
+  const stranger = await signedIn(await t.user({ plan: "pro" }));
+  const strangerPage = (await stranger.get("/dashboard")).text;
+  const refused = await stranger.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(strangerPage) });
+  expect(refused.status).toBe(404);
+  expect((await siteFetch(t, previewHost, "/")).status).toBe(200);
+
+  const withPreview = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  expect(withPreview).toContain("End the preview now");
+  const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(withPreview) });
+  expect([ended.status, ended.location]).toEqual([303, expect.stringContaining("done=preview-ended")]);
+  expect((await siteFetch(t, previewHost, "/")).status).toBe(410);
+  expect(await (await siteFetch(t, mainHost, "/")).text()).toBe("<p>the build</p>");
+  const after = (await b.get(ended.location!)).text;
+  expect(after).toContain("Preview ended: its address answers 410 Gone from now on.");
+  expect(after).not.toContain("End the preview now");
+  // Asked again (a second tab): nothing left to end, said plainly.
+  const again = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(after) });
+  expect(again.location).toContain("done=preview-gone");
+  expect((await b.get(again.location!)).text).toContain("There was no live preview to end.");
+});
+
+test("a bucket with only a preview can end it from the dashboard", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Only a preview" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>draft</p>", "text/html")]);
+  const preview = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 60 } })).body.data
+    .publication;
+  await t.pier.runner.drain();
+  const host = new URL(preview.public_url).hostname;
+  expect((await siteFetch(t, host, "/")).status).toBe(200);
+
+  const b = await signedIn(u);
+  const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  expect(page).toContain("End the preview now");
+  const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(page) });
+  expect(ended.location).toContain("done=preview-ended");
+  expect((await siteFetch(t, host, "/")).status).toBe(410);
+});
