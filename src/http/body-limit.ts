@@ -26,6 +26,11 @@ export const SITE_BODY_LIMIT = 16 * KiB;
 export const FORM_BODY_LIMIT = ANONYMOUS_BODY_LIMIT;
 /** The largest JSON body of an ordinary route (lists of up to 1,000 paths, 100 variables, an MCP text file). */
 export const JSON_BODY_LIMIT = 1 * MiB;
+/**
+ * The dashboard's text editor (a new file, or a file's Edit): up to the 524,288 characters a
+ * typed write takes (TEXT_WRITE_MAX_CHARS), urlencoded (up to 9 bytes each).
+ */
+export const TEXT_FORM_BODY_LIMIT = 5 * MiB;
 /** A publish manifest lists up to 20,000 files (~170 bytes each with a short path). */
 export const MANIFEST_BODY_LIMIT = 8 * MiB;
 
@@ -40,6 +45,7 @@ const LARGER_LIMITS: Array<{ method: string; path: RegExp; bytes: number }> = [
   { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/files/(reorganize|append_text|lock)$`), bytes: JSON_BODY_LIMIT },
   // The dashboard's Append text: what append_text takes (65,536 characters), urlencoded (up to 9 bytes each).
   { method: "POST", path: new RegExp(`^/dashboard/buckets/${ID}/files/${ID}/append$`), bytes: JSON_BODY_LIMIT },
+  { method: "POST", path: new RegExp(`^/dashboard/buckets/${ID}/files/(new|${ID}/edit)$`), bytes: TEXT_FORM_BODY_LIMIT },
   // The dashboard's metadata editor: up to 100,000 characters of JSON, urlencoded.
   { method: "POST", path: new RegExp(`^/dashboard/buckets/${ID}/settings/metadata$`), bytes: JSON_BODY_LIMIT },
   { method: "POST", path: new RegExp(`^/api/v1/buckets/${ID}/upload_sessions/${ID}/uploads$`), bytes: JSON_BODY_LIMIT },

@@ -32,6 +32,11 @@ export interface Change {
   blob: BlobRef | null;
   /** Keep this file id (rename/move within a bucket, restore) when the path is new. */
   fileId?: string;
+  /**
+   * Write only over what the writer last read: null, the path must hold no file (FILE_EXISTS);
+   * a SHA-256, the file must still have those bytes (CONFLICT). Checked in the commit's transaction.
+   */
+  basedOn?: string | null;
 }
 
 /** Pier itself writing on a feature's behalf (inbound mail, templates): no credential. */
@@ -198,6 +203,16 @@ export function latestVersion(bucketId: string, tx: DbOrTx): VersionRow | undefi
  * Apply path-level changes to one bucket as one version. Synchronous: blobs must already be in
  * the store. Runs in the caller's transaction when there is one (cross-bucket move/copy).
  */
+function assertBasedOn(path: string, basedOn: string | null, current: FileRow | null): void {
+  if (basedOn === null && current) throw new ApiError("FILE_EXISTS", `A file already exists at ${path}; open it to change it, or pick another name.`, { path });
+  if (basedOn !== null && current?.sha256 !== basedOn)
+    throw new ApiError(
+      "CONFLICT",
+      current ? `${path} changed since it was opened, so nothing was saved.` : `${path} was deleted or moved since it was opened, so nothing was saved.`,
+      { path, current_sha256: current?.sha256 ?? null },
+    );
+}
+
 export function commitChanges(deps: Deps, writer: Writer, bucketId: string, changes: Change[], opts: CommitOptions, db: DbOrTx = deps.db): CommitResult {
   try {
     return transaction(db, (tx) => commitInTx(deps, writer, bucketId, changes, opts, tx));
@@ -234,6 +249,7 @@ function commitInTx(deps: Deps, writer: Writer, bucketId: string, changes: Chang
 
   for (const change of byPath.values()) {
     let current = st.fileByPath.get(bucketId, change.path) as FileRow | null;
+    if (change.basedOn !== undefined) assertBasedOn(change.path, change.basedOn, current);
     if (change.blob === null) {
       if (!current) continue;
       st.deleteFile.run(current.id);

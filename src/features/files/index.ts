@@ -16,6 +16,7 @@ export { ExecutableScanner } from "./sniff";
 export { alreadyStored, descriptor, entryBytesReady, findEntry, insertEntry, markEntriesFinalized, validateDeclared } from "./uploads/declare";
 export type { UploadEntryRow } from "./uploads/declare";
 export { guessContentType, writeFiles } from "./write";
+export { TEXT_WRITE_MAX_CHARS, writeTextFile } from "./write-text";
 // Used by the task table outside src/features.
 export { expireUploads } from "./uploads/expiry";
 // The dashboard's "create from a template" calls the same service as POST /buckets/from_template.

@@ -10,6 +10,8 @@ export interface FileBytes {
   path: string;
   bytes: Uint8Array | string;
   contentType?: string;
+  /** Only over what the writer read (Change.basedOn): null for a new file, else the SHA-256 it had. */
+  basedOn?: string | null;
 }
 
 /**
@@ -24,7 +26,7 @@ export async function writeFiles(deps: Deps, writer: Writer, bucketId: string, i
     assertAllowedFile(path, contentType);
     const bytes = typeof f.bytes === "string" ? new TextEncoder().encode(f.bytes) : f.bytes;
     assertNotExecutable(bytes, path);
-    return { path, contentType, bytes };
+    return { path, contentType, bytes, basedOn: f.basedOn };
   });
   // Refused writers store nothing: the commit checks again in its transaction, but a blob put
   // first would stay on disk until the collector's grace ends (a day), for anyone to fill.
@@ -39,7 +41,7 @@ export async function writeFiles(deps: Deps, writer: Writer, bucketId: string, i
   const changes = [];
   for (const f of prepared) {
     const info = await deps.blobs.putBytes(f.bytes);
-    changes.push({ path: f.path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType } });
+    changes.push({ path: f.path, blob: { sha256: info.sha256, size: info.size, md5: info.md5, contentType: f.contentType }, basedOn: f.basedOn });
   }
   return commitChanges(deps, writer, bucketId, changes, { kind: "write", ...opts });
 }

@@ -4,19 +4,16 @@
 import { t } from "elysia";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
-import { normalizeContentType } from "../files";
-import { isTextType } from "../files";
-import { getFile, presentFileWrite } from "../files";
+import { getFile, presentFileWrite, TEXT_WRITE_MAX_CHARS, writeTextFile } from "../files";
 import { downloadUrl, FILE_PAGE_MAX, listFiles, readFileBytes } from "../files";
 import { recordMessageRead } from "../mail";
-import { guessContentType, writeFiles } from "../files";
 import type { McpTool } from "./tools";
 import { MAX_OFFSET } from "../../http/paging";
 
 /** Largest file bucket_file_read returns inline (bigger ones: download_url). */
 export const MCP_READ_MAX_BYTES = 512 * 1024;
 /** Largest text bucket_file_write accepts (characters; the request body limit also applies). */
-export const MCP_WRITE_MAX_CHARS = 512 * 1024;
+export const MCP_WRITE_MAX_CHARS = TEXT_WRITE_MAX_CHARS;
 
 const BucketId = t.String({ pattern: "^bkt_[a-z0-9]{1,40}$", description: "Bucket id (bkt_...), from bucket_list." });
 const Path = t.String({
@@ -96,15 +93,12 @@ export const fileTools: McpTool[] = [
     ),
     mutates: true,
     run: async (deps: Deps, actor: Actor, a: { bucket_id: string; path: string; content: string; content_type?: string; comment?: string }) => {
-      const contentType = normalizeContentType(a.content_type ?? guessContentType(a.path));
-      const textual = isTextType(contentType) || contentType.startsWith("application/octet-stream");
-      if (!textual || a.content.includes("\u0000")) {
-        throw new ApiError("NOT_TEXT_FILE", `${a.path} would be ${contentType}, not text. ${binaryHint}`, { path: a.path, content_type: contentType });
-      }
-      const type = isTextType(contentType) ? contentType : "text/plain; charset=utf-8";
-      const r = await writeFiles(deps, actor, a.bucket_id, [{ path: a.path, bytes: a.content, contentType: type }], {
-        kind: "write",
+      const r = await writeTextFile(deps, actor, a.bucket_id, {
+        path: a.path,
+        content: a.content,
+        contentType: a.content_type,
         comment: a.comment ?? `write ${a.path} (MCP)`,
+        binaryHint,
       });
       return { ...presentFileWrite(deps, r.written[0]!, r.version?.id ?? null), changed: r.version !== null };
     },

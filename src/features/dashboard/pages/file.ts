@@ -1,7 +1,8 @@
 // One file of a bucket (/dashboard/buckets/<id>/files/<file id>): facts, a preview (text,
 // Markdown, images, audio/video; PDFs open in their own tab), download through the same signed
-// URL as the API, rename/move, copy, delete, file locks, and appending to a text file. Every form calls the files
-// service the REST routes call, with the REST schema checking the input first.
+// URL as the API, rename/move, copy, delete, file locks, editing a text file (never over a change
+// the page did not show) and appending to one. Every form calls the files service the REST
+// routes or MCP tools call, with the REST schema checking the input first.
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, SafeHtml, shortTime } from "../../../http/pages/layout";
@@ -24,7 +25,9 @@ import {
   readFileBytes,
   renameFile,
   RenameBody,
+  TEXT_WRITE_MAX_CHARS,
   unlockFile,
+  writeTextFile,
 } from "../../files";
 import { checkForm, fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
@@ -43,6 +46,8 @@ const DONE: Record<string, string> = {
   unlocked: "Lock removed.",
   broken: "Lock broken: the file can be changed again.",
   appended: "Text appended: this is the new version.",
+  edited: "Saved: this is the new version.",
+  created: "File created.",
 };
 
 const LOCK_DURATIONS: [number, string][] = [
@@ -52,7 +57,7 @@ const LOCK_DURATIONS: [number, string][] = [
   [604_800, "7 days"],
 ];
 
-type FormName = "rename" | "copy" | "lock" | "append";
+type FormName = "rename" | "copy" | "lock" | "append" | "edit";
 
 interface Refusal {
   error: ApiError;
@@ -60,7 +65,22 @@ interface Refusal {
   values: Record<string, string>;
 }
 
-async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType<typeof getFile>, url: string): Promise<SafeHtml> {
+/**
+ * A text file's content for the editor: a textual type up to the preview limit, valid UTF-8
+ * (anything else would not survive a round trip through the form); null otherwise.
+ */
+async function editableText(shell: Shell, s: Session, bucketId: string, f: ReturnType<typeof getFile>): Promise<string | null> {
+  if (!isTextType(f.content_type) || f.byte_size > PREVIEW_MAX_BYTES) return null;
+  const { bytes } = await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES);
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return text.includes("\u0000") ? null : text;
+  } catch {
+    return null;
+  }
+}
+
+async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType<typeof getFile>, url: string, read: string | null): Promise<SafeHtml> {
   const type = f.content_type.split(";")[0]!.trim().toLowerCase();
   if (type.startsWith("image/")) return html`<img src="${url}" alt="Preview of ${f.name}" class="preview-media">`;
   if (type.startsWith("audio/"))
@@ -74,8 +94,7 @@ async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType
   if (!isTextType(f.content_type) && !markdown) return html`<p class="muted">No preview for ${f.content_type}; download the file to open it.</p>`;
   if (f.byte_size > PREVIEW_MAX_BYTES)
     return html`<p class="muted">This file is ${humanSize(f.byte_size)}; previews show files up to ${humanSize(PREVIEW_MAX_BYTES)}. Download it to read it.</p>`;
-  const { bytes } = await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES);
-  const text = new TextDecoder("utf-8").decode(bytes);
+  const text = read ?? new TextDecoder("utf-8").decode((await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES)).bytes);
   // Rendered like Auto-Index READMEs: raw HTML shown as text, safe link targets, off the event loop.
   if (markdown) return html`<div class="markdown">${new SafeHtml(nestHeadings(await renderReadme(text)))}</div>`;
   return html`<pre class="preview-text">${text}</pre>`;
@@ -124,6 +143,7 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
   const invalidOf = (form: FormName, field: string) => (refused?.form === form ? invalidAttrs(err, field, `${form}-${field}-error`) : html``);
   const lockDuration = Number(typed("lock", "duration_seconds", String(FILE_LOCK_DEFAULT_S)));
   const lock = f.lock;
+  const text = bucket.archivedAt ? null : await editableText(shell, s, bucket.id, f);
   return shell.render(s, {
     title: `${f.name} · ${bucket.title}`,
     template: "dashboard/file.html",
@@ -148,7 +168,7 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       updated: shortTime(f.updated_at),
       created: shortTime(f.created_at),
       downloadUrl: url,
-      preview: await preview(shell, s, bucket.id, f, url),
+      preview: await preview(shell, s, bucket.id, f, url, text),
       history: historySection(shell, s, bucket.id, f.id, offsetOf(query, "history_offset")),
       archived: !!bucket.archivedAt,
       renamePath: typed("rename", "path", f.path),
@@ -171,6 +191,14 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       lockYours: !!lock?.held_by_you,
       // bucket_admin may break another credential's lock (D258).
       lockBreakable: !!lock && !lock.held_by_you && effectiveScope(s.actor, bucket.id) === "bucket_admin",
+      // The editor saves over the content it shows (based_on): a change made meanwhile is refused.
+      editable: text !== null,
+      editContent: typed("edit", "content", text ?? ""),
+      editBasedOn: f.sha256,
+      editCrlf: text?.includes("\r\n") ? "1" : "",
+      editMaxChars: TEXT_WRITE_MAX_CHARS,
+      editContentError: errOf("edit", "content"),
+      editContentInvalid: invalidOf("edit", "content"),
       // Offered where the API's append_text would accept the file (a text type).
       appendable: isTextType(f.content_type),
       appendTextValue: typed("append", "text", ""),
@@ -203,7 +231,9 @@ export const filePage: DashboardPage = {
         shell.action(
           (s, { params, body }) => run(s, params.id!, params.fileId!, body),
           async (s, error, { params, body }) => {
-            const values = Object.fromEntries(["path", "bucket_id", "overwrite", "message", "duration_seconds", "text"].map((n) => [n, formField(body, n)]));
+            const values = Object.fromEntries(
+              ["path", "bucket_id", "overwrite", "message", "duration_seconds", "text", "content"].map((n) => [n, formField(body, n)]),
+            );
             try {
               return await fileView(shell, s, params.id!, params.fileId!, {}, { error, form, values });
             } catch (e) {
@@ -269,6 +299,32 @@ export const filePage: DashboardPage = {
         throw e;
       }
       return fileUrl(id, fileId, "?done=appended#preview");
+    });
+    // MCP's bucket_file_write on this file's path, only over the content the page showed.
+    post("edit", "edit", async (s, id, fileId, body) => {
+      const f = getFile(shell.deps, s.actor, id, fileId);
+      const basedOn = formField(body, "based_on");
+      if (!/^[0-9a-f]{64}$/.test(basedOn)) throw new ApiError("VALIDATION_FAILED", "Open the file again to edit it.", { field: "content" });
+      const typed = formField(body, "content");
+      try {
+        await writeTextFile(shell.deps, s.actor, id, {
+          path: f.path,
+          // A file written with CRLF keeps them; otherwise the browser's CRLF become the \n typed.
+          content: formField(body, "crlf") === "1" ? typed : typed.replace(/\r\n/g, "\n"),
+          comment: `edit ${f.path} (dashboard)`,
+          basedOn,
+        });
+      } catch (e) {
+        if (e instanceof ApiError && e.code === "CONFLICT")
+          throw new ApiError(e.code, `${e.message} The preview shows its content now; Save again to replace it with your text.`, {
+            ...e.details,
+            field: "content",
+          });
+        if (e instanceof ApiError && ["FILE_TOO_LARGE", "NOT_TEXT_FILE"].includes(e.code))
+          throw new ApiError(e.code, e.message, { ...e.details, field: "content" }, e.retryAfter);
+        throw e;
+      }
+      return fileUrl(id, fileId, "?done=edited#preview");
     });
     post("unlock", undefined, (s, id, fileId, body) => {
       const r = unlockFile(shell.deps, s.actor, id, fileId, { force: formField(body, "force") === "true" });

@@ -1,13 +1,14 @@
 // The bucket's Files tab (/dashboard/buckets/<id>/files?prefix=<folder>/): the folder's
 // sub-folders and files, a page at a time (cursor paging through listFolder, which reads about
 // one page of rows however large the bucket), with breadcrumbs; ticked files and folders moved,
-// copied or deleted together (changeEntries: one reorganize, all or nothing); and the upload
-// area (script: drag and drop of files and folders through the API's signed direct-upload flow).
+// copied or deleted together (changeEntries: one reorganize, all or nothing); a new text file
+// typed in the folder (writeTextFile, never over an existing file); and the upload area (script:
+// drag and drop of files and folders through the API's signed direct-upload flow).
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { getBucket, presentBucket } from "../../buckets";
-import { changeEntries, folderPrefix, listFolder, type FolderEntry } from "../../files";
+import { changeEntries, folderPrefix, listFolder, TEXT_WRITE_MAX_CHARS, writeTextFile, type FolderEntry } from "../../files";
 import { fieldError, formList, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
@@ -24,12 +25,22 @@ const DONE: Record<string, string> = {
   "entries-deleted": "Deleted, as one change in the bucket's history (Versions), where they can be restored.",
 };
 
-/** What a refused selection change had typed and ticked, shown again with the refusal. */
-interface Refusal {
-  error: ApiError;
-  entries: string[];
-  to: string;
-  overwrite: boolean;
+/** What a refused form had typed and ticked, shown again with the refusal. */
+type Refusal =
+  | { form: "entries"; error: ApiError; entries: string[]; to: string; overwrite: boolean }
+  | { form: "new"; error: ApiError; name: string; content: string };
+
+/** A refused new file's error, placed next to the field it is about: its name, or what was typed. */
+function placeNewFileRefusal(e: ApiError): ApiError {
+  const given = (e.details as { field?: string } | undefined)?.field;
+  if (given && given !== "path") return e;
+  const field =
+    e.code === "FILE_TOO_LARGE"
+      ? "content"
+      : ["INVALID_PATH", "FILE_EXISTS", "FORBIDDEN_FILE_TYPE", "NOT_TEXT_FILE", "PATH_CONFLICT"].includes(e.code)
+        ? "name"
+        : null;
+  return field ? new ApiError(e.code, e.message, { ...e.details, field }, e.retryAfter) : e;
 }
 
 function entryRows(bucketId: string, entries: FolderEntry[], ticked: Set<string>, selectable: boolean) {
@@ -55,7 +66,10 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
   const p = presentBucket(shell.deps, bucket);
   let folder: ReturnType<typeof listFolder>;
   const err = refused?.error;
-  const onField = (err?.details as { field?: string } | undefined)?.field === "to";
+  const entriesRefused = refused?.form === "entries" ? refused : undefined;
+  const newRefused = refused?.form === "new" ? refused : undefined;
+  const newField = newRefused ? ((err?.details as { field?: string } | undefined)?.field ?? "") : "";
+  const onField = (entriesRefused && (err?.details as { field?: string } | undefined)?.field === "to") || newField !== "";
   let notice = err && !onField ? alertBox(err.message) : alertBox(DONE[query.done ?? ""], "ok");
   try {
     folder = listFolder(shell.deps, s.actor, bucket.id, { prefix: query.prefix, after: query.after, limit: FOLDER_PAGE });
@@ -67,7 +81,7 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
   }
   const { prefix, entries, pagination } = folder;
   const selectable = !p.archived && entries.length > 0;
-  const ticked = new Set(refused?.entries ?? []);
+  const ticked = new Set(entriesRefused?.entries ?? []);
   const table = entries.length
     ? html`<table><caption class="skip">Contents of ${prefix || "the bucket"}</caption><thead><tr>${selectable ? html`<th scope="col"><span class="skip">Select</span></th>` : ""}<th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Changed</th></tr></thead><tbody>${entryRows(bucket.id, entries, ticked, selectable)}</tbody></table>`
     : html`<p class="muted">${prefix ? "No files in this folder (it may have been emptied meanwhile)." : "No files yet."}</p>`;
@@ -94,10 +108,17 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
       selectable,
       // Where the browser comes back to after a refusal: this folder and page.
       after: query.after ?? "",
-      destination: refused?.to ?? prefix,
-      overwrite: refused?.overwrite ?? false,
-      toError: onField ? fieldError(err, "to", "entries-to-error") : html``,
-      toInvalid: onField ? invalidAttrs(err, "to", "entries-to-error") : html``,
+      destination: entriesRefused?.to ?? prefix,
+      overwrite: entriesRefused?.overwrite ?? false,
+      toError: entriesRefused && onField ? fieldError(err, "to", "entries-to-error") : html``,
+      toInvalid: entriesRefused && onField ? invalidAttrs(err, "to", "entries-to-error") : html``,
+      newName: newRefused?.name ?? "",
+      newContent: newRefused?.content ?? "",
+      newMaxChars: TEXT_WRITE_MAX_CHARS,
+      newNameError: newField === "name" ? fieldError(err, "name", "new-name-error") : html``,
+      newNameInvalid: newField === "name" ? invalidAttrs(err, "name", "new-name-error") : html``,
+      newContentError: newField === "content" ? fieldError(err, "content", "new-content-error") : html``,
+      newContentInvalid: newField === "content" ? invalidAttrs(err, "content", "new-content-error") : html``,
     },
   });
 }
@@ -132,7 +153,35 @@ export const filesPage: DashboardPage = {
               s,
               params.id!,
               { prefix: formField(body, "prefix"), after: formField(body, "after") || undefined },
-              { error, entries: formList(body, "entry"), to: formField(body, "to"), overwrite: formField(body, "overwrite") === "on" },
+              { form: "entries", error, entries: formList(body, "entry"), to: formField(body, "to"), overwrite: formField(body, "overwrite") === "on" },
+            ),
+        ),
+        { detail: { hide: true } },
+      )
+      // A text file typed here, in the folder shown: created, never written over an existing file.
+      .post(
+        `${BUCKETS_PATH}/:id/files/new`,
+        shell.action(
+          async (s, { params, body }) => {
+            const name = formField(body, "name").trim();
+            if (!name) throw new ApiError("VALIDATION_FAILED", "Name the file, e.g. notes.md.", { field: "name" });
+            const path = `${formField(body, "prefix")}${name}`;
+            const r = await writeTextFile(shell.deps, s.actor, params.id!, {
+              path,
+              // Browsers send a textarea's line breaks as CRLF; the file gets the \n a person typed.
+              content: formField(body, "content").replace(/\r\n/g, "\n"),
+              comment: `create ${path} (dashboard)`,
+              basedOn: null,
+            });
+            return fileUrl(params.id!, r.written[0]!.id, "?done=created");
+          },
+          (s, error, { params, body }) =>
+            filesView(
+              shell,
+              s,
+              params.id!,
+              { prefix: formField(body, "prefix") },
+              { form: "new", error: placeNewFileRefusal(error), name: formField(body, "name"), content: formField(body, "content") },
             ),
         ),
         { detail: { hide: true } },
