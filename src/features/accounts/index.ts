@@ -5,7 +5,7 @@ export { BucketPermissionSchema, ScopeSchema } from "./model";
 export { planHelp, planLimitError, withPlanHelp } from "./plan-help";
 export { capToRole, roleScope } from "./roles";
 export { countUsers, defaultAccountOf, entitlementsOf, findUserByEmail, getAccount, normalizeEmail } from "./service";
-export { actorFromSessionId, checkCsrf, createSession } from "./sessions";
+export { accountsOfUser, actorFromSessionId, checkCsrf, createSession, switchSessionAccount } from "./sessions";
 // Other features release what a revoked credential held (file locks) through this hook.
 export { registerCredentialsEnded, runCredentialsEndedHooks } from "./credential-hooks";
 export type { SessionRow } from "./sessions";

@@ -4,7 +4,8 @@ import { and, eq, ne } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { randomSecret, safeEqual, sha256Hex } from "../../core/crypto";
 import { newId } from "../../core/ids";
-import { sessions } from "../../db/schema";
+import { accounts, memberships, sessions } from "../../db/schema";
+import { ApiError } from "../../core/errors";
 import { credentialQueries, memberOf } from "./credential-queries";
 import { roleScope } from "./roles";
 import { defaultAccountOf } from "./service";
@@ -113,4 +114,26 @@ export function csrfToken(deps: Deps, sessionId: string): string {
 
 export function checkCsrf(deps: Deps, sessionId: string, presented: string | null | undefined): boolean {
   return !!presented && safeEqual(csrfToken(deps, sessionId), presented);
+}
+
+/** The accounts a user belongs to, for the dashboard's account switcher: name and role, by name. */
+export function accountsOfUser(deps: Deps, userId: string): { id: string; name: string; role: string }[] {
+  return deps.db
+    .select({ id: accounts.id, name: accounts.name, role: memberships.role })
+    .from(memberships)
+    .innerJoin(accounts, eq(accounts.id, memberships.accountId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(accounts.name, accounts.id)
+    .all();
+}
+
+/**
+ * Point a browser session at another account its user belongs to: every page and action of the
+ * session then acts as a member of that account, with that membership's role. Any other account
+ * is not found (its existence is not revealed).
+ */
+export function switchSessionAccount(deps: Deps, session: Pick<SessionRow, "id" | "userId">, accountId: string): void {
+  const m = memberOf(deps.db, accountId, session.userId);
+  if (!m || m.disabledAt) throw new ApiError("ACCOUNT_NOT_FOUND", "You are not a member of that account.");
+  deps.db.update(sessions).set({ accountId }).where(eq(sessions.id, session.id)).run();
 }

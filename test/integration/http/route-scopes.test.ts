@@ -358,6 +358,7 @@ const expectations: Record<string, Expectation> = {
   "GET /api/v1/account": { auth: "bucket_read" },
   "PATCH /api/v1/account": { auth: "bucket_admin", accountWide: true, body: () => ({ time_zone: "UTC" }) },
   "POST /dashboard/account/time-zone": { auth: "page", signedIn: true },
+  "POST /dashboard/account/switch": { auth: "page", signedIn: true },
   "GET /signin": { auth: "page" },
   "POST /signin": { auth: "page" },
   "GET /signin/two-factor": { auth: "page" },

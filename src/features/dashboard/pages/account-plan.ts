@@ -1,18 +1,34 @@
 // The account's plan and its limits in use (/dashboard/account): what the plan allows, next to
 // what the account uses of it, and what to ask the operator for when a limit is in the way; and
-// the account's settings (its time zone, PATCH /api/v1/account's twin).
+// the account's settings (its time zone, PATCH /api/v1/account's twin); and, for a user in more
+// than one account, which account this browser session acts in.
 import type { Elysia } from "elysia";
 import type { ApiError } from "../../../core/errors";
 import { html } from "../../../http/pages/layout";
-import { dashboardSummary, entitlementsOf, getAccount, listAccountKeys, planHelp, timeZoneNames, UNLIMITED, updateAccountSettings } from "../../accounts";
+import {
+  accountsOfUser,
+  dashboardSummary,
+  entitlementsOf,
+  getAccount,
+  listAccountKeys,
+  planHelp,
+  switchSessionAccount,
+  timeZoneNames,
+  UNLIMITED,
+  updateAccountSettings,
+} from "../../accounts";
 import { hasAccountWideAdmin, listBucketPage } from "../../buckets";
 import { fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
-import { ACCOUNT_PATH, accountTabs, noticeOf } from "./account-common";
+import { ACCOUNT_PATH, accountTabs, NOT_AN_ACCOUNT_WRITE, noticeOf } from "./account-common";
 
 export const TIME_ZONE_PATH = `${ACCOUNT_PATH}/time-zone`;
-const DONE: Record<string, string> = { "time-zone": "Time zone saved: analytics days now follow it." };
+export const SWITCH_PATH = `${ACCOUNT_PATH}/switch`;
+const DONE: Record<string, string> = {
+  "time-zone": "Time zone saved: analytics days now follow it.",
+  switched: "This browser now works in this account: buckets, keys and settings are this account's.",
+};
 
 const limit = (n: number) => (n >= UNLIMITED ? "no limit" : n.toLocaleString("en"));
 const yes = (b: boolean) => (b ? "yes" : "no");
@@ -36,6 +52,8 @@ function planView(shell: Shell, s: Session, query: Record<string, string | undef
     ["Sites stay active without a dashboard visit for", e.site_renewal_days ? `${e.site_renewal_days} days` : "always", ""],
   ];
   const help = e.named_api_keys ? null : planHelp(deps, account, (x) => x.named_api_keys);
+  const memberships = accountsOfUser(deps, s.user.id);
+  const formCsrf = shell.formToken(s);
   const error = refused?.error;
   const zone = refused?.typed ?? account.timeZone;
   return shell.render(s, {
@@ -54,6 +72,17 @@ function planView(shell: Shell, s: Session, query: Record<string, string | undef
       // Owners and admins change settings; other members see the zone in use.
       canChangeSettings: hasAccountWideAdmin(s.actor),
       zoneOptions: html`${timeZoneNames().map((z) => html`<option value="${z}"${z === zone ? html` selected` : html``}>${z}</option>`)}`,
+      // A user in several accounts (made by `pier admin account create --owner`, or a member of
+      // another team) picks the one this session acts in.
+      otherAccounts: memberships.length > 1,
+      accountRows: html`${memberships.map(
+        (m) =>
+          html`<tr><td class="wrap">${m.name} <code class="small">${m.id}</code></td><td>${m.role}</td><td>${
+            m.id === account.id
+              ? html`<strong>this session's account</strong>`
+              : html`<form method="post" action="${SWITCH_PATH}"><input type="hidden" name="csrf" value="${formCsrf}"><input type="hidden" name="account_id" value="${m.id}"><button type="submit" class="secondary" aria-label="Switch to ${m.name}">Switch</button></form>`
+          }</td></tr>`,
+      )}`,
       zoneError: fieldError(error, "time_zone", "time-zone-error"),
       zoneInvalid: invalidAttrs(error, "time_zone", "time-zone-error"),
     },
@@ -77,6 +106,19 @@ export const accountPlanPage: DashboardPage = {
             return `${ACCOUNT_PATH}?done=time-zone`;
           },
           (s, error, { body }) => planView(shell, s, {}, { error, typed: formField(body, "time_zone") }),
+        ),
+        { detail: { hide: true } },
+      )
+      .post(
+        SWITCH_PATH,
+        shell.action(
+          (s, { body }) => {
+            switchSessionAccount(shell.deps, s.session, formField(body, "account_id"));
+            return `${ACCOUNT_PATH}?done=switched`;
+          },
+          (s, error) => planView(shell, s, {}, { error, typed: "" }),
+          // Choosing where to work changes no account's data, and leaving a read-only account must work.
+          NOT_AN_ACCOUNT_WRITE,
         ),
         { detail: { hide: true } },
       ) as unknown as Elysia,

@@ -1,0 +1,66 @@
+// A user in more than one account picks, on the Account page, which one the browser session
+// works in: the pages then show and change that account's buckets with that membership's role.
+// Only accounts the user belongs to can be chosen; a user with one account sees no switcher.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { addMember } from "../../../src/features/accounts/service";
+import { Browser, unescapeHtml } from "../../helpers/browser";
+import { createBucket } from "../../helpers/buckets";
+import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+
+let t: TestPier;
+const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
+beforeAll(async () => {
+  t = await startTestPier();
+});
+afterAll(() => t?.stop());
+
+async function signedIn(u: TestUser) {
+  const b = new Browser(t.url);
+  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  return b;
+}
+
+test("a member of two accounts switches the session between them from the Account page", async () => {
+  const dev = await t.user();
+  const team = await t.user();
+  const stranger = await t.user();
+  addMember(t.pier.deps, team.accountId, dev.userId, "member");
+  await createBucket(t, dev, { title: "Own bucket" });
+  await createBucket(t, team, { title: "Team bucket" });
+  await createBucket(t, stranger, { title: "Stranger bucket" });
+
+  const b = await signedIn(dev);
+  const account = (await b.get("/dashboard/account")).text;
+  expect(account).toContain('id="accounts-h"');
+  expect(account).toContain(`value="${team.accountId}"`);
+  expect(account).not.toContain(`value="${dev.accountId}"`); // the current one has no Switch button
+  expect((await b.get("/dashboard/buckets")).text).toContain("Own bucket");
+  expect((await b.get("/dashboard/buckets")).text).not.toContain("Team bucket");
+
+  const switched = await b.post("/dashboard/account/switch", { csrf: formCsrf(account), account_id: team.accountId });
+  expect([switched.status, switched.location]).toEqual([303, "/dashboard/account?done=switched"]);
+  const after = (await b.get(switched.location!)).text;
+  expect(after).toContain("This browser now works in this account");
+  expect(after).toContain(`value="${dev.accountId}"`);
+  const buckets = (await b.get("/dashboard/buckets")).text;
+  expect(buckets).toContain("Team bucket");
+  expect(buckets).not.toContain("Own bucket");
+
+  // An account the user is not in: refused, and the session stays where it was.
+  const refused = await b.post("/dashboard/account/switch", { csrf: formCsrf(after), account_id: stranger.accountId });
+  expect(refused.status).toBe(404);
+  expect(unescapeHtml(refused.text)).toContain("You are not a member of that account.");
+  expect((await b.get("/dashboard/buckets")).text).toContain("Team bucket");
+  expect((await b.get("/dashboard/buckets")).text).not.toContain("Stranger bucket");
+
+  // And back.
+  const back = await b.post("/dashboard/account/switch", { csrf: formCsrf((await b.get("/dashboard/account")).text), account_id: dev.accountId });
+  expect(back.status).toBe(303);
+  expect((await b.get("/dashboard/buckets")).text).toContain("Own bucket");
+});
+
+test("a user with one account sees no switcher", async () => {
+  const solo = await t.user();
+  const b = await signedIn(solo);
+  expect((await b.get("/dashboard/account")).text).not.toContain('id="accounts-h"');
+});
