@@ -70,10 +70,15 @@ test("install on GitHub from the Git page, pick the repository, import", async (
   await page.goto(dashboardUrl(t, `/dashboard/buckets/${second}/git`));
   expect(await page.textContent("#github-org")).toContain("alice (personal account)");
   expect(await page.inputValue("#github-name")).toBe("alice-blog");
+  expect(await page.inputValue("#github-export-branch")).toBe("main");
+  await page.fill("#github-export-branch", "site");
   await submit(page, "form[action$='/git/github/export'] button[type=submit]");
   expect(await page.textContent("body")).toContain("Connected");
   await t.pier.runner.drain();
   expect(gh.repoByName("alice/alice-blog")?.private).toBe(true);
+  // The branch chosen on the form is the one exported to and followed.
+  const sync = (await t.api("GET", `/api/v1/buckets/${second}/github_sync`, { key: u.key })).body.data.github_sync;
+  expect([sync.branch, sync.state]).toEqual(["site", "in_sync"]);
   await page.reload();
   expect(await page.textContent("#git-state")).toBe("in sync");
   for (const secret of [...gh.issuedRefreshTokens, ...gh.issuedUserTokens]) expect(await page.content()).not.toContain(secret);

@@ -121,6 +121,7 @@ export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session
         await exportGithub(shell.deps, s.actor, params.id!, {
           installation_id: Number(formField(body, "installation_id")) || undefined,
           name: formField(body, "name") || undefined,
+          branch: formField(body, "branch").trim() || undefined,
         });
         return gitUrl(params.id!, "?done=connected");
       },
