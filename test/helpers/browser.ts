@@ -43,8 +43,11 @@ export class Browser {
     return this.send("GET", path);
   }
 
-  post(path: string, form: Record<string, string>): Promise<PageResult> {
-    return this.send("POST", path, new URLSearchParams(form));
+  /** A list value posts the field once per item, as ticked checkboxes sharing a name do. */
+  post(path: string, form: Record<string, string | string[]>): Promise<PageResult> {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(form)) for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
+    return this.send("POST", path, body);
   }
 
   /** GET a page and post its form back with the page's CSRF token plus `form`. */

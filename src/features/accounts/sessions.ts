@@ -66,10 +66,15 @@ export function findSession(deps: Deps, token: string | undefined): SessionRow |
 }
 
 export function actorFromSession(deps: Deps, session: SessionRow): Actor | null {
-  const accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
+  let accountId = session.accountId ?? defaultAccountOf(deps, session.userId);
   if (!accountId) return null;
-  const m = memberOf(deps.db, accountId, session.userId);
-  if (!m || m.disabledAt) return null;
+  let m = memberOf(deps.db, accountId, session.userId);
+  if (!m && session.accountId) {
+    // The account switched to (D323) no longer has this user: back to the one a sign-in would pick.
+    accountId = defaultAccountOf(deps, session.userId);
+    m = accountId ? memberOf(deps.db, accountId, session.userId) : undefined;
+  }
+  if (!accountId || !m || m.disabledAt) return null;
   return {
     kind: "session",
     credentialId: session.id,

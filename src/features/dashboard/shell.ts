@@ -63,7 +63,7 @@ export interface Shell {
    */
   flash: (s: Session, value: unknown) => string;
   takeFlash: (s: Session, id: string | undefined) => unknown;
-  /** A form's csrf value (`<csrf>~<nonce>`) for forms a page builds in code rather than in its template. */
+  /** A form's csrf value (`<csrf>~<nonce>~<account>`) for forms a page builds in code rather than in its template. */
   formToken: (s: Session) => string;
 }
 
@@ -133,11 +133,13 @@ export function assertAccountWritable(deps: Deps, s: Session): void {
 }
 
 export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []): Shell {
-  // Each rendered page's forms carry `<session csrf>~<nonce>`. The first POST with a nonce
-  // remembers where it led; a second POST with it (a double click, a re-sent form) is sent to
-  // the same place without running the action again. Bounded, and per Pier (not module state).
+  // Each rendered page's forms carry `<session csrf>~<nonce>~<account id>`. The first POST with a
+  // nonce remembers where it led; a second POST with it (a double click, a re-sent form) is sent
+  // to the same place without running the action again. Bounded, and per Pier (not module state).
+  // The account id refuses a form opened before the session switched accounts (D323): it would
+  // otherwise act on the account switched to.
   const doneForms = new LRUCache<string, Promise<string>>({ max: 20_000, ttl: 30 * 60_000 });
-  const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}`;
+  const formToken = (s: Session) => `${s.csrf}~${randomBytes(12).toString("base64url")}~${s.actor.accountId}`;
 
   const render = async (s: Session, page: PageView) => {
     // `csrf` for forms (once each), `apiCsrf` for scripts calling the REST API (header x-pier-csrf).
@@ -183,10 +185,12 @@ export function createShell(deps: Deps, nav: NavItem[], tabs: BucketTab[] = []):
     if (!s) return redirectResponse("/signin");
     const input = inputOf(ctx);
     try {
-      const [token, nonce] = formField(ctx.body, "csrf").split("~");
+      const [token, nonce, account] = formField(ctx.body, "csrf").split("~");
       if (!checkCsrf(deps, s.session.id, token)) {
         throw new ApiError("CSRF_FAILED", "This form expired or was sent from another site. Reload the page and try again.");
       }
+      if (account !== undefined && account !== s.actor.accountId)
+        throw new ApiError("CSRF_FAILED", "This page was opened while this browser worked in another account. Reload it and try again.");
       if (opts?.accountWrite !== false) assertAccountWritable(deps, s);
       // Keyed by the form's action too: another form of the same page is another submission.
       const onceKey = nonce ? `${s.session.id}:${nonce}:${new URL(ctx.request.url).pathname}` : null;

@@ -199,10 +199,6 @@ export function latestVersion(bucketId: string, tx: DbOrTx): VersionRow | undefi
   return isConnection(tx) ? preparedLatest(tx).get({ bucketId }) : latestQuery(tx, bucketId).get();
 }
 
-/**
- * Apply path-level changes to one bucket as one version. Synchronous: blobs must already be in
- * the store. Runs in the caller's transaction when there is one (cross-bucket move/copy).
- */
 function assertBasedOn(path: string, basedOn: string | null, current: FileRow | null): void {
   if (basedOn === null && current) throw new ApiError("FILE_EXISTS", `A file already exists at ${path}; open it to change it, or pick another name.`, { path });
   if (basedOn !== null && current?.sha256 !== basedOn)
@@ -213,6 +209,10 @@ function assertBasedOn(path: string, basedOn: string | null, current: FileRow | 
     );
 }
 
+/**
+ * Apply path-level changes to one bucket as one version. Synchronous: blobs must already be in
+ * the store. Runs in the caller's transaction when there is one (cross-bucket move/copy).
+ */
 export function commitChanges(deps: Deps, writer: Writer, bucketId: string, changes: Change[], opts: CommitOptions, db: DbOrTx = deps.db): CommitResult {
   try {
     return transaction(db, (tx) => commitInTx(deps, writer, bucketId, changes, opts, tx));

@@ -1,17 +1,19 @@
 // The file browser's "selected entries" actions: files and whole folders of one folder moved or
-// copied to another folder, or deleted, as one reorganize (all or nothing, one version). A folder
-// stands for every file under it; the paths below the browsed folder are kept at the destination.
+// copied to another folder, or deleted, as one reorganize (all or nothing, one version), or
+// locked together (one lockFiles, all or none). A folder stands for every file under it; the
+// paths below the browsed folder are kept at the destination.
 import { and, asc, eq, gte, lt } from "drizzle-orm";
 import type { Actor, Deps } from "../../core/context";
 import { ApiError } from "../../core/errors";
 import { files } from "../../db/schema";
 import { loadBucket } from "../buckets";
 import { folderPrefix, pastFolder } from "./folders";
+import { lockFiles } from "./locks";
 import { MAX_REORGANIZE_OPERATIONS, reorganize, type ReorganizeOperation } from "./ops";
 import { normalizePath } from "./paths";
 
 export interface EntriesChange {
-  op: "move" | "copy" | "delete";
+  op: "move" | "copy" | "delete" | "lock";
   /** The folder the entries were picked in ("" for the top). */
   folder: string;
   /** Files' paths, and folders' paths ending in "/", all inside `folder`. */
@@ -19,7 +21,13 @@ export interface EntriesChange {
   /** The destination folder of a move or copy ("" for the top). */
   to?: string;
   overwrite?: boolean;
+  /** A lock's reason (shown to other writers) and how long it lasts. */
+  message?: string;
+  duration_seconds?: number;
 }
+
+/** The most characters a lock's reason has (the REST lock's `message`). */
+const LOCK_MESSAGE_MAX = 500;
 
 const tooMany = () =>
   new ApiError(
@@ -57,6 +65,12 @@ export function changeEntries(deps: Deps, actor: Actor, bucketId: string, input:
   const unique = [...new Set(paths)];
   // A folder picked that emptied meanwhile, or files that went: reorganize names what is missing.
   if (unique.length === 0) throw new ApiError("FILE_NOT_FOUND", "The selected folders hold no files any more; reload the page.", { field: "entries" });
+  if (input.op === "lock") {
+    const message = (input.message ?? "").trim();
+    if (!message || message.length > LOCK_MESSAGE_MAX)
+      throw new ApiError("VALIDATION_FAILED", `Say why the files are locked (1 to ${LOCK_MESSAGE_MAX} characters).`, { field: "message" });
+    return { ...lockFiles(deps, actor, bucket.id, { paths: unique, message, duration_seconds: input.duration_seconds }), files_count: unique.length };
+  }
   let ops: ReorganizeOperation[];
   let comment: string;
   const count = `${unique.length} file${unique.length === 1 ? "" : "s"}`;

@@ -2,6 +2,8 @@
 // works in: the pages then show and change that account's buckets with that membership's role.
 // Only accounts the user belongs to can be chosen; a user with one account sees no switcher.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { memberships } from "../../../src/db/schema";
 import { addMember } from "../../../src/features/accounts/service";
 import { Browser, unescapeHtml } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
@@ -63,4 +65,34 @@ test("a user with one account sees no switcher", async () => {
   const solo = await t.user();
   const b = await signedIn(solo);
   expect((await b.get("/dashboard/account")).text).not.toContain('id="accounts-h"');
+});
+
+test("a page opened before a switch refuses to act; the role is the membership's; a removed membership falls back", async () => {
+  const dev = await t.user();
+  const team = await t.user();
+  addMember(t.pier.deps, team.accountId, dev.userId, "member");
+  const b = await signedIn(dev);
+  // A form from the own account's page, left open in another tab.
+  const before = (await b.get("/dashboard/account")).text;
+  expect(before).toContain('action="/dashboard/account/time-zone"');
+  const beforeForm = formCsrf(before);
+  expect((await b.post("/dashboard/account/switch", { csrf: formCsrf(before), account_id: team.accountId })).status).toBe(303);
+
+  const stale = await b.post("/dashboard/account/time-zone", { csrf: beforeForm, time_zone: "Europe/Berlin" });
+  expect(stale.status).toBe(403);
+  expect(unescapeHtml(stale.text)).toContain("This page was opened while this browser worked in another account. Reload it and try again.");
+  const zones = (await t.api("GET", "/api/v1/account", { key: team.key })).body.data.account.time_zone;
+  expect(zones).toBe("UTC");
+
+  // In the team account the user is a plain member: the time zone is the owners' and admins'.
+  const asMember = (await b.get("/dashboard/account")).text;
+  expect(asMember).not.toContain('action="/dashboard/account/time-zone"');
+  expect(asMember).toContain("An account owner or admin can change it.");
+
+  // Removed from the team: the session works in the user's own account again, not signed out.
+  t.pier.deps.db.delete(memberships).where(eq(memberships.userId, dev.userId)).run();
+  addMember(t.pier.deps, dev.accountId, dev.userId, "owner");
+  const back = await b.get("/dashboard/account");
+  expect(back.status).toBe(200);
+  expect(back.text).toContain(dev.accountId);
 });

@@ -19,7 +19,9 @@ const fileIdOf = (location: string) => /\/files\/(fil_[a-z0-9]+)/.exec(location)
 async function stored(bucketId: string, path: string): Promise<string> {
   const r = await t.api("GET", `/api/v1/buckets/${bucketId}/files/by_path?path=${encodeURIComponent(path)}`, { key: u.key });
   expect([302, 303, 307]).toContain(r.status);
-  return await (await fetch(new URL(r.headers.get("location")!, t.url))).text();
+  // Decoded keeping a byte-order mark (Response.text() drops it).
+  const bytes = await (await fetch(new URL(r.headers.get("location")!, t.url))).arrayBuffer();
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
 }
 
 beforeAll(async () => {
@@ -124,4 +126,53 @@ test("a file with CRLF line breaks keeps them; binary and large files get no edi
   expect(made.status).toBe(404);
   expect(await stored(bucket.id, "windows.txt")).toBe("a\r\nb\r\nc\r\n");
   expect((await t.api("GET", `/api/v1/buckets/${bucket.id}/files?q=planted`, { key: u.key })).body.data.files).toEqual([]);
+});
+
+test("Edit keeps the stored type and a byte-order mark; a refused Save (a lock) still cannot erase a change made meanwhile", async () => {
+  const bucket = await createBucket(t, u, { title: "Kept as stored" });
+  await syncFiles(t, u.key, bucket.id, [textFile("page", "<p>served as html</p>", "text/html"), textFile("bom.txt", "\uFEFFwith a mark\n")]);
+  const files = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files`, { key: u.key })).body.data.files as {
+    id: string;
+    path: string;
+    content_type: string;
+  }[];
+  const idOf = (path: string) => files.find((f) => f.path === path)!.id;
+
+  const pageUrl = `/dashboard/buckets/${bucket.id}/files/${idOf("page")}`;
+  const opened = (await b.get(pageUrl)).text;
+  expect(
+    (await b.post(`${pageUrl}/edit`, { csrf: formCsrf(opened), based_on: hidden(opened, "based_on")!, crlf: "", content: "<p>still html</p>" })).status,
+  ).toBe(303);
+  const after = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files/${idOf("page")}`, { key: u.key })).body.data.file;
+  expect(after.content_type).toContain("text/html");
+  // Saving the same text again makes no version, and says so.
+  const same = (await b.get(pageUrl)).text;
+  const unchanged = await b.post(`${pageUrl}/edit`, { csrf: formCsrf(same), based_on: hidden(same, "based_on")!, crlf: "", content: "<p>still html</p>" });
+  expect(unchanged.location).toContain("done=unchanged");
+
+  const bomUrl = `/dashboard/buckets/${bucket.id}/files/${idOf("bom.txt")}`;
+  const bomPage = (await b.get(bomUrl)).text;
+  const typed = textarea(bomPage, "edit-content");
+  expect(typed.startsWith("\uFEFF")).toBe(true);
+  expect(
+    (await b.post(`${bomUrl}/edit`, { csrf: formCsrf(bomPage), based_on: hidden(bomPage, "based_on")!, crlf: "", content: `${typed}more\n` })).status,
+  ).toBe(303);
+  expect(await stored(bucket.id, "bom.txt")).toBe("\uFEFFwith a mark\nmore\n");
+
+  // Opened; an agent appends and locks the file; the Save is refused (423) and the form stays on
+  // what it was opened on: once the lock is gone, saving from it is a CONFLICT, not an overwrite.
+  const stale = (await b.get(bomUrl)).text;
+  const agent = t.key(u, { scope: "bucket_write" });
+  expect((await t.api("POST", `/api/v1/buckets/${bucket.id}/files/append_text`, { key: agent, body: { path: "bom.txt", text: "agent\n" } })).status).toBe(200);
+  expect((await t.api("POST", `/api/v1/buckets/${bucket.id}/files/lock`, { key: agent, body: { paths: ["bom.txt"], message: "agent editing" } })).status).toBe(
+    200,
+  );
+  const locked = await b.post(`${bomUrl}/edit`, { csrf: formCsrf(stale), based_on: hidden(stale, "based_on")!, crlf: "", content: "mine\n" });
+  expect(locked.status).toBe(423);
+  expect(hidden(locked.text, "based_on")).toBe(hidden(stale, "based_on"));
+  const fileNow = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files/${idOf("bom.txt")}`, { key: u.key })).body.data.file;
+  expect((await t.api("DELETE", `/api/v1/buckets/${bucket.id}/files/${fileNow.id}/lock`, { key: agent })).status).toBe(200);
+  const retried = await b.post(`${bomUrl}/edit`, { csrf: formCsrf(locked.text), based_on: hidden(locked.text, "based_on")!, crlf: "", content: "mine\n" });
+  expect(retried.status).toBe(409);
+  expect(await stored(bucket.id, "bom.txt")).toBe("\uFEFFwith a mark\nmore\nagent\n");
 });

@@ -558,7 +558,7 @@ describe("ticked entries: refusals (HTTP)", () => {
     const itself = await http.submit(root0, `/dashboard/buckets/${b.id}/files/entries`, { prefix: "", entry: "docs/", to: "docs/old", op: "move" });
     expect([itself.status, unescapeHtml(itself.text)]).toEqual([422, expect.stringContaining("docs/ cannot go into a folder inside itself")]);
     const unknown = await post({ prefix: "docs/", entry: "docs/a.md", to: "archive", op: "rename" });
-    expect([unknown.status, unescapeHtml(unknown.text)]).toEqual([422, expect.stringContaining("Choose Move, Copy or Delete.")]);
+    expect([unknown.status, unescapeHtml(unknown.text)]).toEqual([422, expect.stringContaining("Choose Move, Copy, Delete or Lock.")]);
     const root = `/dashboard/buckets/${b.id}/files`;
     const tooMany = await http.submit(root, `/dashboard/buckets/${b.id}/files/entries`, { prefix: "", entry: "bulk/", to: "old", op: "move" });
     expect([tooMany.status, unescapeHtml(tooMany.text)]).toEqual([422, expect.stringContaining("more than 1,000 files")]);

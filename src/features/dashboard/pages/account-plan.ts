@@ -33,7 +33,7 @@ const DONE: Record<string, string> = {
 const limit = (n: number) => (n >= UNLIMITED ? "no limit" : n.toLocaleString("en"));
 const yes = (b: boolean) => (b ? "yes" : "no");
 
-function planView(shell: Shell, s: Session, query: Record<string, string | undefined>, refused?: { error: ApiError; typed: string }) {
+function planView(shell: Shell, s: Session, query: Record<string, string | undefined>, refused?: { error: ApiError; typed?: string }) {
   const deps = shell.deps;
   const summary = dashboardSummary(deps, s.actor, s.user);
   const account = getAccount(deps, s.actor.accountId);
@@ -53,7 +53,6 @@ function planView(shell: Shell, s: Session, query: Record<string, string | undef
   ];
   const help = e.named_api_keys ? null : planHelp(deps, account, (x) => x.named_api_keys);
   const memberships = accountsOfUser(deps, s.user.id);
-  const formCsrf = shell.formToken(s);
   const error = refused?.error;
   const zone = refused?.typed ?? account.timeZone;
   return shell.render(s, {
@@ -80,7 +79,7 @@ function planView(shell: Shell, s: Session, query: Record<string, string | undef
           html`<tr><td class="wrap">${m.name} <code class="small">${m.id}</code></td><td>${m.role}</td><td>${
             m.id === account.id
               ? html`<strong>this session's account</strong>`
-              : html`<form method="post" action="${SWITCH_PATH}"><input type="hidden" name="csrf" value="${formCsrf}"><input type="hidden" name="account_id" value="${m.id}"><button type="submit" class="secondary" aria-label="Switch to ${m.name}">Switch</button></form>`
+              : html`<form method="post" action="${SWITCH_PATH}"><input type="hidden" name="csrf" value="${shell.formToken(s)}"><input type="hidden" name="account_id" value="${m.id}"><button type="submit" class="secondary" aria-label="Switch to ${m.name}">Switch</button></form>`
           }</td></tr>`,
       )}`,
       zoneError: fieldError(error, "time_zone", "time-zone-error"),
@@ -116,7 +115,7 @@ export const accountPlanPage: DashboardPage = {
             switchSessionAccount(shell.deps, s.session, formField(body, "account_id"));
             return `${ACCOUNT_PATH}?done=switched`;
           },
-          (s, error) => planView(shell, s, {}, { error, typed: "" }),
+          (s, error) => planView(shell, s, {}, { error }),
           // Choosing where to work changes no account's data, and leaving a read-only account must work.
           NOT_AN_ACCOUNT_WRITE,
         ),

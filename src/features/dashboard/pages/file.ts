@@ -33,7 +33,7 @@ import { checkForm, fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
-import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize } from "./files-common";
+import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize, lockDurationOptions } from "./files-common";
 
 /** Text and Markdown previews read at most this much (a bigger file is offered as a download). */
 export const PREVIEW_MAX_BYTES = 256 * 1024;
@@ -47,15 +47,9 @@ const DONE: Record<string, string> = {
   broken: "Lock broken: the file can be changed again.",
   appended: "Text appended: this is the new version.",
   edited: "Saved: this is the new version.",
+  unchanged: "Nothing to save: the text is the one stored.",
   created: "File created.",
 };
-
-const LOCK_DURATIONS: [number, string][] = [
-  [900, "15 minutes"],
-  [3600, "1 hour"],
-  [86_400, "1 day"],
-  [604_800, "7 days"],
-];
 
 type FormName = "rename" | "copy" | "lock" | "append" | "edit";
 
@@ -73,12 +67,16 @@ async function editableText(shell: Shell, s: Session, bucketId: string, f: Retur
   if (!isTextType(f.content_type) || f.byte_size > PREVIEW_MAX_BYTES) return null;
   const { bytes } = await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES);
   try {
-    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    // ignoreBOM: a byte-order mark stays in the text, so saving it back keeps it.
+    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
     return text.includes("\u0000") ? null : text;
   } catch {
     return null;
   }
 }
+
+/** Every line break is CRLF (at least one): such a file keeps CRLF when edited. */
+const allCrlf = (text: string) => text.includes("\r\n") && !/(^|[^\r])\n/.test(text);
 
 async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType<typeof getFile>, url: string, read: string | null): Promise<SafeHtml> {
   const type = f.content_type.split(";")[0]!.trim().toLowerCase();
@@ -194,8 +192,10 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       // The editor saves over the content it shows (based_on): a change made meanwhile is refused.
       editable: text !== null,
       editContent: typed("edit", "content", text ?? ""),
-      editBasedOn: f.sha256,
-      editCrlf: text?.includes("\r\n") ? "1" : "",
+      // After CONFLICT the form stands on the content now stored (a second Save is a choice made
+      // knowing it); after any other refusal it stays on the content it was opened on.
+      editBasedOn: refused?.form === "edit" && err?.code !== "CONFLICT" && refused.values.based_on ? refused.values.based_on : f.sha256,
+      editCrlf: text !== null && allCrlf(text) ? "1" : "",
       editMaxChars: TEXT_WRITE_MAX_CHARS,
       editContentError: errOf("edit", "content"),
       editContentInvalid: invalidOf("edit", "content"),
@@ -207,7 +207,7 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
       typedLockMessage: typed("lock", "message", ""),
       lockMessageError: errOf("lock", "message"),
       lockMessageInvalid: invalidOf("lock", "message"),
-      durations: html`${LOCK_DURATIONS.map(([v, label]) => html`<option value="${v}"${v === lockDuration ? html` selected` : ""}>${label}</option>`)}`,
+      durations: lockDurationOptions(lockDuration),
     },
   });
 }
@@ -232,7 +232,7 @@ export const filePage: DashboardPage = {
           (s, { params, body }) => run(s, params.id!, params.fileId!, body),
           async (s, error, { params, body }) => {
             const values = Object.fromEntries(
-              ["path", "bucket_id", "overwrite", "message", "duration_seconds", "text", "content"].map((n) => [n, formField(body, n)]),
+              ["path", "bucket_id", "overwrite", "message", "duration_seconds", "text", "content", "based_on"].map((n) => [n, formField(body, n)]),
             );
             try {
               return await fileView(shell, s, params.id!, params.fileId!, {}, { error, form, values });
@@ -306,14 +306,18 @@ export const filePage: DashboardPage = {
       const basedOn = formField(body, "based_on");
       if (!/^[0-9a-f]{64}$/.test(basedOn)) throw new ApiError("VALIDATION_FAILED", "Open the file again to edit it.", { field: "content" });
       const typed = formField(body, "content");
+      let changed: boolean;
       try {
-        await writeTextFile(shell.deps, s.actor, id, {
+        const r = await writeTextFile(shell.deps, s.actor, id, {
           path: f.path,
-          // A file written with CRLF keeps them; otherwise the browser's CRLF become the \n typed.
+          // A file whose line breaks were all CRLF keeps them; otherwise the browser's CRLF become the \n typed.
           content: formField(body, "crlf") === "1" ? typed : typed.replace(/\r\n/g, "\n"),
+          // The stored type stays (a site serves the file as before), whatever its name suggests.
+          contentType: f.content_type,
           comment: `edit ${f.path} (dashboard)`,
           basedOn,
         });
+        changed = r.version !== null;
       } catch (e) {
         if (e instanceof ApiError && e.code === "CONFLICT")
           throw new ApiError(e.code, `${e.message} The preview shows its content now; Save again to replace it with your text.`, {
@@ -324,7 +328,7 @@ export const filePage: DashboardPage = {
           throw new ApiError(e.code, e.message, { ...e.details, field: "content" }, e.retryAfter);
         throw e;
       }
-      return fileUrl(id, fileId, "?done=edited#preview");
+      return fileUrl(id, fileId, changed ? "?done=edited#preview" : "?done=unchanged#preview");
     });
     post("unlock", undefined, (s, id, fileId, body) => {
       const r = unlockFile(shell.deps, s.actor, id, fileId, { force: formField(body, "force") === "true" });

@@ -35,3 +35,15 @@ export const crumbStyle = html`<style>
 .crumbs ol{list-style:none;display:flex;flex-wrap:wrap;gap:.2rem;padding:0;margin:0 0 1rem}.crumbs li{overflow-wrap:anywhere}
 .crumbs li+li::before{content:"/";color:var(--muted);margin-right:.2rem}
 </style>`;
+
+/** The lock durations a person picks from (the REST lock takes any number of seconds up to 7 days). */
+export const LOCK_DURATIONS: [number, string][] = [
+  [900, "15 minutes"],
+  [3600, "1 hour"],
+  [86_400, "1 day"],
+  [604_800, "7 days"],
+];
+
+/** The duration options with `selected` on the one given. */
+export const lockDurationOptions = (selected: number) =>
+  html`${LOCK_DURATIONS.map(([v, label]) => html`<option value="${v}"${v === selected ? html` selected` : ""}>${label}</option>`)}`;

@@ -1,19 +1,19 @@
 // The bucket's Files tab (/dashboard/buckets/<id>/files?prefix=<folder>/): the folder's
 // sub-folders and files, a page at a time (cursor paging through listFolder, which reads about
 // one page of rows however large the bucket), with breadcrumbs; ticked files and folders moved,
-// copied or deleted together (changeEntries: one reorganize, all or nothing); a new text file
+// copied or deleted together (changeEntries: one reorganize, all or nothing) or locked; a new text file
 // typed in the folder (writeTextFile, never over an existing file); and the upload area (script:
 // drag and drop of files and folders through the API's signed direct-upload flow).
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { getBucket, presentBucket } from "../../buckets";
-import { changeEntries, folderPrefix, listFolder, TEXT_WRITE_MAX_CHARS, writeTextFile, type FolderEntry } from "../../files";
+import { changeEntries, FILE_LOCK_DEFAULT_S, folderPrefix, listFolder, TEXT_WRITE_MAX_CHARS, writeTextFile, type FolderEntry } from "../../files";
 import { fieldError, formList, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
-import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize } from "./files-common";
+import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize, lockDurationOptions } from "./files-common";
 
 export const FOLDER_PAGE = 100;
 
@@ -23,11 +23,12 @@ const DONE: Record<string, string> = {
   "entries-moved": "Moved here, as one change in the bucket's history (Versions).",
   "entries-copied": "Copied here, as one change in the bucket's history (Versions).",
   "entries-deleted": "Deleted, as one change in the bucket's history (Versions), where they can be restored.",
+  "entries-locked": "Locked: other writers are refused these files until the lock ends (each file's page removes it).",
 };
 
 /** What a refused form had typed and ticked, shown again with the refusal. */
 type Refusal =
-  | { form: "entries"; error: ApiError; entries: string[]; to: string; overwrite: boolean }
+  | { form: "entries"; error: ApiError; entries: string[]; to: string; overwrite: boolean; message: string; duration: number }
   | { form: "new"; error: ApiError; name: string; content: string };
 
 /** A refused new file's error, placed next to the field it is about: its name, or what was typed. */
@@ -69,7 +70,8 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
   const entriesRefused = refused?.form === "entries" ? refused : undefined;
   const newRefused = refused?.form === "new" ? refused : undefined;
   const newField = newRefused ? ((err?.details as { field?: string } | undefined)?.field ?? "") : "";
-  const onField = (entriesRefused && (err?.details as { field?: string } | undefined)?.field === "to") || newField !== "";
+  const entriesField = entriesRefused ? ((err?.details as { field?: string } | undefined)?.field ?? "") : "";
+  const onField = ["to", "message"].includes(entriesField) || newField !== "";
   let notice = err && !onField ? alertBox(err.message) : alertBox(DONE[query.done ?? ""], "ok");
   try {
     folder = listFolder(shell.deps, s.actor, bucket.id, { prefix: query.prefix, after: query.after, limit: FOLDER_PAGE });
@@ -110,8 +112,12 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
       after: query.after ?? "",
       destination: entriesRefused?.to ?? prefix,
       overwrite: entriesRefused?.overwrite ?? false,
-      toError: entriesRefused && onField ? fieldError(err, "to", "entries-to-error") : html``,
-      toInvalid: entriesRefused && onField ? invalidAttrs(err, "to", "entries-to-error") : html``,
+      toError: entriesField === "to" ? fieldError(err, "to", "entries-to-error") : html``,
+      toInvalid: entriesField === "to" ? invalidAttrs(err, "to", "entries-to-error") : html``,
+      lockMessage: entriesRefused?.message ?? "",
+      lockMessageError: entriesField === "message" ? fieldError(err, "message", "entries-message-error") : html``,
+      lockMessageInvalid: entriesField === "message" ? invalidAttrs(err, "message", "entries-message-error") : html``,
+      lockDurations: lockDurationOptions(entriesRefused?.duration ?? FILE_LOCK_DEFAULT_S),
       newName: newRefused?.name ?? "",
       newContent: newRefused?.content ?? "",
       newMaxChars: TEXT_WRITE_MAX_CHARS,
@@ -123,7 +129,7 @@ async function filesView(shell: Shell, s: Session, id: string, query: Record<str
   });
 }
 
-const DONE_OF = { move: "entries-moved", copy: "entries-copied", delete: "entries-deleted" } as const;
+const DONE_OF = { move: "entries-moved", copy: "entries-copied", delete: "entries-deleted", lock: "entries-locked" } as const;
 
 export const filesPage: DashboardPage = {
   bucketTab: { label: "Files", path: "files" },
@@ -134,7 +140,8 @@ export const filesPage: DashboardPage = {
         shell.action(
           (s, { params, body }) => {
             const op = formField(body, "op");
-            if (op !== "move" && op !== "copy" && op !== "delete") throw new ApiError("VALIDATION_FAILED", "Choose Move, Copy or Delete.", { field: "op" });
+            if (op !== "move" && op !== "copy" && op !== "delete" && op !== "lock")
+              throw new ApiError("VALIDATION_FAILED", "Choose Move, Copy, Delete or Lock.", { field: "op" });
             const folder = formField(body, "prefix");
             const to = formField(body, "to").trim();
             changeEntries(shell.deps, s.actor, params.id!, {
@@ -143,9 +150,11 @@ export const filesPage: DashboardPage = {
               entries: formList(body, "entry"),
               to,
               overwrite: formField(body, "overwrite") === "on",
+              message: formField(body, "message"),
+              duration_seconds: Number(formField(body, "duration_seconds")) || undefined,
             });
-            // A move or copy shows where the files went; a delete, the folder they left.
-            return filesUrl(params.id!, op === "delete" ? folder : folderPrefix(to), { done: DONE_OF[op] });
+            // A move or copy shows where the files went; a delete or lock, the folder they are in.
+            return filesUrl(params.id!, op === "move" || op === "copy" ? folderPrefix(to) : folder, { done: DONE_OF[op] });
           },
           (s, error, { params, body }) =>
             filesView(
@@ -153,7 +162,15 @@ export const filesPage: DashboardPage = {
               s,
               params.id!,
               { prefix: formField(body, "prefix"), after: formField(body, "after") || undefined },
-              { form: "entries", error, entries: formList(body, "entry"), to: formField(body, "to"), overwrite: formField(body, "overwrite") === "on" },
+              {
+                form: "entries",
+                error,
+                entries: formList(body, "entry"),
+                to: formField(body, "to"),
+                overwrite: formField(body, "overwrite") === "on",
+                message: formField(body, "message"),
+                duration: Number(formField(body, "duration_seconds")) || FILE_LOCK_DEFAULT_S,
+              },
             ),
         ),
         { detail: { hide: true } },
