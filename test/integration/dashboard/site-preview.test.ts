@@ -91,7 +91,18 @@ test("a bucket with only a preview can end it from the dashboard", async () => {
   const b = await signedIn(u);
   const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
   expect(page).toContain("End the preview now");
-  const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(page) });
+  // While the bucket's visibility is locked, the preview stays up, as an expiry set by the API would be refused.
+  expect((await t.api("POST", `/api/v1/buckets/${bucket.id}/visibility_change_lock`, { key: u.key, body: { reason: "launch" } })).status).toBe(200);
+  const frozen = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(page) });
+  expect(frozen.status).toBe(423);
+  expect((await siteFetch(t, host, "/")).status).toBe(200);
+  // Lifted as a person lifts it in Settings (that form's own tests are elsewhere; it asks for the password).
+  t.pier.deps.sqlite
+    .query("UPDATE buckets SET visibility_locked_at = NULL, visibility_locked_by = NULL, visibility_lock_reason = NULL WHERE id = ?")
+    .run(bucket.id);
+  const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, {
+    csrf: formCsrf((await b.get(`/dashboard/buckets/${bucket.id}/site`)).text),
+  });
   expect(ended.location).toContain("done=preview-ended");
   expect((await siteFetch(t, host, "/")).status).toBe(410);
 });
