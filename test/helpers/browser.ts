@@ -63,6 +63,21 @@ export function csrfOf(html: string): string {
   return m[1]!;
 }
 
+/** A dashboard form's token (`<csrf>~<nonce>~<account>`): each one posts once (a repeat is a double submit). */
+export function formTokenOf(html: string): string {
+  const token = [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"));
+  if (!token) throw new Error("no dashboard form token on the page");
+  return token;
+}
+
+/** A browser signed in as this user through the sign-in form. */
+export async function signedIn(base: string, user: { email: string; password: string }): Promise<Browser> {
+  const b = new Browser(base);
+  const r = await b.submit("/signin", "/signin", { email: user.email, password: user.password });
+  if (r.status !== 303) throw new Error(`sign-in answered ${r.status}`);
+  return b;
+}
+
 /** Unescape the few entities Pier's templates produce (for reading values back). */
 export function unescapeHtml(s: string): string {
   return s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))).replace(/&amp;/g, "&");

@@ -5,22 +5,15 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { memberships } from "../../../src/db/schema";
 import { addMember } from "../../../src/features/accounts/service";
-import { Browser, unescapeHtml } from "../../helpers/browser";
+import { formTokenOf, signedIn, unescapeHtml } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { startTestPier, type TestPier } from "../../helpers/pier";
 
 let t: TestPier;
-const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
 beforeAll(async () => {
   t = await startTestPier();
 });
 afterAll(() => t?.stop());
-
-async function signedIn(u: TestUser) {
-  const b = new Browser(t.url);
-  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
-  return b;
-}
 
 test("a member of two accounts switches the session between them from the Account page", async () => {
   const dev = await t.user();
@@ -31,7 +24,7 @@ test("a member of two accounts switches the session between them from the Accoun
   await createBucket(t, team, { title: "Team bucket" });
   await createBucket(t, stranger, { title: "Stranger bucket" });
 
-  const b = await signedIn(dev);
+  const b = await signedIn(t.url, dev);
   const account = (await b.get("/dashboard/account")).text;
   expect(account).toContain('id="accounts-h"');
   expect(account).toContain(`value="${team.accountId}"`);
@@ -39,7 +32,7 @@ test("a member of two accounts switches the session between them from the Accoun
   expect((await b.get("/dashboard/buckets")).text).toContain("Own bucket");
   expect((await b.get("/dashboard/buckets")).text).not.toContain("Team bucket");
 
-  const switched = await b.post("/dashboard/account/switch", { csrf: formCsrf(account), account_id: team.accountId });
+  const switched = await b.post("/dashboard/account/switch", { csrf: formTokenOf(account), account_id: team.accountId });
   expect([switched.status, switched.location]).toEqual([303, "/dashboard/account?done=switched"]);
   const after = (await b.get(switched.location!)).text;
   expect(after).toContain("This browser now works in this account");
@@ -49,21 +42,21 @@ test("a member of two accounts switches the session between them from the Accoun
   expect(buckets).not.toContain("Own bucket");
 
   // An account the user is not in: refused, and the session stays where it was.
-  const refused = await b.post("/dashboard/account/switch", { csrf: formCsrf(after), account_id: stranger.accountId });
+  const refused = await b.post("/dashboard/account/switch", { csrf: formTokenOf(after), account_id: stranger.accountId });
   expect(refused.status).toBe(404);
   expect(unescapeHtml(refused.text)).toContain("You are not a member of that account.");
   expect((await b.get("/dashboard/buckets")).text).toContain("Team bucket");
   expect((await b.get("/dashboard/buckets")).text).not.toContain("Stranger bucket");
 
   // And back.
-  const back = await b.post("/dashboard/account/switch", { csrf: formCsrf((await b.get("/dashboard/account")).text), account_id: dev.accountId });
+  const back = await b.post("/dashboard/account/switch", { csrf: formTokenOf((await b.get("/dashboard/account")).text), account_id: dev.accountId });
   expect(back.status).toBe(303);
   expect((await b.get("/dashboard/buckets")).text).toContain("Own bucket");
 });
 
 test("a user with one account sees no switcher", async () => {
   const solo = await t.user();
-  const b = await signedIn(solo);
+  const b = await signedIn(t.url, solo);
   expect((await b.get("/dashboard/account")).text).not.toContain('id="accounts-h"');
 });
 
@@ -71,12 +64,12 @@ test("a page opened before a switch refuses to act; the role is the membership's
   const dev = await t.user();
   const team = await t.user();
   addMember(t.pier.deps, team.accountId, dev.userId, "member");
-  const b = await signedIn(dev);
+  const b = await signedIn(t.url, dev);
   // A form from the own account's page, left open in another tab.
   const before = (await b.get("/dashboard/account")).text;
   expect(before).toContain('action="/dashboard/account/time-zone"');
-  const beforeForm = formCsrf(before);
-  expect((await b.post("/dashboard/account/switch", { csrf: formCsrf(before), account_id: team.accountId })).status).toBe(303);
+  const beforeForm = formTokenOf(before);
+  expect((await b.post("/dashboard/account/switch", { csrf: formTokenOf(before), account_id: team.accountId })).status).toBe(303);
 
   const stale = await b.post("/dashboard/account/time-zone", { csrf: beforeForm, time_zone: "Europe/Berlin" });
   expect(stale.status).toBe(403);

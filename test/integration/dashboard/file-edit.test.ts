@@ -3,7 +3,7 @@
 // the content the page showed (a change made meanwhile is refused, the typing kept) and keeps a
 // file's CRLF line breaks. Refusals sit next to their field; another account changes nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Browser, unescapeHtml } from "../../helpers/browser";
+import { type Browser, formTokenOf, signedIn, unescapeHtml } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 import { syncFiles, textFile } from "../../helpers/uploads";
@@ -11,7 +11,6 @@ import { syncFiles, textFile } from "../../helpers/uploads";
 let t: TestPier;
 let u: TestUser;
 let b: Browser;
-const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
 const hidden = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
 const textarea = (html: string, id: string) => unescapeHtml(new RegExp(`<textarea id="${id}"[^>]*>\\n([\\s\\S]*?)</textarea>`).exec(html)?.[1] ?? "");
 const fileIdOf = (location: string) => /\/files\/(fil_[a-z0-9]+)/.exec(location)![1]!;
@@ -27,8 +26,7 @@ async function stored(bucketId: string, path: string): Promise<string> {
 beforeAll(async () => {
   t = await startTestPier();
   u = await t.user();
-  b = new Browser(t.url);
-  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
+  b = await signedIn(t.url, u);
 });
 afterAll(() => t?.stop());
 
@@ -37,7 +35,7 @@ test("New text file creates the file in the folder shown, with the typed line br
   const page = (await b.get(`/dashboard/buckets/${bucket.id}/files?prefix=docs%2F`)).text;
   expect(page).toContain('id="new-h"');
   const made = await b.post(`/dashboard/buckets/${bucket.id}/files/new`, {
-    csrf: formCsrf(page),
+    csrf: formTokenOf(page),
     prefix: "docs/",
     name: "notes.md",
     content: "# Notes\r\nfirst line\r\n",
@@ -50,7 +48,7 @@ test("New text file creates the file in the folder shown, with the typed line br
   expect([file.path, file.content_type]).toEqual(["docs/notes.md", expect.stringContaining("text/markdown")]);
 
   // The same name again: refused next to the name, the typing kept, the file untouched.
-  const fresh = async () => formCsrf((await b.get(`/dashboard/buckets/${bucket.id}/files`)).text);
+  const fresh = async () => formTokenOf((await b.get(`/dashboard/buckets/${bucket.id}/files`)).text);
   const again = await b.post(`/dashboard/buckets/${bucket.id}/files/new`, { csrf: await fresh(), prefix: "docs/", name: "notes.md", content: "other text" });
   expect(again.status).toBe(409);
   expect(again.text).toContain('id="new-name-error"');
@@ -76,7 +74,7 @@ test("Edit saves over the content shown; a change made meanwhile is refused with
   const page = (await b.get(url)).text;
   expect(textarea(page, "edit-content")).toBe("<p>one</p>\n");
 
-  const saved = await b.post(`${url}/edit`, { csrf: formCsrf(page), based_on: hidden(page, "based_on")!, crlf: "", content: "<p>two</p>\r\n" });
+  const saved = await b.post(`${url}/edit`, { csrf: formTokenOf(page), based_on: hidden(page, "based_on")!, crlf: "", content: "<p>two</p>\r\n" });
   expect([saved.status, saved.location]).toEqual([303, expect.stringContaining("done=edited")]);
   expect(await stored(bucket.id, "index.html")).toBe("<p>two</p>\n");
   const versions = (await t.api("GET", `/api/v1/buckets/${bucket.id}/versions`, { key: u.key })).body.data.versions;
@@ -87,13 +85,18 @@ test("Edit saves over the content shown; a change made meanwhile is refused with
   expect(
     (await t.api("POST", `/api/v1/buckets/${bucket.id}/files/append_text`, { key: u.key, body: { path: "index.html", text: "<p>agent</p>\n" } })).status,
   ).toBe(200);
-  const stale = await b.post(`${url}/edit`, { csrf: formCsrf(opened), based_on: hidden(opened, "based_on")!, crlf: "", content: "<p>mine</p>\n" });
+  const stale = await b.post(`${url}/edit`, { csrf: formTokenOf(opened), based_on: hidden(opened, "based_on")!, crlf: "", content: "<p>mine</p>\n" });
   expect(stale.status).toBe(409);
   expect(unescapeHtml(stale.text)).toContain("index.html changed since it was opened, so nothing was saved.");
   expect(textarea(stale.text, "edit-content")).toBe("<p>mine</p>\n");
   expect(await stored(bucket.id, "index.html")).toBe("<p>two</p>\n<p>agent</p>\n");
   // The refused page stands on the current content: saving from it is a choice made knowing it.
-  const knowingly = await b.post(`${url}/edit`, { csrf: formCsrf(stale.text), based_on: hidden(stale.text, "based_on")!, crlf: "", content: "<p>mine</p>\n" });
+  const knowingly = await b.post(`${url}/edit`, {
+    csrf: formTokenOf(stale.text),
+    based_on: hidden(stale.text, "based_on")!,
+    crlf: "",
+    content: "<p>mine</p>\n",
+  });
   expect(knowingly.status).toBe(303);
   expect(await stored(bucket.id, "index.html")).toBe("<p>mine</p>\n");
 });
@@ -110,19 +113,20 @@ test("a file with CRLF line breaks keeps them; binary and large files get no edi
   const url = `/dashboard/buckets/${bucket.id}/files/${idOf("windows.txt")}`;
   const page = (await b.get(url)).text;
   expect(hidden(page, "crlf")).toBe("1");
-  expect((await b.post(`${url}/edit`, { csrf: formCsrf(page), based_on: hidden(page, "based_on")!, crlf: "1", content: "a\r\nb\r\nc\r\n" })).status).toBe(303);
+  expect((await b.post(`${url}/edit`, { csrf: formTokenOf(page), based_on: hidden(page, "based_on")!, crlf: "1", content: "a\r\nb\r\nc\r\n" })).status).toBe(
+    303,
+  );
   expect(await stored(bucket.id, "windows.txt")).toBe("a\r\nb\r\nc\r\n");
 
   for (const path of ["image.png", "big.txt"]) expect((await b.get(`/dashboard/buckets/${bucket.id}/files/${idOf(path)}`)).text).not.toContain('id="edit-h"');
 
   const other = await t.user();
-  const stranger = new Browser(t.url);
-  expect((await stranger.submit("/signin", "/signin", { email: other.email, password: other.password })).status).toBe(303);
-  const own = (await stranger.get("/dashboard")).text;
+  const stranger = await signedIn(t.url, other);
+  const own = (await stranger.get("/dashboard/buckets")).text;
   const after = (await b.get(url)).text;
-  const refused = await stranger.post(`${url}/edit`, { csrf: formCsrf(own), based_on: hidden(after, "based_on")!, crlf: "1", content: "taken over" });
+  const refused = await stranger.post(`${url}/edit`, { csrf: formTokenOf(own), based_on: hidden(after, "based_on")!, crlf: "1", content: "taken over" });
   expect(refused.status).toBe(404);
-  const made = await stranger.post(`/dashboard/buckets/${bucket.id}/files/new`, { csrf: formCsrf(own), prefix: "", name: "planted.txt", content: "x" });
+  const made = await stranger.post(`/dashboard/buckets/${bucket.id}/files/new`, { csrf: formTokenOf(own), prefix: "", name: "planted.txt", content: "x" });
   expect(made.status).toBe(404);
   expect(await stored(bucket.id, "windows.txt")).toBe("a\r\nb\r\nc\r\n");
   expect((await t.api("GET", `/api/v1/buckets/${bucket.id}/files?q=planted`, { key: u.key })).body.data.files).toEqual([]);
@@ -141,13 +145,13 @@ test("Edit keeps the stored type and a byte-order mark; a refused Save (a lock) 
   const pageUrl = `/dashboard/buckets/${bucket.id}/files/${idOf("page")}`;
   const opened = (await b.get(pageUrl)).text;
   expect(
-    (await b.post(`${pageUrl}/edit`, { csrf: formCsrf(opened), based_on: hidden(opened, "based_on")!, crlf: "", content: "<p>still html</p>" })).status,
+    (await b.post(`${pageUrl}/edit`, { csrf: formTokenOf(opened), based_on: hidden(opened, "based_on")!, crlf: "", content: "<p>still html</p>" })).status,
   ).toBe(303);
   const after = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files/${idOf("page")}`, { key: u.key })).body.data.file;
   expect(after.content_type).toContain("text/html");
   // Saving the same text again makes no version, and says so.
   const same = (await b.get(pageUrl)).text;
-  const unchanged = await b.post(`${pageUrl}/edit`, { csrf: formCsrf(same), based_on: hidden(same, "based_on")!, crlf: "", content: "<p>still html</p>" });
+  const unchanged = await b.post(`${pageUrl}/edit`, { csrf: formTokenOf(same), based_on: hidden(same, "based_on")!, crlf: "", content: "<p>still html</p>" });
   expect(unchanged.location).toContain("done=unchanged");
 
   const bomUrl = `/dashboard/buckets/${bucket.id}/files/${idOf("bom.txt")}`;
@@ -155,7 +159,7 @@ test("Edit keeps the stored type and a byte-order mark; a refused Save (a lock) 
   const typed = textarea(bomPage, "edit-content");
   expect(typed.startsWith("\uFEFF")).toBe(true);
   expect(
-    (await b.post(`${bomUrl}/edit`, { csrf: formCsrf(bomPage), based_on: hidden(bomPage, "based_on")!, crlf: "", content: `${typed}more\n` })).status,
+    (await b.post(`${bomUrl}/edit`, { csrf: formTokenOf(bomPage), based_on: hidden(bomPage, "based_on")!, crlf: "", content: `${typed}more\n` })).status,
   ).toBe(303);
   expect(await stored(bucket.id, "bom.txt")).toBe("\uFEFFwith a mark\nmore\n");
 
@@ -167,12 +171,12 @@ test("Edit keeps the stored type and a byte-order mark; a refused Save (a lock) 
   expect((await t.api("POST", `/api/v1/buckets/${bucket.id}/files/lock`, { key: agent, body: { paths: ["bom.txt"], message: "agent editing" } })).status).toBe(
     200,
   );
-  const locked = await b.post(`${bomUrl}/edit`, { csrf: formCsrf(stale), based_on: hidden(stale, "based_on")!, crlf: "", content: "mine\n" });
+  const locked = await b.post(`${bomUrl}/edit`, { csrf: formTokenOf(stale), based_on: hidden(stale, "based_on")!, crlf: "", content: "mine\n" });
   expect(locked.status).toBe(423);
   expect(hidden(locked.text, "based_on")).toBe(hidden(stale, "based_on"));
   const fileNow = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files/${idOf("bom.txt")}`, { key: u.key })).body.data.file;
   expect((await t.api("DELETE", `/api/v1/buckets/${bucket.id}/files/${fileNow.id}/lock`, { key: agent })).status).toBe(200);
-  const retried = await b.post(`${bomUrl}/edit`, { csrf: formCsrf(locked.text), based_on: hidden(locked.text, "based_on")!, crlf: "", content: "mine\n" });
+  const retried = await b.post(`${bomUrl}/edit`, { csrf: formTokenOf(locked.text), based_on: hidden(locked.text, "based_on")!, crlf: "", content: "mine\n" });
   expect(retried.status).toBe(409);
   expect(await stored(bucket.id, "bom.txt")).toBe("\uFEFFwith a mark\nmore\nagent\n");
 });

@@ -3,13 +3,12 @@
 // refused), a missing reason is said next to its field with the ticks kept, and a file another
 // credential holds refuses the whole lock.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Browser, unescapeHtml } from "../../helpers/browser";
+import { formTokenOf, signedIn, unescapeHtml } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
-const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
 beforeAll(async () => {
   t = await startTestPier();
 });
@@ -19,9 +18,16 @@ test("ticked files and folders are locked together; other writers are refused; r
   const u = await t.user();
   const bucket = await createBucket(t, u, { title: "Locked together" });
   await syncFiles(t, u.key, bucket.id, [textFile("docs/a.txt", "a"), textFile("docs/b.txt", "b"), textFile("top.txt", "t"), textFile("free.txt", "f")]);
-  const b = new Browser(t.url);
-  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
-  const page = async () => (await b.get(`/dashboard/buckets/${bucket.id}/files`)).text;
+  const b = await signedIn(t.url, u);
+  const lock = async (entry: string[], message: string, duration = "3600") =>
+    b.post(`/dashboard/buckets/${bucket.id}/files/entries`, {
+      csrf: formTokenOf((await b.get(`/dashboard/buckets/${bucket.id}/files`)).text),
+      prefix: "",
+      op: "lock",
+      entry,
+      message,
+      duration_seconds: duration,
+    });
   const locks = async () =>
     Object.fromEntries(
       ((await t.api("GET", `/api/v1/buckets/${bucket.id}/files`, { key: u.key })).body.data.files as { path: string; lock: { message: string } | null }[]).map(
@@ -30,27 +36,13 @@ test("ticked files and folders are locked together; other writers are refused; r
     );
 
   // No reason: said next to the field, the ticks kept, nothing locked.
-  const unexplained = await b.post(`/dashboard/buckets/${bucket.id}/files/entries`, {
-    csrf: formCsrf(await page()),
-    prefix: "",
-    op: "lock",
-    entry: ["docs/", "top.txt"],
-    message: " ",
-    duration_seconds: "3600",
-  });
+  const unexplained = await lock(["docs/", "top.txt"], " ", "3600");
   expect(unexplained.status).toBe(422);
   expect(unexplained.text).toContain('id="entries-message-error"');
   expect(unexplained.text).toMatch(/value="docs\/" aria-label="Select docs\/" checked/);
   expect(Object.values(await locks()).every((m) => m === null)).toBe(true);
 
-  const locked = await b.post(`/dashboard/buckets/${bucket.id}/files/entries`, {
-    csrf: formCsrf(await page()),
-    prefix: "",
-    op: "lock",
-    entry: ["docs/", "top.txt"],
-    message: "release prep",
-    duration_seconds: "3600",
-  });
+  const locked = await lock(["docs/", "top.txt"], "release prep", "3600");
   expect([locked.status, locked.location]).toEqual([303, expect.stringContaining("done=entries-locked")]);
   expect(await locks()).toEqual({ "docs/a.txt": "release prep", "docs/b.txt": "release prep", "free.txt": null, "top.txt": "release prep" });
   const agent = t.key(u, { scope: "bucket_write" });
@@ -60,14 +52,7 @@ test("ticked files and folders are locked together; other writers are refused; r
   expect((await t.api("POST", `/api/v1/buckets/${bucket.id}/files/lock`, { key: agent, body: { paths: ["free.txt"], message: "agent at work" } })).status).toBe(
     200,
   );
-  const refused = await b.post(`/dashboard/buckets/${bucket.id}/files/entries`, {
-    csrf: formCsrf(await page()),
-    prefix: "",
-    op: "lock",
-    entry: ["free.txt", "top.txt"],
-    message: "again",
-    duration_seconds: "900",
-  });
+  const refused = await lock(["free.txt", "top.txt"], "again", "900");
   expect(refused.status).toBe(423);
   expect(unescapeHtml(refused.text)).toContain("free.txt is locked by another credential: agent at work");
   expect(await locks()).toMatchObject({ "free.txt": "agent at work", "top.txt": "release prep" });

@@ -3,25 +3,18 @@
 // the preview alone off its address (410, as `pier unpublish --preview` does) while the main
 // site stays up. Another account's session ends nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Browser } from "../../helpers/browser";
+import { formTokenOf, signedIn } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
-import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
+import { startTestPier, type TestPier } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
 import { syncFiles, textFile } from "../../helpers/uploads";
 
 let t: TestPier;
-const formCsrf = (html: string) => [...html.matchAll(/name="csrf" value="([^"]+)"/g)].map((m) => m[1]!).find((v) => v.includes("~"))!;
 const previewRoot = (html: string) => /id="preview-publication_root_directory"[^>]*value="([^"]*)"/.exec(html)?.[1];
 beforeAll(async () => {
   t = await startTestPier({ publishRateLimitPerMinute: 1000 });
 });
 afterAll(() => t?.stop());
-
-async function signedIn(u: TestUser) {
-  const b = new Browser(t.url);
-  expect((await b.submit("/signin", "/signin", { email: u.email, password: u.password })).status).toBe(303);
-  return b;
-}
 
 test("a preview serves the folder chosen on its form, and End the preview now takes it alone off its address", async () => {
   const u = await t.user({ plan: "pro" });
@@ -36,13 +29,13 @@ test("a preview serves the folder chosen on its form, and End the preview now ta
   const mainHost = `${main.public_slug}.${t.pier.deps.urls.sitesDomain}`;
   const previewHost = `preview-${mainHost}`;
 
-  const b = await signedIn(u);
+  const b = await signedIn(t.url, u);
   const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
   // The preview form starts from the folder the site serves.
   expect(previewRoot(page)).toBe("dist");
   expect(page).not.toContain("End the preview now");
   const made = await b.post(`/dashboard/buckets/${bucket.id}/site/preview`, {
-    csrf: formCsrf(page),
+    csrf: formTokenOf(page),
     site_mode: "static",
     access_mode: "",
     publication_root_directory: "dist",
@@ -57,15 +50,15 @@ test("a preview serves the folder chosen on its form, and End the preview now ta
   expect(preview.publication_root_directory).toBe("dist");
 
   // Another account's session ends nothing: the bucket is not found for it.
-  const stranger = await signedIn(await t.user({ plan: "pro" }));
-  const strangerPage = (await stranger.get("/dashboard")).text;
-  const refused = await stranger.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(strangerPage) });
+  const stranger = await signedIn(t.url, await t.user({ plan: "pro" }));
+  const strangerPage = (await stranger.get("/dashboard/buckets")).text;
+  const refused = await stranger.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formTokenOf(strangerPage) });
   expect(refused.status).toBe(404);
   expect((await siteFetch(t, previewHost, "/")).status).toBe(200);
 
   const withPreview = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
   expect(withPreview).toContain("End the preview now");
-  const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(withPreview) });
+  const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formTokenOf(withPreview) });
   expect([ended.status, ended.location]).toEqual([303, expect.stringContaining("done=preview-ended")]);
   expect((await siteFetch(t, previewHost, "/")).status).toBe(410);
   expect(await (await siteFetch(t, mainHost, "/")).text()).toBe("<p>the build</p>");
@@ -73,7 +66,7 @@ test("a preview serves the folder chosen on its form, and End the preview now ta
   expect(after).toContain("Preview ended: its address answers 410 Gone from now on.");
   expect(after).not.toContain("End the preview now");
   // Asked again (a second tab): nothing left to end, said plainly.
-  const again = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(after) });
+  const again = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formTokenOf(after) });
   expect(again.location).toContain("done=preview-gone");
   expect((await b.get(again.location!)).text).toContain("There was no live preview to end.");
 });
@@ -88,12 +81,12 @@ test("a bucket with only a preview can end it from the dashboard", async () => {
   const host = new URL(preview.public_url).hostname;
   expect((await siteFetch(t, host, "/")).status).toBe(200);
 
-  const b = await signedIn(u);
+  const b = await signedIn(t.url, u);
   const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
   expect(page).toContain("End the preview now");
   // While the bucket's visibility is locked, the preview stays up, as an expiry set by the API would be refused.
   expect((await t.api("POST", `/api/v1/buckets/${bucket.id}/visibility_change_lock`, { key: u.key, body: { reason: "launch" } })).status).toBe(200);
-  const frozen = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formCsrf(page) });
+  const frozen = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, { csrf: formTokenOf(page) });
   expect(frozen.status).toBe(423);
   expect((await siteFetch(t, host, "/")).status).toBe(200);
   // Lifted as a person lifts it in Settings (that form's own tests are elsewhere; it asks for the password).
@@ -101,7 +94,7 @@ test("a bucket with only a preview can end it from the dashboard", async () => {
     .query("UPDATE buckets SET visibility_locked_at = NULL, visibility_locked_by = NULL, visibility_lock_reason = NULL WHERE id = ?")
     .run(bucket.id);
   const ended = await b.post(`/dashboard/buckets/${bucket.id}/site/preview-end`, {
-    csrf: formCsrf((await b.get(`/dashboard/buckets/${bucket.id}/site`)).text),
+    csrf: formTokenOf((await b.get(`/dashboard/buckets/${bucket.id}/site`)).text),
   });
   expect(ended.location).toContain("done=preview-ended");
   expect((await siteFetch(t, host, "/")).status).toBe(410);
