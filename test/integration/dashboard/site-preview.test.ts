@@ -99,3 +99,45 @@ test("a bucket with only a preview can end it from the dashboard", async () => {
   expect(ended.location).toContain("done=preview-ended");
   expect((await siteFetch(t, host, "/")).status).toBe(410);
 });
+
+test("the first publish names the site's address; a name taken gets a number; an unusable one is refused next to the field", async () => {
+  const u = await t.user({ plan: "pro" });
+  const b = await signedIn(t.url, u);
+  const publishNamed = async (title: string, name: string) => {
+    const bucket = await createBucket(t, u, { title });
+    await syncFiles(t, u.key, bucket.id, [textFile("index.html", `<p>${title}</p>`, "text/html")]);
+    const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+    expect(page).toContain('id="publish-slug_suggestions"');
+    const r = await b.post(`/dashboard/buckets/${bucket.id}/site/publish`, {
+      csrf: formTokenOf(page),
+      site_mode: "static",
+      access_mode: "public",
+      publication_root_directory: "",
+      slug_suggestions: name,
+    });
+    await t.pier.runner.drain();
+    return { bucket, r };
+  };
+  const slugOf = async (bucketId: string) =>
+    (
+      (await t.api("GET", `/api/v1/publications?include_manifest=false`, { key: u.key })).body.data.publications as {
+        bucket_id: string;
+        kind: string;
+        public_slug: string;
+      }[]
+    ).find((p) => p.bucket_id === bucketId && p.kind === "main")?.public_slug;
+
+  const name = `team-notes-${Date.now().toString(36)}`;
+  const first = await publishNamed("Notes", name);
+  expect(first.r.status).toBe(303);
+  expect(await slugOf(first.bucket.id)).toBe(name);
+  const second = await publishNamed("Notes again", name);
+  expect(await slugOf(second.bucket.id)).toBe(`${name}-2`);
+  // Once published, the address is renamed in its own form: the publish form no longer offers it.
+  expect((await b.get(`/dashboard/buckets/${first.bucket.id}/site`)).text).not.toContain('id="publish-slug_suggestions"');
+
+  const refused = await publishNamed("Reserved", "www");
+  expect(refused.r.status).toBe(422);
+  expect(refused.r.text).toContain('id="publish-slug_suggestions-error"');
+  expect(refused.r.text).toContain('value="www"');
+});

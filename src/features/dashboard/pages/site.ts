@@ -163,6 +163,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const setDescription = fieldState(refused, "settings", "description");
   const prev = fieldState(refused, "preview", "password");
   const root = fieldState(refused, "publish", "publication_root_directory");
+  const suggestion = fieldState(refused, "publish", "slug_suggestions");
   const previewRootState = fieldState(refused, "preview", "publication_root_directory");
   const metadataRoot = (bucket.metadata as Record<string, unknown> | null)?.publication_root_directory;
   const typedSettings = refused?.form === "settings" ? refused.typed : {};
@@ -219,6 +220,11 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       publishAccessOptions: accessModeOptions(publishMode),
       accessOptions: accessModeOptions(refused?.form === "access" ? (typed.access_mode ?? "public") : (main?.access_mode ?? "public")),
       publishRoot: typed.publication_root_directory ?? siteRoot,
+      // The first publish may name its address (the API's slug_suggestions); later, the slug form renames it.
+      sitesDomain: shell.deps.urls.sitesDomain,
+      typedSlugSuggestion: typed.slug_suggestions ?? "",
+      slugSuggestionError: suggestion.error,
+      slugSuggestionInvalid: suggestion.attrs,
       publishRootError: root.error,
       publishRootInvalid: root.attrs,
       publishPasswordError: pub.error,
@@ -286,8 +292,10 @@ export const sitePage: DashboardPage = {
         ),
         { detail: { hide: true } },
       );
-    post("publish", ["site_mode", "access_mode", "publication_root_directory"], async (s, id, body) => {
-      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body) }, "main", "dashboard");
+    post("publish", ["site_mode", "access_mode", "publication_root_directory", "slug_suggestions"], async (s, id, body) => {
+      const slug = formField(body, "slug_suggestions").trim();
+      const naming = slug ? { slug_suggestions: [slug] } : {};
+      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body), ...naming }, "main", "dashboard");
       return siteUrl(id, "?done=published");
     });
     post("preview", ["site_mode", "access_mode", "publication_root_directory"], async (s, id, body) => {
