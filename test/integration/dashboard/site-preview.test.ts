@@ -141,3 +141,28 @@ test("the first publish names the site's address; a name taken gets a number; an
   expect(refused.r.text).toContain('id="publish-slug_suggestions-error"');
   expect(refused.r.text).toContain('value="www"');
 });
+
+test("the Analytics tab shows the site's figures or, switched, its preview's; the window form keeps the choice", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Counted preview" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>counted</p>", "text/html")]);
+  const main = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication`, { key: u.key, body: {} })).body.data.publication;
+  await t.pier.runner.drain();
+  const b = await signedIn(t.url, u);
+  expect((await b.get(`/dashboard/buckets/${bucket.id}/analytics`)).text).not.toContain('id="analytics-which"'); // no preview yet
+  const preview = (await t.api("POST", `/api/v1/buckets/${bucket.id}/publication/preview`, { key: u.key, body: { expires_in_minutes: 60 } })).body.data
+    .publication;
+  await t.pier.runner.drain();
+  const browser = { "user-agent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0" };
+  await (await siteFetch(t, new URL(main.public_url).hostname, "/", { headers: browser })).arrayBuffer();
+  for (let i = 0; i < 3; i++) await (await siteFetch(t, new URL(preview.public_url).hostname, "/", { headers: browser })).arrayBuffer();
+  t.pier.deps.analytics.flush();
+
+  const allTime = (html: string) => /<th scope="row">All time<\/th><td>(\d+)<\/td>/.exec(html)?.[1];
+  const site = (await b.get(`/dashboard/buckets/${bucket.id}/analytics?range=24h`)).text;
+  expect(site).toContain('id="analytics-which"');
+  expect(allTime(site)).toBe("1");
+  const previewPage = (await b.get(`/dashboard/buckets/${bucket.id}/analytics?site=preview&range=24h`)).text;
+  expect(allTime(previewPage)).toBe("3");
+  expect(previewPage).toContain('<input type="hidden" name="site" value="preview">');
+});

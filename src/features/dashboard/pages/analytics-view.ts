@@ -25,14 +25,16 @@ const num = (n: number | null) => (n === null ? "—" : n.toLocaleString("en"));
 const signed = (n: number | null) => (n === null ? "n/a" : n > 0 ? `+${n.toLocaleString("en")}` : n.toLocaleString("en"));
 
 /** The Range and custom-dates forms, both sending GET to `action`. */
-export function rangeForm(action: string, q: Record<string, string | undefined>, zone: string): SafeHtml {
+export function rangeForm(action: string, q: Record<string, string | undefined>, zone: string, keep: Record<string, string> = {}): SafeHtml {
   const current = q.from || q.to ? "" : (q.range ?? "7d");
+  // What the page shows besides the window (the bucket's preview) stays when the window changes.
+  const kept = html`${Object.entries(keep).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}`;
   const options = RANGES.map(
     (r) => html`<option value="${r}"${current === r ? html` selected` : html``}>${r === "24h" ? "Last 24 hours" : `Last ${r.slice(0, -1)} days`}</option>`,
   );
   return html`<form method="get" action="${action}" class="toolbar" aria-label="Time window">
-<div><label for="range">Range</label><select id="range" name="range">${options}</select></div><button type="submit" class="secondary">Show</button></form>
-<form method="get" action="${action}" class="toolbar" aria-label="Custom window">
+${kept}<div><label for="range">Range</label><select id="range" name="range">${options}</select></div><button type="submit" class="secondary">Show</button></form>
+<form method="get" action="${action}" class="toolbar" aria-label="Custom window">${kept}
 <div><label for="from">From (${zone})</label><input id="from" name="from" type="date" value="${q.from ?? ""}" required></div>
 <div><label for="to">To (${zone})</label><input id="to" name="to" type="date" value="${q.to ?? ""}" required></div><button type="submit" class="secondary">Show dates</button></form>`;
 }
