@@ -11,10 +11,15 @@ const slowButFine = (tag: string) => `${tag}\n\n${"*a".repeat(20_000)}`;
 test("READMEs queued behind each other all render within their own time limit", async () => {
   // Measure this machine: how long one such render takes in the (warm) worker.
   await renderReadme("# warm up", 30_000);
-  const t0 = performance.now();
-  const probe = await renderReadme(slowButFine("probe"), 30_000);
-  const oneRender = performance.now() - t0;
-  expect(probe).toContain("<em>");
+  // The slower of two probes: one probe that happened to run on an idle core set a limit a
+  // render slowed by a moment's contention could overrun (a failed CI-like run, 2026-11-29).
+  let oneRender = 0;
+  for (const tag of ["probe one", "probe two"]) {
+    const t0 = performance.now();
+    const probe = await renderReadme(slowButFine(tag), 30_000);
+    oneRender = Math.max(oneRender, performance.now() - t0);
+    expect(probe).toContain("<em>");
+  }
 
   // Each render fits its limit with room to spare; three in a row do not fit in one limit.
   // 2.5x: slack for a busy machine (one render can take twice the probe), still under three renders.
