@@ -222,6 +222,13 @@ function placeRefusal(e: ApiError, pathField: string): ApiError {
 
 const checked = (body: unknown, name: string) => formField(body, name) === "on";
 
+/** A size or text-type refusal is about what was typed: shown next to that box (Append's or Edit's). */
+function typedTextRefusal(e: unknown, field: string): unknown {
+  if (e instanceof ApiError && ["FILE_TOO_LARGE", "NOT_TEXT_FILE"].includes(e.code))
+    return new ApiError(e.code, e.message, { ...e.details, field }, e.retryAfter);
+  return e;
+}
+
 export const filePage: DashboardPage = {
   routes: (app, shell) => {
     const base = `${BUCKETS_PATH}/:id/files/:fileId`;
@@ -293,10 +300,7 @@ export const filePage: DashboardPage = {
       try {
         await appendText(shell.deps, s.actor, id, input);
       } catch (e) {
-        // The size and text-type refusals are about what was typed: shown next to the box.
-        if (e instanceof ApiError && ["FILE_TOO_LARGE", "NOT_TEXT_FILE"].includes(e.code))
-          throw new ApiError(e.code, e.message, { ...e.details, field: "text" }, e.retryAfter);
-        throw e;
+        throw typedTextRefusal(e, "text");
       }
       return fileUrl(id, fileId, "?done=appended#preview");
     });
@@ -324,9 +328,7 @@ export const filePage: DashboardPage = {
             ...e.details,
             field: "content",
           });
-        if (e instanceof ApiError && ["FILE_TOO_LARGE", "NOT_TEXT_FILE"].includes(e.code))
-          throw new ApiError(e.code, e.message, { ...e.details, field: "content" }, e.retryAfter);
-        throw e;
+        throw typedTextRefusal(e, "content");
       }
       return fileUrl(id, fileId, changed ? "?done=edited#preview" : "?done=unchanged#preview");
     });
