@@ -50,7 +50,19 @@ test("install on GitHub from the Git page, pick the repository, import", async (
   expect(await page.textContent("#github-repository")).toContain("alice/homepage");
   await screenshot(page, "git-github-linked");
 
+  // A refused connect puts the error next to its field and keeps what was typed.
   await page.selectOption("#github-repository", { index: 0 });
+  await page.fill("#github-branch", "bad..branch");
+  await page.check("form[action$='/git/github/connect'] input[name=direction][value=export]");
+  await submit(page, "form[action$='/git/github/connect'] button[type=submit]");
+  expect(await page.textContent("#github-branch-error")).toContain("not a usable branch name");
+  expect(await page.getAttribute("#github-branch", "aria-invalid")).toBe("true");
+  expect(await page.inputValue("#github-branch")).toBe("bad..branch");
+  expect(await page.isChecked("form[action$='/git/github/connect'] input[name=direction][value=export]")).toBe(true);
+  expect(await page.locator("#branch-error").count()).toBe(0); // not put on the repository form's branch
+  await expectAccessible(page);
+  await page.fill("#github-branch", "");
+  await page.check("form[action$='/git/github/connect'] input[name=direction][value=import]");
   await submit(page, "form[action$='/git/github/connect'] button[type=submit]");
   expect(await page.textContent("body")).toContain("Connected");
   await t.pier.runner.drain();
@@ -71,7 +83,15 @@ test("install on GitHub from the Git page, pick the repository, import", async (
   expect(await page.textContent("#github-org")).toContain("alice (personal account)");
   expect(await page.inputValue("#github-name")).toBe("alice-blog");
   expect(await page.inputValue("#github-export-branch")).toBe("main");
+  // A name GitHub refuses (alice/homepage exists): the error by the name, the typed branch kept.
+  await page.fill("#github-name", "homepage");
   await page.fill("#github-export-branch", "site");
+  await submit(page, "form[action$='/git/github/export'] button[type=submit]");
+  expect(await page.textContent("#github-name-error")).toContain("GitHub refused the name alice/homepage");
+  expect(await page.inputValue("#github-name")).toBe("homepage");
+  expect(await page.inputValue("#github-export-branch")).toBe("site");
+  expect(gh.repoByName("alice/alice-blog")).toBeUndefined();
+  await page.fill("#github-name", "alice-blog");
   await submit(page, "form[action$='/git/github/export'] button[type=submit]");
   expect(await page.textContent("body")).toContain("Connected");
   await t.pier.runner.drain();

@@ -5,6 +5,7 @@
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, type SafeHtml } from "../../../http/pages/layout";
+import { fieldError, invalidAttrs } from "../forms";
 import { redirectResponse } from "../../../http/html";
 import { completeGithubSetup, connectGithub, exportGithub, githubAppOf, githubSetupLists, startGithubSetup, GITHUB_CALLBACK_PATH } from "../../gitsync";
 import type { Shell, Session } from "../shell";
@@ -12,6 +13,25 @@ import { assertAccountWritable, formField } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
 
 const gitUrl = (id: string, query = "") => `${BUCKETS_PATH}/${encodeURIComponent(id)}/git${query}`;
+
+/** What a person typed into one of the GitHub forms, put back after a refusal (with the error next to its field). */
+export interface GithubTyped {
+  form: "connect" | "export";
+  repository: string;
+  installationId: string;
+  name: string;
+  branch: string;
+  direction: string;
+}
+
+export const githubTypedOf = (form: GithubTyped["form"], body: unknown): GithubTyped => ({
+  form,
+  repository: formField(body, "repository"),
+  installationId: formField(body, "installation_id"),
+  name: formField(body, "name"),
+  branch: formField(body, "branch"),
+  direction: formField(body, "direction"),
+});
 
 export interface GithubPart {
   githubOn: boolean;
@@ -23,15 +43,42 @@ export interface GithubPart {
   hasGithubExportTargets: boolean;
   githubListError: SafeHtml;
   githubName: string;
+  githubConnectBranch: string;
+  githubImportChecked: boolean;
+  githubExportChecked: boolean;
+  githubExportBranch: string;
+  githubRepositoryError: SafeHtml;
+  githubRepositoryInvalid: SafeHtml;
+  githubBranchError: SafeHtml;
+  githubBranchInvalid: SafeHtml;
+  githubNameError: SafeHtml;
+  githubNameInvalid: SafeHtml;
+  githubExportBranchError: SafeHtml;
+  githubExportBranchInvalid: SafeHtml;
 }
 
-/** What the Git page shows of the GitHub App (asks GitHub for the repositories only when the bucket can connect). */
-export async function githubPart(shell: Shell, s: Session, bucketId: string, bucketTitle: string, canConnect: boolean): Promise<GithubPart | null> {
+/**
+ * What the Git page shows of the GitHub App (asks GitHub for the repositories only when the bucket
+ * can connect). After a refused GitHub form, `refused` puts back what was typed into that form.
+ */
+export async function githubPart(
+  shell: Shell,
+  s: Session,
+  bucketId: string,
+  bucketTitle: string,
+  canConnect: boolean,
+  refused?: { error: ApiError; typed: GithubTyped },
+): Promise<GithubPart | null> {
   if (!githubAppOf(shell.deps) || !canConnect) return null;
   const lists = await githubSetupLists(shell.deps, s.actor, bucketId);
   const errors = lists.installations.filter((i) => "error" in i && i.error).map((i) => `${i.account_login}: ${(i as { error?: string }).error}`);
   // Organizations through the installation token, personal accounts through their owner's kept authorization.
   const exportTargets = lists.installations.filter((i) => i.state === "active");
+  const connectTyped = refused?.typed.form === "connect" ? refused.typed : null;
+  const exportTyped = refused?.typed.form === "export" ? refused.typed : null;
+  // A field error goes to the form that was posted: both forms have a branch.
+  const connectError = connectTyped ? refused!.error : undefined;
+  const exportError = exportTyped ? refused!.error : undefined;
   return {
     githubOn: true,
     hasGithubInstallations: lists.installations.length > 0,
@@ -40,24 +87,44 @@ export async function githubPart(shell: Shell, s: Session, bucketId: string, buc
         html`<li><strong>${i.account_login}</strong> (${i.account_type === "Organization" ? "organization" : "personal account"})${i.state === "active" ? "" : html` · <em>${i.state}</em>`}</li>`,
     )}`,
     hasGithubRepos: lists.repositories.length > 0,
-    githubRepoOptions: html`${lists.repositories.map(
-      (r) => html`<option value="${r.installation_id}:${r.full_name}">${r.full_name}${r.private ? " (private)" : ""} · ${r.default_branch}</option>`,
-    )}`,
+    githubRepoOptions: html`${lists.repositories.map((r) => {
+      const value = `${r.installation_id}:${r.full_name}`;
+      return html`<option value="${value}"${connectTyped?.repository === value ? html` selected` : html``}>${r.full_name}${r.private ? " (private)" : ""} · ${r.default_branch}</option>`;
+    })}`,
     hasGithubExportTargets: exportTargets.length > 0,
     githubExportOptions: html`${exportTargets.map(
-      (i) => html`<option value="${i.installation_id}">${i.account_login}${i.account_type === "Organization" ? "" : " (personal account)"}</option>`,
+      (i) =>
+        html`<option value="${i.installation_id}"${exportTyped?.installationId === String(i.installation_id) ? html` selected` : html``}>${i.account_login}${i.account_type === "Organization" ? "" : " (personal account)"}</option>`,
     )}`,
     githubListError: alertBox(errors.join(" · ")),
-    githubName: bucketTitle
-      .normalize("NFKD")
-      .replace(/[^\w.-]+/g, "-")
-      .replace(/^[-.]+|[-.]+$/g, "")
-      .toLowerCase()
-      .slice(0, 100),
+    githubName:
+      exportTyped?.name ??
+      bucketTitle
+        .normalize("NFKD")
+        .replace(/[^\w.-]+/g, "-")
+        .replace(/^[-.]+|[-.]+$/g, "")
+        .toLowerCase()
+        .slice(0, 100),
+    githubConnectBranch: connectTyped?.branch ?? "",
+    githubImportChecked: connectTyped?.direction !== "export",
+    githubExportChecked: connectTyped?.direction === "export",
+    githubExportBranch: exportTyped?.branch ?? "main",
+    githubRepositoryError: fieldError(connectError, "repository", "github-repository-error"),
+    githubRepositoryInvalid: invalidAttrs(connectError, "repository", "github-repository-error"),
+    githubBranchError: fieldError(connectError, "branch", "github-branch-error"),
+    githubBranchInvalid: invalidAttrs(connectError, "branch", "github-branch-error"),
+    githubNameError: fieldError(exportError, "name", "github-name-error"),
+    githubNameInvalid: invalidAttrs(exportError, "name", "github-name-error"),
+    githubExportBranchError: fieldError(exportError, "branch", "github-export-branch-error"),
+    githubExportBranchInvalid: invalidAttrs(exportError, "branch", "github-export-branch-error"),
   };
 }
 
-export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session, id: string, error: ApiError) => Promise<Response> | Response): void {
+export function githubRoutes(
+  app: Elysia,
+  shell: Shell,
+  refusedHere: (s: Session, id: string, error: ApiError, typed?: GithubTyped) => Promise<Response> | Response,
+): void {
   const opts = { detail: { hide: true } };
   for (const mode of ["install", "authorize"] as const) {
     app.get(
@@ -110,7 +177,7 @@ export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session
         });
         return gitUrl(params.id!, "?done=connected");
       },
-      (s, error, { params }) => refusedHere(s, params.id!, error),
+      (s, error, { params, body }) => refusedHere(s, params.id!, error, githubTypedOf("connect", body)),
     ),
     opts,
   );
@@ -125,7 +192,7 @@ export function githubRoutes(app: Elysia, shell: Shell, refusedHere: (s: Session
         });
         return gitUrl(params.id!, "?done=connected");
       },
-      (s, error, { params }) => refusedHere(s, params.id!, error),
+      (s, error, { params, body }) => refusedHere(s, params.id!, error, githubTypedOf("export", body)),
     ),
     opts,
   );

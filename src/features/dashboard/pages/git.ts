@@ -12,7 +12,7 @@ import { fieldError, invalidAttrs, requireConfirmed } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
-import { githubPart, githubRoutes } from "./git-github";
+import { githubPart, githubRoutes, type GithubTyped } from "./git-github";
 
 const DONE: Record<string, string> = {
   connected: "Connected: the first sync is queued and runs in a moment.",
@@ -61,7 +61,13 @@ interface Typed {
   direction: string;
 }
 
-async function gitView(shell: Shell, s: Session, bucketId: string, query: Record<string, string | undefined>, refused?: { error: ApiError; typed?: Typed }) {
+async function gitView(
+  shell: Shell,
+  s: Session,
+  bucketId: string,
+  query: Record<string, string | undefined>,
+  refused?: { error: ApiError; typed?: Typed; github?: GithubTyped },
+) {
   const bucket = getBucket(shell.deps, s.actor, bucketId);
   const { connection } = getConnection(shell.deps, s.actor, bucket.id);
   const setup = presentSetup(shell.deps, bucket);
@@ -74,15 +80,27 @@ async function gitView(shell: Shell, s: Session, bucketId: string, query: Record
     direction: "import",
   };
   const field = (refused?.error.details as { field?: string } | undefined)?.field;
+  // A GitHub form's refusal is placed in that form (githubPart), not in the repository form below.
+  const formError = refused?.github ? undefined : refused?.error;
   const conflicts = sync?.conflicts ?? [];
-  const github = await githubPart(shell, s, bucket.id, bucket.title, setup.eligible && !sync);
+  const github = await githubPart(
+    shell,
+    s,
+    bucket.id,
+    bucket.title,
+    setup.eligible && !sync,
+    refused?.github && { error: refused.error, typed: refused.github },
+  );
+  // The fields each GitHub form shows its errors at; any other refusal is the notice at the top.
+  const githubFields = refused?.github?.form === "connect" ? ["repository", "branch"] : ["name", "branch"];
+  const placed = field !== undefined && (!refused?.github || (github !== null && githubFields.includes(field)));
   return shell.render(s, {
     title: `Git · ${bucket.title}`,
     template: "dashboard/git.html",
     current: BUCKETS_PATH,
     error: refused?.error,
     vars: {
-      notice: refused && !field ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok"),
+      notice: refused && !placed ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok"),
       id: bucket.id,
       tabs: shell.bucketTabs(bucket.id, "git"),
       title: bucket.title,
@@ -123,14 +141,14 @@ async function gitView(shell: Shell, s: Session, bucketId: string, query: Record
       typedUsername: typed.username,
       importChecked: typed.direction !== "export",
       exportChecked: typed.direction === "export",
-      urlError: fieldError(refused?.error, "repository_url", "url-error"),
-      urlInvalid: invalidAttrs(refused?.error, "repository_url", "url-error"),
-      branchError: fieldError(refused?.error, "branch", "branch-error"),
-      branchInvalid: invalidAttrs(refused?.error, "branch", "branch-error"),
-      passwordError: fieldError(refused?.error, "password", "password-error"),
-      passwordInvalid: invalidAttrs(refused?.error, "password", "password-error"),
-      disconnectError: fieldError(refused?.error, "confirm", "disconnect-confirm-error"),
-      disconnectInvalid: invalidAttrs(refused?.error, "confirm", "disconnect-confirm-error"),
+      urlError: fieldError(formError, "repository_url", "url-error"),
+      urlInvalid: invalidAttrs(formError, "repository_url", "url-error"),
+      branchError: fieldError(formError, "branch", "branch-error"),
+      branchInvalid: invalidAttrs(formError, "branch", "branch-error"),
+      passwordError: fieldError(formError, "password", "password-error"),
+      passwordInvalid: invalidAttrs(formError, "password", "password-error"),
+      disconnectError: fieldError(formError, "confirm", "disconnect-confirm-error"),
+      disconnectInvalid: invalidAttrs(formError, "confirm", "disconnect-confirm-error"),
     },
   });
 }
@@ -138,9 +156,9 @@ async function gitView(shell: Shell, s: Session, bucketId: string, query: Record
 export const gitPage: DashboardPage = {
   bucketTab: { label: "Git", path: "git" },
   routes: (app, shell) => {
-    const refusedHere = (s: Session, id: string, error: ApiError, typed?: Typed) => {
+    const refusedHere = (s: Session, id: string, error: ApiError, typed?: Typed, github?: GithubTyped) => {
       if (error.code === "BUCKET_NOT_FOUND" || error.code === "FORBIDDEN") return shell.notFound(s, error.code === "BUCKET_NOT_FOUND" ? error : undefined);
-      return gitView(shell, s, id, {}, { error, typed });
+      return gitView(shell, s, id, {}, { error, typed, github });
     };
     const typedOf = (body: unknown): Typed => ({
       repository_url: formField(body, "repository_url"),
@@ -149,7 +167,7 @@ export const gitPage: DashboardPage = {
       direction: formField(body, "direction"),
     });
     const opts = { detail: { hide: true } };
-    githubRoutes(app as unknown as Elysia, shell, (s, id, error) => refusedHere(s, id, error));
+    githubRoutes(app as unknown as Elysia, shell, (s, id, error, github) => refusedHere(s, id, error, undefined, github));
     app.post(
       `${BUCKETS_PATH}/:id/git/connect`,
       shell.action(
