@@ -16,7 +16,8 @@ export class Browser {
     readonly headers: Record<string, string> = {},
   ) {}
 
-  private cookieHeader(): string {
+  /** The Cookie header this browser sends (for a request the helper does not make, such as a streamed download). */
+  cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
   }
 

@@ -12,4 +12,5 @@ export { FormEndpoint, FORM_POSTS_PER_FORM_MINUTE, FORM_POSTS_PER_IP_MINUTE, MAX
 export { formHtml, notSentBody, startedToken, HONEYPOT_FIELD, STARTED_FIELD } from "./render";
 export { FORMS_NOTIFY_JOB, notifyNewSubmissions } from "./notify";
 export { deleteSubmission, getSubmission, listSubmissions, patchSubmission, replyToSubmission, REPLY_MAX, SUBMISSION_PAGE } from "./service";
+export { submissionsCsv } from "./export";
 export { FormWidget } from "./widget";

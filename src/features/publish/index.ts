@@ -31,7 +31,7 @@ export { MIN_SLUG_LENGTH } from "./publications";
 // The domains feature tells the site server when a custom domain starts or stops serving.
 export { emitSiteChange } from "./events";
 // The dashboard's Site tab calls the same services as the REST routes.
-export { endPreview, getAccess, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
+export { endPreview, getAccess, leadsCsv, patchAccess, patchPublication, recipientLinks, renameSlug } from "./service";
 export { PREVIEW_DEFAULT_MINUTES, PREVIEW_MAX_MINUTES } from "./accept-publish";
 
 // Used by analytics (site lists and URLs for its figures).

@@ -8,7 +8,7 @@ import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { publications, type AccessMode } from "../../db/schema";
 import { afterCommit, transaction } from "../../db/tx";
 import { assertVisibilityUnlocked, effectiveScope, loadBucket, loadMutableBucket } from "../buckets";
-import { accessDetails, type LeadsPage } from "./visitor-access";
+import { accessDetails, leadsCsvStream, type LeadsPage } from "./visitor-access";
 import { emitSiteChange } from "./events";
 import { PUBLICATION_PAGE, type PatchPublicationInput } from "./model";
 import { assertPublishAllowed } from "./policy";
@@ -144,6 +144,12 @@ export function getAccess(deps: Deps, actor: Actor, id: string, leads: LeadsPage
   const { pub } = loadPublication(deps, actor, id, "bucket_admin");
   const ready = pub.publishState === "ready" && pub.status === "published";
   return { publication_id: pub.id, ...accessDetails(deps, pub.id, { revealPassword: actor.isAccountOwner && ready, leads }) };
+}
+
+/** The site's leads as a CSV download, for the bucket's administrators (as getAccess). */
+export function leadsCsv(deps: Deps, actor: Actor, id: string): { slug: string; body: ReadableStream<Uint8Array> } {
+  const { pub } = loadPublication(deps, actor, id, "bucket_admin");
+  return { slug: pub.publicSlug, body: leadsCsvStream(deps, pub.id) };
 }
 
 export async function patchAccess(deps: Deps, actor: Actor, id: string, input: { access_mode: AccessMode; password?: string; regenerate_password?: boolean }) {

@@ -1,7 +1,8 @@
 // Read side of a publication's access settings, for GET /publications/:id/access (the route
 // checks the actor; account-owner credentials may see the stored password).
-import { count, desc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt } from "drizzle-orm";
 import type { Deps } from "../../core/context";
+import { CSV_PAGE, csvStream } from "../../core/csv";
 import { pageWindow, pagination, type Pagination } from "../../core/paging";
 import { siteLeads } from "../../db/schema";
 import { getPublication, revealSitePassword } from "./publications";
@@ -45,4 +46,25 @@ export function accessDetails(deps: Deps, publicationId: string, opts: { revealP
     leads: page?.leads ?? [],
     leads_pagination: page?.pagination ?? pagination(limit, offset, 0, 0),
   };
+}
+
+/**
+ * Every visitor who passed the site's require_email gate, as CSV (the Site tab's download), by
+ * address: read a page at a time after the last address sent, so leads arriving meanwhile shift
+ * nothing.
+ */
+export function leadsCsvStream(deps: Deps, publicationId: string): ReadableStream<Uint8Array> {
+  return csvStream<string>(["Email", "First visit (UTC)", "Last visit (UTC)", "Visits"], (after) => {
+    const rows = deps.db
+      .select()
+      .from(siteLeads)
+      .where(and(eq(siteLeads.publicationId, publicationId), after === null ? undefined : gt(siteLeads.email, after)))
+      .orderBy(asc(siteLeads.email))
+      .limit(CSV_PAGE)
+      .all();
+    return {
+      rows: rows.map((l) => [l.email, l.firstAccessAt, l.lastAccessAt, String(l.accessCount)]),
+      next: rows.length === CSV_PAGE ? rows.at(-1)!.email : null,
+    };
+  });
 }

@@ -3,6 +3,7 @@
 // rule as a REST PATCH), the submissions newest first (paged, filtered by form), and one
 // submission with its context and replies: reply (team or public), delete a reply or the whole.
 import type { Elysia } from "elysia";
+import { csvHeaders } from "../../../core/csv";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import { getBucket, updateBucket } from "../../buckets";
@@ -15,6 +16,7 @@ import {
   parseFormsConfig,
   patchSubmission,
   replyToSubmission,
+  submissionsCsv,
   WIDGET_POSITIONS,
   type FormName,
   type FormsConfig,
@@ -121,7 +123,11 @@ async function listView(shell: Shell, s: Session, id: string, query: Record<stri
   const filterForm = html`<form method="get" action="${formsUrl(bucket.id)}" class="row"><label for="form-filter">Form</label>
 <select id="form-filter" name="form"><option value="">All forms</option>${FORM_NAMES.map(
     (n) => html`<option value="${n}"${n === formName ? html` selected` : ""}>${FORMS[n].label}</option>`,
-  )}</select> <button type="submit" class="secondary">Show</button></form>`;
+  )}</select> <button type="submit" class="secondary">Show</button>${
+    pagination.total_count > 0
+      ? html` <a id="submissions-csv" href="${formsUrl(bucket.id, `/submissions.csv${formName ? `?form=${formName}` : ""}`)}" download>Download ${formName ? "these" : "all"} as CSV</a>`
+      : html``
+  }</form>`;
   return shell.render(s, {
     title: `Forms · ${bucket.title}`,
     template: "dashboard/forms.html",
@@ -258,6 +264,21 @@ export const formsPage: DashboardPage = {
             refusedOrMissing(shell, s, error) ??
             listView(shell, s, params.id!, {}, new ApiError(error.code, error.message, { ...(error.details as object), field: "settings" })),
         ),
+        { detail: { hide: true } },
+      )
+      // Before /forms/:sid: the file's name is not a submission id.
+      .get(
+        `${BUCKETS_PATH}/:id/forms/submissions.csv`,
+        shell.view((s, { params, query }) => {
+          try {
+            const csv = submissionsCsv(shell.deps, s.actor, params.id!, { form_name: query.form });
+            const day = shell.deps.clock.now().toISOString().slice(0, 10);
+            return new Response(csv.body, { headers: csvHeaders(`${csv.bucketTitle} ${query.form || "forms"} ${day}.csv`) });
+          } catch (e) {
+            if (e instanceof ApiError && e.code === "VALIDATION_FAILED") return listView(shell, s, params.id!, {}, e);
+            throw e;
+          }
+        }),
         { detail: { hide: true } },
       )
       .get(

@@ -133,7 +133,8 @@ export function accessExtras(
     ? html`<table id="leads"><caption>Visitors who confirmed their address</caption><thead><tr><th scope="col">Email</th><th scope="col">First visit</th><th scope="col">Last visit</th><th scope="col">Visits</th></tr></thead><tbody>${rows.map(
         (l) =>
           html`<tr><td class="wrap">${l.email}</td><td class="small">${shortTime(l.first_access_at)}</td><td class="small">${shortTime(l.last_access_at)}</td><td>${l.access_count}</td></tr>`,
-      )}</tbody></table>${rangeNote(offset, rows.length, total, "most recent first")}${pager(offset, LEADS_PAGE, total, leadsLink, "newest")}`
+      )}</tbody></table>${rangeNote(offset, rows.length, total, "most recent first")}${pager(offset, LEADS_PAGE, total, leadsLink, "newest")}
+<p class="small"><a id="leads-csv" href="${siteUrl(bucketId, "/leads.csv")}" download>Download all as CSV</a></p>`
     : total > 0
       ? html`<p class="small muted" id="leads">No visitors on this page. <a href="${leadsLink(0)}">The most recent</a></p>`
       : html`<p class="small muted">No visitor has confirmed an address yet.</p>`;

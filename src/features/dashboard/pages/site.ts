@@ -5,6 +5,7 @@
 // the publish service the REST route calls; plan refusals show their choices as buttons.
 import type { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
+import { csvHeaders } from "../../../core/csv";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { offsetOf } from "./paging";
@@ -15,6 +16,7 @@ import {
   PREVIEW_MAX_MINUTES,
   findPublication,
   getAccess,
+  leadsCsv,
   manifestPageOf,
   patchAccess,
   patchPublication,
@@ -368,6 +370,20 @@ export const sitePage: DashboardPage = {
       await rollbackPublication(shell.deps, s.actor, mainOf(shell, s, id).id, deployId);
       return siteUrl(id, "?done=rollback#deploys");
     });
+    app.get(
+      `${BUCKETS_PATH}/:id/site/leads.csv`,
+      shell.view((s, { params }) => {
+        try {
+          const csv = leadsCsv(shell.deps, s.actor, mainOf(shell, s, params.id!).id);
+          const day = shell.deps.clock.now().toISOString().slice(0, 10);
+          return new Response(csv.body, { headers: csvHeaders(`${csv.slug} visitors ${day}.csv`) });
+        } catch (e) {
+          if (e instanceof ApiError && e.code === "PUBLICATION_NOT_FOUND") return shell.notFound(s, e);
+          throw e;
+        }
+      }),
+      { detail: { hide: true } },
+    );
     return app.get(
       `${BUCKETS_PATH}/:id/site`,
       shell.view((s, { params, query }) => siteView(shell, s, params.id!, query)),
