@@ -33,8 +33,8 @@ fi
 command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 \
   || echo "test.sh: no Chromium (apt-get install chromium-headless-shell); the page tests will fail" >&2
 
-# The type check (about 20 s of one core) runs beside the tests instead of before them; its
-# errors are printed, and fail the run, once the tests are done.
+# The type check (TypeScript 7's native compiler: about 12 s of one core, D325) runs beside the
+# tests instead of before them; its errors are printed, and fail the run, once the tests are done.
 echo "test.sh: type-checking (beside the tests)" >&2
 typecheck_out=$(mktemp)
 ./node_modules/.bin/tsc --noEmit -p . >"$typecheck_out" 2>&1 &
