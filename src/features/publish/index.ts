@@ -44,5 +44,5 @@ export { SiteRules } from "./rules/match";
 export { PROTECTED_HEADERS } from "./rules/syntax";
 
 // Deploy history and rollback (REST, MCP, CLI and the dashboard's Site tab).
-export { getPublicationDeploy, listPublicationDeploys, presentDeploy, rollbackPublication } from "./history";
+export { getPublicationDeploy, listPublicationDeploys, newestDeploy, presentDeploy, rollbackPublication } from "./history";
 export { markFailed } from "./build";

@@ -87,6 +87,10 @@ describe("the Site tab in Chromium", () => {
       expect(renamed.public_slug).toBe("launch-page-renamed");
       expect(await page.textContent("#site-url")).toBe(renamed.public_url);
       expect((await siteFetch(t, hostOf(renamed.public_url), "/")).status).toBe(200);
+      expect(await page.textContent("main")).toContain("Address changed");
+      // The same address again moves nothing, and says so.
+      await submit(page, "form[action$='/site/slug'] button");
+      expect(await page.textContent("main")).toContain("That is already the site's address");
 
       // Password: too short is refused next to the field; empty has one generated.
       await page.selectOption("#access-access_mode", "password");
@@ -154,16 +158,21 @@ describe("the Site tab in Chromium", () => {
     }
   }, 60_000);
 
-  test("on the Free plan a password site shows the plan's choices; the preview choice publishes a preview", async () => {
+  test("on the Free plan a password site shows the plan's choices; the preview choice publishes a preview with what was typed", async () => {
     const u = await t.user({ email: "site-free@example.com", plan: "free" });
     const b = await createBucket(t, u, { title: "Free site" });
-    await syncFiles(t, u.key, b.id, [textFile("index.html", "<h1>Free</h1>", "text/html")]);
+    await syncFiles(t, u.key, b.id, [textFile("dist/index.html", "<h1>Free</h1>", "text/html")]);
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
+    const typedPassword = "typed for the preview 1";
     try {
       await signIn(page, t, u, `/dashboard/buckets/${b.id}/site`);
       await page.selectOption("#publish-access_mode", "password");
+      await page.fill("#publish-password", typedPassword);
+      await page.fill("#publish-publication_root_directory", "dist");
       await submit(page, "#publish button[type=submit]");
+      // The typed password is kept on the server for the preview choice, never written into the page.
+      expect(await page.content()).not.toContain(typedPassword);
       const choices = await page.textContent("#choices");
       expect(choices).toContain("Publish a temporary, noindex preview");
       expect(choices).toContain("Publish publicly instead");
@@ -175,8 +184,11 @@ describe("the Site tab in Chromium", () => {
       expect(await page.textContent("main")).toContain("Preview accepted");
       await t.pier.runner.drain();
       const { preview } = await publication(u, b.id);
-      expect(preview).toMatchObject({ kind: "preview", access_mode: "password" });
+      expect(preview).toMatchObject({ kind: "preview", access_mode: "password", publish_state: "ready" });
       expect(preview.expires_at).not.toBeNull();
+      // The password and the folder typed before the refusal, not a generated password and the whole bucket.
+      expect((await t.api("GET", `/api/v1/publications/${preview.id}/access`, { key: u.key })).body.data.access.access_password).toBe(typedPassword);
+      expect(preview.publication_root_directory).toBe("dist");
     } finally {
       await ctx.close();
     }
@@ -192,12 +204,15 @@ describe("the Site tab in Chromium", () => {
       await submit(page, "#publish button[type=submit]");
       await buildAndWait(page, "The last build failed: Nothing to publish");
       expect((await publication(u, b.id)).main.publish_state).toBe("failed");
+      const lastPublished = page.locator("dt:text-is('Last published') + dd");
+      expect(await lastPublished.textContent()).toBe("never"); // a failed build published nothing
       await syncFiles(t, u.key, b.id, [textFile("index.html", "<h1>Now</h1>", "text/html")]);
       await submit(page, "form[action$='/site/retry'] button");
       expect(await page.textContent("main")).toContain("The build runs again.");
       await buildAndWait(page, "Published.");
       const { main } = await publication(u, b.id);
       expect(main.publish_state).toBe("ready");
+      expect(await lastPublished.textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}/);
       expect(await (await siteFetch(t, hostOf(main.public_url), "/")).text()).toContain("<h1>Now</h1>");
     } finally {
       await ctx.close();

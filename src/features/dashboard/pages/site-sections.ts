@@ -55,16 +55,22 @@ interface Choice {
 }
 
 /** A plan refusal's choices (PUBLICATION_UPGRADE_REQUIRED, live-site limits) as readable options with buttons. */
-export function upgradeChoices(error: ApiError, bucketId: string, csrf: string, siteMode: string): SafeHtml {
+/**
+ * The choices of a plan's refusal, as forms that carry on with what the Publish form was given:
+ * the folder to serve, the address (publishing), and the typed password (the preview; `typed.password_ref`
+ * names where the server keeps it).
+ */
+export function upgradeChoices(error: ApiError, bucketId: string, csrf: string, siteMode: string, typed: Record<string, string> = {}): SafeHtml {
   const choices = ((error.details as { choices?: Choice[] } | undefined)?.choices ?? []).filter((c) => c && typeof c.action === "string");
   if (!choices.length) return html``;
+  const carried = (names: string[]) => html`${names.filter((n) => typed[n]).map((n) => html`<input type="hidden" name="${n}" value="${typed[n]!}">`)}`;
   const items = choices.map((c) => {
     const mode = c.body?.access_mode ?? "public";
     const hidden = html`<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="access_mode" value="${mode}"><input type="hidden" name="site_mode" value="${siteMode}">`;
     if (c.action === "preview")
-      return html`<li><p>${c.description ?? "Publish a temporary preview instead."}</p><form method="post" action="${siteUrl(bucketId, "/preview")}">${hidden}<button type="submit" class="secondary">Publish a preview instead</button></form></li>`;
+      return html`<li><p>${c.description ?? "Publish a temporary preview instead."}</p><form method="post" action="${siteUrl(bucketId, "/preview")}">${hidden}${carried(["publication_root_directory", "password_ref"])}<button type="submit" class="secondary">Publish a preview instead</button></form></li>`;
     if (c.action === "public")
-      return html`<li><p>${c.description ?? "Publish publicly instead."}</p><form method="post" action="${siteUrl(bucketId, "/publish")}">${hidden}<button type="submit" class="secondary">Publish publicly instead</button></form></li>`;
+      return html`<li><p>${c.description ?? "Publish publicly instead."}</p><form method="post" action="${siteUrl(bucketId, "/publish")}">${hidden}${carried(["publication_root_directory", "slug_suggestions"])}<button type="submit" class="secondary">Publish publicly instead</button></form></li>`;
     return html`<li><p>${c.description ?? "Ask the operator for a plan that allows it."}</p>${c.operator_hint ? html`<p class="small">The operator runs: <code class="wrap">${c.operator_hint}</code></p>` : ""}</li>`;
   });
   return html`<div class="card-inset" id="choices"><h3>What you can do instead</h3><ul class="choices">${items}</ul></div>`;

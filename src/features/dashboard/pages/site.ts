@@ -17,6 +17,7 @@ import {
   findPublication,
   getAccess,
   leadsCsv,
+  newestDeploy,
   manifestPageOf,
   patchAccess,
   patchPublication,
@@ -64,6 +65,7 @@ const DONE: Record<string, string> = {
   expiry: "Expiry set: the site stops answering then.",
   "expiry-removed": "Expiry removed: the site stays up.",
   slug: "Address changed: the site moved at once.",
+  "slug-unchanged": "That is already the site's address: nothing changed.",
   access: "Access saved: current visitors were signed out.",
   password: "A new password was generated: current visitors were signed out.",
   rollback: "Rolled back: the site serves that deploy now. The bucket's files are unchanged.",
@@ -130,11 +132,11 @@ function rootInput(body: unknown): { publication_root_directory?: string } {
   return checkForm(RootForm, { publication_root_directory: formField(body, "publication_root_directory").trim() }, ROOT_MESSAGES);
 }
 
-function publishInput(body: unknown) {
+function publishInput(body: unknown, password = formField(body, "password")) {
   const input = {
     site_mode: formField(body, "site_mode") || undefined,
     access_mode: formField(body, "access_mode") || undefined,
-    password: formField(body, "password") || undefined,
+    password: password || undefined,
   };
   if (input.access_mode !== "password") delete input.password;
   return checkForm<{ site_mode?: "static" | "spa"; access_mode?: "public" | "password" | "require_email"; password?: string }>(
@@ -152,6 +154,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
   const main = mainRow ? presentPublication(shell.deps, s.actor, mainRow) : null;
   const preview = previewRow ? presentPublication(shell.deps, s.actor, previewRow) : null;
   const live = main && main.status !== "unpublished";
+  const lastDeploy = mainRow ? newestDeploy(shell.deps, mainRow.id) : undefined;
   const fieldRefusal = (refused?.error.details as { field?: string } | undefined)?.field;
   const links = shell.takeFlash(s, query.links) as { email: string; url: string }[] | undefined;
   const notice = refused && !fieldRefusal ? alertBox(refused.error.message) : alertBox(DONE[query.done ?? ""], "ok");
@@ -183,7 +186,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
     scripts: ["site.js"],
     vars: {
       notice,
-      choices: refused ? upgradeChoices(refused.error, bucket.id, formCsrf, siteMode) : html``,
+      choices: refused ? upgradeChoices(refused.error, bucket.id, formCsrf, siteMode, typed) : html``,
       tabs: shell.bucketTabs(bucket.id, "site"),
       id: bucket.id,
       title: bucket.title,
@@ -196,7 +199,8 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       slugError: slug.error,
       slugInvalid: slug.attrs,
       failed: main?.publish_state === "failed",
-      publishedAt: shortTime(main?.publish_completed_at ?? null),
+      // When a deploy last went live: a build that failed before any did is not a publish.
+      publishedAt: lastDeploy ? shortTime(lastDeploy.createdAt) : "never",
       expiresAt: main?.expires_at ? shortTime(main.expires_at) : "",
       siteModeOptions: siteModeOptions(siteMode),
       currentModeOptions: siteModeOptions(main?.site_mode ?? "static"),
@@ -290,7 +294,14 @@ export const sitePage: DashboardPage = {
         `${BUCKETS_PATH}/:id/site/${suffix}`,
         shell.action(
           (s, { params, body }) => run(s, params.id!, body),
-          (s, error, { params, body }) => refusedOnSite(shell, s, params.id!, { error, form: suffix, typed: typedFields(body, fields) }),
+          (s, error, { params, body }) => {
+            const typed = typedFields(body, fields);
+            // The plan's refusal offers a preview with the same access: the typed password waits
+            // for it on the server (never written into the page), so the preview gets that one.
+            const password = formField(body, "password");
+            if (error.code === "PUBLICATION_UPGRADE_REQUIRED" && password) typed.password_ref = shell.flash(s, password);
+            return refusedOnSite(shell, s, params.id!, { error, form: suffix, typed });
+          },
         ),
         { detail: { hide: true } },
       );
@@ -302,7 +313,16 @@ export const sitePage: DashboardPage = {
     });
     post("preview", ["site_mode", "access_mode", "publication_root_directory"], async (s, id, body) => {
       const minutes = Number.parseInt(formField(body, "expires_in_minutes") || "15", 10);
-      await requestPublish(shell.deps, s.actor, id, { ...publishInput(body), ...rootInput(body), expires_in_minutes: minutes }, "preview", "dashboard");
+      const kept = shell.takeFlash(s, formField(body, "password_ref") || undefined);
+      const password = formField(body, "password") || (typeof kept === "string" ? kept : "");
+      await requestPublish(
+        shell.deps,
+        s.actor,
+        id,
+        { ...publishInput(body, password), ...rootInput(body), expires_in_minutes: minutes },
+        "preview",
+        "dashboard",
+      );
       return siteUrl(id, "?done=preview");
     });
     post("preview-end", [], (s, id) => siteUrl(id, `?done=${endPreview(shell.deps, s.actor, id) ? "preview-ended" : "preview-gone"}#preview`));
@@ -330,8 +350,9 @@ export const sitePage: DashboardPage = {
     post("slug", ["public_slug"], (s, id, body) => {
       const slug = formField(body, "public_slug").trim();
       if (!slug) throw new ApiError("VALIDATION_FAILED", "Type the new address.", { field: "public_slug" });
+      const before = findPublication(getBucket(shell.deps, s.actor, id).id, "main", shell.deps.db)?.publicSlug;
       try {
-        renameSlug(shell.deps, s.actor, id, slug);
+        if (renameSlug(shell.deps, s.actor, id, slug).publicSlug === before) return siteUrl(id, "?done=slug-unchanged");
       } catch (e) {
         // Slug refusals are about the one field on this form.
         if (e instanceof ApiError && (e.code === "SLUG_TAKEN" || e.code === "VALIDATION_FAILED"))
