@@ -84,7 +84,7 @@ const mailIsSent = (g: GateContext) => mailerFor(g.deps).via === "relay";
 export function emailGatePage(g: GateContext, next: string, status = 401, error = "", headers: Record<string, string> = {}): Response {
   const intro = mailIsSent(g)
     ? `<p>We will send you a one-time code.</p>`
-    : `<p>Enter your email to get a one-time code. This site does not send email: ask the site owner for your code.</p>`;
+    : `<p>Enter your email to get a one-time code. This site does not send email: ask the site owner for your code, or for a personal link to the site, which needs no code.</p>`;
   const body =
     `<h1>Enter your email to continue</h1>${intro}` +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +
@@ -97,7 +97,7 @@ function codePage(g: GateContext, next: string, requestId: string, email: string
   const intro = mailIsSent(g)
     ? `<h1>Check your email</h1><p>We sent a 6-digit code to ${escapeHtml(email)}. It is valid for 15 minutes.</p>`
     : `<h1>Ask the site owner for your code</h1><p>A 6-digit code for ${escapeHtml(email)} was made, but this site does not send email, so it was not mailed to you. ` +
-      `Ask the site owner for it; it is valid for 15 minutes.</p>`;
+      `Ask the site owner for it (it is valid for 15 minutes), or for a personal link to the site, which needs no code.</p>`;
   const body =
     intro +
     (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "") +

@@ -81,7 +81,8 @@ export function publicationWarnings(deps: Deps, pub: Pick<PublicationRow, "acces
       code: "EMAIL_CODES_IN_OUTBOX",
       message:
         "No outbound mail relay is configured, so visitors' one-time codes are not emailed: they wait in the instance's outbox and the gate tells visitors to ask you for their code. " +
-        "Read them with `pier admin mail outbox` on the server, or have the operator set --smtp-relay-url so codes are mailed.",
+        "The operator reads them with `pier admin mail outbox` on the server, or sets --smtp-relay-url so codes are mailed. " +
+        "Or send each visitor a personal link (Recipients on the Site tab, or POST /api/v1/publications/:id/recipient_links): it lets them in without a code.",
       operator_hint: "pier admin mail outbox",
     },
   ];

@@ -166,3 +166,23 @@ test("the Analytics tab shows the site's figures or, switched, its preview's; th
   expect(allTime(previewPage)).toBe("3");
   expect(previewPage).toContain('<input type="hidden" name="site" value="preview">');
 });
+
+test("a require_email preview says who may open it and, without a mail relay, how visitors get in", async () => {
+  const u = await t.user({ plan: "pro" });
+  const bucket = await createBucket(t, u, { title: "Email preview" });
+  await syncFiles(t, u.key, bucket.id, [textFile("index.html", "<p>members</p>", "text/html")]);
+  const b = await signedIn(t.url, u);
+  const made = await b.post(`/dashboard/buckets/${bucket.id}/site/preview`, {
+    csrf: formTokenOf((await b.get(`/dashboard/buckets/${bucket.id}/site`)).text),
+    site_mode: "static",
+    access_mode: "require_email",
+    expires_in_minutes: "60",
+  });
+  expect(made.status).toBe(303);
+  await t.pier.runner.drain();
+  const page = (await b.get(`/dashboard/buckets/${bucket.id}/site`)).text;
+  expect(page).toContain('<p class="small" id="preview-access">Who may open it: Visitors confirm their email address</p>');
+  // This test server has no relay: codes wait in the outbox, and the owner is told what to do.
+  expect(page).toContain("personal link");
+  expect(page).toContain("pier admin mail outbox");
+});

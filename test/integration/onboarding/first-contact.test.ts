@@ -231,6 +231,7 @@ describe("the email gate without a mail relay", () => {
     expect(r.status).toBe(202);
     const warnings = r.body.data.publication.warnings;
     expect(warnings).toEqual([expect.objectContaining({ code: "EMAIL_CODES_IN_OUTBOX", operator_hint: "pier admin mail outbox" })]);
+    expect(warnings[0].message).toContain("recipient_links"); // what the owner can do without the operator
     const read = await t.api("GET", `/api/v1/publications/${r.body.data.publication.id}`, { key: u.key });
     expect(read.body.data.publication.warnings[0].code).toBe("EMAIL_CODES_IN_OUTBOX");
     // Public sites have nothing to warn about.
@@ -245,6 +246,7 @@ describe("the email gate without a mail relay", () => {
     const site = await publishSite(t, { access: "require_email", files: [{ path: "index.html", bytes: "<h1>members</h1>" }] });
     const gate = await (await siteFetch(t, site.host, "/")).text();
     expect(gate).toContain("ask the site owner for your code");
+    expect(gate).toContain("or for a personal link to the site, which needs no code");
     expect(gate).not.toContain("We will send you");
     const asked = await siteFetch(t, site.host, "/_pier/gate/email", {
       method: "POST",
@@ -254,6 +256,7 @@ describe("the email gate without a mail relay", () => {
     expect(asked.status).toBe(200);
     const text = await asked.text();
     expect(text).toContain("Ask the site owner for your code");
+    expect(text).toContain("or for a personal link to the site");
     expect(text).not.toContain("We sent");
     expect(text).not.toContain("Check your email");
   });

@@ -82,6 +82,11 @@ const accessLabel: Record<string, string> = {
   require_email: "Visitors confirm their email address",
 };
 
+/** Who may open a live site or preview, and what its owner should know about that (its warnings). */
+export function accessSummary(p: { access_mode: string; warnings: { message: string }[] }, id: string): SafeHtml {
+  return html`<p class="small" id="${id}">Who may open it: ${accessLabel[p.access_mode] ?? p.access_mode}</p>${p.warnings.map((w) => html`<p class="small muted">${w.message}</p>`)}`;
+}
+
 export function accessModeOptions(selected: string): SafeHtml {
   return html`${Object.entries(accessLabel).map(([v, l]) => (v === selected ? html`<option value="${v}" selected>${l}</option>` : html`<option value="${v}">${l}</option>`))}`;
 }

@@ -38,6 +38,7 @@ import { BUCKETS_PATH } from "./buckets-home";
 import {
   accessExtras,
   accessModeOptions,
+  accessSummary,
   fieldState,
   LEADS_PAGE,
   leadsPageOf,
@@ -261,6 +262,7 @@ async function siteView(shell: Shell, s: Session, id: string, query: Record<stri
       previewExpires: preview?.expires_at ? shortTime(preview.expires_at) : "",
       // A password preview's password, to the account owner once built (as the REST read gives it).
       previewPassword: preview && preview.status !== "unpublished" ? (preview.access_password ?? "") : "",
+      previewAccess: preview && preview.status !== "unpublished" ? accessSummary(preview, "preview-access") : html``,
       typedExpiry: refused?.form === "expiry" ? (refused.typed.expires_at ?? "") : (main?.expires_at ?? ""),
       expiryError: expiry.error,
       expiryInvalid: expiry.attrs,
