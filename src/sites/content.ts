@@ -179,14 +179,16 @@ export class SiteContent {
     const plain = new Request(req.url, { method, headers: { host: req.headers.get("host") ?? "" } });
     return Promise.resolve(this.files.serve(plain, f, { ...o, conditional: false })).then(async (res) => {
       const pagePath = splitUrl(req.url).pathname;
+      // Back from a form posted without JavaScript (visitor.ts redirects with this).
+      const sent = /(?:^|[?&])pier_form=sent(?:&|$)/.test(c.search);
       let body: BodyInit | null;
       if (f.size > MEMORY_FILE_LIMIT) {
         // Too large to hold once per view (many views of a 200 MB page would hold it that many
         // times): the macros are filled as the file streams, the floating forms go after its end.
-        const transform = res.body === null ? null : this.formWidget.injectStream(c.site, pagePath);
+        const transform = res.body === null ? null : this.formWidget.injectStream(c.site, pagePath, sent);
         body = transform === null ? res.body : res.body!.pipeThrough(transform);
       } else {
-        body = this.formWidget.inject(c.site, await res.text(), pagePath);
+        body = this.formWidget.inject(c.site, await res.text(), pagePath, sent);
       }
       const headers = new Headers(res.headers);
       for (const h of ["etag", "content-length", "accept-ranges", "last-modified", "content-encoding", "vary"]) headers.delete(h);

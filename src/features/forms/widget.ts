@@ -30,8 +30,14 @@ const CSS =
   positions("d") +
   "@media (max-width:640px){" +
   positions("m") +
-  "}.pier-hp{position:absolute;left:-9999px}";
+  "}.pier-hp{position:absolute;left:-9999px}" +
+  ".pier-sent{position:fixed;top:1rem;left:50%;transform:translateX(-50%);z-index:2147483000;margin:0;padding:.5rem 1rem;font:15px/1.4 system-ui,sans-serif;background:#ecfdf3;color:#05603a;border:1px solid #6ce9a6;border-radius:8px;box-shadow:0 2px 8px rgba(0,0,0,.18)}";
 const STYLE = `<style>${CSS}</style>`;
+/**
+ * What a page says after a form was posted without JavaScript (the post redirects back with
+ * `?pier_form=sent`): the script that shows it otherwise did not run, so the server writes it.
+ */
+const SENT_NOTICE = `<p class="pier-sent" role="status">Thank you: your message was sent.</p>`;
 /** CSP hash source of the injected style block, for sites that send their own policy. */
 export const FORMS_STYLE_HASH = styleHash(CSS);
 
@@ -71,8 +77,8 @@ export class FormWidget {
   }
 
   /** The page with its macros filled and the floating forms it did not place inline. */
-  inject(site: FormSite, html: string, pagePath: string): string {
-    const page = this.pageForms(site, pagePath);
+  inject(site: FormSite, html: string, pagePath: string, sent = false): string {
+    const page = this.pageForms(site, pagePath, sent);
     if (page === null) return html;
     const filled = html.replace(MACRO, (_m, name: string | undefined) => page.macro(name));
     const addition = page.end();
@@ -84,8 +90,8 @@ export class FormWidget {
    * The same for a page too large to read whole (D269), as it streams: macros filled alike, the
    * floating forms and scripts added after the page's last byte instead of before `</body>`.
    */
-  injectStream(site: FormSite, pagePath: string): TransformStream<Uint8Array, Uint8Array> | null {
-    const page = this.pageForms(site, pagePath);
+  injectStream(site: FormSite, pagePath: string, sent = false): TransformStream<Uint8Array, Uint8Array> | null {
+    const page = this.pageForms(site, pagePath, sent);
     return page === null ? null : macroStream(page.macro, page.end);
   }
 
@@ -96,7 +102,7 @@ export class FormWidget {
    * macros go blank), then what the page ends with (the forms no macro placed, floating, and the
    * style and scripts). Null when the site has no hosted form.
    */
-  private pageForms(site: FormSite, pagePath: string): { macro: (name: string | undefined) => string; end: () => string } | null {
+  private pageForms(site: FormSite, pagePath: string, sent: boolean): { macro: (name: string | undefined) => string; end: () => string } | null {
     const config = this.config(site.bucketId);
     if (!config) return null;
     const hosted = [...config.forms.values()].filter((f) => f.hosted && (f.name !== "comments" || site.accessMode !== "public"));
@@ -125,7 +131,7 @@ export class FormWidget {
         corners.set(corner, [...(corners.get(corner) ?? []), panel]);
       }
       const floating = [...corners].map(([corner, panels]) => `<div class="pier-float ${corner}">${panels.join("")}</div>`).join("");
-      return `${STYLE}${floating}${formScripts(turnstile !== null)}`;
+      return `${STYLE}${sent ? SENT_NOTICE : ""}${floating}${formScripts(turnstile !== null)}`;
     };
     return { macro, end };
   }
