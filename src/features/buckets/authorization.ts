@@ -94,6 +94,14 @@ export function assertNotDeleting(bucket: BucketRow): void {
   );
 }
 
+/** "about 3 more minutes": how long a refused writer waits at most (the lock may be released sooner). */
+function lockTimeLeft(seconds: number): string {
+  if (seconds < 90) return `${seconds} more second${seconds === 1 ? "" : "s"}`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 90) return `about ${minutes} more minutes`;
+  return `about ${Math.round(minutes / 60)} more hours`;
+}
+
 /** Refuse a change to an archived, deleting or locked-by-someone-else bucket. */
 function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: MutationCheck = {}, db: DbOrTx = deps.db): void {
   assertNotDeleting(bucket);
@@ -103,7 +111,7 @@ function assertMutable(deps: Deps, actor: Actor, bucket: BucketRow, opts: Mutati
     const retryAfter = Math.max(1, Math.ceil((Date.parse(lock.expiresAt) - deps.clock.now().getTime()) / 1000));
     throw new ApiError(
       "BUCKET_LOCKED",
-      `Bucket ${bucket.id} is locked by another credential: ${lock.message}`,
+      `Bucket ${bucket.id} is locked by another credential for ${lockTimeLeft(retryAfter)}: ${lock.message}`,
       {
         lock: { kind: "bucket_lock", message: lock.message, expires_at: lock.expiresAt, holder_kind: lock.holderKind },
         retry_after: retryAfter,

@@ -45,6 +45,8 @@ describe("bucket lock", () => {
       expect([method, path, r.status, r.body.error.code]).toEqual([method, path, 423, "BUCKET_LOCKED"]);
       expect(r.body.error.details.lock.message).toBe("publishing docs");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+      // The message says how long the wait is at most, and why.
+      expect(r.body.error.message).toBe(`Bucket ${b.id} is locked by another credential for about 2 more minutes: publishing docs`);
     }
     expect(snapshot(t)).toBe(before);
 
