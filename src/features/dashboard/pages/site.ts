@@ -346,7 +346,14 @@ export const sitePage: DashboardPage = {
     });
     post("expiry", ["expires_at"], (s, id, body) => {
       const input = expiryInput(body);
-      patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, input);
+      try {
+        patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, input);
+      } catch (e) {
+        // The service names the API's field; this form has its own words for the same rule.
+        if (e instanceof ApiError && e.code === "VALIDATION_FAILED" && e.message.startsWith("expires_at must be in the future"))
+          throw new ApiError(e.code, "Choose a time in the future, or remove the expiry.", e.details);
+        throw e;
+      }
       return siteUrl(id, `?done=${input.expires_at ? "expiry" : "expiry-removed"}#expiry`);
     });
     post("slug", ["public_slug"], (s, id, body) => {
