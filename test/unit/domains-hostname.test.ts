@@ -50,6 +50,19 @@ describe("custom-domain hostnames", () => {
     );
   });
 
+  test("a refusal says what is wrong: spaces are not a URL", () => {
+    const message = (raw: string) => {
+      try {
+        parseHostname(raw);
+        return "accepted";
+      } catch (e) {
+        return (e as ApiError).message;
+      }
+    };
+    expect(message("not a host")).toBe('A hostname has no spaces ("not a host"): give one such as www.example.com.');
+    expect(message("https://www.example.com/")).toStartWith("Give a bare hostname such as www.example.com, not a URL");
+  });
+
   test("apex means a registrable domain itself (Public Suffix List)", () => {
     expect(parseHostname("example.com").apex).toBe(true);
     expect(parseHostname("example.co.uk").apex).toBe(true);

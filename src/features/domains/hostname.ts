@@ -36,7 +36,8 @@ export function parseHostname(raw: string): Hostname {
   if (isIP(lower) || isIP(lower.replace(/^\[|\]$/g, "")) || /^[0-9.]+$/.test(lower))
     throw invalid("ip_literal", `${lower} is an IP address; a custom domain is a DNS name such as www.example.com.`, lower);
   if (lower.includes("_")) throw invalid("underscore", `${lower} contains an underscore, which is not allowed in a hostname.`, lower);
-  if (/[\s/:@?#\\]/.test(lower)) throw invalid("invalid_characters", `Give a bare hostname such as www.example.com, not a URL ("${lower}").`, lower);
+  if (/\s/.test(lower)) throw invalid("invalid_characters", `A hostname has no spaces ("${lower}"): give one such as www.example.com.`, lower);
+  if (/[/:@?#\\]/.test(lower)) throw invalid("invalid_characters", `Give a bare hostname such as www.example.com, not a URL ("${lower}").`, lower);
   const ascii = domainToASCII(lower);
   if (ascii === "") throw invalid("invalid_characters", `${lower} is not a valid hostname.`, lower);
   if (ascii.length > 253)
