@@ -7,6 +7,7 @@ import { authenticate, authPlugin, type AuthOptions, type BearerResolver } from 
 import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
 import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
+import { notFoundPage, wantsNotFoundPage } from "./http/pages/not-found";
 import { earlyBodyValidation, type RouteTable } from "./http/body-validation";
 import { refuseRepeatedQueryFields } from "./http/repeated-query";
 import { RateLimiter } from "./http/rate-limit";
@@ -50,6 +51,8 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
     })
     .onError(({ request, error, code }) => {
       const id = requestId(request);
+      // No route matched: a browser gets a page with a way back; API clients the envelope.
+      if (code === "NOT_FOUND" && wantsNotFoundPage(request)) return notFoundPage({ ...baseHeaders(id), vary: "accept" });
       const apiError = toApiError(error, code as string);
       if (apiError.code === "INTERNAL" && !(error instanceof ApiError)) logUnexpected(deps.log, error, id);
       return errorResponse(apiError, id, deps.urls.baseUrl);

@@ -3,136 +3,138 @@
 import a0 from "../sites/auth/access.html" with { type: "file" };
 import a1 from "../sites/auth/dashboard.html" with { type: "file" };
 import a2 from "../sites/auth/layout.html" with { type: "file" };
-import a3 from "../sites/auth/security.html" with { type: "file" };
-import a4 from "../sites/auth/signin.html" with { type: "file" };
-import a5 from "../sites/auth/signup-closed.html" with { type: "file" };
-import a6 from "../sites/auth/signup.html" with { type: "file" };
-import a7 from "../sites/auth/two-factor.html" with { type: "file" };
-import a8 from "../sites/dashboard/account-agents.html" with { type: "file" };
-import a9 from "../sites/dashboard/account-keys.html" with { type: "file" };
-import a10 from "../sites/dashboard/account-notifications.html" with { type: "file" };
-import a11 from "../sites/dashboard/account-plan.html" with { type: "file" };
-import a12 from "../sites/dashboard/account-security.html" with { type: "file" };
-import a13 from "../sites/dashboard/admin-health.html" with { type: "file" };
-import a14 from "../sites/dashboard/admin-outbox-message.html" with { type: "file" };
-import a15 from "../sites/dashboard/admin-outbox.html" with { type: "file" };
-import a16 from "../sites/dashboard/admin-plans.html" with { type: "file" };
-import a17 from "../sites/dashboard/admin-users.html" with { type: "file" };
-import a18 from "../sites/dashboard/analytics.html" with { type: "file" };
-import a19 from "../sites/dashboard/assets/analytics.js" with { type: "file" };
-import a20 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
-import a21 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
-import a22 from "../sites/dashboard/assets/progress.js" with { type: "file" };
-import a23 from "../sites/dashboard/assets/site.js" with { type: "file" };
-import a24 from "../sites/dashboard/assets/upload.js" with { type: "file" };
-import a25 from "../sites/dashboard/assets/uplot.min.css" with { type: "file" };
-import a26 from "../sites/dashboard/assets/uplot.min.js" with { type: "file" };
-import a27 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
-import a28 from "../sites/dashboard/bucket.html" with { type: "file" };
-import a29 from "../sites/dashboard/buckets.html" with { type: "file" };
-import a30 from "../sites/dashboard/domains.html" with { type: "file" };
-import a31 from "../sites/dashboard/email-message.html" with { type: "file" };
-import a32 from "../sites/dashboard/email.html" with { type: "file" };
-import a33 from "../sites/dashboard/file.html" with { type: "file" };
-import a34 from "../sites/dashboard/files.html" with { type: "file" };
-import a35 from "../sites/dashboard/form-submission.html" with { type: "file" };
-import a36 from "../sites/dashboard/forms.html" with { type: "file" };
-import a37 from "../sites/dashboard/git.html" with { type: "file" };
-import a38 from "../sites/dashboard/not-found.html" with { type: "file" };
-import a39 from "../sites/dashboard/site.html" with { type: "file" };
-import a40 from "../sites/dashboard/version.html" with { type: "file" };
-import a41 from "../sites/dashboard/versions.html" with { type: "file" };
-import a42 from "../sites/oauth/connections.html" with { type: "file" };
-import a43 from "../sites/oauth/consent.html" with { type: "file" };
-import a44 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a45 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a46 from "../sites/oauth/login-link.html" with { type: "file" };
-import a47 from "../sites/oauth/message.html" with { type: "file" };
-import a48 from "../sites/site/autoindex.html" with { type: "file" };
-import a49 from "../sites/site/events.js" with { type: "file" };
-import a50 from "../sites/site/forms.js" with { type: "file" };
-import a51 from "../sites/site/page.html" with { type: "file" };
-import a52 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a53 from "../sites/templates/docs/README.md" with { type: "file" };
-import a54 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a55 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a56 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a57 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a58 from "../sites/templates/docs/index.html" with { type: "file" };
-import a59 from "../sites/templates/landing/README.md" with { type: "file" };
-import a60 from "../sites/templates/landing/index.html" with { type: "file" };
-import a61 from "../sites/templates/landing/style.css" with { type: "file" };
-import a62 from "../sites/templates/spa/README.md" with { type: "file" };
-import a63 from "../sites/templates/spa/index.html" with { type: "file" };
-import a64 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a65 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a3 from "../sites/auth/not-found.html" with { type: "file" };
+import a4 from "../sites/auth/security.html" with { type: "file" };
+import a5 from "../sites/auth/signin.html" with { type: "file" };
+import a6 from "../sites/auth/signup-closed.html" with { type: "file" };
+import a7 from "../sites/auth/signup.html" with { type: "file" };
+import a8 from "../sites/auth/two-factor.html" with { type: "file" };
+import a9 from "../sites/dashboard/account-agents.html" with { type: "file" };
+import a10 from "../sites/dashboard/account-keys.html" with { type: "file" };
+import a11 from "../sites/dashboard/account-notifications.html" with { type: "file" };
+import a12 from "../sites/dashboard/account-plan.html" with { type: "file" };
+import a13 from "../sites/dashboard/account-security.html" with { type: "file" };
+import a14 from "../sites/dashboard/admin-health.html" with { type: "file" };
+import a15 from "../sites/dashboard/admin-outbox-message.html" with { type: "file" };
+import a16 from "../sites/dashboard/admin-outbox.html" with { type: "file" };
+import a17 from "../sites/dashboard/admin-plans.html" with { type: "file" };
+import a18 from "../sites/dashboard/admin-users.html" with { type: "file" };
+import a19 from "../sites/dashboard/analytics.html" with { type: "file" };
+import a20 from "../sites/dashboard/assets/analytics.js" with { type: "file" };
+import a21 from "../sites/dashboard/assets/dashboard.js" with { type: "file" };
+import a22 from "../sites/dashboard/assets/hashes.js" with { type: "file" };
+import a23 from "../sites/dashboard/assets/progress.js" with { type: "file" };
+import a24 from "../sites/dashboard/assets/site.js" with { type: "file" };
+import a25 from "../sites/dashboard/assets/upload.js" with { type: "file" };
+import a26 from "../sites/dashboard/assets/uplot.min.css" with { type: "file" };
+import a27 from "../sites/dashboard/assets/uplot.min.js" with { type: "file" };
+import a28 from "../sites/dashboard/bucket-settings.html" with { type: "file" };
+import a29 from "../sites/dashboard/bucket.html" with { type: "file" };
+import a30 from "../sites/dashboard/buckets.html" with { type: "file" };
+import a31 from "../sites/dashboard/domains.html" with { type: "file" };
+import a32 from "../sites/dashboard/email-message.html" with { type: "file" };
+import a33 from "../sites/dashboard/email.html" with { type: "file" };
+import a34 from "../sites/dashboard/file.html" with { type: "file" };
+import a35 from "../sites/dashboard/files.html" with { type: "file" };
+import a36 from "../sites/dashboard/form-submission.html" with { type: "file" };
+import a37 from "../sites/dashboard/forms.html" with { type: "file" };
+import a38 from "../sites/dashboard/git.html" with { type: "file" };
+import a39 from "../sites/dashboard/not-found.html" with { type: "file" };
+import a40 from "../sites/dashboard/site.html" with { type: "file" };
+import a41 from "../sites/dashboard/version.html" with { type: "file" };
+import a42 from "../sites/dashboard/versions.html" with { type: "file" };
+import a43 from "../sites/oauth/connections.html" with { type: "file" };
+import a44 from "../sites/oauth/consent.html" with { type: "file" };
+import a45 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a46 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a47 from "../sites/oauth/login-link.html" with { type: "file" };
+import a48 from "../sites/oauth/message.html" with { type: "file" };
+import a49 from "../sites/site/autoindex.html" with { type: "file" };
+import a50 from "../sites/site/events.js" with { type: "file" };
+import a51 from "../sites/site/forms.js" with { type: "file" };
+import a52 from "../sites/site/page.html" with { type: "file" };
+import a53 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a54 from "../sites/templates/docs/README.md" with { type: "file" };
+import a55 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a56 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a57 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a58 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a59 from "../sites/templates/docs/index.html" with { type: "file" };
+import a60 from "../sites/templates/landing/README.md" with { type: "file" };
+import a61 from "../sites/templates/landing/index.html" with { type: "file" };
+import a62 from "../sites/templates/landing/style.css" with { type: "file" };
+import a63 from "../sites/templates/spa/README.md" with { type: "file" };
+import a64 from "../sites/templates/spa/index.html" with { type: "file" };
+import a65 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a66 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
   "auth/access.html": a0,
   "auth/dashboard.html": a1,
   "auth/layout.html": a2,
-  "auth/security.html": a3,
-  "auth/signin.html": a4,
-  "auth/signup-closed.html": a5,
-  "auth/signup.html": a6,
-  "auth/two-factor.html": a7,
-  "dashboard/account-agents.html": a8,
-  "dashboard/account-keys.html": a9,
-  "dashboard/account-notifications.html": a10,
-  "dashboard/account-plan.html": a11,
-  "dashboard/account-security.html": a12,
-  "dashboard/admin-health.html": a13,
-  "dashboard/admin-outbox-message.html": a14,
-  "dashboard/admin-outbox.html": a15,
-  "dashboard/admin-plans.html": a16,
-  "dashboard/admin-users.html": a17,
-  "dashboard/analytics.html": a18,
-  "dashboard/assets/analytics.js": a19,
-  "dashboard/assets/dashboard.js": a20,
-  "dashboard/assets/hashes.js": a21,
-  "dashboard/assets/progress.js": a22,
-  "dashboard/assets/site.js": a23,
-  "dashboard/assets/upload.js": a24,
-  "dashboard/assets/uplot.min.css": a25,
-  "dashboard/assets/uplot.min.js": a26,
-  "dashboard/bucket-settings.html": a27,
-  "dashboard/bucket.html": a28,
-  "dashboard/buckets.html": a29,
-  "dashboard/domains.html": a30,
-  "dashboard/email-message.html": a31,
-  "dashboard/email.html": a32,
-  "dashboard/file.html": a33,
-  "dashboard/files.html": a34,
-  "dashboard/form-submission.html": a35,
-  "dashboard/forms.html": a36,
-  "dashboard/git.html": a37,
-  "dashboard/not-found.html": a38,
-  "dashboard/site.html": a39,
-  "dashboard/version.html": a40,
-  "dashboard/versions.html": a41,
-  "oauth/connections.html": a42,
-  "oauth/consent.html": a43,
-  "oauth/device-confirm.html": a44,
-  "oauth/device-entry.html": a45,
-  "oauth/login-link.html": a46,
-  "oauth/message.html": a47,
-  "site/autoindex.html": a48,
-  "site/events.js": a49,
-  "site/forms.js": a50,
-  "site/page.html": a51,
-  "site/robots-preview.txt": a52,
-  "templates/docs/README.md": a53,
-  "templates/docs/docs.css": a54,
-  "templates/docs/docs.js": a55,
-  "templates/docs/guide/faq.md": a56,
-  "templates/docs/guide/getting-started.md": a57,
-  "templates/docs/index.html": a58,
-  "templates/landing/README.md": a59,
-  "templates/landing/index.html": a60,
-  "templates/landing/style.css": a61,
-  "templates/spa/README.md": a62,
-  "templates/spa/index.html": a63,
-  "templates/spa/src/app.css": a64,
-  "templates/spa/src/app.js": a65,
+  "auth/not-found.html": a3,
+  "auth/security.html": a4,
+  "auth/signin.html": a5,
+  "auth/signup-closed.html": a6,
+  "auth/signup.html": a7,
+  "auth/two-factor.html": a8,
+  "dashboard/account-agents.html": a9,
+  "dashboard/account-keys.html": a10,
+  "dashboard/account-notifications.html": a11,
+  "dashboard/account-plan.html": a12,
+  "dashboard/account-security.html": a13,
+  "dashboard/admin-health.html": a14,
+  "dashboard/admin-outbox-message.html": a15,
+  "dashboard/admin-outbox.html": a16,
+  "dashboard/admin-plans.html": a17,
+  "dashboard/admin-users.html": a18,
+  "dashboard/analytics.html": a19,
+  "dashboard/assets/analytics.js": a20,
+  "dashboard/assets/dashboard.js": a21,
+  "dashboard/assets/hashes.js": a22,
+  "dashboard/assets/progress.js": a23,
+  "dashboard/assets/site.js": a24,
+  "dashboard/assets/upload.js": a25,
+  "dashboard/assets/uplot.min.css": a26,
+  "dashboard/assets/uplot.min.js": a27,
+  "dashboard/bucket-settings.html": a28,
+  "dashboard/bucket.html": a29,
+  "dashboard/buckets.html": a30,
+  "dashboard/domains.html": a31,
+  "dashboard/email-message.html": a32,
+  "dashboard/email.html": a33,
+  "dashboard/file.html": a34,
+  "dashboard/files.html": a35,
+  "dashboard/form-submission.html": a36,
+  "dashboard/forms.html": a37,
+  "dashboard/git.html": a38,
+  "dashboard/not-found.html": a39,
+  "dashboard/site.html": a40,
+  "dashboard/version.html": a41,
+  "dashboard/versions.html": a42,
+  "oauth/connections.html": a43,
+  "oauth/consent.html": a44,
+  "oauth/device-confirm.html": a45,
+  "oauth/device-entry.html": a46,
+  "oauth/login-link.html": a47,
+  "oauth/message.html": a48,
+  "site/autoindex.html": a49,
+  "site/events.js": a50,
+  "site/forms.js": a51,
+  "site/page.html": a52,
+  "site/robots-preview.txt": a53,
+  "templates/docs/README.md": a54,
+  "templates/docs/docs.css": a55,
+  "templates/docs/docs.js": a56,
+  "templates/docs/guide/faq.md": a57,
+  "templates/docs/guide/getting-started.md": a58,
+  "templates/docs/index.html": a59,
+  "templates/landing/README.md": a60,
+  "templates/landing/index.html": a61,
+  "templates/landing/style.css": a62,
+  "templates/spa/README.md": a63,
+  "templates/spa/index.html": a64,
+  "templates/spa/src/app.css": a65,
+  "templates/spa/src/app.js": a66,
 };

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { notifyAccount } from "../../../src/features/notifications";
 import { sessionCookie } from "../../helpers/oauth";
+import { directUpload, newBucket, textFile } from "../../helpers/uploads";
 import { startTestPier, type TestPier, type TestUser } from "../../helpers/pier";
 
 const COUNT = 130;
@@ -62,5 +63,25 @@ describe("the dashboard's notifications page", () => {
     expect(older).toContain("Note 029");
     expect(older).toContain("Note 000");
     expect(older).not.toContain("Note 030");
+  });
+});
+
+describe("a failed build's notification", () => {
+  test("the dashboard links to the bucket's Site tab (its Retry button); the API keeps the REST call", async () => {
+    const owner = await t.user({ plan: "pro" });
+    const id = await newBucket(t, owner.key, "Failing");
+    expect((await directUpload(t, owner.key, id, textFile("docs/readme.txt", "hi"))).status).toBe(201);
+    // The root folder holds nothing: the build fails and the account is told.
+    expect((await t.api("POST", `/api/v1/buckets/${id}/publication`, { key: owner.key, body: { publication_root_directory: "site" } })).status).toBe(202);
+    await t.pier.runner.drain();
+
+    const api = (await t.api("GET", "/api/v1/notifications", { key: owner.key })).body.data.notifications;
+    expect(api.map((n: { kind: string }) => n.kind)).toEqual(["publish_failed"]);
+    expect(api[0].body).toEndWith(`\nFix the files and retry: POST /api/v1/buckets/${id}/publication/retry`);
+
+    const page = await (await fetch(`${t.url}/dashboard/account/notifications`, { headers: { cookie: sessionCookie(t, owner) } })).text();
+    expect(page).toContain(`Fix the files, then retry on <a href="/dashboard/buckets/${id}/site">the bucket's Site tab</a>.`);
+    expect(page).toContain("holds no publishable files."); // the build's own reason is still shown
+    expect(page).not.toContain("publication/retry");
   });
 });

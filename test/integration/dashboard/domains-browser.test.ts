@@ -6,6 +6,7 @@ import { type Browser, type Page } from "playwright-core";
 import { startChallTestSrv, type ChallTestSrv } from "../../helpers/challtestsrv";
 import { withDashboard } from "../../helpers/dashboard";
 import type { TestPier } from "../../helpers/pier";
+import { signedIn } from "../../helpers/browser";
 import { publishSite } from "../../helpers/sites";
 
 let t: TestPier;
@@ -83,4 +84,15 @@ test("another account's bucket gives the not-found page", async () => {
   await page.fill("#password", other.password);
   const [res] = await Promise.all([page.waitForNavigation(), page.click("button[type=submit]")]);
   expect(res?.status()).toBe(404);
+});
+
+test("the plan's domain limit: a number when there is one, in words on a plan without one (not 1000000000)", async () => {
+  const usageOf = async (plan: string) => {
+    const u = await t.user({ plan });
+    const s = await publishSite(t, { user: u, files: [{ path: "index.html", bytes: new TextEncoder().encode("x"), contentType: "text/html" }] });
+    const text = (await (await signedIn(url(""), u)).get(`/dashboard/buckets/${s.pub.bucketId}/domains`)).text;
+    return /<p class="small muted">([^<]*) Records, apex names/.exec(text)?.[1];
+  };
+  expect(await usageOf("owner")).toBe("0 custom domain(s) in use (no limit on this account&#39;s plan).");
+  expect(await usageOf("pro")).toBe("0 of 20 custom domain(s) on this account&#39;s plan in use.");
 });

@@ -141,6 +141,33 @@ describe("the Files tab in Chromium", () => {
     });
   }, 60_000);
 
+  test("a long preview (an inbound email's message.json) and a wide Markdown code block scroll, and a keyboard reaches both", async () => {
+    const u = await t.user({ email: "previews-owner@example.com" });
+    const b = await createBucket(t, u, { title: "Inbox" });
+    const message = {
+      from: "ann@example.com",
+      subject: "Hello",
+      headers: Array.from({ length: 300 }, (_, i) => ({ name: `X-Header-${i}`, value: "v".repeat(40) })),
+    };
+    await syncFiles(t, u.key, b.id, [
+      textFile("mail/message.json", JSON.stringify(message, null, 2), "application/json"),
+      textFile("docs/wide.md", `# Wide\n\n\`\`\`\n${"x".repeat(600)}\n\`\`\`\n`, "text/markdown"),
+    ]);
+    await withPage(u, `/dashboard/buckets/${b.id}/files/${(await fileAt(u, b.id, "mail/message.json")).id}`, async (page) => {
+      const pre = page.locator("#preview pre");
+      expect(await pre.evaluate((e) => e.scrollHeight > e.clientHeight)).toBe(true);
+      await expectAccessible(page); // scrollable-region-focusable before the preview took focus
+      expect(await pre.getAttribute("tabindex")).toBe("0");
+      expect(await page.getByRole("region", { name: "Contents of message.json" }).count()).toBe(1);
+
+      await page.goto(url(`/dashboard/buckets/${b.id}/files/${(await fileAt(u, b.id, "docs/wide.md")).id}`));
+      const code = page.locator("#preview pre");
+      expect(await code.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
+      await expectAccessible(page);
+      expect(await page.getByRole("region", { name: "Code block 1 of wide.md" }).count()).toBe(1);
+    });
+  }, 60_000);
+
   test("ticked files and folders moved, copied and deleted together, all or nothing, one version each", async () => {
     const u = await t.user({ email: "entries-owner@example.com" });
     const b = await createBucket(t, u, { title: "Drafts" });

@@ -4,7 +4,7 @@
 // reply and then the submission; axe on both pages.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { Browser as HttpBrowser } from "../../helpers/browser";
+import { Browser as HttpBrowser, signedIn } from "../../helpers/browser";
 import { launchChromium } from "../../helpers/chromium";
 import { expectAccessible, screenshot, signIn, submit } from "../../helpers/dashboard";
 import { startTestPier, type TestPier } from "../../helpers/pier";
@@ -166,4 +166,18 @@ test("a submission's stored values are corrected from its page (HTTP), as the AP
   expect(tooLong.text).toMatch(/<span class="field-error" id="fix-\d-error">fields\.name must be a string of at most 200 characters/);
   expect(tooLong.text).toContain(`>${long}</textarea>`);
   expect((await read()).fields.email).toBe("cy@example.com");
+});
+
+test("the month's quota: a number of a plan's limit, and in words on a plan without one (not 1,000,000,000)", async () => {
+  const quotaOf = async (user: { email: string; password: string }, bucketId: string) => {
+    const text = (await (await signedIn(`http://localhost:${t.pier.httpPort}`, user)).get(`/dashboard/buckets/${bucketId}/forms`)).text;
+    return /<p class="small muted">([^<]*) Newest first\.<\/p>/.exec(text)?.[1];
+  };
+  const owner = await t.user({ plan: "owner" });
+  const unlimited = await publishSite(t, { user: owner, files: [{ path: "index.html", bytes: "<h1>Owner</h1>" }] });
+  const line = await quotaOf(owner, unlimited.pub.bucketId);
+  expect(line).toMatch(/^0 submissions this month \(no limit; since \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)\.$/);
+  const pro = await t.user({ plan: "pro" });
+  const limited = await publishSite(t, { user: pro, files: [{ path: "index.html", bytes: "<h1>Pro</h1>" }] });
+  expect(await quotaOf(pro, limited.pub.bucketId)).toMatch(/^0 of 10,000 submissions used this month \(since /);
 });

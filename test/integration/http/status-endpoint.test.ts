@@ -61,6 +61,33 @@ describe("status", () => {
     expect(errors).toContain('id="BUCKET_LOCKED"');
   });
 
+  test("an unknown path: a browser gets an HTML not-found page; curl, JSON clients and machine paths the envelope", async () => {
+    const BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+    const page = await fetch(`${t.url}/nope`, { headers: { accept: BROWSER } });
+    expect(page.status).toBe(404);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("vary")).toBe("accept");
+    expect(page.headers.get("x-request-id")).toMatch(/^req_[a-z0-9]{20}$/);
+    const html = await page.text();
+    expect(html).toContain('<h1 id="h">Page not found</h1>');
+    expect(html).toContain('<a href="/dashboard">Go to the dashboard</a>');
+
+    const envelope = async (path: string, accept?: string) => {
+      const r = await fetch(`${t.url}${path}`, { headers: accept ? { accept } : {} });
+      expect([r.status, r.headers.get("content-type")]).toEqual([404, "application/json; charset=utf-8"]);
+      return ((await r.json()) as { error: { code: string; message: string } }).error;
+    };
+    expect(await envelope("/nope", "*/*")).toMatchObject({ code: "NOT_FOUND", message: "No such route. See the API reference at /docs." });
+    expect((await envelope("/nope", "application/json")).code).toBe("NOT_FOUND");
+    expect((await envelope("/nope", "application/json, text/html;q=0.5")).code).toBe("NOT_FOUND");
+    expect((await envelope("/nope")).code).toBe("NOT_FOUND");
+    // Machine endpoints keep the envelope even for a browser-like Accept.
+    for (const path of ["/api/v1/nope", "/mcp/nope", "/oauth/nope", "/.well-known/nope"]) expect((await envelope(path, BROWSER)).code).toBe("NOT_FOUND");
+    // A form posted to nowhere is not a navigation to a page.
+    const post = await fetch(`${t.url}/nope`, { method: "POST", headers: { accept: BROWSER } });
+    expect([post.status, post.headers.get("content-type")]).toEqual([404, "application/json; charset=utf-8"]);
+  });
+
   test("site hosts never reach the API", async () => {
     const res = await fetch(`${t.url}/api/v1/status`, { headers: { host: "someslug123.localhost" } });
     expect(res.status).toBe(404);

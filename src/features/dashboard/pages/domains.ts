@@ -4,6 +4,7 @@
 import type { Elysia } from "elysia";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime, type SafeHtml } from "../../../http/pages/layout";
+import { UNLIMITED } from "../../accounts";
 import { getBucket } from "../../buckets";
 import { addDomain, listDomains, presentDomain, presentDomainPublication, refreshDomain, removeDomain } from "../../domains";
 import { fieldError, invalidAttrs, requireConfirmed } from "../forms";
@@ -55,6 +56,13 @@ ${d.failure_reason ? html`<dt>Why</dt><dd>${d.failure_reason}</dd>` : ""}
 </div></section>`;
 }
 
+/** The plans' "no limit" is a huge number: said in words, as the Account page does. */
+function domainUsage(l: { active_count: number; max_custom_domains: number }): string {
+  const used = l.active_count.toLocaleString("en");
+  if (l.max_custom_domains >= UNLIMITED) return `${used} custom domain(s) in use (no limit on this account's plan).`;
+  return `${used} of ${l.max_custom_domains.toLocaleString("en")} custom domain(s) on this account's plan in use.`;
+}
+
 async function domainsView(
   shell: Shell,
   s: Session,
@@ -82,8 +90,7 @@ async function domainsView(
       published: pub !== null && (pub.status === "published" || pub.status === "publishing"),
       publicUrl: pub?.public_url ?? "",
       managedUrl: pub?.managed_url ?? "",
-      activeCount: r.limits.active_count,
-      maxDomains: r.limits.max_custom_domains,
+      usage: domainUsage(r.limits),
       replacing: hasActive,
       typedHostname: refused?.hostname ?? "",
       hostnameError: fieldError(refused?.error, "hostname", "hostname-error"),

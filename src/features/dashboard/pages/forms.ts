@@ -6,6 +6,7 @@ import type { Elysia } from "elysia";
 import { csvHeaders } from "../../../core/csv";
 import { ApiError } from "../../../core/errors";
 import { alertBox, html, shortTime, type SafeHtml } from "../../../http/pages/layout";
+import { UNLIMITED } from "../../accounts";
 import { getBucket, updateBucket } from "../../buckets";
 import {
   deleteSubmission,
@@ -142,9 +143,17 @@ async function listView(shell: Shell, s: Session, id: string, query: Record<stri
       filter: filterForm,
       macro: "{{PIER_FORM:contact}}",
       submissions: list,
-      quota: `${quota.used_this_month.toLocaleString("en")} of ${quota.form_submission_quota.toLocaleString("en")} submissions used this month (since ${shortTime(quota.period_start)}).`,
+      quota: quotaLine(quota),
     },
   });
+}
+
+/** The month's use; the plans' "no limit" is a huge number, said in words as the Account page does. */
+function quotaLine(q: { used_this_month: number; form_submission_quota: number; period_start: string }): string {
+  const used = q.used_this_month.toLocaleString("en");
+  const since = shortTime(q.period_start);
+  if (q.form_submission_quota >= UNLIMITED) return `${used} submissions this month (no limit; since ${since}).`;
+  return `${used} of ${q.form_submission_quota.toLocaleString("en")} submissions used this month (since ${since}).`;
 }
 
 /** The correction form's fields are named `field:<stored name>`, so any stored name round-trips. */
