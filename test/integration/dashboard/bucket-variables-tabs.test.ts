@@ -43,6 +43,17 @@ describe("bucket variables from two dashboard tabs", () => {
       f4.tab.post(`${settings}/variables/set`, { csrf: f4.csrf, form: "variable:KEEP", kind: "variable", name: "KEEP", value: "1b" }),
     ]);
     for (const a of answers) expect(a.status).toBe(303);
+    // A row's own form changes its value on purpose; "Add" with a name already set says it replaced it.
+    expect(answers[4]!.location).toContain("done=variable-saved");
+    const added = await tabs[0]!.post(`${settings}/variables/set`, {
+      csrf: formCsrf((await tabs[0]!.get(settings)).text),
+      form: "variable-add",
+      kind: "variable",
+      name: "KEEP",
+      value: "1b",
+    });
+    expect(added.location).toContain("done=variable-replaced");
+    expect((await tabs[0]!.get(added.location!)).text).toContain("Variable replaced: that name was already set");
     const after = await vars();
     expect(after.variables).toEqual({ AGENT: "a", FROM_ONE: "x", FROM_TWO: "y", KEEP: "1b" });
     expect(after.secrets.map((s: { name: string }) => s.name)).toEqual(["NEW_SECRET", "TOKEN"]);

@@ -57,3 +57,26 @@ test("ticked files and folders are locked together; other writers are refused; r
   expect(unescapeHtml(refused.text)).toContain("free.txt is locked by another credential: agent at work");
   expect(await locks()).toMatchObject({ "free.txt": "agent at work", "top.txt": "release prep" });
 });
+
+test("a move or rename onto a file already there is refused in the form's words, naming the box that replaces it", async () => {
+  const u = await t.user();
+  const bucket = await createBucket(t, u, { title: "Taken names" });
+  await syncFiles(t, u.key, bucket.id, [textFile("a.txt", "new"), textFile("archive/a.txt", "old")]);
+  const b = await signedIn(t.url, u);
+  const files = `/dashboard/buckets/${bucket.id}/files`;
+  const moved = await b.post(`${files}/entries`, { csrf: formTokenOf((await b.get(files)).text), prefix: "", op: "move", entry: ["a.txt"], to: "archive" });
+  expect(moved.status).toBe(409);
+  const said = unescapeHtml(moved.text);
+  expect(said).toContain("A file exists at archive/a.txt. Nothing was changed. Tick “Replace files already there” to replace it.");
+  expect(said).not.toContain("operations[0]");
+
+  const fileId = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files`, { key: u.key })).body.data.files.find(
+    (f: { path: string }) => f.path === "a.txt",
+  ).id;
+  const page = `${files}/${fileId}`;
+  const renamed = await b.post(`${page}/rename`, { csrf: formTokenOf((await b.get(page)).text), path: "archive/a.txt" });
+  expect(renamed.status).toBe(409);
+  expect(unescapeHtml(renamed.text)).toContain("Tick “Replace a file already at that path” to replace it.");
+  const paths = (await t.api("GET", `/api/v1/buckets/${bucket.id}/files`, { key: u.key })).body.data.files.map((f: { path: string }) => f.path);
+  expect(paths.sort()).toEqual(["a.txt", "archive/a.txt"]);
+});

@@ -17,6 +17,8 @@ const DONE: Record<string, string> = {
   "tag-added": "Tag added.",
   "tag-removed": "Tag removed.",
   "variable-saved": "Variable saved.",
+  "variable-replaced": "Variable replaced: that name was already set, and now holds the new value.",
+  "secret-replaced": "Secret replaced: that name was already set, and now holds the new value (stored encrypted, never shown again).",
   "variable-deleted": "Variable deleted.",
   "secret-saved": "Secret saved. Its value is stored encrypted and is never shown again.",
   "secret-deleted": "Secret deleted.",

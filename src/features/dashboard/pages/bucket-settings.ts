@@ -8,6 +8,7 @@ import { ApiError } from "../../../core/errors";
 import {
   BucketPatch,
   getBucket,
+  getVariables,
   LockBody,
   lockBucket,
   lockVisibility,
@@ -81,8 +82,12 @@ function setVariable(shell: Shell, s: Session, id: string, body: unknown): strin
   const kind = formField(body, "kind") === "secret" ? "secret" : "variable";
   const name = formField(body, "name").trim();
   const value = formField(body, "value");
+  // "Add" with a name already there replaces its value: the page says so rather than "saved"
+  // (a row's own Save form changes its value on purpose).
+  const before = formField(body, "form") === "variable-add" ? getVariables(shell.deps, s.actor, id) : null;
+  const existed = before !== null && (kind === "secret" ? before.secrets.some((x) => x.name === name) : Object.hasOwn(before.variables, name));
   variableField(() => mergeVariables(shell.deps, s.actor, id, kind === "secret" ? { secrets: { [name]: value } } : { variables: { [name]: value } }));
-  return settingsUrl(id, `?done=${kind}-saved#variables`);
+  return settingsUrl(id, `?done=${kind}-${existed ? "replaced" : "saved"}#variables`);
 }
 
 function deleteVariable(shell: Shell, s: Session, id: string, body: unknown): string {

@@ -33,7 +33,7 @@ import { checkForm, fieldError, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
-import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize, lockDurationOptions } from "./files-common";
+import { crumbStyle, existsRefusal, filesUrl, fileUrl, folderTrail, humanSize, lockDurationOptions } from "./files-common";
 
 /** Text and Markdown previews read at most this much (a bigger file is offered as a download). */
 export const PREVIEW_MAX_BYTES = 256 * 1024;
@@ -94,8 +94,21 @@ async function preview(shell: Shell, s: Session, bucketId: string, f: ReturnType
     return html`<p class="muted">This file is ${humanSize(f.byte_size)}; previews show files up to ${humanSize(PREVIEW_MAX_BYTES)}. Download it to read it.</p>`;
   const text = read ?? new TextDecoder("utf-8").decode((await readFileBytes(shell.deps, s.actor, bucketId, f.path, PREVIEW_MAX_BYTES)).bytes);
   // Rendered like Auto-Index READMEs: raw HTML shown as text, safe link targets, off the event loop.
-  if (markdown) return html`<div class="markdown">${new SafeHtml(nestHeadings(await renderReadme(text)))}</div>`;
-  return html`<pre class="preview-text">${text}</pre>`;
+  if (markdown) return html`<div class="markdown">${new SafeHtml(focusableCodeBlocks(nestHeadings(await renderReadme(text)), f.name))}</div>`;
+  // The preview scrolls (max-height) and holds nothing focusable: tabindex lets a keyboard
+  // scroll it, and the region's name says what it is (axe scrollable-region-focusable,
+  // https://dequeuniversity.com/rules/axe/4.10/scrollable-region-focusable).
+  return html`<pre class="preview-text" tabindex="0" role="region" aria-label="Contents of ${f.name}">${text}</pre>`;
+}
+
+/**
+ * Code blocks scroll sideways when a line is long: each gets the text preview's treatment, with
+ * a name of its own (regions with equal names are ambiguous landmarks). Safe on the renderer's
+ * output for the reason nestHeadings is: every `<pre>` in it is the renderer's own.
+ */
+function focusableCodeBlocks(markup: string, fileName: string): string {
+  let n = 0;
+  return markup.replace(/<pre>/g, () => html`<pre tabindex="0" role="region" aria-label="Code block ${++n} of ${fileName}">`.value);
 }
 
 /**
@@ -215,8 +228,10 @@ async function fileView(shell: Shell, s: Session, bucketId: string, fileId: stri
 /** Which field of the form a service refusal is about, so it is shown next to that field. */
 function placeRefusal(e: ApiError, pathField: string): ApiError {
   if ((e.details as { field?: string } | undefined)?.field) return e;
-  if (["INVALID_PATH", "FILE_EXISTS", "FORBIDDEN_FILE_TYPE"].includes(e.code))
-    return new ApiError(e.code, e.message, { ...e.details, field: pathField }, e.retryAfter);
+  if (["INVALID_PATH", "FILE_EXISTS", "FORBIDDEN_FILE_TYPE"].includes(e.code)) {
+    const worded = existsRefusal(e, "Replace a file already at that path");
+    return new ApiError(worded.code, worded.message, { ...e.details, field: pathField }, e.retryAfter);
+  }
   return e;
 }
 

@@ -1,4 +1,5 @@
 // What the bucket's file pages share: their URLs, sizes for people, and the folder trail.
+import { ApiError } from "../../../core/errors";
 import { html, type SafeHtml } from "../../../http/pages/layout";
 import { BUCKETS_PATH } from "./buckets-home";
 
@@ -47,3 +48,13 @@ export const LOCK_DURATIONS: [number, string][] = [
 /** The duration options with `selected` on the one given. */
 export const lockDurationOptions = (selected: number) =>
   html`${LOCK_DURATIONS.map(([v, label]) => html`<option value="${v}"${v === selected ? html` selected` : ""}>${label}</option>`)}`;
+
+/**
+ * A FILE_EXISTS refusal in the dashboard's words: without the API's `operations[i] (...)` prefix,
+ * and naming the form's box that allows replacing (`box`, its label).
+ */
+export function existsRefusal(e: ApiError, box: string): ApiError {
+  if (e.code !== "FILE_EXISTS") return e;
+  const message = e.message.replace(/^operations\[\d+\] \([^)]*\): a /, "A ");
+  return new ApiError(e.code, `${message} Tick “${box}” to replace it.`, e.details, e.retryAfter);
+}

@@ -13,7 +13,7 @@ import { fieldError, formList, invalidAttrs } from "../forms";
 import type { DashboardPage } from "../page";
 import { formField, type Session, type Shell } from "../shell";
 import { BUCKETS_PATH } from "./buckets-home";
-import { crumbStyle, filesUrl, fileUrl, folderTrail, humanSize, lockDurationOptions } from "./files-common";
+import { crumbStyle, existsRefusal, filesUrl, fileUrl, folderTrail, humanSize, lockDurationOptions } from "./files-common";
 
 export const FOLDER_PAGE = 100;
 
@@ -164,7 +164,7 @@ export const filesPage: DashboardPage = {
               { prefix: formField(body, "prefix"), after: formField(body, "after") || undefined },
               {
                 form: "entries",
-                error,
+                error: existsRefusal(error, "Replace files already there"),
                 entries: formList(body, "entry"),
                 to: formField(body, "to"),
                 overwrite: formField(body, "overwrite") === "on",
