@@ -45,7 +45,10 @@ export function csvStream<C>(header: string[], pageAfter: (cursor: C | null) => 
  */
 export function attachmentDisposition(fileName: string): string {
   const ascii = fileName.replace(/[^\w.-]+/g, "-").replace(/^-+|-+$/g, "") || "download";
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+  // RFC 5987 allows fewer characters than encodeURIComponent leaves: a ' would end the charset part.
+  // toWellFormed: a lone surrogate (a title stored before titles were checked) would make it throw.
+  const encoded = encodeURIComponent(fileName.toWellFormed()).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
 /** The headers of a CSV download named `fileName`. */
