@@ -71,6 +71,11 @@ export interface FieldProblem {
 /** The one VALIDATION_FAILED shape, for Elysia's errors and for the early check below. */
 export function validationFailed(where: string | undefined, fields: FieldProblem[]): ApiError {
   const at = where ? ` in ${where}` : "";
-  const list = fields.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details";
+  // A missing value also fails its type ("Expected object"): the message names only the first.
+  const missing = new Set(fields.filter((f) => / is missing$/.test(f.message)).map((f) => f.path));
+  const said = fields.filter((f) => !missing.has(f.path) || / is missing$/.test(f.message));
+  let list = said.map((f) => `${f.path || "(root)"} ${f.message}`).join("; ") || "see details";
+  // A body that is not an object at all was most likely not sent as JSON.
+  if (fields.some((f) => f.path === "" && f.message === "Expected object")) list += ". Send a JSON object with Content-Type: application/json";
   return new ApiError("VALIDATION_FAILED", `Invalid request${at}: ${list}`, { fields });
 }

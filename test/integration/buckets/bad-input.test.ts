@@ -283,3 +283,16 @@ describe("queries", () => {
     },
   ]);
 });
+
+describe("validation messages", () => {
+  test("a body that is not a JSON object says to send one; a missing wrapper is named once", async () => {
+    const plain = await t.api("POST", "/api/v1/buckets", { key: owner.key, rawBody: '"just text"', headers: { "content-type": "text/plain" } });
+    expect([plain.status, plain.body.error.code]).toEqual([422, "VALIDATION_FAILED"]);
+    expect(plain.body.error.message).toContain("Send a JSON object with Content-Type: application/json");
+    const unwrapped = await t.api("POST", "/api/v1/buckets", { key: owner.key, body: { title: "no wrapper" } });
+    expect(unwrapped.status).toBe(422);
+    const message: string = unwrapped.body.error.message;
+    expect(message.match(/\/bucket /g)?.length).toBe(1);
+    expect(message).toContain("/bucket Property 'bucket' is missing");
+  });
+});
