@@ -8,6 +8,7 @@ import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
 import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
 import { notFoundPage, wantsNotFoundPage } from "./http/pages/not-found";
+import { allowedMethodsOf } from "./http/allowed-methods";
 import { earlyBodyValidation, type RouteTable } from "./http/body-validation";
 import { refuseRepeatedQueryFields } from "./http/repeated-query";
 import { RateLimiter } from "./http/rate-limit";
@@ -43,6 +44,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
   // instead of silently dropping them.
   // The early body check reads the finished route table when the first request arrives.
   let mounted: RouteTable | null = null;
+  const allowedMethods = allowedMethodsOf(() => mounted!);
   const app = new Elysia({ name: "pier", normalize: false })
     .onRequest(({ request, set }) => {
       Object.assign(set.headers, baseHeaders(requestId(request)));
@@ -53,6 +55,16 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
       const id = requestId(request);
       // No route matched: a browser gets a page with a way back; API clients the envelope.
       if (code === "NOT_FOUND" && wantsNotFoundPage(request)) return notFoundPage({ ...baseHeaders(id), vary: "accept" });
+      if (code === "NOT_FOUND") {
+        const pathname = new URL(request.url).pathname;
+        const allow = allowedMethods(request.method, pathname);
+        if (allow.length > 0) {
+          const refused = new ApiError("METHOD_NOT_ALLOWED", `${pathname} does not take ${request.method}: use ${allow.join(", ")}.`, { allow });
+          const res = errorResponse(refused, id, deps.urls.baseUrl);
+          res.headers.set("allow", allow.join(", "));
+          return res;
+        }
+      }
       const apiError = toApiError(error, code as string);
       if (apiError.code === "INTERNAL" && !(error instanceof ApiError)) logUnexpected(deps.log, error, id);
       return errorResponse(apiError, id, deps.urls.baseUrl);

@@ -88,6 +88,24 @@ describe("status", () => {
     expect([post.status, post.headers.get("content-type")]).toEqual([404, "application/json; charset=utf-8"]);
   });
 
+  test("a path that exists with other methods: 405 METHOD_NOT_ALLOWED naming them in Allow; HEAD of a GET route is served", async () => {
+    const u = await t.user();
+    const refused = async (method: string, path: string) => {
+      const r = await fetch(`${t.url}${path}`, { method, headers: { authorization: `Bearer ${u.key}` } });
+      const body = (await r.json()) as { error: { code: string; message: string; details: { allow: string[] } } };
+      return { status: r.status, allow: r.headers.get("allow"), error: body.error };
+    };
+    const put = await refused("PUT", "/api/v1/buckets");
+    expect([put.status, put.error.code, put.allow]).toEqual([405, "METHOD_NOT_ALLOWED", "GET, HEAD, POST"]);
+    expect(put.error.message).toBe("/api/v1/buckets does not take PUT: use GET, HEAD, POST.");
+    const onOne = await refused("PUT", "/api/v1/buckets/bkt_00000000000000000000");
+    expect(onOne.status).toBe(405);
+    expect(onOne.allow!.split(", ")).toEqual(expect.arrayContaining(["DELETE", "GET", "HEAD", "PATCH"]));
+    // No route at all is still 404; HEAD where GET is served is not refused.
+    expect((await refused("PUT", "/api/v1/nothing-here")).status).toBe(404);
+    expect((await fetch(`${t.url}/api/v1/status`, { method: "HEAD" })).status).toBe(200);
+  });
+
   test("site hosts never reach the API", async () => {
     const res = await fetch(`${t.url}/api/v1/status`, { headers: { host: "someslug123.localhost" } });
     expect(res.status).toBe(404);
