@@ -3,7 +3,7 @@
 // the preview alone off its address (410, as `pier unpublish --preview` does) while the main
 // site stays up. Another account's session ends nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { formTokenOf, signedIn } from "../../helpers/browser";
+import { formTokenOf, signedIn, unescapeHtml } from "../../helpers/browser";
 import { createBucket } from "../../helpers/buckets";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 import { siteFetch } from "../../helpers/sites";
@@ -165,6 +165,10 @@ test("the Analytics tab shows the site's figures or, switched, its preview's; th
   const previewPage = (await b.get(`/dashboard/buckets/${bucket.id}/analytics?site=preview&range=24h`)).text;
   expect(allTime(previewPage)).toBe("3");
   expect(previewPage).toContain('<input type="hidden" name="site" value="preview">');
+  // The account's page tells the two apart (they share the bucket's title), each linking its own tab.
+  const account = unescapeHtml((await b.get("/dashboard/analytics?range=24h")).text);
+  expect(account).toContain(`<a href="/dashboard/buckets/${bucket.id}/analytics?range=24h">Counted preview</a>`);
+  expect(account).toContain(`<a href="/dashboard/buckets/${bucket.id}/analytics?range=24h&site=preview">Counted preview (preview)</a>`);
 });
 
 test("a require_email preview says who may open it and, without a mail relay, how visitors get in", async () => {
