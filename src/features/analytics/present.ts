@@ -85,7 +85,6 @@ export function presentAnalytics(w: Window, f: AnalyticsFigures) {
       bucket_id: site.bucketId,
       bucket_title: site.bucketTitle,
       publication_id: site.publicationId,
-      kind: site.kind,
       public_slug: site.slug,
       url: site.url,
       hits,
@@ -97,7 +96,6 @@ export function presentAnalytics(w: Window, f: AnalyticsFigures) {
     paths_not_found: f.notFound.map((r) => ({
       bucket_id: r.site.bucketId,
       publication_id: r.site.publicationId,
-      kind: r.site.kind,
       public_slug: r.site.slug,
       path: r.path,
       hits: r.hits,

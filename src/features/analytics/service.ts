@@ -20,8 +20,6 @@ export interface SiteRef {
   publicationId: string;
   bucketId: string;
   bucketTitle: string;
-  /** A bucket's main site and its preview share the title: this tells them apart. */
-  kind: "main" | "preview";
   slug: string;
   url: string;
   createdAtMs: number;
@@ -68,7 +66,6 @@ function siteRef(deps: Deps, pub: PublicationRow, bucketTitle: string): SiteRef 
     publicationId: pub.id,
     bucketId: pub.bucketId,
     bucketTitle,
-    kind: pub.kind,
     slug: pub.publicSlug,
     url: publicUrlOf(deps, pub),
     createdAtMs: Date.parse(pub.createdAt),

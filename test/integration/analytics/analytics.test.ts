@@ -110,15 +110,14 @@ describe("one day of traffic", () => {
       { bot: "Googlebot", hits: 1 },
     ]);
     expect(a.paths_not_found).toEqual([
-      { bucket_id: s.pub.bucketId, publication_id: s.pub.id, kind: "main", public_slug: s.pub.publicSlug, path: "/missing", hits: 1 },
-      { bucket_id: s.pub.bucketId, publication_id: s.pub.id, kind: "main", public_slug: s.pub.publicSlug, path: "/nope.html", hits: 1 },
+      { bucket_id: s.pub.bucketId, publication_id: s.pub.id, public_slug: s.pub.publicSlug, path: "/missing", hits: 1 },
+      { bucket_id: s.pub.bucketId, publication_id: s.pub.id, public_slug: s.pub.publicSlug, path: "/nope.html", hits: 1 },
     ]);
     expect(a.buckets).toEqual([
       {
         bucket_id: s.pub.bucketId,
         bucket_title: "Site",
         publication_id: s.pub.id,
-        kind: "main",
         public_slug: s.pub.publicSlug,
         url: expect.stringContaining(s.host),
         hits: 8,

@@ -58,25 +58,30 @@ function list(title: string, rows: { label: string; hits: number }[]): SafeHtml 
 }
 
 /** The same window on a site's Analytics tab, so a row's link keeps the range or dates shown. */
-function tabLink(bucketId: string, q: Record<string, string | undefined>, kind: "main" | "preview" = "main"): string {
+function tabLink(bucketId: string, q: Record<string, string | undefined>, preview = false): string {
   const params = new URLSearchParams(Object.entries(windowQuery(q)).filter((e): e is [string, string] => !!e[1]));
-  if (kind === "preview") params.set("site", "preview");
+  if (preview) params.set("site", "preview");
   const search = params.toString();
   return `${BUCKETS_PATH}/${bucketId}/analytics${search ? `?${search}` : ""}`;
 }
 
-/** A bucket's main site and its preview share the bucket's title. */
-const siteName = (title: string, kind: "main" | "preview") => (kind === "preview" ? `${title} (preview)` : title);
+type SiteEntry = Analytics["buckets"][number];
+/**
+ * A bucket's site and its preview share the bucket's title. The spec's `buckets[]` entry has no
+ * kind; a preview is the one served at `preview-<slug>.` (a custom domain is never under it).
+ */
+const isPreview = (b: SiteEntry) => new URL(b.url).hostname.startsWith(`preview-${b.public_slug}.`);
+const siteName = (b: SiteEntry) => (isPreview(b) ? `${b.bucket_title} (preview)` : b.bucket_title);
 
 function sitesTable(a: Analytics, q: Record<string, string | undefined>): SafeHtml {
   if (!a.buckets.length) return html`<p class="muted">No published sites yet, so there is nothing to count.</p>`;
   return html`<div class="scroll"><table><caption>Hits per site</caption><thead><tr><th scope="col">Site</th><th scope="col">Address</th><th scope="col">Hits</th></tr></thead>
-<tbody>${a.buckets.map((b) => html`<tr><th scope="row" class="wrap"><a href="${tabLink(b.bucket_id, q, b.kind)}">${siteName(b.bucket_title, b.kind)}</a></th><td class="wrap">${b.url}</td><td>${num(b.hits)}</td></tr>`)}</tbody></table></div>`;
+<tbody>${a.buckets.map((b) => html`<tr><th scope="row" class="wrap"><a href="${tabLink(b.bucket_id, q, isPreview(b))}">${siteName(b)}</a></th><td class="wrap">${b.url}</td><td>${num(b.hits)}</td></tr>`)}</tbody></table></div>`;
 }
 
 function notFoundBySite(a: Analytics): SafeHtml {
   if (!a.paths_not_found.length) return html`<p class="muted small">Not found paths: none in this window.</p>`;
-  const titles = new Map(a.buckets.map((b) => [b.publication_id, siteName(b.bucket_title, b.kind)]));
+  const titles = new Map(a.buckets.map((b) => [b.publication_id, siteName(b)]));
   return html`<div class="scroll"><table><caption>Not found paths</caption><thead><tr><th scope="col">Site</th><th scope="col">Not found path</th><th scope="col">Hits</th></tr></thead>
 <tbody>${a.paths_not_found.map((r) => html`<tr><td class="wrap">${titles.get(r.publication_id) ?? r.public_slug}</td><td class="wrap">${r.path}</td><td>${num(r.hits)}</td></tr>`)}</tbody></table></div>`;
 }
