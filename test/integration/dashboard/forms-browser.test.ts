@@ -93,6 +93,11 @@ test("configure forms, read, reply in public, delete", async () => {
   expect(main).toContain("<b>A public comment</b>"); // shown as text, never as markup
   expect(main).toContain("/club");
   await expectAccessible(page);
+  // Only spaces: refused next to the box, said once (not also at the top), the box kept.
+  await page.fill("#message", "   ");
+  await submit(page, "#replies button[type=submit]");
+  expect(await page.textContent("#message-error")).toContain("must not be empty");
+  expect((await page.textContent("main"))!.split("must not be empty").length - 1).toBe(1);
   await page.fill("#message", "Thanks, Bo!");
   await page.check("input[name=audience][value=public]");
   await submit(page, "#replies button[type=submit]");

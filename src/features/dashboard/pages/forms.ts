@@ -214,13 +214,16 @@ async function submissionView(
       html`<li><p class="small muted">${r.audience === "public" ? "Public reply" : "Team reply"} · ${shortTime(r.created_at)}</p><p class="wrap pre">${r.message}</p>${deleteButton(r.id, "Delete this reply")}</li>`,
   );
   const sel = sub.context.document_selection as Parameters<typeof selectionText>[0];
+  // A refusal shown next to its field is not repeated at the top of the page.
+  const field = (error?.details as { field?: string } | undefined)?.field ?? "";
+  const byItsField = ["message", "audience", "confirm"].includes(field) || (field.startsWith("fields.") && field.slice(7) in sub.fields);
   return shell.render(s, {
     title: `${def?.label ?? sub.form_name} submission · ${bucket.title}`,
     template: "dashboard/form-submission.html",
     current: BUCKETS_PATH,
     error,
     vars: {
-      notice: error ? alertBox(error.message) : alertBox(DONE[query.done ?? ""], "ok"),
+      notice: error ? (byItsField ? html`` : alertBox(error.message)) : alertBox(DONE[query.done ?? ""], "ok"),
       tabs: shell.bucketTabs(bucket.id, "forms"),
       id: bucket.id,
       title: bucket.title,
