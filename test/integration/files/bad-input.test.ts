@@ -146,6 +146,7 @@ describe("declared sizes and checksums", () => {
     declaring("negative byte_size", { byte_size: -1 }, 422, "VALIDATION_FAILED"),
     declaring("fractional byte_size", { byte_size: 1.5 }, 422, "VALIDATION_FAILED"),
     declaring("huge byte_size", { byte_size: 11 * 1024 ** 3 }, 413, "FILE_TOO_LARGE"),
+    declaring("byte_size past any safe integer", { byte_size: 1e30 }, 413, "FILE_TOO_LARGE"),
     declaring("checksum not base64 MD5", { checksum: "abc" }, 422, "VALIDATION_FAILED"),
     declaring("sha256 not hex", { sha256: "z".repeat(64) }, 422, "VALIDATION_FAILED"),
     declaring("bad content type", { content_type: "text\\html" }, 422, "VALIDATION_FAILED"),

@@ -36,11 +36,12 @@ export interface ValidFile {
 /** Validate one declared file; throws a field-specific 4xx. */
 export function validateDeclared(f: DeclaredFile): ValidFile {
   const path = normalizePath(f.path);
-  if (!Number.isSafeInteger(f.byte_size) || f.byte_size < 0) {
+  // Any whole number over the limit (1e30 as well) is a file too large, not a malformed size.
+  const tooLarge = Number.isInteger(f.byte_size) && f.byte_size > MAX_FILE_BYTES;
+  if (!tooLarge && (!Number.isSafeInteger(f.byte_size) || f.byte_size < 0)) {
     throw new ApiError("VALIDATION_FAILED", `${path}: byte_size must be a non-negative integer.`, { field: "byte_size", path });
   }
-  if (f.byte_size > MAX_FILE_BYTES)
-    throw new ApiError("FILE_TOO_LARGE", `${path}: files are at most ${MAX_FILE_BYTES} bytes.`, { path, max_bytes: MAX_FILE_BYTES });
+  if (tooLarge) throw new ApiError("FILE_TOO_LARGE", `${path}: files are at most ${MAX_FILE_BYTES} bytes.`, { path, max_bytes: MAX_FILE_BYTES });
   if (!/^[A-Za-z0-9+/]{22}==$/.test(f.checksum ?? "")) {
     throw new ApiError("VALIDATION_FAILED", `${path}: checksum must be the base64 MD5 of the bytes (24 characters, as in Content-MD5).`, {
       field: "checksum",
