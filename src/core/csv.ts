@@ -1,6 +1,7 @@
-// CSV downloads (form submissions, a site's leads). Rows are read a page at a time as the reader
-// takes them: an export of any size holds one page in memory and holds the event loop for one
-// page's work at a time, and a reader that stops reading stops the export.
+// CSV bodies (form submissions, a site's leads; their headers are in http/content-disposition.ts).
+// Rows are read a page at a time as the reader takes them: an export of any size holds one page in
+// memory and holds the event loop for one page's work at a time, and a reader that stops reading
+// stops the export.
 import { stringify } from "csv-stringify/sync";
 
 /** Rows read per step; a step also decrypts what it reads, so it stays small. */
@@ -38,23 +39,3 @@ export function csvStream<C>(header: string[], pageAfter: (cursor: C | null) => 
     },
   });
 }
-
-/**
- * Content-Disposition for a download: the name in ASCII (anything else becomes "-") and in
- * UTF-8 (RFC 6266), so every browser saves it under a readable name.
- */
-export function attachmentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\w.-]+/g, "-").replace(/^-+|-+$/g, "") || "download";
-  // RFC 5987 allows fewer characters than encodeURIComponent leaves: a ' would end the charset part.
-  // toWellFormed: a lone surrogate (a title stored before titles were checked) would make it throw.
-  const encoded = encodeURIComponent(fileName.toWellFormed()).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
-
-/** The headers of a CSV download named `fileName`. */
-export const csvHeaders = (fileName: string): Record<string, string> => ({
-  "content-type": "text/csv; charset=utf-8",
-  "content-disposition": attachmentDisposition(fileName),
-  "cache-control": "no-store",
-  "x-content-type-options": "nosniff",
-});

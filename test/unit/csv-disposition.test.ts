@@ -2,7 +2,7 @@
 // RFC 5987), whatever characters a bucket's title or a site's address hold.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { attachmentDisposition } from "../../src/core/csv";
+import { attachmentDisposition } from "../../src/http/content-disposition";
 
 test("the UTF-8 name decodes back to the name, and both parts use only the characters their syntax allows", () => {
   fc.assert(

@@ -3,8 +3,8 @@
 // rule as a REST PATCH), the submissions newest first (paged, filtered by form), and one
 // submission with its context and replies: reply (team or public), delete a reply or the whole.
 import type { Elysia } from "elysia";
-import { csvHeaders } from "../../../core/csv";
 import { ApiError } from "../../../core/errors";
+import { csvHeaders } from "../../../http/content-disposition";
 import { alertBox, html, shortTime, type SafeHtml } from "../../../http/pages/layout";
 import { UNLIMITED } from "../../accounts";
 import { getBucket, updateBucket } from "../../buckets";

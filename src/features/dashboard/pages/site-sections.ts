@@ -84,8 +84,11 @@ const accessLabel: Record<string, string> = {
 
 /** Who may open a live site or preview, and what its owner should know about that (its warnings). */
 export function accessSummary(p: { access_mode: string; warnings: { message: string }[] }, id: string): SafeHtml {
-  return html`<p class="small" id="${id}">Who may open it: ${accessLabel[p.access_mode] ?? p.access_mode}</p>${p.warnings.map((w) => html`<p class="small muted">${w.message}</p>`)}`;
+  return html`<p class="small" id="${id}">Who may open it: ${accessLabel[p.access_mode] ?? p.access_mode}</p>${warningLines(p)}`;
 }
+
+/** A publication's warnings (such as codes waiting in the outbox), one line each. */
+const warningLines = (p: { warnings: { message: string }[] }): SafeHtml => html`${p.warnings.map((w) => html`<p class="small muted">${w.message}</p>`)}`;
 
 export function accessModeOptions(selected: string): SafeHtml {
   return html`${Object.entries(accessLabel).map(([v, l]) => (v === selected ? html`<option value="${v}" selected>${l}</option>` : html`<option value="${v}">${l}</option>`))}`;
@@ -127,7 +130,7 @@ export function accessExtras(
   const share = p.share_text
     ? html`<h3>Share</h3><pre class="wrap" id="share-text">${p.share_text}</pre><p><button type="button" class="secondary" data-copy="share-text" hidden>Copy the share text</button></p>`
     : html``;
-  const warnings = p.warnings.map((w) => html`<p class="small muted">${w.message}</p>`);
+  const warnings = warningLines(p);
   if (p.access_mode !== "require_email") return html`${password}${share}${warnings}`;
   const emails = fieldState(refused, "recipient-links", "emails");
   const days = fieldState(refused, "recipient-links", "expires_in_days");

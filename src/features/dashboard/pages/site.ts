@@ -4,8 +4,8 @@
 // paged manifest and deploys. Every form calls
 // the publish service the REST route calls; plan refusals show their choices as buttons.
 import type { Elysia } from "elysia";
-import { csvHeaders } from "../../../core/csv";
 import { ApiError } from "../../../core/errors";
+import { csvHeaders } from "../../../http/content-disposition";
 import { alertBox, html, shortTime } from "../../../http/pages/layout";
 import { offsetOf } from "./paging";
 import { effectiveScope, getBucket } from "../../buckets";

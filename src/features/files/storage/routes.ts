@@ -3,6 +3,7 @@
 import { Elysia, t } from "elysia";
 import type { Deps } from "../../../core/context";
 import type { authPlugin } from "../../../http/auth";
+import { extValue } from "../../../http/content-disposition";
 import { noneMatch } from "../../../sites/negotiate";
 import { receiveUpload, resolveDownload, type Download } from "./service";
 
@@ -17,7 +18,7 @@ function downloadResponse(d: Download, req: Request): Response {
     etag,
     "accept-ranges": "bytes",
     "cache-control": `private, max-age=${d.maxAgeSeconds}`,
-    "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(d.fileName)}`,
+    "content-disposition": `inline; filename*=${extValue(d.fileName)}`,
     // The API origin must never run uploaded HTML/SVG as a page of its own: opaque origin, no script.
     "content-security-policy": "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; media-src 'self'",
     "x-content-type-options": "nosniff",
