@@ -62,8 +62,19 @@
       body: JSON.stringify(body),
     });
     const json = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error((json.error && json.error.message) || `HTTP ${res.status}`);
+    if (!res.ok) throw refusal(res.status, json.error, `HTTP ${res.status}`);
     return json.data;
+  }
+
+  /**
+   * Pier's refusal as an Error. `final` when sending the same file again cannot succeed (a
+   * forbidden type, a bad path, too large, not allowed): Retry is not offered for it. A lost
+   * connection, a lock, a rate limit or a server error may pass next time.
+   */
+  function refusal(status, error, fallback) {
+    const e = new Error((error && error.message) || fallback);
+    e.final = (status === 403 || status === 413 || status === 422) && !(error && error.code === "CSRF_FAILED");
+    return e;
   }
 
   function put(upload, file, onProgress) {
@@ -74,11 +85,11 @@
       xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
       xhr.onload = () => {
         if (xhr.status >= 200 && xhr.status < 300) return resolve();
-        let message = `HTTP ${xhr.status}`;
+        let error = null;
         try {
-          message = JSON.parse(xhr.responseText).error.message || message;
+          error = JSON.parse(xhr.responseText).error;
         } catch {}
-        reject(new Error(message));
+        reject(refusal(xhr.status, error, `HTTP ${xhr.status}`));
       };
       xhr.onerror = () => reject(new Error("The connection failed."));
       xhr.send(file);
@@ -117,13 +128,16 @@
     await api("POST", `/api/v1/buckets/${encodeURIComponent(bucket)}/files`, { signed_blob_id: d.signed_blob_id });
   }
 
+  /** A failed file that sending again may help: its session is still open and Pier did not refuse it for good. */
+  const retryable = (j) => j.state === "failed" && !j.abandoned && !j.final;
+
   function report() {
     const done = jobs.filter((j) => j.state === "done");
     const failed = jobs.filter((j) => j.state === "failed");
     const waiting = jobs.length - done.length - failed.length;
     const bytes = done.reduce((n, j) => n + j.file.size, 0);
     summary.textContent = `${done.length} uploaded (${size(bytes)}), ${failed.length} failed${waiting ? `, ${waiting} to go` : ""}.`;
-    retry.hidden = waiting > 0 || !failed.some((j) => !j.abandoned);
+    retry.hidden = waiting > 0 || !failed.some(retryable);
     reload.hidden = waiting > 0 || done.length === 0 || sync !== null;
   }
 
@@ -143,7 +157,8 @@
         .catch((e) => {
           if (job.abandoned) return;
           job.state = "failed";
-          job.show(`failed: ${e.message}`, true);
+          job.final = e.final === true;
+          job.show(job.final ? `refused: ${e.message}` : `failed: ${e.message}`, true);
         })
         .finally(() => {
           running--;
@@ -318,7 +333,7 @@
   retry.addEventListener("click", () => {
     // In a replacement only its failed PUTs are sent again (then the session is finalized);
     // earlier plain uploads that failed wait until it is over.
-    for (const j of jobs) if (j.state === "failed" && !j.abandoned && (!sync || j.replacement)) {
+    for (const j of jobs) if (retryable(j) && (!sync || j.replacement)) {
       j.state = "queued";
       j.bar.value = 0;
       j.show("waiting");

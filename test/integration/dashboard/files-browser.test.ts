@@ -304,6 +304,13 @@ describe("the Files tab in Chromium", () => {
       });
       await page.waitForFunction(() => /^8 uploaded.* 0 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
       expect(await paths(u, b.id)).toEqual(expect.arrayContaining(["site/album/cover.txt", "site/album/side-b/track.txt"]));
+
+      // A file Pier refuses for good (an executable) is not offered a retry that cannot succeed.
+      await page.setInputFiles("#upload-files", [{ name: "setup.exe", mimeType: "application/octet-stream", buffer: Buffer.from("MZ fake") }]);
+      await page.waitForFunction(() => /^8 uploaded.* 1 failed\.$/.test(document.getElementById("upload-summary")?.textContent ?? ""));
+      expect(await page.locator(".uploads .failed").textContent()).toStartWith("refused: ");
+      expect(await page.isHidden("[data-upload-retry]")).toBe(true);
+      expect(await paths(u, b.id)).not.toContain("site/setup.exe");
       await expectAccessible(page);
       await screenshot(page, "files-upload");
     });
