@@ -6,6 +6,7 @@ import { ApiError } from "./core/errors";
 import { authenticate, authPlugin, type AuthOptions, type BearerResolver } from "./http/auth";
 import { credentialChecks } from "./http/server";
 import { baseHeaders, errorResponse, logUnexpected, toApiError } from "./http/envelope";
+import { guideRoutes } from "./http/guides";
 import { docsPageHeaders, docsRoutes, openapiPlugin } from "./http/openapi";
 import { notFoundPage, wantsNotFoundPage } from "./http/pages/not-found";
 import { allowedMethodsOf } from "./http/allowed-methods";
@@ -75,6 +76,7 @@ export function buildApp(deps: Deps, opts: AppOptions = {}) {
     .use(agentActivityHook(deps))
     .use(openapiPlugin())
     .use(docsRoutes(deps))
+    .use(guideRoutes())
     .use(featureRoutes(deps, auth, authOptions));
   mounted = app;
   credentialChecks.set(app, (req) => hasValidCredential(deps, req, authOptions));

@@ -2,6 +2,10 @@ declare module "*.sql" {
   const text: string;
   export default text;
 }
+declare module "*.md" {
+  const text: string;
+  export default text;
+}
 declare module "*/standalone.js" {
   const path: string;
   export default path;

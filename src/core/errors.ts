@@ -44,7 +44,10 @@ export const errorCatalogue = {
   },
   RATE_LIMIT_EXCEEDED: { status: 429, hint: "Too many requests; wait `Retry-After` seconds." },
   INVALID_PATH: { status: 422, hint: 'Use a bucket-relative path: no leading "/", no "..", backslashes, NUL or control characters; see error.details.reason.' },
-  FORBIDDEN_FILE_TYPE: { status: 422, hint: "This file type is refused (executables, installers, secrets); see the forbidden file types in docs/files.md." },
+  FORBIDDEN_FILE_TYPE: {
+    status: 422,
+    hint: "This file type is refused (executables, installers, secrets); see the forbidden file types at /docs/guides/files#forbidden-file-types.",
+  },
   FILE_NOT_FOUND: { status: 404, hint: "No file with that id or path in this bucket; list the bucket's files." },
   FILE_EXISTS: { status: 409, hint: "A file already exists at the target path; pick another path or pass overwrite: true." },
   PATH_CONFLICT: {
@@ -124,7 +127,7 @@ export const errorCatalogue = {
   },
   CUSTOM_DOMAIN_INVALID: {
     status: 422,
-    hint: "The hostname is not one Pier can serve: see details.reason (ip_literal, too_long, label_too_long, underscore, wildcard, invalid_characters, single_label, public_suffix) and docs/custom-domains.md.",
+    hint: "The hostname is not one Pier can serve: see details.reason (ip_literal, too_long, label_too_long, underscore, wildcard, invalid_characters, single_label, public_suffix) and /docs/guides/custom-domains#hostnames-pier-refuses.",
   },
   CUSTOM_DOMAIN_RESERVED: {
     status: 422,
@@ -146,7 +149,7 @@ export const errorCatalogue = {
 
   FORM_NOT_FOUND: {
     status: 404,
-    hint: "This site offers no form by that name; the owner configures forms in bucket.metadata.publication_forms (docs/forms.md).",
+    hint: "This site offers no form by that name; the owner configures forms in bucket.metadata.publication_forms (/docs/guides/forms#configuration).",
   },
   FORM_FIELDS_MISSING: { status: 422, hint: "Fill in every required field named in error.details.missing and send the form again." },
   FORM_CROSS_ORIGIN: { status: 403, hint: "Forms accept posts only from pages of the same site (same Origin); send the form from the site itself." },
@@ -180,7 +183,7 @@ export const errorCatalogue = {
   GIT_WEBHOOK_SIGNATURE_INVALID: { status: 401, hint: "The webhook's X-Hub-Signature-256 does not match the connection's webhook secret; nothing ran." },
   GITHUB_NOT_CONFIGURED: {
     status: 409,
-    hint: "This instance has no GitHub App; the operator sets one up (docs/git-sync.md), or connect any git host by URL on the Git page.",
+    hint: "This instance has no GitHub App; the operator sets one up (/docs/guides/git-sync#github-app), or connect any git host by URL on the Git page.",
   },
   GITHUB_SETUP_INVALID: {
     status: 400,
@@ -196,7 +199,7 @@ export const errorCatalogue = {
   },
   GITHUB_REPOSITORY_CREATE_UNAVAILABLE: {
     status: 409,
-    hint: "GitHub refused to let the app create the repository: the operator's GitHub App needs the Administration: write repository permission (docs/git-sync.md).",
+    hint: "GitHub refused to let the app create the repository: the operator's GitHub App needs the Administration: write repository permission (/docs/guides/git-sync#operator-set-up-step-by-step).",
   },
   GITHUB_UNAVAILABLE: { status: 502, hint: "GitHub did not answer as expected; retry later (details.reason says what it said)." },
   GITHUB_AUTHORIZATION_REQUIRED: {
@@ -206,7 +209,7 @@ export const errorCatalogue = {
 
   BACKUP_FAILED: {
     status: 500,
-    hint: "The backup could not be written (target not writable or full); no complete-looking backup was left. See docs/operations.md.",
+    hint: "The backup could not be written (target not writable or full); no complete-looking backup was left. See /docs/guides/operations#backups.",
   },
   BACKUP_INVALID: { status: 422, hint: "The folder is not a complete Pier backup, or it is damaged; run `pier backup verify FOLDER`." },
   BACKUP_ENTRY_TOO_LARGE: {

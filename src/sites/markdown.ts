@@ -7,6 +7,7 @@
 // of `>` 15 s (then a stack overflow). So visitors' pages never render on the event loop:
 // renderReadme() hands the text to a worker with a time limit, one at a time, remembers results by content,
 // and shows the README as plain text when rendering fails or takes too long.
+import GithubSlugger from "github-slugger";
 import { LRUCache } from "lru-cache";
 import { Marked, type Tokens } from "marked";
 import { escapeHtml } from "../http/html";
@@ -44,6 +45,51 @@ export function renderMarkdown(source: string): string {
   return marked.parse(source, { async: false }) as string;
 }
 
+/**
+ * Where a link between Pier's own guides points on the server that serves them (/docs/guides):
+ * `files.md#paths`, `docs/files.md` (from the README) and `../README.md` become that guide's
+ * address; another relative target (a source file, the Dockerfile) is not served: null, the
+ * link's text alone. Absolute URLs and same-page anchors stay as they are.
+ */
+export function guideHref(href: string): string | null {
+  const m = /^(?:\.\.\/|docs\/)?([A-Za-z0-9-]+)\.md(#[^\s]*)?$/.exec(href);
+  if (m) return `/docs/guides/${m[1]!.toLowerCase()}${m[2] ?? ""}`;
+  if (href.startsWith("#") || /^(https?:\/\/|mailto:)/i.test(href)) return safeUrl(href);
+  return null;
+}
+
+/** Heading ids as GitHub gives them (the guides link to `#section` anchors); one slugger per render. */
+let slugger = new GithubSlugger();
+const plainText = (htmlText: string) =>
+  htmlText.replace(/<[^>]*>/g, "").replace(/&(lt|gt|quot|#39|amp);/g, (_, e: string) => ({ lt: "<", gt: ">", quot: '"', "#39": "'", amp: "&" })[e]!);
+
+// The guides are Pier's own text (docs/), but rendered with the README renderer's care anyway:
+// raw HTML shows as text, and links go only where guideHref says.
+const guideMarked = new Marked({
+  gfm: true,
+  renderer: {
+    html({ text }: Tokens.HTML | Tokens.Tag) {
+      return escapeHtml(text);
+    },
+    heading(this: { parser: { parseInline(t: Tokens.Heading["tokens"]): string } }, { tokens, depth }: Tokens.Heading) {
+      const inner = this.parser.parseInline(tokens);
+      return `<h${depth} id="${escapeHtml(slugger.slug(plainText(inner)))}">${inner}</h${depth}>\n`;
+    },
+    link(this: { parser: { parseInline(t: Tokens.Link["tokens"]): string } }, { href, tokens }: Tokens.Link) {
+      const text = this.parser.parseInline(tokens);
+      const url = guideHref(href);
+      return url === null ? text : `<a href="${escapeHtml(url)}">${text}</a>`;
+    },
+  },
+});
+
+export function renderGuideMarkdown(source: string): string {
+  slugger = new GithubSlugger();
+  return guideMarked.parse(source, { async: false }) as string;
+}
+
+export type MarkdownKind = "readme" | "guide";
+
 /** A README that takes longer than this to render is shown as plain text. */
 export const README_RENDER_TIMEOUT_MS = 1000;
 
@@ -53,7 +99,7 @@ const rendered = new LRUCache<string, string>({ max: 200, maxSize: 32 * 1024 * 1
 /** The HTML, UNRENDERABLE when this very text was too slow or broke marked, or null when it was not rendered for another reason. */
 type Outcome = string | typeof UNRENDERABLE | null;
 const UNRENDERABLE = Symbol("unrenderable");
-type Job = { id: number; source: string; timeoutMs: number; queuedAt: number; resolve: (outcome: Outcome) => void };
+type Job = { id: number; source: string; kind: MarkdownKind; timeoutMs: number; queuedAt: number; resolve: (outcome: Outcome) => void };
 
 /**
  * One render at a time is in the worker, and its timer starts when it is handed over: a README
@@ -98,7 +144,7 @@ function startNext(): void {
       finishCurrent(UNRENDERABLE);
     }, job.timeoutMs);
     current = { job, timer };
-    w.postMessage({ id: job.id, source: job.source });
+    w.postMessage({ id: job.id, source: job.source, kind: job.kind });
   }
 }
 
@@ -130,10 +176,10 @@ function renderer(): Worker {
 }
 
 /** Queue a render for the worker (see startNext); settles with the outcome. */
-function renderOffThread(source: string, timeoutMs: number): Promise<Outcome> {
+function renderOffThread(source: string, kind: MarkdownKind, timeoutMs: number): Promise<Outcome> {
   if (queue.length >= MAX_QUEUED) return Promise.resolve(null);
   return new Promise((resolve) => {
-    queue.push({ id: ++nextId, source, timeoutMs, queuedAt: Date.now(), resolve });
+    queue.push({ id: ++nextId, source, kind, timeoutMs, queuedAt: Date.now(), resolve });
     startNext();
   });
 }
@@ -147,11 +193,15 @@ export async function renderReadme(source: string, timeoutMs = README_RENDER_TIM
  * renderReadme, saying whether the HTML is this text's answer (rendered, or judged unrenderable)
  * or a stopgap (the renderer was busy or failed): a page built on a stopgap is not to be kept.
  */
-export async function renderReadmeOutcome(source: string, timeoutMs = README_RENDER_TIMEOUT_MS): Promise<{ html: string; settled: boolean }> {
-  const key = new Bun.CryptoHasher("sha256").update(source).digest("hex");
+export async function renderReadmeOutcome(
+  source: string,
+  timeoutMs = README_RENDER_TIMEOUT_MS,
+  kind: MarkdownKind = "readme",
+): Promise<{ html: string; settled: boolean }> {
+  const key = `${kind} ${new Bun.CryptoHasher("sha256").update(source).digest("hex")}`;
   const hit = rendered.get(key);
   if (hit !== undefined) return { html: hit, settled: true };
-  const outcome = await renderOffThread(source, timeoutMs);
+  const outcome = await renderOffThread(source, kind, timeoutMs);
   if (outcome === null) return { html: asPlainText(source), settled: false }; // not this text's fault: not remembered
   const html = outcome === UNRENDERABLE ? asPlainText(source) : outcome;
   rendered.set(key, html);

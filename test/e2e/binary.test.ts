@@ -105,6 +105,10 @@ describe("the compiled binary", () => {
       expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
       const spec = (await (await fetch(`${first.url}/docs/json`)).json()) as { paths: Record<string, unknown> };
       expect(Object.keys(spec.paths)).toContain("/api/v1/status");
+      // So do the guides: embedded in the binary, rendered by its Markdown worker.
+      const guide = await fetch(`${first.url}/docs/guides/deployment`);
+      expect(guide.status).toBe(200);
+      expect(await guide.text()).toContain('<h1 id="deploying-pier">Deploying Pier</h1>');
 
       // Migrations ran inside the binary: a real database with the schema and the record of them.
       const db = new Database(join(dataDir, "pier.db"), { readonly: true });

@@ -75,7 +75,7 @@ function certificateRows(deps: Deps): SafeHtml {
 function backupSection(deps: Deps): SafeHtml {
   const b = backupStatus(deps);
   if (!b.enabled)
-    return html`<p>Scheduled backups are off. Start Pier with <code>--backup-dir DIR</code> (see the operations guide), or take one by hand with <code>pier backup --to DIR</code>.</p>`;
+    return html`<p>Scheduled backups are off. Start Pier with <code>--backup-dir DIR</code> (see the <a href="/docs/guides/operations#scheduled-backups">operations guide</a>), or take one by hand with <code>pier backup --to DIR</code>.</p>`;
   const failure = b.last_error
     ? html`<p class="error" role="alert">The last backup failed at ${shortTime(b.last_error.at)}: ${b.last_error.message}</p>`
     : html``;

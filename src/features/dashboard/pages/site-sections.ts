@@ -197,7 +197,7 @@ interface SiteRulesSummary {
  */
 export function siteRulesSection(rules: SiteRulesSummary | null): SafeHtml {
   if (!rules)
-    return html`<p class="muted">The live deploy has no <code>_redirects</code> or <code>_headers</code> file. Put them at the published root and publish to add redirects, rewrites or response headers.</p>`;
+    return html`<p class="muted">The live deploy has no <code>_redirects</code> or <code>_headers</code> file. Put them at the published root and publish to add redirects, rewrites or response headers (see the <a href="/docs/guides/site-rules">site rules guide</a>).</p>`;
   const plural = (n: number, one: string) => `${n.toLocaleString("en")} ${one}${n === 1 ? "" : "s"}`;
   const counts = html`<dl class="facts" id="site-rules-counts"><dt>Redirect rules</dt><dd>${plural(rules.redirects, "rule")} from <code>_redirects</code></dd><dt>Header blocks</dt><dd>${plural(rules.headers, "block")} from <code>_headers</code></dd></dl>`;
   if (!rules.warnings.length) return html`${counts}<p class="small muted">No warnings: every line was used.</p>`;
