@@ -2,7 +2,7 @@
 // (sign-up mode, an invite shown once that then signs someone up, make admin, reset two-factor),
 // plans (move an account), the outbox and one of its messages, health (failed job retried).
 // A user who is not an admin sees no Admin entry and gets the not-found page. Each page is
-// checked with axe and saved at desktop and phone width under test-results/screenshots/.
+// checked with axe and at phone width (PIER_TEST_SCREENSHOTS=1 saves screenshots of both widths).
 import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import type { Browser } from "playwright-core";

@@ -1,8 +1,8 @@
 // The dashboard's buckets pages in real Chromium, clicked as a person would: sign in, see the
 // buckets, create one, open it, see its files, turn the receiving address on, archive,
 // unarchive, delete with the phrase; a reload after a form POST does not repeat it; another
-// account's bucket is the normal not-found page. Screenshots at desktop and 375 px are saved
-// under test-results/screenshots/ for review, and axe checks each page (not compared).
+// account's bucket is the normal not-found page. Each page is checked with axe and at 375 px
+// (PIER_TEST_SCREENSHOTS=1 saves screenshots under test-results/screenshots/ for review).
 import { describe, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { dashboardUrl, expectAccessible, screenshot, signIn, submit, withDashboard } from "../../helpers/dashboard";
