@@ -42,12 +42,12 @@ function filesUnder(dir: string): string[] {
   return out.sort();
 }
 
-/** A hash of every input of the bundle: source, embedded sites/, configuration, dependencies and bun itself. */
+/** A hash of every input of the bundle: source, embedded sites/ and guides (docs/, README), configuration, dependencies and bun itself. */
 function inputsHash(): string {
   const h = new Bun.CryptoHasher("sha256");
   h.update(`bun ${Bun.version} ${Bun.revision}\n`);
-  const files = [...filesUnder(join(root, "src")), ...filesUnder(join(root, "sites"))];
-  for (const f of ["package.json", "package-lock.json", "bun.lock", "bunfig.toml", "tsconfig.json"]) if (existsSync(join(root, f))) files.push(f);
+  const files = [...filesUnder(join(root, "src")), ...filesUnder(join(root, "sites")), ...filesUnder(join(root, "docs"))];
+  for (const f of ["README.md", "package.json", "package-lock.json", "bun.lock", "bunfig.toml", "tsconfig.json"]) if (existsSync(join(root, f))) files.push(f);
   for (const f of files) {
     h.update(`${f}\0`);
     h.update(readFileSync(join(root, f)));
