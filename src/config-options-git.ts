@@ -53,7 +53,7 @@ export const githubAppOptions: Option[] = [
     key: "githubAppId",
     name: "github-app-id",
     default: "",
-    help: "GitHub App ID for git sync with GitHub (docs/git-sync.md, GitHub App). With the other --github-app-* options it turns on installing the app from a bucket's Git page.",
+    help: "GitHub App ID for git sync with GitHub (/docs/guides/git-sync#github-app). With the other --github-app-* options it turns on installing the app from a bucket's Git page.",
     parse: optionalStr,
   },
   {

@@ -31,7 +31,7 @@ export const operationsCommands: Record<string, AdminCommand> = {
           `${c.blobs} blobs of ${c.file_refs} files and ${c.deploy_refs} live site files checked (${c.blobs_hashed} hashed${report.quick ? ", quick" : ""}), ` +
           `${c.running_jobs} running job(s)`,
       );
-      if (unrepaired) throw new CommandFailed(`${unrepaired} problem(s) left; see above and docs/operations.md`);
+      if (unrepaired) throw new CommandFailed(`${unrepaired} problem(s) left; see above and /docs/guides/operations#restore`);
     },
   },
   backups: {
@@ -52,7 +52,9 @@ export const operationsCommands: Record<string, AdminCommand> = {
       const s = backupStatus(deps);
       if (o.json) return io.out(JSON.stringify(s));
       if (!s.enabled) {
-        io.err("scheduled backups are off: start Pier with --backup-dir DIR (see docs/operations.md); pier backup --to DIR takes one by hand");
+        io.err(
+          "scheduled backups are off: start Pier with --backup-dir DIR (see /docs/guides/operations#scheduled-backups); pier backup --to DIR takes one by hand",
+        );
         return;
       }
       io.out(`backup dir ${s.dir}, every ${s.every_ms / 3600_000}h, keeping ${s.keep}`);

@@ -39,7 +39,7 @@ const backupSpec: CommandSpec = {
     "The database is copied from one consistent snapshot (VACUUM INTO) and every blob that snapshot references is copied\n" +
     "and hash-checked. The backup is complete only when its manifest.json exists: an interrupted or failed backup never\n" +
     "writes one. An archive (.tar, .tar.gz/.tgz gzip) is written under a temp name and renamed when complete; it is\n" +
-    "always full (use a folder for incremental backups). See docs/operations.md.",
+    "always full (use a folder for incremental backups). See /docs/guides/operations#backups.",
 };
 
 export const backup: Command = {
@@ -107,7 +107,7 @@ const restoreSpec: CommandSpec = {
   positionals: [{ name: "FOLDER", required: true }],
   options: [{ name: "force", help: "Restore into a data dir that is not empty (its database, blobs and key are replaced)" }],
   config: true,
-  details: "Refuses a data dir that is not empty (without --force) or that a running Pier serves. See docs/operations.md.",
+  details: "Refuses a data dir that is not empty (without --force) or that a running Pier serves. See /docs/guides/operations#restore.",
 };
 
 export const restore: Command = {

@@ -53,7 +53,7 @@ export function githubApp(deps: Deps): GithubApp | null {
 
 export function requireGithubApp(deps: Deps): GithubApp {
   const app = githubApp(deps);
-  if (!app) throw new SyncFailure("github_not_configured", "This instance has no GitHub App configured (see docs/git-sync.md).");
+  if (!app) throw new SyncFailure("github_not_configured", "This instance has no GitHub App configured (see /docs/guides/git-sync#github-app).");
   return app;
 }
 

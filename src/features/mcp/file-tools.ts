@@ -23,7 +23,7 @@ const Path = t.String({
 });
 
 const binaryHint =
-  "Hosted MCP writes text files only. Upload binary files from a computer with the Pier CLI, `pier push DIR --bucket <bucket_id>` (copies a local folder into the bucket without publishing), or with POST /api/v1/direct_uploads (see docs/files.md).";
+  "Hosted MCP writes text files only. Upload binary files from a computer with the Pier CLI, `pier push DIR --bucket <bucket_id>` (copies a local folder into the bucket without publishing), or with POST /api/v1/direct_uploads (see /docs/guides/files#uploading-one-file).";
 
 export const fileTools: McpTool[] = [
   {

@@ -57,7 +57,10 @@ export async function checkDataDir(t: CheckTarget, opts: CheckOptions = {}): Pro
   // A damaged page can make any query throw ("database disk image is malformed"): that is a
   // finding about the database, and the checks that do not need the broken part still run.
   const unreadable = (what: string, e: unknown) =>
-    findings.push({ kind: "database", message: `database: ${what} failed: ${(e as Error).message} (restore the latest good backup, see docs/operations.md)` });
+    findings.push({
+      kind: "database",
+      message: `database: ${what} failed: ${(e as Error).message} (restore the latest good backup, see /docs/guides/operations#restore)`,
+    });
   try {
     checkDatabase(t.sqlite, quick, findings);
   } catch (e) {
@@ -97,7 +100,10 @@ function checkDatabase(sqlite: Database, quick: boolean, findings: Finding[]): v
   const rows = sqlite.query<Record<string, string>, []>(quick ? "PRAGMA quick_check" : "PRAGMA integrity_check").all();
   const messages = rows.map((r) => Object.values(r)[0]!).filter((m) => m !== "ok");
   for (const m of messages.slice(0, 20))
-    findings.push({ kind: "database", message: `database: ${m} (not repairable in place: restore the latest good backup, see docs/operations.md)` });
+    findings.push({
+      kind: "database",
+      message: `database: ${m} (not repairable in place: restore the latest good backup, see /docs/guides/operations#restore)`,
+    });
   const fks = sqlite.query<{ table: string; rowid: number; parent: string }, []>("PRAGMA foreign_key_check").all();
   const byTable = new Map<string, number>();
   for (const f of fks) byTable.set(`${f.table} -> ${f.parent}`, (byTable.get(`${f.table} -> ${f.parent}`) ?? 0) + 1);
@@ -174,7 +180,7 @@ async function checkBlobs(
     if (size === null) {
       findings.push({
         kind: "blob_missing",
-        message: `blob ${sha} is missing; used by ${describeOwners(o)}. Restore it from a backup (see docs/operations.md) or upload the file again.`,
+        message: `blob ${sha} is missing; used by ${describeOwners(o)}. Restore it from a backup (see /docs/guides/operations#restore) or upload the file again.`,
       });
       continue;
     }
