@@ -51,6 +51,16 @@ async function storagePutHead(p: TestPier, u: TestUser, bytes: Uint8Array): Prom
   return `PUT ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${headers}\r\nContent-Length: ${bytes.byteLength}`;
 }
 
+/** A password-gated site's host (the gate's form takes a body). */
+const gateSite = async () =>
+  (
+    await publishSite(t, {
+      files: [{ path: "index.html", bytes: new TextEncoder().encode("<h1>hi</h1>"), contentType: "text/html" }],
+      access: "password",
+      password: "hunter2hunter2",
+    })
+  ).host;
+
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
 describe("JSON nesting and validation cost", () => {
@@ -172,45 +182,10 @@ describe("body size limits, enforced while streaming", () => {
   });
 });
 
-describe("slow bodies", () => {
-  test("a body sent one byte at a time is cut off after the body timeout with 408 BODY_TIMEOUT", async () => {
-    const body = JSON.stringify({ bucket: { title: "slow" } });
-    const r = await rawRequest({
-      port,
-      head: `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nAuthorization: Bearer ${owner.key}`,
-      next: (i) => (i < body.length ? body[i]! : null),
-      every: 500,
-    });
-    expect(r.status).toBe(408);
-    expect(rawErrorCode(r)).toBe("BODY_TIMEOUT");
-    expect(r.answeredAfterMs).toBeGreaterThan(BODY_TIMEOUT_S * 1000 - 200);
-    expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
-    expect(r.closedAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 5000);
-  });
-
-  test("a storage upload that stops sending is disconnected after the same time without a byte", async () => {
-    const bytes = new Uint8Array(100_000).fill(7);
-    const r = await rawRequest({
-      port,
-      head: await storagePutHead(t, owner, bytes),
-      next: (i) => (i === 0 ? bytes.slice(0, 1000) : null), // then silence
-    });
-    expect(r.closedAfterMs).toBeGreaterThan(BODY_TIMEOUT_S * 1000 - 200);
-    expect(r.closedAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 5000);
-    expect(r.status === 0 || r.status >= 400).toBe(true);
-  });
-});
-
 describe("site hosts", () => {
   let host: string;
   beforeAll(async () => {
-    host = (
-      await publishSite(t, {
-        files: [{ path: "index.html", bytes: new TextEncoder().encode("<h1>hi</h1>"), contentType: "text/html" }],
-        access: "password",
-        password: "hunter2hunter2",
-      })
-    ).host;
+    host = await gateSite();
   });
 
   test("a 500 MB POST to a site is refused before it is read", async () => {
@@ -227,27 +202,6 @@ describe("site hosts", () => {
     }
   });
 
-  test("a refused body's connection stays open 4 to 8 s for its answer to be read, then is cut while the client still sends", async () => {
-    // Closing at once while the client still sends makes the kernel reset the connection, and the
-    // reset can overtake the 413 (a client in another process then sees "connection reset").
-    const piece = new Uint8Array(64 * 1024);
-    const refused = (hostHeader: string, path: string) =>
-      rawRequest({
-        port,
-        head: `POST ${path} HTTP/1.1\r\nHost: ${hostHeader}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${500 * 1024 * 1024}`,
-        next: () => piece,
-        every: 50,
-        stopOnAnswer: false,
-      });
-    for (const r of await Promise.all([refused(host, "/_pier/gate/password"), refused("127.0.0.1", "/api/v1/buckets")])) {
-      expect(r.status).toBe(413);
-      expect(r.text.toLowerCase()).not.toContain("connection: close");
-      expect(r.answeredAfterMs).toBeLessThan(1000);
-      expect(r.closedAfterMs - r.answeredAfterMs).toBeGreaterThan(3_500);
-      expect(r.closedAfterMs).toBeLessThan(10_000);
-    }
-  });
-
   test("a chunked POST to a site is cut off at the site limit", async () => {
     const piece = new Uint8Array(4096).fill(0x61);
     const r = await rawRequest({
@@ -259,19 +213,6 @@ describe("site hosts", () => {
     expect(r.status).toBe(413);
     expect(r.bodyBytesSent).toBeLessThan(20 * 1024 * 1024);
     expect(SITE_BODY_LIMIT).toBeLessThan(DEFAULT_BODY_LIMIT + 1);
-  });
-
-  test("a slow gate form post is cut off after the body timeout", async () => {
-    const form = "password=hunter2hunter2&next=%2F";
-    const r = await rawRequest({
-      port,
-      head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`,
-      next: (i) => (i < form.length ? form[i]! : null),
-      hangUpOnAnswer: true,
-      every: 500,
-    });
-    expect(r.status).toBe(408);
-    expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
   });
 
   test("a normal gate form post still works", async () => {
@@ -309,7 +250,88 @@ describe("JSON nesting under other content types", () => {
   }
 });
 
-describe("refused storage uploads", () => {
+describe("OAuth endpoints rely on the listener's limit", () => {
+  test("a form body over the default limit to /oauth/token or the consent page is refused before the route reads it", async () => {
+    const big = `grant_type=refresh_token&refresh_token=${"a".repeat(DEFAULT_BODY_LIMIT)}`;
+    for (const path of ["/oauth/token", "/oauth/authorize"]) {
+      const r = await post(path, big, { "content-type": "application/x-www-form-urlencoded" });
+      expect(r.status).toBe(413);
+      expect((await r.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
+    }
+  });
+});
+
+// Each of these waits out one of the server's timers (the body timeout, a refusal's lingering
+// close, the idle timeout) and uses next to no CPU meanwhile: they wait side by side.
+describe.concurrent("waiting out the server's timers", () => {
+  let host: string;
+  let idle: TestPier;
+  beforeAll(async () => {
+    host = await gateSite();
+    idle = await startTestPier({ idleTimeoutSeconds: 4 });
+  });
+  afterAll(() => idle?.stop());
+
+  test("a body sent one byte at a time is cut off after the body timeout with 408 BODY_TIMEOUT", async () => {
+    const body = JSON.stringify({ bucket: { title: "slow" } });
+    const r = await rawRequest({
+      port,
+      head: `POST /api/v1/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nAuthorization: Bearer ${owner.key}`,
+      next: (i) => (i < body.length ? body[i]! : null),
+      every: 500,
+    });
+    expect(r.status).toBe(408);
+    expect(rawErrorCode(r)).toBe("BODY_TIMEOUT");
+    expect(r.answeredAfterMs).toBeGreaterThan(BODY_TIMEOUT_S * 1000 - 200);
+    expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
+    expect(r.closedAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 5000);
+  });
+
+  test("a storage upload that stops sending is disconnected after the same time without a byte", async () => {
+    const bytes = new Uint8Array(100_000).fill(7);
+    const r = await rawRequest({
+      port,
+      head: await storagePutHead(t, owner, bytes),
+      next: (i) => (i === 0 ? bytes.slice(0, 1000) : null), // then silence
+    });
+    expect(r.closedAfterMs).toBeGreaterThan(BODY_TIMEOUT_S * 1000 - 200);
+    expect(r.closedAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 5000);
+    expect(r.status === 0 || r.status >= 400).toBe(true);
+  });
+  test("a refused body's connection stays open 4 to 8 s for its answer to be read, then is cut while the client still sends", async () => {
+    // Closing at once while the client still sends makes the kernel reset the connection, and the
+    // reset can overtake the 413 (a client in another process then sees "connection reset").
+    const piece = new Uint8Array(64 * 1024);
+    const refused = (hostHeader: string, path: string) =>
+      rawRequest({
+        port,
+        head: `POST ${path} HTTP/1.1\r\nHost: ${hostHeader}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${500 * 1024 * 1024}`,
+        next: () => piece,
+        every: 50,
+        stopOnAnswer: false,
+      });
+    for (const r of await Promise.all([refused(host, "/_pier/gate/password"), refused("127.0.0.1", "/api/v1/buckets")])) {
+      expect(r.status).toBe(413);
+      expect(r.text.toLowerCase()).not.toContain("connection: close");
+      expect(r.answeredAfterMs).toBeLessThan(1000);
+      expect(r.closedAfterMs - r.answeredAfterMs).toBeGreaterThan(3_500);
+      expect(r.closedAfterMs).toBeLessThan(10_000);
+    }
+  });
+
+  test("a slow gate form post is cut off after the body timeout", async () => {
+    const form = "password=hunter2hunter2&next=%2F";
+    const r = await rawRequest({
+      port,
+      head: `POST /_pier/gate/password HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`,
+      next: (i) => (i < form.length ? form[i]! : null),
+      hangUpOnAnswer: true,
+      every: 500,
+    });
+    expect(r.status).toBe(408);
+    expect(r.answeredAfterMs).toBeLessThan(BODY_TIMEOUT_S * 1000 + 3000);
+  });
+
   test("a storage PUT with a bad token and a 100 MB Content-Length but no body is answered and disconnected", async () => {
     // The stall guard used to switch Bun's idle timer off before the token was checked, so the
     // refused request's socket stayed open for good: a cheap way to hold connections.
@@ -324,15 +346,6 @@ describe("refused storage uploads", () => {
     // Cut by the refusal's lingering close (4 to 8 s: body-limit.ts), not kept for Bun's idle timer.
     expect(r.closedAfterMs).toBeLessThan(10_000);
   });
-});
-
-describe("kept-alive connections with a short --idle-timeout", () => {
-  let idle: TestPier;
-  beforeAll(async () => {
-    idle = await startTestPier({ idleTimeoutSeconds: 4 });
-  });
-  afterAll(() => idle?.stop());
-
   test("a connection kept alive after a storage upload or an API post idles out after --idle-timeout", async () => {
     // The upload's stall guard switches Bun's idle timer off while the body streams, and a
     // buffered body gets the body deadline as its timer; both stayed on the connection after the
@@ -354,15 +367,4 @@ describe("kept-alive connections with a short --idle-timeout", () => {
     // 4 s on Bun's 4-second tick: closed within 8 s of the answer (a margin for a busy machine).
     for (const r of [upload, post]) expect(r.closedAfterMs - r.answeredAfterMs).toBeLessThan(12_000);
   }, 60_000);
-});
-
-describe("OAuth endpoints rely on the listener's limit", () => {
-  test("a form body over the default limit to /oauth/token or the consent page is refused before the route reads it", async () => {
-    const big = `grant_type=refresh_token&refresh_token=${"a".repeat(DEFAULT_BODY_LIMIT)}`;
-    for (const path of ["/oauth/token", "/oauth/authorize"]) {
-      const r = await post(path, big, { "content-type": "application/x-www-form-urlencoded" });
-      expect(r.status).toBe(413);
-      expect((await r.json()).error.code).toBe("PAYLOAD_TOO_LARGE");
-    }
-  });
 });
