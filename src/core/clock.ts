@@ -21,3 +21,22 @@ export class ManualClock implements Clock {
     this.offsetMs += ms;
   }
 }
+
+/** How stale coarseNow() may be. */
+export const COARSE_CLOCK_MS = 100;
+let coarseMs = 0;
+let coarseTimer: ReturnType<typeof setInterval> | null = null;
+
+/**
+ * Epoch ms to within COARSE_CLOCK_MS, read from a variable a timer refreshes: for stamping every
+ * counted request (analytics), where an hour's bucket does not need the millisecond and a clock
+ * call costs ~150 ns on a kvm-clock VM (about 1% of a cached file's answer).
+ */
+export function coarseNow(): number {
+  if (coarseTimer === null) {
+    coarseMs = Date.now();
+    coarseTimer = setInterval(() => (coarseMs = Date.now()), COARSE_CLOCK_MS);
+    coarseTimer.unref?.();
+  }
+  return coarseMs;
+}

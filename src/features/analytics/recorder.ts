@@ -4,7 +4,7 @@
 // counts (visitor hashes, countries, referrers, capped top lists) happens off the request, when
 // the arrays fill or the flush timer fires. A flush writes the roll-ups in one transaction, so a
 // crash loses at most the counts since the last flush and never a roll-up already written.
-import { systemClock } from "../../core/clock";
+import { coarseNow, systemClock } from "../../core/clock";
 import type { Deps } from "../../core/context";
 import { cachedBotNames, readablePath, referrerHost, type HitKind } from "./classify";
 import { HourCounts, hourKey } from "./counts";
@@ -81,8 +81,9 @@ export class AnalyticsRecorder {
   private flushing = false;
   private stopped = false;
   /**
-   * Epoch ms for a hit. With the system clock it is Date.now() (a number, no Date object per
-   * request); a test's fake clock is asked as usual.
+   * Epoch ms for a hit. With the system clock it is coarseNow() (a number read from a variable,
+   * at most 100 ms behind: no clock call and no Date object per request); a test's fake clock is
+   * asked as usual.
    */
   readonly now: () => number;
 
@@ -90,7 +91,7 @@ export class AnalyticsRecorder {
     this.countryOf = countryLookup(deps.config.geoipDb);
     this.visitors = new VisitorHashes(deps, REMEMBER_MAX);
     const clock = deps.clock;
-    this.now = clock === systemClock ? Date.now : () => clock.now().getTime();
+    this.now = clock === systemClock ? coarseNow : () => clock.now().getTime();
   }
 
   /**
