@@ -43,30 +43,31 @@ import a39 from "../sites/dashboard/not-found.html" with { type: "file" };
 import a40 from "../sites/dashboard/site.html" with { type: "file" };
 import a41 from "../sites/dashboard/version.html" with { type: "file" };
 import a42 from "../sites/dashboard/versions.html" with { type: "file" };
-import a43 from "../sites/oauth/connections.html" with { type: "file" };
-import a44 from "../sites/oauth/consent.html" with { type: "file" };
-import a45 from "../sites/oauth/device-confirm.html" with { type: "file" };
-import a46 from "../sites/oauth/device-entry.html" with { type: "file" };
-import a47 from "../sites/oauth/login-link.html" with { type: "file" };
-import a48 from "../sites/oauth/message.html" with { type: "file" };
-import a49 from "../sites/site/autoindex.html" with { type: "file" };
-import a50 from "../sites/site/events.js" with { type: "file" };
-import a51 from "../sites/site/forms.js" with { type: "file" };
-import a52 from "../sites/site/page.html" with { type: "file" };
-import a53 from "../sites/site/robots-preview.txt" with { type: "file" };
-import a54 from "../sites/templates/docs/README.md" with { type: "file" };
-import a55 from "../sites/templates/docs/docs.css" with { type: "file" };
-import a56 from "../sites/templates/docs/docs.js" with { type: "file" };
-import a57 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
-import a58 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
-import a59 from "../sites/templates/docs/index.html" with { type: "file" };
-import a60 from "../sites/templates/landing/README.md" with { type: "file" };
-import a61 from "../sites/templates/landing/index.html" with { type: "file" };
-import a62 from "../sites/templates/landing/style.css" with { type: "file" };
-import a63 from "../sites/templates/spa/README.md" with { type: "file" };
-import a64 from "../sites/templates/spa/index.html" with { type: "file" };
-import a65 from "../sites/templates/spa/src/app.css" with { type: "file" };
-import a66 from "../sites/templates/spa/src/app.js" with { type: "file" };
+import a43 from "../sites/docs/scalar.js" with { type: "file" };
+import a44 from "../sites/oauth/connections.html" with { type: "file" };
+import a45 from "../sites/oauth/consent.html" with { type: "file" };
+import a46 from "../sites/oauth/device-confirm.html" with { type: "file" };
+import a47 from "../sites/oauth/device-entry.html" with { type: "file" };
+import a48 from "../sites/oauth/login-link.html" with { type: "file" };
+import a49 from "../sites/oauth/message.html" with { type: "file" };
+import a50 from "../sites/site/autoindex.html" with { type: "file" };
+import a51 from "../sites/site/events.js" with { type: "file" };
+import a52 from "../sites/site/forms.js" with { type: "file" };
+import a53 from "../sites/site/page.html" with { type: "file" };
+import a54 from "../sites/site/robots-preview.txt" with { type: "file" };
+import a55 from "../sites/templates/docs/README.md" with { type: "file" };
+import a56 from "../sites/templates/docs/docs.css" with { type: "file" };
+import a57 from "../sites/templates/docs/docs.js" with { type: "file" };
+import a58 from "../sites/templates/docs/guide/faq.md" with { type: "file" };
+import a59 from "../sites/templates/docs/guide/getting-started.md" with { type: "file" };
+import a60 from "../sites/templates/docs/index.html" with { type: "file" };
+import a61 from "../sites/templates/landing/README.md" with { type: "file" };
+import a62 from "../sites/templates/landing/index.html" with { type: "file" };
+import a63 from "../sites/templates/landing/style.css" with { type: "file" };
+import a64 from "../sites/templates/spa/README.md" with { type: "file" };
+import a65 from "../sites/templates/spa/index.html" with { type: "file" };
+import a66 from "../sites/templates/spa/src/app.css" with { type: "file" };
+import a67 from "../sites/templates/spa/src/app.js" with { type: "file" };
 
 /** sites/-relative path -> path readable with Bun.file() (embedded in the binary). */
 export const siteAssets: Record<string, string> = {
@@ -113,28 +114,29 @@ export const siteAssets: Record<string, string> = {
   "dashboard/site.html": a40,
   "dashboard/version.html": a41,
   "dashboard/versions.html": a42,
-  "oauth/connections.html": a43,
-  "oauth/consent.html": a44,
-  "oauth/device-confirm.html": a45,
-  "oauth/device-entry.html": a46,
-  "oauth/login-link.html": a47,
-  "oauth/message.html": a48,
-  "site/autoindex.html": a49,
-  "site/events.js": a50,
-  "site/forms.js": a51,
-  "site/page.html": a52,
-  "site/robots-preview.txt": a53,
-  "templates/docs/README.md": a54,
-  "templates/docs/docs.css": a55,
-  "templates/docs/docs.js": a56,
-  "templates/docs/guide/faq.md": a57,
-  "templates/docs/guide/getting-started.md": a58,
-  "templates/docs/index.html": a59,
-  "templates/landing/README.md": a60,
-  "templates/landing/index.html": a61,
-  "templates/landing/style.css": a62,
-  "templates/spa/README.md": a63,
-  "templates/spa/index.html": a64,
-  "templates/spa/src/app.css": a65,
-  "templates/spa/src/app.js": a66,
+  "docs/scalar.js": a43,
+  "oauth/connections.html": a44,
+  "oauth/consent.html": a45,
+  "oauth/device-confirm.html": a46,
+  "oauth/device-entry.html": a47,
+  "oauth/login-link.html": a48,
+  "oauth/message.html": a49,
+  "site/autoindex.html": a50,
+  "site/events.js": a51,
+  "site/forms.js": a52,
+  "site/page.html": a53,
+  "site/robots-preview.txt": a54,
+  "templates/docs/README.md": a55,
+  "templates/docs/docs.css": a56,
+  "templates/docs/docs.js": a57,
+  "templates/docs/guide/faq.md": a58,
+  "templates/docs/guide/getting-started.md": a59,
+  "templates/docs/index.html": a60,
+  "templates/landing/README.md": a61,
+  "templates/landing/index.html": a62,
+  "templates/landing/style.css": a63,
+  "templates/spa/README.md": a64,
+  "templates/spa/index.html": a65,
+  "templates/spa/src/app.css": a66,
+  "templates/spa/src/app.js": a67,
 };

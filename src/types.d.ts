@@ -6,10 +6,6 @@ declare module "*.md" {
   const text: string;
   export default text;
 }
-declare module "*/standalone.js" {
-  const path: string;
-  export default path;
-}
 declare module "*.mmdb" {
   const path: string;
   export default path;

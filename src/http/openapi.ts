@@ -1,12 +1,12 @@
 // The API reference at /docs, generated from the route schemas, working with no internet:
-// Scalar's standalone script is embedded and served from /docs/assets, default web fonts off.
+// Scalar's standalone script (sites/docs/scalar.js, scripts/vendor-scalar.ts) is embedded and
+// served from /docs/assets, default web fonts off.
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
-// Not in the package's exports map, so it is imported by path (and embedded by bun build).
-import scalarScript from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import type { Deps } from "../core/context";
 import { errorCatalogue } from "../core/errors";
 import { serverVersion } from "../core/version";
+import { siteAssets } from "../sites-assets.gen";
 import { escapeHtml } from "./html";
 
 export const openapiPlugin = () =>
@@ -85,7 +85,7 @@ export const docsRoutes = (_deps: Deps) =>
     .get(
       "/docs/assets/scalar.js",
       () =>
-        new Response(Bun.file(scalarScript), {
+        new Response(Bun.file(siteAssets["docs/scalar.js"]!), {
           headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
         }),
       { detail: { hide: true } },
