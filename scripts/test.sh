@@ -75,8 +75,8 @@ echo "test.sh: checking formatting" >&2
 # Bun's allocator (mimalloc) hands freed memory back to the system after 10 ms by default, and the
 # test processes allocate and free servers, databases and pages all run long: they spent a tenth
 # of their CPU faulting the same pages in again. A second's delay keeps that memory for reuse
-# (D328); tests that measure a process's memory still see pages held whole (checked against a
-# page cache that kept every view).
+# (D328); the test that measures a process's memory still catches a page held whole per view
+# (checked by raising the in-memory file limit past its page).
 export MIMALLOC_PURGE_DELAY="${MIMALLOC_PURGE_DELAY:-1000}"
 cores=$(nproc 2>/dev/null || echo 1)
 jobs=${PIER_TEST_JOBS:-$((cores > 4 ? 4 : cores))}
