@@ -98,7 +98,7 @@ function navHtml(nav: NavItem[], s: Session, current?: string): SafeHtml {
   const items = nav
     .filter((n) => !n.admin || s.user.isInstanceAdmin)
     .map((n) => (n.href === current ? html`<a href="${n.href}" aria-current="page">${n.label}</a>` : html`<a href="${n.href}">${n.label}</a>`));
-  return html`<nav aria-label="Dashboard">${items}
+  return html`<nav aria-label="Dashboard">${items}<a href="/docs/guides">Guides</a>
 <form method="post" action="/signout" class="inline"><input type="hidden" name="csrf" value="${s.csrf}"><button type="submit" class="link" title="Signed in as ${s.user.email}">Sign out</button></form></nav>`;
 }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { launchChromium } from "../../helpers/chromium";
-import { dashboardUrl, expectAccessible, screenshot } from "../../helpers/dashboard";
+import { dashboardUrl, expectAccessible, screenshot, signIn } from "../../helpers/dashboard";
 import { startTestPier, type TestPier } from "../../helpers/pier";
 
 const root = join(import.meta.dir, "../../..");
@@ -98,11 +98,12 @@ describe("the guides at /docs/guides", () => {
     expect(await page("readme")).toContain("/docs/guides/accounts#plans-file");
   }, 60_000);
 
-  test("a guide in Chromium: accessible, readable at phone width, its links followed", async () => {
+  test("from the dashboard's Guides link to a guide in Chromium: accessible, readable at phone width", async () => {
     const browser = await launchChromium();
     try {
       const page = await (await browser.newContext()).newPage();
-      await page.goto(dashboardUrl(t, "/docs/guides"));
+      await signIn(page, t, await t.user(), "/dashboard/buckets");
+      await Promise.all([page.waitForURL(dashboardUrl(t, "/docs/guides")), page.click('nav[aria-label="Dashboard"] a[href="/docs/guides"]')]);
       await page.click('a[href="/docs/guides/site-rules"]');
       expect(new URL(page.url()).pathname).toBe("/docs/guides/site-rules");
       expect(await page.textContent("h1")).toBe("Site rules: _redirects, _headers and clean URLs");
