@@ -110,5 +110,4 @@ async function guidePage(name: string): Promise<Response> {
 export const guideRoutes = () =>
   new Elysia({ name: "guides" })
     .get("/docs/guides", () => indexPage(), { detail: { hide: true } })
-    .get("/docs/guides/", () => indexPage(), { detail: { hide: true } })
     .get("/docs/guides/:name", ({ params }) => guidePage(params.name.replace(/\.md$/, "").toLowerCase()), { detail: { hide: true } });

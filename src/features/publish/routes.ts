@@ -94,7 +94,7 @@ export const publishRoutes = (deps: Deps, auth: ReturnType<typeof authPlugin>) =
       "/api/v1/buckets/:id/custom_domains/public_slug",
       ({ actor, params, body }) => {
         const a = must(actor);
-        return { data: { publication: presentPublication(deps, a, renameSlug(deps, a, params.id, body.public_slug)) } };
+        return { data: { publication: presentPublication(deps, a, renameSlug(deps, a, params.id, body.public_slug).publication) } };
       },
       { auth: "bucket_admin", params: BucketParams, body: SlugBody, detail: { tags, summary: "Rename the managed slug (the site moves at once)" } },
     )

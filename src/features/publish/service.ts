@@ -215,7 +215,8 @@ export function recipientLinks(deps: Deps, actor: Actor, id: string, input: { em
 }
 
 /** PATCH /buckets/:id/custom_domains/public_slug: the main site moves to the new slug at once. */
-export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: string): PublicationRow {
+/** The main site's new address; `renamed` is false when it already had that one (nothing changed). */
+export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: string): { publication: PublicationRow; renamed: boolean } {
   const bucket = loadMutableBucket(deps, actor, bucketId, { need: "bucket_admin" });
   assertVisibilityUnlocked(bucket);
   const next = slug.trim().toLowerCase();
@@ -224,7 +225,7 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
     // Read in the transaction: the old slug held below is the one this rename replaces.
     const pub = findPublication(bucket.id, "main", tx);
     if (!pub) throw new ApiError("PUBLICATION_NOT_FOUND", `Bucket ${bucket.id} has no publication; publish it first.`);
-    if (next === pub.publicSlug) return pub;
+    if (next === pub.publicSlug) return { publication: pub, renamed: false };
     const at = deps.clock.now();
     const now = at.toISOString();
     if (slugTaken(next, { bucketId: bucket.id, accountId: bucket.accountId, now }, tx))
@@ -239,6 +240,7 @@ export function renameSlug(deps: Deps, actor: Actor, bucketId: string, slug: str
       afterCommit(tx, () => emitSiteChange(deps, { publicationId: preview.id }));
     }
     afterCommit(tx, () => emitSiteChange(deps, { publicationId: pub.id }));
-    return tx.update(publications).set({ publicSlug: next, updatedAt: now }).where(eq(publications.id, pub.id)).returning().get()!;
+    const publication = tx.update(publications).set({ publicSlug: next, updatedAt: now }).where(eq(publications.id, pub.id)).returning().get()!;
+    return { publication, renamed: true };
   });
 }

@@ -149,7 +149,6 @@ const expectations: Record<string, Expectation> = {
   "GET /docs/assets/scalar.js": { auth: "none" },
   "GET /docs/errors": { auth: "none" },
   "GET /docs/guides": { auth: "none" },
-  "GET /docs/guides/": { auth: "none" },
   "GET /docs/guides/:name": { auth: "none" },
   "GET /": { auth: "public" },
   "GET /api/v1/status": { auth: "public" },

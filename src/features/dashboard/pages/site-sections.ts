@@ -54,11 +54,11 @@ interface Choice {
   body?: { access_mode?: string };
 }
 
-/** A plan refusal's choices (PUBLICATION_UPGRADE_REQUIRED, live-site limits) as readable options with buttons. */
 /**
- * The choices of a plan's refusal, as forms that carry on with what the Publish form was given:
- * the folder to serve, the address (publishing), and the typed password (the preview; `typed.password_ref`
- * names where the server keeps it).
+ * The choices of a plan's refusal (PUBLICATION_UPGRADE_REQUIRED, live-site limits), as forms
+ * that carry on with what the Publish form was given: the folder to serve, the address
+ * (publishing), and the typed password (the preview; `typed.password_ref` names where the
+ * server keeps it).
  */
 export function upgradeChoices(error: ApiError, bucketId: string, csrf: string, siteMode: string, typed: Record<string, string> = {}): SafeHtml {
   const choices = ((error.details as { choices?: Choice[] } | undefined)?.choices ?? []).filter((c) => c && typeof c.action === "string");

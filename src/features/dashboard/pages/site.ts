@@ -279,8 +279,9 @@ export const sitePage: DashboardPage = {
       try {
         patchPublication(shell.deps, s.actor, mainOf(shell, s, id).id, input);
       } catch (e) {
-        // The service names the API's field; this form has its own words for the same rule.
-        if (e instanceof ApiError && e.code === "VALIDATION_FAILED" && e.message.startsWith("expires_at must be in the future"))
+        // The service names the API's field; this form has its own words for the same rule. The
+        // form's format was checked above, so a refused expires_at is one not in the future.
+        if (e instanceof ApiError && e.code === "VALIDATION_FAILED" && (e.details as { field?: string } | undefined)?.field === "expires_at")
           throw new ApiError(e.code, "Choose a time in the future, or remove the expiry.", e.details);
         throw e;
       }
@@ -289,9 +290,8 @@ export const sitePage: DashboardPage = {
     post("slug", ["public_slug"], (s, id, body) => {
       const slug = formField(body, "public_slug").trim();
       if (!slug) throw new ApiError("VALIDATION_FAILED", "Type the new address.", { field: "public_slug" });
-      const before = findPublication(getBucket(shell.deps, s.actor, id).id, "main", shell.deps.db)?.publicSlug;
       try {
-        if (renameSlug(shell.deps, s.actor, id, slug).publicSlug === before) return siteUrl(id, "?done=slug-unchanged");
+        if (!renameSlug(shell.deps, s.actor, id, slug).renamed) return siteUrl(id, "?done=slug-unchanged");
       } catch (e) {
         // Slug refusals are about the one field on this form.
         if (e instanceof ApiError && (e.code === "SLUG_TAKEN" || e.code === "VALIDATION_FAILED"))
